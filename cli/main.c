@@ -1,0 +1,44 @@
+// tinyseq: train, inspect and check attention seq2seq models.
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} subcommand;
+
+// One row per subcommand, in the order `tinyseq --help` lists them.
+static const subcommand subcommands[] = {
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: tinyseq COMMAND [OPTIONS]   (tinyseq COMMAND --help for its options)\n\n"
+                 "commands:\n");
+    for (int i = 0; subcommands[i].name; i++)
+        fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
+    fprintf(out, "\nLinear algebra: GSL on %s.\n", TS_CBLAS_NAME);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return TS_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return TS_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("tinyseq 0.1.0 (GSL on %s)\n", TS_CBLAS_NAME);
+        return TS_EXIT_OK;
+    }
+    for (int i = 0; subcommands[i].name; i++)
+        if (!strcmp(argv[1], subcommands[i].name)) return subcommands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "tinyseq: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return TS_EXIT_USAGE;
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every Debian package tinyseq's build and tests need. Idempotent:
+# packages already present are left alone. Runs apt-get as root, or via sudo.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libgsl-dev libopenblas-dev zlib1g-dev libunistring-dev
+  libcriterion-dev
+  libxml2-utils            # xmllint: tests check the SVG heatmaps are well-formed XML
+  clang libclang-rt-dev    # libFuzzer harness for the checkpoint loader
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all packages present"
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
