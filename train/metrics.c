@@ -1,0 +1,309 @@
+// Evaluation metrics: BLEU, perplexity, exact match, AER, alignments,
+// attention diagnostics. See metrics.h for the definitions.
+//
+// T = target length, S = source length; weights (T, S) row-major.
+#include "train/metrics.h"
+
+#include "tensor/status.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ---- BLEU ------------------------------------------------------------------
+
+// One n-gram padded with zeros to the longest order, tagged with the side it
+// came from, so that a plain qsort groups equal n-grams of one order together.
+typedef struct {
+    int32_t tok[TS_BLEU_ORDER];
+    int32_t from_ref;  // 0 hypothesis, 1 reference
+} ngram;
+
+static int ngram_cmp(const void *pa, const void *pb) {
+    const ngram *a = pa, *b = pb;
+    for (int k = 0; k < TS_BLEU_ORDER; k++) {
+        if (a->tok[k] != b->tok[k]) return a->tok[k] < b->tok[k] ? -1 : 1;
+    }
+    return 0;  // the tag is ignored: runs of equal n-grams mix both sides
+}
+
+static size_t fill_ngrams(ngram *out, const int32_t *seq, size_t len, int n, int from_ref) {
+    if (len < (size_t)n) return 0;
+    size_t count = len - (size_t)n + 1;
+    for (size_t p = 0; p < count; p++) {
+        memset(&out[p], 0, sizeof out[p]);
+        memcpy(out[p].tok, seq + p, (size_t)n * sizeof *seq);
+        out[p].from_ref = from_ref;
+    }
+    return count;
+}
+
+void ts_bleu_init(ts_bleu *acc) { memset(acc, 0, sizeof *acc); }
+
+int ts_bleu_add(ts_bleu *acc, const int32_t *hyp, size_t hyp_len,
+                const int32_t *ref, size_t ref_len) {
+    int64_t matches[TS_BLEU_ORDER], totals[TS_BLEU_ORDER];
+    size_t cap = hyp_len + ref_len;
+    ngram *grams = NULL;
+    if (cap > 0) {
+        if (cap < hyp_len || cap > SIZE_MAX / sizeof *grams)
+            return ts_fail(TS_ERR_NOMEM, "bleu: sentence of %zu + %zu tokens is too long",
+                           hyp_len, ref_len);
+        grams = malloc(cap * sizeof *grams);
+        if (!grams) return ts_fail(TS_ERR_NOMEM, "bleu: no memory for %zu n-grams", cap);
+    }
+    for (int n = 1; n <= TS_BLEU_ORDER; n++) {
+        size_t nh = fill_ngrams(grams, hyp, hyp_len, n, 0);
+        size_t nr = fill_ngrams(grams + nh, ref, ref_len, n, 1);
+        if (nh + nr > 0) qsort(grams, nh + nr, sizeof *grams, ngram_cmp);
+        // Clipped count: each distinct n-gram scores min(#hyp, #ref).
+        int64_t matched = 0;
+        for (size_t p = 0; p < nh + nr;) {
+            size_t q = p;
+            int64_t in_hyp = 0, in_ref = 0;
+            for (; q < nh + nr && ngram_cmp(&grams[p], &grams[q]) == 0; q++) {
+                if (grams[q].from_ref) in_ref++;
+                else in_hyp++;
+            }
+            matched += in_hyp < in_ref ? in_hyp : in_ref;
+            p = q;
+        }
+        matches[n - 1] = matched;
+        // NLTK's max(1, count): an order the sentence is too short for still
+        // adds 1 to the denominator.
+        totals[n - 1] = nh > 0 ? (int64_t)nh : 1;
+    }
+    free(grams);
+    for (int k = 0; k < TS_BLEU_ORDER; k++) {
+        acc->matches[k] += matches[k];
+        acc->totals[k] += totals[k];
+    }
+    acc->hyp_len += (int64_t)hyp_len;
+    acc->ref_len += (int64_t)ref_len;
+    acc->sentences++;
+    return TS_OK;
+}
+
+void ts_bleu_merge(ts_bleu *into, const ts_bleu *from) {
+    for (int k = 0; k < TS_BLEU_ORDER; k++) {
+        into->matches[k] += from->matches[k];
+        into->totals[k] += from->totals[k];
+    }
+    into->hyp_len += from->hyp_len;
+    into->ref_len += from->ref_len;
+    into->sentences += from->sentences;
+}
+
+double ts_bleu_brevity_penalty(int64_t hyp_len, int64_t ref_len) {
+    if (hyp_len > ref_len) return 1.0;
+    if (hyp_len == 0) return 0.0;
+    return exp(1.0 - (double)ref_len / (double)hyp_len);
+}
+
+double ts_bleu_score(const ts_bleu *acc) {
+    double log_sum = 0.0;
+    for (int k = 0; k < TS_BLEU_ORDER; k++) {
+        if (acc->matches[k] == 0 || acc->totals[k] == 0) return 0.0;
+        log_sum += 0.25 * log((double)acc->matches[k] / (double)acc->totals[k]);
+    }
+    return ts_bleu_brevity_penalty(acc->hyp_len, acc->ref_len) * exp(log_sum);
+}
+
+// ---- perplexity and exact match --------------------------------------------
+
+double ts_perplexity(double nll_sum, size_t tokens) {
+    if (tokens == 0) return NAN;
+    return exp(nll_sum / (double)tokens);
+}
+
+void ts_exact_match_add(ts_exact_match *acc, const int32_t *hyp, size_t hyp_len,
+                        const int32_t *ref, size_t ref_len) {
+    int same = hyp_len == ref_len &&
+               (hyp_len == 0 || memcmp(hyp, ref, hyp_len * sizeof *hyp) == 0);
+    acc->matched += same;
+    acc->total++;
+}
+
+double ts_exact_match_score(const ts_exact_match *acc) {
+    return acc->total > 0 ? (double)acc->matched / (double)acc->total : 0.0;
+}
+
+// ---- alignments ------------------------------------------------------------
+
+// Parses "digits" at *p into a value in [0, INT32_MAX]; advances *p.
+static int parse_index(const char **p, int32_t *out) {
+    const char *s = *p;
+    if (*s < '0' || *s > '9') return -1;
+    int64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        v = v * 10 + (*s - '0');
+        if (v > INT32_MAX) return -1;
+    }
+    *out = (int32_t)v;
+    *p = s;
+    return 0;
+}
+
+static int is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+int ts_pharaoh_parse(const char *line, ts_link **links, size_t *n_links) {
+    *links = NULL;
+    *n_links = 0;
+    size_t cap = 0, n = 0, index = 0;
+    ts_link *out = NULL;
+    const char *p = line;
+    for (;;) {
+        while (is_space(*p)) p++;
+        if (*p == '\0') break;
+        const char *token = p;
+        index++;
+        ts_link link;
+        int ok = parse_index(&p, &link.src) == 0 && *p == '-';
+        if (ok) {
+            p++;
+            ok = parse_index(&p, &link.tgt) == 0 && (*p == '\0' || is_space(*p));
+        }
+        if (!ok) {
+            size_t len = 0;
+            while (token[len] && !is_space(token[len])) len++;
+            free(out);
+            return ts_fail(TS_ERR_FORMAT,
+                           "pharaoh: link %zu \"%.*s\" is not i-j with i, j in [0, %d]",
+                           index, (int)(len > 64 ? 64 : len), token, INT32_MAX);
+        }
+        if (n == cap) {
+            size_t new_cap = cap ? 2 * cap : 16;
+            ts_link *grown = realloc(out, new_cap * sizeof *out);
+            if (!grown) {
+                free(out);
+                return ts_fail(TS_ERR_NOMEM, "pharaoh: no memory for %zu links", new_cap);
+            }
+            out = grown;
+            cap = new_cap;
+        }
+        out[n++] = link;
+    }
+    *links = out;
+    *n_links = n;
+    return TS_OK;
+}
+
+static int link_eq(ts_link a, ts_link b) { return a.src == b.src && a.tgt == b.tgt; }
+
+static int link_in(ts_link a, const ts_link *set, size_t n) {
+    for (size_t k = 0; k < n; k++)
+        if (link_eq(a, set[k])) return 1;
+    return 0;
+}
+
+// |A|, |G| and |A∩G| as sets. Quadratic, which is fine for sentence-sized
+// link lists and needs no allocation (so nothing here can fail).
+static void aer_counts(const ts_link *pred, size_t n_pred, const ts_link *gold, size_t n_gold,
+                       int64_t *both, int64_t *n_a, int64_t *n_g) {
+    *both = *n_a = *n_g = 0;
+    for (size_t k = 0; k < n_pred; k++) {
+        if (link_in(pred[k], pred, k)) continue;  // a duplicate
+        (*n_a)++;
+        *both += link_in(pred[k], gold, n_gold);
+    }
+    for (size_t k = 0; k < n_gold; k++) *n_g += !link_in(gold[k], gold, k);
+}
+
+static double aer_from_counts(int64_t both, int64_t n_a, int64_t n_g) {
+    if (n_a + n_g == 0) return 0.0;
+    return 1.0 - 2.0 * (double)both / (double)(n_a + n_g);
+}
+
+double ts_aer(const ts_link *pred, size_t n_pred, const ts_link *gold, size_t n_gold) {
+    int64_t both, n_a, n_g;
+    aer_counts(pred, n_pred, gold, n_gold, &both, &n_a, &n_g);
+    return aer_from_counts(both, n_a, n_g);
+}
+
+void ts_aer_add(ts_aer_acc *acc, const ts_link *pred, size_t n_pred,
+                const ts_link *gold, size_t n_gold) {
+    int64_t both, n_a, n_g;
+    aer_counts(pred, n_pred, gold, n_gold, &both, &n_a, &n_g);
+    acc->both += both;
+    acc->pred += n_a;
+    acc->gold += n_g;
+}
+
+double ts_aer_score(const ts_aer_acc *acc) {
+    return aer_from_counts(acc->both, acc->pred, acc->gold);
+}
+
+// The rows and columns the alignment helpers look at.
+static int align_extent(size_t T, size_t S, int flags, size_t *rows, size_t *cols) {
+    if (flags & ~TS_ALIGN_SKIP_EOS) return ts_fail(TS_ERR_ARG, "align: unknown flags %#x", flags);
+    if (T > INT32_MAX || S > INT32_MAX)
+        return ts_fail(TS_ERR_ARG, "align: %zu x %zu is too large for int32 links", T, S);
+    size_t skip = (flags & TS_ALIGN_SKIP_EOS) ? 1 : 0;
+    *rows = T > skip ? T - skip : 0;
+    *cols = S > skip ? S - skip : 0;
+    if (*cols == 0) *rows = 0;  // nothing to align to
+    return TS_OK;
+}
+
+int ts_align_argmax(const double *weights, size_t T, size_t S, int flags,
+                    ts_link *links, size_t *n_links) {
+    size_t rows, cols;
+    *n_links = 0;
+    int status = align_extent(T, S, flags, &rows, &cols);
+    if (status != TS_OK) return status;
+    for (size_t j = 0; j < rows; j++) {
+        const double *row = weights + j * S;  // (S)
+        size_t best = 0;
+        for (size_t i = 0; i < cols; i++) {
+            if (!isfinite(row[i]))
+                return ts_fail(TS_ERR_NUMERIC, "align: attention weight [%zu][%zu] is %g",
+                               j, i, row[i]);
+            if (row[i] > row[best]) best = i;
+        }
+        links[j] = (ts_link){.src = (int32_t)best, .tgt = (int32_t)j};
+    }
+    *n_links = rows;
+    return TS_OK;
+}
+
+int ts_align_diagonal(size_t T, size_t S, int flags, ts_link *links, size_t *n_links) {
+    size_t rows, cols;
+    *n_links = 0;
+    int status = align_extent(T, S, flags, &rows, &cols);
+    if (status != TS_OK) return status;
+    for (size_t j = 0; j < rows; j++) {
+        // round(j * S / T) in integers, exact for every size that fits int32.
+        uint64_t i = (2 * (uint64_t)j * cols + rows) / (2 * (uint64_t)rows);
+        if (i > cols - 1) i = cols - 1;
+        links[j] = (ts_link){.src = (int32_t)i, .tgt = (int32_t)j};
+    }
+    *n_links = rows;
+    return TS_OK;
+}
+
+// ---- attention diagnostics -------------------------------------------------
+
+double ts_attn_entropy(const double *weights, size_t T, size_t S) {
+    if (T == 0) return NAN;
+    double sum = 0.0;
+    for (size_t j = 0; j < T; j++) {
+        double h = 0.0;
+        for (size_t i = 0; i < S; i++) {
+            double w = weights[j * S + i];
+            if (w > 0.0) h -= w * log(w);  // 0 log 0 = 0
+        }
+        sum += h;
+    }
+    return sum / (double)T;
+}
+
+double ts_attn_pad_mass(const double *weights, size_t T, size_t S, const double *src_mask) {
+    if (T == 0) return NAN;
+    double sum = 0.0;
+    for (size_t j = 0; j < T; j++)
+        for (size_t i = 0; i < S; i++)
+            if (src_mask[i] == 0.0) sum += weights[j * S + i];
+    return sum / (double)T;
+}

@@ -1,0 +1,134 @@
+// Evaluation metrics on plain arrays: corpus BLEU-4, perplexity, exact match,
+// alignment error rate (AER), argmax/diagonal alignments and attention
+// diagnostics. Nothing here knows about models or tensors.
+//
+// T = target length (rows of an attention matrix), S = source length (columns)
+// weights: (T, S) row-major doubles; row j is the distribution of target
+// position j over source positions i. Links are (source i, target j) pairs,
+// the order Pharaoh files use ("i-j").
+#ifndef TS_METRICS_H
+#define TS_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+// ---- BLEU ------------------------------------------------------------------
+// Corpus BLEU-4 as NLTK 3.8's corpus_bleu computes it with one reference per
+// sentence and no smoothing: clipped n-gram counts summed over the corpus,
+// uniform weights 0.25, geometric mean, brevity penalty exp(1 - r/c) when the
+// hypotheses are not longer than the references (0 when c = 0).
+// Two NLTK details are kept so scores agree to 1e-9:
+// - a sentence with fewer than n tokens still adds 1 to the order-n
+//   denominator (NLTK's max(1, count), meant to avoid 0/0);
+// - when some order has no match the score is 0. NLTK returns ~1e-78 there
+//   (it takes log(DBL_MIN) for log 0); we return an exact 0.
+
+enum { TS_BLEU_ORDER = 4 };
+
+typedef struct {
+    int64_t matches[TS_BLEU_ORDER];  // clipped matches of order n+1
+    int64_t totals[TS_BLEU_ORDER];   // hypothesis n-grams of order n+1 (>= 1 per sentence)
+    int64_t hyp_len, ref_len;        // summed token counts
+    int64_t sentences;
+} ts_bleu;
+
+// Zeroes an accumulator (a zero-initialised ts_bleu is also ready to use).
+void ts_bleu_init(ts_bleu *acc);
+
+// Adds one hypothesis/reference pair of token ids. Either may be empty (length
+// 0, pointer may then be NULL). Returns TS_OK, or TS_ERR_NOMEM (acc unchanged)
+// when the scratch buffer for sorting n-grams cannot be allocated.
+int ts_bleu_add(ts_bleu *acc, const int32_t *hyp, size_t hyp_len,
+                const int32_t *ref, size_t ref_len);
+
+// Adds the counts of `from` into `into`, e.g. to sum length buckets.
+void ts_bleu_merge(ts_bleu *into, const ts_bleu *from);
+
+// The corpus BLEU of everything added so far, a fraction in [0, 1];
+// 0 for an empty accumulator.
+double ts_bleu_score(const ts_bleu *acc);
+
+// The brevity penalty alone (1 when hyp_len > ref_len, 0 when hyp_len == 0).
+double ts_bleu_brevity_penalty(int64_t hyp_len, int64_t ref_len);
+
+// ---- perplexity and exact match --------------------------------------------
+
+// exp(nll_sum / tokens): nll_sum is the summed per-token cross-entropy in nats.
+// NaN when tokens == 0; +Inf when the mean overflows exp().
+double ts_perplexity(double nll_sum, size_t tokens);
+
+typedef struct {
+    int64_t matched, total;  // sentences identical to their reference / all
+} ts_exact_match;
+
+// Counts one sentence; it matches when lengths and every id agree.
+void ts_exact_match_add(ts_exact_match *acc, const int32_t *hyp, size_t hyp_len,
+                        const int32_t *ref, size_t ref_len);
+
+// matched / total; 0 for an empty accumulator.
+double ts_exact_match_score(const ts_exact_match *acc);
+
+// ---- alignments ------------------------------------------------------------
+
+typedef struct {
+    int32_t src;  // i, source position
+    int32_t tgt;  // j, target position
+} ts_link;
+
+// Parses one Pharaoh line, whitespace-separated "i-j" links ("0-0 1-2 2-1"),
+// i and j decimal integers in [0, INT32_MAX]. An empty or blank line gives no
+// links. On success returns TS_OK, *links is malloc'd (free() it; NULL when
+// *n_links is 0). On malformed input returns TS_ERR_FORMAT with a message
+// naming the token and its 1-based index, and sets *links = NULL,
+// *n_links = 0; TS_ERR_NOMEM when allocation fails.
+int ts_pharaoh_parse(const char *line, ts_link **links, size_t *n_links);
+
+// Alignment error rate of one sentence with sure = possible = gold G:
+//   AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|) = 1 - 2|A∩G| / (|A| + |G|).
+// Links are sets: duplicates count once. 0 when both are empty (nothing to
+// align, nothing predicted); 1 when exactly one is empty.
+double ts_aer(const ts_link *pred, size_t n_pred, const ts_link *gold, size_t n_gold);
+
+// Corpus AER sums |A∩G|, |A| and |G| over sentences before dividing, so long
+// sentences weigh more (the usual convention, e.g. Och & Ney 2003).
+typedef struct {
+    int64_t both, pred, gold;  // |A∩G|, |A|, |G| summed
+} ts_aer_acc;
+
+void ts_aer_add(ts_aer_acc *acc, const ts_link *pred, size_t n_pred,
+                const ts_link *gold, size_t n_gold);
+
+// The corpus AER; 0 for an empty accumulator.
+double ts_aer_score(const ts_aer_acc *acc);
+
+// Option for the alignment helpers: drop the last row (the target <eos>) and
+// the last column (the source <eos>), where both sequences end with <eos>.
+// <eos> attends wherever it likes and is aligned to nothing in gold data.
+enum { TS_ALIGN_SKIP_EOS = 1 };
+
+// One link per target row j: (argmax_i weights[j*S + i], j); ties go to the
+// lowest i. links needs room for T entries; *n_links gets T (T - 1 with
+// TS_ALIGN_SKIP_EOS, and 0 when S or T leave nothing). Returns TS_OK, or
+// TS_ERR_NUMERIC naming the first non-finite weight in the rows and columns
+// considered (links then holds no result), TS_ERR_ARG for bad flags or for
+// sizes above INT32_MAX.
+int ts_align_argmax(const double *weights, size_t T, size_t S, int flags,
+                    ts_link *links, size_t *n_links);
+
+// The diagonal baseline: target j aligned to source round(j * S / T) (halves
+// round up), clamped to S - 1. With TS_ALIGN_SKIP_EOS, T and S are first
+// reduced by one. Same output contract as ts_align_argmax.
+int ts_align_diagonal(size_t T, size_t S, int flags, ts_link *links, size_t *n_links);
+
+// ---- attention diagnostics -------------------------------------------------
+
+// Mean over the T rows of the row entropy -sum_i w log w, in nats (0 log 0 = 0).
+// A uniform row over S positions has entropy log(S). NaN when T == 0.
+double ts_attn_entropy(const double *weights, size_t T, size_t S);
+
+// Mean over the T rows of the weight on padding columns, those i with
+// src_mask[i] == 0 (the mask convention of data/: 1 real token, 0 padding).
+// Attention that ignores its mask shows up here. NaN when T == 0.
+double ts_attn_pad_mass(const double *weights, size_t T, size_t S, const double *src_mask);
+
+#endif
