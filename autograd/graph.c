@@ -1,0 +1,153 @@
+#include "autograd/graph.h"
+
+#include "autograd/ops_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+// One row per op; the size check keeps the table and the enum in step.
+const ts_op_info ts_ops[TS_OP_COUNT] = {
+    [TS_OP_LEAF] = {"leaf", NULL},
+    [TS_OP_ADD] = {"add", ts_add_backward},
+    [TS_OP_SUB] = {"sub", ts_sub_backward},
+    [TS_OP_MUL] = {"mul", ts_mul_backward},
+    [TS_OP_SCALE] = {"scale", ts_scale_backward},
+    [TS_OP_ADD_BIAS] = {"add_bias", ts_add_bias_backward},
+    [TS_OP_MATMUL] = {"matmul", ts_matmul_backward},
+    [TS_OP_TANH] = {"tanh", ts_tanh_backward},
+    [TS_OP_SIGMOID] = {"sigmoid", ts_sigmoid_backward},
+    [TS_OP_RELU] = {"relu", ts_relu_backward},
+    [TS_OP_EXP] = {"exp", ts_exp_backward},
+    [TS_OP_LOG] = {"log", ts_log_backward},
+    [TS_OP_SUM] = {"sum", ts_sum_backward},
+    [TS_OP_MEAN] = {"mean", ts_mean_backward},
+    [TS_OP_CONCAT] = {"concat", ts_concat_backward},
+    [TS_OP_SLICE_COLS] = {"slice_cols", ts_slice_cols_backward},
+    [TS_OP_GATHER_ROWS] = {"gather_rows", ts_gather_rows_backward},
+    [TS_OP_SLICE_ROWS] = {"slice_rows", ts_slice_rows_backward},
+    [TS_OP_RESHAPE] = {"reshape", ts_reshape_backward},
+    [TS_OP_SOFTMAX] = {"softmax", ts_softmax_backward},
+    [TS_OP_LOG_SOFTMAX] = {"log_softmax", ts_log_softmax_backward},
+    [TS_OP_CROSS_ENTROPY] = {"cross_entropy", ts_cross_entropy_backward},
+    [TS_OP_DROPOUT] = {"dropout", ts_dropout_backward},
+};
+_Static_assert(sizeof ts_ops / sizeof ts_ops[0] == TS_OP_COUNT, "one table row per op");
+
+void ts_ctx_init(ts_ctx *ctx, ts_arena *arena) {
+    ctx->arena = arena;
+    ctx->tape = NULL;
+    ctx->grad_enabled = 1;
+    ctx->status = TS_OK;
+}
+
+void ts_ctx_reset(ts_ctx *ctx) {
+    ts_arena_reset(ctx->arena);
+    ctx->tape = NULL;
+    ctx->status = TS_OK;
+}
+
+int ts_set_grad_enabled(ts_ctx *ctx, int enabled) {
+    int before = ctx->grad_enabled;
+    ctx->grad_enabled = enabled;
+    return before;
+}
+
+ts_tensor *ts_ctx_fail(ts_ctx *ctx, int status, const char *fmt, ...) {
+    if (ctx->status == TS_OK) {
+        char message[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(message, sizeof message, fmt, ap);
+        va_end(ap);
+        ctx->status = ts_fail(status, "%s", message);
+    }
+    return NULL;
+}
+
+// An arena failure has already written its message; make it the step's status.
+static ts_tensor *arena_failed(ts_ctx *ctx) {
+    if (ctx->status == TS_OK) ctx->status = TS_ERR_ARENA;
+    return NULL;
+}
+
+double *ts_grad(ts_ctx *ctx, ts_tensor *t) {
+    if (!t->grad) {
+        t->grad = ts_arena_zeros(ctx->arena, t->size);
+        if (!t->grad) arena_failed(ctx);
+    }
+    return t->grad;
+}
+
+static ts_tensor *node_header(ts_ctx *ctx, int op, int ndim, const int *dims, int nsrc,
+                              ts_tensor *const *src) {
+    ts_tensor *t = ts_arena_alloc(ctx->arena, sizeof *t);
+    if (!t) return arena_failed(ctx);
+    memset(t, 0, sizeof *t);
+    if (ts_shape_set(t, ndim, dims, ts_ops[op].name) != TS_OK)
+        return ts_ctx_fail(ctx, TS_ERR_SHAPE, "%s", ts_last_error());
+    t->op = op;
+    int needs_grad = 0;
+    for (int i = 0; i < nsrc; i++) {
+        t->src[i] = src[i];
+        needs_grad |= src[i]->requires_grad;
+    }
+    snprintf(t->name, sizeof t->name, "%s", ts_ops[op].name);
+    if (ctx->grad_enabled && needs_grad) {
+        t->requires_grad = 1;
+        t->tape_prev = ctx->tape;
+        ctx->tape = t;
+    }
+    return t;
+}
+
+ts_tensor *ts_node(ts_ctx *ctx, int op, int ndim, const int *dims, int nsrc, ts_tensor *const *src) {
+    if (ctx->status) return NULL;
+    ts_tensor *t = node_header(ctx, op, ndim, dims, nsrc, src);
+    if (!t) return NULL;
+    t->data = ts_arena_alloc(ctx->arena, t->size * sizeof(double));
+    if (!t->data) {
+        // The header may already be on the tape; take it off again.
+        if (ctx->tape == t) ctx->tape = t->tape_prev;
+        return arena_failed(ctx);
+    }
+    return t;
+}
+
+ts_tensor *ts_node_view(ts_ctx *ctx, int op, int ndim, const int *dims, ts_tensor *src,
+                        double *data) {
+    if (ctx->status) return NULL;
+    ts_tensor *t = node_header(ctx, op, ndim, dims, 1, &src);
+    if (t) t->data = data;
+    return t;
+}
+
+ts_tensor *ts_constant(ts_ctx *ctx, int ndim, const int *dims, const double *values) {
+    ts_tensor *t = ts_node(ctx, TS_OP_LEAF, ndim, dims, 0, NULL);  // no inputs: never on the tape
+    if (!t) return NULL;
+    memcpy(t->data, values, t->size * sizeof(double));
+    snprintf(t->name, sizeof t->name, "constant");
+    return t;
+}
+
+int ts_backward(ts_ctx *ctx, ts_tensor *loss) {
+    if (ctx->status) return ctx->status;
+    if (!loss) return ts_fail(TS_ERR_ARG, "backward: no loss tensor");
+    if (loss->size != 1) {
+        char shape[48];
+        return ctx->status = ts_fail(TS_ERR_SHAPE, "backward: the loss has shape %s; it must be a single number",
+                                     ts_shape_str(loss, shape, sizeof shape));
+    }
+    if (!loss->requires_grad)
+        return ctx->status = ts_fail(TS_ERR_ARG, "backward: the loss depends on nothing that requires a gradient"
+                                                 " (grad mode off?)");
+    double *seed = ts_grad(ctx, loss);
+    if (!seed) return ctx->status;
+    seed[0] += 1.0;
+    for (ts_tensor *node = ctx->tape; node; node = node->tape_prev) {
+        if (!node->grad) continue;  // nothing flows from the loss through this node
+        int rc = ts_ops[node->op].backward(ctx, node);
+        if (rc) return ctx->status ? ctx->status : (ctx->status = rc);
+    }
+    return TS_OK;
+}

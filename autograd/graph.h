@@ -1,0 +1,103 @@
+// The tape: reverse-mode automatic differentiation as a Wengert list.
+//
+// Every op that runs while grad mode is on and that has an input requiring a
+// gradient appends its output to the tape. The tape is therefore already in
+// topological order, and ts_backward() is one reverse loop over it.
+//
+// Errors are sticky per step: an op that fails (bad shape, full arena)
+// records the first failure in ctx->status and returns NULL; every op given a
+// NULL input returns NULL at once. A whole forward pass can be written
+// without checks and the caller checks once:
+//     ts_tensor *loss = model_loss(ctx, ...);
+//     if (!loss) return ctx->status;
+#ifndef TS_GRAPH_H
+#define TS_GRAPH_H
+
+#include "tensor/tensor.h"
+
+typedef struct ts_ctx {
+    ts_arena *arena;    // where every tensor of the step lives
+    ts_tensor *tape;    // the most recently recorded node (NULL: empty tape)
+    int grad_enabled;   // 0: no tape, no gradient buffers (inference)
+    int status;         // the step's first failure, TS_OK if none
+} ts_ctx;
+
+// The op of every node. Each op's forward and backward sit side by side in
+// autograd/ops_<family>.c; the table in graph.c maps an op to its name and backward.
+enum ts_op {
+    TS_OP_LEAF = 0,      // an input or parameter: no backward
+    TS_OP_ADD,           // y = a + b
+    TS_OP_SUB,           // y = a - b
+    TS_OP_MUL,           // y = a * b (elementwise)
+    TS_OP_SCALE,         // y = s * a
+    TS_OP_ADD_BIAS,      // y[r, c] = a[r, c] + b[c]
+    TS_OP_MATMUL,        // y = op(a) op(b), op = identity or transpose
+    TS_OP_TANH,          // y = tanh(a)
+    TS_OP_SIGMOID,       // y = 1 / (1 + exp(-a))
+    TS_OP_RELU,          // y = max(a, 0)
+    TS_OP_EXP,           // y = exp(a)
+    TS_OP_LOG,           // y = log(a)
+    TS_OP_SUM,           // y = sum_i a_i
+    TS_OP_MEAN,          // y = sum_i a_i / n
+    TS_OP_CONCAT,        // y = [a; b; ...] along the last dimension
+    TS_OP_SLICE_COLS,    // y = a[..., start : start + n]
+    TS_OP_GATHER_ROWS,   // y[i] = table[ids[i]]
+    TS_OP_SLICE_ROWS,    // y = a[start : start + n] along the first dimension (a view)
+    TS_OP_RESHAPE,       // y = a with another shape (a view)
+    TS_OP_SOFTMAX,       // y = softmax(a) per row, masked entries exactly 0
+    TS_OP_LOG_SOFTMAX,   // y = a - logsumexp(a) per row
+    TS_OP_CROSS_ENTROPY, // y = -mean_{i: t_i != ignore} log softmax(a_i)[t_i]
+    TS_OP_DROPOUT,       // y = a * m / (1 - p), m_i ~ Bernoulli(1 - p)
+    TS_OP_COUNT
+};
+
+typedef int (*ts_backward_fn)(ts_ctx *ctx, ts_tensor *out);
+
+typedef struct {
+    const char *name;         // for graph dumps and error messages
+    ts_backward_fn backward;  // adds out->grad's contribution into each input's grad
+} ts_op_info;
+
+extern const ts_op_info ts_ops[TS_OP_COUNT];
+
+// Sets up a context on an arena (not owned) with grad mode on.
+void ts_ctx_init(ts_ctx *ctx, ts_arena *arena);
+
+// Ends a step: empties the tape, clears the status and resets the arena
+// (every arena tensor of the step is gone; persistent tensors stay).
+void ts_ctx_reset(ts_ctx *ctx);
+
+// Switches grad mode; returns the previous setting so callers can restore it.
+int ts_set_grad_enabled(ts_ctx *ctx, int enabled);
+
+// Seeds d loss / d loss = 1 and walks the tape in reverse, adding each node's
+// contribution into its inputs' gradients (+=, so a tensor used twice gets
+// both). `loss` must be a single number that depends on something requiring a
+// gradient. Returns TS_OK or the failure (also when the forward pass failed).
+int ts_backward(ts_ctx *ctx, ts_tensor *loss);
+
+// The gradient buffer of t, allocated zeroed in the arena the first time.
+// NULL (with ctx->status set) when the arena is full.
+double *ts_grad(ts_ctx *ctx, ts_tensor *t);
+
+// Records a failure (first one wins in ctx->status) and returns NULL, so
+// ops can `return ts_ctx_fail(ctx, TS_ERR_SHAPE, "...")`.
+ts_tensor *ts_ctx_fail(ts_ctx *ctx, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+// A new node of `op` with shape (ndim, dims) and inputs src[0..nsrc): its
+// data is allocated (uninitialised) in the arena; it requires a gradient and
+// is put on the tape when grad mode is on and an input requires one.
+// For op implementations. NULL on failure (recorded in ctx).
+ts_tensor *ts_node(ts_ctx *ctx, int op, int ndim, const int *dims, int nsrc, ts_tensor *const *src);
+
+// As ts_node, but the node's data is `data` (a view into an input); nothing
+// is allocated for it.
+ts_tensor *ts_node_view(ts_ctx *ctx, int op, int ndim, const int *dims, ts_tensor *src,
+                        double *data);
+
+// A tensor in the step arena holding a copy of `values` that needs no
+// gradient (a constant input: masks, fixed weights in tests).
+ts_tensor *ts_constant(ts_ctx *ctx, int ndim, const int *dims, const double *values);
+
+#endif

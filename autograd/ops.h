@@ -1,0 +1,65 @@
+// Differentiable ops. Each takes the step context and its inputs, returns a
+// new tensor in the step arena (recorded on the tape when a gradient is
+// needed), or NULL after a failure (see graph.h: errors are sticky, and a NULL
+// input gives a NULL output).
+//
+// Shapes: "rows" means every dimension but the last, flattened; "cols" the last.
+#ifndef TS_OPS_H
+#define TS_OPS_H
+
+#include <gsl/gsl_rng.h>
+
+#include "autograd/graph.h"
+
+// ---- elementwise (ops_elementwise.c) ----
+ts_tensor *ts_add(ts_ctx *ctx, ts_tensor *a, ts_tensor *b);          // a + b, same shape
+ts_tensor *ts_sub(ts_ctx *ctx, ts_tensor *a, ts_tensor *b);          // a - b, same shape
+ts_tensor *ts_mul(ts_ctx *ctx, ts_tensor *a, ts_tensor *b);          // a * b, same shape
+ts_tensor *ts_scale(ts_ctx *ctx, ts_tensor *a, double s);            // s * a
+ts_tensor *ts_add_bias(ts_ctx *ctx, ts_tensor *a, ts_tensor *bias);  // a (rows, n) + bias (n) per row
+ts_tensor *ts_tanh(ts_ctx *ctx, ts_tensor *a);
+ts_tensor *ts_sigmoid(ts_ctx *ctx, ts_tensor *a);
+ts_tensor *ts_relu(ts_ctx *ctx, ts_tensor *a);
+ts_tensor *ts_exp(ts_ctx *ctx, ts_tensor *a);
+ts_tensor *ts_log(ts_ctx *ctx, ts_tensor *a);  // a must be > 0 (log of <= 0 gives -inf/NaN)
+
+// ---- matrix product (ops_matmul.c) ----
+// op(a) (m, k) times op(b) (k, n) -> (m, n); a, b are 2-D, op transposes when
+// the flag is set (a is then stored (k, m), b stored (n, k)).
+ts_tensor *ts_matmul(ts_ctx *ctx, ts_tensor *a, ts_tensor *b, int trans_a, int trans_b);
+
+// ---- reductions (ops_reduce.c) ----
+ts_tensor *ts_sum(ts_ctx *ctx, ts_tensor *a);   // (1): sum of every element
+ts_tensor *ts_mean(ts_ctx *ctx, ts_tensor *a);  // (1): mean of every element
+
+// ---- shape (ops_shape.c) ----
+// [x_0; x_1; ...] along the last dimension; inputs (n <= 4) agree on every other dimension.
+ts_tensor *ts_concat(ts_ctx *ctx, ts_tensor *const *xs, int n);
+// a[..., start : start + n]: the last dimension cut down (split is several slices).
+ts_tensor *ts_slice_cols(ts_ctx *ctx, ts_tensor *a, int start, int n);
+// table (V, E) rows ids[0..n) -> (n, E). Rows whose id equals `no_grad_id`
+// (the padding id; -1 for none) get no gradient. ids are copied; each must be
+// in [0, V) or the op fails naming the index and value.
+ts_tensor *ts_gather_rows(ts_ctx *ctx, ts_tensor *table, const int *ids, int n, int no_grad_id);
+// a[start : start + n] along the first dimension, as a view (no copy).
+ts_tensor *ts_slice_rows(ts_ctx *ctx, ts_tensor *a, int start, int n);
+// The same data with another shape of the same size, as a view.
+ts_tensor *ts_reshape(ts_ctx *ctx, ts_tensor *a, int ndim, const int *dims);
+
+// ---- softmax and loss (ops_softmax.c) ----
+// Per row of a (rows, cols). With a mask (rows * cols doubles, 0 = masked,
+// read only during the call) masked entries get exactly 0 weight; mask NULL
+// means none.
+ts_tensor *ts_softmax(ts_ctx *ctx, ts_tensor *a, const double *mask);
+ts_tensor *ts_log_softmax(ts_ctx *ctx, ts_tensor *a);
+// Fused log-softmax + negative log-likelihood: logits (N, V), targets (N)
+// (copied). Returns (1): the mean over rows whose target is not
+// `ignore_index`; 0 when every row is ignored. Targets must be in [0, V).
+ts_tensor *ts_cross_entropy(ts_ctx *ctx, ts_tensor *logits, const int *targets, int ignore_index);
+
+// ---- regularisation (ops_dropout.c) ----
+// Zeroes each element with probability p (drawn from rng) and scales the rest
+// by 1 / (1 - p). p = 0 returns a unchanged; p must be in [0, 1).
+ts_tensor *ts_dropout(ts_ctx *ctx, ts_tensor *a, double p, gsl_rng *rng);
+
+#endif

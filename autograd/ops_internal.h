@@ -1,0 +1,42 @@
+// For op implementations only: every op's backward, referenced by the op
+// table in graph.c, and small helpers the op files share.
+#ifndef TS_OPS_INTERNAL_H
+#define TS_OPS_INTERNAL_H
+
+#include "autograd/graph.h"
+
+int ts_add_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_sub_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_mul_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_scale_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_add_bias_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_matmul_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_tanh_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_sigmoid_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_relu_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_exp_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_log_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_sum_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_mean_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_concat_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_slice_cols_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_gather_rows_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_slice_rows_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_reshape_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_softmax_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_log_softmax_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_cross_entropy_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_dropout_backward(ts_ctx *ctx, ts_tensor *out);
+
+// The gradient of input i of `out` if it needs one (allocating it), else NULL.
+// Backward code: `double *da = input_grad(ctx, out, 0); if (da) ...`.
+// When the arena is full ctx->status is set; backward functions return it.
+static inline double *input_grad(ts_ctx *ctx, ts_tensor *out, int i) {
+    ts_tensor *in = out->src[i];
+    return in && in->requires_grad ? ts_grad(ctx, in) : NULL;
+}
+
+// "(2, 3)" for messages, in a caller-provided buffer.
+#define SHAPE(t, buf) ts_shape_str((t), (buf), sizeof(buf))
+
+#endif

@@ -1,0 +1,68 @@
+#include "tensor/arena.h"
+
+#include "tensor/status.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ARENA_ALIGN = 64 };
+
+struct ts_arena {
+    unsigned char *base;  // (capacity) bytes, ARENA_ALIGN-aligned
+    size_t capacity;
+    size_t used;
+    size_t peak;
+};
+
+ts_arena *ts_arena_new(size_t capacity) {
+    ts_arena *a = calloc(1, sizeof *a);
+    if (!a) {
+        ts_fail(TS_ERR_NOMEM, "arena: cannot allocate its header");
+        return NULL;
+    }
+    capacity = (capacity + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    if (capacity == 0) capacity = ARENA_ALIGN;
+    a->base = aligned_alloc(ARENA_ALIGN, capacity);
+    if (!a->base) {
+        free(a);
+        ts_fail(TS_ERR_NOMEM, "arena: cannot reserve %zu bytes", capacity);
+        return NULL;
+    }
+    a->capacity = capacity;
+    return a;
+}
+
+void *ts_arena_alloc(ts_arena *a, size_t bytes) {
+    size_t rounded = (bytes + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    if (rounded < bytes || rounded > a->capacity - a->used) {
+        ts_fail(TS_ERR_ARENA, "arena full: asked for %zu bytes with %zu of %zu left",
+                bytes, a->capacity - a->used, a->capacity);
+        return NULL;
+    }
+    void *p = a->base + a->used;
+    a->used += rounded;
+    if (a->used > a->peak) a->peak = a->used;
+    return p;
+}
+
+double *ts_arena_zeros(ts_arena *a, size_t count) {
+    if (count > SIZE_MAX / sizeof(double)) {
+        ts_fail(TS_ERR_NOMEM, "arena: %zu doubles overflow a size", count);
+        return NULL;
+    }
+    double *p = ts_arena_alloc(a, count * sizeof(double));
+    if (p) memset(p, 0, count * sizeof(double));
+    return p;
+}
+
+void ts_arena_reset(ts_arena *a) { a->used = 0; }
+size_t ts_arena_used(const ts_arena *a) { return a->used; }
+size_t ts_arena_peak(const ts_arena *a) { return a->peak; }
+size_t ts_arena_capacity(const ts_arena *a) { return a->capacity; }
+
+void ts_arena_free(ts_arena *a) {
+    if (!a) return;
+    free(a->base);
+    free(a);
+}

@@ -1,0 +1,34 @@
+// The step arena: a bump allocator for everything one training step makes.
+//
+// Allocation bumps an offset; ts_arena_reset() rewinds it, so the next step
+// reuses the same memory with no malloc or free per op. The block is reserved
+// once at its full capacity; Linux commits its pages only when first touched,
+// so an unused capacity costs address space, not memory.
+#ifndef TS_ARENA_H
+#define TS_ARENA_H
+
+#include <stddef.h>
+
+typedef struct ts_arena ts_arena;
+
+// An arena of `capacity` bytes. NULL (with ts_last_error set) when the block
+// cannot be reserved.
+ts_arena *ts_arena_new(size_t capacity);
+
+// `bytes` bytes aligned to 64, uninitialised. NULL when the arena cannot fit
+// them: status TS_ERR_ARENA with a message giving the request and the space left.
+void *ts_arena_alloc(ts_arena *arena, size_t bytes);
+
+// `count` doubles set to zero, or NULL as ts_arena_alloc. Checks count * 8 for overflow.
+double *ts_arena_zeros(ts_arena *arena, size_t count);
+
+// Forgets every allocation; the memory is reused by the next ones.
+void ts_arena_reset(ts_arena *arena);
+
+size_t ts_arena_used(const ts_arena *arena);      // bytes in use now
+size_t ts_arena_peak(const ts_arena *arena);      // most bytes ever in use
+size_t ts_arena_capacity(const ts_arena *arena);
+
+void ts_arena_free(ts_arena *arena);
+
+#endif

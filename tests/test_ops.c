@@ -1,0 +1,377 @@
+// Gradient checks for every differentiable op, on several shapes including
+// 1-sized dimensions. Each op's output y is reduced as sum(y * w) with fixed,
+// uneven weights w, so the upstream gradient is not all ones and a wrong
+// transpose or index cannot hide. Tolerance: |a - n| <= 1e-8 + 1e-6 |n|.
+#include <criterion/criterion.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <string.h>
+
+#include "autograd/gradcheck.h"
+#include "autograd/ops.h"
+#include "testutil.h"
+
+typedef ts_tensor *(*op_fn)(ts_ctx *ctx, ts_tensor **x, void *arg);
+
+typedef struct {
+    op_fn op;
+    ts_tensor **inputs;
+    void *arg;
+} op_case;
+
+// sum(y * w) with w_i = 0.5 + sin(1.7 i + 0.3): deterministic and uneven.
+static ts_tensor *weighted_sum(ts_ctx *ctx, ts_tensor *y) {
+    if (!y) return NULL;
+    double *w = ts_arena_alloc(ctx->arena, y->size * sizeof(double));
+    cr_assert_not_null(w);
+    for (size_t i = 0; i < y->size; i++) w[i] = 0.5 + sin(1.7 * (double)i + 0.3);
+    return ts_sum(ctx, ts_mul(ctx, y, ts_constant(ctx, y->ndim, y->shape, w)));
+}
+
+static ts_tensor *case_loss(ts_ctx *ctx, void *user) {
+    op_case *c = user;
+    return weighted_sum(ctx, c->op(ctx, c->inputs, c->arg));
+}
+
+enum { POSITIVE = 1, AWAY_FROM_ZERO = 2 };
+
+// Creates the inputs (random values, kind-dependent), runs the check and
+// fails the test naming the input and the worst value if any is off.
+static void check_op(const char *what, op_fn op, void *arg, int n_inputs, const int (*shapes)[4],
+                     int value_kind) {
+    static unsigned long seed = 1;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, seed++);
+    ts_tensor *inputs[4];
+    for (int i = 0; i < n_inputs; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s.x%d", what, i);
+        inputs[i] = ts_tensor_new_persistent(shapes[i][0], &shapes[i][1], name);
+        cr_assert_not_null(inputs[i], "%s", ts_last_error());
+        for (size_t k = 0; k < inputs[i]->size; k++) {
+            double u = gsl_rng_uniform(rng);
+            if (value_kind == POSITIVE) inputs[i]->data[k] = 0.2 + 2.0 * u;
+            else if (value_kind == AWAY_FROM_ZERO) inputs[i]->data[k] = (u < 0.5 ? -1 : 1) * (0.1 + u);
+            else inputs[i]->data[k] = 4.0 * u - 2.0;
+        }
+    }
+    ts_arena *arena = ts_arena_new(1 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    op_case c = {op, inputs, arg};
+    ts_gradcheck_opts opts = ts_gradcheck_defaults();
+    ts_gradcheck_result results[4];
+    int rc = ts_gradcheck(&ctx, case_loss, &c, inputs, n_inputs, &opts, results);
+    cr_assert_eq(rc, TS_OK, "%s: gradcheck could not run: %s", what, ts_last_error());
+    for (int i = 0; i < n_inputs; i++) {
+        cr_assert(results[i].checked == inputs[i]->size);
+        cr_assert(results[i].passed,
+                  "%s: d/d %s wrong at %zu: analytic %.12g, numeric %.12g (max rel err %.3g)", what,
+                  results[i].name, results[i].worst_index, results[i].worst_analytic,
+                  results[i].worst_numeric, results[i].max_rel_err);
+    }
+    for (int i = 0; i < n_inputs; i++) ts_tensor_free_persistent(inputs[i]);
+    ts_arena_free(arena);
+    gsl_rng_free(rng);
+}
+
+// Shapes: {ndim, d0, d1, d2}.
+static const int elementwise_shapes[][4] = {
+    {1, 1, 0, 0}, {2, 1, 1, 0}, {2, 3, 1, 0}, {2, 1, 4, 0}, {2, 5, 7, 0}, {3, 2, 3, 4}, {3, 1, 1, 5},
+};
+enum { N_ELEMENTWISE = sizeof elementwise_shapes / sizeof elementwise_shapes[0] };
+
+static void check_unary(const char *what, op_fn op, int kind) {
+    for (int s = 0; s < N_ELEMENTWISE; s++) check_op(what, op, NULL, 1, &elementwise_shapes[s], kind);
+}
+static void check_binary(const char *what, op_fn op) {
+    for (int s = 0; s < N_ELEMENTWISE; s++) {
+        const int shapes[2][4] = {
+            {elementwise_shapes[s][0], elementwise_shapes[s][1], elementwise_shapes[s][2], elementwise_shapes[s][3]},
+            {elementwise_shapes[s][0], elementwise_shapes[s][1], elementwise_shapes[s][2], elementwise_shapes[s][3]},
+        };
+        check_op(what, op, NULL, 2, shapes, 0);
+    }
+}
+
+static ts_tensor *op_add(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_add(c, x[0], x[1]); }
+static ts_tensor *op_sub(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_sub(c, x[0], x[1]); }
+static ts_tensor *op_mul(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_mul(c, x[0], x[1]); }
+static ts_tensor *op_mul_self(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_mul(c, x[0], x[0]); }
+static ts_tensor *op_scale(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_scale(c, x[0], -2.5); }
+static ts_tensor *op_tanh(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_tanh(c, x[0]); }
+static ts_tensor *op_sigmoid(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_sigmoid(c, x[0]); }
+static ts_tensor *op_relu(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_relu(c, x[0]); }
+static ts_tensor *op_exp(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_exp(c, x[0]); }
+static ts_tensor *op_log(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_log(c, x[0]); }
+
+Test(ops, add_gradcheck) { check_binary("add", op_add); }
+Test(ops, sub_gradcheck) { check_binary("sub", op_sub); }
+Test(ops, mul_gradcheck) { check_binary("mul", op_mul); }
+Test(ops, tensor_used_twice_accumulates) { check_unary("mul(x, x)", op_mul_self, 0); }
+Test(ops, scale_gradcheck) { check_unary("scale", op_scale, 0); }
+Test(ops, tanh_gradcheck) { check_unary("tanh", op_tanh, 0); }
+Test(ops, sigmoid_gradcheck) { check_unary("sigmoid", op_sigmoid, 0); }
+Test(ops, relu_gradcheck) { check_unary("relu", op_relu, AWAY_FROM_ZERO); }
+Test(ops, exp_gradcheck) { check_unary("exp", op_exp, 0); }
+Test(ops, log_gradcheck) { check_unary("log", op_log, POSITIVE); }
+
+static ts_tensor *op_add_bias(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_add_bias(c, x[0], x[1]); }
+Test(ops, add_bias_gradcheck) {
+    const int cases[][2][4] = {
+        {{2, 1, 1, 0}, {1, 1, 0, 0}}, {{2, 4, 3, 0}, {1, 3, 0, 0}}, {{3, 2, 3, 5}, {1, 5, 0, 0}},
+        {{1, 6, 0, 0}, {1, 6, 0, 0}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_op("add_bias", op_add_bias, NULL, 2, cases[i], 0);
+}
+
+static ts_tensor *op_matmul(ts_ctx *c, ts_tensor **x, void *a) {
+    const int *t = a;
+    return ts_matmul(c, x[0], x[1], t[0], t[1]);
+}
+Test(ops, matmul_gradcheck_all_transposes) {
+    const int mnk[][3] = {{1, 1, 1}, {3, 1, 2}, {1, 4, 3}, {2, 3, 1}, {4, 5, 3}};
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (size_t s = 0; s < sizeof mnk / sizeof mnk[0]; s++) {
+                int m = mnk[s][0], n = mnk[s][1], k = mnk[s][2];
+                int shapes[2][4] = {{2, ta ? k : m, ta ? m : k, 0}, {2, tb ? n : k, tb ? k : n, 0}};
+                int flags[2] = {ta, tb};
+                char what[48];
+                snprintf(what, sizeof what, "matmul(ta=%d, tb=%d, %dx%dx%d)", ta, tb, m, n, k);
+                check_op(what, op_matmul, flags, 2, (const int(*)[4])shapes, 0);
+            }
+}
+
+static ts_tensor *op_sum(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_scale(c, ts_sum(c, x[0]), 1.3); }
+static ts_tensor *op_mean(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_scale(c, ts_mean(c, x[0]), 1.3); }
+Test(ops, sum_gradcheck) { check_unary("sum", op_sum, 0); }
+Test(ops, mean_gradcheck) { check_unary("mean", op_mean, 0); }
+
+static ts_tensor *op_concat2(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_concat(c, x, 2); }
+static ts_tensor *op_concat3(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_concat(c, x, 3); }
+Test(ops, concat_gradcheck) {
+    const int two[][2][4] = {{{2, 1, 1, 0}, {2, 1, 2, 0}}, {{2, 3, 2, 0}, {2, 3, 4, 0}}, {{3, 2, 3, 1}, {3, 2, 3, 2}}};
+    for (size_t i = 0; i < 3; i++) check_op("concat2", op_concat2, NULL, 2, two[i], 0);
+    const int three[3][4] = {{2, 2, 1, 0}, {2, 2, 3, 0}, {2, 2, 2, 0}};
+    check_op("concat3", op_concat3, NULL, 3, three, 0);
+}
+
+static ts_tensor *op_split(ts_ctx *c, ts_tensor **x, void *a) {
+    // Both halves of a split, used with different weights.
+    int cols = ts_cols(x[0]), left = *(int *)a;
+    ts_tensor *l = ts_slice_cols(c, x[0], 0, left);
+    ts_tensor *r = ts_slice_cols(c, x[0], left, cols - left);
+    ts_tensor *halves[2] = {ts_scale(c, r, 0.7), ts_tanh(c, l)};
+    return ts_concat(c, halves, 2);
+}
+Test(ops, slice_cols_gradcheck) {
+    const int shapes[][1][4] = {{{2, 1, 2, 0}}, {{2, 3, 5, 0}}, {{3, 2, 2, 4}}};
+    int left[] = {1, 2, 3};
+    for (int i = 0; i < 3; i++) check_op("slice_cols", op_split, &left[i], 1, shapes[i], 0);
+}
+
+static ts_tensor *op_gather(ts_ctx *c, ts_tensor **x, void *a) {
+    static const int ids[] = {2, 0, 2, 3, 1, 0};
+    return ts_gather_rows(c, x[0], ids, *(int *)a, -1);
+}
+Test(ops, gather_rows_gradcheck_with_repeats) {
+    const int shapes[][1][4] = {{{2, 4, 1, 0}}, {{2, 4, 3, 0}}};
+    int n[] = {6, 1};
+    for (int i = 0; i < 2; i++) check_op("gather_rows", op_gather, &n[i], 1, shapes[i], 0);
+}
+
+Test(ops, gather_rows_padding_row_gets_no_gradient) {
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    ts_tensor *table = ts_tensor_new_persistent(2, (int[]){3, 2}, "emb");
+    for (int i = 0; i < 6; i++) table->data[i] = i;
+    const int ids[] = {0, 1, 0, 2};
+    ts_tensor *loss = ts_sum(&ctx, ts_gather_rows(&ctx, table, ids, 4, 0));
+    cr_assert_eq(ts_backward(&ctx, loss), TS_OK);
+    double want[] = {0, 0, 1, 1, 1, 1};
+    assert_allclose(table->grad, want, 6, 0, 0);
+    ts_tensor_free_persistent(table);
+    ts_arena_free(arena);
+}
+
+Test(ops, gather_rows_rejects_out_of_range_id) {
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    ts_tensor *table = ts_tensor_new_persistent(2, (int[]){3, 2}, "emb");
+    const int ids[] = {0, 3};
+    cr_assert_null(ts_gather_rows(&ctx, table, ids, 2, -1));
+    cr_assert_eq(ctx.status, TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "ids[1] = 3"), "message: %s", ts_last_error());
+    ts_tensor_free_persistent(table);
+    ts_arena_free(arena);
+}
+
+static ts_tensor *op_slice_rows(ts_ctx *c, ts_tensor **x, void *a) {
+    (void)a;
+    int rows = x[0]->shape[0];
+    ts_tensor *first = ts_slice_rows(c, x[0], 0, 1);
+    ts_tensor *rest = rows > 1 ? ts_slice_rows(c, x[0], 1, rows - 1) : first;
+    return ts_add(c, ts_sum(c, ts_mul(c, first, first)), ts_sum(c, ts_tanh(c, rest)));
+}
+Test(ops, slice_rows_gradcheck) {
+    const int shapes[][1][4] = {{{1, 1, 0, 0}}, {{2, 3, 2, 0}}, {{3, 4, 2, 3}}};
+    for (int i = 0; i < 3; i++) check_op("slice_rows", op_slice_rows, NULL, 1, shapes[i], 0);
+}
+
+static ts_tensor *op_reshape(ts_ctx *c, ts_tensor **x, void *a) {
+    (void)a;
+    ts_tensor *r = ts_reshape(c, x[0], 2, (int[]){2, (int)x[0]->size / 2});
+    return ts_matmul(c, r, r, 1, 0);  // uses the layout: a wrong reshape shows
+}
+Test(ops, reshape_gradcheck) {
+    const int shapes[][1][4] = {{{3, 2, 3, 1}}, {{1, 8, 0, 0}}, {{2, 4, 3, 0}}};
+    for (int i = 0; i < 3; i++) check_op("reshape", op_reshape, NULL, 1, shapes[i], 0);
+}
+
+static ts_tensor *op_softmax(ts_ctx *c, ts_tensor **x, void *a) { return ts_softmax(c, x[0], a); }
+static ts_tensor *op_log_softmax(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_log_softmax(c, x[0]); }
+Test(ops, softmax_gradcheck) { check_unary("softmax", op_softmax, 0); }
+Test(ops, log_softmax_gradcheck) { check_unary("log_softmax", op_log_softmax, 0); }
+
+Test(ops, masked_softmax_gradcheck_and_exact_zeros) {
+    // (3, 4): row 0 keeps 2, row 1 keeps all, row 2 keeps 1.
+    static const double mask[] = {1, 1, 0, 0, 1, 1, 1, 1, 1, 0, 0, 0};
+    const int shape[1][4] = {{2, 3, 4, 0}};
+    check_op("masked softmax", op_softmax, (void *)mask, 1, shape, 0);
+
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double scores[12] = {1, 2, 1e3, -5, 0, 0, 0, 0, 7, 900, 900, 900};
+    ts_tensor *y = ts_softmax(&ctx, ts_constant(&ctx, 2, (int[]){3, 4}, scores), mask);
+    for (int i = 0; i < 12; i++)
+        if (mask[i] == 0) cr_assert(y->data[i] == 0.0, "masked weight %d is %g, not exactly 0", i, y->data[i]);
+    cr_assert(y->data[8] == 1.0);
+    ts_arena_free(arena);
+}
+
+typedef struct {
+    const int *targets;
+    int ignore;
+} ce_arg;
+static ts_tensor *op_cross_entropy(ts_ctx *c, ts_tensor **x, void *a) {
+    ce_arg *ce = a;
+    return ts_cross_entropy(c, x[0], ce->targets, ce->ignore);
+}
+Test(ops, cross_entropy_gradcheck_with_ignore_index) {
+    static const int targets[] = {2, 0, 0, 4, 1};
+    ce_arg ignore_pad = {targets, 0}, ignore_none = {targets, -1};
+    const int shape[1][4] = {{2, 5, 5, 0}};
+    check_op("cross_entropy(ignore 0)", op_cross_entropy, &ignore_pad, 1, shape, 0);
+    check_op("cross_entropy(no ignore)", op_cross_entropy, &ignore_none, 1, shape, 0);
+    static const int zero[] = {0};
+    ce_arg single_target = {zero, -1};
+    const int single[1][4] = {{2, 1, 1, 0}};
+    check_op("cross_entropy(1x1)", op_cross_entropy, &single_target, 1, single, 0);
+}
+
+Test(ops, cross_entropy_is_mean_over_kept_rows_and_matches_composition) {
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double logits[] = {1, 2, 3, 0.5, -1, 2, 900, 929, 0};  // the last row would overflow a naive exp
+    const int targets[] = {2, 0, 1};
+    ts_tensor *x = ts_constant(&ctx, 2, (int[]){3, 3}, logits);
+    ts_tensor *fused = ts_cross_entropy(&ctx, x, targets, 0);  // row 1 (target 0) ignored
+    ts_tensor *logp = ts_log_softmax(&ctx, x);
+    double want = -(logp->data[0 * 3 + 2] + logp->data[2 * 3 + 1]) / 2.0;
+    assert_allclose(fused->data, &want, 1, 0, 1e-15);
+    ts_arena_free(arena);
+}
+
+static ts_tensor *op_dropout(ts_ctx *c, ts_tensor **x, void *a) {
+    gsl_rng *rng = a;
+    gsl_rng_set(rng, 7);  // the same mask at every evaluation
+    return ts_dropout(c, x[0], 0.4, rng);
+}
+Test(ops, dropout_gradcheck_and_mask) {
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    const int shape[1][4] = {{2, 6, 7, 0}};
+    check_op("dropout", op_dropout, rng, 1, shape, 0);
+    ts_arena *arena = ts_arena_new(1 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double ones[1000];
+    for (int i = 0; i < 1000; i++) ones[i] = 1.0;
+    ts_tensor *y = op_dropout(&ctx, (ts_tensor *[]){ts_constant(&ctx, 1, (int[]){1000}, ones)}, rng);
+    int zeros = 0;
+    for (int i = 0; i < 1000; i++) {
+        cr_assert(y->data[i] == 0.0 || fabs(y->data[i] - 1.0 / 0.6) < 1e-15);
+        zeros += y->data[i] == 0.0;
+    }
+    cr_assert(zeros > 330 && zeros < 470, "%d of 1000 dropped at p = 0.4", zeros);
+    ts_arena_free(arena);
+    gsl_rng_free(rng);
+}
+
+// The checker itself must see a wrong gradient: this loss differentiates as
+// 2x on the tape but evaluates as 2.001x without it.
+static ts_tensor *inconsistent_loss(ts_ctx *ctx, void *user) {
+    ts_tensor *x = user;
+    return ts_sum(ctx, ts_scale(ctx, x, ctx->grad_enabled ? 2.0 : 2.001));
+}
+Test(gradcheck, reports_a_wrong_gradient) {
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    ts_tensor *x = ts_tensor_new_persistent(1, (int[]){3}, "x");
+    ts_gradcheck_opts opts = ts_gradcheck_defaults();
+    ts_gradcheck_result res;
+    cr_assert_eq(ts_gradcheck(&ctx, inconsistent_loss, x, &x, 1, &opts, &res), TS_OK);
+    cr_assert_not(res.passed, "a 0.05%% gradient error went unnoticed");
+    cr_assert(res.max_rel_err > 1e-4);
+    ts_tensor_free_persistent(x);
+    ts_arena_free(arena);
+}
+
+Test(autograd, backward_rejects_non_scalar_loss) {
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    ts_tensor *x = ts_tensor_new_persistent(1, (int[]){3}, "x");
+    cr_assert_eq(ts_backward(&ctx, ts_tanh(&ctx, x)), TS_ERR_SHAPE);
+    cr_assert(strstr(ts_last_error(), "single number"), "%s", ts_last_error());
+    ts_tensor_free_persistent(x);
+    ts_arena_free(arena);
+}
+
+Test(autograd, no_grad_mode_records_nothing) {
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    ts_tensor *x = ts_tensor_new_persistent(1, (int[]){3}, "x");
+    ts_set_grad_enabled(&ctx, 0);
+    ts_tensor *loss = ts_sum(&ctx, ts_tanh(&ctx, x));
+    cr_assert_not_null(loss);
+    cr_assert_null(ctx.tape);
+    cr_assert_not(loss->requires_grad);
+    cr_assert_neq(ts_backward(&ctx, loss), TS_OK);
+    ts_tensor_free_persistent(x);
+    ts_arena_free(arena);
+}
+
+Test(autograd, shape_errors_are_sticky_and_named) {
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    ts_tensor *a = ts_tensor_new_persistent(2, (int[]){2, 3}, "a");
+    ts_tensor *b = ts_tensor_new_persistent(2, (int[]){2, 3}, "b");
+    ts_tensor *bad = ts_matmul(&ctx, a, b, 0, 0);
+    cr_assert_null(bad);
+    cr_assert_eq(ctx.status, TS_ERR_SHAPE);
+    cr_assert(strstr(ts_last_error(), "(2, 3) times (2, 3)"), "%s", ts_last_error());
+    cr_assert_null(ts_tanh(&ctx, bad));             // NULL in, NULL out
+    cr_assert_null(ts_add(&ctx, a, b));             // and the step stays failed
+    cr_assert_eq(ts_backward(&ctx, NULL), TS_ERR_SHAPE);
+    ts_tensor_free_persistent(a);
+    ts_tensor_free_persistent(b);
+    ts_arena_free(arena);
+}

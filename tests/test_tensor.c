@@ -1,0 +1,126 @@
+// Tensors, the step arena, kernels and initialisers.
+#include <criterion/criterion.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <string.h>
+
+#include "tensor/init.h"
+#include "tensor/kernels.h"
+#include "tensor/tensor.h"
+#include "testutil.h"
+
+Test(arena, reset_reuses_the_same_memory) {
+    ts_arena *a = ts_arena_new(4096);
+    void *first = ts_arena_alloc(a, 100);
+    void *second = ts_arena_alloc(a, 100);
+    cr_assert_not_null(first);
+    cr_assert_neq(first, second);
+    cr_assert_eq((size_t)first % 64, 0, "allocations are 64-byte aligned");
+    cr_assert_eq(ts_arena_used(a), 256);
+    ts_arena_reset(a);
+    cr_assert_eq(ts_arena_used(a), 0);
+    cr_assert_eq(ts_arena_alloc(a, 100), first, "after reset the first block is handed out again");
+    cr_assert_eq(ts_arena_peak(a), 256);
+    ts_arena_free(a);
+}
+
+Test(arena, exhaustion_is_an_error_not_a_crash) {
+    ts_arena *a = ts_arena_new(1024);
+    cr_assert_not_null(ts_arena_alloc(a, 1000));
+    cr_assert_null(ts_arena_alloc(a, 100));
+    cr_assert(strstr(ts_last_error(), "arena full"), "%s", ts_last_error());
+    cr_assert_null(ts_arena_alloc(a, (size_t)-1), "a huge request must not wrap around");
+    cr_assert_null(ts_tensor_new(a, 2, (int[]){100, 100}));
+    ts_arena_reset(a);
+    cr_assert_not_null(ts_arena_alloc(a, 1000), "usable again after reset");
+    ts_arena_free(a);
+}
+
+Test(tensor, shapes_are_checked) {
+    ts_arena *a = ts_arena_new(1 << 16);
+    cr_assert_null(ts_tensor_new(a, 4, (int[]){1, 2, 3, 4}));
+    cr_assert(strstr(ts_last_error(), "4 dimensions"), "%s", ts_last_error());
+    cr_assert_null(ts_tensor_new(a, 2, (int[]){3, 0}));
+    cr_assert(strstr(ts_last_error(), "dimension 1 is 0"), "%s", ts_last_error());
+    ts_tensor *t = ts_tensor_zeros(a, 3, (int[]){2, 3, 4});
+    cr_assert_eq(t->size, 24);
+    cr_assert_eq(ts_rows(t), 6);
+    cr_assert_eq(ts_cols(t), 4);
+    char buf[32];
+    cr_assert_str_eq(ts_shape_str(t, buf, sizeof buf), "(2, 3, 4)");
+    ts_arena_free(a);
+}
+
+Test(kernels, gemm_matches_hand_product_for_every_transpose) {
+    // A (2, 3), B (3, 2): A B = [[4, 5], [8, 10]]
+    double A[] = {1, 0, 1, 2, 1, 2}, B[] = {1, 2, 0, 0, 3, 3};
+    double At[] = {1, 2, 0, 1, 1, 2}, Bt[] = {1, 0, 3, 2, 0, 3};
+    double want[] = {4, 5, 8, 10}, C[4];
+    const double *as[2] = {A, At}, *bs[2] = {B, Bt};
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            memset(C, 0, sizeof C);
+            cr_assert_eq(ts_gemm(ta, tb, 2, 2, 3, 1.0, as[ta], bs[tb], 0.0, C), TS_OK);
+            assert_allclose(C, want, 4, 0, 0);
+        }
+}
+
+Test(kernels, softmax_subtracts_the_maximum) {
+    double x[] = {927, 397, 148, 929}, y[4];
+    ts_softmax_rows(y, x, 1, 4, NULL);
+    for (int i = 0; i < 4; i++) cr_assert(isfinite(y[i]));
+    cr_assert(fabs(y[0] + y[1] + y[2] + y[3] - 1.0) < 1e-15);
+    double logy[4];
+    ts_log_softmax_rows(logy, x, 1, 4);
+    cr_assert(fabs(exp(logy[3]) - y[3]) < 1e-14);
+}
+
+Test(kernels, blas_is_the_one_the_build_chose) {
+    cr_log_info("CBLAS behind GSL: %s", ts_blas_name());
+#ifdef TS_HAVE_OPENBLAS
+    cr_assert_str_eq(ts_blas_name(), "OpenBLAS");
+#endif
+}
+
+Test(init, same_seed_same_values_and_sane_ranges) {
+    ts_tensor *a = ts_tensor_new_persistent(2, (int[]){30, 20}, "a");
+    ts_tensor *b = ts_tensor_new_persistent(2, (int[]){30, 20}, "b");
+    gsl_rng *r1 = gsl_rng_alloc(gsl_rng_mt19937), *r2 = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r1, 42);
+    gsl_rng_set(r2, 42);
+    ts_init_xavier(a, r1, 1.0);
+    ts_init_xavier(b, r2, 1.0);
+    cr_assert_eq(memcmp(a->data, b->data, a->size * sizeof(double)), 0);
+    double bound = sqrt(6.0 / 50.0);
+    for (size_t i = 0; i < a->size; i++) cr_assert(fabs(a->data[i]) <= bound);
+    ts_init_uniform(a, r1, -0.1, 0.1);
+    for (size_t i = 0; i < a->size; i++) cr_assert(a->data[i] >= -0.1 && a->data[i] < 0.1);
+    ts_init_normal(a, r1, 1.0);
+    gsl_rng_free(r1);
+    gsl_rng_free(r2);
+    ts_tensor_free_persistent(a);
+    ts_tensor_free_persistent(b);
+}
+
+Test(init, orthogonal_rows_or_columns) {
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    int shapes[][2] = {{5, 3}, {3, 5}, {4, 4}};
+    for (int s = 0; s < 3; s++) {
+        int rows = shapes[s][0], cols = shapes[s][1];
+        ts_tensor *w = ts_tensor_new_persistent(2, shapes[s], "w");
+        cr_assert_eq(ts_init_orthogonal(w, rng, 1.0), TS_OK, "%s", ts_last_error());
+        // The smaller side is orthonormal: W^T W = I (tall) or W W^T = I (wide).
+        int n = rows < cols ? rows : cols;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                double dot = 0;
+                if (rows >= cols)
+                    for (int k = 0; k < rows; k++) dot += w->data[k * cols + i] * w->data[k * cols + j];
+                else
+                    for (int k = 0; k < cols; k++) dot += w->data[i * cols + k] * w->data[j * cols + k];
+                cr_assert(fabs(dot - (i == j)) < 1e-12, "(%d, %d) of %dx%d: %g", i, j, rows, cols, dot);
+            }
+        ts_tensor_free_persistent(w);
+    }
+    gsl_rng_free(rng);
+}
