@@ -1,0 +1,208 @@
+// Checkpoint files: one gzip stream holding a model-independent container of
+// header key=value strings, vocabularies, named float64 tensors (parameters and
+// optimizer state) and opaque binary blobs (RNG state). The byte layout is in
+// docs/checkpoint.md; this header is the API.
+//
+// The container knows nothing about models: the model and trainer map
+// themselves onto it (tensor names, header keys) and check on load that what
+// they find fits what the header implies (ts_ckpt_expect_tensor).
+//
+// Ownership: a ts_ckpt owns copies of everything added to it; pointers
+// returned by getters stay valid until the entry is replaced or the container
+// is freed. Every function that can fail returns a ts_status (tensor/status.h)
+// and records a message naming what is wrong (ts_last_error()); none of them
+// prints, exits or aborts.
+#ifndef TS_CHECKPOINT_H
+#define TS_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+// ---- format limits (a loaded file that exceeds one is rejected) ------------
+#define TS_CKPT_VERSION 1u
+#define TS_CKPT_MAX_NAME 255               // keys, vocab/tensor/blob names: bytes
+#define TS_CKPT_MAX_VALUE 4096             // header value: bytes
+#define TS_CKPT_MAX_ENTRIES 4096           // header entries
+#define TS_CKPT_MAX_VOCABS 16              // vocabularies
+#define TS_CKPT_MAX_TOKENS (1u << 24)      // tokens per vocabulary
+#define TS_CKPT_MAX_TOKEN 1024             // token: bytes
+#define TS_CKPT_MAX_TENSORS 65536          // tensors per section
+#define TS_CKPT_MAX_NDIM 3
+#define TS_CKPT_MAX_BLOBS 64
+// Default cap on the decompressed payload; raise it through ts_ckpt_load_opts.
+#define TS_CKPT_DEFAULT_MAX_PAYLOAD (UINT64_C(2) << 30)
+
+typedef struct ts_ckpt ts_ckpt;
+
+// The two tensor sections. Names are unique within a section.
+enum ts_ckpt_section {
+    TS_CKPT_PARAMS = 0, // model parameters, "encoder.gru.weight_ih"
+    TS_CKPT_OPTIM = 1,  // optimizer state, "adam.m.encoder.gru.weight_ih"
+};
+
+// A stored tensor. Row-major, shape[i] >= 1 for i < ndim (ndim 0 is a scalar
+// with size 1); shape[i] for i >= ndim is 1. Owned by the container: read-only.
+typedef struct ts_ckpt_tensor {
+    const char *name;
+    int ndim;
+    size_t shape[TS_CKPT_MAX_NDIM];
+    size_t size;        // product of the shape
+    const double *data; // `size` values, never NULL
+} ts_ckpt_tensor;
+
+// A stored vocabulary: an ordered list of UTF-8 tokens (no NUL, no newline).
+typedef struct ts_ckpt_vocab {
+    const char *name;
+    size_t count;
+    const char *const *tokens;
+} ts_ckpt_vocab;
+
+// ---- building ----------------------------------------------------------------
+
+// A new empty container, or NULL when out of memory (message set).
+// Free with ts_ckpt_free.
+ts_ckpt *ts_ckpt_new(void);
+
+// Frees the container and everything it owns. NULL is a no-op.
+void ts_ckpt_free(ts_ckpt *ck);
+
+// Sets header `key` to a copy of `value`: replaces the value of the first
+// entry with that key, else appends (entries keep insertion order).
+// Keys are 1..TS_CKPT_MAX_NAME bytes of [A-Za-z0-9_.-]; values are at most
+// TS_CKPT_MAX_VALUE bytes without NUL or newline.
+// Errors: TS_ERR_ARG for a bad key or value, TS_ERR_NOMEM.
+int ts_ckpt_set(ts_ckpt *ck, const char *key, const char *value);
+
+// Sets `key` to the decimal text of `value` ("-12").
+int ts_ckpt_set_int(ts_ckpt *ck, const char *key, int64_t value);
+
+// Sets `key` to the exact hexadecimal text of `value` ("0x1.999999999999ap-4",
+// "inf", "nan"), written without the C locale's help, so that
+// ts_ckpt_get_double gives back the same bits (NaN payloads excepted).
+int ts_ckpt_set_double(ts_ckpt *ck, const char *key, double value);
+
+// Appends a copy of vocabulary `name` with tokens[0..n). Names as for keys,
+// unique; tokens valid UTF-8, at most TS_CKPT_MAX_TOKEN bytes, no NUL or
+// newline. Errors: TS_ERR_ARG (bad or duplicate name, bad token, too many),
+// TS_ERR_NOMEM.
+int ts_ckpt_add_vocab(ts_ckpt *ck, const char *name, const char *const *tokens, size_t n);
+
+// Appends a copy of a tensor to `section`. `name` is 1..TS_CKPT_MAX_NAME
+// printable ASCII bytes other than space and '=', unique in its section;
+// 0 <= ndim <= 3, every shape[i] >= 1; `data` holds the product of
+// shape[0..ndim) values (1 for ndim 0). Values are stored bit-exactly
+// (NaN and Inf included). Errors: TS_ERR_ARG, TS_ERR_NOMEM.
+int ts_ckpt_add_tensor(ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
+                       int ndim, const size_t *shape, const double *data);
+
+// Sets blob `name` (names as for tensors) to a copy of bytes[0..n),
+// replacing an existing blob of that name. For RNG state (gsl_rng_state,
+// gsl_rng_size) and the like. Errors: TS_ERR_ARG, TS_ERR_NOMEM.
+int ts_ckpt_set_blob(ts_ckpt *ck, const char *name, const void *bytes, size_t n);
+
+// ---- reading -------------------------------------------------------------------
+
+// Header entries in order, duplicates included (a loaded file may hold them).
+size_t ts_ckpt_header_count(const ts_ckpt *ck);
+// Entry i < ts_ckpt_header_count: borrowed key and value.
+void ts_ckpt_header_at(const ts_ckpt *ck, size_t i, const char **key, const char **value);
+
+// The value of header `key` in *out (borrowed). Fails with TS_ERR_FORMAT and a
+// message naming the key when it is absent or present more than once.
+int ts_ckpt_get_string(const ts_ckpt *ck, const char *key, const char **out);
+
+// Parses header `key` as a decimal integer in [lo, hi] into *out. Fails with
+// TS_ERR_FORMAT naming the key and the text when it is absent, duplicated, not
+// an integer (empty, spaces, '+', trailing text), negative where lo >= 0, or
+// outside [lo, hi]. *out is untouched on failure.
+int ts_ckpt_get_int(const ts_ckpt *ck, const char *key, int64_t lo, int64_t hi, int64_t *out);
+
+// Parses header `key` as a double in [lo, hi] into *out: the hex text written
+// by ts_ckpt_set_double (exact), or decimal text for strtod (which follows
+// LC_NUMERIC: keep the C locale). NaN is always rejected; Inf only passes when
+// the bounds include it. Errors as for ts_ckpt_get_int.
+int ts_ckpt_get_double(const ts_ckpt *ck, const char *key, double lo, double hi, double *out);
+
+// Vocabularies in order.
+size_t ts_ckpt_vocab_count(const ts_ckpt *ck);
+const ts_ckpt_vocab *ts_ckpt_vocab_at(const ts_ckpt *ck, size_t i);
+// The vocabulary called `name`, or NULL.
+const ts_ckpt_vocab *ts_ckpt_find_vocab(const ts_ckpt *ck, const char *name);
+
+// Tensors of a section in order.
+size_t ts_ckpt_tensor_count(const ts_ckpt *ck, enum ts_ckpt_section section);
+const ts_ckpt_tensor *ts_ckpt_tensor_at(const ts_ckpt *ck, enum ts_ckpt_section section,
+                                        size_t i);
+// The tensor called `name` in `section`, or NULL. For the model layer's check
+// that the parameters fit the configuration in the header.
+const ts_ckpt_tensor *ts_ckpt_find_tensor(const ts_ckpt *ck, enum ts_ckpt_section section,
+                                          const char *name);
+
+// Finds tensor `name` in `section` and checks it has exactly `ndim` and
+// shape[0..ndim). On success stores it in *out (may be NULL). Fails with
+// TS_ERR_FORMAT ("checkpoint has no parameter tensor X") or TS_ERR_SHAPE
+// ("parameter tensor X has shape [3,4], expected [3,5]").
+int ts_ckpt_expect_tensor(const ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
+                          int ndim, const size_t *shape, const ts_ckpt_tensor **out);
+
+// Blobs in order of first setting; ts_ckpt_blob_at gives borrowed name/bytes.
+size_t ts_ckpt_blob_count(const ts_ckpt *ck);
+void ts_ckpt_blob_at(const ts_ckpt *ck, size_t i, const char **name, const void **bytes,
+                     size_t *n);
+// Blob `name` (borrowed) in *bytes and its length in *n. Fails with
+// TS_ERR_FORMAT when absent.
+int ts_ckpt_get_blob(const ts_ckpt *ck, const char *name, const void **bytes, size_t *n);
+
+// ---- saving ----------------------------------------------------------------------
+
+// Fault injection for tests: replacements for write(2) and fsync(2) on the
+// temporary file. NULL members (or NULL opts) mean the real calls. They follow
+// the POSIX contracts (return -1 and set errno on failure).
+typedef struct ts_ckpt_save_opts {
+    ssize_t (*write)(void *ctx, int fd, const void *buf, size_t n);
+    int (*fsync)(void *ctx, int fd);
+    void *ctx;
+} ts_ckpt_save_opts;
+
+// Writes `ck` to `path` atomically: serialises and compresses into a new
+// temporary file "<path>.tmp-XXXXXX" in the same directory (mode 0644),
+// fsyncs it, renames it over `path`, then fsyncs the directory.
+// The same content always gives the same bytes (fixed compression level,
+// gzip header with mtime 0, no name, OS 255) for a given zlib version.
+// Errors: TS_ERR_IO naming the path and strerror for a failed create, write,
+// fsync, close or rename; then the temporary file is removed and an existing
+// `path` is untouched. If only the final directory fsync fails, the new file
+// is in place but the status is still TS_ERR_IO (it may not survive a power
+// loss). TS_ERR_NOMEM.
+int ts_ckpt_save(const ts_ckpt *ck, const char *path);
+int ts_ckpt_save_ex(const ts_ckpt *ck, const char *path, const ts_ckpt_save_opts *opts);
+
+// Serialises `ck` into a malloc'd gzip buffer (*out, *len; free() it): the
+// exact bytes ts_ckpt_save would write. Errors: TS_ERR_NOMEM.
+int ts_ckpt_save_mem(const ts_ckpt *ck, unsigned char **out, size_t *len);
+
+// ---- loading ----------------------------------------------------------------------
+
+typedef struct ts_ckpt_load_opts {
+    // Largest accepted decompressed payload in bytes (0 = the default,
+    // TS_CKPT_DEFAULT_MAX_PAYLOAD). A file declaring more is rejected before
+    // decompressing; one inflating past its declared size is rejected as soon
+    // as it does. Memory used is bounded by the bytes actually inflated.
+    uint64_t max_payload;
+} ts_ckpt_load_opts;
+
+// Reads and fully validates a checkpoint file (opts NULL = defaults) and on
+// success stores a new container in *out (caller frees with ts_ckpt_free).
+// Errors: TS_ERR_IO (open/read), TS_ERR_FORMAT (not gzip, truncated, trailing
+// bytes, bad magic/version, CRC mismatch, a length or count that does not fit,
+// a bad name or token, payload larger than declared or than the cap),
+// TS_ERR_NOMEM. The message names the path and what is wrong. *out is NULL on
+// failure.
+int ts_ckpt_load(const char *path, const ts_ckpt_load_opts *opts, ts_ckpt **out);
+
+// As ts_ckpt_load, from the gzip bytes data[0..len).
+int ts_ckpt_load_mem(const void *data, size_t len, const ts_ckpt_load_opts *opts,
+                     ts_ckpt **out);
+
+#endif
