@@ -1,0 +1,358 @@
+// Tests for train/render: SVG heatmap and loss curve are well-formed XML
+// (checked by xmllint) with every word escaped, JSON parses (checked by
+// Python's json module) and round-trips the weights bit for bit, terminal
+// output is exact in plain mode and uses the right characters otherwise.
+#include "train/render.h"
+
+#include "tensor/status.h"
+#include "testutil.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+TestSuite(render);
+
+static char *read_all(const char *path) {
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    char *buf = malloc(1 << 20);
+    size_t n = fread(buf, 1, (1 << 20) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static char *join(const char *dir, const char *name) {
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *path = malloc(n);
+    snprintf(path, n, "%s/%s", dir, name);
+    return path;
+}
+
+static void assert_xml_well_formed(const char *path) {
+    char cmd[1024], *output = NULL;
+    cr_assert_eq(test_run("command -v xmllint", NULL), 0,
+                 "xmllint missing: apt-get install libxml2-utils (scripts/setup.sh)");
+    snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", path);
+    int status = test_run(cmd, &output);
+    cr_assert_eq(status, 0, "%s is not well-formed XML:\n%s", path, output);
+    free(output);
+}
+
+// Awkward words: every XML special character, a quote, UTF-8.
+static const char *const target[] = {"a&b", "<unk>", "l'homme", "\"q\"", "été", "<eos>"};
+static const char *const source[] = {"x<y>z", "naïve", "日本語", "it's", "b&&c", "<eos>"};
+static const char *const target_escaped[] = {"a&amp;b", "&lt;unk&gt;", "l&apos;homme",
+                                             "&quot;q&quot;", "été", "&lt;eos&gt;"};
+static const char *const source_escaped[] = {"x&lt;y&gt;z", "naïve", "日本語", "it&apos;s",
+                                             "b&amp;&amp;c", "&lt;eos&gt;"};
+
+static void fill_rows(double *w, size_t T, size_t S) {
+    for (size_t j = 0; j < T; j++) {
+        double sum = 0;
+        for (size_t i = 0; i < S; i++) sum += w[j * S + i] = 1.0 / (1.0 + (double)((i + 2 * j) % 5));
+        for (size_t i = 0; i < S; i++) w[j * S + i] /= sum;
+    }
+}
+
+// ---- SVG heatmap -----------------------------------------------------------
+
+Test(render, heatmap_svg_is_well_formed_with_every_word_escaped) {
+    double w[6 * 6];
+    fill_rows(w, 6, 6);
+    w[7] = NAN;  // a NaN cell is drawn grey, not skipped
+    char *dir = test_tmpdir(), *path = join(dir, "heat.svg");
+    cr_assert_eq(ts_render_heatmap_svg_path(path, w, 6, 6, target, source,
+                                            "attention: <bahdanau> & co"), TS_OK,
+                 "%s", ts_last_error());
+    assert_xml_well_formed(path);
+    char *svg = read_all(path);
+    for (int k = 0; k < 6; k++) {
+        cr_assert_not_null(strstr(svg, target_escaped[k]), "missing %s", target_escaped[k]);
+        cr_assert_not_null(strstr(svg, source_escaped[k]), "missing %s", source_escaped[k]);
+    }
+    cr_assert_not_null(strstr(svg, "attention: &lt;bahdanau&gt; &amp; co"));
+    cr_assert_null(strstr(svg, "<unk>"));
+    cr_assert_not_null(strstr(svg, ">nan<"));
+    char cell[16];
+    snprintf(cell, sizeof cell, ">%.2f<", w[0]);  // weights written in the cells
+    cr_assert_not_null(strstr(svg, cell), "no %s", cell);
+    // The rename left no temporary file behind.
+    char *tmp = join(dir, "heat.svg.tmp");
+    struct stat st;
+    cr_assert_neq(stat(tmp, &st), 0);
+    free(tmp);
+    free(svg);
+    free(path);
+    free(dir);
+}
+
+Test(render, heatmap_svg_survives_invalid_utf8_and_control_characters) {
+    const char *const rows[] = {"bad\xff\xfe", "ctl\x01\x1b[31m", "\xe2\x82"};  // truncated UTF-8
+    const char *const cols[] = {"tab\there", "\xc0\xaf", "ok"};
+    double w[3 * 3];
+    fill_rows(w, 3, 3);
+    char *dir = test_tmpdir(), *path = join(dir, "bad.svg");
+    cr_assert_eq(ts_render_heatmap_svg_path(path, w, 3, 3, rows, cols, NULL), TS_OK);
+    assert_xml_well_formed(path);
+    free(path);
+    free(dir);
+}
+
+Test(render, heatmap_svg_labels_positions_when_words_are_missing) {
+    double w[2 * 2] = {1, 0, 0, 1};
+    char *dir = test_tmpdir(), *path = join(dir, "nolabels.svg");
+    cr_assert_eq(ts_render_heatmap_svg_path(path, w, 2, 2, NULL, NULL, "t"), TS_OK);
+    assert_xml_well_formed(path);
+    free(path);
+    free(dir);
+}
+
+Test(render, svg_path_reports_io_errors) {
+    double w[1] = {1};
+    cr_assert_eq(ts_render_heatmap_svg_path("/nonexistent-dir/x.svg", w, 1, 1, NULL, NULL, NULL),
+                 TS_ERR_IO);
+    cr_assert_not_null(strstr(ts_last_error(), "/nonexistent-dir/x.svg"), "%s", ts_last_error());
+    cr_assert_eq(ts_render_heatmap_svg(stdout, w, 0, 1, NULL, NULL, NULL), TS_ERR_SHAPE);
+}
+
+// ---- JSON ------------------------------------------------------------------
+
+Test(render, attention_json_parses_and_round_trips_exactly) {
+    enum { T = 3, S = 4 };
+    const double w[T * S] = {0.1, 1.0 / 3.0, 1e-300, 5e-324,
+                             0.9999999999999999, 0.0, 1.0, 2.0 / 7.0,
+                             NAN, 0.5, 0.25, 0.125};
+    const char *const tgt[T] = {"\"quoted\" \\ back", "new\nline\ttab\x01", "été"};
+    const char *const src[S] = {"日本", "a", "</script>", "<eos>"};
+    char *dir = test_tmpdir(), *path = join(dir, "attn.json");
+    cr_assert_eq(ts_render_attention_json_path(path, w, T, S, tgt, src, "bahdanau"), TS_OK);
+
+    // Python reads it back and prints what it understood: the labels as hex
+    // UTF-8 bytes, the weights as hex floats (exact), null as "null".
+    char cmd[1024], *output = NULL;
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c 'import json,sys\n"
+             "d=json.load(open(sys.argv[1], encoding=\"utf-8\"))\n"
+             "print(d[\"attention\"])\n"
+             "for s in d[\"source\"]+d[\"target\"]: print(s.encode().hex())\n"
+             "for r in d[\"weights\"]:\n"
+             "  for x in r: print(\"null\" if x is None else float.hex(float(x)))\n' '%s'",
+             path);
+    cr_assert_eq(test_run(cmd, &output), 0, "python could not parse the JSON:\n%s", output);
+    char *line = strtok(output, "\n");
+    cr_assert_str_eq(line, "bahdanau");
+    for (int k = 0; k < S + T; k++) {
+        const char *label = k < S ? src[k] : tgt[k - S];
+        char hex[256] = "";
+        for (size_t b = 0; label[b]; b++)
+            snprintf(hex + 2 * b, 3, "%02x", (unsigned char)label[b]);
+        line = strtok(NULL, "\n");
+        cr_assert_not_null(line);
+        cr_assert_str_eq(line, hex, "label %d", k);
+    }
+    for (int k = 0; k < T * S; k++) {
+        line = strtok(NULL, "\n");
+        cr_assert_not_null(line);
+        if (isnan(w[k])) {
+            cr_assert_str_eq(line, "null");
+        } else {
+            double got = strtod(line, NULL);  // C99 reads Python's hex floats
+            cr_assert(got == w[k], "weight %d: got %a, want %a", k, got, w[k]);
+        }
+    }
+    free(output);
+    free(path);
+    free(dir);
+}
+
+// ---- terminal --------------------------------------------------------------
+
+static char *term_output(const double *w, size_t T, size_t S, const char *const *tgt,
+                         const char *const *src, enum ts_term_mode mode, int values) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_not_null(f);
+    ts_term_opts opts = {.mode = mode, .values = values};
+    cr_assert_eq(ts_render_heatmap_term(f, w, T, S, tgt, src, &opts), TS_OK, "%s",
+                 ts_last_error());
+    cr_assert_eq(fclose(f), 0);
+    return buf;
+}
+
+static const double two_by_three[2 * 3] = {0.9, 0.05, 0.05, 0.1, 0.2, 0.7};
+static const char *const tgt2[] = {"the", "<eos>"};
+static const char *const src3[] = {"le", "chat", "<eos>"};
+
+Test(render, plain_terminal_output_is_an_exact_table) {
+    char *got = term_output(two_by_three, 2, 3, tgt2, src3, TS_TERM_PLAIN, 0);
+    const char *want =
+        "         le  chat  <eos>\n"
+        "the    0.90  0.05   0.05\n"
+        "<eos>  0.10  0.20   0.70\n";
+    cr_assert_str_eq(got, want, "got:\n%s", got);
+    free(got);
+}
+
+Test(render, plain_terminal_output_aligns_wide_utf8_words) {
+    const char *const tgt[] = {"été", "日本"};  // 3 and 4 columns, more bytes
+    const char *const src[] = {"naïve", "x"};
+    const double w[4] = {0.5, 0.5, 0.25, 0.75};
+    char *got = term_output(w, 2, 2, tgt, src, TS_TERM_PLAIN, 0);
+    const char *want =
+        "      naïve     x\n"
+        "été    0.50  0.50\n"
+        "日本   0.25  0.75\n";
+    cr_assert_str_eq(got, want, "got:\n%s", got);
+    free(got);
+}
+
+Test(render, shade_mode_uses_shade_characters_and_no_escapes) {
+    const double w[5] = {0.0, 0.25, 0.5, 0.75, 1.0};
+    const char *const src[] = {"a", "b", "c", "d", "e"};
+    const char *const tgt[] = {"x"};
+    char *got = term_output(w, 1, 5, tgt, src, TS_TERM_SHADE, 0);
+    const char *want =
+        "    0  1  2  3  4\n"
+        "x    ░░░▒▒▒▓▓▓███\n"
+        "source:  0 a  1 b  2 c  3 d  4 e\n";
+    cr_assert_str_eq(got, want, "got:\n%s", got);
+    free(got);
+    got = term_output(w, 1, 5, tgt, src, TS_TERM_SHADE, 1);
+    cr_assert_not_null(strstr(got, "▒0.50"), "got:\n%s", got);
+    cr_assert_null(strchr(got, '\x1b'));
+    free(got);
+}
+
+Test(render, colour_modes_paint_backgrounds_and_reset_each_line) {
+    char *got = term_output(two_by_three, 2, 3, tgt2, src3, TS_TERM_TRUECOLOR, 1);
+    cr_assert_not_null(strstr(got, "\x1b[48;2;"));
+    cr_assert_not_null(strstr(got, "0.90"));
+    cr_assert_not_null(strstr(got, "\x1b[0m\n<eos>"), "row 0 not reset");
+    cr_assert_not_null(strstr(got, "source:  0 le  1 chat  2 <eos>\n"), "got:\n%s", got);
+    free(got);
+    got = term_output(two_by_three, 2, 3, tgt2, src3, TS_TERM_256, 0);
+    cr_assert_not_null(strstr(got, "\x1b[48;5;"));
+    cr_assert_null(strstr(got, "0.90"));
+    free(got);
+}
+
+Test(render, terminal_never_echoes_control_characters_from_labels) {
+    const char *const tgt[] = {"\x1b]0;pwned\x07", "ok"};
+    const double w[2] = {1, 1};
+    const char *const src[] = {"\x1b[2J"};
+    for (int mode = TS_TERM_PLAIN; mode <= TS_TERM_SHADE; mode++) {
+        char *got = term_output(w, 2, 1, tgt, src, (enum ts_term_mode)mode, 0);
+        cr_assert_null(strchr(got, '\x1b'), "mode %d:\n%s", mode, got);
+        cr_assert_null(strchr(got, '\x07'));
+        free(got);
+    }
+}
+
+Test(render, long_row_labels_are_cut_with_an_ellipsis) {
+    const char *const tgt[] = {"abcdefghijklmnopqrstuvwxyz0123456789"};
+    const double w[1] = {1};
+    char *got = term_output(w, 1, 1, tgt, NULL, TS_TERM_PLAIN, 0);
+    cr_assert_not_null(strstr(got, "abcdefghijklmnopqrstuvw…  1.00"), "got:\n%s", got);
+    free(got);
+}
+
+Test(render, terminal_mode_comes_from_the_environment) {
+    cr_assert_eq(ts_term_mode_choose(0, NULL, "truecolor", "xterm-256color"), TS_TERM_PLAIN);
+    cr_assert_eq(ts_term_mode_choose(1, NULL, "truecolor", "xterm"), TS_TERM_TRUECOLOR);
+    cr_assert_eq(ts_term_mode_choose(1, NULL, "24bit", NULL), TS_TERM_TRUECOLOR);
+    cr_assert_eq(ts_term_mode_choose(1, NULL, NULL, "xterm-256color"), TS_TERM_256);
+    cr_assert_eq(ts_term_mode_choose(1, NULL, NULL, "xterm"), TS_TERM_SHADE);
+    cr_assert_eq(ts_term_mode_choose(1, "1", "truecolor", "xterm-256color"), TS_TERM_SHADE);
+    cr_assert_eq(ts_term_mode_choose(1, "", "truecolor", NULL), TS_TERM_TRUECOLOR);
+    cr_assert_eq(ts_term_mode_choose(1, NULL, "truecolor", "dumb"), TS_TERM_PLAIN);
+    // A memory stream is never a terminal.
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(ts_term_mode_detect(f), TS_TERM_PLAIN);
+    fclose(f);
+    free(buf);
+}
+
+// ---- colours, Pharaoh ------------------------------------------------------
+
+Test(render, colour_ramp_ends_at_viridis_and_text_contrasts) {
+    uint8_t lo[3], hi[3], nan_grey[3];
+    ts_render_colour(0.0, lo);
+    ts_render_colour(1.0, hi);
+    ts_render_colour(NAN, nan_grey);
+    cr_assert(lo[0] == 0x44 && lo[1] == 0x01 && lo[2] == 0x54);
+    cr_assert(hi[0] == 0xfd && hi[1] == 0xe7 && hi[2] == 0x25);
+    cr_assert_eq(ts_render_dark_text_on(lo), 0, "white text on dark purple");
+    cr_assert_eq(ts_render_dark_text_on(hi), 1, "black text on yellow");
+    ts_render_colour(-3.0, nan_grey);  // clamped
+    cr_assert_eq(nan_grey[0], 0x44);
+}
+
+Test(render, pharaoh_line_of_argmax_alignment) {
+    const double w[3 * 3] = {0.8, 0.1, 0.1, 0.1, 0.2, 0.7, 0.3, 0.6, 0.1};
+    ts_link links[3];
+    size_t n;
+    cr_assert_eq(ts_align_argmax(w, 3, 3, 0, links, &n), TS_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(ts_render_pharaoh(f, links, n), TS_OK);
+    cr_assert_eq(ts_render_pharaoh(f, links, 0), TS_OK);
+    fclose(f);
+    cr_assert_str_eq(buf, "0-0 2-1 1-2\n\n");
+    free(buf);
+}
+
+// ---- loss curve ------------------------------------------------------------
+
+Test(render, loss_svg_is_well_formed_in_every_shape) {
+    const double train[6] = {4.2, 3.1, NAN, 2.0, 1.7, 1.65};
+    const double dev[6] = {4.5, 3.6, 3.0, INFINITY, 2.6, 2.62};
+    const double one[1] = {2.5};
+    const double none[2] = {NAN, NAN};
+    const double flat[3] = {0, 0, 0};
+    char *dir = test_tmpdir();
+    struct {
+        const char *name;
+        const double *train, *dev;
+        size_t epochs;
+    } cases[] = {
+        {"curve.svg", train, dev, 6}, {"one.svg", one, one, 1}, {"none.svg", none, none, 2},
+        {"flat.svg", flat, NULL, 3},  {"empty.svg", NULL, NULL, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *path = join(dir, cases[k].name);
+        cr_assert_eq(ts_render_loss_svg_path(path, cases[k].train, cases[k].dev,
+                                             cases[k].epochs, "loss & <toy>"), TS_OK,
+                     "%s: %s", cases[k].name, ts_last_error());
+        assert_xml_well_formed(path);
+        char *svg = read_all(path);
+        cr_assert_null(strstr(svg, "nan"), "%s has a NaN coordinate", cases[k].name);
+        cr_assert_null(strstr(svg, "inf"), "%s has an Inf coordinate", cases[k].name);
+        cr_assert_not_null(strstr(svg, ">epoch<"));
+        cr_assert_not_null(strstr(svg, ">loss<"));
+        free(svg);
+        free(path);
+    }
+    char *path = join(dir, "curve.svg"), *svg = read_all(path);
+    free(path);
+    // The NaN at epoch 3 breaks train into two polylines; dev's Inf at 4 too.
+    int polylines = 0;
+    for (char *p = svg; (p = strstr(p, "stroke-width=\"2\" points=")); p++) polylines++;
+    cr_assert_eq(polylines, 4, "got %d polylines", polylines);
+    cr_assert_not_null(strstr(svg, ">dev<"));
+    free(svg);
+    path = join(dir, "none.svg");
+    svg = read_all(path);
+    cr_assert_not_null(strstr(svg, "no finite loss values"));
+    free(svg);
+    free(path);
+    free(dir);
+}

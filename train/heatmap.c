@@ -1,0 +1,338 @@
+// Attention heatmaps: in the terminal (plain table, shade characters, 256 or
+// 24-bit colour) and as a standalone SVG figure.
+//
+// T = target length (rows), S = source length (columns)
+// weights: (T, S) row-major, row j = target position j.
+#include "train/render.h"
+
+#include "tensor/status.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistr.h>
+#include <uniwidth.h>
+
+// ---- labels ----------------------------------------------------------------
+
+// A token made safe to show: invalid UTF-8 and control characters become
+// '?', and it is cut to a number of terminal columns with "…".
+typedef struct {
+    char text[192];
+    int cols;  // display width in terminal columns
+} label;
+
+// Width of one code point, or -1 when it must be replaced.
+static int char_cols(ucs4_t uc, int len, const uint8_t *p) {
+    if (uc == 0xfffd && !(len == 3 && p[0] == 0xef)) return -1;  // invalid UTF-8
+    if (uc < 0x20 || (uc >= 0x7f && uc < 0xa0)) return -1;       // C0, DEL, C1
+    return uc_width(uc, "UTF-8");
+}
+
+static void label_make(label *l, const char *const *labels, size_t k, int max_cols) {
+    char number[32];
+    const char *s = labels ? labels[k] : number;
+    if (!labels) snprintf(number, sizeof number, "%zu", k);
+    const uint8_t *p = (const uint8_t *)s;
+    size_t left = strlen(s), used = 0;
+    l->cols = 0;
+    while (left > 0) {
+        ucs4_t uc;
+        int len = u8_mbtouc(&uc, p, left);
+        int w = char_cols(uc, len, p);
+        const char *bytes = (const char *)p;
+        size_t nbytes = (size_t)len;
+        if (w < 0) {
+            bytes = "?";
+            nbytes = 1;
+            w = 1;
+        }
+        // Keep one column and 3 bytes (plus NUL) for the ellipsis.
+        int last = (size_t)len == left;
+        if (l->cols + w > max_cols - (last ? 0 : 1) || used + nbytes + 4 > sizeof l->text) {
+            memcpy(l->text + used, "\xe2\x80\xa6", 3);  // …
+            used += 3;
+            l->cols += 1;
+            break;
+        }
+        memcpy(l->text + used, bytes, nbytes);
+        used += nbytes;
+        l->cols += w;
+        p += len;
+        left -= (size_t)len;
+    }
+    l->text[used] = '\0';
+}
+
+// Row labels, then column labels, in one allocation; NULL on failure.
+static label *labels_make(const char *const *target, size_t T, const char *const *source,
+                          size_t S, int max_cols) {
+    label *all = malloc((T + S) * sizeof *all);
+    if (!all) return NULL;
+    for (size_t j = 0; j < T; j++) label_make(&all[j], target, j, max_cols);
+    for (size_t i = 0; i < S; i++) label_make(&all[T + i], source, i, max_cols);
+    return all;
+}
+
+static int check_matrix(const char *who, const double *weights, size_t T, size_t S) {
+    if (T == 0 || S == 0)
+        return ts_fail(TS_ERR_SHAPE, "%s: empty attention matrix (%zu x %zu)", who, T, S);
+    if (!weights) return ts_fail(TS_ERR_ARG, "%s: weights is NULL", who);
+    if (T > (SIZE_MAX / sizeof(label)) / 2 || S > (SIZE_MAX / sizeof(label)) / 2)
+        return ts_fail(TS_ERR_SHAPE, "%s: %zu x %zu is too large", who, T, S);
+    return TS_OK;
+}
+
+// ---- terminal --------------------------------------------------------------
+
+enum { TERM_LABEL_COLS = 24, TERM_LINE_COLS = 80 };
+
+static void spaces(FILE *out, int n) {
+    for (; n > 0; n--) fputc(' ', out);
+}
+
+static int digits(size_t n) {
+    int d = 1;
+    for (; n >= 10; n /= 10) d++;
+    return d;
+}
+
+// " ░▒▓█" by the nearest quarter: < 0.125 blank, >= 0.875 full block.
+static const char *shade(double w) {
+    static const char *const levels[5] = {" ", "\xe2\x96\x91", "\xe2\x96\x92",
+                                          "\xe2\x96\x93", "\xe2\x96\x88"};
+    if (isnan(w)) return "?";
+    long k = lround(floor(w * 4.0 + 0.5));
+    return levels[k < 0 ? 0 : k > 4 ? 4 : k];
+}
+
+// Nearest entry of xterm's 6x6x6 colour cube (indices 16..231).
+static int cube_index(const uint8_t rgb[3]) {
+    int idx = 16;
+    const int scale[3] = {36, 6, 1};
+    for (int c = 0; c < 3; c++) {
+        int v = rgb[c], level = v < 48 ? 0 : v < 115 ? 1 : (v - 35) / 40;
+        idx += scale[c] * level;
+    }
+    return idx;
+}
+
+static void plain_table(FILE *out, const double *weights, size_t T, size_t S,
+                        const label *rows, const label *cols, int row_cols) {
+    spaces(out, row_cols);
+    for (size_t i = 0; i < S; i++) {
+        int cw = cols[i].cols > 4 ? cols[i].cols : 4;
+        spaces(out, 2 + cw - cols[i].cols);
+        fputs(cols[i].text, out);
+    }
+    fputc('\n', out);
+    for (size_t j = 0; j < T; j++) {
+        fputs(rows[j].text, out);
+        spaces(out, row_cols - rows[j].cols);
+        for (size_t i = 0; i < S; i++) {
+            int cw = cols[i].cols > 4 ? cols[i].cols : 4;
+            fprintf(out, "  %*.2f", cw, weights[j * S + i]);
+        }
+        fputc('\n', out);
+    }
+}
+
+static void cell(FILE *out, double w, enum ts_term_mode mode, int values, int cw) {
+    if (mode == TS_TERM_SHADE) {
+        if (values) {
+            spaces(out, cw - 5);
+            fprintf(out, "%s%4.2f", shade(w), w);
+        } else {
+            for (int k = 0; k < cw; k++) fputs(shade(w), out);
+        }
+        return;
+    }
+    uint8_t rgb[3];
+    ts_render_colour(w, rgb);
+    int dark = ts_render_dark_text_on(rgb);
+    if (mode == TS_TERM_TRUECOLOR) {
+        fprintf(out, "\x1b[48;2;%d;%d;%dm", rgb[0], rgb[1], rgb[2]);
+        if (values) fputs(dark ? "\x1b[38;2;0;0;0m" : "\x1b[38;2;255;255;255m", out);
+    } else {
+        fprintf(out, "\x1b[48;5;%dm", cube_index(rgb));
+        if (values) fputs(dark ? "\x1b[38;5;16m" : "\x1b[38;5;231m", out);
+    }
+    if (values) fprintf(out, "%*.2f", cw, w);
+    else spaces(out, cw);
+}
+
+int ts_render_heatmap_term(FILE *out, const double *weights, size_t T, size_t S,
+                           const char *const *target, const char *const *source,
+                           const ts_term_opts *opts) {
+    int status = check_matrix("render heatmap", weights, T, S);
+    if (status != TS_OK) return status;
+    enum ts_term_mode mode = opts ? opts->mode : TS_TERM_PLAIN;
+    int values = opts ? opts->values : 0;
+    if (mode < TS_TERM_PLAIN || mode > TS_TERM_TRUECOLOR)
+        return ts_fail(TS_ERR_ARG, "render heatmap: unknown terminal mode %d", (int)mode);
+    label *all = labels_make(target, T, source, S, TERM_LABEL_COLS);
+    if (!all) return ts_fail(TS_ERR_NOMEM, "render heatmap: no memory for labels");
+    const label *rows = all, *cols = all + T;
+    int row_cols = 0;
+    for (size_t j = 0; j < T; j++)
+        if (rows[j].cols > row_cols) row_cols = rows[j].cols;
+
+    if (mode == TS_TERM_PLAIN) {
+        plain_table(out, weights, T, S, rows, cols, row_cols);
+    } else {
+        // Column numbers over the cells; the words go in a legend below.
+        int cw = values ? (mode == TS_TERM_SHADE ? 6 : 5) : 3;
+        if (cw < digits(S - 1) + 1) cw = digits(S - 1) + 1;
+        spaces(out, row_cols + 1);
+        for (size_t i = 0; i < S; i++) fprintf(out, "%*zu", cw, i);
+        fputc('\n', out);
+        for (size_t j = 0; j < T; j++) {
+            fputs(rows[j].text, out);
+            spaces(out, row_cols - rows[j].cols + 1);
+            for (size_t i = 0; i < S; i++) cell(out, weights[j * S + i], mode, values, cw);
+            // Reset before the newline so no colour bleeds into the next line.
+            fputs(mode == TS_TERM_SHADE ? "\n" : "\x1b[0m\n", out);
+        }
+        int at = fprintf(out, "source:");
+        for (size_t i = 0; i < S; i++) {
+            int width = 2 + digits(i) + 1 + cols[i].cols;
+            if (at + width > TERM_LINE_COLS && at > 7) {
+                fputs("\n       ", out);
+                at = 7;
+            }
+            fprintf(out, "  %zu %s", i, cols[i].text);
+            at += width;
+        }
+        fputc('\n', out);
+    }
+    free(all);
+    return ferror(out) ? ts_fail(TS_ERR_IO, "render heatmap: write error") : TS_OK;
+}
+
+// ---- SVG -------------------------------------------------------------------
+
+// Layout in px. Text widths are estimated from terminal columns (0.62 em per
+// column covers DejaVu Sans and Arial lower case; wide CJK counts two).
+#define CELL 44.0
+#define FONT 14.0
+#define VALUE_FONT 12.0
+#define TITLE_FONT 16.0
+#define BAR_W 18.0
+#define DIAG 0.70710678118654752  // cos 45 = sin 45
+enum { SVG_LABEL_COLS = 32 };
+
+static double text_px(int cols, double font) { return cols * 0.62 * font; }
+
+static void svg_text(FILE *out, double x, double y, const char *attrs, const char *text) {
+    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" %s>", x, y, attrs);
+    ts_render_xml_text(out, text);
+    fputs("</text>\n", out);
+}
+
+int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
+                          const char *const *target, const char *const *source,
+                          const char *title) {
+    int status = check_matrix("render svg", weights, T, S);
+    if (status != TS_OK) return status;
+    label *all = labels_make(target, T, source, S, SVG_LABEL_COLS);
+    if (!all) return ts_fail(TS_ERR_NOMEM, "render svg: no memory for labels");
+    const label *rows = all, *cols = all + T;
+
+    double row_px = 0, col_px = 0;
+    for (size_t j = 0; j < T; j++) row_px = fmax(row_px, text_px(rows[j].cols, FONT));
+    for (size_t i = 0; i < S; i++) col_px = fmax(col_px, text_px(cols[i].cols, FONT));
+    // Left: the "target" axis title, the row labels, a gap; wide enough that
+    // rotated column labels running down-left stay inside the figure.
+    double gx = 12 + 24 + row_px + 10;
+    for (size_t i = 0; i < S; i++) {
+        double reach = text_px(cols[i].cols, FONT) * DIAG + FONT - (i + 0.5) * CELL;
+        gx = fmax(gx, 12 + reach);
+    }
+    double gy = title ? 52 : 20;
+    double grid_w = S * CELL, grid_h = T * CELL;
+    double bar_h = fmax(grid_h, 120);
+    double bar_x = gx + grid_w + 24;
+    double drop = col_px * DIAG + FONT;  // depth of the rotated column labels
+    double width = bar_x + BAR_W + 8 + 32 + 12;
+    if (title) width = fmax(width, text_px((int)strlen(title), TITLE_FONT) + 24);
+    double height = fmax(gy + grid_h + 12 + drop + 34, gy + bar_h + 20);
+
+    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                 "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Verdana, Arial, "
+                 "sans-serif\" font-size=\"%.0f\">\n",
+            ceil(width), ceil(height), ceil(width), ceil(height), FONT);
+    fputs("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n", out);
+    if (title)
+        svg_text(out, width / 2, 30, "text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\"",
+                 title);
+
+    // Cells with their weights.
+    fprintf(out, "<g font-size=\"%.0f\" text-anchor=\"middle\">\n", VALUE_FONT);
+    for (size_t j = 0; j < T; j++) {
+        for (size_t i = 0; i < S; i++) {
+            double w = weights[j * S + i];
+            uint8_t rgb[3];
+            ts_render_colour(w, rgb);
+            double x = gx + i * CELL, y = gy + j * CELL;
+            fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" "
+                         "fill=\"#%02x%02x%02x\"/>",
+                    x, y, CELL, CELL, rgb[0], rgb[1], rgb[2]);
+            fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\" fill=\"%s\">",
+                    x + CELL / 2, y + CELL / 2,
+                    ts_render_dark_text_on(rgb) ? "#000000" : "#ffffff");
+            if (isnan(w)) fputs("nan", out);
+            else fprintf(out, "%.2f", w);
+            fputs("</text>\n", out);
+        }
+    }
+    fputs("</g>\n", out);
+
+    // Target words down the left, source words rotated along the bottom.
+    for (size_t j = 0; j < T; j++)
+        svg_text(out, gx - 8, gy + (j + 0.5) * CELL, "dy=\"0.35em\" text-anchor=\"end\"",
+                 rows[j].text);
+    for (size_t i = 0; i < S; i++) {
+        // The anchor is the end of the text; shifting it right by ~1/3 em
+        // puts the middle of the glyphs, not the baseline, under the column.
+        double x = gx + (i + 0.5) * CELL + FONT * 0.35, y = gy + grid_h + 12;
+        char attrs[96];
+        snprintf(attrs, sizeof attrs, "text-anchor=\"end\" transform=\"rotate(-45 %.1f %.1f)\"",
+                 x, y);
+        svg_text(out, x, y, attrs, cols[i].text);
+    }
+    svg_text(out, gx + grid_w / 2, gy + grid_h + 12 + drop + 22,
+             "text-anchor=\"middle\" font-style=\"italic\" fill=\"#444444\"", "source");
+    {
+        double x = 12 + 14, y = gy + grid_h / 2;
+        char attrs[128];
+        snprintf(attrs, sizeof attrs,
+                 "text-anchor=\"middle\" font-style=\"italic\" fill=\"#444444\" "
+                 "transform=\"rotate(-90 %.1f %.1f)\"", x, y);
+        svg_text(out, x, y, attrs, "target");
+    }
+
+    // Colour bar, 0 at the bottom, with ticks 0, 0.5, 1.
+    fputs("<defs><linearGradient id=\"ts-viridis\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n", out);
+    for (int k = 0; k <= 8; k++) {
+        uint8_t rgb[3];
+        ts_render_colour(k / 8.0, rgb);
+        fprintf(out, "<stop offset=\"%.3f\" stop-color=\"#%02x%02x%02x\"/>\n", k / 8.0, rgb[0],
+                rgb[1], rgb[2]);
+    }
+    fputs("</linearGradient></defs>\n", out);
+    fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" "
+                 "fill=\"url(#ts-viridis)\" stroke=\"#888888\" stroke-width=\"0.5\"/>\n",
+            bar_x, gy, BAR_W, bar_h);
+    static const char *const tick_text[3] = {"0", "0.5", "1"};
+    for (int k = 0; k < 3; k++) {
+        double y = gy + bar_h * (1.0 - k * 0.5);
+        fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\"/>\n",
+                bar_x + BAR_W, y, bar_x + BAR_W + 4, y);
+        svg_text(out, bar_x + BAR_W + 7, y, "dy=\"0.35em\" font-size=\"12\"", tick_text[k]);
+    }
+    fputs("</svg>\n", out);
+    free(all);
+    return ferror(out) ? ts_fail(TS_ERR_IO, "render svg: write error") : TS_OK;
+}

@@ -1,0 +1,236 @@
+// Shared pieces of the renderers (colour ramp, escaping, terminal mode
+// detection), the JSON and Pharaoh writers, and the *_path variants.
+// The heatmaps live in heatmap.c, the loss curve in plot.c.
+//
+// T = target length (rows), S = source length (columns); weights (T, S).
+#include "train/render.h"
+
+#include "tensor/status.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <unistr.h>
+
+// ---- colour ----------------------------------------------------------------
+
+// viridis at 0, 1/8, ..., 1 (matplotlib's map, sampled as R's viridis(9)):
+// perceptually uniform and readable in greyscale and by colour-blind readers.
+static const uint8_t viridis[9][3] = {
+    {0x44, 0x01, 0x54}, {0x47, 0x2d, 0x7b}, {0x3b, 0x52, 0x8b},
+    {0x2c, 0x72, 0x8e}, {0x21, 0x90, 0x8c}, {0x27, 0xad, 0x81},
+    {0x5d, 0xc8, 0x63}, {0xaa, 0xdc, 0x32}, {0xfd, 0xe7, 0x25},
+};
+
+void ts_render_colour(double w, uint8_t rgb[3]) {
+    if (isnan(w)) {
+        rgb[0] = rgb[1] = rgb[2] = 0xc8;
+        return;
+    }
+    if (w < 0.0) w = 0.0;
+    if (w > 1.0) w = 1.0;
+    double x = w * 8.0;
+    int k = (int)x;
+    if (k > 7) k = 7;
+    double f = x - k;
+    for (int c = 0; c < 3; c++)
+        rgb[c] = (uint8_t)lround(viridis[k][c] + f * (viridis[k + 1][c] - viridis[k][c]));
+}
+
+static double linear_channel(uint8_t v) {
+    double c = v / 255.0;
+    return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4);
+}
+
+int ts_render_dark_text_on(const uint8_t rgb[3]) {
+    double lum = 0.2126 * linear_channel(rgb[0]) + 0.7152 * linear_channel(rgb[1]) +
+                 0.0722 * linear_channel(rgb[2]);
+    // Contrast with black (lum + 0.05) / 0.05 beats contrast with white
+    // 1.05 / (lum + 0.05) exactly when lum > ~0.179.
+    return (lum + 0.05) * (lum + 0.05) > 1.05 * 0.05;
+}
+
+// ---- escaping --------------------------------------------------------------
+
+static void put_fffd(FILE *out) { fputs("\xef\xbf\xbd", out); }
+
+void ts_render_xml_text(FILE *out, const char *s) {
+    const uint8_t *p = (const uint8_t *)s;
+    size_t left = strlen(s);
+    while (left > 0) {
+        ucs4_t uc;
+        int len = u8_mbtouc(&uc, p, left);
+        int bad = (uc == 0xfffd && !(len == 3 && p[0] == 0xef)) ||  // invalid UTF-8
+                  (uc < 0x20 && uc != '\t' && uc != '\n' && uc != '\r') ||
+                  uc == 0xfffe || uc == 0xffff;
+        if (bad) put_fffd(out);
+        else if (uc == '&') fputs("&amp;", out);
+        else if (uc == '<') fputs("&lt;", out);
+        else if (uc == '>') fputs("&gt;", out);
+        else if (uc == '"') fputs("&quot;", out);
+        else if (uc == '\'') fputs("&apos;", out);
+        else fwrite(p, 1, (size_t)len, out);
+        p += len;
+        left -= (size_t)len;
+    }
+}
+
+void ts_render_json_string(FILE *out, const char *s) {
+    const uint8_t *p = (const uint8_t *)s;
+    size_t left = strlen(s);
+    fputc('"', out);
+    while (left > 0) {
+        ucs4_t uc;
+        int len = u8_mbtouc(&uc, p, left);
+        if (uc == 0xfffd && !(len == 3 && p[0] == 0xef)) fputs("\\ufffd", out);
+        else if (uc == '"') fputs("\\\"", out);
+        else if (uc == '\\') fputs("\\\\", out);
+        else if (uc < 0x20) fprintf(out, "\\u%04x", (unsigned)uc);
+        else fwrite(p, 1, (size_t)len, out);
+        p += len;
+        left -= (size_t)len;
+    }
+    fputc('"', out);
+}
+
+// ---- terminal mode ---------------------------------------------------------
+
+enum ts_term_mode ts_term_mode_choose(int is_tty, const char *no_color,
+                                      const char *colorterm, const char *term) {
+    if (!is_tty) return TS_TERM_PLAIN;
+    if (term && strcmp(term, "dumb") == 0) return TS_TERM_PLAIN;
+    if (no_color && no_color[0] != '\0') return TS_TERM_SHADE;  // no-color.org
+    if (colorterm && (strcmp(colorterm, "truecolor") == 0 || strcmp(colorterm, "24bit") == 0))
+        return TS_TERM_TRUECOLOR;
+    if (term && strstr(term, "256color")) return TS_TERM_256;
+    return TS_TERM_SHADE;
+}
+
+enum ts_term_mode ts_term_mode_detect(FILE *f) {
+    return ts_term_mode_choose(isatty(fileno(f)), getenv("NO_COLOR"), getenv("COLORTERM"),
+                               getenv("TERM"));
+}
+
+// ---- JSON and Pharaoh ------------------------------------------------------
+
+static void json_labels(FILE *out, const char *const *labels, size_t n) {
+    fputc('[', out);
+    for (size_t k = 0; k < n; k++) {
+        if (k > 0) fputs(", ", out);
+        if (labels) {
+            ts_render_json_string(out, labels[k]);
+        } else {
+            fprintf(out, "\"%zu\"", k);
+        }
+    }
+    fputc(']', out);
+}
+
+int ts_render_attention_json(FILE *out, const double *weights, size_t T, size_t S,
+                             const char *const *target, const char *const *source,
+                             const char *attention) {
+    if (!weights && T > 0 && S > 0) return ts_fail(TS_ERR_ARG, "render json: weights is NULL");
+    fputs("{\"source\": ", out);
+    json_labels(out, source, S);
+    fputs(",\n \"target\": ", out);
+    json_labels(out, target, T);
+    fputs(",\n \"weights\": [", out);
+    for (size_t j = 0; j < T; j++) {
+        fputs(j > 0 ? ",\n  [" : "[", out);
+        for (size_t i = 0; i < S; i++) {
+            double w = weights[j * S + i];
+            if (i > 0) fputs(", ", out);
+            // JSON has no NaN or Infinity.
+            if (isfinite(w)) fprintf(out, "%.17g", w);
+            else fputs("null", out);
+        }
+        fputc(']', out);
+    }
+    fputs("],\n \"attention\": ", out);
+    if (attention) ts_render_json_string(out, attention);
+    else fputs("null", out);
+    fputs("}\n", out);
+    return ferror(out) ? ts_fail(TS_ERR_IO, "render json: write error") : TS_OK;
+}
+
+int ts_render_pharaoh(FILE *out, const ts_link *links, size_t n_links) {
+    for (size_t k = 0; k < n_links; k++)
+        fprintf(out, k > 0 ? " %d-%d" : "%d-%d", (int)links[k].src, (int)links[k].tgt);
+    fputc('\n', out);
+    return ferror(out) ? ts_fail(TS_ERR_IO, "render pharaoh: write error") : TS_OK;
+}
+
+// ---- writing to a path -----------------------------------------------------
+
+typedef struct {
+    const double *weights, *train, *dev;
+    size_t T, S, epochs;
+    const char *const *target;
+    const char *const *source;
+    const char *text;  // title or attention name
+} figure_args;
+
+typedef int (*figure_writer)(FILE *out, const figure_args *a);
+
+// Writes path.tmp, then renames it over path: readers see the old file or
+// the whole new one.
+static int write_to_path(const char *path, figure_writer write, const figure_args *a) {
+    size_t n = strlen(path) + 5;
+    char *tmp = malloc(n);
+    if (!tmp) return ts_fail(TS_ERR_NOMEM, "render: no memory for a path");
+    snprintf(tmp, n, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        int status = ts_fail(TS_ERR_IO, "render: cannot create %s", tmp);
+        free(tmp);
+        return status;
+    }
+    int status = write(f, a);
+    int closed = fclose(f);
+    if (status == TS_OK && closed != 0)
+        status = ts_fail(TS_ERR_IO, "render: write error on %s", tmp);
+    else if (status == TS_ERR_IO)
+        status = ts_fail(TS_ERR_IO, "render: write error on %s", tmp);
+    if (status == TS_OK && rename(tmp, path) != 0)
+        status = ts_fail(TS_ERR_IO, "render: cannot rename %s to %s", tmp, path);
+    if (status != TS_OK) remove(tmp);
+    free(tmp);
+    return status;
+}
+
+static int heatmap_writer(FILE *out, const figure_args *a) {
+    return ts_render_heatmap_svg(out, a->weights, a->T, a->S, a->target, a->source, a->text);
+}
+
+static int json_writer(FILE *out, const figure_args *a) {
+    return ts_render_attention_json(out, a->weights, a->T, a->S, a->target, a->source,
+                                    a->text);
+}
+
+static int loss_writer(FILE *out, const figure_args *a) {
+    return ts_render_loss_svg(out, a->train, a->dev, a->epochs, a->text);
+}
+
+int ts_render_heatmap_svg_path(const char *path, const double *weights, size_t T, size_t S,
+                               const char *const *target, const char *const *source,
+                               const char *title) {
+    figure_args a = {.weights = weights, .T = T, .S = S, .target = target, .source = source,
+                     .text = title};
+    return write_to_path(path, heatmap_writer, &a);
+}
+
+int ts_render_attention_json_path(const char *path, const double *weights, size_t T,
+                                  size_t S, const char *const *target,
+                                  const char *const *source, const char *attention) {
+    figure_args a = {.weights = weights, .T = T, .S = S, .target = target, .source = source,
+                     .text = attention};
+    return write_to_path(path, json_writer, &a);
+}
+
+int ts_render_loss_svg_path(const char *path, const double *train, const double *dev,
+                            size_t epochs, const char *title) {
+    figure_args a = {.train = train, .dev = dev, .epochs = epochs, .text = title};
+    return write_to_path(path, loss_writer, &a);
+}
