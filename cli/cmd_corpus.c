@@ -1,0 +1,201 @@
+// tinyseq corpus: write the toy corpus, or read a TSV corpus and report on it.
+#include "cli/cli.h"
+
+#include "data/corpus.h"
+#include "data/toy.h"
+#include "data/vocab.h"
+#include "tensor/status.h"
+
+#include <errno.h>
+#include <gsl/gsl_rng.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const command = "tinyseq corpus";
+
+static void help(FILE *out) {
+    fprintf(out,
+            "usage: tinyseq corpus --toy [--n N] [--seed S] [--align FILE]\n"
+            "       tinyseq corpus --stats FILE [--max-len N] [--min-count N] [--prefix P]... [--skip-bad]\n"
+            "       tinyseq corpus --normalize FILE [--max-len N] [--prefix P]... [--skip-bad]\n"
+            "\n"
+            "  --toy            write the synthetic toy corpus as TSV (source<TAB>target) to stdout\n"
+            "  --n N            toy pairs to write (default %d)\n"
+            "  --seed S         toy generator seed, gsl_rng mt19937 (default %d); same seed, same bytes\n"
+            "  --align FILE     also write the toy corpus's gold alignments to FILE, one line per\n"
+            "                   pair, Pharaoh format (source-target, 0-based token indices)\n"
+            "  --stats FILE     read a TSV corpus and print pair counts, vocabulary sizes, lengths\n"
+            "  --normalize FILE read a TSV corpus and write its normalised pairs to stdout\n"
+            "  --max-len N      keep pairs with 1..N tokens on both sides (default: no limit)\n"
+            "  --min-count N    --stats: vocabulary words need N occurrences (default 1)\n"
+            "  --prefix P       keep pairs whose source starts with the words P (repeatable)\n"
+            "  --skip-bad       skip and count malformed lines instead of stopping at the first\n"
+            "\n"
+            "Exit status: 0 ok, 1 unreadable or malformed input or failed write, 2 usage error.\n",
+            TS_TOY_PAIRS, TS_TOY_SEED);
+}
+
+static int run_toy(long n, long seed, const char *align_path) {
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng) {
+        ts_cli_error(command, 0, "out of memory");
+        return TS_EXIT_FAIL;
+    }
+    gsl_rng_set(rng, (unsigned long)seed);
+    ts_corpus *c;
+    int st = ts_toy_generate(rng, (size_t)n, &c);
+    gsl_rng_free(rng);
+    if (st != TS_OK) {
+        ts_cli_error(command, 1, "cannot generate the toy corpus");
+        return TS_EXIT_FAIL;
+    }
+    int code = TS_EXIT_OK;
+    if (ts_corpus_write_tsv(c, stdout) != TS_OK) {
+        ts_cli_error(command, 1, "writing stdout");
+        code = TS_EXIT_FAIL;
+    }
+    if (code == TS_EXIT_OK && align_path) {
+        FILE *f = fopen(align_path, "w");
+        if (!f) {
+            ts_cli_error(command, 0, "cannot create '%s': %s", align_path, strerror(errno));
+            code = TS_EXIT_FAIL;
+        } else {
+            if (ts_corpus_write_align(c, f) != TS_OK) {
+                ts_cli_error(command, 1, "writing '%s'", align_path);
+                code = TS_EXIT_FAIL;
+            }
+            if (fclose(f) != 0 && code == TS_EXIT_OK) {
+                ts_cli_error(command, 0, "cannot write '%s': %s", align_path, strerror(errno));
+                code = TS_EXIT_FAIL;
+            }
+        }
+    }
+    ts_corpus_free(c);
+    return code;
+}
+
+static void print_stats(const char *path, const ts_corpus *c, const ts_corpus_opts *opts,
+                        long min_count, const ts_vocab *src, const ts_vocab *tgt) {
+    size_t src_tokens = 0, tgt_tokens = 0, src_max = 0, tgt_max = 0;
+    for (size_t i = 0; i < c->n_pairs; i++) {
+        const ts_pair *p = &c->pairs[i];
+        src_tokens += (size_t)p->src_len;
+        tgt_tokens += (size_t)p->tgt_len;
+        if ((size_t)p->src_len > src_max) src_max = (size_t)p->src_len;
+        if ((size_t)p->tgt_len > tgt_max) tgt_max = (size_t)p->tgt_len;
+    }
+    double n = c->n_pairs ? (double)c->n_pairs : 1.0;
+    printf("file: %s\n", path);
+    printf("lines: %zu\n", c->n_lines);
+    printf("bad lines skipped: %zu\n", c->n_bad);
+    printf("pairs filtered out: %zu (max-len %zu, %zu prefixes)\n", c->n_filtered, opts->max_len,
+           opts->n_prefixes);
+    printf("pairs: %zu\n", c->n_pairs);
+    printf("source vocab: %zu (specials included, min-count %ld)\n", ts_vocab_size(src), min_count);
+    printf("target vocab: %zu\n", ts_vocab_size(tgt));
+    printf("source tokens: %zu (mean %.2f, max %zu)\n", src_tokens, (double)src_tokens / n, src_max);
+    printf("target tokens: %zu (mean %.2f, max %zu)\n", tgt_tokens, (double)tgt_tokens / n, tgt_max);
+}
+
+static int run_read(const char *path, const ts_corpus_opts *opts, long min_count, int stats) {
+    ts_corpus *c;
+    if (ts_corpus_read(path, opts, &c) != TS_OK) {
+        ts_cli_error(command, 0, "%s", ts_last_error());
+        return TS_EXIT_FAIL;
+    }
+    int code = TS_EXIT_OK;
+    if (stats) {
+        ts_vocab *src = NULL, *tgt = NULL;
+        if (ts_vocab_build(c, TS_SRC, NULL, 0, (size_t)min_count, &src) != TS_OK ||
+            ts_vocab_build(c, TS_TGT, NULL, 0, (size_t)min_count, &tgt) != TS_OK) {
+            ts_cli_error(command, 1, "building the vocabularies");
+            code = TS_EXIT_FAIL;
+        } else {
+            print_stats(path, c, opts, min_count, src, tgt);
+            if (fflush(stdout) || ferror(stdout)) {
+                ts_cli_error(command, 0, "cannot write stdout: %s", strerror(errno));
+                code = TS_EXIT_FAIL;
+            }
+        }
+        ts_vocab_free(src);
+        ts_vocab_free(tgt);
+    } else if (ts_corpus_write_tsv(c, stdout) != TS_OK) {
+        ts_cli_error(command, 1, "writing stdout");
+        code = TS_EXIT_FAIL;
+    }
+    if (code == TS_EXIT_OK && c->n_bad)
+        fprintf(stderr, "%s: skipped %zu malformed line%s of '%s'\n", command, c->n_bad,
+                c->n_bad == 1 ? "" : "s", path);
+    ts_corpus_free(c);
+    return code;
+}
+
+int ts_cmd_corpus(int argc, char **argv) {
+    ts_args args;
+    ts_args_init(&args, argc, argv, command);
+    int toy = 0;
+    long n = TS_TOY_PAIRS, seed = TS_TOY_SEED, max_len = 0, min_count = 1;
+    const char *align_path = NULL, *stats_path = NULL, *normalize_path = NULL;
+    const char **prefixes = NULL;
+    size_t n_prefixes = 0;
+    int skip_bad = 0, code = -1;
+    const char *flag, *value;
+    while (code < 0 && ts_args_next(&args, &flag, &value)) {
+        if (!flag) {
+            ts_cli_error(command, 0, "unexpected argument '%s' (see %s --help)", value, command);
+            code = TS_EXIT_USAGE;
+        } else if (!strcmp(flag, "help")) {
+            help(stdout);
+            code = TS_EXIT_OK;
+        } else if (!strcmp(flag, "toy")) {
+            toy = 1;
+        } else if (!strcmp(flag, "skip-bad")) {
+            skip_bad = 1;
+        } else if (!strcmp(flag, "n") || !strcmp(flag, "seed") || !strcmp(flag, "max-len") ||
+                   !strcmp(flag, "min-count")) {
+            const char *text = ts_args_value(&args, flag);
+            long *dst = !strcmp(flag, "n") ? &n : !strcmp(flag, "seed") ? &seed
+                      : !strcmp(flag, "max-len") ? &max_len : &min_count;
+            long lo = !strcmp(flag, "n") || !strcmp(flag, "min-count") ? 1 : 0;
+            long hi = !strcmp(flag, "seed") ? 4294967295L : 100000000L;
+            if (!text || ts_parse_int(command, flag, text, lo, hi, dst) != 0) code = TS_EXIT_USAGE;
+        } else if (!strcmp(flag, "align") || !strcmp(flag, "stats") || !strcmp(flag, "normalize") ||
+                   !strcmp(flag, "prefix")) {
+            const char *text = ts_args_value(&args, flag);
+            if (!text) {
+                code = TS_EXIT_USAGE;
+            } else if (!strcmp(flag, "prefix")) {
+                const char **grown = realloc(prefixes, (n_prefixes + 1) * sizeof *grown);
+                if (!grown) {
+                    ts_cli_error(command, 0, "out of memory");
+                    code = TS_EXIT_FAIL;
+                } else {
+                    prefixes = grown;
+                    prefixes[n_prefixes++] = text;
+                }
+            } else {
+                *(!strcmp(flag, "align") ? &align_path : !strcmp(flag, "stats") ? &stats_path
+                                                                                : &normalize_path) = text;
+            }
+        } else {
+            code = ts_unknown_flag(command, flag);
+        }
+    }
+    if (code < 0 && toy + !!stats_path + !!normalize_path != 1) {
+        ts_cli_error(command, 0, "give exactly one of --toy, --stats FILE, --normalize FILE "
+                                 "(see %s --help)", command);
+        code = TS_EXIT_USAGE;
+    }
+    if (code < 0 && align_path && !toy) {
+        ts_cli_error(command, 0, "--align goes with --toy");
+        code = TS_EXIT_USAGE;
+    }
+    if (code < 0 && toy) {
+        code = run_toy(n, seed, align_path);
+    } else if (code < 0) {
+        ts_corpus_opts opts = {(size_t)max_len, prefixes, n_prefixes, skip_bad};
+        code = run_read(stats_path ? stats_path : normalize_path, &opts, min_count, !!stats_path);
+    }
+    free(prefixes);
+    return code;
+}
