@@ -31,6 +31,11 @@ const ts_op_info ts_ops[TS_OP_COUNT] = {
     [TS_OP_LOG_SOFTMAX] = {"log_softmax", ts_log_softmax_backward},
     [TS_OP_CROSS_ENTROPY] = {"cross_entropy", ts_cross_entropy_backward},
     [TS_OP_DROPOUT] = {"dropout", ts_dropout_backward},
+    [TS_OP_STACK_ROWS] = {"stack_rows", ts_stack_rows_backward},
+    [TS_OP_GRU_CELL] = {"gru_cell", ts_gru_cell_backward},
+    [TS_OP_ATTN_DOT] = {"attn_dot", ts_attn_dot_backward},
+    [TS_OP_ATTN_ADDITIVE] = {"attn_additive", ts_attn_additive_backward},
+    [TS_OP_ATTN_CONTEXT] = {"attn_context", ts_attn_context_backward},
 };
 _Static_assert(sizeof ts_ops / sizeof ts_ops[0] == TS_OP_COUNT, "one table row per op");
 
@@ -89,7 +94,7 @@ static ts_tensor *node_header(ts_ctx *ctx, int op, int ndim, const int *dims, in
     t->op = op;
     int needs_grad = 0;
     for (int i = 0; i < nsrc; i++) {
-        t->src[i] = src[i];
+        if (i < TS_MAX_SRC) t->src[i] = src[i];
         needs_grad |= src[i]->requires_grad;
     }
     snprintf(t->name, sizeof t->name, "%s", ts_ops[op].name);

@@ -48,6 +48,11 @@ enum ts_op {
     TS_OP_LOG_SOFTMAX,   // y = a - logsumexp(a) per row
     TS_OP_CROSS_ENTROPY, // y = -mean_{i: t_i != ignore} log softmax(a_i)[t_i]
     TS_OP_DROPOUT,       // y = a * m / (1 - p), m_i ~ Bernoulli(1 - p)
+    TS_OP_STACK_ROWS,    // y = [x_0; x_1; ...] along the first dimension
+    TS_OP_GRU_CELL,      // h' = (1 - z) * n + z * h, PyTorch's GRU (fused)
+    TS_OP_ATTN_DOT,      // e[b, s] = q[b] . k[b, s]
+    TS_OP_ATTN_ADDITIVE, // e[b, s] = v . tanh(q[b] + k[b, s])
+    TS_OP_ATTN_CONTEXT,  // c[b] = sum_s w[b, s] m[b, s]
     TS_OP_COUNT
 };
 
@@ -91,6 +96,8 @@ ts_tensor *ts_ctx_fail(ts_ctx *ctx, int status, const char *fmt, ...)
 // For op implementations. NULL on failure (recorded in ctx).
 ts_tensor *ts_node(ts_ctx *ctx, int op, int ndim, const int *dims, int nsrc, ts_tensor *const *src);
 
+// nsrc may exceed TS_MAX_SRC: then only the first TS_MAX_SRC are kept in
+// src[] and the op keeps the full list itself (ts_stack_rows does).
 // As ts_node, but the node's data is `data` (a view into an input); nothing
 // is allocated for it.
 ts_tensor *ts_node_view(ts_ctx *ctx, int op, int ndim, const int *dims, ts_tensor *src,

@@ -46,6 +46,10 @@ ts_tensor *ts_slice_rows(ts_ctx *ctx, ts_tensor *a, int start, int n);
 // The same data with another shape of the same size, as a view.
 ts_tensor *ts_reshape(ts_ctx *ctx, ts_tensor *a, int ndim, const int *dims);
 
+// [x_0; x_1; ...; x_{n-1}] along the first dimension (any n >= 1); the
+// inputs agree on every other dimension. The list is copied.
+ts_tensor *ts_stack_rows(ts_ctx *ctx, ts_tensor *const *xs, int n);
+
 // ---- softmax and loss (ops_softmax.c) ----
 // Per row of a (rows, cols). With a mask (rows * cols doubles, 0 = masked,
 // read only during the call) masked entries get exactly 0 weight; mask NULL
@@ -61,5 +65,24 @@ ts_tensor *ts_cross_entropy(ts_ctx *ctx, ts_tensor *logits, const int *targets, 
 // Zeroes each element with probability p (drawn from rng) and scales the rest
 // by 1 / (1 - p). p = 0 returns a unchanged; p must be in [0, 1).
 ts_tensor *ts_dropout(ts_ctx *ctx, ts_tensor *a, double p, gsl_rng *rng);
+
+// ---- fused recurrent and attention nodes (ops_gru.c, ops_attention.c) ----
+// One GRU step in PyTorch's formulation (docs/models.md), B rows at once:
+//   gates_x (B, 3H) = x W_ih^T + b_ih, already computed (for the encoder, for
+//   every time step in one product); h (B, H); w_hh (3H, H); b_hh (3H).
+// Returns h' (B, H). mask (B, 1 = real step, 0 = padding; copied; NULL = all
+// real): a masked row's h' is its h, and no gradient flows through the gates.
+ts_tensor *ts_gru_cell(ts_ctx *ctx, ts_tensor *gates_x, ts_tensor *h, ts_tensor *w_hh,
+                       ts_tensor *b_hh, const double *mask);
+
+// Dot scores: q (B, D), keys (B, S, D) -> e (B, S), e[b, s] = q[b] . keys[b, s].
+ts_tensor *ts_attn_dot(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys);
+
+// Additive scores: q (B, A), keys (B, S, A), v (A) -> e (B, S),
+// e[b, s] = v . tanh(q[b] + keys[b, s]). Projections happen outside.
+ts_tensor *ts_attn_additive(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *v);
+
+// Context: weights (B, S), memory (B, S, M) -> (B, M), c[b] = sum_s w[b, s] memory[b, s].
+ts_tensor *ts_attn_context(ts_ctx *ctx, ts_tensor *weights, ts_tensor *memory);
 
 #endif

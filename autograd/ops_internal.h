@@ -27,6 +27,11 @@ int ts_softmax_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_log_softmax_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_cross_entropy_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_dropout_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_stack_rows_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_gru_cell_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_attn_dot_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_attn_additive_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_attn_context_backward(ts_ctx *ctx, ts_tensor *out);
 
 // The gradient of input i of `out` if it needs one (allocating it), else NULL.
 // Backward code: `double *da = input_grad(ctx, out, 0); if (da) ...`.

@@ -162,3 +162,48 @@ int ts_reshape_backward(ts_ctx *ctx, ts_tensor *y) {
         for (size_t i = 0; i < y->size; i++) da[i] += y->grad[i];
     return ctx->status;
 }
+
+// y = [x_0; ...; x_{n-1}] along the first dimension; dx_i += dy[rows of x_i]
+// The input list lives in the arena (aux); src[] holds only its first entries.
+ts_tensor *ts_stack_rows(ts_ctx *ctx, ts_tensor *const *xs, int n) {
+    if (n < 1) return ts_ctx_fail(ctx, TS_ERR_ARG, "stack_rows: no inputs");
+    for (int i = 0; i < n; i++)
+        if (!xs[i]) return NULL;
+    int dims[TS_MAX_DIMS];
+    memcpy(dims, xs[0]->shape, sizeof dims);
+    dims[0] = 0;
+    for (int i = 0; i < n; i++) {
+        int same = xs[i]->ndim == xs[0]->ndim;
+        for (int d = 1; same && d < xs[0]->ndim; d++) same = xs[i]->shape[d] == xs[0]->shape[d];
+        if (!same) {
+            char s0[48], si[48];
+            return ts_ctx_fail(ctx, TS_ERR_SHAPE, "stack_rows: input %d has shape %s, input 0 %s", i,
+                               SHAPE(xs[i], si), SHAPE(xs[0], s0));
+        }
+        dims[0] += xs[i]->shape[0];
+    }
+    ts_tensor *y = ts_node(ctx, TS_OP_STACK_ROWS, xs[0]->ndim, dims, n, xs);
+    ts_tensor **list = y ? ts_arena_alloc(ctx->arena, (size_t)n * sizeof *list) : NULL;
+    if (!list) return y ? ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error()) : NULL;
+    memcpy(list, xs, (size_t)n * sizeof *list);
+    y->aux = list;
+    y->iarg[0] = n;
+    double *dst = y->data;
+    for (int i = 0; i < n; i++) {
+        memcpy(dst, xs[i]->data, xs[i]->size * sizeof(double));
+        dst += xs[i]->size;
+    }
+    return y;
+}
+int ts_stack_rows_backward(ts_ctx *ctx, ts_tensor *y) {
+    ts_tensor *const *list = y->aux;
+    const double *g = y->grad;
+    for (int i = 0; i < y->iarg[0]; i++) {
+        ts_tensor *x = list[i];
+        double *dx = x->requires_grad ? ts_grad(ctx, x) : NULL;
+        if (dx)
+            for (size_t k = 0; k < x->size; k++) dx[k] += g[k];
+        g += x->size;
+    }
+    return ctx->status;
+}

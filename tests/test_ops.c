@@ -375,3 +375,109 @@ Test(autograd, shape_errors_are_sticky_and_named) {
     ts_tensor_free_persistent(b);
     ts_arena_free(arena);
 }
+
+// ---- row stacking, the fused GRU cell and the attention nodes ----
+
+static ts_tensor *op_stack(ts_ctx *c, ts_tensor **x, void *a) {
+    (void)a;
+    ts_tensor *parts[5] = {x[0], ts_tanh(c, x[1]), x[0], x[2], x[1]};  // 5 > TS_MAX_SRC, repeats
+    return ts_stack_rows(c, parts, 5);
+}
+Test(ops, stack_rows_gradcheck) {
+    const int shapes[3][4] = {{2, 1, 3, 0}, {2, 2, 3, 0}, {2, 3, 3, 0}};
+    check_op("stack_rows", op_stack, NULL, 3, shapes, 0);
+}
+
+// x[0] = gates_x (B, 3H), x[1] = h (B, H), x[2] = w_hh (3H, H), x[3] = b_hh (3H)
+static ts_tensor *op_gru_fused(ts_ctx *c, ts_tensor **x, void *mask) {
+    return ts_gru_cell(c, x[0], x[1], x[2], x[3], mask);
+}
+// The same cell from primitive ops; masked rows are not supported here.
+static ts_tensor *op_gru_composed(ts_ctx *c, ts_tensor **x, void *unused) {
+    (void)unused;
+    int H = ts_cols(x[1]);
+    ts_tensor *gh = ts_add_bias(c, ts_matmul(c, x[1], x[2], 0, 1), x[3]);
+    ts_tensor *r = ts_sigmoid(c, ts_add(c, ts_slice_cols(c, x[0], 0, H), ts_slice_cols(c, gh, 0, H)));
+    ts_tensor *z = ts_sigmoid(c, ts_add(c, ts_slice_cols(c, x[0], H, H), ts_slice_cols(c, gh, H, H)));
+    ts_tensor *n = ts_tanh(c, ts_add(c, ts_slice_cols(c, x[0], 2 * H, H), ts_mul(c, r, ts_slice_cols(c, gh, 2 * H, H))));
+    return ts_add(c, n, ts_mul(c, z, ts_sub(c, x[1], n)));  // (1 - z) n + z h
+}
+
+Test(ops, gru_cell_gradcheck) {
+    const int dims[][2] = {{1, 1}, {3, 2}, {2, 5}};
+    static const double mask[] = {1, 0, 1};
+    for (int i = 0; i < 3; i++) {
+        int B = dims[i][0], H = dims[i][1];
+        const int shapes[4][4] = {{2, B, 3 * H, 0}, {2, B, H, 0}, {2, 3 * H, H, 0}, {1, 3 * H, 0, 0}};
+        check_op("gru_cell", op_gru_fused, NULL, 4, shapes, 0);
+        if (B == 3) check_op("gru_cell(masked row)", op_gru_fused, (void *)mask, 4, shapes, 0);
+    }
+}
+
+Test(ops, gru_cell_fused_equals_composition) {
+    enum { B = 3, H = 4 };
+    const int dims[4][3] = {{B, 3 * H}, {B, H}, {3 * H, H}, {3 * H}};
+    const int ndims[4] = {2, 2, 2, 1};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    ts_tensor *x[4];
+    for (int i = 0; i < 4; i++) {
+        x[i] = ts_tensor_new_persistent(ndims[i], dims[i], "x");
+        for (size_t k = 0; k < x[i]->size; k++) x[i]->data[k] = 2.0 * gsl_rng_uniform(rng) - 1.0;
+    }
+    ts_arena *arena = ts_arena_new(1 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double value[2][B * H], grads[2][4][3 * H * H];
+    op_fn fns[2] = {op_gru_fused, op_gru_composed};
+    for (int f = 0; f < 2; f++) {
+        ts_ctx_reset(&ctx);
+        for (int i = 0; i < 4; i++) memset(x[i]->grad, 0, x[i]->size * sizeof(double));
+        ts_tensor *y = fns[f](&ctx, x, NULL);
+        memcpy(value[f], y->data, sizeof value[f]);
+        cr_assert_eq(ts_backward(&ctx, weighted_sum(&ctx, y)), TS_OK, "%s", ts_last_error());
+        for (int i = 0; i < 4; i++) memcpy(grads[f][i], x[i]->grad, x[i]->size * sizeof(double));
+    }
+    assert_allclose(value[0], value[1], B * H, 1e-15, 1e-13);
+    for (int i = 0; i < 4; i++) assert_allclose(grads[0][i], grads[1][i], x[i]->size, 1e-15, 1e-12);
+    for (int i = 0; i < 4; i++) ts_tensor_free_persistent(x[i]);
+    ts_arena_free(arena);
+    gsl_rng_free(rng);
+}
+
+Test(ops, gru_cell_masked_row_keeps_its_state) {
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double gx[2 * 3] = {1, 2, 3, 4, 5, 6}, h[2] = {0.25, -0.5}, w[3] = {0.1, 0.2, 0.3}, b[3] = {0};
+    double mask[2] = {1, 0};
+    ts_tensor *y = ts_gru_cell(&ctx, ts_constant(&ctx, 2, (int[]){2, 3}, gx), ts_constant(&ctx, 2, (int[]){2, 1}, h),
+                               ts_constant(&ctx, 2, (int[]){3, 1}, w), ts_constant(&ctx, 1, (int[]){3}, b), mask);
+    cr_assert(y->data[1] == -0.5, "masked row changed to %g", y->data[1]);
+    cr_assert(y->data[0] != 0.25);
+    ts_arena_free(arena);
+}
+
+static ts_tensor *op_attn_dot(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_attn_dot(c, x[0], x[1]); }
+static ts_tensor *op_attn_additive(ts_ctx *c, ts_tensor **x, void *a) {
+    (void)a;
+    return ts_attn_additive(c, x[0], x[1], x[2]);
+}
+static ts_tensor *op_attn_context(ts_ctx *c, ts_tensor **x, void *mask) {
+    ts_tensor *w = ts_softmax(c, x[0], mask);  // realistic weights, masked entries 0
+    return ts_attn_context(c, w, x[1]);
+}
+Test(ops, attention_nodes_gradcheck) {
+    const int bsd[][3] = {{1, 1, 1}, {3, 4, 2}, {2, 1, 5}};
+    for (int i = 0; i < 3; i++) {
+        int B = bsd[i][0], S = bsd[i][1], D = bsd[i][2];
+        const int dot_shapes[2][4] = {{2, B, D, 0}, {3, B, S, D}};
+        check_op("attn_dot", op_attn_dot, NULL, 2, dot_shapes, 0);
+        const int add_shapes[3][4] = {{2, B, D, 0}, {3, B, S, D}, {1, D, 0, 0}};
+        check_op("attn_additive", op_attn_additive, NULL, 3, add_shapes, 0);
+        const int ctx_shapes[2][4] = {{2, B, S, 0}, {3, B, S, D + 1}};
+        check_op("attn_context", op_attn_context, NULL, 2, ctx_shapes, 0);
+    }
+    static const double mask[] = {1, 1, 0, 0, 1, 1, 1, 1, 1, 0, 0, 0};  // (3, 4)
+    const int ctx_shapes[2][4] = {{2, 3, 4, 0}, {3, 3, 4, 2}};
+    check_op("attn_context(masked)", op_attn_context, (void *)mask, 2, ctx_shapes, 0);
+}
