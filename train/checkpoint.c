@@ -1146,7 +1146,7 @@ static int inflate_payload(struct source *src, uint64_t cap, unsigned char **out
         size_t produced = before - z.avail_out;
         if (past_end && produced) {
             rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: payload is longer than its declared "
-                         "%zu bytes", src->what, total);
+                         "%zu bytes", src->what, total - PRELUDE_SIZE);
             goto done;
         }
         have += produced;
@@ -1183,8 +1183,8 @@ static int inflate_payload(struct source *src, uint64_t cap, unsigned char **out
         }
     }
     if (have < PRELUDE_SIZE || have < total) {
-        rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: truncated payload: %zu of %zu bytes",
-                     src->what, have, total ? total : (size_t)PRELUDE_SIZE);
+        rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: truncated payload: the stream ends after "
+                     "%zu of %zu bytes", src->what, have, total ? total : (size_t)PRELUDE_SIZE);
         goto done;
     }
     // Exactly one gzip member and nothing after it.
