@@ -1,0 +1,538 @@
+#!/usr/bin/python3
+"""Writes the PyTorch reference fixtures that the C model tests compare
+against (to 1e-10): a GRU cell, every attention variant, and full seq2seq
+losses with the gradient of every parameter.
+
+Run by hand with Debian's python3 (torch 1.13; the pyenv python3 first on
+PATH has no torch):
+
+    /usr/bin/python3 tools/make_torch_fixtures.py [--out tests/fixtures/torch] [--check]
+
+Neither the build nor the tests run this; its output is committed. The
+output is deterministic (a fixed seed per file, float64 everywhere). --check
+also runs finite-difference gradient checks and cross-checks against
+torch.nn.GRU / nn.GRUCell (slower; the files are the same either way).
+
+The model is docs/models.md, written out step by step (no nn.GRU packing):
+parameter names are the registry names of that page, batches are time-major,
+the attention memory is (B, S, M).
+
+Format (docs/fixtures.md): lines starting with '#' are comments; each record
+is two lines,
+
+    tensor <name> <ndim> <d0> [<d1> [<d2>]]
+    <values, row-major, %.17g, single spaces>
+    ints <name> <n>
+    <n integers>
+
+A scalar is "tensor loss 1 1".
+
+Readings of docs/models.md that the page leaves implicit (the C code must
+match them):
+  * scaled-dot divides by sqrt(H) (the query size), also when M = 2H.
+  * dot / scaled-dot with a bidirectional encoder: k_j = K m_j with
+    K = decoder.attention.key.weight (H, M), no bias; the context is still
+    the weighted sum of the raw memory rows m_j (size M).
+  * concat / bahdanau: e_j = v . tanh(query.weight q + key.weight m_j +
+    key.bias); the only bias is key.bias; v.weight is 1-D (H).
+  * general: e_j = q . (W m_j), W = decoder.attention.W.weight (H, M), no bias.
+  * Masking: scores at positions j >= length are set to -inf before the
+    softmax, so their weights are exactly 0 (and so is their gradient).
+  * Luong: h~_t = tanh(combine.weight [c_t; s_t]) -- context first, then
+    state; no bias. Input feeding h~_0 = 0. Decoder GRU input is [e_t; h~_{t-1}].
+  * Bahdanau: the GRU input is [e_t; c_t] -- embedding first.
+  * Bidirectional memory row j = [fwd_j; bwd_j]; the bridge input is
+    [final_fwd; final_bwd] where final_fwd is the forward state at the true
+    length and final_bwd is the backward state after position 0.
+  * Encoder memory at padded positions: forward half = the carried state
+    (state at the true length), backward half = 0 (the masked reverse GRU has
+    not started yet). These rows get weight exactly 0, so they only matter
+    for the `memory` record.
+  * Decoder: no masking of the decoder state; pad tokens in tgt_in are
+    embedded and fed like any token, but their steps have pad targets, so
+    they do not reach the loss.
+  * Loss: sum over positions with tgt_out != 0 of -log softmax(logits)[y],
+    divided by the number of such positions (one mean over the whole batch,
+    not per sentence).
+  * Embedding <pad> rows (row 0) hold random values and are looked up (src
+    and tgt_in contain pads); their gradient is zero (padding_idx semantics).
+    Note: with the masking above, the true gradient of row 0 is zero anyway
+    (the finite-difference check confirms it).
+"""
+import argparse
+import math
+import os
+import sys
+import zlib
+
+import torch
+import torch.nn.functional as F
+
+torch.set_default_dtype(torch.float64)
+
+PAD, SOS, EOS, UNK = 0, 1, 2, 3
+ATTN_TYPES = ["dot", "scaled-dot", "general", "concat", "bahdanau"]
+
+
+# --------------------------------------------------------------------- output
+
+def fmt(v):
+    return "%.17g" % v
+
+
+class Writer:
+    def __init__(self, header_lines):
+        self.lines = ["# " + h for h in header_lines]
+        self.names = set()
+
+    def _name(self, name):
+        assert " " not in name and name not in self.names, name
+        self.names.add(name)
+
+    def tensor(self, name, t):
+        self._name(name)
+        t = t.detach().to(torch.float64).contiguous()
+        shape = list(t.shape) if t.dim() > 0 else [1]
+        assert 1 <= len(shape) <= 3, (name, shape)
+        vals = t.reshape(-1).tolist()
+        assert all(math.isfinite(v) for v in vals), name
+        self.lines.append("tensor %s %d %s" % (name, len(shape), " ".join(map(str, shape))))
+        self.lines.append(" ".join(fmt(v) for v in vals))
+
+    def ints(self, name, values):
+        self._name(name)
+        values = [int(v) for v in (values.reshape(-1).tolist()
+                                   if torch.is_tensor(values) else values)]
+        self.lines.append("ints %s %d" % (name, len(values)))
+        self.lines.append(" ".join(map(str, values)))
+
+    def save(self, path):
+        with open(path, "w", encoding="ascii") as f:
+            f.write("\n".join(self.lines) + "\n")
+        size = os.path.getsize(path)
+        assert size < 50 * 1024, (path, size)
+        return size
+
+
+def seed_for(name):
+    # a fixed seed per file, so adding a fixture does not change the others
+    return zlib.crc32(name.encode("ascii"))
+
+
+def header(title, extra):
+    return ["generated by tools/make_torch_fixtures.py with torch %s, float64; do not edit"
+            % torch.__version__,
+            title] + extra + [
+            "format: docs/fixtures.md; values row-major %.17g; grad.<x> = d loss / d <x>"]
+
+
+# ---------------------------------------------------------------------- model
+
+def gru(x, h, w_ih, w_hh, b_ih, b_hh):
+    """One GRU step, torch's own cell (rows r, z, n; b_hn inside the r product)."""
+    return torch.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_explicit(x, h, w_ih, w_hh, b_ih, b_hh):
+    """docs/models.md's equations, for cross-checking torch.gru_cell."""
+    gx = x @ w_ih.t() + b_ih
+    gh = h @ w_hh.t() + b_hh
+    H = h.shape[1]
+    r = torch.sigmoid(gx[:, :H] + gh[:, :H])
+    z = torch.sigmoid(gx[:, H:2 * H] + gh[:, H:2 * H])
+    n = torch.tanh(gx[:, 2 * H:] + r * gh[:, 2 * H:])
+    return (1 - z) * n + z * h
+
+
+def embed(ids, weight):
+    # padding_idx=0: forward looks up row 0 like any row, its gradient is zero
+    return F.embedding(ids, weight, padding_idx=PAD)
+
+
+def length_mask(lengths, S):
+    """(B, S) bool, True at real positions j < length."""
+    return torch.arange(S).unsqueeze(0) < lengths.unsqueeze(1)
+
+
+def attn_param_specs(attn, H, M):
+    """Registry names and shapes of the attention parameters (docs/models.md)."""
+    p = "decoder.attention."
+    if attn in ("dot", "scaled-dot"):
+        return [(p + "key.weight", (H, M))] if M != H else []
+    if attn == "general":
+        return [(p + "W.weight", (H, M))]
+    if attn in ("concat", "bahdanau"):
+        return [(p + "query.weight", (H, H)), (p + "key.weight", (H, M)),
+                (p + "key.bias", (H,)), (p + "v.weight", (H,))]
+    if attn == "none":
+        return []
+    raise ValueError(attn)
+
+
+def attn_keys(attn, P, memory):
+    """Per-batch keys (B, S, H or M), independent of the decoder step."""
+    p = "decoder.attention."
+    if attn in ("dot", "scaled-dot"):
+        return memory @ P[p + "key.weight"].t() if p + "key.weight" in P else memory
+    if attn == "general":
+        return memory @ P[p + "W.weight"].t()
+    if attn in ("concat", "bahdanau"):
+        return memory @ P[p + "key.weight"].t() + P[p + "key.bias"]
+    raise ValueError(attn)
+
+
+def attend(attn, P, q, memory, keys, mask):
+    """q (B, H), memory (B, S, M), keys from attn_keys, mask (B, S).
+    Returns context (B, M) and weights (B, S)."""
+    p = "decoder.attention."
+    H = q.shape[1]
+    if attn in ("dot", "general"):
+        e = torch.einsum("bh,bsh->bs", q, keys)
+    elif attn == "scaled-dot":
+        e = torch.einsum("bh,bsh->bs", q, keys) / math.sqrt(H)
+    elif attn in ("concat", "bahdanau"):
+        qp = q @ P[p + "query.weight"].t()                        # (B, H)
+        e = torch.tanh(keys + qp.unsqueeze(1)) @ P[p + "v.weight"]  # (B, S)
+    else:
+        raise ValueError(attn)
+    e = e.masked_fill(~mask, float("-inf"))
+    a = torch.softmax(e, dim=1)
+    c = torch.einsum("bs,bsm->bm", a, memory)
+    return c, a
+
+
+def encoder(P, src, src_len, bi):
+    """src (S, B) time-major. Returns memory (B, S, M) and s0 (B, H)."""
+    S, B = src.shape
+    H = P["encoder.gru.weight_hh_l0"].shape[1]
+    x = embed(src, P["encoder.embedding.weight"])                  # (S, B, E)
+    mask = length_mask(src_len, S).t().unsqueeze(2)                # (S, B, 1)
+    w = [P["encoder.gru." + n + "_l0"] for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    h = torch.zeros(B, H)
+    fwd = []
+    for t in range(S):
+        h = torch.where(mask[t], gru(x[t], h, *w), h)
+        fwd.append(h)
+    final_fwd = h
+    fwd = torch.stack(fwd, dim=1)                                  # (B, S, H)
+    if not bi:
+        return fwd, final_fwd
+    w = [P["encoder.gru." + n + "_l0_reverse"]
+         for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    h = torch.zeros(B, H)
+    bwd = [None] * S
+    for t in range(S - 1, -1, -1):
+        h = torch.where(mask[t], gru(x[t], h, *w), h)
+        bwd[t] = h
+    final_bwd = h
+    memory = torch.cat([fwd, torch.stack(bwd, dim=1)], dim=2)      # (B, S, 2H)
+    s0 = torch.tanh(torch.cat([final_fwd, final_bwd], dim=1) @ P["encoder.bridge.weight"].t()
+                    + P["encoder.bridge.bias"])
+    return memory, s0
+
+
+def seq2seq_param_specs(decoder, attn, bi, Vs, Vt, E, H):
+    M = 2 * H if bi else H
+    specs = [("encoder.embedding.weight", (Vs, E))]
+    for sfx in ["_l0"] + (["_l0_reverse"] if bi else []):
+        specs += [("encoder.gru.weight_ih" + sfx, (3 * H, E)),
+                  ("encoder.gru.weight_hh" + sfx, (3 * H, H)),
+                  ("encoder.gru.bias_ih" + sfx, (3 * H,)),
+                  ("encoder.gru.bias_hh" + sfx, (3 * H,))]
+    if bi:
+        specs += [("encoder.bridge.weight", (H, 2 * H)), ("encoder.bridge.bias", (H,))]
+    specs += attn_param_specs(attn, H, M)
+    if attn == "none":
+        gin = E
+    elif decoder == "bahdanau":
+        gin = E + M
+    else:
+        gin = E + H
+    specs += [("decoder.embedding.weight", (Vt, E)),
+              ("decoder.gru.weight_ih", (3 * H, gin)),
+              ("decoder.gru.weight_hh", (3 * H, H)),
+              ("decoder.gru.bias_ih", (3 * H,)),
+              ("decoder.gru.bias_hh", (3 * H,))]
+    if decoder == "luong" and attn != "none":
+        specs += [("decoder.combine.weight", (H, M + H))]
+    specs += [("decoder.out.weight", (Vt, H)), ("decoder.out.bias", (Vt,))]
+    return specs
+
+
+def seq2seq(P, decoder, attn, bi, src, src_len, tgt_in, tgt_out):
+    """Teacher forcing ratio 1. Returns loss and intermediates."""
+    memory, s0 = encoder(P, src, src_len, bi)
+    B, S, M = memory.shape
+    T = tgt_in.shape[0]
+    mask = length_mask(src_len, S)
+    keys = attn_keys(attn, P, memory) if attn != "none" else None
+    g = [P["decoder.gru." + n] for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    s = s0
+    htil = torch.zeros_like(s0)                                    # Luong h~_0 = 0
+    outs, weights = [], []
+    for t in range(T):
+        e = embed(tgt_in[t], P["decoder.embedding.weight"])        # (B, E)
+        if attn == "none":
+            s = gru(e, s, *g)
+            o = s
+        elif decoder == "bahdanau":
+            c, a = attend(attn, P, s, memory, keys, mask)
+            s = gru(torch.cat([e, c], dim=1), s, *g)
+            o = s
+            weights.append(a)
+        else:
+            s = gru(torch.cat([e, htil], dim=1), s, *g)
+            c, a = attend(attn, P, s, memory, keys, mask)
+            htil = torch.tanh(torch.cat([c, s], dim=1) @ P["decoder.combine.weight"].t())
+            o = htil
+            weights.append(a)
+        outs.append(o)
+    logits = torch.stack(outs) @ P["decoder.out.weight"].t() + P["decoder.out.bias"]  # (T,B,Vt)
+    logp = torch.log_softmax(logits, dim=2)
+    nll = -logp.gather(2, tgt_out.unsqueeze(2)).squeeze(2)        # (T, B)
+    real = tgt_out != PAD
+    loss = nll[real].sum() / real.sum()
+    return loss, dict(memory=memory, s0=s0, logits=logits,
+                      attn=torch.stack(weights) if weights else None)
+
+
+# ------------------------------------------------------------------- fixtures
+
+def randn(*shape):
+    return torch.randn(*shape)
+
+
+def make_gru_cell(out):
+    name = "gru_cell.txt"
+    torch.manual_seed(seed_for(name))
+    I, H, B = 5, 4, 3
+    cell = torch.nn.GRUCell(I, H)
+    with torch.no_grad():
+        for p in cell.parameters():
+            p.copy_(randn(*p.shape) * 0.5)
+    x = randn(B, I).requires_grad_()
+    h = randn(B, H).requires_grad_()
+    up = randn(B, H)
+    h_next = cell(x, h)
+    w = dict(cell.named_parameters())
+    ref = gru_explicit(x, h, w["weight_ih"], w["weight_hh"], w["bias_ih"], w["bias_hh"])
+    assert torch.allclose(ref, h_next, rtol=0, atol=1e-14)
+    loss = (h_next * up).sum()
+    loss.backward()
+    wr = Writer(header("GRU cell, torch.nn.GRUCell(in=5, H=4), batch B=3",
+                       ["dims: in=5 H=4 B=3; loss = sum(h_next * upstream)",
+                        "gate rows r, z, n (torch order)"]))
+    wr.tensor("x", x)
+    wr.tensor("h", h)
+    for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+        wr.tensor(n, w[n])
+    wr.tensor("upstream", up)
+    wr.tensor("h_next", h_next)
+    wr.tensor("loss", loss)
+    wr.tensor("grad.x", x.grad)
+    wr.tensor("grad.h", h.grad)
+    for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+        wr.tensor("grad." + n, w[n].grad)
+    return {name: wr.save(os.path.join(out, name))}
+
+
+def make_attention(out, attn, bi, check):
+    name = "attention_%s%s.txt" % (attn, "_bi" if bi else "")
+    torch.manual_seed(seed_for(name))
+    B, S, H = 3, 5, 4
+    M = 2 * H if bi else H
+    lengths = torch.tensor([5, 3, 1])
+    specs = attn_param_specs(attn, H, M)
+    P = {n: (randn(*shape) * 0.5).requires_grad_() for n, shape in specs}
+    q = randn(B, H).requires_grad_()
+    memory = randn(B, S, M).requires_grad_()
+    up_c = randn(B, M)
+    up_w = randn(B, S)
+    mask = length_mask(lengths, S)
+
+    def f(q, memory, *pv):
+        PP = dict(zip([n for n, _ in specs], pv))
+        c, a = attend(attn, PP, q, memory, attn_keys(attn, PP, memory), mask)
+        return c, a, (c * up_c).sum() + (a * up_w).sum()
+
+    pv = [P[n] for n, _ in specs]
+    context, weights, loss = f(q, memory, *pv)
+    assert bool((weights[~mask] == 0).all()), "masked weights must be exactly 0"
+    assert torch.allclose(weights.sum(1), torch.ones(B), rtol=0, atol=1e-14)
+    loss.backward()
+    assert bool((memory.grad[~mask] == 0).all()), "masked memory rows must get zero gradient"
+    if check:
+        assert torch.autograd.gradcheck(lambda *a: f(*a)[2], (q, memory, *pv),
+                                        eps=1e-6, atol=1e-7, rtol=1e-6)
+    wr = Writer(header("attention %s, %s memory (M = %d)" % (attn, "bidirectional" if bi else
+                                                            "unidirectional", M),
+                       ["dims: B=%d S=%d H=%d M=%d; lengths 5 3 1 (mask j < length)" % (B, S, H, M),
+                        "loss = sum(context * upstream.context) + sum(weights * upstream.weights)",
+                        "parameters: " + (" ".join(n for n, _ in specs) or "(none)")]))
+    wr.tensor("q", q)
+    wr.tensor("memory", memory)
+    wr.ints("lengths", lengths)
+    for n, _ in specs:
+        wr.tensor(n, P[n])
+    wr.tensor("upstream.context", up_c)
+    wr.tensor("upstream.weights", up_w)
+    wr.tensor("context", context)
+    wr.tensor("weights", weights)
+    wr.tensor("loss", loss)
+    wr.tensor("grad.q", q.grad)
+    wr.tensor("grad.memory", memory.grad)
+    for n, _ in specs:
+        wr.tensor("grad." + n, P[n].grad)
+    return {name: wr.save(os.path.join(out, name))}
+
+
+# The batch of every seq2seq fixture (time-major, pad 0, real ids 4..V-1).
+VS, VT, E, H = 7, 8, 3, 4
+SRC_LEN = [5, 3, 2]
+TGT_GOLD_LEN = [3, 5, 1]          # gold tokens; + <eos> -> 4, 6, 2; T = 6
+
+
+def make_batch():
+    B = len(SRC_LEN)
+    S = max(SRC_LEN)
+    T = max(TGT_GOLD_LEN) + 1
+    src = torch.zeros(S, B, dtype=torch.long)
+    tgt_in = torch.zeros(T, B, dtype=torch.long)
+    tgt_out = torch.zeros(T, B, dtype=torch.long)
+    for b in range(B):
+        src[:SRC_LEN[b], b] = torch.randint(4, VS, (SRC_LEN[b],))
+        gold = torch.randint(4, VT, (TGT_GOLD_LEN[b],))
+        n = TGT_GOLD_LEN[b]
+        tgt_in[0, b] = SOS
+        tgt_in[1:n + 1, b] = gold
+        tgt_out[:n, b] = gold
+        tgt_out[n, b] = EOS
+    return src, torch.tensor(SRC_LEN), tgt_in, tgt_out
+
+
+def make_seq2seq(out, decoder, attn, bi, check):
+    name = "seq2seq_%s_%s%s.txt" % (decoder, attn, "_bi" if bi else "")
+    torch.manual_seed(seed_for(name))
+    src, src_len, tgt_in, tgt_out = make_batch()
+    S, B = src.shape
+    T = tgt_in.shape[0]
+    M = 2 * H if bi else H
+    assert bool((src == PAD).any()) and bool((tgt_in == PAD).any())
+    specs = seq2seq_param_specs(decoder, attn, bi, VS, VT, E, H)
+    # all parameters ~ N(0, 1) * 0.5, embedding <pad> rows included
+    P = {n: (randn(*shape) * 0.5).requires_grad_() for n, shape in specs}
+    names = [n for n, _ in specs]
+
+    def f(*pv):
+        return seq2seq(dict(zip(names, pv)), decoder, attn, bi, src, src_len, tgt_in, tgt_out)
+
+    loss, aux = f(*[P[n] for n in names])
+    loss.backward()
+    if aux["attn"] is not None:
+        smask = ~length_mask(src_len, S)
+        assert bool((aux["attn"][:, smask] == 0).all()), "masked weights must be exactly 0"
+    for n in ("encoder.embedding.weight", "decoder.embedding.weight"):
+        assert bool((P[n].grad[PAD] == 0).all())
+    if check:
+        check_seq2seq(f, P, names, decoder, attn, bi, src, src_len, tgt_in, tgt_out)
+    dims = "Vs=%d Vt=%d E=%d H=%d M=%d B=%d S=%d T=%d" % (VS, VT, E, H, M, B, S, T)
+    wr = Writer(header(
+        "seq2seq loss, %s decoder, attention %s, %s encoder, teacher forcing ratio 1"
+        % (decoder, attn, "bidirectional" if bi else "unidirectional"),
+        ["dims: " + dims,
+         "ints dims = Vs Vt E H M B S T; src (S, B), tgt_in (T, B), tgt_out (T, B) time-major",
+         "src_lengths %s, tgt gold lengths %s (+ <eos>)" % (SRC_LEN, TGT_GOLD_LEN),
+         "loss = mean over tgt_out != 0 of -log softmax(logits)[tgt_out]",
+         "intermediates: memory (B, S, M), s0 (B, H), logits (T, B, Vt)"
+         + (", attn (T, B, S)" if aux["attn"] is not None else ""),
+         "parameters: " + " ".join(names)]))
+    wr.ints("dims", [VS, VT, E, H, M, B, S, T])
+    wr.ints("src", src)
+    wr.ints("src_lengths", src_len)
+    wr.ints("tgt_in", tgt_in)
+    wr.ints("tgt_out", tgt_out)
+    for n in names:
+        wr.tensor(n, P[n])
+    wr.tensor("memory", aux["memory"])
+    wr.tensor("s0", aux["s0"])
+    wr.tensor("logits", aux["logits"])
+    if aux["attn"] is not None:
+        wr.tensor("attn", aux["attn"])
+    wr.tensor("loss", loss)
+    for n in names:
+        wr.tensor("grad." + n, P[n].grad)
+    return {name: wr.save(os.path.join(out, name))}
+
+
+def check_seq2seq(f, P, names, decoder, attn, bi, src, src_len, tgt_in, tgt_out):
+    """Finite differences (gradcheck) and an nn.GRU cross-check of the encoder."""
+    pv = [P[n].detach().clone().requires_grad_() for n in names]
+    # the full numeric Jacobian, embedding pad rows included: their numeric
+    # gradient must be 0, which is what padding_idx reports
+    assert torch.autograd.gradcheck(lambda *a: f(*a)[0], tuple(pv),
+                                    eps=1e-6, atol=1e-7, rtol=1e-6)
+    # encoder against torch.nn.GRU on packed sequences (uses torch's own
+    # masking): final states and memory rows at real positions must agree
+    S, B = src.shape
+    gru_m = torch.nn.GRU(E, H, bidirectional=bi)
+    with torch.no_grad():
+        for n, p in gru_m.named_parameters():
+            p.copy_(P["encoder.gru." + n])
+        x = F.embedding(src, P["encoder.embedding.weight"])
+        packed = torch.nn.utils.rnn.pack_padded_sequence(x, src_len, enforce_sorted=False)
+        o, hn = gru_m(packed)
+        o, _ = torch.nn.utils.rnn.pad_packed_sequence(o, total_length=S)   # (S, B, M)
+        memory, s0 = encoder(P, src, src_len, bi)
+        mask = length_mask(src_len, S)
+        assert torch.allclose(o.transpose(0, 1)[mask], memory[mask], rtol=0, atol=1e-14)
+        if bi:
+            br = torch.tanh(torch.cat([hn[0], hn[1]], 1) @ P["encoder.bridge.weight"].t()
+                            + P["encoder.bridge.bias"])
+            assert torch.allclose(br, s0, rtol=0, atol=1e-14)
+            # padded memory rows: forward half carried, backward half 0
+            for b in range(B):
+                L = int(src_len[b])
+                if L < S:
+                    assert bool((memory[b, L:, :H] == memory[b, L - 1, :H]).all())
+                    assert bool((memory[b, L:, H:] == 0).all())
+        else:
+            assert torch.allclose(hn[0], s0, rtol=0, atol=1e-14)
+    print("  check ok: gradcheck over %d parameters, encoder == nn.GRU (packed)"
+          % sum(p.numel() for p in pv))
+
+
+SEQ2SEQ = [
+    # (decoder, attention, bidirectional)
+    ("bahdanau", "bahdanau", False),
+    ("luong", "general", False),
+    ("luong", "dot", True),
+    ("bahdanau", "none", False),
+    ("bahdanau", "bahdanau", True),
+    ("luong", "concat", False),
+    ("luong", "scaled-dot", True),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default="tests/fixtures/torch")
+    ap.add_argument("--check", action="store_true",
+                    help="also run gradcheck / nn.GRU cross-checks (slower)")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    torch.set_num_threads(1)
+    written = {}
+    written.update(make_gru_cell(a.out))
+    for bi in (False, True):
+        for attn in ATTN_TYPES:
+            written.update(make_attention(a.out, attn, bi, a.check))
+    for decoder, attn, bi in SEQ2SEQ:
+        if a.check:
+            print("seq2seq %s %s%s" % (decoder, attn, " bi" if bi else ""))
+        written.update(make_seq2seq(a.out, decoder, attn, bi, a.check))
+    for n in sorted(written):
+        print("%6d  %s" % (written[n], os.path.join(a.out, n)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
