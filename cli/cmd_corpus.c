@@ -36,39 +36,37 @@ static void help(FILE *out) {
 }
 
 static int run_toy(long n, long seed, const char *align_path) {
+    // Open the alignment file first, so a bad path fails before any output.
+    FILE *align = NULL;
+    if (align_path && !(align = fopen(align_path, "w"))) {
+        ts_cli_error(command, 0, "cannot create '%s': %s", align_path, strerror(errno));
+        return TS_EXIT_FAIL;
+    }
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    ts_corpus *c = NULL;
+    int code = TS_EXIT_OK;
     if (!rng) {
         ts_cli_error(command, 0, "out of memory");
-        return TS_EXIT_FAIL;
+        code = TS_EXIT_FAIL;
+    } else {
+        gsl_rng_set(rng, (unsigned long)seed);
+        if (ts_toy_generate(rng, (size_t)n, &c) != TS_OK) {
+            ts_cli_error(command, 1, "cannot generate the toy corpus");
+            code = TS_EXIT_FAIL;
+        }
+        gsl_rng_free(rng);
     }
-    gsl_rng_set(rng, (unsigned long)seed);
-    ts_corpus *c;
-    int st = ts_toy_generate(rng, (size_t)n, &c);
-    gsl_rng_free(rng);
-    if (st != TS_OK) {
-        ts_cli_error(command, 1, "cannot generate the toy corpus");
-        return TS_EXIT_FAIL;
-    }
-    int code = TS_EXIT_OK;
-    if (ts_corpus_write_tsv(c, stdout) != TS_OK) {
+    if (code == TS_EXIT_OK && ts_corpus_write_tsv(c, stdout) != TS_OK) {
         ts_cli_error(command, 1, "writing stdout");
         code = TS_EXIT_FAIL;
     }
-    if (code == TS_EXIT_OK && align_path) {
-        FILE *f = fopen(align_path, "w");
-        if (!f) {
-            ts_cli_error(command, 0, "cannot create '%s': %s", align_path, strerror(errno));
-            code = TS_EXIT_FAIL;
-        } else {
-            if (ts_corpus_write_align(c, f) != TS_OK) {
-                ts_cli_error(command, 1, "writing '%s'", align_path);
-                code = TS_EXIT_FAIL;
-            }
-            if (fclose(f) != 0 && code == TS_EXIT_OK) {
-                ts_cli_error(command, 0, "cannot write '%s': %s", align_path, strerror(errno));
-                code = TS_EXIT_FAIL;
-            }
-        }
+    if (code == TS_EXIT_OK && align && ts_corpus_write_align(c, align) != TS_OK) {
+        ts_cli_error(command, 1, "writing '%s'", align_path);
+        code = TS_EXIT_FAIL;
+    }
+    if (align && fclose(align) != 0 && code == TS_EXIT_OK) {
+        ts_cli_error(command, 0, "cannot write '%s': %s", align_path, strerror(errno));
+        code = TS_EXIT_FAIL;
     }
     ts_corpus_free(c);
     return code;
