@@ -249,11 +249,12 @@ int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
         double reach = text_px(cols[i].cols, FONT) * DIAG + FONT - (i + 0.5) * CELL;
         gx = fmax(gx, 12 + reach);
     }
+    gx = ceil(gx);  // whole pixels: no anti-aliased seams between cells
     double gy = title ? 52 : 20;
     double grid_w = S * CELL, grid_h = T * CELL;
     double bar_h = fmax(grid_h, 120);
     double bar_x = gx + grid_w + 24;
-    double drop = col_px * DIAG + FONT;  // depth of the rotated column labels
+    double drop = col_px * DIAG + FONT * 0.5;  // depth of the rotated column labels
     double width = bar_x + BAR_W + 8 + 32 + 12;
     if (title) width = fmax(width, text_px((int)strlen(title), TITLE_FONT) + 24);
     double height = fmax(gy + grid_h + 12 + drop + 34, gy + bar_h + 20);

@@ -84,9 +84,10 @@ int ts_render_loss_svg(FILE *out, const double *train, const double *dev, size_t
     y.hi = ceil(hi / y.step) * y.step;
     int y_decimals = y.step >= 1 ? 0 : (int)ceil(-log10(y.step) - 1e-9);
 
-    // x over epochs 1..E; a single epoch sits in the middle of [0, 2].
-    axis x = {.lo = 1, .hi = epochs > 1 ? (double)epochs : 2};
-    if (epochs <= 1) x.lo = 0;
+    // x over epochs 1..E with a margin, so end points do not sit on the axis;
+    // a single epoch sits in the middle.
+    double x_pad = epochs > 1 ? fmax(0.5, 0.04 * (double)(epochs - 1)) : 0.5;
+    axis x = {.lo = 1 - x_pad, .hi = (epochs > 1 ? (double)epochs : 1) + x_pad};
     x.step = fmax(1.0, round(nice_step(x.hi - x.lo, 8)));
 
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
