@@ -27,7 +27,34 @@
 #include <unistd.h>
 #include <zlib.h>
 
-TestSuite(checkpoint);
+// Strings and buffers a test hands to keep() are freed after it, and the
+// directories made by tmpdir() are removed, so LeakSanitizer stays quiet.
+static void *kept[64];
+static int n_kept;
+static char *tmp_dirs[8];
+static int n_tmp_dirs;
+
+static void *keep(void *p) {
+    cr_assert_lt(n_kept, 64);
+    return kept[n_kept++] = p;
+}
+
+static char *tmpdir(void) {
+    cr_assert_lt(n_tmp_dirs, 8);
+    return tmp_dirs[n_tmp_dirs++] = keep(test_tmpdir());
+}
+
+static void release_kept(void) {
+    for (int i = 0; i < n_tmp_dirs; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dirs[i]);
+        if (system(cmd) != 0) cr_log_warn("could not remove %s", tmp_dirs[i]);
+    }
+    for (int i = 0; i < n_kept; i++) free(kept[i]);
+    n_kept = n_tmp_dirs = 0;
+}
+
+TestSuite(checkpoint, .fini = release_kept);
 
 // ---- helpers ----------------------------------------------------------------
 
@@ -233,6 +260,8 @@ static char *path_in(const char *dir, const char *name) {
     return p;
 }
 
+static char *keep_path(const char *dir, const char *name) { return keep(path_in(dir, name)); }
+
 static unsigned char *read_all(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     cr_assert_not_null(f, "cannot open %s", path);
@@ -258,8 +287,8 @@ static int count_tmp_files(const char *dir) {
 // ---- round trips ----------------------------------------------------------------
 
 Test(checkpoint, round_trips_every_section_bit_exact) {
-    char *dir = test_tmpdir();
-    char *path = path_in(dir, "model.ckpt");
+    char *dir = tmpdir();
+    char *path = keep_path(dir, "model.ckpt");
     ts_ckpt *ck = sample();
     cr_assert_eq(ts_ckpt_save(ck, path), TS_OK, "%s", ts_last_error());
     ts_ckpt *back = NULL;
@@ -298,6 +327,8 @@ Test(checkpoint, round_trips_every_section_bit_exact) {
     save_mem(ck, &mem, &mem_len);
     cr_assert(file_len == mem_len && memcmp(file, mem, mem_len) == 0);
     cr_assert_eq(count_tmp_files(dir), 0);
+    free(file);
+    free(mem);
     ts_ckpt_free(ck);
     ts_ckpt_free(back);
 }
@@ -377,8 +408,8 @@ Test(checkpoint, rng_blob_resumes_the_gsl_stream) {
 }
 
 Test(checkpoint, saves_identical_bytes_for_identical_content) {
-    char *dir = test_tmpdir();
-    char *a = path_in(dir, "a.ckpt"), *b = path_in(dir, "b.ckpt"), *c = path_in(dir, "c.ckpt");
+    char *dir = tmpdir();
+    char *a = keep_path(dir, "a.ckpt"), *b = keep_path(dir, "b.ckpt"), *c = keep_path(dir, "c.ckpt");
     ts_ckpt *ck = sample();
     cr_assert_eq(ts_ckpt_save(ck, a), TS_OK);
     cr_assert_eq(ts_ckpt_save(ck, b), TS_OK);
@@ -396,8 +427,8 @@ Test(checkpoint, saves_identical_bytes_for_identical_content) {
 }
 
 Test(checkpoint, zcat_shows_the_magic) {
-    char *dir = test_tmpdir();
-    char *path = path_in(dir, "model.ckpt");
+    char *dir = tmpdir();
+    char *path = keep_path(dir, "model.ckpt");
     ts_ckpt *ck = sample();
     cr_assert_eq(ts_ckpt_save(ck, path), TS_OK);
     char cmd[512], *out;
@@ -407,7 +438,7 @@ Test(checkpoint, zcat_shows_the_magic) {
     free(out);
     // And the gzip header carries no name and mtime 0.
     size_t len;
-    unsigned char *file = read_all(path, &len);
+    unsigned char *file = keep(read_all(path, &len));
     cr_assert(file[0] == 0x1f && file[1] == 0x8b && file[2] == 8);
     cr_assert_eq(file[3], 0, "FLG");
     cr_assert_eq(rd32(file + 4), 0, "MTIME");
@@ -656,8 +687,8 @@ Test(checkpoint, rejects_trailing_garbage_after_the_gzip_stream) {
     assert_fails_with(ts_ckpt_load_mem(longer, 2 * len, NULL, &back), TS_ERR_FORMAT,
                       "trailing bytes");
     // Through a file too (the loader reads files in chunks).
-    char *dir = test_tmpdir();
-    char *path = test_write_file(dir, "two.ckpt", longer, 2 * len);
+    char *dir = tmpdir();
+    char *path = keep(test_write_file(dir, "two.ckpt", longer, 2 * len));
     assert_fails_with(ts_ckpt_load(path, NULL, &back), TS_ERR_FORMAT, "trailing bytes");
     ts_ckpt_free(ck);
     free(buf);
@@ -714,16 +745,16 @@ Test(checkpoint, rejects_wrong_magic_version_flags_and_crcs) {
 }
 
 Test(checkpoint, rejects_empty_missing_and_non_gzip_files) {
-    char *dir = test_tmpdir();
+    char *dir = tmpdir();
     ts_ckpt *back = (ts_ckpt *)1;
-    char *empty = test_write_file(dir, "empty.ckpt", "", 0);
+    char *empty = keep(test_write_file(dir, "empty.ckpt", "", 0));
     assert_fails_with(ts_ckpt_load(empty, NULL, &back), TS_ERR_FORMAT, "empty file");
     cr_assert_null(back);
     assert_fails_with(ts_ckpt_load_mem("", 0, NULL, &back), TS_ERR_FORMAT, "empty file");
     const char text[] = "hidden=8\nthis is not gzip\n";
-    char *plain = test_write_file(dir, "plain.ckpt", text, sizeof text - 1);
+    char *plain = keep(test_write_file(dir, "plain.ckpt", text, sizeof text - 1));
     assert_fails_with(ts_ckpt_load(plain, NULL, &back), TS_ERR_FORMAT, "not a gzip file");
-    char *missing = path_in(dir, "missing.ckpt");
+    char *missing = keep_path(dir, "missing.ckpt");
     assert_fails_with(ts_ckpt_load(missing, NULL, &back), TS_ERR_IO, "missing.ckpt");
     assert_fails_with(ts_ckpt_load(dir, NULL, &back), TS_ERR_IO, dir); // a directory
     // Valid gzip of something else.
@@ -955,11 +986,11 @@ Test(checkpoint, rejects_decompression_bombs_fast_with_bounded_memory) {
 // Saves `sample()` as the "old" checkpoint at dir/name and returns its path
 // and bytes, for checking failed saves leave it alone.
 static char *old_checkpoint(const char *dir, unsigned char **bytes, size_t *len) {
-    char *path = path_in(dir, "model.ckpt");
+    char *path = keep_path(dir, "model.ckpt");
     ts_ckpt *ck = sample();
     cr_assert_eq(ts_ckpt_save(ck, path), TS_OK, "%s", ts_last_error());
     ts_ckpt_free(ck);
-    *bytes = read_all(path, len);
+    *bytes = keep(read_all(path, len));
     return path;
 }
 
@@ -980,8 +1011,8 @@ static ts_ckpt *newer(void) {
 }
 
 Test(checkpoint, save_into_a_missing_directory_fails_with_the_path) {
-    char *dir = test_tmpdir();
-    char *path = path_in(dir, "no/such/dir/model.ckpt");
+    char *dir = tmpdir();
+    char *path = keep_path(dir, "no/such/dir/model.ckpt");
     ts_ckpt *ck = sample();
     assert_fails_with(ts_ckpt_save(ck, path), TS_ERR_IO, path);
     cr_assert(strstr(ts_last_error(), strerror(ENOENT)), "%s", ts_last_error());
@@ -989,9 +1020,9 @@ Test(checkpoint, save_into_a_missing_directory_fails_with_the_path) {
 }
 
 Test(checkpoint, save_under_a_file_posing_as_directory_fails) {
-    char *dir = test_tmpdir();
-    char *file = test_write_file(dir, "plain", "x", 1);
-    char *path = path_in(file, "model.ckpt");
+    char *dir = tmpdir();
+    char *file = keep(test_write_file(dir, "plain", "x", 1));
+    char *path = keep_path(file, "model.ckpt");
     ts_ckpt *ck = sample();
     assert_fails_with(ts_ckpt_save(ck, path), TS_ERR_IO, strerror(ENOTDIR));
     ts_ckpt_free(ck);
@@ -1005,8 +1036,8 @@ Test(checkpoint, save_into_proc_fails) {
 }
 
 Test(checkpoint, failed_rename_leaves_no_temporary_file) {
-    char *dir = test_tmpdir();
-    char *target = path_in(dir, "model.ckpt");
+    char *dir = tmpdir();
+    char *target = keep_path(dir, "model.ckpt");
     cr_assert_eq(mkdir(target, 0755), 0);
     free(test_write_file(target, "keep", "x", 1)); // non-empty: rename must fail
     ts_ckpt *ck = sample();
@@ -1043,7 +1074,7 @@ static int faulty_fsync(void *ctx, int fd) {
 }
 
 Test(checkpoint, failed_write_or_fsync_keeps_the_old_checkpoint) {
-    char *dir = test_tmpdir();
+    char *dir = tmpdir();
     unsigned char *old;
     size_t old_len;
     char *path = old_checkpoint(dir, &old, &old_len);
@@ -1071,8 +1102,8 @@ Test(checkpoint, failed_write_or_fsync_keeps_the_old_checkpoint) {
 }
 
 Test(checkpoint, short_writes_still_save_the_same_bytes) {
-    char *dir = test_tmpdir();
-    char *path = path_in(dir, "model.ckpt");
+    char *dir = tmpdir();
+    char *path = keep_path(dir, "model.ckpt");
     ts_ckpt *ck = sample();
     struct fault f = {.budget = SIZE_MAX, .max_piece = 7};
     ts_ckpt_save_opts opts = {faulty_write, NULL, &f};
@@ -1081,13 +1112,15 @@ Test(checkpoint, short_writes_still_save_the_same_bytes) {
     unsigned char *file = read_all(path, &len), *mem;
     save_mem(ck, &mem, &mem_len);
     cr_assert(len == mem_len && memcmp(file, mem, len) == 0);
+    free(file);
+    free(mem);
     ts_ckpt_free(ck);
 }
 
 // A real write(2) failure, no hook: the file size limit makes write fail
 // with EFBIG once the temporary file reaches it.
 Test(checkpoint, write_past_the_file_size_limit_keeps_the_old_checkpoint) {
-    char *dir = test_tmpdir();
+    char *dir = tmpdir();
     unsigned char *old;
     size_t old_len;
     char *path = old_checkpoint(dir, &old, &old_len);
@@ -1107,8 +1140,8 @@ Test(checkpoint, write_past_the_file_size_limit_keeps_the_old_checkpoint) {
 // A saver killed at random moments never leaves a corrupt checkpoint: the
 // path always holds the old or the new content.
 Test(checkpoint, survives_sigkill_at_random_moments, .timeout = 60) {
-    char *dir = test_tmpdir();
-    char *path = path_in(dir, "model.ckpt");
+    char *dir = tmpdir();
+    char *path = keep_path(dir, "model.ckpt");
     ts_ckpt *a = sample(), *b = sample();
     cr_assert_eq(ts_ckpt_set_int(a, "which", 0), TS_OK);
     cr_assert_eq(ts_ckpt_set_int(b, "which", 1), TS_OK);
