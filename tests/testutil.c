@@ -62,3 +62,68 @@ int test_have_shared(void) {
     struct stat st;
     return stat(TS_SHARED_DIR, &st) == 0 && S_ISDIR(st.st_mode);
 }
+
+fixture fixture_load(const char *file) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/fixtures/torch/%s", TS_SOURCE_DIR, file);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot open fixture %s", path);
+    fixture fx = {0};
+    char kind[16], name[96];
+    int capacity = 0;
+    while (fscanf(f, " %15s", kind) == 1) {
+        if (kind[0] == '#') {  // a comment line
+            int c;
+            while ((c = fgetc(f)) != '\n' && c != EOF) {}
+            continue;
+        }
+        if (fx.count == capacity) {
+            capacity = capacity ? 2 * capacity : 32;
+            fx.records = realloc(fx.records, (size_t)capacity * sizeof *fx.records);
+        }
+        fixture_record *r = &fx.records[fx.count++];
+        memset(r, 0, sizeof *r);
+        cr_assert_eq(fscanf(f, " %95s", name), 1, "%s: bad record", path);
+        snprintf(r->name, sizeof r->name, "%s", name);
+        if (!strcmp(kind, "ints")) {
+            r->is_ints = 1;
+            cr_assert_eq(fscanf(f, "%zu", &r->n), 1);
+            r->ints = malloc((r->n ? r->n : 1) * sizeof(int));
+            for (size_t i = 0; i < r->n; i++) cr_assert_eq(fscanf(f, "%d", &r->ints[i]), 1, "%s: %s", path, name);
+        } else {
+            cr_assert_str_eq(kind, "tensor", "%s: unknown record kind %s", path, kind);
+            cr_assert_eq(fscanf(f, "%d", &r->ndim), 1);
+            r->n = 1;
+            for (int d = 0; d < r->ndim; d++) {
+                cr_assert_eq(fscanf(f, "%d", &r->dims[d]), 1);
+                r->n *= (size_t)r->dims[d];
+            }
+            r->values = malloc(r->n * sizeof(double));
+            for (size_t i = 0; i < r->n; i++) cr_assert_eq(fscanf(f, "%lf", &r->values[i]), 1, "%s: %s", path, name);
+        }
+    }
+    fclose(f);
+    return fx;
+}
+
+const fixture_record *fixture_find(const fixture *f, const char *name) {
+    for (int i = 0; i < f->count; i++)
+        if (!strcmp(f->records[i].name, name)) return &f->records[i];
+    return NULL;
+}
+
+const fixture_record *fixture_get(const fixture *f, const char *name) {
+    const fixture_record *r = fixture_find(f, name);
+    cr_assert_not_null(r, "fixture has no record '%s'", name);
+    return r;
+}
+
+void fixture_free(fixture *f) {
+    for (int i = 0; i < f->count; i++) {
+        free(f->records[i].values);
+        free(f->records[i].ints);
+    }
+    free(f->records);
+    f->records = NULL;
+    f->count = 0;
+}

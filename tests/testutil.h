@@ -25,3 +25,26 @@ int test_run(const char *cmd, char **output);
 int test_have_shared(void);
 
 #endif
+
+// ---- fixtures written by tools/make_torch_fixtures.py (docs/fixtures.md) ----
+typedef struct {
+    char name[96];
+    int is_ints;
+    int ndim, dims[3];
+    size_t n;
+    double *values;  // (n) for tensors
+    int *ints;       // (n) for ints
+} fixture_record;
+
+typedef struct {
+    fixture_record *records;
+    int count;
+} fixture;
+
+// Reads TS_SOURCE_DIR "/tests/fixtures/torch/" file; fails the test if unreadable.
+fixture fixture_load(const char *file);
+// The record called `name`; fails the test if absent.
+const fixture_record *fixture_get(const fixture *f, const char *name);
+// The record or NULL.
+const fixture_record *fixture_find(const fixture *f, const char *name);
+void fixture_free(fixture *f);

@@ -1,0 +1,551 @@
+// The seq2seq model: parameters, encoder, attention, decoders, loss and
+// decoding. The math is docs/models.md; the legend is in seq2seq.h.
+#include "models/seq2seq.h"
+
+#include "autograd/ops.h"
+#include "tensor/init.h"
+#include "tensor/kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const attn_names[TS_ATTN_COUNT] = {
+    [TS_ATTN_NONE] = "none",       [TS_ATTN_DOT] = "dot",       [TS_ATTN_SCALED_DOT] = "scaled-dot",
+    [TS_ATTN_GENERAL] = "general", [TS_ATTN_CONCAT] = "concat", [TS_ATTN_BAHDANAU] = "bahdanau",
+};
+static const char *const decoder_names[TS_DECODER_COUNT] = {
+    [TS_DECODER_BAHDANAU] = "bahdanau", [TS_DECODER_LUONG] = "luong"};
+
+const char *ts_attn_name(ts_attn_type type) {
+    return type >= 0 && type < TS_ATTN_COUNT ? attn_names[type] : "?";
+}
+const char *ts_decoder_name(ts_decoder_type type) {
+    return type >= 0 && type < TS_DECODER_COUNT ? decoder_names[type] : "?";
+}
+
+int ts_attn_parse(const char *name, ts_attn_type *type) {
+    for (int i = 0; i < TS_ATTN_COUNT; i++)
+        if (!strcmp(name, attn_names[i])) {
+            *type = (ts_attn_type)i;
+            return TS_OK;
+        }
+    if (!strcmp(name, "additive")) {
+        *type = TS_ATTN_BAHDANAU;
+        return TS_OK;
+    }
+    return ts_fail(TS_ERR_ARG, "unknown attention '%s' (none, dot, scaled-dot, general, concat, bahdanau)", name);
+}
+
+int ts_decoder_parse(const char *name, ts_decoder_type *type) {
+    for (int i = 0; i < TS_DECODER_COUNT; i++)
+        if (!strcmp(name, decoder_names[i])) {
+            *type = (ts_decoder_type)i;
+            return TS_OK;
+        }
+    return ts_fail(TS_ERR_ARG, "unknown decoder '%s' (bahdanau, luong)", name);
+}
+
+int ts_model_config_check(const ts_model_config *c) {
+    if (c->src_vocab < 5 || c->src_vocab > 10000000) return ts_fail(TS_ERR_ARG, "source vocabulary of %d words", c->src_vocab);
+    if (c->tgt_vocab < 5 || c->tgt_vocab > 10000000) return ts_fail(TS_ERR_ARG, "target vocabulary of %d words", c->tgt_vocab);
+    if (c->emb < 1 || c->emb > 65536) return ts_fail(TS_ERR_ARG, "embedding size %d (1 to 65536)", c->emb);
+    if (c->hidden < 1 || c->hidden > 65536) return ts_fail(TS_ERR_ARG, "hidden size %d (1 to 65536)", c->hidden);
+    if (c->attn < 0 || c->attn >= TS_ATTN_COUNT) return ts_fail(TS_ERR_ARG, "attention type %d", (int)c->attn);
+    if (c->decoder < 0 || c->decoder >= TS_DECODER_COUNT) return ts_fail(TS_ERR_ARG, "decoder type %d", (int)c->decoder);
+    if (c->bidirectional != 0 && c->bidirectional != 1) return ts_fail(TS_ERR_ARG, "bidirectional = %d", c->bidirectional);
+    return TS_OK;
+}
+
+// ---- parameters ----------------------------------------------------------
+
+static int memory_width(const ts_model_config *c) { return c->bidirectional ? 2 * c->hidden : c->hidden; }
+static int additive(const ts_model_config *c) { return c->attn == TS_ATTN_CONCAT || c->attn == TS_ATTN_BAHDANAU; }
+static int dot_like(const ts_model_config *c) { return c->attn == TS_ATTN_DOT || c->attn == TS_ATTN_SCALED_DOT; }
+
+// Registers a parameter initialised U(-bound, bound); N(0, 1) when bound < 0.
+static ts_tensor *param(ts_seq2seq *m, gsl_rng *rng, const char *name, int ndim, int d0, int d1, double bound) {
+    ts_tensor *t = ts_params_add(&m->params, name, ndim, (int[]){d0, d1});
+    if (!t) return NULL;
+    if (bound < 0) ts_init_normal(t, rng, 1.0);
+    else ts_init_uniform(t, rng, -bound, bound);
+    return t;
+}
+
+static int gru_params(ts_seq2seq *m, gsl_rng *rng, ts_gru_params *g, const char *prefix, const char *suffix,
+                      int in) {
+    int H = m->cfg.hidden;
+    double bound = 1.0 / sqrt((double)H);
+    char name[48];
+    snprintf(name, sizeof name, "%s.weight_ih%s", prefix, suffix);
+    g->weight_ih = param(m, rng, name, 2, 3 * H, in, bound);
+    snprintf(name, sizeof name, "%s.weight_hh%s", prefix, suffix);
+    g->weight_hh = param(m, rng, name, 2, 3 * H, H, bound);
+    snprintf(name, sizeof name, "%s.bias_ih%s", prefix, suffix);
+    g->bias_ih = param(m, rng, name, 1, 3 * H, 0, bound);
+    snprintf(name, sizeof name, "%s.bias_hh%s", prefix, suffix);
+    g->bias_hh = param(m, rng, name, 1, 3 * H, 0, bound);
+    return g->weight_ih && g->weight_hh && g->bias_ih && g->bias_hh ? TS_OK : TS_ERR_NOMEM;
+}
+
+ts_seq2seq *ts_seq2seq_new(const ts_model_config *cfg, gsl_rng *rng) {
+    if (ts_model_config_check(cfg) != TS_OK) return NULL;
+    ts_seq2seq *m = calloc(1, sizeof *m);
+    if (!m) {
+        ts_fail(TS_ERR_NOMEM, "cannot allocate a model");
+        return NULL;
+    }
+    m->cfg = *cfg;
+    ts_params_init(&m->params);
+    const ts_model_config *c = cfg;
+    int E = c->emb, H = c->hidden, M = memory_width(c);
+    double inv_h = 1.0 / sqrt((double)H), inv_m = 1.0 / sqrt((double)M);
+    int ok = 1;
+    ok &= (m->enc_embedding = param(m, rng, "encoder.embedding.weight", 2, c->src_vocab, E, -1)) != NULL;
+    ok &= gru_params(m, rng, &m->enc_fwd, "encoder.gru", "_l0", E) == TS_OK;
+    if (c->bidirectional) {
+        ok &= gru_params(m, rng, &m->enc_bwd, "encoder.gru", "_l0_reverse", E) == TS_OK;
+        double inv_2h = 1.0 / sqrt(2.0 * H);
+        ok &= (m->bridge_weight = param(m, rng, "encoder.bridge.weight", 2, H, 2 * H, inv_2h)) != NULL;
+        ok &= (m->bridge_bias = param(m, rng, "encoder.bridge.bias", 1, H, 0, inv_2h)) != NULL;
+    }
+    if (c->attn == TS_ATTN_GENERAL)
+        ok &= (m->attn_key_weight = param(m, rng, "decoder.attention.W.weight", 2, H, M, inv_m)) != NULL;
+    if (dot_like(c) && c->bidirectional)
+        ok &= (m->attn_key_weight = param(m, rng, "decoder.attention.key.weight", 2, H, M, inv_m)) != NULL;
+    if (additive(c)) {
+        ok &= (m->attn_query_weight = param(m, rng, "decoder.attention.query.weight", 2, H, H, inv_h)) != NULL;
+        ok &= (m->attn_key_weight = param(m, rng, "decoder.attention.key.weight", 2, H, M, inv_m)) != NULL;
+        ok &= (m->attn_key_bias = param(m, rng, "decoder.attention.key.bias", 1, H, 0, inv_m)) != NULL;
+        ok &= (m->attn_v = param(m, rng, "decoder.attention.v.weight", 1, H, 0, inv_h)) != NULL;
+    }
+    ok &= (m->dec_embedding = param(m, rng, "decoder.embedding.weight", 2, c->tgt_vocab, E, -1)) != NULL;
+    int dec_in = c->attn == TS_ATTN_NONE ? E : c->decoder == TS_DECODER_BAHDANAU ? E + M : E + H;
+    ok &= gru_params(m, rng, &m->dec, "decoder.gru", "", dec_in) == TS_OK;
+    if (c->decoder == TS_DECODER_LUONG && c->attn != TS_ATTN_NONE) {
+        double inv = 1.0 / sqrt((double)(M + H));
+        ok &= (m->combine_weight = param(m, rng, "decoder.combine.weight", 2, H, M + H, inv)) != NULL;
+    }
+    ok &= (m->out_weight = param(m, rng, "decoder.out.weight", 2, c->tgt_vocab, H, inv_h)) != NULL;
+    ok &= (m->out_bias = param(m, rng, "decoder.out.bias", 1, c->tgt_vocab, 0, inv_h)) != NULL;
+    if (!ok) {
+        ts_seq2seq_free(m);
+        return NULL;
+    }
+    // The <pad> rows start at zero and never learn (as torch's padding_idx).
+    memset(m->enc_embedding->data + (size_t)TS_PAD * E, 0, (size_t)E * sizeof(double));
+    memset(m->dec_embedding->data + (size_t)TS_PAD * E, 0, (size_t)E * sizeof(double));
+    return m;
+}
+
+void ts_seq2seq_free(ts_seq2seq *m) {
+    if (!m) return;
+    ts_params_free(&m->params);
+    free(m);
+}
+
+// ---- encoder -------------------------------------------------------------
+
+static ts_tensor *zeros(ts_ctx *ctx, int rows, int cols) {
+    ts_tensor *t = ts_node(ctx, TS_OP_LEAF, 2, (int[]){rows, cols}, 0, NULL);
+    if (t) memset(t->data, 0, t->size * sizeof(double));
+    return t;
+}
+
+// y = x W^T (+ b): x (N, in), W (out, in)
+static ts_tensor *linear(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_tensor *b) {
+    ts_tensor *y = ts_matmul(ctx, x, w, 0, 1);
+    return b ? ts_add_bias(ctx, y, b) : y;
+}
+
+// Runs one GRU direction over x (S*B, E), time-major, masked past each
+// length; returns the states (S*B, H) in time order and the final state.
+static ts_tensor *run_gru(ts_ctx *ctx, const ts_gru_params *g, ts_tensor *x, int S, int B, const double *mask_tb,
+                          int reverse, ts_tensor **final) {
+    int H = g->weight_hh->shape[1];
+    ts_tensor *gates_x = linear(ctx, x, g->weight_ih, g->bias_ih);  // (S*B, 3H): all steps in one product
+    ts_tensor **states = ts_arena_alloc(ctx->arena, (size_t)S * sizeof *states);
+    if (!states) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    ts_tensor *h = zeros(ctx, B, H);
+    for (int i = 0; i < S; i++) {
+        int t = reverse ? S - 1 - i : i;
+        h = ts_gru_cell(ctx, ts_slice_rows(ctx, gates_x, t * B, B), h, g->weight_hh, g->bias_hh, mask_tb + (size_t)t * B);
+        states[t] = h;
+    }
+    *final = h;
+    return h ? ts_stack_rows(ctx, states, S) : NULL;
+}
+
+static int check_ids(ts_ctx *ctx, const char *what, const int *ids, size_t n, int vocab) {
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= vocab) {
+            ts_ctx_fail(ctx, TS_ERR_ARG, "%s[%zu] = %d outside the vocabulary of %d", what, i, ids[i], vocab);
+            return 0;
+        }
+    return 1;
+}
+
+int ts_seq2seq_encode(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, ts_encoded *out) {
+    const ts_model_config *c = &m->cfg;
+    int B = bv->B, S = bv->S, M = memory_width(c);
+    if (ctx->status) return ctx->status;
+    if (B < 1 || S < 1) return (ts_ctx_fail(ctx, TS_ERR_SHAPE, "encode: batch of %d x %d", S, B), ctx->status);
+    if (!check_ids(ctx, "source", bv->src, (size_t)S * B, c->src_vocab)) return ctx->status;
+    double *mask_tb = ts_arena_alloc(ctx->arena, (size_t)S * B * sizeof(double));  // (S, B)
+    double *mask_bs = ts_arena_alloc(ctx->arena, (size_t)S * B * sizeof(double));  // (B, S)
+    if (!mask_tb || !mask_bs) return (ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error()), ctx->status);
+    for (int b = 0; b < B; b++) {
+        if (bv->src_len[b] < 1 || bv->src_len[b] > S)
+            return (ts_ctx_fail(ctx, TS_ERR_ARG, "source length %d of sentence %d outside 1..%d", bv->src_len[b], b, S),
+                    ctx->status);
+        for (int t = 0; t < S; t++) mask_tb[(size_t)t * B + b] = mask_bs[(size_t)b * S + t] = t < bv->src_len[b];
+    }
+    ts_tensor *x = ts_gather_rows(ctx, m->enc_embedding, bv->src, S * B, TS_PAD);  // (S*B, E)
+    ts_tensor *final_fwd, *final_bwd;
+    ts_tensor *states = run_gru(ctx, &m->enc_fwd, x, S, B, mask_tb, 0, &final_fwd);  // (S*B, H)
+    ts_tensor *init = final_fwd;
+    if (c->bidirectional) {
+        ts_tensor *backward = run_gru(ctx, &m->enc_bwd, x, S, B, mask_tb, 1, &final_bwd);
+        states = ts_concat(ctx, (ts_tensor *[]){states, backward}, 2);  // (S*B, 2H)
+        ts_tensor *finals = ts_concat(ctx, (ts_tensor *[]){final_fwd, final_bwd}, 2);
+        init = ts_tanh(ctx, linear(ctx, finals, m->bridge_weight, m->bridge_bias));
+    }
+    ts_tensor *memory = ts_swap01(ctx, ts_reshape(ctx, states, 3, (int[]){S, B, M}));  // (B, S, M)
+    ts_tensor *keys = m->cfg.attn == TS_ATTN_NONE ? NULL : ts_attention_keys(m, ctx, memory);
+    *out = (ts_encoded){.B = B, .S = S, .memory = memory, .keys = keys, .init = init, .mask = mask_bs};
+    return ctx->status;
+}
+
+// ---- attention and decoder -------------------------------------------------
+
+ts_tensor *ts_attention_keys(ts_seq2seq *m, ts_ctx *ctx, ts_tensor *memory) {
+    if (!memory || !m->attn_key_weight) return memory;  // plain dot scores the memory itself
+    int B = memory->shape[0], S = memory->shape[1], M = memory->shape[2], H = m->cfg.hidden;
+    // general, additive, bidirectional dot: W m_j for every j in one product
+    ts_tensor *flat = ts_reshape(ctx, memory, 2, (int[]){B * S, M});
+    return ts_reshape(ctx, linear(ctx, flat, m->attn_key_weight, m->attn_key_bias), 3, (int[]){B, S, H});
+}
+
+ts_tensor *ts_attention(ts_seq2seq *m, ts_ctx *ctx, const ts_encoded *enc, ts_tensor *q, ts_tensor **weights) {
+    ts_tensor *scores;
+    switch (m->cfg.attn) {
+    case TS_ATTN_SCALED_DOT:
+        scores = ts_scale(ctx, ts_attn_dot(ctx, q, enc->keys), 1.0 / sqrt((double)m->cfg.hidden));
+        break;
+    case TS_ATTN_CONCAT:
+    case TS_ATTN_BAHDANAU:
+        scores = ts_attn_additive(ctx, ts_matmul(ctx, q, m->attn_query_weight, 0, 1), enc->keys, m->attn_v);
+        break;
+    default:  // dot, general: the keys already carry W
+        scores = ts_attn_dot(ctx, q, enc->keys);
+        break;
+    }
+    ts_tensor *w = ts_softmax(ctx, scores, enc->mask);
+    if (weights) *weights = w;
+    return ts_attn_context(ctx, w, enc->memory);
+}
+
+void ts_decoder_start(ts_seq2seq *m, ts_ctx *ctx, const ts_encoded *enc, ts_decoder_state *st) {
+    st->state = enc->init;
+    st->feed = m->cfg.decoder == TS_DECODER_LUONG && m->cfg.attn != TS_ATTN_NONE ? zeros(ctx, enc->B, m->cfg.hidden) : NULL;
+}
+
+ts_tensor *ts_decoder_step(ts_seq2seq *m, ts_ctx *ctx, const ts_encoded *enc, ts_decoder_state *st, ts_tensor *emb,
+                           ts_tensor **weights) {
+    const ts_model_config *c = &m->cfg;
+    if (weights) *weights = NULL;
+    ts_tensor *x = emb;
+    int luong = c->decoder == TS_DECODER_LUONG;
+    if (c->attn != TS_ATTN_NONE && !luong)  // Bahdanau: attend with the previous state
+        x = ts_concat(ctx, (ts_tensor *[]){emb, ts_attention(m, ctx, enc, st->state, weights)}, 2);
+    else if (c->attn != TS_ATTN_NONE)       // Luong: input feeding of h~_{t-1}
+        x = ts_concat(ctx, (ts_tensor *[]){emb, st->feed}, 2);
+    ts_tensor *gates_x = linear(ctx, x, m->dec.weight_ih, m->dec.bias_ih);
+    ts_tensor *s = ts_gru_cell(ctx, gates_x, st->state, m->dec.weight_hh, m->dec.bias_hh, NULL);
+    st->state = s;
+    if (c->attn == TS_ATTN_NONE || !luong) return s;
+    ts_tensor *context = ts_attention(m, ctx, enc, s, weights);  // Luong: attend with the new state
+    ts_tensor *h_tilde = ts_tanh(ctx, ts_matmul(ctx, ts_concat(ctx, (ts_tensor *[]){context, s}, 2), m->combine_weight, 0, 1));
+    st->feed = h_tilde;
+    return h_tilde;
+}
+
+ts_tensor *ts_seq2seq_logits(ts_seq2seq *m, ts_ctx *ctx, ts_tensor *o) {
+    return linear(ctx, o, m->out_weight, m->out_bias);
+}
+
+// The most likely token the model may emit: never <pad> or <sos>, which no
+// target contains (first index wins ties).
+static int argmax_token(const double *row, int n) {
+    int best = TS_EOS;
+    for (int i = TS_EOS + 1; i < n; i++)
+        if (row[i] > row[best]) best = i;
+    return best;
+}
+
+ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, double tf, gsl_rng *rng, int *n_tokens) {
+    int B = bv->B, T = bv->T, V = m->cfg.tgt_vocab;
+    if (T < 1) return ts_ctx_fail(ctx, TS_ERR_SHAPE, "loss: target length %d", T);
+    if (!check_ids(ctx, "target input", bv->tgt_in, (size_t)T * B, V) ||
+        !check_ids(ctx, "target output", bv->tgt_out, (size_t)T * B, V))
+        return NULL;
+    ts_encoded enc;
+    if (ts_seq2seq_encode(m, ctx, bv, &enc)) return NULL;
+    ts_decoder_state st;
+    ts_decoder_start(m, ctx, &enc, &st);
+    int forced = tf >= 1.0;
+    ts_tensor *embedded = forced ? ts_gather_rows(ctx, m->dec_embedding, bv->tgt_in, T * B, TS_PAD) : NULL;  // (T*B, E)
+    ts_tensor **steps = ts_arena_alloc(ctx->arena, (size_t)T * sizeof *steps);
+    int *inputs = ts_arena_alloc(ctx->arena, (size_t)B * sizeof(int));
+    if (!steps || !inputs) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    memcpy(inputs, bv->tgt_in, (size_t)B * sizeof(int));
+    for (int t = 0; t < T; t++) {
+        ts_tensor *emb = forced ? ts_slice_rows(ctx, embedded, t * B, B) : ts_gather_rows(ctx, m->dec_embedding, inputs, B, TS_PAD);
+        ts_tensor *o = ts_decoder_step(m, ctx, &enc, &st, emb, NULL);
+        if (forced) {
+            steps[t] = o;  // projected all at once below
+            continue;
+        }
+        ts_tensor *logits = ts_seq2seq_logits(m, ctx, o);  // (B, V)
+        if (!logits) return NULL;
+        steps[t] = logits;
+        for (int b = 0; t + 1 < T && b < B; b++) {
+            int gold = bv->tgt_in[(size_t)(t + 1) * B + b];
+            // Past a sentence's end its input is padding either way.
+            inputs[b] = gold == TS_PAD || gsl_rng_uniform(rng) < tf ? gold : argmax_token(logits->data + (size_t)b * V, V);
+        }
+    }
+    ts_tensor *stacked = ts_stack_rows(ctx, steps, T);  // (T*B, H) or (T*B, V)
+    ts_tensor *logits = forced ? ts_seq2seq_logits(m, ctx, stacked) : stacked;
+    if (n_tokens) {
+        *n_tokens = 0;
+        for (size_t i = 0; i < (size_t)T * B; i++) *n_tokens += bv->tgt_out[i] != TS_PAD;
+    }
+    return ts_cross_entropy(ctx, logits, bv->tgt_out, TS_PAD);
+}
+
+// ---- decoding --------------------------------------------------------------
+
+void ts_hypothesis_free(ts_hypothesis *h) {
+    if (!h) return;
+    free(h->tokens);
+    free(h->attention);
+    memset(h, 0, sizeof *h);
+}
+
+static int alloc_hypothesis(ts_hypothesis *h, int max_len, int S) {
+    memset(h, 0, sizeof *h);
+    h->S = S;
+    h->tokens = malloc((size_t)(max_len + 1) * sizeof(int));
+    h->attention = calloc((size_t)(max_len + 1) * S, sizeof(double));
+    if (!h->tokens || !h->attention) {
+        ts_hypothesis_free(h);
+        return ts_fail(TS_ERR_NOMEM, "cannot allocate a hypothesis of %d tokens", max_len);
+    }
+    return TS_OK;
+}
+
+// log softmax(row)[k], stable.
+static double log_prob(const double *row, int n, int k) {
+    double max = row[0], sum = 0.0;
+    for (int i = 1; i < n; i++)
+        if (row[i] > max) max = row[i];
+    for (int i = 0; i < n; i++) sum += exp(row[i] - max);
+    return (row[k] - max) - log(sum);
+}
+
+int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int max_len, ts_hypothesis *out) {
+    int B = bv->B, S = bv->S, V = m->cfg.tgt_vocab;
+    if (max_len < 1) return ts_fail(TS_ERR_ARG, "greedy: max_len %d", max_len);
+    int grad_before = ts_set_grad_enabled(ctx, 0);
+    int rc = TS_OK;
+    for (int b = 0; b < B && !rc; b++) rc = alloc_hypothesis(&out[b], max_len, S);
+    ts_encoded enc;
+    int *inputs = NULL, *done = calloc((size_t)B, sizeof(int));
+    if (!rc && !done) rc = ts_fail(TS_ERR_NOMEM, "greedy: out of memory");
+    if (!rc) rc = ts_seq2seq_encode(m, ctx, bv, &enc);
+    if (!rc && !(inputs = ts_arena_alloc(ctx->arena, (size_t)B * sizeof(int)))) rc = TS_ERR_ARENA;
+    if (!rc) {
+        ts_decoder_state st;
+        ts_decoder_start(m, ctx, &enc, &st);
+        for (int b = 0; b < B; b++) inputs[b] = TS_SOS;
+        int remaining = B;
+        for (int t = 0; t <= max_len && remaining > 0; t++) {
+            ts_tensor *weights;
+            ts_tensor *emb = ts_gather_rows(ctx, m->dec_embedding, inputs, B, -1);
+            ts_tensor *logits = ts_seq2seq_logits(m, ctx, ts_decoder_step(m, ctx, &enc, &st, emb, &weights));
+            if (!logits) {
+                rc = ctx->status;
+                break;
+            }
+            for (int b = 0; b < B; b++) {
+                if (done[b]) continue;
+                ts_hypothesis *h = &out[b];
+                if (weights) memcpy(h->attention + (size_t)t * S, weights->data + (size_t)b * S, (size_t)S * sizeof(double));
+                const double *row = logits->data + (size_t)b * V;
+                int best = argmax_token(row, V);
+                if (best == TS_EOS || t == max_len) {  // at the limit the last row is kept, the token is not
+                    h->ended = best == TS_EOS;
+                    if (h->ended) h->score += log_prob(row, V, best);
+                    done[b] = 1;
+                    remaining--;
+                    continue;
+                }
+                h->score += log_prob(row, V, best);
+                h->tokens[h->len++] = best;
+                inputs[b] = best;
+            }
+        }
+    }
+    free(done);
+    ts_set_grad_enabled(ctx, grad_before);
+    if (rc) {
+        for (int b = 0; b < B; b++) ts_hypothesis_free(&out[b]);
+        return rc == TS_ERR_ARENA && !ctx->status ? TS_ERR_ARENA : (ctx->status ? ctx->status : rc);
+    }
+    return TS_OK;
+}
+
+// A beam entry: its tokens, attention rows and score live in per-entry slots.
+typedef struct {
+    double score;  // total log-probability
+    int parent;    // the entry it extends
+    int token;
+} beam_candidate;
+
+// Keeps the best `cap` candidates in *list (sorted, best first; earlier
+// candidates win ties, so beam 1 picks the same token as argmax).
+static void keep_best(beam_candidate *list, int *count, int cap, beam_candidate c) {
+    int i = *count;
+    if (i == cap && !(c.score > list[cap - 1].score)) return;
+    if (i < cap) (*count)++;
+    else i = cap - 1;
+    while (i > 0 && c.score > list[i - 1].score) {
+        list[i] = list[i - 1];
+        i--;
+    }
+    list[i] = c;
+}
+
+// A copy of rows `parents` of t (K, ...), as a tensor with no gradient.
+static ts_tensor *reorder_rows(ts_ctx *ctx, ts_tensor *t, const int *parents, int K) {
+    if (!t) return NULL;
+    ts_tensor *copy = ts_node(ctx, TS_OP_LEAF, t->ndim, t->shape, 0, NULL);
+    if (!copy) return NULL;
+    size_t row = t->size / (size_t)t->shape[0];
+    for (int k = 0; k < K; k++) memcpy(copy->data + k * row, t->data + (size_t)parents[k] * row, row * sizeof(double));
+    return copy;
+}
+
+int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam, int max_len, ts_hypothesis *out) {
+    int V = m->cfg.tgt_vocab, S = n, K = beam;
+    if (K < 1 || K > 1000 || max_len < 1 || n < 1) return ts_fail(TS_ERR_ARG, "beam: width %d, max_len %d, length %d", K, max_len, n);
+    int grad_before = ts_set_grad_enabled(ctx, 0);
+    memset(out, 0, sizeof *out);
+    // Per live entry k: tokens[k] (max_len), attention[k] ((max_len + 1) * S), score[k].
+    size_t attn_size = (size_t)(max_len + 1) * S;
+    int *token_slots = malloc((size_t)2 * K * max_len * sizeof(int));  // two generations of K entries
+    double *attention_slots = calloc((size_t)2 * K * attn_size, sizeof(double));
+    int *tokens = token_slots;
+    double *attention = attention_slots;
+    double *score = calloc((size_t)K, sizeof(double));
+    beam_candidate *cands = malloc((size_t)2 * K * sizeof *cands);
+    int *parents = malloc((size_t)K * sizeof(int));
+    int *src_k = malloc((size_t)n * K * sizeof(int)), *len_k = malloc((size_t)K * sizeof(int));
+    int rc = token_slots && attention_slots && score && cands && parents && src_k && len_k ? TS_OK
+                                                                                 : ts_fail(TS_ERR_NOMEM, "beam: out of memory");
+    int *next_tokens = token_slots ? token_slots + (size_t)K * max_len : NULL;
+    double *next_attention = attention_slots ? attention_slots + (size_t)K * attn_size : NULL;
+    double best_final = -INFINITY;
+    int finished = 0;
+    // The source repeated K times: one batch row per live hypothesis.
+    for (int t = 0; !rc && t < n; t++)
+        for (int k = 0; k < K; k++) src_k[(size_t)t * K + k] = src[t];
+    for (int k = 0; !rc && k < K; k++) len_k[k] = n;
+    ts_encoded enc;
+    ts_batch_view bv = {.B = K, .S = n, .T = 0, .src = src_k, .src_len = len_k};
+    if (!rc) rc = ts_seq2seq_encode(m, ctx, &bv, &enc);
+    int *inputs = rc ? NULL : ts_arena_alloc(ctx->arena, (size_t)K * sizeof(int));
+    if (!rc && !inputs) rc = TS_ERR_ARENA;
+    ts_decoder_state st;
+    if (!rc) ts_decoder_start(m, ctx, &enc, &st);
+    int alive = 1;
+    for (int k = 0; k < K && inputs; k++) inputs[k] = TS_SOS;
+    for (int t = 0; !rc && t <= max_len && alive > 0; t++) {
+        ts_tensor *weights;
+        ts_tensor *emb = ts_gather_rows(ctx, m->dec_embedding, inputs, K, -1);
+        ts_tensor *logits = ts_seq2seq_logits(m, ctx, ts_decoder_step(m, ctx, &enc, &st, emb, &weights));
+        if (!logits) {
+            rc = ctx->status;
+            break;
+        }
+        for (int k = 0; k < alive && weights; k++)
+            memcpy(attention + (size_t)k * attn_size + (size_t)t * S, weights->data + (size_t)k * S, (size_t)S * sizeof(double));
+        int count = 0;
+        for (int k = 0; k < alive; k++) {
+            double *row = logits->data + (size_t)k * V;
+            ts_log_softmax_rows(row, row, 1, (size_t)V);
+            for (int v = TS_EOS; v < V; v++)  // never <pad> or <sos>
+                keep_best(cands, &count, 2 * K, (beam_candidate){score[k] + row[v], k, v});
+        }
+        int next_alive = 0;
+        for (int i = 0; i < count; i++) {
+            beam_candidate c = cands[i];
+            // As in fairseq: an <eos> finishes a hypothesis only when it ranks
+            // among the best K; beam 1 then stops exactly where greedy does.
+            if ((c.token == TS_EOS && i < K) || t == max_len) {
+                // Finished (or cut at the limit, then without its token).
+                int len = t, ended = c.token == TS_EOS;
+                finished++;
+                double final = ended ? c.score / (len + 1) : score[c.parent] / (len + 1);
+                if (final > best_final) {
+                    best_final = final;
+                    ts_hypothesis_free(out);
+                    if ((rc = alloc_hypothesis(out, max_len, S))) break;
+                    memcpy(out->tokens, tokens + (size_t)c.parent * max_len, (size_t)len * sizeof(int));
+                    memcpy(out->attention, attention + (size_t)c.parent * attn_size, (size_t)(len + 1) * S * sizeof(double));
+                    out->len = len;
+                    out->score = final;
+                    out->ended = ended;
+                }
+                if (t == max_len) break;
+                continue;
+            }
+            if (c.token == TS_EOS || next_alive == K) continue;
+            parents[next_alive] = c.parent;
+            memcpy(next_tokens + (size_t)next_alive * max_len, tokens + (size_t)c.parent * max_len, (size_t)t * sizeof(int));
+            next_tokens[(size_t)next_alive * max_len + t] = c.token;
+            memcpy(next_attention + (size_t)next_alive * attn_size, attention + (size_t)c.parent * attn_size,
+                   (size_t)(t + 1) * S * sizeof(double));
+            score[next_alive] = c.score;  // safe: parents are read from cands, not score, from here on
+            inputs[next_alive] = c.token;
+            next_alive++;
+        }
+        if (rc) break;
+        // Stop once K hypotheses have finished: width 1 stops at its first
+        // <eos>, exactly like greedy.
+        alive = finished >= K ? 0 : next_alive;
+        if (alive == 0) break;
+        for (int k = alive; k < K; k++) parents[k] = parents[0];
+        st.state = reorder_rows(ctx, st.state, parents, K);
+        st.feed = st.feed ? reorder_rows(ctx, st.feed, parents, K) : NULL;
+        int *swap_tokens = tokens;
+        tokens = next_tokens;
+        next_tokens = swap_tokens;
+        double *swap_attention = attention;
+        attention = next_attention;
+        next_attention = swap_attention;
+    }
+    if (!rc && !out->tokens) rc = ts_fail(TS_ERR_ARG, "beam: no hypothesis");
+    free(token_slots);
+    free(attention_slots);
+    free(score);
+    free(cands);
+    free(parents);
+    free(src_k);
+    free(len_k);
+    ts_set_grad_enabled(ctx, grad_before);
+    if (rc) ts_hypothesis_free(out);
+    return rc;
+}

@@ -1,0 +1,157 @@
+// The attention seq2seq model of docs/models.md: embedding, GRU encoder
+// (optionally bidirectional), one of six attention functions, a Bahdanau- or
+// Luong-style GRU decoder, the output projection and the masked loss; greedy
+// and beam-search decoding.
+//
+// Legend: B batch, S source length, T target length (with <eos>), E embedding,
+// H hidden, M memory width (H, or 2H when bidirectional), V vocabulary.
+// Batches are time-major: ids (S, B) and (T, B).
+#ifndef TS_SEQ2SEQ_H
+#define TS_SEQ2SEQ_H
+
+#include <gsl/gsl_rng.h>
+
+#include "autograd/graph.h"
+#include "autograd/params.h"
+
+// The special token ids every vocabulary starts with.
+enum { TS_PAD = 0, TS_SOS = 1, TS_EOS = 2, TS_UNK = 3 };
+
+typedef enum {
+    TS_ATTN_NONE,        // the plain encoder-decoder baseline
+    TS_ATTN_DOT,         // q . k
+    TS_ATTN_SCALED_DOT,  // q . k / sqrt(H)
+    TS_ATTN_GENERAL,     // q . W m
+    TS_ATTN_CONCAT,      // v . tanh(W [q; m] + b)
+    TS_ATTN_BAHDANAU,    // v . tanh(W_q q + W_k m + b), additive
+    TS_ATTN_COUNT
+} ts_attn_type;
+
+typedef enum { TS_DECODER_BAHDANAU, TS_DECODER_LUONG, TS_DECODER_COUNT } ts_decoder_type;
+
+// "none", "dot", "scaled-dot", "general", "concat", "bahdanau".
+const char *ts_attn_name(ts_attn_type type);
+// TS_OK and *type, or TS_ERR_ARG naming the accepted names.
+int ts_attn_parse(const char *name, ts_attn_type *type);
+const char *ts_decoder_name(ts_decoder_type type);  // "bahdanau", "luong"
+int ts_decoder_parse(const char *name, ts_decoder_type *type);
+
+typedef struct {
+    int src_vocab, tgt_vocab;  // including the four special tokens
+    int emb, hidden;
+    ts_attn_type attn;
+    ts_decoder_type decoder;
+    int bidirectional;
+} ts_model_config;
+
+// TS_OK, or TS_ERR_ARG naming the field that is out of range.
+int ts_model_config_check(const ts_model_config *cfg);
+
+typedef struct {
+    ts_tensor *weight_ih, *weight_hh, *bias_ih, *bias_hh;  // (3H, in), (3H, H), (3H), (3H)
+} ts_gru_params;
+
+typedef struct {
+    ts_model_config cfg;
+    ts_params params;  // every tensor below, by its docs/models.md name
+    ts_tensor *enc_embedding;            // (Vs, E)
+    ts_gru_params enc_fwd, enc_bwd;      // enc_bwd only when bidirectional
+    ts_tensor *bridge_weight, *bridge_bias;  // (H, 2H), (H): bidirectional only
+    ts_tensor *attn_key_weight;          // (H, M): general's W, additive W_k, bi dot's K
+    ts_tensor *attn_key_bias;            // (H): additive only
+    ts_tensor *attn_query_weight;        // (H, H): additive only
+    ts_tensor *attn_v;                   // (H): additive only
+    ts_tensor *dec_embedding;            // (Vt, E)
+    ts_gru_params dec;                   // weight_ih (3H, E + M | E + H | E)
+    ts_tensor *combine_weight;           // (H, M + H): Luong with attention
+    ts_tensor *out_weight, *out_bias;    // (Vt, H), (Vt)
+} ts_seq2seq;
+
+// A model with every parameter registered and initialised from rng:
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases (PyTorch's GRU
+// and Linear default), N(0, 1) for embeddings. NULL on a bad config or no
+// memory (message in ts_last_error()). Free with ts_seq2seq_free.
+ts_seq2seq *ts_seq2seq_new(const ts_model_config *cfg, gsl_rng *rng);
+void ts_seq2seq_free(ts_seq2seq *model);
+
+// One batch, time-major, as the model reads it. Not owned.
+typedef struct {
+    int B, S, T;
+    const int *src;      // (S, B), TS_PAD past each length
+    const int *src_len;  // (B), each in 1..S
+    const int *tgt_in;   // (T, B): <sos> y_1 .. y_n, then TS_PAD (may be NULL for decoding)
+    const int *tgt_out;  // (T, B): y_1 .. y_n <eos>, then TS_PAD
+} ts_batch_view;
+
+// What the encoder hands the decoder; lives in the step arena.
+typedef struct {
+    int B, S;
+    ts_tensor *memory;   // (B, S, M)
+    ts_tensor *keys;     // (B, S, H) or (B, S, M) for plain dot: what queries are scored against
+    ts_tensor *init;     // (B, H): the decoder's initial state
+    double *mask;        // (B, S): 1 for real source positions, 0 for padding
+} ts_encoded;
+
+// Runs the encoder and precomputes the attention keys. NULL on failure (ctx->status).
+int ts_seq2seq_encode(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, ts_encoded *out);
+
+// The attention keys of a memory (B, S, M): W m_j (general, additive,
+// bidirectional dot) computed for every j at once, or the memory itself.
+ts_tensor *ts_attention_keys(ts_seq2seq *m, ts_ctx *ctx, ts_tensor *memory);
+
+// The context (B, M) for queries q (B, H) over enc->keys / enc->memory with
+// enc->mask; *weights (may be NULL) receives the weights (B, S).
+ts_tensor *ts_attention(ts_seq2seq *m, ts_ctx *ctx, const ts_encoded *enc, ts_tensor *q, ts_tensor **weights);
+
+// The decoder's recurrent state between steps.
+typedef struct {
+    ts_tensor *state;  // s (B, H)
+    ts_tensor *feed;   // h~ (B, H), Luong input feeding; NULL otherwise
+} ts_decoder_state;
+
+// s_0 (and h~_0 = 0) for an encoded batch.
+void ts_decoder_start(ts_seq2seq *m, ts_ctx *ctx, const ts_encoded *enc, ts_decoder_state *st);
+
+// One decoder step on input embeddings emb (B, E): updates st and returns the
+// output o_t (B, H) that the output projection reads. When weights is not
+// NULL it receives the attention weights (B, S) (NULL for `none`).
+ts_tensor *ts_decoder_step(ts_seq2seq *m, ts_ctx *ctx, const ts_encoded *enc, ts_decoder_state *st,
+                           ts_tensor *emb, ts_tensor **weights);
+
+// logits (N, Vt) = o (N, H) W_out^T + b_out
+ts_tensor *ts_seq2seq_logits(ts_seq2seq *m, ts_ctx *ctx, ts_tensor *o);
+
+// The training loss of a batch: mean cross-entropy over non-pad targets.
+// tf is the teacher-forcing ratio in [0, 1]; below 1, each sentence's next
+// input is its gold token with probability tf (drawn from rng), else its own
+// argmax. *n_tokens (may be NULL) receives the number of non-pad targets.
+// NULL on failure (ctx->status says why).
+ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, double tf,
+                           gsl_rng *rng, int *n_tokens);
+
+// A decoded sentence: tokens (without <eos>) and the attention matrix of
+// every output step, <eos> included: (len + 1) rows of S weights (all zero
+// for `none`). `ended` is 0 when it stopped at the length limit instead.
+typedef struct {
+    int len;
+    int *tokens;        // (len) malloc'd
+    double *attention;  // (len + 1, S) malloc'd, NULL if not requested
+    int S;
+    double score;       // total log-probability (beam: divided by len + 1)
+    int ended;
+} ts_hypothesis;
+
+void ts_hypothesis_free(ts_hypothesis *h);
+
+// Greedy decoding of every sentence of the batch (tgt fields unused), at most
+// max_len tokens each. out[B] receives malloc'd results. Runs without a
+// tape; resets nothing (call ts_ctx_reset after). TS_OK or the failure.
+int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, int max_len,
+                      ts_hypothesis *out);
+
+// Beam search of width beam for one sentence (src ids, length n). Finished
+// hypotheses are ranked by log-probability / (tokens + 1); beam = 1 is greedy.
+int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam, int max_len,
+                    ts_hypothesis *out);
+
+#endif

@@ -1,0 +1,378 @@
+// The models: PyTorch agreement on fixtures (tools/make_torch_fixtures.py,
+// 1e-10), whole-model gradient checks for every attention x encoder x
+// decoder, padding invariance, teacher forcing, greedy and beam decoding.
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "autograd/gradcheck.h"
+#include "autograd/ops.h"
+#include "models/seq2seq.h"
+#include "testutil.h"
+
+#define FIXTURE_ATOL 1e-12
+#define FIXTURE_RTOL 1e-10
+
+static ts_arena *arena;
+static ts_ctx ctx;
+static gsl_rng *rng;
+static void setup(void) {
+    arena = ts_arena_new(64 << 20);
+    ts_ctx_init(&ctx, arena);
+    rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 1);
+}
+static void teardown(void) {
+    ts_arena_free(arena);
+    gsl_rng_free(rng);
+}
+TestSuite(models, .init = setup, .fini = teardown);
+
+static ts_tensor *leaf_from(const fixture_record *r) {
+    ts_tensor *t = ts_tensor_new_persistent(r->ndim, r->dims, r->name);
+    cr_assert_not_null(t);
+    memcpy(t->data, r->values, r->n * sizeof(double));
+    return t;
+}
+
+static void assert_matches(const fixture *fx, const char *name, const double *got, size_t n) {
+    const fixture_record *r = fixture_get(fx, name);
+    cr_assert_eq(r->n, n, "%s: %zu values in the fixture, %zu here", name, r->n, n);
+    cr_log_info("%s", name);
+    assert_allclose(got, r->values, n, FIXTURE_ATOL, FIXTURE_RTOL);
+}
+
+static double weighted(ts_tensor *y, const double *w) {
+    double s = 0;
+    for (size_t i = 0; i < y->size; i++) s += y->data[i] * w[i];
+    return s;
+}
+
+// ---- PyTorch agreement ------------------------------------------------------
+
+Test(models, gru_cell_matches_pytorch) {
+    fixture fx = fixture_load("gru_cell.txt");
+    const char *names[6] = {"x", "h", "weight_ih", "weight_hh", "bias_ih", "bias_hh"};
+    ts_tensor *in[6];
+    for (int i = 0; i < 6; i++) in[i] = leaf_from(fixture_get(&fx, names[i]));
+    ts_tensor *gates_x = ts_add_bias(&ctx, ts_matmul(&ctx, in[0], in[2], 0, 1), in[4]);
+    ts_tensor *h_next = ts_gru_cell(&ctx, gates_x, in[1], in[3], in[5], NULL);
+    const fixture_record *up = fixture_get(&fx, "upstream");
+    ts_tensor *loss = ts_sum(&ctx, ts_mul(&ctx, h_next, ts_constant(&ctx, 2, up->dims, up->values)));
+    cr_assert_eq(ts_backward(&ctx, loss), TS_OK, "%s", ts_last_error());
+    assert_matches(&fx, "h_next", h_next->data, h_next->size);
+    assert_matches(&fx, "loss", loss->data, 1);
+    for (int i = 0; i < 6; i++) {
+        char g[64];
+        snprintf(g, sizeof g, "grad.%s", names[i]);
+        assert_matches(&fx, g, in[i]->grad, in[i]->size);
+        ts_tensor_free_persistent(in[i]);
+    }
+    fixture_free(&fx);
+}
+
+// Copies every parameter of m from the fixture (all must be there) and checks
+// that the fixture names no parameter m lacks.
+static void load_params(ts_seq2seq *m, const fixture *fx, const char *only_prefix) {
+    for (int i = 0; i < m->params.count; i++) {
+        ts_tensor *p = m->params.items[i];
+        if (only_prefix && strncmp(p->name, only_prefix, strlen(only_prefix))) continue;
+        const fixture_record *r = fixture_get(fx, p->name);
+        cr_assert_eq(r->n, p->size, "%s: fixture has %zu values, the model %zu", p->name, r->n, p->size);
+        memcpy(p->data, r->values, r->n * sizeof(double));
+    }
+    for (int i = 0; i < fx->count; i++) {
+        const char *name = fx->records[i].name;
+        if (strncmp(name, "encoder.", 8) && strncmp(name, "decoder.", 8)) continue;
+        if (only_prefix && strncmp(name, only_prefix, strlen(only_prefix))) continue;
+        cr_assert_not_null(ts_params_find(&m->params, name), "the fixture has %s, the model does not", name);
+    }
+}
+
+static void check_attention_fixture(const char *type, int bi) {
+    char file[64];
+    snprintf(file, sizeof file, "attention_%s%s.txt", type, bi ? "_bi" : "");
+    fixture fx = fixture_load(file);
+    ts_model_config cfg = {.src_vocab = 8, .tgt_vocab = 8, .emb = 3, .hidden = 4, .decoder = TS_DECODER_LUONG,
+                           .bidirectional = bi};
+    cr_assert_eq(ts_attn_parse(type, &cfg.attn), TS_OK);
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    load_params(m, &fx, "decoder.attention.");
+    ts_tensor *q = leaf_from(fixture_get(&fx, "q"));
+    ts_tensor *memory = leaf_from(fixture_get(&fx, "memory"));
+    const fixture_record *lengths = fixture_get(&fx, "lengths");
+    int B = memory->shape[0], S = memory->shape[1];
+    double mask[64];
+    for (int b = 0; b < B; b++)
+        for (int s = 0; s < S; s++) mask[b * S + s] = s < lengths->ints[b];
+    ts_encoded enc = {.B = B, .S = S, .memory = memory, .keys = ts_attention_keys(m, &ctx, memory), .mask = mask};
+    ts_tensor *weights;
+    ts_tensor *context = ts_attention(m, &ctx, &enc, q, &weights);
+    const fixture_record *up_c = fixture_get(&fx, "upstream.context"), *up_w = fixture_get(&fx, "upstream.weights");
+    ts_tensor *loss = ts_add(&ctx, ts_sum(&ctx, ts_mul(&ctx, context, ts_constant(&ctx, 2, up_c->dims, up_c->values))),
+                             ts_sum(&ctx, ts_mul(&ctx, weights, ts_constant(&ctx, 2, up_w->dims, up_w->values))));
+    cr_assert_eq(ts_backward(&ctx, loss), TS_OK, "%s: %s", file, ts_last_error());
+    cr_log_info("%s", file);
+    assert_matches(&fx, "context", context->data, context->size);
+    assert_matches(&fx, "weights", weights->data, weights->size);
+    assert_matches(&fx, "loss", loss->data, 1);
+    assert_matches(&fx, "grad.q", q->grad, q->size);
+    assert_matches(&fx, "grad.memory", memory->grad, memory->size);
+    for (int i = 0; i < m->params.count; i++) {
+        ts_tensor *p = m->params.items[i];
+        if (strncmp(p->name, "decoder.attention.", 18)) continue;
+        char g[96];
+        snprintf(g, sizeof g, "grad.%s", p->name);
+        assert_matches(&fx, g, p->grad, p->size);
+    }
+    (void)weighted;
+    ts_tensor_free_persistent(q);
+    ts_tensor_free_persistent(memory);
+    ts_seq2seq_free(m);
+    fixture_free(&fx);
+}
+
+Test(models, every_attention_matches_pytorch) {
+    const char *types[] = {"dot", "scaled-dot", "general", "concat", "bahdanau"};
+    for (int i = 0; i < 5; i++)
+        for (int bi = 0; bi < 2; bi++) {
+            ts_ctx_reset(&ctx);
+            check_attention_fixture(types[i], bi);
+        }
+}
+
+static void check_seq2seq_fixture(const char *decoder, const char *attn, int bi) {
+    char file[96];
+    snprintf(file, sizeof file, "seq2seq_%s_%s%s.txt", decoder, attn, bi ? "_bi" : "");
+    fixture fx = fixture_load(file);
+    const int *d = fixture_get(&fx, "dims")->ints;  // Vs Vt E H M B S T
+    ts_model_config cfg = {.src_vocab = d[0], .tgt_vocab = d[1], .emb = d[2], .hidden = d[3], .bidirectional = bi};
+    cr_assert_eq(ts_attn_parse(attn, &cfg.attn), TS_OK);
+    cr_assert_eq(ts_decoder_parse(decoder, &cfg.decoder), TS_OK);
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    load_params(m, &fx, NULL);
+    ts_batch_view bv = {.B = d[5], .S = d[6], .T = d[7], .src = fixture_get(&fx, "src")->ints,
+                        .src_len = fixture_get(&fx, "src_lengths")->ints, .tgt_in = fixture_get(&fx, "tgt_in")->ints,
+                        .tgt_out = fixture_get(&fx, "tgt_out")->ints};
+    ts_params_zero_grad(&m->params);
+    ts_tensor *loss = ts_seq2seq_loss(m, &ctx, &bv, 1.0, rng, NULL);
+    cr_assert_not_null(loss, "%s: %s", file, ts_last_error());
+    cr_assert_eq(ts_backward(&ctx, loss), TS_OK, "%s", ts_last_error());
+    cr_log_info("%s: loss %.17g", file, loss->data[0]);
+    assert_matches(&fx, "loss", loss->data, 1);
+    for (int i = 0; i < m->params.count; i++) {
+        ts_tensor *p = m->params.items[i];
+        char g[96];
+        snprintf(g, sizeof g, "grad.%s", p->name);
+        assert_matches(&fx, g, p->grad, p->size);
+    }
+    ts_seq2seq_free(m);
+    fixture_free(&fx);
+}
+
+Test(models, bahdanau_decoder_loss_and_gradients_match_pytorch) {
+    check_seq2seq_fixture("bahdanau", "bahdanau", 0);
+    ts_ctx_reset(&ctx);
+    check_seq2seq_fixture("bahdanau", "bahdanau", 1);
+    ts_ctx_reset(&ctx);
+    check_seq2seq_fixture("bahdanau", "none", 0);
+}
+
+Test(models, luong_decoder_loss_and_gradients_match_pytorch) {
+    check_seq2seq_fixture("luong", "general", 0);
+    ts_ctx_reset(&ctx);
+    check_seq2seq_fixture("luong", "concat", 0);
+    ts_ctx_reset(&ctx);
+    check_seq2seq_fixture("luong", "dot", 1);
+    ts_ctx_reset(&ctx);
+    check_seq2seq_fixture("luong", "scaled-dot", 1);
+}
+
+// ---- whole-model gradient checks --------------------------------------------
+
+// A padded batch of three sentences of unequal lengths (time-major).
+enum { GB = 3, GS = 5, GT = 6 };
+static const int g_src[GS * GB] = {4, 5, 6, 5, 4, 5, 6, 6, 0, 4, 0, 0, 5, 0, 0};
+static const int g_src_len[GB] = {5, 3, 2};
+static const int g_tgt_in[GT * GB] = {1, 1, 1, 4, 5, 7, 5, 6, 0, 6, 7, 0, 0, 4, 0, 0, 5, 0};
+static const int g_tgt_out[GT * GB] = {4, 5, 7, 5, 6, 2, 6, 7, 0, 2, 4, 0, 0, 5, 0, 0, 2, 0};
+
+typedef struct {
+    ts_seq2seq *model;
+    ts_batch_view batch;
+    double tf;
+    gsl_rng *rng;
+} loss_case;
+
+static ts_tensor *model_loss(ts_ctx *c, void *user) {
+    loss_case *lc = user;
+    gsl_rng_set(lc->rng, 5);  // the same teacher-forcing draws at every evaluation
+    return ts_seq2seq_loss(lc->model, c, &lc->batch, lc->tf, lc->rng, NULL);
+}
+
+typedef struct {
+    ts_attn_type attn;
+    ts_decoder_type decoder;
+    int bidirectional;
+} model_case;
+
+ParameterizedTestParameters(models, whole_model_gradcheck) {
+    static model_case cases[TS_ATTN_COUNT * 4];
+    int n = 0;
+    for (int a = 0; a < TS_ATTN_COUNT; a++)
+        for (int d = 0; d < TS_DECODER_COUNT; d++)
+            for (int bi = 0; bi < 2; bi++) cases[n++] = (model_case){(ts_attn_type)a, (ts_decoder_type)d, bi};
+    return cr_make_param_array(model_case, cases, n);
+}
+
+ParameterizedTest(model_case *mc, models, whole_model_gradcheck) {
+    ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4, .attn = mc->attn,
+                           .decoder = mc->decoder, .bidirectional = mc->bidirectional};
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    loss_case lc = {m, {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out}, 1.0, rng};
+    ts_gradcheck_opts opts = ts_gradcheck_defaults();
+    ts_gradcheck_result results[32];
+    cr_assert(m->params.count <= 32);
+    for (int pass = 0; pass < 2; pass++) {
+        lc.tf = pass == 0 ? 1.0 : 0.5;
+        cr_assert_eq(ts_gradcheck(&ctx, model_loss, &lc, m->params.items, m->params.count, &opts, results), TS_OK,
+                     "%s", ts_last_error());
+        double worst = 0;
+        for (int i = 0; i < m->params.count; i++) {
+            cr_assert(results[i].passed, "%s/%s%s tf=%g: %s wrong at %zu: analytic %.12g numeric %.12g",
+                      ts_attn_name(mc->attn), ts_decoder_name(mc->decoder), mc->bidirectional ? "/bi" : "", lc.tf,
+                      results[i].name, results[i].worst_index, results[i].worst_analytic, results[i].worst_numeric);
+            if (results[i].max_rel_err > worst) worst = results[i].max_rel_err;
+        }
+        cr_log_info("%s/%s%s tf=%g: %d tensors, max relative error %.2e", ts_attn_name(mc->attn),
+                    ts_decoder_name(mc->decoder), mc->bidirectional ? "/bi" : "", lc.tf, m->params.count, worst);
+    }
+    ts_seq2seq_free(m);
+}
+
+// ---- padding invariance, teacher forcing, decoding ---------------------------
+
+// Loss * tokens and gradients * tokens of a batch: sums over its sentences.
+static double summed_loss(ts_seq2seq *m, const ts_batch_view *bv, double *grads) {
+    ts_ctx_reset(&ctx);
+    ts_params_zero_grad(&m->params);
+    int n_tokens;
+    ts_tensor *loss = ts_seq2seq_loss(m, &ctx, bv, 1.0, rng, &n_tokens);
+    cr_assert_not_null(loss, "%s", ts_last_error());
+    cr_assert_eq(ts_backward(&ctx, loss), TS_OK);
+    for (int i = 0, k = 0; i < m->params.count; i++)
+        for (size_t j = 0; j < m->params.items[i]->size; j++) grads[k++] = m->params.items[i]->grad[j] * n_tokens;
+    return loss->data[0] * n_tokens;
+}
+
+Test(models, padding_does_not_change_a_sentences_loss_or_gradients) {
+    // Short: src 4 5 (len 2), tgt 6 -> in <sos> 6, out 6 <eos>.
+    // Long:  src 4 6 5 5 6 4 (len 6), tgt 5 4 7 7 -> T = 5.
+    static const int short_src[2] = {4, 5}, short_len[1] = {2}, short_in[2] = {1, 6}, short_out[2] = {6, 2};
+    static const int long_src[6] = {4, 6, 5, 5, 6, 4}, long_len[1] = {6};
+    static const int long_in[5] = {1, 5, 4, 7, 7}, long_out[5] = {5, 4, 7, 7, 2};
+    // Both together, time-major (S = 6, T = 5), the short one padded.
+    static const int both_src[12] = {4, 4, 5, 6, 0, 5, 0, 5, 0, 6, 0, 4}, both_len[2] = {2, 6};
+    static const int both_in[10] = {1, 1, 6, 5, 0, 4, 0, 7, 0, 7}, both_out[10] = {6, 5, 2, 4, 0, 7, 0, 7, 0, 2};
+    for (int bi = 0; bi < 2; bi++)
+        for (int d = 0; d < TS_DECODER_COUNT; d++) {
+            ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4,
+                                   .attn = d == 0 ? TS_ATTN_BAHDANAU : TS_ATTN_GENERAL, .decoder = (ts_decoder_type)d,
+                                   .bidirectional = bi};
+            ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+            size_t n = ts_params_size(&m->params);
+            double *g_short = malloc(n * sizeof(double)), *g_long = malloc(n * sizeof(double));
+            double *g_both = malloc(n * sizeof(double)), *g_sum = malloc(n * sizeof(double));
+            ts_batch_view one = {1, 2, 2, short_src, short_len, short_in, short_out};
+            ts_batch_view two = {1, 6, 5, long_src, long_len, long_in, long_out};
+            ts_batch_view both = {2, 6, 5, both_src, both_len, both_in, both_out};
+            double l_short = summed_loss(m, &one, g_short), l_long = summed_loss(m, &two, g_long);
+            double l_both = summed_loss(m, &both, g_both), sum = l_short + l_long;
+            assert_allclose(&l_both, &sum, 1, 1e-14, 1e-12);
+            for (size_t i = 0; i < n; i++) g_sum[i] = g_short[i] + g_long[i];
+            assert_allclose(g_both, g_sum, n, 1e-13, 1e-10);
+            free(g_short);
+            free(g_long);
+            free(g_both);
+            free(g_sum);
+            ts_seq2seq_free(m);
+        }
+}
+
+Test(models, teacher_forcing_ratio_changes_the_loss_and_is_reproducible) {
+    ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4, .attn = TS_ATTN_BAHDANAU,
+                           .decoder = TS_DECODER_BAHDANAU};
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    ts_batch_view bv = {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out};
+    double losses[4];
+    double ratios[4] = {1.0, 0.0, 0.5, 0.5};
+    for (int i = 0; i < 4; i++) {
+        ts_ctx_reset(&ctx);
+        gsl_rng_set(rng, 9);
+        losses[i] = ts_seq2seq_loss(m, &ctx, &bv, ratios[i], rng, NULL)->data[0];
+    }
+    cr_assert(losses[0] != losses[1], "own predictions as inputs must change the loss");
+    cr_assert(memcmp(&losses[2], &losses[3], sizeof(double)) == 0, "same seed, same loss, bit for bit");
+    ts_seq2seq_free(m);
+}
+
+Test(models, beam_width_one_equals_greedy) {
+    static const int src[7] = {4, 6, 5, 5, 6, 4, 5};
+    for (int a = 0; a < TS_ATTN_COUNT; a++)
+        for (int d = 0; d < TS_DECODER_COUNT; d++) {
+            ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 9, .emb = 3, .hidden = 6, .attn = (ts_attn_type)a,
+                                   .decoder = (ts_decoder_type)d, .bidirectional = a % 2};
+            ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+            for (int n = 1; n <= 7; n += 3) {
+                int len[1] = {n};
+                ts_batch_view bv = {.B = 1, .S = n, .src = src, .src_len = len};
+                ts_hypothesis greedy, beam;
+                ts_ctx_reset(&ctx);
+                cr_assert_eq(ts_seq2seq_greedy(m, &ctx, &bv, 12, &greedy), TS_OK, "%s", ts_last_error());
+                ts_ctx_reset(&ctx);
+                cr_assert_eq(ts_seq2seq_beam(m, &ctx, src, n, 1, 12, &beam), TS_OK, "%s", ts_last_error());
+                cr_assert_eq(beam.len, greedy.len, "%s/%s n=%d: beam %d tokens (ended %d), greedy %d (ended %d)", ts_attn_name(cfg.attn),
+                             ts_decoder_name(cfg.decoder), n, beam.len, beam.ended, greedy.len, greedy.ended);
+                cr_assert_eq(beam.ended, greedy.ended);
+                cr_assert_arr_eq(beam.tokens, greedy.tokens, (size_t)greedy.len * sizeof(int));
+                assert_allclose(beam.attention, greedy.attention, (size_t)(greedy.len + 1) * n, 0, 0);
+                ts_hypothesis_free(&greedy);
+                ts_hypothesis_free(&beam);
+            }
+            ts_seq2seq_free(m);
+        }
+}
+
+Test(models, decoded_attention_rows_are_distributions_over_real_positions) {
+    static const int src[8] = {4, 5, 6, 4, 6, 5, 0, 0};  // two sentences, time-major, the second padded
+    static const int len[2] = {4, 2};
+    ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 9, .emb = 3, .hidden = 6, .attn = TS_ATTN_BAHDANAU,
+                           .decoder = TS_DECODER_BAHDANAU};
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    ts_batch_view bv = {.B = 2, .S = 4, .src = src, .src_len = len};
+    ts_hypothesis out[2];
+    cr_assert_eq(ts_seq2seq_greedy(m, &ctx, &bv, 10, out), TS_OK);
+    for (int b = 0; b < 2; b++) {
+        for (int t = 0; t <= out[b].len; t++) {
+            double sum = 0;
+            for (int s = 0; s < 4; s++) {
+                double w = out[b].attention[t * 4 + s];
+                if (s >= len[b]) cr_assert(w == 0.0, "weight on padding: %g", w);
+                sum += w;
+            }
+            cr_assert(fabs(sum - 1.0) < 1e-12, "row %d sums to %.17g", t, sum);
+        }
+        ts_hypothesis_free(&out[b]);
+    }
+    ts_ctx_reset(&ctx);
+    ts_hypothesis beam;
+    cr_assert_eq(ts_seq2seq_beam(m, &ctx, src, 1, 4, 10, &beam), TS_OK);
+    cr_assert(beam.len >= 0 && beam.len <= 10);
+    ts_hypothesis_free(&beam);
+    ts_seq2seq_free(m);
+}
