@@ -1,0 +1,45 @@
+// tinyseq gradcheck from the command line: exit codes and the summary line.
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "testutil.h"
+
+Test(cli_gradcheck, every_attention_and_decoder_passes) {
+    char *out;
+    int rc = test_run(TS_PROGRAM " gradcheck --attn all --decoder all", &out);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "gradcheck: 167 passed, 0 failed"), "%s", out);
+    cr_assert(strstr(out, "decoder.attention.v.weight"), "one row per parameter tensor");
+    free(out);
+    rc = test_run(TS_PROGRAM " gradcheck --bidirectional --tf 0.5", &out);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, " 0 failed"), "%s", out);
+    free(out);
+}
+
+Test(cli_gradcheck, a_wrong_gradient_fails_the_command) {
+    // With a tolerance no finite difference can meet, every row fails: the
+    // exit status must say so.
+    char *out;
+    int rc = test_run(TS_PROGRAM " gradcheck --attn dot --decoder luong --rtol 1e-15 --atol 1e-15", &out);
+    cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "FAILED"), "%s", out);
+    cr_assert(strstr(out, " 0 passed") || strstr(out, "failed"), "%s", out);
+    free(out);
+}
+
+Test(cli_gradcheck, bad_flags_exit_2_with_a_message) {
+    char *out;
+    cr_assert_eq(test_run(TS_PROGRAM " gradcheck --attn foo", &out), 2);
+    cr_assert(strstr(out, "unknown attention 'foo'"), "%s", out);
+    free(out);
+    cr_assert_eq(test_run(TS_PROGRAM " gradcheck --tf 2", &out), 2);
+    cr_assert(strstr(out, "--tf must be between 0 and 1"), "%s", out);
+    free(out);
+    cr_assert_eq(test_run(TS_PROGRAM " gradcheck --nope", &out), 2);
+    cr_assert(strstr(out, "unknown option --nope"), "%s", out);
+    free(out);
+    cr_assert_eq(test_run(TS_PROGRAM " gradcheck --seed", &out), 2);
+    cr_assert(strstr(out, "--seed needs a value"), "%s", out);
+    free(out);
+}
