@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { TS_PAD = 0, TS_SOS = 1, TS_EOS = 2, TS_UNK = 3, TS_N_SPECIALS = 4 };
+#include "tensor/tokens.h"  // TS_PAD, TS_SOS, TS_EOS, TS_UNK, TS_N_SPECIALS
 
 typedef struct ts_vocab ts_vocab;
 

@@ -13,9 +13,8 @@
 
 #include "autograd/graph.h"
 #include "autograd/params.h"
+#include "tensor/tokens.h"
 
-// The special token ids every vocabulary starts with.
-enum { TS_PAD = 0, TS_SOS = 1, TS_EOS = 2, TS_UNK = 3 };
 
 typedef enum {
     TS_ATTN_NONE,        // the plain encoder-decoder baseline
