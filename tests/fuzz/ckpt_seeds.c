@@ -1,0 +1,60 @@
+// Writes a few small valid checkpoints into the directory named by argv[1]:
+// the fuzzer's seed corpus (scripts/fuzz.sh).
+#include "train/checkpoint.h"
+
+#include "tensor/status.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int save(const ts_ckpt *ck, const char *dir, const char *name) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int rc = ts_ckpt_save(ck, path);
+    if (rc != TS_OK) fprintf(stderr, "ckpt_seeds: %s\n", ts_last_error());
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: ckpt_seeds DIR\n");
+        return 2;
+    }
+    const char *dir = argv[1];
+    int rc = 0;
+
+    ts_ckpt *empty = ts_ckpt_new();
+    rc |= save(empty, dir, "empty.ckpt");
+    ts_ckpt_free(empty);
+
+    ts_ckpt *ck = ts_ckpt_new();
+    const char *src[] = {"<pad>", "<unk>", "<s>", "</s>", "le", "chat", "été", "日本"};
+    const char *tgt[] = {"<pad>", "<unk>", "<s>", "</s>", "the", "cat"};
+    rc |= ts_ckpt_set(ck, "model", "seq2seq");
+    rc |= ts_ckpt_set(ck, "attention", "luong-general");
+    rc |= ts_ckpt_set_int(ck, "hidden", 4);
+    rc |= ts_ckpt_set_int(ck, "step", 120);
+    rc |= ts_ckpt_set_double(ck, "lr", 1e-3);
+    rc |= ts_ckpt_add_vocab(ck, "source", src, 8);
+    rc |= ts_ckpt_add_vocab(ck, "target", tgt, 6);
+    double w[24];
+    for (int i = 0; i < 24; i++) w[i] = sin(i) * 0.1;
+    size_t s1[] = {4}, s2[] = {2, 3}, s3[] = {2, 3, 4};
+    rc |= ts_ckpt_add_tensor(ck, TS_CKPT_PARAMS, "encoder.gru.bias_ih", 1, s1, w);
+    rc |= ts_ckpt_add_tensor(ck, TS_CKPT_PARAMS, "encoder.gru.weight_ih", 2, s2, w);
+    rc |= ts_ckpt_add_tensor(ck, TS_CKPT_PARAMS, "attn.cube", 3, s3, w);
+    rc |= ts_ckpt_add_tensor(ck, TS_CKPT_PARAMS, "scale", 0, NULL, w);
+    rc |= ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, "adam.m.encoder.gru.weight_ih", 2, s2, w);
+    rc |= ts_ckpt_set_blob(ck, "rng", "0123456789abcdef", 16);
+    rc |= save(ck, dir, "small.ckpt");
+    ts_ckpt_free(ck);
+
+    ts_ckpt *header = ts_ckpt_new();
+    rc |= ts_ckpt_set(header, "a", "1");
+    rc |= ts_ckpt_set(header, "b", "-2");
+    rc |= ts_ckpt_set_double(header, "c", -0.0);
+    rc |= save(header, dir, "header-only.ckpt");
+    ts_ckpt_free(header);
+    return rc ? 1 : 0;
+}
