@@ -1,0 +1,47 @@
+// Evaluation of a model on a corpus: teacher-forced loss and perplexity,
+// decoded corpus BLEU-4 (also by source-length bucket) and exact match, and
+// attention diagnostics: AER of the argmax alignment against gold alignments
+// and of the diagonal baseline, mean row entropy and the weight on padding.
+// Used by `tinyseq train` after every epoch and by `tinyseq eval`.
+#ifndef TS_EVALUATE_H
+#define TS_EVALUATE_H
+
+#include "data/corpus.h"
+#include "train/model_io.h"
+
+#define TS_EVAL_BUCKETS 4  // source lengths 1-5, 6-10, 11-15, 16+
+
+typedef struct {
+    int beam;                  // 1: greedy (decoded in batches); K > 1: beam search per sentence
+    int batch;                 // sentences per batch for the loss and greedy decoding (default 64)
+    int max_len;               // decode at most this many tokens (0: 2 * source length + 10)
+    const ts_link *const *gold;     // per evaluated row: gold links (NULL: use the corpus's own, if any)
+    const int32_t *gold_counts;     //   and their counts
+    int skip_decode;           // 1: loss and perplexity only
+} ts_eval_opts;
+
+typedef struct {
+    size_t pairs;              // sentence pairs evaluated
+    size_t tokens;             // non-pad target tokens (with <eos>)
+    double loss;               // mean cross-entropy per target token (teacher forced)
+    double perplexity;         // exp(loss)
+    double bleu;               // corpus BLEU-4 in [0, 1] (NLTK corpus_bleu, no smoothing)
+    double exact;              // fraction of outputs equal to the reference
+    double bucket_bleu[TS_EVAL_BUCKETS];
+    size_t bucket_pairs[TS_EVAL_BUCKETS];
+    int has_aer;               // 1 when gold alignments were available
+    double aer;                // AER of the attention's argmax alignment (<eos> excluded)
+    double aer_diagonal;       // AER of the diagonal baseline
+    double entropy;            // mean entropy (nats) of the attention rows
+    double pad_mass;           // total attention weight on padding positions (must be 0)
+} ts_eval_result;
+
+// Evaluates rows[0..n_rows) of corpus c (rows NULL: every pair) with model t
+// (not owned; a trainer may fill a ts_translator with its own objects).
+// If `out_hyps` is not NULL it receives one malloc'd hypothesis per row (free
+// each with ts_hypothesis_free, then the array). ctx is reset as needed.
+// Errors: TS_ERR_ARG (no rows, bad options), TS_ERR_NOMEM, the model's.
+int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t *rows, size_t n_rows,
+                const ts_eval_opts *opts, ts_eval_result *out, ts_hypothesis **out_hyps);
+
+#endif

@@ -1,0 +1,169 @@
+#include "train/model_io.h"
+
+#include "data/normalize.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int add_vocab(ts_ckpt *ck, const char *name, const ts_vocab *v) {
+    size_t n = ts_vocab_size(v);
+    const char **words = malloc(n * sizeof *words);
+    if (!words) return ts_fail(TS_ERR_NOMEM, "cannot list the %s vocabulary", name);
+    for (size_t i = 0; i < n; i++) words[i] = ts_vocab_word(v, (int32_t)i);
+    int rc = ts_ckpt_add_vocab(ck, name, words, n);
+    free(words);
+    return rc;
+}
+
+int ts_model_to_ckpt(ts_ckpt *ck, const ts_seq2seq *m, const ts_vocab *src, const ts_vocab *tgt, int max_len) {
+    const ts_model_config *c = &m->cfg;
+    int rc = ts_ckpt_set(ck, "model.attention", ts_attn_name(c->attn));
+    if (!rc) rc = ts_ckpt_set(ck, "model.decoder", ts_decoder_name(c->decoder));
+    if (!rc) rc = ts_ckpt_set_int(ck, "model.bidirectional", c->bidirectional);
+    if (!rc) rc = ts_ckpt_set_int(ck, "model.embedding", c->emb);
+    if (!rc) rc = ts_ckpt_set_int(ck, "model.hidden", c->hidden);
+    if (!rc) rc = ts_ckpt_set_int(ck, "model.source_vocabulary", c->src_vocab);
+    if (!rc) rc = ts_ckpt_set_int(ck, "model.target_vocabulary", c->tgt_vocab);
+    if (!rc) rc = ts_ckpt_set_int(ck, "data.max_len", max_len);
+    if (!rc) rc = ts_ckpt_set(ck, "data.normalisation", "nfc-lowercase-punct-split");
+    if (!rc) rc = add_vocab(ck, "source", src);
+    if (!rc) rc = add_vocab(ck, "target", tgt);
+    for (int i = 0; !rc && i < m->params.count; i++) {
+        ts_tensor *p = m->params.items[i];
+        size_t shape[3] = {(size_t)p->shape[0], (size_t)p->shape[1], (size_t)p->shape[2]};
+        rc = ts_ckpt_add_tensor(ck, TS_CKPT_PARAMS, p->name, p->ndim, shape, p->data);
+    }
+    return rc;
+}
+
+static int vocab_from_ckpt(const ts_ckpt *ck, const char *name, int64_t expected, ts_vocab **out) {
+    const ts_ckpt_vocab *v = ts_ckpt_find_vocab(ck, name);
+    if (!v) return ts_fail(TS_ERR_FORMAT, "checkpoint has no %s vocabulary", name);
+    if ((int64_t)v->count != expected)
+        return ts_fail(TS_ERR_FORMAT, "the %s vocabulary has %zu words, the header says %lld", name, v->count,
+                       (long long)expected);
+    return ts_vocab_from_words(v->tokens, v->count, out);
+}
+
+int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) {
+    memset(out, 0, sizeof *out);
+    const char *attn, *decoder;
+    int64_t bi, emb, hidden, sv, tv, max_len;
+    ts_model_config cfg = {0};
+    int rc = ts_ckpt_get_string(ck, "model.attention", &attn);
+    if (!rc) rc = ts_attn_parse(attn, &cfg.attn);
+    if (!rc) rc = ts_ckpt_get_string(ck, "model.decoder", &decoder);
+    if (!rc) rc = ts_decoder_parse(decoder, &cfg.decoder);
+    if (!rc) rc = ts_ckpt_get_int(ck, "model.bidirectional", 0, 1, &bi);
+    if (!rc) rc = ts_ckpt_get_int(ck, "model.embedding", 1, 65536, &emb);
+    if (!rc) rc = ts_ckpt_get_int(ck, "model.hidden", 1, 65536, &hidden);
+    if (!rc) rc = ts_ckpt_get_int(ck, "model.source_vocabulary", 5, 10000000, &sv);
+    if (!rc) rc = ts_ckpt_get_int(ck, "model.target_vocabulary", 5, 10000000, &tv);
+    if (!rc) rc = ts_ckpt_get_int(ck, "data.max_len", 0, 1000000, &max_len);
+    if (rc) return rc == TS_ERR_ARG ? ts_fail(TS_ERR_FORMAT, "checkpoint header: %s", ts_last_error()) : rc;
+    cfg.bidirectional = (int)bi;
+    cfg.emb = (int)emb;
+    cfg.hidden = (int)hidden;
+    cfg.src_vocab = (int)sv;
+    cfg.tgt_vocab = (int)tv;
+    out->max_len = (int)max_len;
+    // Size the model before allocating it: every parameter must be in the file.
+    if ((rc = vocab_from_ckpt(ck, "source", sv, &out->src_vocab)) ||
+        (rc = vocab_from_ckpt(ck, "target", tv, &out->tgt_vocab)))
+        goto fail;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);  // the values are overwritten below
+    out->model = rng ? ts_seq2seq_new(&cfg, rng) : NULL;
+    gsl_rng_free(rng);
+    if (!out->model) {
+        rc = ts_last_error()[0] ? TS_ERR_FORMAT : TS_ERR_NOMEM;
+        goto fail;
+    }
+    for (int i = 0; i < out->model->params.count; i++) {
+        ts_tensor *p = out->model->params.items[i];
+        size_t shape[3] = {(size_t)p->shape[0], (size_t)p->shape[1], (size_t)p->shape[2]};
+        const ts_ckpt_tensor *t;
+        if ((rc = ts_ckpt_expect_tensor(ck, TS_CKPT_PARAMS, p->name, p->ndim, shape, &t))) goto fail;
+        memcpy(p->data, t->data, p->size * sizeof(double));
+    }
+    size_t stored = ts_ckpt_tensor_count(ck, TS_CKPT_PARAMS);
+    if (stored != (size_t)out->model->params.count) {
+        for (size_t i = 0; i < stored; i++) {
+            const ts_ckpt_tensor *t = ts_ckpt_tensor_at(ck, TS_CKPT_PARAMS, i);
+            if (!ts_params_find(&out->model->params, t->name)) {
+                rc = ts_fail(TS_ERR_FORMAT, "checkpoint has a parameter '%s' that a %s/%s model does not", t->name,
+                             attn, decoder);
+                goto fail;
+            }
+        }
+        rc = ts_fail(TS_ERR_FORMAT, "checkpoint has %zu parameter tensors, the model %d", stored,
+                     out->model->params.count);
+        goto fail;
+    }
+    return TS_OK;
+fail:
+    ts_translator_free(out);
+    return rc;
+}
+
+int ts_translator_load(const char *path, ts_translator *out) {
+    memset(out, 0, sizeof *out);
+    ts_ckpt *ck;
+    int rc = ts_ckpt_load(path, NULL, &ck);
+    if (rc) return rc;
+    rc = ts_translator_from_ckpt(ck, out);
+    if (rc) {
+        char message[1024];
+        snprintf(message, sizeof message, "%s", ts_last_error());
+        ts_fail(rc, "%s: %s", path, message);
+    }
+    ts_ckpt_free(ck);
+    return rc;
+}
+
+void ts_translator_free(ts_translator *t) {
+    ts_seq2seq_free(t->model);
+    ts_vocab_free(t->src_vocab);
+    ts_vocab_free(t->tgt_vocab);
+    memset(t, 0, sizeof *t);
+}
+
+int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam, ts_hypothesis *out, char **source,
+                      int *n_source) {
+    memset(out, 0, sizeof *out);
+    if (source) *source = NULL;
+    char *tokens;
+    size_t n;
+    int rc = ts_normalize(text, strlen(text), &tokens, &n);
+    if (rc) return rc;
+    if (n == 0) {
+        free(tokens);
+        return ts_fail(TS_ERR_FORMAT, "nothing to translate: the sentence is empty after normalisation");
+    }
+    // Split the space-joined tokens in place and map them to ids.
+    char **words = malloc(n * sizeof *words);
+    int32_t *ids = malloc(n * sizeof *ids);
+    if (!words || !ids) {
+        free(words);
+        free(ids);
+        free(tokens);
+        return ts_fail(TS_ERR_NOMEM, "cannot allocate %zu tokens", n);
+    }
+    char *copy = strdup(tokens), *save = NULL;
+    size_t k = 0;
+    for (char *w = copy ? strtok_r(copy, " ", &save) : NULL; w && k < n; w = strtok_r(NULL, " ", &save)) words[k++] = w;
+    ts_vocab_encode(t->src_vocab, words, k, ids);
+    ts_ctx_reset(ctx);
+    // Outputs get room to be longer than inputs, as translations often are.
+    int max_len = 2 * (int)k + 10;
+    rc = copy ? ts_seq2seq_beam(t->model, ctx, ids, (int)k, beam, max_len, out) : ts_fail(TS_ERR_NOMEM, "out of memory");
+    ts_ctx_reset(ctx);
+    free(copy);
+    free(words);
+    free(ids);
+    if (n_source) *n_source = (int)k;
+    if (source && !rc) *source = tokens;
+    else free(tokens);
+    return rc;
+}

@@ -1,0 +1,46 @@
+// A trained model as one unit: the seq2seq model, its two vocabularies and
+// the options that shape its input, stored in and rebuilt from a checkpoint
+// (train/checkpoint.h, docs/checkpoint.md). translate, attend and eval need
+// nothing but the checkpoint file.
+#ifndef TS_MODEL_IO_H
+#define TS_MODEL_IO_H
+
+#include "data/vocab.h"
+#include "models/seq2seq.h"
+#include "train/checkpoint.h"
+
+typedef struct {
+    ts_seq2seq *model;     // owned
+    ts_vocab *src_vocab;   // owned
+    ts_vocab *tgt_vocab;   // owned
+    int max_len;           // the longest sentence (tokens) it was trained on
+} ts_translator;
+
+// Adds the model's configuration (header keys model.*), both vocabularies
+// ("source", "target") and every parameter to ck. Errors: those of the
+// checkpoint setters (TS_ERR_ARG, TS_ERR_NOMEM).
+int ts_model_to_ckpt(ts_ckpt *ck, const ts_seq2seq *m, const ts_vocab *src, const ts_vocab *tgt, int max_len);
+
+// Rebuilds everything from a loaded checkpoint: the configuration from the
+// header, the vocabularies, and each parameter, checked to exist with the
+// shape the configuration implies; a parameter the configuration does not
+// have is an error too. On success fills *out (free with
+// ts_translator_free). Errors: TS_ERR_FORMAT / TS_ERR_SHAPE naming the key or
+// tensor; TS_ERR_NOMEM. *out is zeroed on failure.
+int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out);
+
+// ts_ckpt_load + ts_translator_from_ckpt.
+int ts_translator_load(const char *path, ts_translator *out);
+
+void ts_translator_free(ts_translator *t);
+
+// Normalises `text` as training did, maps words to ids (unknown words become
+// <unk>) and decodes with beam search (beam 1: greedy). *source receives the
+// normalised tokens joined by spaces (malloc'd; NULL allowed) and *n_source
+// their count. The hypothesis holds the output ids and attention (free with
+// ts_hypothesis_free). ctx is reset first. Errors: TS_ERR_FORMAT (invalid
+// UTF-8 / empty after normalisation), TS_ERR_NOMEM, the model's errors.
+int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam, ts_hypothesis *out, char **source,
+                      int *n_source);
+
+#endif
