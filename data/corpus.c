@@ -327,8 +327,9 @@ int ts_corpus_read(const char *path, const ts_corpus_opts *opts, ts_corpus **out
         return st;
     }
     int skip_bad = opts && opts->skip_bad;
-    // One spare byte so a line of exactly TS_LINE_MAX bytes plus '\r' fits.
-    size_t cap = TS_LINE_MAX + 1;
+    // Room for the longest line plus a BOM (3 bytes) and a '\r'; anything
+    // longer is too long whatever it holds.
+    size_t cap = TS_LINE_MAX + 4;
     char *line = malloc(cap);
     ts_corpus *c = ts_corpus_new();
     if (!line || !c) {
@@ -340,13 +341,18 @@ int ts_corpus_read(const char *path, const ts_corpus_opts *opts, ts_corpus **out
     while ((got = read_line(f, line, cap, &len)) == 1) {
         lineno++;
         char *s = line;
-        if (lineno == 1 && len >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3)) s += 3, len -= 3;
-        if (len && len <= cap && s[len - 1] == '\r') len--;
-        if (len <= cap && is_blank(s, len)) continue;
-        n_content++;
-        char *src, *tgt;
+        char *src = NULL, *tgt = NULL;
         size_t ns, nt;
-        st = parse_line(s, len, &src, &ns, &tgt, &nt);
+        if (len > cap) {
+            n_content++;
+            st = ts_fail(TS_ERR_FORMAT, "line longer than %d bytes", TS_LINE_MAX);
+        } else {
+            if (lineno == 1 && len >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3)) s += 3, len -= 3;
+            if (len && s[len - 1] == '\r') len--;
+            if (is_blank(s, len)) continue;
+            n_content++;
+            st = parse_line(s, len, &src, &ns, &tgt, &nt);
+        }
         if (st == TS_ERR_FORMAT && skip_bad) {
             c->n_bad++;
             continue;

@@ -158,6 +158,20 @@ Test(data, read_accepts_a_line_of_exactly_the_limit) {
     cr_assert_eq(c->n_pairs, 1);
     cr_assert_eq(strlen(c->pairs[0].src[0]), TS_LINE_MAX - 2);
     ts_corpus_free(c);
+    // With a BOM in front, still accepted: the BOM does not count.
+    char *bom = malloc(len + 6);
+    memcpy(bom, "\xEF\xBB\xBF", 3);
+    memcpy(bom + 3, text, len + 2);
+    c = read_text(bom, len + 5, NULL, &st, NULL);
+    cr_assert_eq(st, TS_OK, "%s", ts_last_error());
+    ts_corpus_free(c);
+    // One byte more is too long.
+    memcpy(bom + 3, "b", 1);
+    memcpy(bom + 4, text, len + 2);
+    c = read_text(bom, len + 6, NULL, &st, NULL);
+    cr_assert_eq(st, TS_ERR_FORMAT);
+    cr_assert(strstr(ts_last_error(), ":1: line longer than"), "%s", ts_last_error());
+    free(bom);
     free(text);
 }
 
