@@ -737,8 +737,10 @@ Test(checkpoint, rejects_wrong_magic_version_flags_and_crcs) {
     assert_fails_with(load_edited(copy, len, 0), TS_ERR_FORMAT, "payload CRC");
     memcpy(copy, payload, len);
     find_bytes(copy, len, "bahdanau")[0] = 'B';
-    wr32(copy + len - 4, (uint32_t)crc32(0, copy, (uInt)(len - 4))); // only the trailer
     assert_fails_with(load_edited(copy, len, 0), TS_ERR_FORMAT, "section HEAD CRC");
+    memcpy(copy, payload, len);
+    find_bytes(copy, len, "adam.t")[0] = 'A';
+    assert_fails_with(load_edited(copy, len, 0), TS_ERR_FORMAT, "section OPTM CRC");
     ts_ckpt_free(ck);
     free(payload);
     free(copy);

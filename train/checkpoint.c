@@ -1460,10 +1460,9 @@ static int parse_blobs(struct reader *r, ts_ckpt *ck) {
 }
 
 // Parses a complete payload (prelude already checked) into a new container.
+// Each section's CRC is checked before its body is parsed, so damage is
+// reported by section; the payload CRC comes last.
 static int parse_payload(const unsigned char *p, size_t total, const char *what, ts_ckpt **out) {
-    if (CRC_CHECKED && get_u32(p + total - TRAILER_SIZE) !=
-                           crc_update(0, p, total - TRAILER_SIZE))
-        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: payload CRC mismatch", what);
     ts_ckpt *ck = ts_ckpt_new();
     if (!ck) return TS_ERR_NOMEM;
     struct reader r = {p, PRELUDE_SIZE, total - TRAILER_SIZE, what, "?"};
@@ -1509,6 +1508,9 @@ static int parse_payload(const unsigned char *p, size_t total, const char *what,
     if (rc == TS_OK && r.pos != r.end)
         rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: %zu unexpected bytes after the last "
                      "section", what, r.end - r.pos);
+    if (rc == TS_OK && CRC_CHECKED &&
+        get_u32(p + total - TRAILER_SIZE) != crc_update(0, p, total - TRAILER_SIZE))
+        rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: payload CRC mismatch", what);
     if (rc != TS_OK) {
         ts_ckpt_free(ck);
         return rc;
