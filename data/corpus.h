@@ -10,6 +10,8 @@
 #ifndef TS_CORPUS_H
 #define TS_CORPUS_H
 
+#include "data/align.h"  // ts_link, TS_UNALIGNED
+
 #include <gsl/gsl_rng.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,16 +20,6 @@
 // Longest line the reader accepts, in bytes, without its "\n" (and "\r").
 // Longer lines are a format error: the reader never holds more than one line.
 #define TS_LINE_MAX 65536
-
-// Marks a target token that has no source counterpart in a gold alignment.
-#define TS_UNALIGNED (-1)
-
-// One alignment link: source token `src` translates (part of) target token
-// `tgt`. Indices are 0-based token positions; src == TS_UNALIGNED says
-// explicitly that target token `tgt` has no source token.
-typedef struct {
-    int32_t src, tgt;
-} ts_link;
 
 typedef struct {
     char **src;       // (src_len) NUL-terminated tokens, owned by the corpus
