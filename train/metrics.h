@@ -70,10 +70,10 @@ double ts_exact_match_score(const ts_exact_match *acc);
 
 // ---- alignments ------------------------------------------------------------
 
-typedef struct {
-    int32_t src;  // i, source position
-    int32_t tgt;  // j, target position
-} ts_link;
+// An alignment link (source position i, target position j): data/align.h,
+// shared with the corpus reader.
+#include "data/align.h"
+
 
 // Parses one Pharaoh line, whitespace-separated "i-j" links ("0-0 1-2 2-1"),
 // i and j decimal integers in [0, INT32_MAX]. An empty or blank line gives no
