@@ -409,7 +409,8 @@ Test(checkpoint, rng_blob_resumes_the_gsl_stream) {
 
 Test(checkpoint, saves_identical_bytes_for_identical_content) {
     char *dir = tmpdir();
-    char *a = keep_path(dir, "a.ckpt"), *b = keep_path(dir, "b.ckpt"), *c = keep_path(dir, "c.ckpt");
+    char *a = keep_path(dir, "a.ckpt"), *b = keep_path(dir, "b.ckpt");
+    char *c = keep_path(dir, "c.ckpt");
     ts_ckpt *ck = sample();
     cr_assert_eq(ts_ckpt_save(ck, a), TS_OK);
     cr_assert_eq(ts_ckpt_save(ck, b), TS_OK);

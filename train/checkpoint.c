@@ -436,7 +436,8 @@ static int push_vocab(ts_ckpt *ck, char *name, char **tokens, char *text, size_t
 }
 
 int ts_ckpt_add_vocab(ts_ckpt *ck, const char *name, const char *const *tokens, size_t n) {
-    if (!ck || !name || (!tokens && n)) return ts_fail(TS_ERR_ARG, "ts_ckpt_add_vocab: NULL argument");
+    if (!ck || !name || (!tokens && n))
+        return ts_fail(TS_ERR_ARG, "ts_ckpt_add_vocab: NULL argument");
     if (!key_ok(name, strlen(name)))
         return ts_fail(TS_ERR_ARG, "checkpoint vocabulary name '%.64s' is not 1..%d bytes of "
                        "[A-Za-z0-9_.-]", name, TS_CKPT_MAX_NAME);
@@ -616,7 +617,8 @@ int ts_ckpt_get_blob(const ts_ckpt *ck, const char *name, const void **bytes, si
 }
 
 int ts_ckpt_set_blob(ts_ckpt *ck, const char *name, const void *bytes, size_t n) {
-    if (!ck || !name || (!bytes && n)) return ts_fail(TS_ERR_ARG, "ts_ckpt_set_blob: NULL argument");
+    if (!ck || !name || (!bytes && n))
+        return ts_fail(TS_ERR_ARG, "ts_ckpt_set_blob: NULL argument");
     if (!name_ok(name, strlen(name)))
         return ts_fail(TS_ERR_ARG, "checkpoint blob name '%.64s' is not 1..%d printable "
                        "bytes without space or '='", name, TS_CKPT_MAX_NAME);
@@ -1373,7 +1375,9 @@ static int parse_vocabs(struct reader *r, ts_ckpt *ck) {
 }
 
 static int compare_names(const void *a, const void *b) {
-    return strcmp((*(const struct tensor *const *)a)->name, (*(const struct tensor *const *)b)->name);
+    const struct tensor *x = *(const struct tensor *const *)a;
+    const struct tensor *y = *(const struct tensor *const *)b;
+    return strcmp(x->name, y->name);
 }
 
 static int parse_tensors(struct reader *r, ts_ckpt *ck, enum ts_ckpt_section section) {
