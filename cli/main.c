@@ -12,6 +12,7 @@ typedef struct {
 
 // One row per subcommand, in the order `tinyseq --help` lists them.
 static const subcommand subcommands[] = {
+    {"train", ts_cmd_train, "train a model (default: the built-in toy corpus)"},
     {"gradcheck", ts_cmd_gradcheck, "check every gradient against finite differences"},
     {"corpus", ts_cmd_corpus, "write the toy corpus, or check and normalise a TSV corpus"},
     {NULL, NULL, NULL},

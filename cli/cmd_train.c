@@ -1,0 +1,164 @@
+// tinyseq train: train an attention seq2seq model (default: the toy corpus).
+#include "cli/cli.h"
+
+#include "train/trainer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] =
+    "usage: tinyseq train [--corpus FILE] [--attn NAME] [--decoder bahdanau|luong] [--bidirectional]\n"
+    "                     [--emb N] [--hidden N] [--batch N] [--epochs N | --steps N] [--lr X]\n"
+    "                     [--optim adam|sgd] [--clip X] [--tf RATIO] [--max-len N] [--seed N]\n"
+    "                     [--out DIR] [--resume CKPT] [more options below]\n"
+    "\n"
+    "Without --corpus it trains on the built-in toy English -> French-like corpus\n"
+    "(15,000 generated pairs with gold alignments; see tinyseq corpus --toy).\n"
+    "\n"
+    "data\n"
+    "  --corpus FILE     tab-separated pairs: source<TAB>target[<TAB>ignored]\n"
+    "  --max-len N       keep pairs with at most N tokens per side (default: no limit)\n"
+    "  --dev N           dev pairs held out (default 500, at most a tenth)\n"
+    "  --min-count N     vocabulary: words seen at least N times (default 1)\n"
+    "  --skip-bad        skip malformed corpus lines (and count them) instead of stopping\n"
+    "  --toy-pairs N     size of the toy corpus (default 15000)\n"
+    "model\n"
+    "  --attn NAME       bahdanau (default), dot, general, concat, scaled-dot, none\n"
+    "  --decoder NAME    bahdanau or luong (default: bahdanau for --attn bahdanau, else luong)\n"
+    "  --bidirectional   bidirectional encoder\n"
+    "  --emb N           embedding size (default 64)\n"
+    "  --hidden N        hidden size (default 128)\n"
+    "training\n"
+    "  --optim NAME      adam (default) or sgd (with momentum 0.9)\n"
+    "  --lr X            learning rate (default 0.003)\n"
+    "  --clip X          clip the global gradient norm at X (default 5; 0: off)\n"
+    "  --tf RATIO        teacher-forcing ratio in [0, 1] (default 1)\n"
+    "  --batch N         sentences per batch (default 32)\n"
+    "  --epochs N        epochs (default 10)\n"
+    "  --steps N         stop after N optimizer steps in all, counting those before --resume\n"
+    "  --lr-decay X      multiply the learning rate by X when dev loss does not improve (default 0.5)\n"
+    "  --patience N      stop after N epochs without a better dev loss (default 3)\n"
+    "  --seed N          initialisation, split, shuffling and teacher forcing (default 1)\n"
+    "  --threads N       OpenBLAS threads (default: OpenBLAS's own choice)\n"
+    "output\n"
+    "  --out DIR         where everything is written (default runs/<date-time>)\n"
+    "  --resume CKPT     continue a run exactly from its last.ckpt (same data and flags)\n"
+    "  --show N          dev examples printed at the end (default 4)\n"
+    "\n"
+    "Writes DIR/last.ckpt (every epoch and at the end), DIR/best.ckpt (best dev loss),\n"
+    "DIR/metrics.csv, DIR/config.txt, DIR/loss.svg and DIR/attention-<epoch>.svg.\n"
+    "Ends with: train: tokens_per_s=T steps=N loss=L\n";
+
+int ts_cmd_train(int argc, char **argv) {
+    const char *cmd = "tinyseq train";
+    ts_train_opts o = ts_train_defaults();
+    int decoder_given = 0;
+    char default_out[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(default_out, sizeof default_out, "runs/%Y%m%d-%H%M%S", localtime_r(&now, &tm));
+    o.out_dir = default_out;
+    ts_args args;
+    ts_args_init(&args, argc, argv, cmd);
+    const char *flag, *value;
+    while (ts_args_next(&args, &flag, &value)) {
+        if (!flag) {
+            ts_cli_error(cmd, 0, "unexpected argument '%s' (see %s --help)", value, cmd);
+            return TS_EXIT_USAGE;
+        }
+        if (!strcmp(flag, "help")) {
+            fputs(usage, stdout);
+            return TS_EXIT_OK;
+        }
+        if (!strcmp(flag, "bidirectional")) {
+            o.model.bidirectional = 1;
+            continue;
+        }
+        if (!strcmp(flag, "skip-bad")) {
+            o.skip_bad = 1;
+            continue;
+        }
+        // Every other option takes a value.
+        struct { const char *name; long *target; long lo, hi; } ints[] = {
+            {"max-len", &o.max_len, 1, 100000}, {"dev", &o.dev_pairs, 1, 10000000},
+            {"min-count", &o.min_count, 1, 1000000}, {"toy-pairs", &o.toy_pairs, 10, 10000000},
+            {"batch", &o.batch, 1, 100000}, {"epochs", &o.epochs, 1, 100000}, {"steps", &o.steps, 1, 1000000000},
+            {"patience", &o.patience, 1, 100000}, {"seed", &o.seed, 0, 2147483647L}, {"threads", &o.threads, 1, 1024},
+            {"show", &o.show, 0, 1000},
+        };
+        long emb = o.model.emb, hidden = o.model.hidden;
+        struct { const char *name; double *target; double lo, hi; } reals[] = {
+            {"lr", &o.lr, 1e-12, 100}, {"clip", &o.clip, 0, 1e12}, {"tf", &o.tf, 0, 1}, {"lr-decay", &o.lr_decay, 1e-6, 1},
+        };
+        int known = 0;
+        for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !known; i++)
+            if (!strcmp(flag, ints[i].name)) {
+                known = 1;
+                if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, ints[i].lo, ints[i].hi, ints[i].target))
+                    return TS_EXIT_USAGE;
+            }
+        for (size_t i = 0; i < sizeof reals / sizeof reals[0] && !known; i++)
+            if (!strcmp(flag, reals[i].name)) {
+                known = 1;
+                if (!(value = ts_args_value(&args, flag)) || ts_parse_double(cmd, flag, value, reals[i].lo, reals[i].hi, reals[i].target))
+                    return TS_EXIT_USAGE;
+            }
+        if (known) continue;
+        if (!strcmp(flag, "emb") || !strcmp(flag, "hidden")) {
+            long *target = flag[0] == 'e' ? &emb : &hidden;
+            if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, 1, 8192, target)) return TS_EXIT_USAGE;
+            o.model.emb = (int)emb;
+            o.model.hidden = (int)hidden;
+            continue;
+        }
+        static const char *const text_flags[] = {"corpus", "out", "resume", "attn", "decoder", "optim"};
+        for (size_t i = 0; i < sizeof text_flags / sizeof text_flags[0] && !known; i++) known = !strcmp(flag, text_flags[i]);
+        if (!known) return ts_unknown_flag(cmd, flag);
+        if (!(value = ts_args_value(&args, flag))) return TS_EXIT_USAGE;
+        if (!strcmp(flag, "corpus")) {
+            o.corpus = value;
+        } else if (!strcmp(flag, "out")) {
+            o.out_dir = value;
+        } else if (!strcmp(flag, "resume")) {
+            o.resume = value;
+        } else if (!strcmp(flag, "attn")) {
+            if (ts_attn_parse(value, &o.model.attn)) {
+                ts_cli_error(cmd, 1, "--attn");
+                return TS_EXIT_USAGE;
+            }
+        } else if (!strcmp(flag, "decoder")) {
+            if (ts_decoder_parse(value, &o.model.decoder)) {
+                ts_cli_error(cmd, 1, "--decoder");
+                return TS_EXIT_USAGE;
+            }
+            decoder_given = 1;
+        } else if (!strcmp(flag, "optim")) {
+            if (ts_optim_parse(value, &o.optim)) {
+                ts_cli_error(cmd, 1, "--optim");
+                return TS_EXIT_USAGE;
+            }
+        }
+    }
+    // Input files named on the command line are checked up front: a missing
+    // one is a usage error, reported before any work.
+    const char *inputs[2][2] = {{"corpus", o.corpus}, {"resume", o.resume}};
+    for (int i = 0; i < 2; i++) {
+        FILE *f = inputs[i][1] ? fopen(inputs[i][1], "rb") : NULL;
+        if (inputs[i][1] && !f) {
+            ts_cli_error(cmd, 0, "--%s: cannot open '%s': %s", inputs[i][0], inputs[i][1], strerror(errno));
+            return TS_EXIT_USAGE;
+        }
+        if (f) fclose(f);
+    }
+    // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
+    if (!decoder_given) o.model.decoder = o.model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
+    ts_train_report report;
+    int rc = ts_train(&o, &report);
+    if (rc) {
+        ts_cli_error(cmd, 0, "%s", ts_last_error());
+        return rc == TS_ERR_ARG ? TS_EXIT_USAGE : TS_EXIT_FAIL;
+    }
+    return TS_EXIT_OK;
+}

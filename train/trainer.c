@@ -1,0 +1,596 @@
+// The training loop. One step: batch -> loss -> backward -> clip -> update ->
+// arena reset. After every epoch: evaluate on dev, keep the best model, decay
+// the learning rate on a plateau, stop early without progress, save.
+//
+// Resume is exact: the checkpoint holds the parameters, the optimizer state,
+// the step, the epoch and the position in it, the shuffling RNG's state at the
+// epoch's start (the epoch's batch order is replayed from it), the teacher-
+// forcing RNG's state, and every running sum a later checkpoint depends on.
+#include "train/trainer.h"
+
+#include "data/batch.h"
+#include "data/corpus.h"
+#include "data/toy.h"
+#include "data/vocab.h"
+#include "tensor/kernels.h"
+#include "train/checkpoint.h"
+#include "train/evaluate.h"
+#include "train/model_io.h"
+#include "train/render.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { MAX_SKIPPED_IN_A_ROW = 10 };
+
+ts_train_opts ts_train_defaults(void) {
+    return (ts_train_opts){
+        .toy_pairs = TS_TOY_PAIRS, .toy_seed = TS_TOY_SEED, .max_len = 0, .dev_pairs = 500, .min_count = 1,
+        .model = {.emb = 64, .hidden = 128, .attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_BAHDANAU},
+        .optim = TS_OPTIM_ADAM, .lr = 3e-3, .clip = 5.0, .tf = 1.0, .batch = 32, .epochs = 10, .steps = 0,
+        .lr_decay = 0.5, .patience = 3, .seed = 1, .out_dir = "runs/default", .warmup = 3, .show = 4,
+        .out = stdout, .log = stderr,
+    };
+}
+
+typedef struct {
+    const ts_train_opts *opts;
+    ts_corpus *corpus;
+    ts_split split;
+    ts_vocab *src_vocab, *tgt_vocab;
+    ts_batcher *batcher;
+    ts_seq2seq *model;
+    ts_optim optim;
+    ts_arena *arena;
+    ts_ctx ctx;
+    gsl_rng *shuffle_rng, *tf_rng;
+    unsigned char *epoch_start_state;  // (gsl_rng_size) the shuffle RNG before this epoch's shuffle
+    // state saved in checkpoints
+    long step, epoch, position, stale, skipped, skipped_in_row;
+    double best_dev, epoch_loss_sum;
+    long epoch_tokens;
+    double *history_train, *history_dev;  // (epoch) losses of the finished epochs
+    // measurement only (never saved)
+    double step_seconds, measured_tokens, measured_seconds, last_loss;
+    double started;
+    double last_log;
+} trainer;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int path_join(char *buf, size_t n, const char *dir, const char *name) {
+    if ((size_t)snprintf(buf, n, "%s/%s", dir, name) >= n) return ts_fail(TS_ERR_ARG, "path too long: %s/%s", dir, name);
+    return TS_OK;
+}
+
+// mkdir -p
+static int make_dirs(const char *path) {
+    char buf[4096];
+    if (strlen(path) >= sizeof buf) return ts_fail(TS_ERR_ARG, "output path too long");
+    strcpy(buf, path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char saved = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return ts_fail(TS_ERR_IO, "cannot create directory '%s': %s", buf, strerror(errno));
+            *p = saved;
+            if (!saved) break;
+        }
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return ts_fail(TS_ERR_IO, "'%s' is not a directory", path);
+    return TS_OK;
+}
+
+// ---- checkpoints -------------------------------------------------------------
+
+// Everything that decides what a continued run computes is saved; nothing
+// that depends on time or the machine is.
+static int save_checkpoint(trainer *t, const char *name) {
+    const ts_train_opts *o = t->opts;
+    ts_ckpt *ck = ts_ckpt_new();
+    if (!ck) return ts_fail(TS_ERR_NOMEM, "cannot allocate a checkpoint");
+    int rc = ts_model_to_ckpt(ck, t->model, t->src_vocab, t->tgt_vocab, (int)o->max_len);
+    if (!rc) rc = ts_ckpt_set(ck, "data.corpus", o->corpus ? o->corpus : "toy");
+    if (!rc) rc = ts_ckpt_set_int(ck, "data.toy_pairs", o->toy_pairs);
+    if (!rc) rc = ts_ckpt_set_int(ck, "data.toy_seed", o->toy_seed);
+    if (!rc) rc = ts_ckpt_set_int(ck, "data.dev_pairs", o->dev_pairs);
+    if (!rc) rc = ts_ckpt_set_int(ck, "data.min_count", o->min_count);
+    if (!rc) rc = ts_ckpt_set_int(ck, "data.skip_bad", o->skip_bad);
+    if (!rc) rc = ts_ckpt_set(ck, "train.optimizer", ts_optim_name(o->optim));
+    if (!rc) rc = ts_ckpt_set_double(ck, "train.lr", t->optim.lr);
+    if (!rc) rc = ts_ckpt_set_double(ck, "train.clip", o->clip);
+    if (!rc) rc = ts_ckpt_set_double(ck, "train.tf", o->tf);
+    if (!rc) rc = ts_ckpt_set_int(ck, "train.batch", o->batch);
+    if (!rc) rc = ts_ckpt_set_double(ck, "train.lr_decay", o->lr_decay);
+    if (!rc) rc = ts_ckpt_set_int(ck, "train.patience", o->patience);
+    if (!rc) rc = ts_ckpt_set_int(ck, "train.seed", o->seed);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.step", t->step);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.epoch", t->epoch);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.position", t->position);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.stale", t->stale);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.skipped", t->skipped);
+    if (!rc) rc = ts_ckpt_set_double(ck, "state.best_dev_loss", t->best_dev);
+    if (!rc) rc = ts_ckpt_set_double(ck, "state.epoch_loss_sum", t->epoch_loss_sum);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.epoch_tokens", t->epoch_tokens);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.optimizer_step", t->optim.step);
+    if (!rc) rc = ts_ckpt_set_blob(ck, "rng.shuffle_epoch_start", t->epoch_start_state, gsl_rng_size(t->shuffle_rng));
+    if (!rc) rc = ts_ckpt_set_blob(ck, "rng.teacher_forcing", gsl_rng_state(t->tf_rng), gsl_rng_size(t->tf_rng));
+    const char *moment_names[2] = {t->opts->optim == TS_OPTIM_SGD ? "sgd.velocity" : "adam.m", "adam.v"};
+    for (int i = 0; !rc && i < t->model->params.count; i++) {
+        ts_tensor *p = t->model->params.items[i];
+        size_t shape[3] = {(size_t)p->shape[0], (size_t)p->shape[1], (size_t)p->shape[2]};
+        for (int k = 0; k < 2 && !rc; k++) {
+            double *moment = k == 0 ? t->optim.m[i] : t->optim.v[i];
+            if (!moment) continue;
+            char tensor_name[128];
+            snprintf(tensor_name, sizeof tensor_name, "%s.%s", moment_names[k], p->name);
+            rc = ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, tensor_name, p->ndim, shape, moment);
+        }
+    }
+    if (!rc && t->epoch > 0) {
+        size_t n = (size_t)t->epoch;
+        rc = ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, "history.train_loss", 1, &n, t->history_train);
+        if (!rc) rc = ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, "history.dev_loss", 1, &n, t->history_dev);
+    }
+    char path[4096];
+    if (!rc) rc = path_join(path, sizeof path, o->out_dir, name);
+    if (!rc) rc = ts_ckpt_save(ck, path);
+    ts_ckpt_free(ck);
+    return rc;
+}
+
+static int restore_rng(const ts_ckpt *ck, const char *name, gsl_rng *rng, unsigned char *into) {
+    const void *bytes;
+    size_t n;
+    int rc = ts_ckpt_get_blob(ck, name, &bytes, &n);
+    if (rc) return rc;
+    if (n != gsl_rng_size(rng)) return ts_fail(TS_ERR_FORMAT, "blob %s has %zu bytes, the RNG needs %zu", name, n, gsl_rng_size(rng));
+    memcpy(into ? (void *)into : gsl_rng_state(rng), bytes, n);
+    return TS_OK;
+}
+
+// Restores the training state saved by save_checkpoint (the parameters come
+// with the model, loaded by the caller).
+static int restore_state(trainer *t, const ts_ckpt *ck) {
+    int64_t step, epoch, position, stale, skipped, tokens, optim_step;
+    double lr;
+    int rc = ts_ckpt_get_int(ck, "state.step", 0, INT64_MAX, &step);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch", 0, 1000000, &epoch);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.position", 0, INT64_MAX, &position);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.stale", 0, INT64_MAX, &stale);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.skipped", 0, INT64_MAX, &skipped);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch_tokens", 0, INT64_MAX, &tokens);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.optimizer_step", 0, INT64_MAX, &optim_step);
+    if (!rc) rc = ts_ckpt_get_double(ck, "state.best_dev_loss", 0, INFINITY, &t->best_dev);
+    if (!rc) rc = ts_ckpt_get_double(ck, "state.epoch_loss_sum", 0, INFINITY, &t->epoch_loss_sum);
+    if (!rc) rc = ts_ckpt_get_double(ck, "train.lr", 0, INFINITY, &lr);
+    if (!rc) rc = restore_rng(ck, "rng.shuffle_epoch_start", t->shuffle_rng, t->epoch_start_state);
+    if (!rc) rc = restore_rng(ck, "rng.teacher_forcing", t->tf_rng, NULL);
+    if (rc) return rc;
+    if ((size_t)position > ts_batcher_count(t->batcher))
+        return ts_fail(TS_ERR_FORMAT, "state.position %lld is past the epoch's %zu batches", (long long)position,
+                       ts_batcher_count(t->batcher));
+    t->step = step;
+    t->epoch = epoch;
+    t->position = position;
+    t->stale = stale;
+    t->skipped = skipped;
+    t->epoch_tokens = tokens;
+    t->optim.step = optim_step;
+    t->optim.lr = lr;
+    const char *moment_names[2] = {t->opts->optim == TS_OPTIM_SGD ? "sgd.velocity" : "adam.m", "adam.v"};
+    for (int i = 0; i < t->model->params.count; i++) {
+        ts_tensor *p = t->model->params.items[i];
+        size_t shape[3] = {(size_t)p->shape[0], (size_t)p->shape[1], (size_t)p->shape[2]};
+        for (int k = 0; k < 2; k++) {
+            double *moment = k == 0 ? t->optim.m[i] : t->optim.v[i];
+            if (!moment) continue;
+            char name[128];
+            snprintf(name, sizeof name, "%s.%s", moment_names[k], p->name);
+            const ts_ckpt_tensor *stored;
+            if ((rc = ts_ckpt_expect_tensor(ck, TS_CKPT_OPTIM, name, p->ndim, shape, &stored))) return rc;
+            memcpy(moment, stored->data, p->size * sizeof(double));
+        }
+    }
+    if (epoch > 0) {
+        size_t n = (size_t)epoch;
+        const ts_ckpt_tensor *train, *dev;
+        if ((rc = ts_ckpt_expect_tensor(ck, TS_CKPT_OPTIM, "history.train_loss", 1, &n, &train)) ||
+            (rc = ts_ckpt_expect_tensor(ck, TS_CKPT_OPTIM, "history.dev_loss", 1, &n, &dev)))
+            return rc;
+        memcpy(t->history_train, train->data, n * sizeof(double));
+        memcpy(t->history_dev, dev->data, n * sizeof(double));
+    }
+    return TS_OK;
+}
+
+// ---- progress ------------------------------------------------------------------
+
+static void format_duration(char *buf, size_t n, double seconds) {
+    long s = (long)(seconds + 0.5);
+    if (s >= 3600) snprintf(buf, n, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+    else snprintf(buf, n, "%ld:%02ld", s / 60, s % 60);
+}
+
+static void show_progress(trainer *t, size_t total, int final) {
+    FILE *log = t->opts->log;
+    if (!log) return;
+    int tty = isatty(fileno(log));
+    double elapsed = now() - t->started;
+    if (!tty && !final && elapsed - t->last_log < 5.0) return;
+    if (tty && !final && elapsed - t->last_log < 0.1) return;
+    t->last_log = elapsed;
+    double rate = t->measured_seconds > 0 ? t->measured_tokens / t->measured_seconds : 0;
+    double per_batch = t->position > 0 ? t->step_seconds / (double)t->position : 0;
+    char eta[32];
+    format_duration(eta, sizeof eta, per_batch * (double)(total - (size_t)t->position));
+    double loss = t->epoch_tokens ? t->epoch_loss_sum / (double)t->epoch_tokens : NAN;
+    if (tty) {
+        int width = 24, filled = total ? (int)((double)t->position / (double)total * width) : 0;
+        char bar[64];
+        for (int i = 0; i < width; i++) bar[i] = i < filled ? '=' : i == filled ? '>' : ' ';
+        bar[width] = '\0';
+        fprintf(log, "\r\033[Kepoch %ld [%s] %ld/%zu  loss %.4f  %.0f tok/s  ETA %s", t->epoch + 1, bar,
+                t->position, total, loss, rate, eta);
+        if (final) fputc('\n', log);
+    } else {
+        fprintf(log, "epoch %ld: %ld/%zu batches, loss %.4f, %.0f tok/s, ETA %s\n", t->epoch + 1, t->position, total,
+                loss, rate, eta);
+    }
+    fflush(log);
+}
+
+// ---- evaluation ------------------------------------------------------------------
+
+static ts_translator view_of(trainer *t) {
+    return (ts_translator){.model = t->model, .src_vocab = t->src_vocab, .tgt_vocab = t->tgt_vocab,
+                           .max_len = (int)t->opts->max_len};
+}
+
+// The attention of the first dev sentence, as attention-<epoch>.svg.
+static int write_attention_figure(trainer *t, const ts_hypothesis *h, size_t row) {
+    if (t->model->cfg.attn == TS_ATTN_NONE || !h->attention) return TS_OK;
+    const ts_pair *pair = &t->corpus->pairs[row];
+    size_t T = (size_t)h->len + 1, S = (size_t)pair->src_len;
+    const char **target = malloc(T * sizeof *target);
+    if (!target) return ts_fail(TS_ERR_NOMEM, "figure labels");
+    for (size_t j = 0; j < T; j++) target[j] = j < (size_t)h->len ? ts_vocab_word(t->tgt_vocab, h->tokens[j]) : "<eos>";
+    char name[64], path[4096], title[128];
+    snprintf(name, sizeof name, "attention-%ld.svg", t->epoch);
+    snprintf(title, sizeof title, "attention: %s (%s decoder), epoch %ld", ts_attn_name(t->model->cfg.attn),
+             ts_decoder_name(t->model->cfg.decoder), t->epoch);
+    int rc = path_join(path, sizeof path, t->opts->out_dir, name);
+    if (!rc) rc = ts_render_heatmap_svg_path(path, h->attention, T, S, target, (const char *const *)pair->src, title);
+    free(target);
+    return rc;
+}
+
+static int evaluate_dev(trainer *t, ts_eval_result *res, ts_hypothesis **hyps) {
+    ts_translator view = view_of(t);
+    ts_eval_opts eo = {.beam = 1, .batch = 64};
+    int rc = ts_evaluate(&view, &t->ctx, t->corpus, t->split.dev, t->split.n_dev, &eo, res, hyps);
+    ts_ctx_reset(&t->ctx);
+    return rc;
+}
+
+static void free_hyps(ts_hypothesis *hyps, size_t n) {
+    if (!hyps) return;
+    for (size_t i = 0; i < n; i++) ts_hypothesis_free(&hyps[i]);
+    free(hyps);
+}
+
+// After an epoch: evaluate, keep the best, decay on a plateau, record, save.
+// Sets *stop when early stopping says so.
+static int end_epoch(trainer *t, int *stop) {
+    const ts_train_opts *o = t->opts;
+    ts_eval_result res;
+    ts_hypothesis *hyps = NULL;
+    int rc = evaluate_dev(t, &res, &hyps);
+    if (rc) return rc;
+    double train_loss = t->epoch_tokens ? t->epoch_loss_sum / (double)t->epoch_tokens : NAN;
+    t->history_train[t->epoch] = train_loss;
+    t->history_dev[t->epoch] = res.loss;
+    t->epoch++;
+    t->position = 0;
+    t->epoch_loss_sum = 0;
+    t->epoch_tokens = 0;
+    int improved = res.loss < t->best_dev;
+    if (improved) {
+        t->best_dev = res.loss;
+        t->stale = 0;
+    } else {
+        t->stale++;
+        t->optim.lr *= o->lr_decay;
+    }
+    *stop = t->stale >= o->patience;
+    // The next epoch starts here, so a checkpoint saved now resumes into it.
+    memcpy(t->epoch_start_state, gsl_rng_state(t->shuffle_rng), gsl_rng_size(t->shuffle_rng));
+    double elapsed = now() - t->started;
+    double rate = t->measured_seconds > 0 ? t->measured_tokens / t->measured_seconds : 0;
+    fprintf(o->out,
+            "epoch %ld: train loss %.4f, dev loss %.4f, dev ppl %.3f, dev BLEU %.4f, exact %.1f%%, lr %.3g, %.0f tok/s, %.1f s%s\n",
+            t->epoch, train_loss, res.loss, res.perplexity, res.bleu, 100 * res.exact, t->optim.lr, rate, elapsed,
+            improved ? " (best)" : "");
+    fflush(o->out);
+    char path[4096];
+    if ((rc = path_join(path, sizeof path, o->out_dir, "metrics.csv"))) goto done;
+    FILE *csv = fopen(path, "a");
+    if (!csv) {
+        rc = ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+        goto done;
+    }
+    if (ftell(csv) == 0) fputs("epoch,step,train_loss,dev_loss,dev_ppl,dev_bleu,dev_exact,lr,tokens_per_s,elapsed_s\n", csv);
+    fprintf(csv, "%ld,%ld,%.6f,%.6f,%.4f,%.6f,%.6f,%.6g,%.1f,%.2f\n", t->epoch, t->step, train_loss, res.loss,
+            res.perplexity, res.bleu, res.exact, t->optim.lr, rate, elapsed);
+    if (fclose(csv) != 0) {
+        rc = ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+        goto done;
+    }
+    if (improved && (rc = save_checkpoint(t, "best.ckpt"))) goto done;
+    if ((rc = save_checkpoint(t, "last.ckpt"))) goto done;
+    if (hyps && t->split.n_dev > 0 && (rc = write_attention_figure(t, &hyps[0], t->split.dev[0]))) goto done;
+    if (!(rc = path_join(path, sizeof path, o->out_dir, "loss.svg")))
+        rc = ts_render_loss_svg_path(path, t->history_train, t->history_dev, (size_t)t->epoch, "loss per epoch");
+done:
+    free_hyps(hyps, t->split.n_dev);
+    return rc;
+}
+
+// ---- setup -------------------------------------------------------------------------
+
+static int write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev) {
+    char path[4096];
+    int rc = path_join(path, sizeof path, o->out_dir, "config.txt");
+    if (rc) return rc;
+    FILE *f = fopen(path, "w");
+    if (!f) return ts_fail(TS_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    const ts_model_config *c = &m->cfg;
+    fprintf(f, "corpus=%s\ntoy_pairs=%ld\ntoy_seed=%ld\nmax_len=%ld\ndev_pairs=%zu\ntrain_pairs=%zu\nmin_count=%ld\n",
+            o->corpus ? o->corpus : "toy", o->toy_pairs, o->toy_seed, o->max_len, n_dev, n_train, o->min_count);
+    fprintf(f, "attention=%s\ndecoder=%s\nbidirectional=%d\nemb=%d\nhidden=%d\nsource_vocabulary=%d\ntarget_vocabulary=%d\n",
+            ts_attn_name(c->attn), ts_decoder_name(c->decoder), c->bidirectional, c->emb, c->hidden, c->src_vocab,
+            c->tgt_vocab);
+    fprintf(f, "optimizer=%s\nlr=%g\nclip=%g\ntf=%g\nbatch=%ld\nepochs=%ld\nsteps=%ld\nlr_decay=%g\npatience=%ld\nseed=%ld\n",
+            ts_optim_name(o->optim), o->lr, o->clip, o->tf, o->batch, o->epochs, o->steps, o->lr_decay, o->patience,
+            o->seed);
+    fprintf(f, "parameters=%zu\nresume=%s\n", ts_params_size(&m->params), o->resume ? o->resume : "");
+    if (fclose(f) != 0) return ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    return TS_OK;
+}
+
+static int load_data(trainer *t) {
+    const ts_train_opts *o = t->opts;
+    ts_corpus_opts co = {.max_len = (size_t)o->max_len, .skip_bad = o->skip_bad};
+    int rc;
+    if (o->corpus) {
+        rc = ts_corpus_read(o->corpus, &co, &t->corpus);
+        if (!rc && t->corpus->n_bad && o->log)
+            fprintf(o->log, "skipped %zu malformed lines of %s\n", t->corpus->n_bad, o->corpus);
+    } else {
+        gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+        if (!rng) return ts_fail(TS_ERR_NOMEM, "rng");
+        gsl_rng_set(rng, (unsigned long)o->toy_seed);
+        rc = ts_toy_generate(rng, (size_t)o->toy_pairs, &t->corpus);
+        gsl_rng_free(rng);
+        if (!rc) rc = ts_corpus_filter(t->corpus, &co);
+    }
+    if (rc) return rc;
+    if (t->corpus->n_pairs < 2) return ts_fail(TS_ERR_ARG, "the corpus has %zu usable pairs; training needs at least 2", t->corpus->n_pairs);
+    size_t n_dev = (size_t)o->dev_pairs;
+    if (n_dev > t->corpus->n_pairs / 10) n_dev = t->corpus->n_pairs / 10;
+    if (n_dev == 0) n_dev = 1;
+    gsl_rng *split_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!split_rng) return ts_fail(TS_ERR_NOMEM, "rng");
+    gsl_rng_set(split_rng, (unsigned long)o->seed);
+    rc = ts_corpus_split(t->corpus, split_rng, n_dev, 0, &t->split);
+    gsl_rng_free(split_rng);
+    if (!rc) rc = ts_vocab_build(t->corpus, TS_SRC, t->split.train, t->split.n_train, (size_t)o->min_count, &t->src_vocab);
+    if (!rc) rc = ts_vocab_build(t->corpus, TS_TGT, t->split.train, t->split.n_train, (size_t)o->min_count, &t->tgt_vocab);
+    ts_batcher_opts bo = {.batch_size = (size_t)o->batch, .bucket_batches = 50};
+    if (!rc) rc = ts_batcher_new(t->corpus, t->split.train, t->split.n_train, t->src_vocab, t->tgt_vocab, &bo, &t->batcher);
+    return rc;
+}
+
+static void trainer_free(trainer *t) {
+    ts_corpus_free(t->corpus);
+    ts_split_free(&t->split);
+    ts_vocab_free(t->src_vocab);
+    ts_vocab_free(t->tgt_vocab);
+    ts_batcher_free(t->batcher);
+    ts_seq2seq_free(t->model);
+    ts_optim_free(&t->optim);
+    ts_arena_free(t->arena);
+    if (t->shuffle_rng) gsl_rng_free(t->shuffle_rng);
+    if (t->tf_rng) gsl_rng_free(t->tf_rng);
+    free(t->epoch_start_state);
+    free(t->history_train);
+    free(t->history_dev);
+}
+
+// ---- the loop ------------------------------------------------------------------------
+
+// One optimizer step on batch b. A non-finite loss or gradient skips the
+// update (the parameters stay finite) and counts; too many in a row fail.
+static int train_step(trainer *t, const ts_batch *b) {
+    const ts_train_opts *o = t->opts;
+    double t0 = now();
+    ts_ctx_reset(&t->ctx);
+    ts_params_zero_grad(&t->model->params);
+    ts_batch_view view = {.B = b->B, .S = b->S, .T = b->T, .src = b->src, .src_len = b->src_len,
+                          .tgt_in = b->tgt_in, .tgt_out = b->tgt_out};
+    int n_tokens = 0;
+    ts_tensor *loss = ts_seq2seq_loss(t->model, &t->ctx, &view, o->tf, t->tf_rng, &n_tokens);
+    if (!loss) return t->ctx.status;
+    double value = loss->data[0];
+    int rc = isfinite(value) ? ts_backward(&t->ctx, loss) : TS_OK;
+    if (rc) return rc;
+    double norm = isfinite(value) ? ts_clip_grad_norm(&t->model->params, o->clip) : NAN;
+    t->step++;
+    t->position++;
+    if (!isfinite(value) || !isfinite(norm)) {
+        t->skipped++;
+        if (o->log)
+            fprintf(o->log, "\nstep %ld: %s is %s; update skipped (%ld in a row)\n", t->step,
+                    isfinite(value) ? "the gradient norm" : "the loss", isfinite(value) ? (isnan(norm) ? "NaN" : "Inf") : (isnan(value) ? "NaN" : "Inf"),
+                    t->skipped_in_row + 1);
+        if (++t->skipped_in_row >= MAX_SKIPPED_IN_A_ROW)
+            return ts_fail(TS_ERR_NUMERIC, "%d steps in a row had a non-finite loss or gradient (last: step %ld); stopping without saving them",
+                           MAX_SKIPPED_IN_A_ROW, t->step);
+        return TS_OK;
+    }
+    t->skipped_in_row = 0;
+    ts_optim_step(&t->optim, &t->model->params);
+    double dt = now() - t0;
+    t->step_seconds += dt;
+    t->epoch_loss_sum += value * n_tokens;
+    t->epoch_tokens += n_tokens;
+    t->last_loss = value;
+    if (t->step > o->warmup) {
+        t->measured_tokens += n_tokens;
+        t->measured_seconds += dt;
+    }
+    return TS_OK;
+}
+
+static void print_examples(trainer *t) {
+    const ts_train_opts *o = t->opts;
+    ts_eval_result res;
+    ts_hypothesis *hyps = NULL;
+    if (evaluate_dev(t, &res, &hyps)) {
+        fprintf(o->out, "(dev examples unavailable: %s)\n", ts_last_error());
+        return;
+    }
+    size_t n = (size_t)o->show < t->split.n_dev ? (size_t)o->show : t->split.n_dev;
+    char buf[4096];
+    for (size_t i = 0; i < n; i++) {
+        const ts_pair *p = &t->corpus->pairs[t->split.dev[i]];
+        fputs("  source:    ", o->out);
+        for (int k = 0; k < p->src_len; k++) fprintf(o->out, "%s%s", k ? " " : "", p->src[k]);
+        fputs("\n  reference: ", o->out);
+        for (int k = 0; k < p->tgt_len; k++) fprintf(o->out, "%s%s", k ? " " : "", p->tgt[k]);
+        ts_vocab_decode(t->tgt_vocab, hyps[i].tokens, (size_t)hyps[i].len, buf, sizeof buf);
+        fprintf(o->out, "\n  output:    %s\n\n", buf);
+    }
+    fprintf(o->out, "dev: loss %.4f, ppl %.3f, BLEU %.4f, exact %.1f%% on %zu pairs\n", res.loss, res.perplexity,
+            res.bleu, 100 * res.exact, res.pairs);
+    free_hyps(hyps, t->split.n_dev);
+}
+
+int ts_train(const ts_train_opts *o, ts_train_report *report) {
+    trainer t = {.opts = o, .best_dev = INFINITY};
+    memset(report, 0, sizeof *report);
+    ts_gsl_quiet();
+    if (o->threads > 0) ts_blas_set_threads((int)o->threads);
+    int rc = make_dirs(o->out_dir);
+    ts_ckpt *resume = NULL;
+    if (!rc && o->resume) rc = ts_ckpt_load(o->resume, NULL, &resume);
+    if (!rc) rc = load_data(&t);
+    if (rc) goto done;
+    ts_model_config cfg = o->model;
+    cfg.src_vocab = (int)ts_vocab_size(t.src_vocab);
+    cfg.tgt_vocab = (int)ts_vocab_size(t.tgt_vocab);
+    gsl_rng *init_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!init_rng) {
+        rc = ts_fail(TS_ERR_NOMEM, "rng");
+        goto done;
+    }
+    gsl_rng_set(init_rng, (unsigned long)o->seed);
+    t.model = ts_seq2seq_new(&cfg, init_rng);
+    gsl_rng_free(init_rng);
+    t.shuffle_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    t.tf_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    long max_epochs = o->steps > 0 ? 1000000 : o->epochs;
+    t.history_train = calloc((size_t)max_epochs + 1, sizeof(double));
+    t.history_dev = calloc((size_t)max_epochs + 1, sizeof(double));
+    t.arena = ts_arena_new((size_t)1 << 31);
+    if (!t.model || !t.shuffle_rng || !t.tf_rng || !t.history_train || !t.history_dev || !t.arena) {
+        rc = t.model ? ts_fail(TS_ERR_NOMEM, "cannot allocate the trainer") : TS_ERR_ARG;
+        goto done;
+    }
+    t.epoch_start_state = malloc(gsl_rng_size(t.shuffle_rng));
+    if (!t.epoch_start_state || (rc = ts_optim_init(&t.optim, &t.model->params, o->optim, o->lr))) {
+        rc = rc ? rc : ts_fail(TS_ERR_NOMEM, "rng state");
+        goto done;
+    }
+    ts_ctx_init(&t.ctx, t.arena);
+    gsl_rng_set(t.shuffle_rng, (unsigned long)o->seed + 1);
+    gsl_rng_set(t.tf_rng, (unsigned long)o->seed + 2);
+    memcpy(t.epoch_start_state, gsl_rng_state(t.shuffle_rng), gsl_rng_size(t.shuffle_rng));
+    if (resume) {
+        ts_translator loaded;
+        if ((rc = ts_translator_from_ckpt(resume, &loaded))) goto done;
+        // The data and flags rebuild the same model; take its values.
+        int same = loaded.model->params.count == t.model->params.count &&
+                   ts_vocab_size(loaded.src_vocab) == ts_vocab_size(t.src_vocab) &&
+                   ts_vocab_size(loaded.tgt_vocab) == ts_vocab_size(t.tgt_vocab);
+        for (int i = 0; same && i < t.model->params.count; i++) {
+            ts_tensor *dst = t.model->params.items[i], *src = loaded.model->params.items[i];
+            same = ts_same_shape(dst, src) && !strcmp(dst->name, src->name);
+            if (same) memcpy(dst->data, src->data, dst->size * sizeof(double));
+        }
+        ts_translator_free(&loaded);
+        if (!same) {
+            rc = ts_fail(TS_ERR_ARG, "%s was trained on other data or another model configuration", o->resume);
+            goto done;
+        }
+        if ((rc = restore_state(&t, resume))) goto done;
+    }
+    if ((rc = write_config(o, t.model, t.split.n_train, t.split.n_dev))) goto done;
+    if (o->out) {
+        fprintf(o->out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
+                t.split.n_train, t.split.n_dev, cfg.src_vocab, cfg.tgt_vocab);
+        fprintf(o->out, "model: %s attention, %s decoder%s, emb %d, hidden %d, %zu parameters; %s lr %g, batch %ld\n",
+                ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder), cfg.bidirectional ? ", bidirectional" : "", cfg.emb,
+                cfg.hidden, ts_params_size(&t.model->params), ts_optim_name(o->optim), t.optim.lr, o->batch);
+        if (resume) fprintf(o->out, "resumed from %s at step %ld (epoch %ld, batch %ld)\n", o->resume, t.step, t.epoch + 1, t.position);
+        fflush(o->out);
+    }
+    t.started = now();
+    int stop = (o->steps > 0 && t.step >= o->steps) || t.epoch >= max_epochs;
+    while (!stop) {
+        // Replay this epoch's batch order from its starting RNG state.
+        memcpy(gsl_rng_state(t.shuffle_rng), t.epoch_start_state, gsl_rng_size(t.shuffle_rng));
+        ts_batcher_epoch(t.batcher, t.shuffle_rng);
+        size_t total = ts_batcher_count(t.batcher);
+        t.step_seconds = 0;
+        for (size_t i = (size_t)t.position; i < total && !stop; i++) {
+            if ((rc = train_step(&t, ts_batcher_get(t.batcher, i)))) goto done;
+            show_progress(&t, total, 0);
+            if (o->steps > 0 && t.step >= o->steps && (size_t)t.position < total) stop = 1;
+        }
+        if ((size_t)t.position == total) {
+            show_progress(&t, total, 1);
+            if ((rc = end_epoch(&t, &stop))) goto done;
+            if (o->steps > 0 && t.step >= o->steps) stop = 1;
+            if (t.epoch >= max_epochs) stop = 1;
+        } else if (o->log && isatty(fileno(o->log))) {
+            fputc('\n', o->log);
+        }
+    }
+    if ((rc = save_checkpoint(&t, "last.ckpt"))) goto done;
+    if (o->out) print_examples(&t);
+    report->steps = t.step;
+    report->skipped = t.skipped;
+    report->last_loss = t.last_loss;
+    report->best_dev_loss = t.best_dev;
+    report->tokens_per_s = t.measured_seconds > 0 ? t.measured_tokens / t.measured_seconds : NAN;
+    if (o->out) {
+        fprintf(o->out, "train: tokens_per_s=%.1f steps=%ld loss=%.4f\n", report->tokens_per_s, t.step, t.last_loss);
+        fflush(o->out);
+    }
+done:
+    ts_ckpt_free(resume);
+    trainer_free(&t);
+    return rc;
+}

@@ -1,0 +1,62 @@
+// The training loop: data, model, optimizer, evaluation, checkpoints,
+// progress. `tinyseq train` fills the options from its flags and calls
+// ts_train(); everything it prints goes to the two streams in the options.
+#ifndef TS_TRAINER_H
+#define TS_TRAINER_H
+
+#include <stdio.h>
+
+#include "models/seq2seq.h"
+#include "train/optim.h"
+
+typedef struct {
+    // data
+    const char *corpus;        // TSV file, or NULL for the built-in toy corpus
+    long toy_pairs;            // size of the toy corpus (default TS_TOY_PAIRS)
+    long toy_seed;             // seed of the toy corpus (default TS_TOY_SEED): a fixed data set
+    long max_len;              // keep pairs with 1..max_len tokens per side (0: no limit)
+    long dev_pairs;            // held-out dev pairs (default 500, at most a tenth of the corpus)
+    long min_count;            // vocabulary: words seen at least this often (default 1)
+    int skip_bad;              // skip malformed corpus lines instead of failing
+    // model: vocabulary sizes are filled from the data
+    ts_model_config model;
+    // optimisation
+    ts_optim_kind optim;
+    double lr;                 // default 3e-3
+    double clip;               // global gradient-norm limit (default 5; 0: none)
+    double tf;                 // teacher-forcing ratio (default 1)
+    long batch;                // sentences per batch (default 32)
+    long epochs;               // default 10
+    long steps;                // stop after this many optimizer steps in all (0: run the epochs)
+    double lr_decay;           // multiply the learning rate by this when dev loss stalls (default 0.5)
+    long patience;             // stop after this many evaluations without a better dev loss (default 3)
+    long seed;                 // initialisation, split, shuffling and teacher forcing (default 1)
+    long threads;              // OpenBLAS threads (0: leave as is)
+    // output
+    const char *out_dir;       // where checkpoints, metrics.csv, config.txt and figures go
+    const char *resume;        // a last.ckpt / best.ckpt to continue from, or NULL
+    long warmup;               // steps excluded from tokens/s (default 3)
+    long show;                 // dev examples printed at the end (default 4)
+    FILE *out;                 // summaries and results (stdout)
+    FILE *log;                 // progress (stderr): a live bar on a terminal, else a line every few seconds
+} ts_train_opts;
+
+// The defaults above, model included (bahdanau attention and decoder, emb 64, hidden 128).
+ts_train_opts ts_train_defaults(void);
+
+typedef struct {
+    long steps;                // optimizer steps in all
+    long skipped;              // steps skipped for a non-finite loss or gradient
+    double last_loss;          // loss of the last step
+    double tokens_per_s;       // non-pad target tokens per second of step time after warm-up
+    double best_dev_loss;
+    double dev_bleu, dev_exact;
+} ts_train_report;
+
+// Trains as the options say, writing out_dir/{last.ckpt,best.ckpt,metrics.csv,
+// config.txt,loss.svg,attention-<epoch>.svg}. Returns TS_OK or the failure
+// (message in ts_last_error(): a corpus line, a checkpoint, a failed save, or
+// too many non-finite steps in a row).
+int ts_train(const ts_train_opts *opts, ts_train_report *report);
+
+#endif
