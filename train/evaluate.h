@@ -34,6 +34,7 @@ typedef struct {
     double aer_diagonal;       // AER of the diagonal baseline
     double entropy;            // mean entropy (nats) of the attention rows
     double pad_mass;           // total attention weight on padding positions (must be 0)
+    int has_attention;         // 0 for attention "none" (or skip_decode): aer, entropy, pad_mass unset
 } ts_eval_result;
 
 // Evaluates rows[0..n_rows) of corpus c (rows NULL: every pair) with model t

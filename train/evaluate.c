@@ -1,0 +1,252 @@
+// Evaluation of a model on corpus rows (train/evaluate.h).
+//
+// B = sentences in a batch, S = longest source of the batch, T = decoder steps
+// of the batch (longest target + 1), n = one sentence's source length, L = its
+// output length in tokens (without <eos>).
+//
+// Attention rows and gold links. A hypothesis's attention has L + 1 rows, one
+// per output step with the <eos> step last, and S columns, of which the first
+// n are the sentence's source words (sources carry no <eos>, so there is no
+// <eos> column to drop; in a batch the columns n..S-1 are padding). The argmax
+// alignment therefore uses the first L rows and first n columns.
+// Gold links name gold target positions j, predicted links output positions j;
+// AER compares the (i, j) pairs as they are, the usual practice when the
+// output is the reference. For outputs equal to their reference this is
+// exact; for the others it is an approximation that counts a link as right
+// when the j-th output word looks at the source word the j-th reference word
+// is aligned to. The diagonal baseline is computed over the same shape
+// (L output rows, n source columns), so the two AERs compare like for like.
+#include "train/evaluate.h"
+
+#include "data/batch.h"
+#include "models/seq2seq.h"
+
+#include "train/metrics.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EVAL_DEFAULT_BATCH = 64 };
+
+// Bucket of a source length: 1-5, 6-10, 11-15, 16+.
+static int bucket_of(int n) {
+    int b = (n - 1) / 5;
+    return b < TS_EVAL_BUCKETS - 1 ? b : TS_EVAL_BUCKETS - 1;
+}
+
+// Running totals over the evaluated rows, and scratch buffers reused by every
+// sentence (grown as needed).
+typedef struct {
+    ts_bleu bleu[TS_EVAL_BUCKETS];
+    ts_exact_match exact;
+    ts_aer_acc aer, aer_diagonal;
+    double entropy_sum;   // summed row entropies
+    size_t entropy_rows;  // rows summed
+    double pad_mass;      // summed weight on padded columns
+    double *weights;      // (L + 1, n) one sentence's attention without padding
+    size_t weights_cap;
+    ts_link *links, *gold;  // (2 (L + 1)): predicted then diagonal; (gold links) without unaligned
+    size_t links_cap, gold_cap;
+    int32_t *ref, *src;   // (reference length), (n)
+    size_t ref_cap, src_cap;
+} eval_acc;
+
+static void eval_acc_free(eval_acc *a) {
+    free(a->weights);
+    free(a->links);
+    free(a->gold);
+    free(a->ref);
+    free(a->src);
+}
+
+// Makes *buf hold at least n elements of `size` bytes.
+static int grow(void **buf, size_t *cap, size_t n, size_t size) {
+    if (n <= *cap) return TS_OK;
+    size_t want = n > 2 * *cap ? n : 2 * *cap;
+    if (want > SIZE_MAX / size) return ts_fail(TS_ERR_NOMEM, "evaluate: %zu elements overflow", n);
+    void *p = realloc(*buf, want * size);
+    if (!p) return ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu bytes", want * size);
+    *buf = p;
+    *cap = want;
+    return TS_OK;
+}
+
+// The gold links of one sentence: a list of (source, target) positions that
+// may contain {TS_UNALIGNED, j} entries (skipped: AER has no such link).
+typedef struct {
+    const ts_link *links;
+    size_t n;
+} gold_view;
+
+// Adds the attention diagnostics of hypothesis h over a source of n words.
+static int score_attention(eval_acc *a, const ts_hypothesis *h, int n, const gold_view *gold) {
+    size_t L = (size_t)h->len, rows = L + 1, S = (size_t)h->S;
+    int rc = grow((void **)&a->weights, &a->weights_cap, rows * (size_t)n, sizeof(double));
+    if (!rc) rc = grow((void **)&a->links, &a->links_cap, 2 * rows, sizeof(ts_link));
+    if (rc) return rc;
+    ts_link *pred = a->links, *diag = a->links + rows;
+    for (size_t r = 0; r < rows; r++) {
+        const double *row = h->attention + r * S;  // (S)
+        memcpy(a->weights + r * (size_t)n, row, (size_t)n * sizeof(double));
+        for (size_t i = (size_t)n; i < S; i++) a->pad_mass += row[i];
+    }
+    a->entropy_sum += ts_attn_entropy(a->weights, rows, (size_t)n) * (double)rows;
+    a->entropy_rows += rows;
+    if (!gold) return TS_OK;
+
+    rc = grow((void **)&a->gold, &a->gold_cap, gold->n + 1, sizeof(ts_link));
+    if (rc) return rc;
+    size_t n_gold = 0;
+    for (size_t k = 0; k < gold->n; k++)
+        if (gold->links[k].src != TS_UNALIGNED)
+            a->gold[n_gold++] = gold->links[k];
+    size_t n_pred = 0, n_diag = 0;
+    // Rows 0..L-1 only: the <eos> step is aligned to nothing in gold data.
+    if (L > 0) {
+        rc = ts_align_argmax(a->weights, L, (size_t)n, 0, pred, &n_pred);
+        if (!rc) rc = ts_align_diagonal(L, (size_t)n, 0, diag, &n_diag);
+        if (rc) return rc;
+    }
+    ts_aer_add(&a->aer, pred, n_pred, a->gold, n_gold);
+    ts_aer_add(&a->aer_diagonal, diag, n_diag, a->gold, n_gold);
+    return TS_OK;
+}
+
+// Scores one decoded sentence against its reference ref[0..ref_len).
+static int score_sentence(eval_acc *a, const ts_hypothesis *h, int n, const int32_t *ref, size_t ref_len,
+                          int has_attention, const gold_view *gold) {
+    int rc = ts_bleu_add(&a->bleu[bucket_of(n)], h->tokens, (size_t)h->len, ref, ref_len);
+    if (rc) return rc;
+    ts_exact_match_add(&a->exact, h->tokens, (size_t)h->len, ref, ref_len);
+    return has_attention ? score_attention(a, h, n, gold) : TS_OK;
+}
+
+// Copies column b of a time-major (rows, B) id array into out[0..rows).
+static void column(const int32_t *ids, int B, int b, int rows, int32_t *out) {
+    for (int t = 0; t < rows; t++) out[t] = ids[(size_t)t * B + b];
+}
+
+// The decoding limit of a sentence with n source words.
+static int limit_for(const ts_eval_opts *o, int n) { return o->max_len > 0 ? o->max_len : 2 * n + 10; }
+
+int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t *rows, size_t n_rows,
+                const ts_eval_opts *opts, ts_eval_result *out, ts_hypothesis **out_hyps) {
+    memset(out, 0, sizeof *out);
+    if (out_hyps) *out_hyps = NULL;
+    ts_eval_opts o = opts ? *opts : (ts_eval_opts){0};
+    if (o.beam == 0) o.beam = 1;
+    if (o.batch == 0) o.batch = EVAL_DEFAULT_BATCH;
+    if (!rows) n_rows = c->n_pairs;
+    if (n_rows == 0) return ts_fail(TS_ERR_ARG, "evaluate: no sentence pairs");
+    if (o.beam < 1 || o.beam > 1000 || o.batch < 1 || o.max_len < 0)
+        return ts_fail(TS_ERR_ARG, "evaluate: beam %d, batch %d, max_len %d", o.beam, o.batch, o.max_len);
+    if (o.gold && !o.gold_counts) return ts_fail(TS_ERR_ARG, "evaluate: gold links without their counts");
+
+    ts_seq2seq *m = t->model;
+    int has_attention = m->cfg.attn != TS_ATTN_NONE;
+    int has_gold = o.gold || c->has_align;
+    ts_batcher *batcher = NULL;
+    ts_batcher_opts bopts = {.batch_size = (size_t)o.batch, .bucket_batches = 0};
+    int rc = ts_batcher_new(c, rows, n_rows, t->src_vocab, t->tgt_vocab, &bopts, &batcher);
+    if (rc) return rc;
+    ts_batcher_epoch(batcher, NULL);  // no rng: batches keep the rows' order
+
+    eval_acc acc = {0};
+    ts_hypothesis *hyps = calloc(out_hyps ? n_rows : (size_t)o.batch, sizeof *hyps);
+    if (!hyps) rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu hypotheses", n_rows);
+    int grad_before = ts_set_grad_enabled(ctx, 0);  // no tape: evaluation only reads
+    ts_ctx_reset(ctx);
+    double nll = 0.0;
+    size_t first = 0;  // evaluated row index of the batch's column 0
+    const ts_batch *batch;
+    while (!rc && (batch = ts_batcher_next(batcher))) {
+        int B = batch->B;
+        ts_batch_view view = {batch->B, batch->S, batch->T, batch->src, batch->src_len, batch->tgt_in, batch->tgt_out};
+        int n_tokens = 0;
+        ts_tensor *loss = ts_seq2seq_loss(m, ctx, &view, 1.0, NULL, &n_tokens);
+        if (!loss) {
+            rc = ctx->status ? ctx->status : TS_ERR_ARG;
+            break;
+        }
+        nll += loss->data[0] * n_tokens;  // mean -> sum, so the corpus mean weighs every token once
+        out->tokens += (size_t)n_tokens;
+        ts_ctx_reset(ctx);
+        if (o.skip_decode) {
+            first += (size_t)B;
+            continue;
+        }
+
+        ts_hypothesis *h = out_hyps ? hyps + first : hyps;
+        if (o.beam == 1) {
+            // One limit for the batch, then each sentence is cut to its own,
+            // so the result is what decoding it alone would give.
+            rc = ts_seq2seq_greedy(m, ctx, &view, limit_for(&o, batch->S), h);
+            ts_ctx_reset(ctx);
+            for (int b = 0; !rc && b < B; b++) {
+                int own = limit_for(&o, batch->src_len[b]);
+                if (h[b].len > own) {
+                    h[b].len = own;  // score still covers the longer decode
+                    h[b].ended = 0;
+                }
+            }
+        } else {
+            rc = grow((void **)&acc.src, &acc.src_cap, (size_t)batch->S, sizeof(int32_t));
+            for (int b = 0; !rc && b < B; b++) {
+                int n = batch->src_len[b];
+                column(batch->src, B, b, n, acc.src);
+                rc = ts_seq2seq_beam(m, ctx, acc.src, n, o.beam, limit_for(&o, n), &h[b]);
+                ts_ctx_reset(ctx);
+            }
+        }
+        if (!rc) rc = grow((void **)&acc.ref, &acc.ref_cap, (size_t)batch->T, sizeof(int32_t));
+        for (int b = 0; !rc && b < B; b++) {
+            size_t k = first + (size_t)b;  // evaluated row
+            size_t row = batch->rows[b];
+            const ts_pair *p = &c->pairs[row];
+            int ref_len = batch->tgt_len[b] - 1;  // without <eos>
+            column(batch->tgt_out, B, b, ref_len, acc.ref);
+            gold_view gold = {0};
+            if (o.gold) gold = (gold_view){o.gold[k], (size_t)o.gold_counts[k]};
+            else if (c->has_align) gold = (gold_view){p->links, (size_t)p->n_links};
+            rc = score_sentence(&acc, &h[b], batch->src_len[b], acc.ref, (size_t)ref_len, has_attention,
+                                has_gold ? &gold : NULL);
+            out->bucket_pairs[bucket_of(batch->src_len[b])]++;
+        }
+        if (!out_hyps)
+            for (int b = 0; b < B; b++) ts_hypothesis_free(&h[b]);
+        first += (size_t)B;
+    }
+    ts_set_grad_enabled(ctx, grad_before);
+    ts_batcher_free(batcher);
+
+    if (!rc) {
+        out->pairs = n_rows;
+        out->loss = out->tokens ? nll / (double)out->tokens : NAN;
+        out->perplexity = ts_perplexity(nll, out->tokens);
+        ts_bleu all = {0};
+        for (int i = 0; i < TS_EVAL_BUCKETS; i++) {
+            out->bucket_bleu[i] = ts_bleu_score(&acc.bleu[i]);
+            ts_bleu_merge(&all, &acc.bleu[i]);
+        }
+        out->bleu = ts_bleu_score(&all);
+        out->exact = ts_exact_match_score(&acc.exact);
+        out->has_attention = has_attention && !o.skip_decode;
+        out->has_aer = out->has_attention && has_gold;
+        out->aer = out->has_aer ? ts_aer_score(&acc.aer) : 0.0;
+        out->aer_diagonal = out->has_aer ? ts_aer_score(&acc.aer_diagonal) : 0.0;
+        out->entropy = acc.entropy_rows ? acc.entropy_sum / (double)acc.entropy_rows : 0.0;
+        out->pad_mass = acc.pad_mass;
+    }
+    eval_acc_free(&acc);
+    if (rc || !out_hyps) {
+        if (out_hyps)
+            for (size_t k = 0; k < n_rows; k++) ts_hypothesis_free(&hyps[k]);
+        free(hyps);
+        if (rc) memset(out, 0, sizeof *out);
+        return rc;
+    }
+    *out_hyps = hyps;  // with skip_decode: zeroed hypotheses (len 0, no tokens)
+    return TS_OK;
+}
