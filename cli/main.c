@@ -13,6 +13,9 @@ typedef struct {
 // One row per subcommand, in the order `tinyseq --help` lists them.
 static const subcommand subcommands[] = {
     {"train", ts_cmd_train, "train a model (default: the built-in toy corpus)"},
+    {"translate", ts_cmd_translate, "translate sentences (arguments or stdin) with a checkpoint"},
+    {"attend", ts_cmd_attend, "translate one sentence and show its attention (terminal, SVG, JSON)"},
+    {"eval", ts_cmd_eval, "BLEU, perplexity, exact match and AER of a checkpoint on a corpus"},
     {"gradcheck", ts_cmd_gradcheck, "check every gradient against finite differences"},
     {"corpus", ts_cmd_corpus, "write the toy corpus, or check and normalise a TSV corpus"},
     {NULL, NULL, NULL},

@@ -1,0 +1,298 @@
+// tinyseq eval: a checkpoint on a TSV corpus - perplexity, BLEU (overall and
+// by source length), exact match and, with gold alignments, the AER of the
+// attention against the diagonal baseline.
+#include "cli/cli.h"
+
+#include "data/corpus.h"
+#include "train/evaluate.h"
+#include "train/metrics.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: tinyseq eval --model CKPT --corpus FILE [--beam K] [--align GOLD] [--max-len N]\n"
+    "                    [--skip-bad] [--show N] [--batch N]\n"
+    "\n"
+    "Evaluates a checkpoint on the sentence pairs of a TSV corpus (source<TAB>target):\n"
+    "teacher-forced perplexity, corpus BLEU-4 of the decoded outputs (also by source\n"
+    "length), exact match, and attention diagnostics.\n"
+    "\n"
+    "  --model CKPT    checkpoint written by tinyseq train (required)\n"
+    "  --corpus FILE   TSV corpus (required)\n"
+    "  --beam K        beam width, 1..1000 (default 1: greedy, decoded in batches)\n"
+    "  --align GOLD    gold alignments in Pharaoh format (\"0-0 1-2\", source-target),\n"
+    "                  one line per sentence pair of FILE: adds AER and its diagonal baseline\n"
+    "  --max-len N     leave out pairs with a side longer than N tokens\n"
+    "                  (default: the checkpoint's training limit; 0: keep all)\n"
+    "  --skip-bad      skip malformed corpus lines instead of failing\n"
+    "  --show N        print the first N pairs with their outputs (default 3)\n"
+    "  --batch N       sentences per batch (default 64)\n"
+    "\n"
+    "The last line is\n"
+    "  eval: bleu=B ppl=P exact=E pairs=N [aer=A aer_diagonal=D]\n"
+    "with BLEU and exact match as fractions; aer only with --align.\n";
+
+static const char *cmd = "tinyseq eval";
+
+#define ARENA_CAP ((size_t)8 << 30)
+
+// Gold links per corpus pair, read from a Pharaoh file (one line per pair).
+typedef struct {
+    ts_link **links;  // (n) malloc'd each, NULL for a blank line
+    int32_t *counts;  // (n)
+    size_t n;
+} gold_file;
+
+static void gold_free(gold_file *g) {
+    for (size_t i = 0; g->links && i < g->n; i++) free(g->links[i]);
+    free(g->links);
+    free(g->counts);
+}
+
+// Reads `path`, checking each link against its pair's lengths and the line
+// count against the corpus. Prints its own messages; 0 or -1.
+static int gold_read(const char *path, const char *corpus_path, const ts_corpus *c, gold_file *g) {
+    memset(g, 0, sizeof *g);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        ts_cli_error(cmd, 0, "cannot open '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = c->n_pairs + 1;  // enough for a matching file; grows when the file is longer
+    g->links = calloc(cap, sizeof *g->links);
+    g->counts = calloc(cap, sizeof *g->counts);
+    char *line = NULL;
+    size_t line_cap = 0;
+    ssize_t got;
+    int rc = g->links && g->counts ? 0 : -1;
+    if (rc) ts_cli_error(cmd, 0, "out of memory");
+    while (!rc && (got = getline(&line, &line_cap, f)) >= 0) {
+        size_t len = (size_t)got;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+        line[len] = '\0';
+        size_t k = g->n;
+        if (k >= cap) {
+            // Longer than the corpus: keep counting for the message, drop the links.
+            g->n++;
+            continue;
+        }
+        ts_link *links;
+        size_t n_links;
+        if (ts_pharaoh_parse(line, &links, &n_links)) {
+            ts_cli_error(cmd, 1, "%s:%zu", path, k + 1);
+            rc = -1;
+            break;
+        }
+        g->links[k] = links;
+        g->counts[k] = (int32_t)n_links;
+        g->n++;
+        if (k >= c->n_pairs) continue;
+        const ts_pair *p = &c->pairs[k];
+        for (size_t i = 0; i < n_links; i++)
+            if (links[i].src >= p->src_len || links[i].tgt >= p->tgt_len) {
+                ts_cli_error(cmd, 0, "%s:%zu: link %d-%d is outside the pair (%d source, %d target tokens)", path,
+                             k + 1, links[i].src, links[i].tgt, p->src_len, p->tgt_len);
+                rc = -1;
+                break;
+            }
+    }
+    if (!rc && ferror(f)) {
+        ts_cli_error(cmd, 0, "cannot read '%s'", path);
+        rc = -1;
+    }
+    free(line);
+    fclose(f);
+    if (!rc && g->n != c->n_pairs) {
+        ts_cli_error(cmd, 0, "'%s' has %zu lines but '%s' has %zu sentence pairs: they must correspond line by line",
+                     path, g->n, corpus_path, c->n_pairs);
+        rc = -1;
+    }
+    if (rc) {
+        if (g->n > cap) g->n = cap;
+        gold_free(g);
+        memset(g, 0, sizeof *g);
+    }
+    return rc;
+}
+
+// A first guess at the arena one batch needs (bytes): the decoder's per-step
+// tensors (logits dominate) for every step of the longest decode, plus the
+// encoder's, twice over for the op bookkeeping. Too small only costs a retry.
+static size_t arena_guess(const ts_model_config *cfg, size_t B, size_t S, size_t T) {
+    size_t H = (size_t)cfg->hidden, E = (size_t)cfg->emb, V = (size_t)cfg->tgt_vocab;
+    size_t M = cfg->bidirectional ? 2 * H : H;
+    size_t step = 3 * V + S * (H + 4) + 16 * H + 2 * M + E + 64 * 8;
+    size_t encoder = S * (E + 10 * H + 3 * M + 64 * 4);
+    size_t doubles = B * (T * step + encoder) * 2;
+    size_t bytes = doubles * sizeof(double) + ((size_t)16 << 20);
+    return bytes < ARENA_CAP ? bytes : ARENA_CAP;
+}
+
+// The tokens of one side joined by spaces.
+static void print_side(const char *label, char *const *words, int n) {
+    printf("  %-11s", label);
+    for (int i = 0; i < n; i++) printf("%s%s", i ? " " : "", words[i]);
+    putchar('\n');
+}
+
+static void print_output(const ts_vocab *v, const ts_hypothesis *h) {
+    char text[4096];
+    size_t need = ts_vocab_decode(v, h->tokens, (size_t)h->len, text, sizeof text);
+    printf("  %-11s%s%s%s\n", "output:", text, need >= sizeof text ? " ..." : "", h->ended ? "" : " (cut at the length limit)");
+}
+
+int ts_cmd_eval(int argc, char **argv) {
+    const char *model_path = NULL, *corpus_path = NULL, *align_path = NULL;
+    long beam = 1, max_len = -1, show = 3, batch = 64;
+    int skip_bad = 0;
+    ts_args args;
+    ts_args_init(&args, argc, argv, cmd);
+    const char *flag, *value;
+    while (ts_args_next(&args, &flag, &value)) {
+        if (!flag) {
+            ts_cli_error(cmd, 0, "unexpected argument '%s' (see %s --help)", value, cmd);
+            return TS_EXIT_USAGE;
+        }
+        if (!strcmp(flag, "help")) {
+            fputs(usage, stdout);
+            return TS_EXIT_OK;
+        } else if (!strcmp(flag, "skip-bad")) {
+            skip_bad = 1;
+        } else if (!strcmp(flag, "model") || !strcmp(flag, "corpus") || !strcmp(flag, "align")) {
+            const char **slot = flag[0] == 'm' ? &model_path : flag[0] == 'c' ? &corpus_path : &align_path;
+            if (!(*slot = ts_args_value(&args, flag))) return TS_EXIT_USAGE;
+        } else if (!strcmp(flag, "beam") || !strcmp(flag, "max-len") || !strcmp(flag, "show") ||
+                   !strcmp(flag, "batch")) {
+            long *slot = flag[0] == 'm' ? &max_len : flag[0] == 's' ? &show : flag[1] == 'e' ? &beam : &batch;
+            long lo = slot == &beam || slot == &batch ? 1 : 0, hi = slot == &beam ? 1000 : 1000000;
+            if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, lo, hi, slot))
+                return TS_EXIT_USAGE;
+        } else {
+            return ts_unknown_flag(cmd, flag);
+        }
+    }
+    if (!model_path || !corpus_path) {
+        ts_cli_error(cmd, 0, "%s is required (see %s --help)", model_path ? "--corpus FILE" : "--model CKPT", cmd);
+        return TS_EXIT_USAGE;
+    }
+
+    ts_translator t;
+    if (ts_translator_load(model_path, &t)) {
+        ts_cli_error(cmd, 1, "cannot load model '%s'", model_path);
+        return TS_EXIT_FAIL;
+    }
+    // Read everything, filter below: a gold file corresponds to the pairs as read.
+    ts_corpus *c = NULL;
+    ts_corpus_opts copts = {.max_len = 0, .skip_bad = skip_bad};
+    if (ts_corpus_read(corpus_path, &copts, &c)) {
+        ts_cli_error(cmd, 1, "cannot read the corpus");
+        ts_translator_free(&t);
+        return TS_EXIT_FAIL;
+    }
+    gold_file gold = {0};
+    size_t *rows = malloc(c->n_pairs * sizeof *rows);
+    const ts_link **row_gold = align_path ? malloc(c->n_pairs * sizeof *row_gold) : NULL;
+    int32_t *row_counts = align_path ? malloc(c->n_pairs * sizeof *row_counts) : NULL;
+    ts_hypothesis *hyps = NULL;
+    ts_arena *arena = NULL;
+    size_t n_rows = 0, S = 1, T = 1;
+    int status = TS_EXIT_FAIL;
+    if (!rows || (align_path && (!row_gold || !row_counts))) {
+        ts_cli_error(cmd, 0, "out of memory");
+        goto done;
+    }
+    if (align_path && gold_read(align_path, corpus_path, c, &gold)) goto done;
+
+    // Keep the pairs within the length limit, with their gold lines.
+    int limit = max_len >= 0 ? (int)max_len : t.max_len;
+    for (size_t i = 0; i < c->n_pairs; i++) {
+        const ts_pair *p = &c->pairs[i];
+        if (limit > 0 && (p->src_len > limit || p->tgt_len > limit)) continue;
+        if (align_path) {
+            row_gold[n_rows] = gold.links[i];
+            row_counts[n_rows] = gold.counts[i];
+        }
+        rows[n_rows++] = i;
+        if ((size_t)p->src_len > S) S = (size_t)p->src_len;
+        if ((size_t)p->tgt_len > T) T = (size_t)p->tgt_len;
+    }
+    printf("corpus %s: %zu pairs", corpus_path, c->n_pairs);
+    if (c->n_bad) printf(", %zu malformed lines skipped", c->n_bad);
+    if (n_rows < c->n_pairs) printf(", %zu with a side longer than %d tokens left out", c->n_pairs - n_rows, limit);
+    putchar('\n');
+    if (n_rows == 0) {
+        ts_cli_error(cmd, 0, "no sentence pairs left to evaluate (see --max-len)");
+        goto done;
+    }
+    const ts_model_config *cfg = &t.model->cfg;
+    printf("model %s: attention %s, %s decoder, %s encoder; %s", model_path, ts_attn_name(cfg->attn),
+           ts_decoder_name(cfg->decoder), cfg->bidirectional ? "bidirectional" : "unidirectional",
+           beam > 1 ? "beam search" : "greedy decoding");
+    if (beam > 1) printf(" (width %ld)", beam);
+    putchar('\n');
+
+    ts_eval_opts opts = {.beam = (int)beam, .batch = (int)batch, .gold = align_path ? row_gold : NULL,
+                         .gold_counts = align_path ? row_counts : NULL};
+    size_t B = (size_t)batch < n_rows ? (size_t)batch : n_rows;
+    size_t capacity = arena_guess(cfg, B, S, 2 * S + 11 > T + 1 ? 2 * S + 11 : T + 1);
+    ts_eval_result r;
+    int rc;
+    ts_ctx ctx;
+    for (;;) {
+        if (!(arena = ts_arena_new(capacity))) {
+            rc = TS_ERR_NOMEM;
+            break;
+        }
+        ts_ctx_init(&ctx, arena);
+        rc = ts_evaluate(&t, &ctx, c, rows, n_rows, &opts, &r, &hyps);
+        if (rc != TS_ERR_ARENA || capacity >= ARENA_CAP) break;
+        ts_arena_free(arena);
+        arena = NULL;
+        capacity = capacity * 2 < ARENA_CAP ? capacity * 2 : ARENA_CAP;
+    }
+    if (rc) {
+        ts_cli_error(cmd, 1, "evaluation failed");
+        goto done;
+    }
+
+    size_t n_show = (size_t)show < n_rows ? (size_t)show : n_rows;
+    if (n_show) printf("\nexamples:\n");
+    for (size_t k = 0; k < n_show; k++) {
+        const ts_pair *p = &c->pairs[rows[k]];
+        if (k) putchar('\n');
+        print_side("source:", p->src, p->src_len);
+        print_side("reference:", p->tgt, p->tgt_len);
+        print_output(t.tgt_vocab, &hyps[k]);
+    }
+    static const char *const bucket_names[TS_EVAL_BUCKETS] = {"1-5", "6-10", "11-15", "16+"};
+    printf("\nBLEU by source length (tokens):\n");
+    for (int i = 0; i < TS_EVAL_BUCKETS; i++) {
+        if (r.bucket_pairs[i]) printf("  %-6s %.4f  (%zu pairs)\n", bucket_names[i], r.bucket_bleu[i], r.bucket_pairs[i]);
+        else printf("  %-6s -       (0 pairs)\n", bucket_names[i]);
+    }
+    printf("\nloss %.4f nats per token over %zu target tokens (with <eos>)\n", r.loss, r.tokens);
+    if (r.has_attention) printf("attention: entropy=%.4f pad_mass=%g\n", r.entropy, r.pad_mass);
+    else printf("attention: none (no alignment diagnostics%s)\n", align_path ? "; --align ignored" : "");
+    printf("eval: bleu=%.4f ppl=%.3f exact=%.4f pairs=%zu", r.bleu, r.perplexity, r.exact, r.pairs);
+    if (r.has_aer) printf(" aer=%.4f aer_diagonal=%.4f", r.aer, r.aer_diagonal);
+    putchar('\n');
+    status = TS_EXIT_OK;
+    if (fflush(stdout) == EOF) {
+        ts_cli_error(cmd, 0, "cannot write to standard output");
+        status = TS_EXIT_FAIL;
+    }
+done:
+    for (size_t k = 0; hyps && k < n_rows; k++) ts_hypothesis_free(&hyps[k]);
+    free(hyps);
+    ts_arena_free(arena);
+    gold_free(&gold);
+    free(rows);
+    free(row_gold);
+    free(row_counts);
+    ts_corpus_free(c);
+    ts_translator_free(&t);
+    return status;
+}

@@ -1,0 +1,178 @@
+// tinyseq translate: a checkpoint's translations of the arguments, or of
+// stdin line by line, one output line per input line.
+#include "cli/cli.h"
+
+#include "data/normalize.h"
+#include "train/model_io.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: tinyseq translate --model CKPT [--beam K] [SENTENCE ...]\n"
+    "\n"
+    "Translates each SENTENCE, or else every line of standard input, and prints\n"
+    "one line of output tokens (separated by spaces) per input. Input is\n"
+    "normalised as in training (lowercase, NFC, punctuation split off); words\n"
+    "the model has never seen become <unk>. A blank input line gives a blank\n"
+    "output line.\n"
+    "\n"
+    "  --model CKPT   checkpoint written by tinyseq train (required)\n"
+    "  --beam K       beam width, 1..1000 (default 1: greedy)\n"
+    "\n"
+    "An input that is not valid UTF-8 gives a message naming its line (or\n"
+    "argument) and a blank output line; the exit status is then 1.\n";
+
+static const char *cmd = "tinyseq translate";
+
+// The arena starts here and doubles (up to the cap) whenever a sentence needs
+// more: one long sentence should not make every short one pay.
+enum { ARENA_START = 64 << 20 };
+#define ARENA_CAP ((size_t)4 << 30)
+
+// Replaces ctx's arena with one twice as large. TS_OK, or the failure.
+static int grow_arena(ts_ctx *ctx) {
+    size_t want = ts_arena_capacity(ctx->arena) * 2;
+    if (want > ARENA_CAP) return ts_fail(TS_ERR_ARENA, "a sentence needs more than %zu MiB", ARENA_CAP >> 20);
+    ts_arena *bigger = ts_arena_new(want);
+    if (!bigger) return TS_ERR_NOMEM;
+    ts_arena_free(ctx->arena);
+    ts_ctx_init(ctx, bigger);
+    return TS_OK;
+}
+
+// Writes the words of ids[0..n) joined by spaces, then a newline.
+static int print_tokens(const ts_vocab *v, const int *ids, int n) {
+    char small[1024];
+    size_t need = ts_vocab_decode(v, ids, (size_t)n, small, sizeof small);
+    if (need < sizeof small) return puts(small) < 0 ? TS_ERR_IO : TS_OK;
+    char *text = malloc(need + 1);
+    if (!text) return ts_fail(TS_ERR_NOMEM, "cannot allocate %zu bytes", need + 1);
+    ts_vocab_decode(v, ids, (size_t)n, text, need + 1);
+    int rc = puts(text) < 0 ? TS_ERR_IO : TS_OK;
+    free(text);
+    return rc;
+}
+
+// Translates text[0..len) and prints its line. Returns 0 when done, 1 after a
+// bad input (message printed, blank line written), -1 on a failure that
+// should stop the command (message printed).
+static int translate_one(ts_translator *t, ts_ctx *ctx, const char *text, size_t len, int beam,
+                         const char *where, long number) {
+    char *tokens;
+    size_t n;
+    int rc = ts_normalize(text, len, &tokens, &n);
+    if (rc == TS_ERR_FORMAT) {
+        ts_cli_error(cmd, 1, "%s %ld", where, number);
+        putchar('\n');
+        return 1;
+    }
+    if (rc) {
+        ts_cli_error(cmd, 1, "%s %ld", where, number);
+        return -1;
+    }
+    free(tokens);
+    if (n == 0) return putchar('\n') == EOF ? -1 : 0;
+    ts_hypothesis h;
+    while ((rc = ts_translate_text(t, ctx, text, beam, &h, NULL, NULL)) == TS_ERR_ARENA && !grow_arena(ctx)) {
+    }
+    if (!rc) rc = print_tokens(t->tgt_vocab, h.tokens, h.len);
+    ts_hypothesis_free(&h);
+    if (rc) {
+        ts_cli_error(cmd, 1, "%s %ld", where, number);
+        return -1;
+    }
+    return 0;
+}
+
+int ts_cmd_translate(int argc, char **argv) {
+    const char *model_path = NULL;
+    long beam = 1;
+    // Positional arguments are the sentences; argv outlives this function.
+    const char **sentences = malloc((size_t)argc * sizeof *sentences);
+    int n_sentences = 0;
+    if (!sentences) {
+        ts_cli_error(cmd, 0, "out of memory");
+        return TS_EXIT_FAIL;
+    }
+    ts_args args;
+    ts_args_init(&args, argc, argv, cmd);
+    const char *flag, *value;
+    while (ts_args_next(&args, &flag, &value)) {
+        int usage_rc = -1;
+        if (!flag) {
+            sentences[n_sentences++] = value;
+        } else if (!strcmp(flag, "help")) {
+            fputs(usage, stdout);
+            usage_rc = TS_EXIT_OK;
+        } else if (!strcmp(flag, "model")) {
+            if (!(model_path = ts_args_value(&args, flag))) usage_rc = TS_EXIT_USAGE;
+        } else if (!strcmp(flag, "beam")) {
+            if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, 1, 1000, &beam))
+                usage_rc = TS_EXIT_USAGE;
+        } else {
+            usage_rc = ts_unknown_flag(cmd, flag);
+        }
+        if (usage_rc >= 0) {
+            free(sentences);
+            return usage_rc;
+        }
+    }
+    if (!model_path) {
+        ts_cli_error(cmd, 0, "--model CKPT is required (see %s --help)", cmd);
+        free(sentences);
+        return TS_EXIT_USAGE;
+    }
+
+    ts_translator t;
+    if (ts_translator_load(model_path, &t)) {
+        ts_cli_error(cmd, 1, "cannot load model '%s'", model_path);
+        free(sentences);
+        return TS_EXIT_FAIL;
+    }
+    ts_arena *arena = ts_arena_new(ARENA_START);
+    if (!arena) {
+        ts_cli_error(cmd, 1, "cannot allocate");
+        ts_translator_free(&t);
+        free(sentences);
+        return TS_EXIT_FAIL;
+    }
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    int bad = 0, failed = 0;
+    if (n_sentences > 0) {
+        for (int i = 0; !failed && i < n_sentences; i++) {
+            int r = translate_one(&t, &ctx, sentences[i], strlen(sentences[i]), (int)beam, "argument", i + 1);
+            bad |= r == 1;
+            failed |= r < 0;
+        }
+    } else {
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t got;
+        long line_no = 0;
+        while (!failed && (got = getline(&line, &cap, stdin)) >= 0) {
+            size_t len = (size_t)got;
+            line_no++;
+            while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+            line[len] = '\0';
+            int r = translate_one(&t, &ctx, line, len, (int)beam, "line", line_no);
+            bad |= r == 1;
+            failed |= r < 0;
+        }
+        if (!failed && ferror(stdin)) {
+            ts_cli_error(cmd, 0, "cannot read standard input");
+            failed = 1;
+        }
+        free(line);
+    }
+    if (fflush(stdout) == EOF && !failed) {
+        ts_cli_error(cmd, 0, "cannot write the translations");
+        failed = 1;
+    }
+    ts_arena_free(ctx.arena);
+    ts_translator_free(&t);
+    free(sentences);
+    return failed || bad ? TS_EXIT_FAIL : TS_EXIT_OK;
+}
