@@ -1,0 +1,432 @@
+// tinyseq translate, eval and attend on a checkpoint of a small random model,
+// and the attention_basics example, run as programs: what they print, the
+// files they write and their exit codes.
+#include <criterion/criterion.h>
+#include <gsl/gsl_rng.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "train/checkpoint.h"
+#include "train/model_io.h"
+
+static const char *const source_side[] = {
+    "le chat dort .", "oui", "le chien noir mange vite .", "il dort", "la petite souris mange le pain .",
+    "le chat mange", "non .",
+};
+static const char *const target_side[] = {
+    "the cat sleeps .", "yes", "the black dog eats fast .", "he is sleeping", "the small mouse eats the bread .",
+    "the cat eats", "no .",
+};
+static const char *const gold_lines[] = {
+    "0-0 1-1 2-2 3-3", "0-0", "0-0 1-2 2-1 3-3 4-4 5-5", "0-0 1-2", "0-0 1-1 2-2 3-3 4-4 5-5 6-6", "0-0 1-1 2-2",
+    "0-0 1-1",
+};
+enum { N_PAIRS = sizeof source_side / sizeof source_side[0] };
+
+static char *dir;
+
+// Writes a checkpoint of a random model with attention `attn` trained on
+// nothing, with the vocabularies of the pairs above; returns its path.
+static char *make_checkpoint(ts_attn_type attn, const char *name) {
+    ts_corpus *c = ts_corpus_new();
+    for (int i = 0; i < N_PAIRS; i++) cr_assert_eq(ts_corpus_add(c, source_side[i], target_side[i], NULL, 0), TS_OK);
+    ts_vocab *src, *tgt;
+    cr_assert_eq(ts_vocab_build(c, TS_SRC, NULL, 0, 1, &src), TS_OK);
+    cr_assert_eq(ts_vocab_build(c, TS_TGT, NULL, 0, 1, &tgt), TS_OK);
+    ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(src), .tgt_vocab = (int)ts_vocab_size(tgt), .emb = 6,
+                           .hidden = 8, .attn = attn, .decoder = TS_DECODER_LUONG};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 11);
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    cr_assert(m, "%s", ts_last_error());
+    ts_ckpt *ck = ts_ckpt_new();
+    cr_assert_eq(ts_model_to_ckpt(ck, m, src, tgt, 10), TS_OK, "%s", ts_last_error());
+    char *path = malloc(strlen(dir) + strlen(name) + 2);
+    sprintf(path, "%s/%s", dir, name);
+    cr_assert_eq(ts_ckpt_save(ck, path), TS_OK, "%s", ts_last_error());
+    ts_ckpt_free(ck);
+    ts_seq2seq_free(m);
+    gsl_rng_free(rng);
+    ts_vocab_free(src);
+    ts_vocab_free(tgt);
+    ts_corpus_free(c);
+    return path;
+}
+
+static char *ckpt, *ckpt_none, *corpus_path, *gold_path;
+
+static void setup(void) {
+    dir = test_tmpdir();
+    ckpt = make_checkpoint(TS_ATTN_BAHDANAU, "model.ckpt");
+    ckpt_none = make_checkpoint(TS_ATTN_NONE, "plain.ckpt");
+    char tsv[2048] = "", align[1024] = "";
+    for (int i = 0; i < N_PAIRS; i++) {
+        // Capitals and an unknown word: eval must normalise and cope.
+        snprintf(tsv + strlen(tsv), sizeof tsv - strlen(tsv), "%s\t%s\n", i == 0 ? "Le CHAT dort ." : source_side[i],
+                 target_side[i]);
+        snprintf(align + strlen(align), sizeof align - strlen(align), "%s\n", gold_lines[i]);
+    }
+    strcat(tsv, "le zorglub dort .\tthe zorglub sleeps .\n");
+    strcat(align, "0-0 1-1 2-2 3-3\n");
+    corpus_path = test_write_file(dir, "dev.tsv", tsv, strlen(tsv));
+    gold_path = test_write_file(dir, "dev.align", align, strlen(align));
+}
+
+static void teardown(void) {
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    test_run(cmd, NULL);
+    free(ckpt);
+    free(ckpt_none);
+    free(corpus_path);
+    free(gold_path);
+}
+
+TestSuite(cli_inspect, .init = setup, .fini = teardown);
+
+// Runs a formatted shell command; returns its exit status, output in *out.
+static int run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int run(char **out, const char *fmt, ...) {
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    return test_run(cmd, out);
+}
+
+// What the library itself makes of `text`: the reference for the program.
+static char *translate_in_process(const char *text) {
+    ts_translator t;
+    cr_assert_eq(ts_translator_load(ckpt, &t), TS_OK, "%s", ts_last_error());
+    ts_arena *arena = ts_arena_new(16 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    ts_hypothesis h;
+    cr_assert_eq(ts_translate_text(&t, &ctx, text, 1, &h, NULL, NULL), TS_OK, "%s", ts_last_error());
+    char *line = malloc(4096);
+    ts_vocab_decode(t.tgt_vocab, h.tokens, (size_t)h.len, line, 4096);
+    ts_hypothesis_free(&h);
+    ts_arena_free(arena);
+    ts_translator_free(&t);
+    return line;
+}
+
+// The n-th line (0-based) of text in a static buffer, or NULL.
+static const char *line_at(const char *text, int n) {
+    static char buf[4096];
+    for (int i = 0; i < n && text; i++) {
+        text = strchr(text, '\n');
+        if (text) text++;
+    }
+    if (!text || !*text) return NULL;
+    size_t len = strcspn(text, "\n");
+    if (len >= sizeof buf) len = sizeof buf - 1;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+static int count_lines(const char *text) {
+    int n = 0;
+    for (; *text; text++) n += *text == '\n';
+    return n;
+}
+
+Test(cli_inspect, translate_prints_one_line_per_argument) {
+    char *out, *want1 = translate_in_process("le chat dort ."), *want2 = translate_in_process("oui");
+    int rc = run(&out, "%s translate --model '%s' 'Le Chat dort.' oui", TS_PROGRAM, ckpt);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert_eq(count_lines(out), 2, "%s", out);
+    cr_assert_str_eq(line_at(out, 0), want1, "normalised like training: %s", out);
+    cr_assert_str_eq(line_at(out, 1), want2);
+    free(out);
+    // Beam search takes the same path.
+    rc = run(&out, "%s translate --model '%s' --beam 3 oui", TS_PROGRAM, ckpt);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_eq(count_lines(out), 1, "%s", out);
+    free(out);
+    free(want1);
+    free(want2);
+}
+
+Test(cli_inspect, translate_reads_stdin_and_keeps_blank_lines) {
+    char *out, *want = translate_in_process("le chat dort .");
+    int rc = run(&out, "printf 'le chat dort .\\n\\n  \\r\\nle chat dort .\\r\\n' | %s translate --model '%s'", TS_PROGRAM,
+                 ckpt);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert_eq(count_lines(out), 4, "one output line per input line:\n%s", out);
+    cr_assert_str_eq(line_at(out, 0), want);
+    cr_assert_str_eq(line_at(out, 1), "");
+    cr_assert_str_eq(line_at(out, 2), "");
+    cr_assert_str_eq(line_at(out, 3), want, "CRLF input");
+    free(out);
+    free(want);
+}
+
+Test(cli_inspect, translate_copes_with_unknown_words) {
+    char *out;
+    int rc = run(&out, "%s translate --model '%s' 'zorglub blorp chat'", TS_PROGRAM, ckpt);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert_eq(count_lines(out), 1, "%s", out);
+    free(out);
+}
+
+Test(cli_inspect, translate_names_a_bad_line_and_goes_on) {
+    char *out;
+    // Braces: test_run adds 2>&1 after the command, which must not reach the program.
+    int rc = run(&out, "{ printf 'oui\\n\\377 non\\nnon .\\n' | %s translate --model '%s' 2>%s/err; }", TS_PROGRAM,
+                 ckpt, dir);
+    cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
+    cr_assert_eq(count_lines(out), 3, "the bad line still gets its (blank) output line:\n%s", out);
+    cr_assert_str_eq(line_at(out, 1), "");
+    cr_assert(line_at(out, 2)[0] != '\0', "the line after it is translated");
+    free(out);
+    rc = run(&out, "cat %s/err", dir);
+    cr_assert(strstr(out, "line 2") && strstr(out, "invalid UTF-8"), "%s", out);
+    free(out);
+}
+
+// Parses the required last line; fails the test when it does not match.
+static void parse_eval_line(const char *out, double *bleu, double *ppl, double *exact, size_t *pairs,
+                            const char **rest) {
+    const char *last = strstr(out, "\neval: bleu=");
+    cr_assert(last, "no final eval line:\n%s", out);
+    last++;
+    cr_assert_eq(strchr(last, '\n') - last, (long)strlen(last) - 1, "the eval line must be the last:\n%s", out);
+    int used = 0;
+    cr_assert_eq(sscanf(last, "eval: bleu=%lf ppl=%lf exact=%lf pairs=%zu%n", bleu, ppl, exact, pairs, &used), 4,
+                 "%s", last);
+    // Four decimals for BLEU and exact, three for perplexity.
+    const char *b = strstr(last, "bleu=") + 5, *p = strstr(last, "ppl=") + 4, *e = strstr(last, "exact=") + 6;
+    cr_assert_eq(strcspn(b, " "), 6, "bleu as %%.4f: %s", last);
+    cr_assert_eq(strcspn(strchr(p, '.'), " "), 4, "ppl as %%.3f: %s", last);
+    cr_assert_eq(strcspn(e, " "), 6, "exact as %%.4f: %s", last);
+    *rest = last + used;
+}
+
+Test(cli_inspect, eval_ends_with_the_summary_line) {
+    char *out;
+    int rc = run(&out, "%s eval --model '%s' --corpus '%s'", TS_PROGRAM, ckpt, corpus_path);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    double bleu, ppl, exact;
+    size_t pairs;
+    const char *rest;
+    parse_eval_line(out, &bleu, &ppl, &exact, &pairs, &rest);
+    cr_assert(bleu >= 0 && bleu <= 1 && exact >= 0 && exact <= 1 && ppl >= 1, "%s", out);
+    cr_assert_eq(pairs, N_PAIRS + 1);
+    cr_assert_str_eq(rest, "\n", "no aer without --align: %s", rest);
+    cr_assert(strstr(out, "pad_mass=0\n"), "%s", out);
+    cr_assert(strstr(out, "reference:") && strstr(out, "1-5"), "examples and buckets:\n%s", out);
+    free(out);
+}
+
+Test(cli_inspect, eval_with_gold_alignments_reports_aer) {
+    char *out;
+    int rc = run(&out, "%s eval --model '%s' --corpus '%s' --align '%s' --beam 2 --show 0", TS_PROGRAM, ckpt,
+                 corpus_path, gold_path);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    double bleu, ppl, exact, aer, diag;
+    size_t pairs;
+    const char *rest;
+    parse_eval_line(out, &bleu, &ppl, &exact, &pairs, &rest);
+    int used = 0;
+    cr_assert_eq(sscanf(rest, " aer=%lf aer_diagonal=%lf%n", &aer, &diag, &used), 2, "%s", rest);
+    cr_assert_str_eq(rest + used, "\n");
+    cr_assert(aer >= 0 && aer <= 1 && diag >= 0 && diag <= 1);
+    free(out);
+    // --max-len drops pairs and their gold lines together.
+    rc = run(&out, "%s eval --model '%s' --corpus '%s' --align '%s' --max-len 3", TS_PROGRAM, ckpt, corpus_path,
+             gold_path);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "pairs=4 aer="), "%s", out);
+    free(out);
+}
+
+Test(cli_inspect, eval_refuses_gold_alignments_that_do_not_correspond) {
+    char *out, *short_gold = test_write_file(dir, "short.align", "0-0\n0-0\n", 8);
+    int rc = run(&out, "%s eval --model '%s' --corpus '%s' --align '%s'", TS_PROGRAM, ckpt, corpus_path, short_gold);
+    cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "has 2 lines") && strstr(out, "has 8 sentence pairs"), "%s", out);
+    free(out);
+    char *bad_gold = test_write_file(dir, "bad.align", "0-0\n0-9\n\n\n\n\n\n\n", 19);
+    rc = run(&out, "%s eval --model '%s' --corpus '%s' --align '%s'", TS_PROGRAM, ckpt, corpus_path, bad_gold);
+    cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "bad.align:2") && strstr(out, "0-9"), "%s", out);
+    free(out);
+    free(short_gold);
+    free(bad_gold);
+}
+
+Test(cli_inspect, attend_draws_svg_json_and_pharaoh) {
+    char *out;
+    int rc = run(&out, "%s attend --model '%s' --svg %s/a.svg --json %s/a.json --pharaoh 'Le chien mange le pain.'",
+                 TS_PROGRAM, ckpt, dir, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "attention: bahdanau (luong decoder)"), "%s", out);
+    // The last row is the <eos> step, or "<cut>" when a random model runs to the length limit.
+    cr_assert(strstr(out, "<eos>") || strstr(out, "<cut>"), "the last step's row is shown:\n%s", out);
+    // Pharaoh: the line after the heading holds only i-j pairs.
+    const char *ph = strstr(out, "alignment (source-target):\n");
+    cr_assert(ph, "%s", out);
+    ph = strchr(ph, '\n') + 1;
+    for (const char *p = ph; *p && *p != '\n';) {
+        int i, j, used = 0;
+        cr_assert_eq(sscanf(p, "%d-%d%n", &i, &j, &used), 2, "not an i-j pair at '%s'", p);
+        cr_assert(i >= 0 && i < 6 && j >= 0, "%d-%d", i, j);
+        p += used;
+        if (*p == ' ') p++;
+    }
+    free(out);
+
+    rc = run(&out, "xmllint --noout %s/a.svg", dir);
+    cr_assert_eq(rc, 0, "xmllint: %s", out);
+    free(out);
+    const char *words[] = {">le<", ">chien<", ">mange<", ">pain<", ">.<"};
+    rc = run(&out, "cat %s/a.svg", dir);
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        cr_assert(strstr(out, words[i]), "the SVG lacks source word %s", words[i]);
+    free(out);
+    rc = run(&out,
+             "/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+             "assert d[\"source\"]==[\"le\",\"chien\",\"mange\",\"le\",\"pain\",\".\"], d[\"source\"]; "
+             "assert d[\"target\"][-1]==\"<eos>\" or d[\"target\"][-1]==\"<cut>\"; "
+             "assert len(d[\"weights\"])==len(d[\"target\"]); "
+             "assert all(abs(sum(r)-1)<1e-9 for r in d[\"weights\"]); print(\"ok\")' %s/a.json",
+             dir);
+    cr_assert_eq(rc, 0, "python3: %s", out);
+    free(out);
+}
+
+Test(cli_inspect, attend_plain_table_with_beam_search) {
+    char *out;
+    int rc = run(&out, "%s attend --model '%s' --beam 4 'le chat dort .'", TS_PROGRAM, ckpt);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "beam 4"), "%s", out);
+    cr_assert(strstr(out, "chat") && strstr(out, "dort"), "source words head the columns:\n%s", out);
+    cr_assert(!strchr(out, '\033'), "no escape codes when stdout is not a terminal");
+    free(out);
+    rc = run(&out, "%s attend --model '%s' --color always --values oui", TS_PROGRAM, ckpt);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strchr(out, '\033'), "--color always colours even a pipe");
+    free(out);
+}
+
+Test(cli_inspect, attend_says_when_there_is_no_attention) {
+    char *out;
+    int rc = run(&out, "%s attend --model '%s' --svg %s/none.svg 'le chat dort .'", TS_PROGRAM, ckpt_none, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "output: "), "the translation is still printed:\n%s", out);
+    cr_assert(strstr(out, "no attention"), "%s", out);
+    free(out);
+    rc = run(&out, "test -e %s/none.svg", dir);
+    cr_assert_neq(rc, 0, "no SVG for a model without attention");
+    free(out);
+}
+
+Test(cli_inspect, usage_errors_exit_2) {
+    const char *commands[] = {"translate", "eval", "attend"};
+    for (int i = 0; i < 3; i++) {
+        char *out;
+        int rc = run(&out, "%s %s --model '%s' --no-such-flag x", TS_PROGRAM, commands[i], ckpt);
+        cr_assert_eq(rc, 2, "%s: exit %d\n%s", commands[i], rc, out);
+        cr_assert(strstr(out, "unknown option --no-such-flag"), "%s", out);
+        free(out);
+        rc = run(&out, "%s %s --help", TS_PROGRAM, commands[i]);
+        cr_assert_eq(rc, 0, "%s --help", commands[i]);
+        cr_assert(strstr(out, "usage: tinyseq"), "%s", out);
+        free(out);
+        rc = run(&out, "%s %s x", TS_PROGRAM, commands[i]);
+        cr_assert_eq(rc, 2, "%s without --model: exit %d\n%s", commands[i], rc, out);
+        free(out);
+    }
+    char *out;
+    cr_assert_eq(run(&out, "%s translate --model '%s' --beam 0 oui", TS_PROGRAM, ckpt), 2, "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "%s attend --model '%s' --color sometimes oui", TS_PROGRAM, ckpt), 2, "%s", out);
+    free(out);
+    cr_assert_eq(run(&out, "%s eval --model '%s' --corpus x --show -1", TS_PROGRAM, ckpt), 2, "%s", out);
+    free(out);
+}
+
+Test(cli_inspect, missing_or_corrupt_checkpoints_exit_1_naming_the_file) {
+    const char *commands[] = {"translate --model %s/missing.ckpt oui", "attend --model %s/missing.ckpt oui",
+                              "eval --corpus /dev/null --model %s/missing.ckpt"};
+    for (int i = 0; i < 3; i++) {
+        char args[4096], *out;
+        snprintf(args, sizeof args, commands[i], dir);
+        int rc = run(&out, "%s %s", TS_PROGRAM, args);
+        cr_assert_eq(rc, 1, "%s: exit %d\n%s", args, rc, out);
+        cr_assert(strstr(out, "missing.ckpt"), "the message names the file:\n%s", out);
+        free(out);
+    }
+    // A text file, and a real checkpoint cut in half.
+    char *text = test_write_file(dir, "notes.ckpt", "this is not a checkpoint\n", 25);
+    char *out;
+    for (int i = 0; i < 3; i++) {
+        const char *cmd = i == 0 ? "translate" : i == 1 ? "attend" : "eval --corpus /dev/null";
+        int rc = run(&out, "%s %s --model '%s'%s", TS_PROGRAM, cmd, text, i < 2 ? " oui" : "");
+        cr_assert_eq(rc, 1, "%s: exit %d (a signal is 128+)\n%s", cmd, rc, out);
+        cr_assert(strstr(out, "notes.ckpt"), "%s", out);
+        free(out);
+    }
+    int rc = run(&out, "head -c 300 '%s' > %s/half.ckpt && %s translate --model %s/half.ckpt oui", ckpt, dir,
+                 TS_PROGRAM, dir);
+    cr_assert_eq(rc, 1, "truncated checkpoint: exit %d\n%s", rc, out);
+    cr_assert(strstr(out, "half.ckpt"), "%s", out);
+    free(out);
+    free(text);
+}
+
+Test(cli_inspect, eval_reports_an_unreadable_corpus) {
+    char *out;
+    int rc = run(&out, "%s eval --model '%s' --corpus %s/nope.tsv", TS_PROGRAM, ckpt, dir);
+    cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "nope.tsv"), "%s", out);
+    free(out);
+}
+
+// ---- the attention_basics example ----------------------------------------
+
+// The example sits in the build tree next to the program: <build>/examples/.
+static char *example_path(void) {
+    char *copy = strdup(TS_PROGRAM), *path = malloc(strlen(TS_PROGRAM) + 64);
+    sprintf(path, "%s/examples/attention_basics", dirname(copy));
+    free(copy);
+    return path;
+}
+
+// The three numbers after `label` in out.
+static void numbers_after(const char *out, const char *label, double v[3]) {
+    const char *at = strstr(out, label);
+    cr_assert(at, "no '%s' in the output", label);
+    cr_assert_eq(sscanf(at + strlen(label), "%lf %lf %lf", &v[0], &v[1], &v[2]), 3, "%s", at);
+}
+
+Test(attention_basics, prints_the_reference_numbers) {
+    char *path = example_path(), *out;
+    int rc = run(&out, "'%s'", path);
+    cr_assert_eq(rc, 0, "%s: exit %d\n%s", path, rc, out);
+    cr_assert(strstr(out, "927") && strstr(out, "397") && strstr(out, "148") && strstr(out, "929"), "scores");
+    cr_assert(strstr(out, "exp(929) = inf"), "the overflow is shown:\n%s", out);
+    cr_assert(strstr(out, "exactly 0\n"), "the weight of 148 underflows to 0");
+    cr_assert(strstr(out, "7.94715e-232"), "the tiny weight is printed, not rounded away");
+    cr_assert(strstr(out, "3.88080") && strstr(out, "45.26424"), "context vector");
+    cr_assert(strstr(out, "0.98522") && strstr(out, "1.74174") && strstr(out, "0.75652"), "out row 1");
+    cr_assert(strstr(out, "0.90965") && strstr(out, "0.99851") && strstr(out, "1.90407"), "out rows 2-4");
+    // The full-precision lines agree with docs/attention.md to 1e-12.
+    double got[3];
+    const double context[3] = {3.8807970779778826, 4.0728262981990575, 45.26423912339337};
+    const double row1[3] = {0.9852202489021356, 1.741740509995756, 0.7565202610936204};
+    numbers_after(out, "c to full precision:", got);
+    assert_allclose(got, context, 3, 0, 1e-12);
+    numbers_after(out, "word 1's output to full precision:", got);
+    assert_allclose(got, row1, 3, 0, 1e-12);
+    free(out);
+    free(path);
+}
