@@ -249,12 +249,13 @@ Test(cli_inspect, eval_with_gold_alignments_reports_aer) {
 }
 
 Test(cli_inspect, eval_refuses_gold_alignments_that_do_not_correspond) {
-    char *out, *short_gold = test_write_file(dir, "short.align", "0-0\n0-0\n", 8);
+    const char *two_lines = "0-0\n0-0\n", *bad_link = "0-0\n0-9\n\n\n\n\n\n\n";
+    char *out, *short_gold = test_write_file(dir, "short.align", two_lines, strlen(two_lines));
     int rc = run(&out, "%s eval --model '%s' --corpus '%s' --align '%s'", TS_PROGRAM, ckpt, corpus_path, short_gold);
     cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "has 2 lines") && strstr(out, "has 8 sentence pairs"), "%s", out);
     free(out);
-    char *bad_gold = test_write_file(dir, "bad.align", "0-0\n0-9\n\n\n\n\n\n\n", 19);
+    char *bad_gold = test_write_file(dir, "bad.align", bad_link, strlen(bad_link));
     rc = run(&out, "%s eval --model '%s' --corpus '%s' --align '%s'", TS_PROGRAM, ckpt, corpus_path, bad_gold);
     cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "bad.align:2") && strstr(out, "0-9"), "%s", out);
