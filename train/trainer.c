@@ -98,6 +98,14 @@ static int make_dirs(const char *path) {
 // that depends on time or the machine is.
 static int save_checkpoint(trainer *t, const char *name) {
     const ts_train_opts *o = t->opts;
+    // An update can overflow even when its loss and gradient were finite:
+    // refuse to write such a model (the previous file stays as it was).
+    for (int i = 0; i < t->model->params.count; i++) {
+        const ts_tensor *p = t->model->params.items[i];
+        for (size_t k = 0; k < p->size; k++)
+            if (!isfinite(p->data[k]))
+                return ts_fail(TS_ERR_NUMERIC, "step %ld: %s[%zu] is %g; not saving %s", t->step, p->name, k, p->data[k], name);
+    }
     ts_ckpt *ck = ts_ckpt_new();
     if (!ck) return ts_fail(TS_ERR_NOMEM, "cannot allocate a checkpoint");
     int rc = ts_model_to_ckpt(ck, t->model, t->src_vocab, t->tgt_vocab, (int)o->max_len);
