@@ -31,6 +31,7 @@ const ts_op_info ts_ops[TS_OP_COUNT] = {
     [TS_OP_LOG_SOFTMAX] = {"log_softmax", ts_log_softmax_backward},
     [TS_OP_CROSS_ENTROPY] = {"cross_entropy", ts_cross_entropy_backward},
     [TS_OP_DROPOUT] = {"dropout", ts_dropout_backward},
+    [TS_OP_SWAP01] = {"swap01", ts_swap01_backward},
     [TS_OP_STACK_ROWS] = {"stack_rows", ts_stack_rows_backward},
     [TS_OP_GRU_CELL] = {"gru_cell", ts_gru_cell_backward},
     [TS_OP_ATTN_DOT] = {"attn_dot", ts_attn_dot_backward},

@@ -48,6 +48,7 @@ enum ts_op {
     TS_OP_LOG_SOFTMAX,   // y = a - logsumexp(a) per row
     TS_OP_CROSS_ENTROPY, // y = -mean_{i: t_i != ignore} log softmax(a_i)[t_i]
     TS_OP_DROPOUT,       // y = a * m / (1 - p), m_i ~ Bernoulli(1 - p)
+    TS_OP_SWAP01,        // y[j, i, k] = a[i, j, k]
     TS_OP_STACK_ROWS,    // y = [x_0; x_1; ...] along the first dimension
     TS_OP_GRU_CELL,      // h' = (1 - z) * n + z * h, PyTorch's GRU (fused)
     TS_OP_ATTN_DOT,      // e[b, s] = q[b] . k[b, s]

@@ -46,6 +46,8 @@ ts_tensor *ts_slice_rows(ts_ctx *ctx, ts_tensor *a, int start, int n);
 // The same data with another shape of the same size, as a view.
 ts_tensor *ts_reshape(ts_ctx *ctx, ts_tensor *a, int ndim, const int *dims);
 
+// (A, B, C) -> (B, A, C): time-major to batch-major and back.
+ts_tensor *ts_swap01(ts_ctx *ctx, ts_tensor *a);
 // [x_0; x_1; ...; x_{n-1}] along the first dimension (any n >= 1); the
 // inputs agree on every other dimension. The list is copied.
 ts_tensor *ts_stack_rows(ts_ctx *ctx, ts_tensor *const *xs, int n);

@@ -27,6 +27,7 @@ int ts_softmax_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_log_softmax_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_cross_entropy_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_dropout_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_swap01_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_stack_rows_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_gru_cell_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_attn_dot_backward(ts_ctx *ctx, ts_tensor *out);

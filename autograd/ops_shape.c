@@ -207,3 +207,31 @@ int ts_stack_rows_backward(ts_ctx *ctx, ts_tensor *y) {
     }
     return ctx->status;
 }
+
+// y[j, i, :] = a[i, j, :] for a (I, J, K);  da[i, j, :] += dy[j, i, :]
+ts_tensor *ts_swap01(ts_ctx *ctx, ts_tensor *a) {
+    if (!a) return NULL;
+    if (a->ndim != 3) {
+        char sa[48];
+        return ts_ctx_fail(ctx, TS_ERR_SHAPE, "swap01: %s is not 3-D", SHAPE(a, sa));
+    }
+    int I = a->shape[0], J = a->shape[1], K = a->shape[2];
+    ts_tensor *y = ts_node(ctx, TS_OP_SWAP01, 3, (int[]){J, I, K}, 1, &a);
+    if (!y) return NULL;
+    for (int i = 0; i < I; i++)
+        for (int j = 0; j < J; j++)
+            memcpy(y->data + ((size_t)j * I + i) * K, a->data + ((size_t)i * J + j) * K, (size_t)K * sizeof(double));
+    return y;
+}
+int ts_swap01_backward(ts_ctx *ctx, ts_tensor *y) {
+    double *da = input_grad(ctx, y, 0);
+    if (!da) return ctx->status;
+    int J = y->shape[0], I = y->shape[1], K = y->shape[2];
+    for (int i = 0; i < I; i++)
+        for (int j = 0; j < J; j++) {
+            double *dst = da + ((size_t)i * J + j) * K;
+            const double *g = y->grad + ((size_t)j * I + i) * K;
+            for (int k = 0; k < K; k++) dst[k] += g[k];
+        }
+    return ctx->status;
+}

@@ -481,3 +481,9 @@ Test(ops, attention_nodes_gradcheck) {
     const int ctx_shapes[2][4] = {{2, 3, 4, 0}, {3, 3, 4, 2}};
     check_op("attn_context(masked)", op_attn_context, (void *)mask, 2, ctx_shapes, 0);
 }
+
+static ts_tensor *op_swap01(ts_ctx *c, ts_tensor **x, void *a) { (void)a; return ts_swap01(c, x[0]); }
+Test(ops, swap01_gradcheck) {
+    const int shapes[][1][4] = {{{3, 1, 1, 1}}, {{3, 2, 3, 4}}, {{3, 4, 1, 2}}};
+    for (int i = 0; i < 3; i++) check_op("swap01", op_swap01, NULL, 1, shapes[i], 0);
+}
