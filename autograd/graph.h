@@ -32,6 +32,7 @@ enum ts_op {
     TS_OP_SCALE,         // y = s * a
     TS_OP_ADD_BIAS,      // y[r, c] = a[r, c] + b[c]
     TS_OP_MATMUL,        // y = op(a) op(b), op = identity or transpose
+    TS_OP_LINEAR,        // y = x W[:, c0 : c0 + k]^T + bias + addend
     TS_OP_TANH,          // y = tanh(a)
     TS_OP_SIGMOID,       // y = 1 / (1 + exp(-a))
     TS_OP_RELU,          // y = max(a, 0)
@@ -47,6 +48,7 @@ enum ts_op {
     TS_OP_SOFTMAX,       // y = softmax(a) per row, masked entries exactly 0
     TS_OP_LOG_SOFTMAX,   // y = a - logsumexp(a) per row
     TS_OP_CROSS_ENTROPY, // y = -mean_{i: t_i != ignore} log softmax(a_i)[t_i]
+    TS_OP_LINEAR_CROSS_ENTROPY, // y = cross_entropy(x W^T + b), fused
     TS_OP_DROPOUT,       // y = a * m / (1 - p), m_i ~ Bernoulli(1 - p)
     TS_OP_SWAP01,        // y[j, i, k] = a[i, j, k]
     TS_OP_STACK_ROWS,    // y = [x_0; x_1; ...] along the first dimension

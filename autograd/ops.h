@@ -28,6 +28,14 @@ ts_tensor *ts_log(ts_ctx *ctx, ts_tensor *a);  // a must be > 0 (log of <= 0 giv
 // the flag is set (a is then stored (k, m), b stored (n, k)).
 ts_tensor *ts_matmul(ts_ctx *ctx, ts_tensor *a, ts_tensor *b, int trans_a, int trans_b);
 
+// A linear layer on a block of W's columns: x (N, k), W (out, in) with
+// col0 + k <= in, bias (out) or NULL, addend (N, out) or NULL:
+//   y (N, out) = x W[:, col0 : col0 + k]^T + bias + addend
+// One dgemm accumulating onto the bias / addend. With col0 = 0 and k = in it
+// is torch.nn.Linear; splitting [a; b] W^T into a W_a^T + b W_b^T lets the
+// part of a product that is known early run for many rows at once.
+ts_tensor *ts_linear(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, int col0, ts_tensor *bias, ts_tensor *addend);
+
 // ---- reductions (ops_reduce.c) ----
 ts_tensor *ts_sum(ts_ctx *ctx, ts_tensor *a);   // (1): sum of every element
 ts_tensor *ts_mean(ts_ctx *ctx, ts_tensor *a);  // (1): mean of every element
@@ -62,6 +70,12 @@ ts_tensor *ts_log_softmax(ts_ctx *ctx, ts_tensor *a);
 // (copied). Returns (1): the mean over rows whose target is not
 // `ignore_index`; 0 when every row is ignored. Targets must be in [0, V).
 ts_tensor *ts_cross_entropy(ts_ctx *ctx, ts_tensor *logits, const int *targets, int ignore_index);
+// ts_cross_entropy(x W^T + bias) as one node: x (N, H), W (V, H), bias (V)
+// or NULL, targets (N) (copied). The logits are never a tensor: one (N, V)
+// buffer holds the softmax and, in the backward, the logits' gradient.
+// The backward may run once per tape (as ts_backward does).
+ts_tensor *ts_linear_cross_entropy(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_tensor *bias, const int *targets,
+                                   int ignore_index);
 
 // ---- regularisation (ops_dropout.c) ----
 // Zeroes each element with probability p (drawn from rng) and scales the rest

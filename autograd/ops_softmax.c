@@ -103,3 +103,96 @@ int ts_cross_entropy_backward(ts_ctx *ctx, ts_tensor *y) {
     }
     return ctx->status;
 }
+
+// The output projection and the loss as one node:
+//   z_i = x_i W^T + b                           (N, V), never a tensor of its own
+//   loss = -(1/K) sum_{i: t_i != ignore} log softmax(z_i)[t_i]
+// The forward leaves softmax(z) in one (N, V) buffer (zero rows for ignored
+// targets); the backward turns that buffer, in place, into
+//   dz_i = dloss (softmax(z_i) - onehot(t_i)) / K
+// and finishes with two dgemms and a column sum:
+//   dx += dz W (N, H);  dW += dz^T x (V, H);  db += sum_i dz_i.
+// One (N, V) buffer instead of logits, their gradient and a probability copy.
+// iarg[0] = ignore index, iarg[1] = K, iarg[2] = 1 with a bias, iarg[3] = 1
+// once the backward has consumed the buffer (a tape is walked once).
+ts_tensor *ts_linear_cross_entropy(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_tensor *bias, const int *targets,
+                                   int ignore_index) {
+    if (!x || !w) return NULL;
+    char sx[48], sw[48], sb[48];
+    if (x->ndim != 2 || w->ndim != 2 || x->shape[1] != w->shape[1] || (bias && (int)bias->size != w->shape[0]))
+        return ts_ctx_fail(ctx, TS_ERR_SHAPE, "linear_cross_entropy: x %s, W %s, bias %s do not fit (N, H), (V, H), (V)",
+                           SHAPE(x, sx), SHAPE(w, sw), bias ? SHAPE(bias, sb) : "none");
+    size_t n = (size_t)x->shape[0], v = (size_t)w->shape[0];
+    int H = x->shape[1];
+    for (size_t i = 0; i < n; i++)
+        if (targets[i] != ignore_index && (targets[i] < 0 || (size_t)targets[i] >= v))
+            return ts_ctx_fail(ctx, TS_ERR_ARG, "cross_entropy: target[%zu] = %d outside 0..%zu", i, targets[i], v - 1);
+    ts_tensor *src[3] = {x, w, bias};
+    ts_tensor *y = ts_node(ctx, TS_OP_LINEAR_CROSS_ENTROPY, 1, (int[]){1}, bias ? 3 : 2, src);
+    if (!y) return NULL;
+    int *kept = ts_arena_alloc(ctx->arena, n * sizeof(int));
+    double *probs = ts_arena_alloc(ctx->arena, n * v * sizeof(double));  // (N, V)
+    if (!kept || !probs) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    memcpy(kept, targets, n * sizeof(int));
+    for (size_t i = 0; i < n; i++) {
+        double *row = probs + i * v;
+        if (bias) memcpy(row, bias->data, v * sizeof(double));
+    }
+    int rc = ts_gemm(0, 1, (int)n, (int)v, H, 1.0, x->data, w->data, bias ? 1.0 : 0.0, probs);
+    if (rc) return ts_ctx_fail(ctx, rc, "linear_cross_entropy: %s", ts_last_error());
+    double total = 0.0;
+    int count = 0;
+    for (size_t i = 0; i < n; i++) {
+        double *row = probs + i * v;
+        if (targets[i] == ignore_index) {
+            memset(row, 0, v * sizeof(double));
+            continue;
+        }
+        double max = -INFINITY;
+        for (size_t c = 0; c < v; c++)
+            if (row[c] > max) max = row[c];
+        double target_logit = row[targets[i]];
+        double sum = ts_exp_shift_sum(row, v, max);  // row = exp(row - max)
+        total += log(sum) - (target_logit - max);    // log Z - z_t, with log Z = max + log(sum)
+        count++;
+        double inv = 1.0 / sum;
+        for (size_t c = 0; c < v; c++) row[c] *= inv;
+    }
+    y->data[0] = count ? total / count : 0.0;
+    y->aux = kept;
+    y->saved = probs;
+    y->iarg[0] = ignore_index;
+    y->iarg[1] = count;
+    y->iarg[2] = bias != NULL;
+    return y;
+}
+int ts_linear_cross_entropy_backward(ts_ctx *ctx, ts_tensor *y) {
+    ts_tensor *x = y->src[0], *w = y->src[1];
+    if (y->iarg[3]) {
+        ctx->status = ts_fail(TS_ERR_ARG, "linear_cross_entropy: backward ran twice on one tape");
+        return ctx->status;
+    }
+    y->iarg[3] = 1;
+    double *dx = input_grad(ctx, y, 0), *dw = input_grad(ctx, y, 1);
+    double *db = y->iarg[2] ? input_grad(ctx, y, 2) : NULL;
+    if (ctx->status || y->iarg[1] == 0) return ctx->status;
+    size_t n = (size_t)x->shape[0], v = (size_t)w->shape[0];
+    int H = x->shape[1];
+    const int *targets = y->aux;
+    double *dz = y->saved;  // softmax, becoming the gradient of the logits
+    double scale = y->grad[0] / y->iarg[1];
+    for (size_t i = 0; i < n; i++) {
+        if (targets[i] == y->iarg[0]) continue;  // already a zero row
+        double *row = dz + i * v;
+        for (size_t c = 0; c < v; c++) row[c] *= scale;
+        row[targets[i]] -= scale;
+    }
+    int rc = TS_OK;
+    if (dx) rc = ts_gemm(0, 0, (int)n, H, (int)v, 1.0, dz, w->data, 1.0, dx);
+    if (!rc && dw) rc = ts_gemm(1, 0, (int)v, H, (int)n, 1.0, dz, x->data, 1.0, dw);
+    if (db)
+        for (size_t i = 0; i < n; i++)
+            for (size_t c = 0; c < v; c++) db[c] += dz[i * v + c];
+    if (rc && !ctx->status) ctx->status = rc;
+    return ctx->status;
+}

@@ -155,8 +155,7 @@ static ts_tensor *zeros(ts_ctx *ctx, int rows, int cols) {
 
 // y = x W^T (+ b): x (N, in), W (out, in)
 static ts_tensor *linear(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_tensor *b) {
-    ts_tensor *y = ts_matmul(ctx, x, w, 0, 1);
-    return b ? ts_add_bias(ctx, y, b) : y;
+    return ts_linear(ctx, x, w, 0, b, NULL);
 }
 
 // Runs one GRU direction over x (S*B, E), time-major, masked past each
@@ -251,24 +250,43 @@ void ts_decoder_start(ts_seq2seq *m, ts_ctx *ctx, const ts_encoded *enc, ts_deco
     st->feed = m->cfg.decoder == TS_DECODER_LUONG && m->cfg.attn != TS_ATTN_NONE ? zeros(ctx, enc->B, m->cfg.hidden) : NULL;
 }
 
-ts_tensor *ts_decoder_step(ts_seq2seq *m, ts_ctx *ctx, const ts_encoded *enc, ts_decoder_state *st, ts_tensor *emb,
-                           ts_tensor **weights) {
+// The embedding's share of the decoder GRU's input projection,
+// W_ih[:, :E] e + b_ih (N, 3H): it does not depend on the recurrence, so
+// under teacher forcing it runs once for every step of the batch.
+static ts_tensor *embedding_gates(ts_seq2seq *m, ts_ctx *ctx, ts_tensor *emb) {
+    return ts_linear(ctx, emb, m->dec.weight_ih, 0, m->dec.bias_ih, NULL);
+}
+
+// One decoder step given emb_gates = W_ih[:, :E] e_t + b_ih (B, 3H). The GRU
+// input [e_t; c_t] (or [e_t; h~_{t-1}]) is never concatenated: its second
+// part adds W_ih[:, E:] c_t onto emb_gates in one dgemm.
+static ts_tensor *decoder_step(ts_seq2seq *m, ts_ctx *ctx, const ts_encoded *enc, ts_decoder_state *st,
+                               ts_tensor *emb_gates, ts_tensor **weights) {
     const ts_model_config *c = &m->cfg;
     if (weights) *weights = NULL;
-    ts_tensor *x = emb;
+    int E = c->emb, M = memory_width(c);
     int luong = c->decoder == TS_DECODER_LUONG;
+    ts_tensor *gates_x = emb_gates;
     if (c->attn != TS_ATTN_NONE && !luong)  // Bahdanau: attend with the previous state
-        x = ts_concat(ctx, (ts_tensor *[]){emb, ts_attention(m, ctx, enc, st->state, weights)}, 2);
+        gates_x = ts_linear(ctx, ts_attention(m, ctx, enc, st->state, weights), m->dec.weight_ih, E, NULL, emb_gates);
     else if (c->attn != TS_ATTN_NONE)       // Luong: input feeding of h~_{t-1}
-        x = ts_concat(ctx, (ts_tensor *[]){emb, st->feed}, 2);
-    ts_tensor *gates_x = linear(ctx, x, m->dec.weight_ih, m->dec.bias_ih);
+        gates_x = ts_linear(ctx, st->feed, m->dec.weight_ih, E, NULL, emb_gates);
     ts_tensor *s = ts_gru_cell(ctx, gates_x, st->state, m->dec.weight_hh, m->dec.bias_hh, NULL);
     st->state = s;
     if (c->attn == TS_ATTN_NONE || !luong) return s;
     ts_tensor *context = ts_attention(m, ctx, enc, s, weights);  // Luong: attend with the new state
-    ts_tensor *h_tilde = ts_tanh(ctx, ts_matmul(ctx, ts_concat(ctx, (ts_tensor *[]){context, s}, 2), m->combine_weight, 0, 1));
+    // h~ = tanh(W_c [context; s]) = tanh(W_c[:, :M] context + W_c[:, M:] s)
+    ts_tensor *combined = ts_linear(ctx, s, m->combine_weight, M, NULL,
+                                    ts_linear(ctx, context, m->combine_weight, 0, NULL, NULL));
+    ts_tensor *h_tilde = ts_tanh(ctx, combined);
     st->feed = h_tilde;
     return h_tilde;
+}
+
+ts_tensor *ts_decoder_step(ts_seq2seq *m, ts_ctx *ctx, const ts_encoded *enc, ts_decoder_state *st, ts_tensor *emb,
+                           ts_tensor **weights) {
+    if (weights) *weights = NULL;
+    return decoder_step(m, ctx, enc, st, embedding_gates(m, ctx, emb), weights);
 }
 
 ts_tensor *ts_seq2seq_logits(ts_seq2seq *m, ts_ctx *ctx, ts_tensor *o) {
@@ -295,14 +313,18 @@ ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, 
     ts_decoder_state st;
     ts_decoder_start(m, ctx, &enc, &st);
     int forced = tf >= 1.0;
+    // Teacher forcing: every input is known, so the embeddings and their
+    // share of the GRU input projection run for all T steps at once.
     ts_tensor *embedded = forced ? ts_gather_rows(ctx, m->dec_embedding, bv->tgt_in, T * B, TS_PAD) : NULL;  // (T*B, E)
+    ts_tensor *emb_gates = forced ? embedding_gates(m, ctx, embedded) : NULL;  // (T*B, 3H)
     ts_tensor **steps = ts_arena_alloc(ctx->arena, (size_t)T * sizeof *steps);
     int *inputs = ts_arena_alloc(ctx->arena, (size_t)B * sizeof(int));
     if (!steps || !inputs) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
     memcpy(inputs, bv->tgt_in, (size_t)B * sizeof(int));
     for (int t = 0; t < T; t++) {
-        ts_tensor *emb = forced ? ts_slice_rows(ctx, embedded, t * B, B) : ts_gather_rows(ctx, m->dec_embedding, inputs, B, TS_PAD);
-        ts_tensor *o = ts_decoder_step(m, ctx, &enc, &st, emb, NULL);
+        ts_tensor *gates = forced ? ts_slice_rows(ctx, emb_gates, t * B, B)
+                                  : embedding_gates(m, ctx, ts_gather_rows(ctx, m->dec_embedding, inputs, B, TS_PAD));
+        ts_tensor *o = decoder_step(m, ctx, &enc, &st, gates, NULL);
         if (forced) {
             steps[t] = o;  // projected all at once below
             continue;
@@ -317,12 +339,13 @@ ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, 
         }
     }
     ts_tensor *stacked = ts_stack_rows(ctx, steps, T);  // (T*B, H) or (T*B, V)
-    ts_tensor *logits = forced ? ts_seq2seq_logits(m, ctx, stacked) : stacked;
     if (n_tokens) {
         *n_tokens = 0;
         for (size_t i = 0; i < (size_t)T * B; i++) *n_tokens += bv->tgt_out[i] != TS_PAD;
     }
-    return ts_cross_entropy(ctx, logits, bv->tgt_out, TS_PAD);
+    // Forced: the output projection of all steps and the loss in one node.
+    return forced ? ts_linear_cross_entropy(ctx, stacked, m->out_weight, m->out_bias, bv->tgt_out, TS_PAD)
+                  : ts_cross_entropy(ctx, stacked, bv->tgt_out, TS_PAD);
 }
 
 // ---- decoding --------------------------------------------------------------

@@ -21,11 +21,21 @@ static inline double ts_sigmoid_scalar(double x) {
 int ts_gemm(int trans_a, int trans_b, int m, int n, int k, double alpha, const double *A,
             const double *B, double beta, double *C);
 
+// As ts_gemm, on sub-matrices: row i of A starts at A + i * lda (and likewise
+// B with ldb, C with ldc), so a block of columns of a wider matrix can be
+// used in place. lda >= the stored row length of A (k, or m when trans_a).
+int ts_gemm_ld(int trans_a, int trans_b, int m, int n, int k, double alpha, const double *A, int lda,
+               const double *B, int ldb, double beta, double *C, int ldc);
+
 // Row-wise softmax of x (rows, cols) into y; may be called with y == x.
 // Subtracts each row's maximum first, so scores like 929 do not overflow.
 // With a mask (rows, cols; 0 = masked) masked entries get exactly 0 weight;
 // a row with every entry masked becomes all zeros.
 void ts_softmax_rows(double *y, const double *x, size_t rows, size_t cols, const double *mask);
+
+// x[i] = exp(x[i] - shift) for i < n; returns their sum (summed in index
+// order, so the result does not depend on how the loop is vectorised).
+double ts_exp_shift_sum(double *x, size_t n, double shift);
 
 // Row-wise log-softmax: y = x - max - log(sum(exp(x - max))).
 void ts_log_softmax_rows(double *y, const double *x, size_t rows, size_t cols);
@@ -35,5 +45,11 @@ void ts_blas_set_threads(int n);
 
 // "OpenBLAS" or "gslcblas": the CBLAS this build links behind GSL.
 const char *ts_blas_name(void);
+
+// The kernel family OpenBLAS chose at load time ("Haswell", "SkylakeX",
+// "Prescott" ...; OPENBLAS_CORETYPE forces it), or "none" with another CBLAS.
+// OpenBLAS 0.3.21 does not know some newer CPUs and falls back to its slow
+// generic "Prescott" kernels there: benchmarks print this name.
+const char *ts_blas_core_name(void);
 
 #endif

@@ -487,3 +487,114 @@ Test(ops, swap01_gradcheck) {
     const int shapes[][1][4] = {{{3, 1, 1, 1}}, {{3, 2, 3, 4}}, {{3, 4, 1, 2}}};
     for (int i = 0; i < 3; i++) check_op("swap01", op_swap01, NULL, 1, shapes[i], 0);
 }
+
+// ts_linear: y = x W[:, c0 : c0 + k]^T + bias + addend, each optional part in turn.
+typedef struct {
+    int col0, has_bias, has_addend;
+} linear_arg;
+static ts_tensor *op_linear(ts_ctx *c, ts_tensor **x, void *a) {
+    const linear_arg *la = a;
+    ts_tensor *bias = la->has_bias ? x[2] : NULL;
+    ts_tensor *addend = la->has_addend ? x[la->has_bias ? 3 : 2] : NULL;
+    return ts_linear(c, x[0], x[1], la->col0, bias, addend);
+}
+Test(ops, linear_gradcheck_on_column_blocks_with_bias_and_addend) {
+    // x (N, k), W (out, in), bias (out), addend (N, out)
+    const linear_arg args[] = {{0, 0, 0}, {0, 1, 0}, {2, 1, 1}, {3, 0, 1}, {0, 1, 1}};
+    const int shapes[][4][4] = {
+        {{2, 3, 4, 0}, {2, 5, 4, 0}},
+        {{2, 1, 4, 0}, {2, 5, 4, 0}, {1, 5, 0, 0}},
+        {{2, 3, 2, 0}, {2, 4, 6, 0}, {1, 4, 0, 0}, {2, 3, 4, 0}},
+        {{2, 2, 3, 0}, {2, 3, 6, 0}, {2, 2, 3, 0}},
+        {{2, 4, 1, 0}, {2, 1, 1, 0}, {1, 1, 0, 0}, {2, 4, 1, 0}},
+    };
+    const int n_inputs[] = {2, 3, 4, 3, 4};
+    for (int i = 0; i < 5; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "linear(col0=%d, bias=%d, addend=%d)", args[i].col0, args[i].has_bias,
+                 args[i].has_addend);
+        check_op(what, op_linear, (void *)&args[i], n_inputs[i], shapes[i], 0);
+    }
+}
+
+// The fused node and the primitive ops it replaces give the same values and gradients.
+Test(ops, linear_equals_matmul_slice_add_bias_add) {
+    ts_arena *arena = ts_arena_new(1 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    ts_tensor *x = ts_tensor_new_persistent(2, (int[]){3, 2}, "x");
+    ts_tensor *w = ts_tensor_new_persistent(2, (int[]){4, 5}, "w");
+    ts_tensor *b = ts_tensor_new_persistent(1, (int[]){4}, "b");
+    ts_tensor *add = ts_tensor_new_persistent(2, (int[]){3, 4}, "add");
+    ts_tensor *all[4] = {x, w, b, add};
+    for (int t = 0; t < 4; t++)
+        for (size_t i = 0; i < all[t]->size; i++) all[t]->data[i] = sin(0.7 * (double)(i + 5 * t) + 0.1);
+    double grads[2][4][20];
+    double values[2][12];
+    for (int variant = 0; variant < 2; variant++) {
+        ts_ctx_reset(&ctx);
+        for (int t = 0; t < 4; t++) memset(all[t]->grad, 0, all[t]->size * sizeof(double));
+        ts_tensor *y = variant == 0 ? ts_linear(&ctx, x, w, 2, b, add)
+                                    : ts_add(&ctx, ts_add_bias(&ctx, ts_matmul(&ctx, x, ts_slice_cols(&ctx, w, 2, 2), 0, 1), b), add);
+        cr_assert_not_null(y, "%s", ts_last_error());
+        memcpy(values[variant], y->data, 12 * sizeof(double));
+        cr_assert_eq(ts_backward(&ctx, weighted_sum(&ctx, y)), TS_OK, "%s", ts_last_error());
+        for (int t = 0; t < 4; t++) memcpy(grads[variant][t], all[t]->grad, all[t]->size * sizeof(double));
+    }
+    assert_allclose(values[0], values[1], 12, 1e-14, 1e-14);
+    for (int t = 0; t < 4; t++) assert_allclose(grads[0][t], grads[1][t], all[t]->size, 1e-14, 1e-14);
+    for (int t = 0; t < 4; t++) ts_tensor_free_persistent(all[t]);
+    ts_arena_free(arena);
+}
+
+static ts_tensor *op_linear_ce(ts_ctx *c, ts_tensor **x, void *a) {
+    ce_arg *ce = a;
+    return ts_linear_cross_entropy(c, x[0], x[1], x[2], ce->targets, ce->ignore);
+}
+static ts_tensor *op_linear_ce_no_bias(ts_ctx *c, ts_tensor **x, void *a) {
+    ce_arg *ce = a;
+    return ts_linear_cross_entropy(c, x[0], x[1], NULL, ce->targets, ce->ignore);
+}
+Test(ops, linear_cross_entropy_gradcheck_with_ignore_index) {
+    static const int targets[] = {2, 0, 5, 4, 1};
+    ce_arg ignore_pad = {targets, 0}, ignore_none = {targets, -1};
+    // x (N, H), W (V, H), bias (V)
+    const int shapes[3][4] = {{2, 5, 3, 0}, {2, 6, 3, 0}, {1, 6, 0, 0}};
+    check_op("linear_cross_entropy(ignore 0)", op_linear_ce, &ignore_pad, 3, shapes, 0);
+    check_op("linear_cross_entropy(no ignore)", op_linear_ce, &ignore_none, 3, shapes, 0);
+    check_op("linear_cross_entropy(no bias)", op_linear_ce_no_bias, &ignore_pad, 2, shapes, 0);
+    static const int zero[] = {0};
+    ce_arg single_target = {zero, -1};
+    const int single[3][4] = {{2, 1, 1, 0}, {2, 1, 1, 0}, {1, 1, 0, 0}};
+    check_op("linear_cross_entropy(1x1)", op_linear_ce, &single_target, 3, single, 0);
+}
+
+Test(ops, linear_cross_entropy_equals_matmul_add_bias_cross_entropy) {
+    ts_arena *arena = ts_arena_new(1 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    enum { N = 4, H = 3, V = 7 };
+    ts_tensor *x = ts_tensor_new_persistent(2, (int[]){N, H}, "x");
+    ts_tensor *w = ts_tensor_new_persistent(2, (int[]){V, H}, "w");
+    ts_tensor *b = ts_tensor_new_persistent(1, (int[]){V}, "b");
+    ts_tensor *all[3] = {x, w, b};
+    for (int t = 0; t < 3; t++)
+        for (size_t i = 0; i < all[t]->size; i++) all[t]->data[i] = 2.0 * sin(1.3 * (double)(i + 7 * t) + 0.2);
+    x->data[N * H - 1] = 300.0;  // the last row's logits reach the hundreds: no overflow either way
+    const int targets[N] = {3, 0, 6, 1};  // row 1 ignored
+    double grads[2][3][V * H], loss[2];
+    for (int variant = 0; variant < 2; variant++) {
+        ts_ctx_reset(&ctx);
+        for (int t = 0; t < 3; t++) memset(all[t]->grad, 0, all[t]->size * sizeof(double));
+        ts_tensor *y = variant == 0 ? ts_linear_cross_entropy(&ctx, x, w, b, targets, 0)
+                                    : ts_cross_entropy(&ctx, ts_add_bias(&ctx, ts_matmul(&ctx, x, w, 0, 1), b), targets, 0);
+        cr_assert_not_null(y, "%s", ts_last_error());
+        loss[variant] = y->data[0];
+        cr_assert_eq(ts_backward(&ctx, ts_scale(&ctx, y, 1.7)), TS_OK, "%s", ts_last_error());
+        for (int t = 0; t < 3; t++) memcpy(grads[variant][t], all[t]->grad, all[t]->size * sizeof(double));
+    }
+    assert_allclose(&loss[0], &loss[1], 1, 0, 1e-13);
+    for (int t = 0; t < 3; t++) assert_allclose(grads[0][t], grads[1][t], all[t]->size, 1e-13, 1e-12);
+    for (int t = 0; t < 3; t++) ts_tensor_free_persistent(all[t]);
+    ts_arena_free(arena);
+}

@@ -1,0 +1,298 @@
+// profile_step: where one training step of tinyseq spends its time.
+//
+// Trains exactly as `tinyseq train` does (same split, vocabularies, bucketed
+// batches, Adam, clipping) and splits each step into phases: zeroing the
+// gradients, the forward pass, the backward pass (timed per op of the tape),
+// clipping and the optimizer. It also counts the matrix-product FLOPs that
+// were executed (forward and backward, from the tape) and times greedy
+// translation of single sentences. Built by bench/run.sh against the static
+// libraries of a build directory:
+//
+//   cc -O2 -I. bench/profile_step.c BUILD/libtinyseq_{train,data,models,autograd,tensor}.a \
+//      -lgsl -lopenblas -lz -lunistring -lm
+//   OPENBLAS_CORETYPE=Haswell ./profile_step --corpus ../shared/data/tatoeba-eng-fra.tsv \
+//      --max-len 10 --emb 256 --hidden 256 --batch 64 --attn bahdanau --steps 40 --threads 2
+//
+// B = batch, T = target steps, H = hidden, V = target vocabulary.
+#include "autograd/graph.h"
+#include "autograd/ops_internal.h"
+#include "data/batch.h"
+#include "data/corpus.h"
+#include "data/vocab.h"
+#include "models/seq2seq.h"
+#include "tensor/kernels.h"
+#include "train/optim.h"
+
+#include <gsl/gsl_rng.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void die(const char *what) {
+    fprintf(stderr, "profile_step: %s: %s\n", what, ts_last_error());
+    exit(1);
+}
+
+// Matrix-product FLOPs of node y's forward (fwd) and backward (bwd): 2 m n k
+// per product; a backward does one product per input that needs a gradient.
+static void node_flops(const ts_tensor *y, double *fwd, double *bwd) {
+    *fwd = *bwd = 0;
+    const ts_tensor *a = y->src[0], *b = y->src[1];
+    double m, n, k;
+    switch (y->op) {
+    case TS_OP_MATMUL:
+        m = y->shape[0], n = y->shape[1], k = y->iarg[0] ? a->shape[0] : a->shape[1];
+        break;
+    case TS_OP_LINEAR:  // x (N, k) W_c^T (k, out)
+        m = y->shape[0], n = y->shape[1], k = a->shape[1];
+        break;
+    case TS_OP_LINEAR_CROSS_ENTROPY:  // x (N, H) W^T (H, V)
+        m = a->shape[0], n = b->shape[0], k = a->shape[1];
+        break;
+    case TS_OP_GRU_CELL:  // h (B, H) W_hh^T (H, 3H); inputs h and W_hh
+        m = y->shape[0], n = 3.0 * y->shape[1], k = y->shape[1];
+        a = y->src[1], b = y->src[2];
+        break;
+    default:
+        return;
+    }
+    *fwd = 2 * m * n * k;
+    *bwd = *fwd * ((a->requires_grad ? 1 : 0) + (b->requires_grad ? 1 : 0));
+}
+
+typedef struct {
+    double seconds;
+    long calls;
+} op_time;
+
+// ts_backward with a stopwatch per op.
+static int timed_backward(ts_ctx *ctx, ts_tensor *loss, op_time *per_op, double *flops) {
+    double *seed = ts_grad(ctx, loss);
+    if (!seed) return ctx->status;
+    seed[0] += 1.0;
+    for (ts_tensor *node = ctx->tape; node; node = node->tape_prev) {
+        double f, b;
+        node_flops(node, &f, &b);
+        flops[0] += f;
+        if (!node->grad) continue;
+        flops[1] += b;
+        double t0 = now();
+        int rc = ts_ops[node->op].backward(ctx, node);
+        per_op[node->op].seconds += now() - t0;
+        per_op[node->op].calls++;
+        if (rc) return rc;
+    }
+    return TS_OK;
+}
+
+// Best-of-3 GFLOP/s of ts_gemm (gsl_blas_dgemm) on one shape, ~seconds in all.
+static double dgemm_rate(int ta, int tb, int m, int n, int k, double seconds) {
+    double *A = malloc((size_t)m * k * sizeof(double)), *B = malloc((size_t)k * n * sizeof(double));
+    double *C = calloc((size_t)m * n, sizeof(double));
+    if (!A || !B || !C) die("dgemm buffers");
+    for (size_t i = 0; i < (size_t)m * k; i++) A[i] = (double)(i % 17) / 17.0 - 0.5;
+    for (size_t i = 0; i < (size_t)k * n; i++) B[i] = (double)(i % 13) / 13.0 - 0.5;
+    ts_gemm(ta, tb, m, n, k, 1.0, A, B, 0.0, C);
+    long reps = 1;
+    for (;;) {
+        double t0 = now();
+        for (long r = 0; r < reps; r++) ts_gemm(ta, tb, m, n, k, 1.0, A, B, 0.0, C);
+        double dt = now() - t0;
+        if (dt > 0.02) {
+            reps = (long)((double)reps * seconds / 3.0 / dt) + 1;
+            break;
+        }
+        reps *= 2;
+    }
+    double best = 0;
+    for (int trial = 0; trial < 3; trial++) {
+        double t0 = now();
+        for (long r = 0; r < reps; r++) ts_gemm(ta, tb, m, n, k, 1.0, A, B, 0.0, C);
+        double g = 2.0 * m * n * k * (double)reps / (now() - t0) / 1e9;
+        if (g > best) best = g;
+    }
+    free(A);
+    free(B);
+    free(C);
+    return best;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+    const char *corpus_path = "../shared/data/tatoeba-eng-fra.tsv", *attn = "bahdanau", *decoder = NULL;
+    int max_len = 10, emb = 256, hidden = 256, batch = 64, steps = 40, warmup = 3, threads = 0, greedy = 200;
+    double lr = 1e-3, clip = 5.0, dgemm_seconds = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const char *k = argv[i], *v = argv[i + 1];
+        if (!strcmp(k, "--corpus")) corpus_path = v;
+        else if (!strcmp(k, "--attn")) attn = v;
+        else if (!strcmp(k, "--decoder")) decoder = v;
+        else if (!strcmp(k, "--max-len")) max_len = atoi(v);
+        else if (!strcmp(k, "--emb")) emb = atoi(v);
+        else if (!strcmp(k, "--hidden")) hidden = atoi(v);
+        else if (!strcmp(k, "--batch")) batch = atoi(v);
+        else if (!strcmp(k, "--steps")) steps = atoi(v);
+        else if (!strcmp(k, "--warmup")) warmup = atoi(v);
+        else if (!strcmp(k, "--threads")) threads = atoi(v);
+        else if (!strcmp(k, "--greedy")) greedy = atoi(v);
+        else if (!strcmp(k, "--dgemm-seconds")) dgemm_seconds = atof(v);
+        else {
+            fprintf(stderr, "profile_step: unknown option %s\n", k);
+            return 2;
+        }
+    }
+    if (threads > 0) ts_blas_set_threads(threads);
+    ts_gsl_quiet();
+
+    // Data exactly as train/trainer.c loads it (seed 1).
+    ts_corpus_opts co = {.max_len = (size_t)max_len};
+    ts_corpus *corpus;
+    if (ts_corpus_read(corpus_path, &co, &corpus)) die("corpus");
+    size_t n_dev = 500 < corpus->n_pairs / 10 ? 500 : corpus->n_pairs / 10;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 1);
+    ts_split split;
+    if (ts_corpus_split(corpus, rng, n_dev, 0, &split)) die("split");
+    ts_vocab *sv, *tv;
+    if (ts_vocab_build(corpus, TS_SRC, split.train, split.n_train, 1, &sv) ||
+        ts_vocab_build(corpus, TS_TGT, split.train, split.n_train, 1, &tv))
+        die("vocabulary");
+    ts_batcher_opts bo = {.batch_size = (size_t)batch, .bucket_batches = 50};
+    ts_batcher *batcher;
+    if (ts_batcher_new(corpus, split.train, split.n_train, sv, tv, &bo, &batcher)) die("batcher");
+    ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(sv), .tgt_vocab = (int)ts_vocab_size(tv), .emb = emb,
+                           .hidden = hidden};
+    if (ts_attn_parse(attn, &cfg.attn)) die("--attn");
+    cfg.decoder = cfg.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
+    if (decoder && ts_decoder_parse(decoder, &cfg.decoder)) die("--decoder");
+    gsl_rng_set(rng, 1);
+    ts_seq2seq *model = ts_seq2seq_new(&cfg, rng);
+    if (!model) die("model");
+    ts_optim optim;
+    if (ts_optim_init(&optim, &model->params, TS_OPTIM_ADAM, lr)) die("optimizer");
+    ts_arena *arena = ts_arena_new((size_t)1 << 31);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    gsl_rng_set(rng, 2);
+    ts_batcher_epoch(batcher, rng);
+
+    op_time per_op[TS_OP_COUNT] = {{0}};
+    double phase[5] = {0};  // zero grad, forward, backward, clip, optimizer
+    double flops[2] = {0}, tokens = 0, arena_peak = 0;
+    for (int s = 0; s < warmup + steps; s++) {
+        const ts_batch *b = ts_batcher_get(batcher, (size_t)s % ts_batcher_count(batcher));
+        int measured = s >= warmup;
+        op_time scratch[TS_OP_COUNT] = {{0}};
+        double scratch_flops[2] = {0};
+        double t0 = now();
+        ts_ctx_reset(&ctx);
+        ts_params_zero_grad(&model->params);
+        double t1 = now();
+        ts_batch_view view = {.B = b->B, .S = b->S, .T = b->T, .src = b->src, .src_len = b->src_len,
+                              .tgt_in = b->tgt_in, .tgt_out = b->tgt_out};
+        int n_tokens = 0;
+        ts_tensor *loss = ts_seq2seq_loss(model, &ctx, &view, 1.0, rng, &n_tokens);
+        if (!loss) die("forward");
+        double t2 = now();
+        if (timed_backward(&ctx, loss, measured ? per_op : scratch, measured ? flops : scratch_flops)) die("backward");
+        double t3 = now();
+        ts_clip_grad_norm(&model->params, clip);
+        double t4 = now();
+        ts_optim_step(&optim, &model->params);
+        double t5 = now();
+        if (!measured) continue;
+        double d[5] = {t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4};
+        for (int i = 0; i < 5; i++) phase[i] += d[i];
+        tokens += n_tokens;
+        if ((double)ts_arena_used(arena) > arena_peak) arena_peak = (double)ts_arena_used(arena);
+    }
+    double total = phase[0] + phase[1] + phase[2] + phase[3] + phase[4];
+    printf("# profile_step: %s attention, emb %d, hidden %d, batch %d, %d steps after %d warm-up, "
+           "%d BLAS threads, OpenBLAS core %s\n",
+           attn, emb, hidden, batch, steps, warmup, threads, ts_blas_core_name());
+    printf("tokens/s %.1f   step %.1f ms   executed matmul GFLOP/s %.1f (%.2f MFLOP/token: fwd %.2f + bwd %.2f)"
+           "   arena %.0f MB\n",
+           tokens / total, 1e3 * total / steps, (flops[0] + flops[1]) / total / 1e9, (flops[0] + flops[1]) / tokens / 1e6,
+           flops[0] / tokens / 1e6, flops[1] / tokens / 1e6, arena_peak / 1e6);
+    const char *names[5] = {"zero grad", "forward", "backward", "clip", "optimizer"};
+    printf("%-22s %9s %6s\n", "phase", "ms/step", "share");
+    for (int i = 0; i < 5; i++)
+        printf("%-22s %9.2f %5.1f%%\n", names[i], 1e3 * phase[i] / steps, 100 * phase[i] / total);
+    printf("%-22s %9s %6s %8s\n", "backward of op", "ms/step", "share", "calls");
+    for (int op = 0; op < TS_OP_COUNT; op++)
+        if (per_op[op].calls)
+            printf("  %-20s %9.2f %5.1f%% %8.1f\n", ts_ops[op].name, 1e3 * per_op[op].seconds / steps,
+                   100 * per_op[op].seconds / total, (double)per_op[op].calls / steps);
+
+    // dgemm at this model's shapes, in this process: N = T*B rows of the
+    // output projection (the mean of the measured steps), V, H; the GRU step.
+    if (dgemm_seconds > 0) {
+        int N = (int)(tokens / steps + 0.5), V = cfg.tgt_vocab, H = hidden;
+        struct {
+            const char *name;
+            int ta, tb, m, n, k;
+        } shapes[] = {
+            {"out proj fwd  z = x W^T", 0, 1, N, V, H},
+            {"out proj bwd  dx = dz W", 0, 0, N, H, V},
+            {"out proj bwd  dW = dz^T x", 1, 0, V, H, N},
+            {"GRU step      h W_hh^T", 0, 1, batch, 3 * H, H},
+            {"GRU step bwd  dW_hh = dg^T h", 1, 0, 3 * H, H, batch},
+        };
+        double flops_sum = 0, time_sum = 0;
+        for (int i = 0; i < 5; i++) {
+            double g = dgemm_rate(shapes[i].ta, shapes[i].tb, shapes[i].m, shapes[i].n, shapes[i].k, dgemm_seconds);
+            double f = 2.0 * shapes[i].m * shapes[i].n * shapes[i].k;
+            if (i < 3) flops_sum += f, time_sum += f / g;  // the output projection's mix
+            printf("dgemm %-30s %5d x %5d x %5d  %7.1f GFLOP/s\n", shapes[i].name, shapes[i].m, shapes[i].n,
+                   shapes[i].k, g);
+        }
+        printf("dgemm_rate %.1f GFLOP/s (output projection forward + backward, %d threads)\n", flops_sum / time_sum,
+               threads);
+    }
+
+    // Greedy translation of single dev sentences (no tape), as `tinyseq translate` runs it.
+    if (greedy > 0) {
+        int n = greedy < (int)split.n_dev ? greedy : (int)split.n_dev;
+        double *times = malloc((size_t)n * sizeof *times);
+        long out_tokens = 0;
+        for (int i = 0; i < n; i++) {
+            const ts_pair *p = &corpus->pairs[split.dev[i]];
+            int ids[64], len = p->src_len < 64 ? p->src_len : 64;
+            ts_vocab_encode(sv, p->src, (size_t)len, ids);
+            ts_batch_view view = {.B = 1, .S = len, .src = ids, .src_len = &len};
+            ts_hypothesis h;
+            double t0 = now();
+            ts_ctx_reset(&ctx);
+            if (ts_seq2seq_greedy(model, &ctx, &view, 2 * len + 10, &h)) die("greedy");
+            times[i] = now() - t0;
+            out_tokens += h.len + 1;
+            ts_hypothesis_free(&h);
+        }
+        qsort(times, (size_t)n, sizeof *times, cmp_double);
+        printf("greedy (untrained model, limit 2n+10): median %.3f ms per sentence, %.1f output steps on average, "
+               "%d dev sentences\n",
+               1e3 * times[n / 2], (double)out_tokens / n, n);
+        free(times);
+    }
+    ts_arena_free(arena);
+    ts_optim_free(&optim);
+    ts_seq2seq_free(model);
+    ts_batcher_free(batcher);
+    ts_vocab_free(sv);
+    ts_vocab_free(tv);
+    ts_split_free(&split);
+    ts_corpus_free(corpus);
+    gsl_rng_free(rng);
+    return 0;
+}
