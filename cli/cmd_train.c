@@ -36,7 +36,7 @@ static const char usage[] =
     "  --clip X          clip the global gradient norm at X (default 5; 0: off)\n"
     "  --tf RATIO        teacher-forcing ratio in [0, 1] (default 1)\n"
     "  --batch N         sentences per batch (default 32)\n"
-    "  --epochs N        epochs (default 10)\n"
+    "  --epochs N        epochs (default 5)\n"
     "  --steps N         stop after N optimizer steps in all, counting those before --resume\n"
     "  --lr-decay X      multiply the learning rate by X when dev loss does not improve (default 0.5)\n"
     "  --patience N      stop after N epochs without a better dev loss (default 3)\n"

@@ -9,6 +9,7 @@
 
 #include "tensor/status.h"
 
+#include <assert.h>
 #include <gsl/gsl_rng.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -476,6 +477,7 @@ static void clause(gsl_rng *r, sentence *s) {
 
 // Merges French tokens i and i+1 into `word` at i, moving their links.
 static void merge(sentence *s, int i, const char *word) {
+    assert(strlen(word) < WORD_BYTES && "lexicon words are short: an elided pair always fits");
     snprintf(s->fr[i], WORD_BYTES, "%s", word);
     for (int k = i + 1; k + 1 < s->n_fr; k++) memcpy(s->fr[k], s->fr[k + 1], WORD_BYTES);
     s->n_fr--;
@@ -490,7 +492,7 @@ static int starts_with_vowel(const char *w) {
 }
 
 static void elide_and_contract(sentence *s) {
-    char word[WORD_BYTES];
+    char word[2 * WORD_BYTES];  // room for "qu'" + a word, checked by merge
     // le / la before a vowel first ("de l'homme", not "du homme").
     for (int i = 0; i + 1 < s->n_fr; i++)
         if ((!strcmp(s->fr[i], "le") || !strcmp(s->fr[i], "la")) && starts_with_vowel(s->fr[i + 1])) {

@@ -32,7 +32,7 @@ ts_train_opts ts_train_defaults(void) {
     return (ts_train_opts){
         .toy_pairs = TS_TOY_PAIRS, .toy_seed = TS_TOY_SEED, .max_len = 0, .dev_pairs = 500, .min_count = 1,
         .model = {.emb = 64, .hidden = 128, .attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_BAHDANAU},
-        .optim = TS_OPTIM_ADAM, .lr = 3e-3, .clip = 5.0, .tf = 1.0, .batch = 32, .epochs = 10, .steps = 0,
+        .optim = TS_OPTIM_ADAM, .lr = 3e-3, .clip = 5.0, .tf = 1.0, .batch = 32, .epochs = 5, .steps = 0,
         .lr_decay = 0.5, .patience = 3, .seed = 1, .out_dir = "runs/default", .warmup = 3, .show = 4,
         .out = stdout, .log = stderr,
     };

@@ -26,7 +26,7 @@ typedef struct {
     double clip;               // global gradient-norm limit (default 5; 0: none)
     double tf;                 // teacher-forcing ratio (default 1)
     long batch;                // sentences per batch (default 32)
-    long epochs;               // default 10
+    long epochs;               // default 5
     long steps;                // stop after this many optimizer steps in all (0: run the epochs)
     double lr_decay;           // multiply the learning rate by this when dev loss stalls (default 0.5)
     long patience;             // stop after this many evaluations without a better dev loss (default 3)
