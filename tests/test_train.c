@@ -67,12 +67,14 @@ static char *read_file(const char *path, size_t *len) {
     return buf;
 }
 
-static void assert_same_file(const char *a, const char *b) {
+static void assert_same_file(char *a, char *b) {  // frees both paths
     size_t la, lb;
     char *x = read_file(a, &la), *y = read_file(b, &lb);
     cr_assert(la == lb && memcmp(x, y, la) == 0, "%s (%zu bytes) and %s (%zu bytes) differ", a, la, b, lb);
     free(x);
     free(y);
+    free(a);
+    free(b);
 }
 
 static char *join(const char *dir, const char *name) {
@@ -109,6 +111,10 @@ Test(train, the_loss_goes_down_on_a_tiny_corpus) {
     cr_assert(last < 0.5 * first, "epoch 1 %.4f, epoch 20 %.4f", first, last);
     cr_assert_eq(r.steps, 20 * 14, "110 train pairs in batches of 8: 14 steps per epoch, got %ld", r.steps);
     free(csv);
+    free(csv_path);
+    free(dir);
+    free(corpus);
+    free(out);
     fclose(o.out);
 }
 
@@ -125,6 +131,10 @@ Test(train, same_seed_same_loss_and_checkpoint_to_the_bit) {
     cr_assert(memcmp(&ra.last_loss, &rb.last_loss, sizeof(double)) == 0, "%.17g vs %.17g", ra.last_loss, rb.last_loss);
     assert_same_file(join(a, "last.ckpt"), join(b, "last.ckpt"));
     assert_same_file(join(a, "best.ckpt"), join(b, "best.ckpt"));
+    free(dir);
+    free(corpus);
+    free(a);
+    free(b);
     fclose(o.out);
 }
 
@@ -150,6 +160,12 @@ static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first,
     o.resume = NULL;
     cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
     assert_same_file(join(b, "last.ckpt"), join(straight, "last.ckpt"));
+    free(dir);
+    free(corpus);
+    free(a);
+    free(b);
+    free(straight);
+    free(last_a);
     fclose(o.out);
 }
 
@@ -169,10 +185,16 @@ Test(train, resume_refuses_a_checkpoint_of_another_model) {
     o.steps = 3;
     cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
     o.out_dir = b;
-    o.resume = join(a, "last.ckpt");
+    char *last = join(a, "last.ckpt");
+    o.resume = last;
     o.model.hidden = 10;
     cr_assert_eq(ts_train(&o, &r), TS_ERR_ARG);
     cr_assert(strstr(ts_last_error(), "another model configuration"), "%s", ts_last_error());
+    free(dir);
+    free(corpus);
+    free(a);
+    free(b);
+    free(last);
     fclose(o.out);
 }
 
@@ -194,50 +216,89 @@ Test(train, a_blow_up_is_skipped_and_never_saved) {
     const char *names[2] = {"last.ckpt", "best.ckpt"};
     for (int i = 0; i < 2; i++) {
         ts_ckpt *ck;
-        if (access(join(out, names[i]), F_OK) != 0) continue;
-        cr_assert_eq(ts_ckpt_load(join(out, names[i]), NULL, &ck), TS_OK, "%s", ts_last_error());
+        char *path = join(out, names[i]);
+        int exists = access(path, F_OK) == 0;
+        int loaded = exists ? ts_ckpt_load(path, NULL, &ck) : TS_OK;
+        free(path);
+        if (!exists) continue;
+        cr_assert_eq(loaded, TS_OK, "%s", ts_last_error());
         for (size_t t = 0; t < ts_ckpt_tensor_count(ck, TS_CKPT_PARAMS); t++) {
             const ts_ckpt_tensor *p = ts_ckpt_tensor_at(ck, TS_CKPT_PARAMS, t);
             for (size_t k = 0; k < p->size; k++) cr_assert(isfinite(p->data[k]), "%s[%zu] = %g in %s", p->name, k, p->data[k], names[i]);
         }
         ts_ckpt_free(ck);
     }
+    free(dir);
+    free(corpus);
+    free(out);
     fclose(o.out);
 }
 
 // A child trains with a checkpoint every epoch (an epoch is a few ms here);
 // the parent kills it with SIGKILL at a random moment. last.ckpt, once it
-// exists, must always load: old or new, never half-written.
-Test(train, kill_9_at_random_moments_leaves_a_loadable_checkpoint, .timeout = 120) {
+// exists, must always load: old or new, never half-written. The delays are
+// scaled to how long this build takes to reach its first save (sanitizer
+// builds are several times slower), so the kills land among the saves.
+static pid_t start_training_child(const char *corpus, const char *out) {
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        ts_train_opts o = tiny_opts(corpus, out);
+        o.dev_pairs = 1;
+        o.epochs = 100000;
+        o.patience = 100000;
+        o.model.hidden = 4;
+        ts_train_report r;
+        _exit(ts_train(&o, &r) == TS_OK ? 0 : 3);
+    }
+    return pid;
+}
+
+static double seconds_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void kill_and_reap(pid_t pid, int trial) {
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 0),
+              "trial %d: the child failed by itself (status %d)", trial, status);
+}
+
+Test(train, kill_9_at_random_moments_leaves_a_loadable_checkpoint, .timeout = 300) {
     char *dir = test_tmpdir();
     char *corpus = write_tiny_corpus(dir), *out = join(dir, "run"), *last = join(out, "last.ckpt");
+    // Calibrate: how long until the first save?
+    double t0 = seconds_now(), first_save = -1;
+    pid_t pid = start_training_child(corpus, out);
+    while (seconds_now() - t0 < 60 && first_save < 0) {
+        if (access(last, F_OK) == 0) first_save = seconds_now() - t0;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    kill_and_reap(pid, 0);
+    cr_assert(first_save > 0, "no checkpoint within 60 s");
     srand(12345);
     int loaded = 0;
-    for (int trial = 0; trial < 100; trial++) {
-        pid_t pid = fork();
-        cr_assert_neq(pid, -1);
-        if (pid == 0) {
-            ts_train_opts o = tiny_opts(corpus, out);
-            o.dev_pairs = 1;
-            o.epochs = 100000;
-            o.patience = 100000;
-            o.model.hidden = 4;
-            ts_train_report r;
-            _exit(ts_train(&o, &r) == TS_OK ? 0 : 3);
-        }
-        struct timespec pause = {0, (long)(rand() % 60000) * 1000L};  // 0-60 ms
+    for (int trial = 1; trial <= 100; trial++) {
+        pid = start_training_child(corpus, out);
+        // From half the time to the first save up to three times it: the kills
+        // land before, during and between saves.
+        double delay = first_save * (0.5 + 2.5 * (double)rand() / RAND_MAX);
+        struct timespec pause = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
         nanosleep(&pause, NULL);
-        kill(pid, SIGKILL);
-        int status;
-        waitpid(pid, &status, 0);
-        cr_assert(WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 0),
-                  "trial %d: the child failed by itself (status %d)", trial, status);
-        if (access(last, F_OK) != 0) continue;  // killed before its first save
+        kill_and_reap(pid, trial);
         ts_translator t;
         cr_assert_eq(ts_translator_load(last, &t), TS_OK, "trial %d: %s", trial, ts_last_error());
         ts_translator_free(&t);
         loaded++;
     }
-    cr_log_info("last.ckpt loaded after %d of 100 kills", loaded);
-    cr_assert(loaded >= 50, "only %d trials reached a first save: the test is not testing much", loaded);
+    cr_log_info("first save after %.3f s; last.ckpt loaded after all %d kills", first_save, loaded);
+    free(dir);
+    free(corpus);
+    free(out);
+    free(last);
 }
