@@ -4,6 +4,8 @@
 #include "autograd/ops.h"
 #include "autograd/ops_internal.h"
 
+#include "tensor/kernels.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -70,16 +72,14 @@ ts_tensor *ts_attn_additive(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tenso
     if (!act) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
     for (int b = 0; b < B; b++) {
         const double *qb = q->data + (size_t)b * A;
-        for (int s = 0; s < S; s++) {
-            size_t k = ((size_t)b * S + s) * A;
-            double sum = 0.0;
-            for (int a = 0; a < A; a++) {
-                act[k + a] = tanh(qb[a] + keys->data[k + a]);
-                sum += v->data[a] * act[k + a];
-            }
-            e->data[(size_t)b * S + s] = sum;
-        }
+        double *actb = act + (size_t)b * S * A;  // (S, A)
+        for (int s = 0; s < S; s++)
+            for (int a = 0; a < A; a++) actb[(size_t)s * A + a] = qb[a] + keys->data[((size_t)b * S + s) * A + a];
+        ts_tanh_array(actb, actb, (size_t)S * A);
     }
+    // e = act v: one matrix-vector product over all (b, s) rows
+    int rc = ts_gemm(0, 0, B * S, 1, A, 1.0, act, v->data, 0.0, e->data);
+    if (rc) return ts_ctx_fail(ctx, rc, "attn_additive: %s", ts_last_error());
     e->saved = act;
     return e;
 }

@@ -121,7 +121,7 @@ int ts_add_bias_backward(ts_ctx *ctx, ts_tensor *y) {
 ts_tensor *ts_tanh(ts_ctx *ctx, ts_tensor *a) {
     ts_tensor *y = unary(ctx, TS_OP_TANH, a);
     if (y)
-        for (size_t i = 0; i < y->size; i++) y->data[i] = tanh(a->data[i]);
+        ts_tanh_array(y->data, a->data, y->size);
     return y;
 }
 int ts_tanh_backward(ts_ctx *ctx, ts_tensor *y) {
@@ -135,7 +135,7 @@ int ts_tanh_backward(ts_ctx *ctx, ts_tensor *y) {
 ts_tensor *ts_sigmoid(ts_ctx *ctx, ts_tensor *a) {
     ts_tensor *y = unary(ctx, TS_OP_SIGMOID, a);
     if (y)
-        for (size_t i = 0; i < y->size; i++) y->data[i] = ts_sigmoid_scalar(a->data[i]);
+        ts_sigmoid_array(y->data, a->data, y->size);
     return y;
 }
 int ts_sigmoid_backward(ts_ctx *ctx, ts_tensor *y) {

@@ -35,6 +35,8 @@ ts_tensor *ts_gru_cell(ts_ctx *ctx, ts_tensor *gates_x, ts_tensor *h, ts_tensor 
     for (int b = 0; b < B; b++) memcpy(gh + b * G, b_hh->data, G * sizeof(double));
     int rc = ts_gemm(0, 1, B, (int)G, H, 1.0, h->data, w_hh->data, 1.0, gh);
     if (rc) return ts_ctx_fail(ctx, rc, "gru_cell: %s", ts_last_error());
+    // Row by row, each stage one vectorised pass: [r z] = sigmoid(gx + gh)
+    // over 2H values, then n = tanh(gx_n + r gh_n) over H.
     for (int b = 0; b < B; b++) {
         const double *gx = gates_x->data + b * G, *ghb = gh + b * G, *hb = h->data + (size_t)b * H;
         double *g = gates + b * G, *out = y->data + (size_t)b * H;
@@ -42,15 +44,12 @@ ts_tensor *ts_gru_cell(ts_ctx *ctx, ts_tensor *gates_x, ts_tensor *h, ts_tensor 
             memcpy(out, hb, (size_t)H * sizeof(double));
             continue;
         }
-        for (int j = 0; j < H; j++) {
-            double r = ts_sigmoid_scalar(gx[j] + ghb[j]);
-            double z = ts_sigmoid_scalar(gx[H + j] + ghb[H + j]);
-            double n = tanh(gx[2 * H + j] + r * ghb[2 * H + j]);
-            g[j] = r;
-            g[H + j] = z;
-            g[2 * H + j] = n;
-            out[j] = (1.0 - z) * n + z * hb[j];
-        }
+        for (int j = 0; j < 2 * H; j++) g[j] = gx[j] + ghb[j];
+        ts_sigmoid_array(g, g, 2 * (size_t)H);
+        double *r = g, *z = g + H, *n = g + 2 * H;
+        for (int j = 0; j < H; j++) n[j] = gx[2 * H + j] + r[j] * ghb[2 * H + j];
+        ts_tanh_array(n, n, (size_t)H);
+        for (int j = 0; j < H; j++) out[j] = (1.0 - z[j]) * n[j] + z[j] * hb[j];
     }
     y->saved = saved;
     y->aux = mask_copy;

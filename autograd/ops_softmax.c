@@ -69,16 +69,18 @@ ts_tensor *ts_cross_entropy(ts_ctx *ctx, ts_tensor *logits, const int *targets, 
     for (size_t i = 0; i < n; i++) {
         if (targets[i] == ignore_index) continue;
         const double *row = logits->data + i * v;
-        double max = -INFINITY;
-        for (size_t c = 0; c < v; c++)
-            if (row[c] > max) max = row[c];
-        double sum = 0.0;
-        for (size_t c = 0; c < v; c++) sum += exp(row[c] - max);
-        double log_sum = log(sum);  // log Z = max + log_sum, kept apart to avoid cancellation
-        total += log_sum - (row[targets[i]] - max);
+        double max = ts_max_array(row, v), sum;
+        if (probs) {  // the exponentials once, kept and normalised for the backward
+            double *p = probs + i * v;
+            memcpy(p, row, v * sizeof(double));
+            sum = ts_exp_shift_sum(p, v, max);
+            double inv = 1.0 / sum;
+            for (size_t c = 0; c < v; c++) p[c] *= inv;
+        } else {
+            sum = ts_sum_exp_shift(row, v, max);
+        }
+        total += log(sum) - (row[targets[i]] - max);  // log Z = max + log(sum), kept apart to avoid cancellation
         count++;
-        if (probs)
-            for (size_t c = 0; c < v; c++) probs[i * v + c] = exp((row[c] - max) - log_sum);
     }
     y->data[0] = count ? total / count : 0.0;
     y->aux = kept;
@@ -148,9 +150,7 @@ ts_tensor *ts_linear_cross_entropy(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_t
             memset(row, 0, v * sizeof(double));
             continue;
         }
-        double max = -INFINITY;
-        for (size_t c = 0; c < v; c++)
-            if (row[c] > max) max = row[c];
+        double max = ts_max_array(row, v);
         double target_logit = row[targets[i]];
         double sum = ts_exp_shift_sum(row, v, max);  // row = exp(row - max)
         total += log(sum) - (target_logit - max);    // log Z - z_t, with log Z = max + log(sum)

@@ -371,11 +371,8 @@ static int alloc_hypothesis(ts_hypothesis *h, int max_len, int S) {
 
 // log softmax(row)[k], stable.
 static double log_prob(const double *row, int n, int k) {
-    double max = row[0], sum = 0.0;
-    for (int i = 1; i < n; i++)
-        if (row[i] > max) max = row[i];
-    for (int i = 0; i < n; i++) sum += exp(row[i] - max);
-    return (row[k] - max) - log(sum);
+    double max = ts_max_array(row, (size_t)n);
+    return (row[k] - max) - log(ts_sum_exp_shift(row, (size_t)n, max));
 }
 
 int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int max_len, ts_hypothesis *out) {

@@ -5,6 +5,8 @@
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #ifdef TS_HAVE_OPENBLAS
 void openblas_set_num_threads(int num_threads);
@@ -62,11 +64,160 @@ void ts_softmax_rows(double *y, const double *x, size_t rows, size_t cols, const
     }
 }
 
+// ---- vectorisable exp, tanh, sigmoid ----------------------------------------
+//
+// libm's exp and tanh are scalar calls; the loops below are written so that
+// the compiler vectorises them (no branches, no calls), and on x86-64 with
+// GCC each is also built for AVX2 and AVX-512 and picked at load time
+// (target_clones). The code is ISO C with -ffp-contract=off (C11 mode), so
+// every clone computes the same bits: only the vector width differs.
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(TS_NO_CLONES)
+#define TS_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define TS_VECTOR_CLONES
+#endif
+
+static inline uint64_t bits_of(double x) {
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+static inline double double_of(uint64_t u) {
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+// a where c, else b, through the bits: both values are computed either way,
+// so the compiler has no reason to branch (with -ftrapping-math, GCC does
+// not if-convert a branch holding floating-point arithmetic).
+static inline double select_double(int c, double a, double b) {
+    uint64_t m = (uint64_t)0 - (uint64_t)(c != 0);
+    return double_of((bits_of(a) & m) | (bits_of(b) & ~m));
+}
+
+// exp(x): x = k ln2 + r with |r| <= ln2 / 2 (Cody-Waite: ln2 in two parts),
+// exp(r) by its Taylor series to r^13 (truncation < 2e-17 relative), times
+// 2^k applied as two powers of two, each a normal number. x is first clamped
+// to [-746, 710], where 2^k over- or underflows by itself: exp(x) is +Inf
+// above 709.78 and 0 (through subnormals) below -745.13; NaN stays NaN.
+// Within 1 ulp of libm's exp (checked on 4e6 points over [-708, 709.7]).
+static inline double exp_inline(double x) {
+    const double lo = -746.0, hi = 710.0;
+    const double log2e = 1.4426950408889634, ln2_hi = 6.93147180369123816490e-01, ln2_lo = 1.90821492927058770002e-10;
+    const double shifter = 0x1.8p52;  // adding it rounds to an integer held in the low mantissa bits
+    double xc = select_double(isless(x, lo), lo, x);  // NaN compares false and passes through
+    xc = select_double(isgreater(xc, hi), hi, xc);
+    double kd = xc * log2e + shifter;
+    uint64_t k = bits_of(kd) - bits_of(shifter);  // k = round(x / ln2), |k| <= 1077, two's complement
+    double k1d = (kd - shifter) * 0.5 + shifter;
+    uint64_t k1 = bits_of(k1d) - bits_of(shifter), k2 = k - k1;  // k1 = round(k / 2): k1, k2 in [-539, 513]
+    kd -= shifter;
+    double r = (xc - kd * ln2_hi) - kd * ln2_lo;
+    double p = 1.0 / 6227020800.0;  // 1/13!
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    // Only unsigned integer adds and shifts, which every vector unit has.
+    double s1 = double_of((k1 + 1023) << 52), s2 = double_of((k2 + 1023) << 52);
+    return p * s1 * s2;  // p s1 is exact; one rounding, also into the subnormals
+}
+
+// tanh(x): for |x| < 0.625 Cephes' rational approximation
+// x + x^3 P(x^2) / Q(x^2) (relative error ~2e-16), else 1 - 2 / (exp(2|x|) + 1)
+// with x's sign. Both are computed (the rational one on a clamped input, so
+// it stays finite) and one is selected.
+static inline double tanh_inline(double x) {
+    double ax = fabs(x);
+    int small_x = isless(ax, 0.625);
+    double xs = select_double(small_x, x, 0.5), z = xs * xs;
+    double p = (-9.64399179425052238628e-1 * z - 9.92877231001918586564e1) * z - 1.61468768441708447952e3;
+    double q = ((z + 1.12811678491632931402e2) * z + 2.23548839060100448583e3) * z + 4.84406305325125486048e3;
+    double small = xs + xs * z * (p / q);
+    double e = exp_inline(2.0 * ax);
+    double large = copysign(1.0 - 2.0 / (e + 1.0), x);
+    return select_double(small_x, small, large);
+}
+
+// 1 / (1 + exp(-x)); exp(-x) = +Inf for x < -709.78 gives exactly 0.
+static inline double sigmoid_inline(double x) { return 1.0 / (1.0 + exp_inline(-x)); }
+
+// Blocks of 8 with a local buffer: a fixed trip count and no aliasing
+// between x and y, so even -O2's cheap vectoriser takes the inner loops.
+#define TS_MAP8(y, x, n, f)                                                  \
+    do {                                                                     \
+        size_t i_ = 0;                                                       \
+        for (; i_ + 8 <= (n); i_ += 8) {                                     \
+            double t_[8];                                                    \
+            for (int j_ = 0; j_ < 8; j_++) t_[j_] = f((x)[i_ + j_]);         \
+            for (int j_ = 0; j_ < 8; j_++) (y)[i_ + j_] = t_[j_];            \
+        }                                                                    \
+        for (; i_ < (n); i_++) (y)[i_] = f((x)[i_]);                         \
+    } while (0)
+
+TS_VECTOR_CLONES
+void ts_exp_array(double *y, const double *x, size_t n) { TS_MAP8(y, x, n, exp_inline); }
+
+TS_VECTOR_CLONES
+void ts_tanh_array(double *y, const double *x, size_t n) { TS_MAP8(y, x, n, tanh_inline); }
+
+TS_VECTOR_CLONES
+void ts_sigmoid_array(double *y, const double *x, size_t n) { TS_MAP8(y, x, n, sigmoid_inline); }
+
+// Eight running sums in a fixed order: deterministic, and not one long chain
+// of dependent additions.
+TS_VECTOR_CLONES
+double ts_sum_array(const double *x, size_t n) {
+    double acc[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] += x[i + j];
+    double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < n; i++) sum += x[i];
+    return sum;
+}
+
+TS_VECTOR_CLONES
+double ts_max_array(const double *x, size_t n) {
+    double acc[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+    double max = -INFINITY;
+    for (int j = 0; j < 8; j++) max = acc[j] > max ? acc[j] : max;
+    for (; i < n; i++) max = x[i] > max ? x[i] : max;
+    return max;
+}
+
+TS_VECTOR_CLONES
+static void exp_shift(double *x, size_t n, double shift) {
+#define EXP_SHIFTED(v) exp_inline((v) - shift)
+    TS_MAP8(x, x, n, EXP_SHIFTED);
+#undef EXP_SHIFTED
+}
+
 double ts_exp_shift_sum(double *x, size_t n, double shift) {
-    double sum = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        x[i] = exp(x[i] - shift);
-        sum += x[i];
+    exp_shift(x, n, shift);
+    return ts_sum_array(x, n);
+}
+
+double ts_sum_exp_shift(const double *x, size_t n, double shift) {
+    double chunk[512], sum = 0.0;
+    for (size_t i = 0; i < n; i += 512) {
+        size_t m = n - i < 512 ? n - i : 512;
+        memcpy(chunk, x + i, m * sizeof(double));
+        sum += ts_exp_shift_sum(chunk, m, shift);
     }
     return sum;
 }
@@ -75,11 +226,8 @@ void ts_log_softmax_rows(double *y, const double *x, size_t rows, size_t cols) {
     for (size_t r = 0; r < rows; r++) {
         const double *xr = x + r * cols;
         double *yr = y + r * cols;
-        double max = -INFINITY;
-        for (size_t c = 0; c < cols; c++)
-            if (xr[c] > max) max = xr[c];
-        double sum = 0.0;
-        for (size_t c = 0; c < cols; c++) sum += exp(xr[c] - max);
+        double max = ts_max_array(xr, cols);
+        double sum = ts_sum_exp_shift(xr, cols, max);
         // (x - max) - log(sum), not x - (max + log(sum)): with scores near
         // 929 the latter loses ~13 digits to cancellation.
         double log_sum = log(sum);

@@ -33,9 +33,24 @@ int ts_gemm_ld(int trans_a, int trans_b, int m, int n, int k, double alpha, cons
 // a row with every entry masked becomes all zeros.
 void ts_softmax_rows(double *y, const double *x, size_t rows, size_t cols, const double *mask);
 
-// x[i] = exp(x[i] - shift) for i < n; returns their sum (summed in index
-// order, so the result does not depend on how the loop is vectorised).
+// Elementwise y[i] = f(x[i]) for i < n, vectorised (y may be x). Within
+// 2 ulp of libm's exp / tanh; exp underflows to 0 below -708.39 (no
+// subnormal results) and is +Inf above 709.78; NaN stays NaN.
+void ts_exp_array(double *y, const double *x, size_t n);
+void ts_tanh_array(double *y, const double *x, size_t n);
+void ts_sigmoid_array(double *y, const double *x, size_t n);  // 1 / (1 + exp(-x))
+
+// Sum and maximum of x[0..n), in a fixed order (eight interleaved partial
+// sums): the same bits on every machine. NaNs are skipped by the maximum;
+// n = 0 gives 0 and -Inf.
+double ts_sum_array(const double *x, size_t n);
+double ts_max_array(const double *x, size_t n);
+
+// x[i] = exp(x[i] - shift) for i < n; returns their sum (ts_sum_array).
 double ts_exp_shift_sum(double *x, size_t n, double shift);
+
+// sum_i exp(x[i] - shift), leaving x as it is (blocks of 512 in a local buffer).
+double ts_sum_exp_shift(const double *x, size_t n, double shift);
 
 // Row-wise log-softmax: y = x - max - log(sum(exp(x - max))).
 void ts_log_softmax_rows(double *y, const double *x, size_t rows, size_t cols);
