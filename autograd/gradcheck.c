@@ -50,7 +50,7 @@ int ts_gradcheck(ts_ctx *ctx, ts_loss_fn loss_fn, void *user, ts_tensor *const *
             size_t i = count == x->size ? k : (size_t)gsl_rng_uniform_int(opts->rng, x->size);
             double saved = x->data[i];
             double h = opts->eps * fmax(1.0, fabs(saved));
-            double f_plus, f_minus;
+            double f_plus = NAN, f_minus = NAN;
             x->data[i] = saved + h;
             rc = eval_loss(ctx, loss_fn, user, &f_plus);
             x->data[i] = saved - h;

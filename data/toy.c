@@ -477,8 +477,9 @@ static void clause(gsl_rng *r, sentence *s) {
 
 // Merges French tokens i and i+1 into `word` at i, moving their links.
 static void merge(sentence *s, int i, const char *word) {
-    assert(strlen(word) < WORD_BYTES && "lexicon words are short: an elided pair always fits");
-    snprintf(s->fr[i], WORD_BYTES, "%s", word);
+    size_t len = strlen(word);
+    assert(len < WORD_BYTES && "lexicon words are short: an elided pair always fits");
+    memcpy(s->fr[i], word, len + 1);
     for (int k = i + 1; k + 1 < s->n_fr; k++) memcpy(s->fr[k], s->fr[k + 1], WORD_BYTES);
     s->n_fr--;
     for (int l = 0; l < s->n_links; l++)

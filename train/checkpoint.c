@@ -357,7 +357,7 @@ int ts_ckpt_get_string(const ts_ckpt *ck, const char *key, const char **out) {
 }
 
 int ts_ckpt_get_int(const ts_ckpt *ck, const char *key, int64_t lo, int64_t hi, int64_t *out) {
-    const char *text;
+    const char *text = NULL;
     int rc = ts_ckpt_get_string(ck, key, &text);
     if (rc != TS_OK) return rc;
     // strtoll alone would accept " 7", "+7" and "7abc".
@@ -381,7 +381,7 @@ int ts_ckpt_get_int(const ts_ckpt *ck, const char *key, int64_t lo, int64_t hi, 
 }
 
 int ts_ckpt_get_double(const ts_ckpt *ck, const char *key, double lo, double hi, double *out) {
-    const char *text;
+    const char *text = NULL;
     int rc = ts_ckpt_get_string(ck, key, &text);
     if (rc != TS_OK) return rc;
     double v;
@@ -1327,8 +1327,8 @@ static int parse_vocabs(struct reader *r, ts_ckpt *ck) {
     uint32_t n_vocabs;
     int rc = read_count(r, "vocabulary count", TS_CKPT_MAX_VOCABS, 9, &n_vocabs);
     for (uint32_t i = 0; rc == TS_OK && i < n_vocabs; i++) {
-        const char *name;
-        size_t nlen;
+        const char *name = NULL;
+        size_t nlen = 0;
         uint32_t count;
         if ((rc = read_string(r, "vocabulary name", TS_CKPT_MAX_NAME, key_ok, &name, &nlen)))
             return rc;
@@ -1337,7 +1337,7 @@ static int parse_vocabs(struct reader *r, ts_ckpt *ck) {
         size_t start = r->pos, text_len = 0;
         for (uint32_t k = 0; k < count; k++) {
             const char *tok;
-            size_t tlen;
+            size_t tlen = 0;
             if ((rc = read_string(r, "token", TS_CKPT_MAX_TOKEN, token_ok, &tok, &tlen)))
                 return rc;
             text_len += tlen + 1;
@@ -1385,8 +1385,8 @@ static int parse_tensors(struct reader *r, ts_ckpt *ck, enum ts_ckpt_section sec
     // Smallest entry: name length (4) + 1 name byte + ndim (4).
     int rc = read_count(r, "tensor count", TS_CKPT_MAX_TENSORS, 9, &n);
     for (uint32_t i = 0; rc == TS_OK && i < n; i++) {
-        const char *name;
-        size_t nlen;
+        const char *name = NULL;
+        size_t nlen = 0;
         uint32_t ndim;
         size_t shape[TS_CKPT_MAX_NDIM], size;
         if ((rc = read_string(r, "tensor name", TS_CKPT_MAX_NAME, name_ok, &name, &nlen)))
@@ -1439,8 +1439,8 @@ static int parse_blobs(struct reader *r, ts_ckpt *ck) {
     uint32_t n;
     int rc = read_count(r, "blob count", TS_CKPT_MAX_BLOBS, 13, &n);
     for (uint32_t i = 0; rc == TS_OK && i < n; i++) {
-        const char *name;
-        size_t nlen;
+        const char *name = NULL;
+        size_t nlen = 0;
         uint64_t len;
         if ((rc = read_string(r, "blob name", TS_CKPT_MAX_NAME, name_ok, &name, &nlen))) return rc;
         if ((rc = read_u64(r, "blob length", &len))) return rc;

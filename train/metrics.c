@@ -249,7 +249,7 @@ static int align_extent(size_t T, size_t S, int flags, size_t *rows, size_t *col
 
 int ts_align_argmax(const double *weights, size_t T, size_t S, int flags,
                     ts_link *links, size_t *n_links) {
-    size_t rows, cols;
+    size_t rows = 0, cols = 0;  // set by the check below (zeroed for -O3's flow analysis)
     *n_links = 0;
     int status = align_extent(T, S, flags, &rows, &cols);
     if (status != TS_OK) return status;
@@ -269,7 +269,7 @@ int ts_align_argmax(const double *weights, size_t T, size_t S, int flags,
 }
 
 int ts_align_diagonal(size_t T, size_t S, int flags, ts_link *links, size_t *n_links) {
-    size_t rows, cols;
+    size_t rows = 0, cols = 0;
     *n_links = 0;
     int status = align_extent(T, S, flags, &rows, &cols);
     if (status != TS_OK) return status;
