@@ -177,7 +177,7 @@ Test(train, resume_is_exact_with_the_luong_decoder) {
     check_resume(TS_ATTN_GENERAL, TS_DECODER_LUONG, 14, 31);      // stops exactly at an epoch end
 }
 
-Test(train, resume_refuses_a_checkpoint_of_another_model) {
+Test(train, resume_refuses_another_model_or_other_flags) {
     char *dir = test_tmpdir();
     char *corpus = write_tiny_corpus(dir), *a = join(dir, "a"), *b = join(dir, "b");
     ts_train_report r;
@@ -190,6 +190,10 @@ Test(train, resume_refuses_a_checkpoint_of_another_model) {
     o.model.hidden = 10;
     cr_assert_eq(ts_train(&o, &r), TS_ERR_ARG);
     cr_assert(strstr(ts_last_error(), "another model configuration"), "%s", ts_last_error());
+    o.model.hidden = 12;
+    o.lr = 0.02;  // same model, another learning rate: not a continuation of that run
+    cr_assert_eq(ts_train(&o, &r), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "--lr 0.01; this run asks for 0.02"), "%s", ts_last_error());
     free(dir);
     free(corpus);
     free(a);

@@ -117,6 +117,7 @@ static int save_checkpoint(trainer *t, const char *name) {
     if (!rc) rc = ts_ckpt_set_int(ck, "data.skip_bad", o->skip_bad);
     if (!rc) rc = ts_ckpt_set(ck, "train.optimizer", ts_optim_name(o->optim));
     if (!rc) rc = ts_ckpt_set_double(ck, "train.lr", t->optim.lr);
+    if (!rc) rc = ts_ckpt_set_double(ck, "train.lr_initial", o->lr);
     if (!rc) rc = ts_ckpt_set_double(ck, "train.clip", o->clip);
     if (!rc) rc = ts_ckpt_set_double(ck, "train.tf", o->tf);
     if (!rc) rc = ts_ckpt_set_int(ck, "train.batch", o->batch);
@@ -166,6 +167,45 @@ static int restore_rng(const ts_ckpt *ck, const char *name, gsl_rng *rng, unsign
     if (n != gsl_rng_size(rng)) return ts_fail(TS_ERR_FORMAT, "blob %s has %zu bytes, the RNG needs %zu", name, n, gsl_rng_size(rng));
     memcpy(into ? (void *)into : gsl_rng_state(rng), bytes, n);
     return TS_OK;
+}
+
+// A resumed run must ask for what the saved run did, or it would not
+// continue it exactly: every option that shapes the computation is compared.
+static int check_same_options(const trainer *t, const ts_ckpt *ck) {
+    const ts_train_opts *o = t->opts;
+    struct { const char *key, *flag; long want; } ints[] = {
+        {"data.toy_pairs", "--toy-pairs", o->toy_pairs}, {"data.toy_seed", "toy seed", o->toy_seed},
+        {"data.max_len", "--max-len", o->max_len},       {"data.dev_pairs", "--dev", o->dev_pairs},
+        {"data.min_count", "--min-count", o->min_count}, {"data.skip_bad", "--skip-bad", o->skip_bad},
+        {"train.batch", "--batch", o->batch},            {"train.patience", "--patience", o->patience},
+        {"train.seed", "--seed", o->seed},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        int64_t saved;
+        int rc = ts_ckpt_get_int(ck, ints[i].key, INT64_MIN, INT64_MAX, &saved);
+        if (rc) return rc;
+        if (saved != ints[i].want)
+            return ts_fail(TS_ERR_ARG, "%s was trained with %s %lld; this run asks for %ld (resuming must keep the flags)",
+                           o->resume, ints[i].flag, (long long)saved, ints[i].want);
+    }
+    struct { const char *key, *flag; double want; } reals[] = {
+        {"train.lr_initial", "--lr", o->lr}, {"train.clip", "--clip", o->clip},
+        {"train.tf", "--tf", o->tf},         {"train.lr_decay", "--lr-decay", o->lr_decay},
+    };
+    for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
+        double saved;
+        int rc = ts_ckpt_get_double(ck, reals[i].key, -INFINITY, INFINITY, &saved);
+        if (rc) return rc;
+        if (saved != reals[i].want)
+            return ts_fail(TS_ERR_ARG, "%s was trained with %s %g; this run asks for %g (resuming must keep the flags)",
+                           o->resume, reals[i].flag, saved, reals[i].want);
+    }
+    const char *optimizer;
+    int rc = ts_ckpt_get_string(ck, "train.optimizer", &optimizer);
+    if (!rc && strcmp(optimizer, ts_optim_name(o->optim)))
+        rc = ts_fail(TS_ERR_ARG, "%s was trained with --optim %s; this run asks for %s", o->resume, optimizer,
+                     ts_optim_name(o->optim));
+    return rc;
 }
 
 // Restores the training state saved by save_checkpoint (the parameters come
@@ -552,7 +592,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
             rc = ts_fail(TS_ERR_ARG, "%s was trained on other data or another model configuration", o->resume);
             goto done;
         }
-        if ((rc = restore_state(&t, resume))) goto done;
+        if ((rc = check_same_options(&t, resume)) || (rc = restore_state(&t, resume))) goto done;
     }
     if ((rc = write_config(o, t.model, t.split.n_train, t.split.n_dev))) goto done;
     if (o->out) {
