@@ -8,6 +8,15 @@
 #include <stdint.h>
 #include <string.h>
 
+// Loops marked TS_VECTOR_CLONES are built for AVX-512, AVX2 and baseline
+// x86-64, and the best one for the CPU is picked at load time (GCC's
+// target_clones; elsewhere they are plain functions). See "vectorisable exp".
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(TS_NO_CLONES)
+#define TS_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define TS_VECTOR_CLONES
+#endif
+
 #ifdef TS_HAVE_OPENBLAS
 void openblas_set_num_threads(int num_threads);
 char *openblas_get_corename(void);
@@ -25,6 +34,28 @@ int ts_gemm_ld(int trans_a, int trans_b, int m, int n, int k, double alpha, cons
         return TS_OK;
     }
     ts_gsl_quiet();
+    // A single row or column of C is a matrix-vector product: dgemv streams
+    // the matrix once, where dgemm would first copy (pack) all of it. This is
+    // the output projection of one decoded sentence: 13 MB of W at H = 256.
+    if (m == 1 || n == 1) {
+        const double *M;  // the matrix: y = op(M) x
+        size_t rows, cols, tda, x_stride, y_stride = m == 1 ? 1 : (size_t)ldc;
+        const double *xv;
+        int trans;
+        if (m == 1) {  // C^T (n) = op(B)^T a: B is (n, k) when trans_b, else (k, n)
+            M = B, tda = (size_t)ldb, xv = A, x_stride = trans_a ? (size_t)lda : 1;
+            rows = trans_b ? (size_t)n : (size_t)k, cols = trans_b ? (size_t)k : (size_t)n, trans = !trans_b;
+        } else {  // C (m) = op(A) b: A is (k, m) when trans_a, else (m, k)
+            M = A, tda = (size_t)lda, xv = B, x_stride = trans_b ? 1 : (size_t)ldb;
+            rows = trans_a ? (size_t)k : (size_t)m, cols = trans_a ? (size_t)m : (size_t)k, trans = trans_a;
+        }
+        gsl_matrix_const_view mv = gsl_matrix_const_view_array_with_tda(M, rows, cols, tda);
+        gsl_vector_const_view x = gsl_vector_const_view_array_with_stride(xv, x_stride, (size_t)k);
+        gsl_vector_view y = gsl_vector_view_array_with_stride(C, y_stride, m == 1 ? (size_t)n : (size_t)m);
+        int rc = gsl_blas_dgemv(trans ? CblasTrans : CblasNoTrans, alpha, &mv.matrix, &x.vector, beta, &y.vector);
+        if (rc) return ts_fail(TS_ERR_GSL, "gsl_blas_dgemv (%d x %d x %d): %s", m, n, k, gsl_strerror(rc));
+        return TS_OK;
+    }
     gsl_matrix_const_view a = trans_a ? gsl_matrix_const_view_array_with_tda(A, (size_t)k, (size_t)m, (size_t)lda)
                                       : gsl_matrix_const_view_array_with_tda(A, (size_t)m, (size_t)k, (size_t)lda);
     gsl_matrix_const_view b = trans_b ? gsl_matrix_const_view_array_with_tda(B, (size_t)n, (size_t)k, (size_t)ldb)
@@ -72,11 +103,6 @@ void ts_softmax_rows(double *y, const double *x, size_t rows, size_t cols, const
 // (target_clones). The code is ISO C with -ffp-contract=off (C11 mode), so
 // every clone computes the same bits: only the vector width differs.
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(TS_NO_CLONES)
-#define TS_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define TS_VECTOR_CLONES
-#endif
 
 static inline uint64_t bits_of(double x) {
     uint64_t u;

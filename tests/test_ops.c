@@ -500,16 +500,20 @@ static ts_tensor *op_linear(ts_ctx *c, ts_tensor **x, void *a) {
 }
 Test(ops, linear_gradcheck_on_column_blocks_with_bias_and_addend) {
     // x (N, k), W (out, in), bias (out), addend (N, out)
-    const linear_arg args[] = {{0, 0, 0}, {0, 1, 0}, {2, 1, 1}, {3, 0, 1}, {0, 1, 1}};
+    // The last two: one row (N = 1) and one output (out = 1) on a column
+    // block, the shapes that ts_gemm_ld runs as strided matrix-vector products.
+    const linear_arg args[] = {{0, 0, 0}, {0, 1, 0}, {2, 1, 1}, {3, 0, 1}, {0, 1, 1}, {1, 1, 1}, {2, 0, 0}};
     const int shapes[][4][4] = {
         {{2, 3, 4, 0}, {2, 5, 4, 0}},
         {{2, 1, 4, 0}, {2, 5, 4, 0}, {1, 5, 0, 0}},
         {{2, 3, 2, 0}, {2, 4, 6, 0}, {1, 4, 0, 0}, {2, 3, 4, 0}},
         {{2, 2, 3, 0}, {2, 3, 6, 0}, {2, 2, 3, 0}},
         {{2, 4, 1, 0}, {2, 1, 1, 0}, {1, 1, 0, 0}, {2, 4, 1, 0}},
+        {{2, 1, 2, 0}, {2, 3, 4, 0}, {1, 3, 0, 0}, {2, 1, 3, 0}},
+        {{2, 3, 2, 0}, {2, 1, 5, 0}},
     };
-    const int n_inputs[] = {2, 3, 4, 3, 4};
-    for (int i = 0; i < 5; i++) {
+    const int n_inputs[] = {2, 3, 4, 3, 4, 4, 2};
+    for (int i = 0; i < 7; i++) {
         char what[64];
         snprintf(what, sizeof what, "linear(col0=%d, bias=%d, addend=%d)", args[i].col0, args[i].has_bias,
                  args[i].has_addend);
