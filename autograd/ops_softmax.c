@@ -109,14 +109,20 @@ int ts_cross_entropy_backward(ts_ctx *ctx, ts_tensor *y) {
 // The output projection and the loss as one node:
 //   z_i = x_i W^T + b                           (N, V), never a tensor of its own
 //   loss = -(1/K) sum_{i: t_i != ignore} log softmax(z_i)[t_i]
-// The forward leaves softmax(z) in one (N, V) buffer (zero rows for ignored
-// targets); the backward turns that buffer, in place, into
-//   dz_i = dloss (softmax(z_i) - onehot(t_i)) / K
-// and finishes with two dgemms and a column sum:
-//   dx += dz W (N, H);  dW += dz^T x (V, H);  db += sum_i dz_i.
-// One (N, V) buffer instead of logits, their gradient and a probability copy.
+// One (N, V) buffer does everything, in as few passes over it as can be:
+// forward: dgemm writes z; one pass adds b and finds each row's max; one pass
+//   takes exp(z - max) and sums it. The rows stay unnormalised; 1 / sum is
+//   kept per row (ignored rows are zeroed).
+// backward: one pass makes p = exp(z - max) / sum and adds the column sums
+//   of dz into db; then dz = (p - onehot(t)) dloss / K is applied through
+//   the dgemms' alpha: dx += dz W (N, H), dW += dz^T x (V, H).
 // iarg[0] = ignore index, iarg[1] = K, iarg[2] = 1 with a bias, iarg[3] = 1
 // once the backward has consumed the buffer (a tape is walked once).
+typedef struct {
+    int *targets;     // (N) copied
+    double *inv_sum;  // (N) 1 / sum_c exp(z_ic - max_i); 0 for ignored rows
+} linear_ce_saved;
+
 ts_tensor *ts_linear_cross_entropy(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_tensor *bias, const int *targets,
                                    int ignore_index) {
     if (!x || !w) return NULL;
@@ -132,35 +138,34 @@ ts_tensor *ts_linear_cross_entropy(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_t
     ts_tensor *src[3] = {x, w, bias};
     ts_tensor *y = ts_node(ctx, TS_OP_LINEAR_CROSS_ENTROPY, 1, (int[]){1}, bias ? 3 : 2, src);
     if (!y) return NULL;
+    linear_ce_saved *sv = ts_arena_alloc(ctx->arena, sizeof *sv);
     int *kept = ts_arena_alloc(ctx->arena, n * sizeof(int));
-    double *probs = ts_arena_alloc(ctx->arena, n * v * sizeof(double));  // (N, V)
-    if (!kept || !probs) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    double *inv_sum = ts_arena_alloc(ctx->arena, n * sizeof(double));
+    double *z = ts_arena_alloc(ctx->arena, n * v * sizeof(double));  // (N, V)
+    if (!sv || !kept || !inv_sum || !z) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
     memcpy(kept, targets, n * sizeof(int));
-    for (size_t i = 0; i < n; i++) {
-        double *row = probs + i * v;
-        if (bias) memcpy(row, bias->data, v * sizeof(double));
-    }
-    int rc = ts_gemm(0, 1, (int)n, (int)v, H, 1.0, x->data, w->data, bias ? 1.0 : 0.0, probs);
+    *sv = (linear_ce_saved){.targets = kept, .inv_sum = inv_sum};
+    int rc = ts_gemm(0, 1, (int)n, (int)v, H, 1.0, x->data, w->data, 0.0, z);
     if (rc) return ts_ctx_fail(ctx, rc, "linear_cross_entropy: %s", ts_last_error());
     double total = 0.0;
     int count = 0;
     for (size_t i = 0; i < n; i++) {
-        double *row = probs + i * v;
+        double *row = z + i * v;
         if (targets[i] == ignore_index) {
             memset(row, 0, v * sizeof(double));
+            inv_sum[i] = 0.0;
             continue;
         }
-        double max = ts_max_array(row, v);
+        double max = bias ? ts_add_max_array(row, bias->data, v) : ts_max_array(row, v);
         double target_logit = row[targets[i]];
-        double sum = ts_exp_shift_sum(row, v, max);  // row = exp(row - max)
+        double sum = ts_exp_shift_sum(row, v, max);  // row = exp(z - max)
         total += log(sum) - (target_logit - max);    // log Z - z_t, with log Z = max + log(sum)
         count++;
-        double inv = 1.0 / sum;
-        for (size_t c = 0; c < v; c++) row[c] *= inv;
+        inv_sum[i] = 1.0 / sum;
     }
     y->data[0] = count ? total / count : 0.0;
-    y->aux = kept;
-    y->saved = probs;
+    y->aux = sv;
+    y->saved = z;
     y->iarg[0] = ignore_index;
     y->iarg[1] = count;
     y->iarg[2] = bias != NULL;
@@ -178,21 +183,22 @@ int ts_linear_cross_entropy_backward(ts_ctx *ctx, ts_tensor *y) {
     if (ctx->status || y->iarg[1] == 0) return ctx->status;
     size_t n = (size_t)x->shape[0], v = (size_t)w->shape[0];
     int H = x->shape[1];
-    const int *targets = y->aux;
-    double *dz = y->saved;  // softmax, becoming the gradient of the logits
+    const linear_ce_saved *sv = y->aux;
+    double *dz = y->saved;  // exp(z - max), becoming p - onehot(t)
     double scale = y->grad[0] / y->iarg[1];
     for (size_t i = 0; i < n; i++) {
-        if (targets[i] == y->iarg[0]) continue;  // already a zero row
+        if (sv->targets[i] == y->iarg[0]) continue;  // a zero row
         double *row = dz + i * v;
-        for (size_t c = 0; c < v; c++) row[c] *= scale;
-        row[targets[i]] -= scale;
+        if (db)
+            ts_scale_accumulate(row, sv->inv_sum[i], db, scale, v);  // row *= 1/sum; db += scale row
+        else
+            for (size_t c = 0; c < v; c++) row[c] *= sv->inv_sum[i];
+        row[sv->targets[i]] -= 1.0;
+        if (db) db[sv->targets[i]] -= scale;
     }
     int rc = TS_OK;
-    if (dx) rc = ts_gemm(0, 0, (int)n, H, (int)v, 1.0, dz, w->data, 1.0, dx);
-    if (!rc && dw) rc = ts_gemm(1, 0, (int)v, H, (int)n, 1.0, dz, x->data, 1.0, dw);
-    if (db)
-        for (size_t i = 0; i < n; i++)
-            for (size_t c = 0; c < v; c++) db[c] += dz[i * v + c];
+    if (dx) rc = ts_gemm(0, 0, (int)n, H, (int)v, scale, dz, w->data, 1.0, dx);
+    if (!rc && dw) rc = ts_gemm(1, 0, (int)v, H, (int)n, scale, dz, x->data, 1.0, dw);
     if (rc && !ctx->status) ctx->status = rc;
     return ctx->status;
 }

@@ -233,6 +233,34 @@ static void exp_shift(double *x, size_t n, double shift) {
 #undef EXP_SHIFTED
 }
 
+TS_VECTOR_CLONES
+double ts_add_max_array(double *x, const double *b, size_t n) {
+    double acc[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) {
+            double v = x[i + j] + b[i + j];
+            x[i + j] = v;
+            acc[j] = v > acc[j] ? v : acc[j];
+        }
+    double max = -INFINITY;
+    for (int j = 0; j < 8; j++) max = acc[j] > max ? acc[j] : max;
+    for (; i < n; i++) {
+        x[i] += b[i];
+        max = x[i] > max ? x[i] : max;
+    }
+    return max;
+}
+
+TS_VECTOR_CLONES
+void ts_scale_accumulate(double *x, double s, double *acc, double t, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        double v = x[i] * s;
+        x[i] = v;
+        acc[i] += t * v;
+    }
+}
+
 double ts_exp_shift_sum(double *x, size_t n, double shift) {
     exp_shift(x, n, shift);
     return ts_sum_array(x, n);

@@ -46,6 +46,12 @@ void ts_sigmoid_array(double *y, const double *x, size_t n);  // 1 / (1 + exp(-x
 double ts_sum_array(const double *x, size_t n);
 double ts_max_array(const double *x, size_t n);
 
+// x[i] += b[i] for i < n; returns the new maximum (as ts_max_array).
+double ts_add_max_array(double *x, const double *b, size_t n);
+
+// x[i] *= s, then acc[i] += t x[i], for i < n (x and acc do not overlap).
+void ts_scale_accumulate(double *x, double s, double *acc, double t, size_t n);
+
 // x[i] = exp(x[i] - shift) for i < n; returns their sum (ts_sum_array).
 double ts_exp_shift_sum(double *x, size_t n, double shift);
 
