@@ -44,7 +44,7 @@ static void check_op(const char *what, op_fn op, void *arg, int n_inputs, const 
     gsl_rng_set(rng, seed++);
     ts_tensor *inputs[4];
     for (int i = 0; i < n_inputs; i++) {
-        char name[48];
+        char name[64];  // 40 + ".x" + an int always fit
         snprintf(name, sizeof name, "%.40s.x%d", what, i);
         inputs[i] = ts_tensor_new_persistent(shapes[i][0], &shapes[i][1], name);
         cr_assert_not_null(inputs[i], "%s", ts_last_error());
