@@ -61,7 +61,9 @@ double ts_sum_exp_shift(const double *x, size_t n, double shift);
 // Row-wise log-softmax: y = x - max - log(sum(exp(x - max))).
 void ts_log_softmax_rows(double *y, const double *x, size_t rows, size_t cols);
 
-// Sets the number of threads OpenBLAS uses (no-op with another CBLAS).
+// Sets the number of threads OpenBLAS uses (no-op with another CBLAS). Once
+// set above 1, ts_gemm runs products of fewer than 4e6 multiply-adds on one
+// thread and the rest on n (without a call, OpenBLAS decides alone).
 void ts_blas_set_threads(int n);
 
 // "OpenBLAS" or "gslcblas": the CBLAS this build links behind GSL.
