@@ -264,7 +264,7 @@ int main(int argc, char **argv) {
     // Greedy translation of single dev sentences (no tape), as `tinyseq translate` runs it.
     if (greedy > 0) {
         int n = greedy < (int)split.n_dev ? greedy : (int)split.n_dev;
-        double *times = malloc((size_t)n * sizeof *times);
+        double *times = malloc((size_t)n * sizeof *times), total_time = 0;
         long out_tokens = 0;
         for (int i = 0; i < n; i++) {
             const ts_pair *p = &corpus->pairs[split.dev[i]];
@@ -276,13 +276,14 @@ int main(int argc, char **argv) {
             ts_ctx_reset(&ctx);
             if (ts_seq2seq_greedy(model, &ctx, &view, 2 * len + 10, &h)) die("greedy");
             times[i] = now() - t0;
+            total_time += times[i];
             out_tokens += h.len + 1;
             ts_hypothesis_free(&h);
         }
         qsort(times, (size_t)n, sizeof *times, cmp_double);
-        printf("greedy (untrained model, limit 2n+10): median %.3f ms per sentence, %.1f output steps on average, "
-               "%d dev sentences\n",
-               1e3 * times[n / 2], (double)out_tokens / n, n);
+        printf("greedy (untrained model, limit 2n+10): median %.3f ms per sentence, %.1f output steps on average "
+               "(%.3f ms per output token), %d dev sentences\n",
+               1e3 * times[n / 2], (double)out_tokens / n, 1e3 * total_time / (double)out_tokens, n);
         free(times);
     }
     ts_arena_free(arena);

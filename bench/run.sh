@@ -42,8 +42,13 @@ else
   coretype_note="OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE inherited, for both programs"
 fi
 [ -r "$DATA" ] || { echo "bench: cannot read $DATA" >&2; exit 1; }
-TIME=/usr/bin/time
-[ -x "$TIME" ] || { echo "bench: GNU time missing (apt-get install -y time)" >&2; exit 1; }
+# Peak RSS from GNU time; without it (apt-get install -y time) RSS is not reported.
+if [ -x /usr/bin/time ]; then
+  timed() { local out=$1; shift; /usr/bin/time -v -o "$out" "$@"; }
+else
+  echo "bench: /usr/bin/time missing (apt-get install -y time): peak RSS not reported"
+  timed() { shift; "$@"; }
+fi
 
 # ---- build: Release tinyseq and the profiler, against the same libraries
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTS_BUILD_TESTS=OFF >/dev/null
@@ -71,7 +76,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/tinyseq-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
 median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-maxrss_mb() { awk -F': ' '/Maximum resident set size/ {printf "%.0f\n", $2 / 1024}' "$1"; }
+maxrss_mb() { [ -r "$1" ] && awk -F': ' '/Maximum resident set size/ {printf "%.0f\n", $2 / 1024}' "$1" || echo "-"; }
 
 echo "# tinyseq vs PyTorch (torch_ref.py --bucket), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# machine: nproc $(nproc), $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $coretype_note"
@@ -85,7 +90,7 @@ for cfg in $CONFIGS; do
   : >"$WORK/ts.txt"; : >"$WORK/pt.txt"; : >"$WORK/ts_rss.txt"; : >"$WORK/pt_rss.txt"
   for r in $(seq 1 "$ROUNDS"); do
     # A: tinyseq
-    "$TIME" -v -o "$WORK/ts_time.txt" "$TINYSEQ" train --corpus "$DATA" --max-len "$MAX_LEN" --emb "$E" \
+    timed "$WORK/ts_time.txt" "$TINYSEQ" train --corpus "$DATA" --max-len "$MAX_LEN" --emb "$E" \
       --hidden "$H" --batch "$B" --attn "$ATTN" --lr 0.001 --clip 5 --steps "$STEPS" --threads "$THREADS" \
       --show 0 --out "$WORK/run" >"$WORK/ts_out.txt" 2>"$WORK/ts_err.txt" \
       || { echo "bench: tinyseq failed:"; cat "$WORK/ts_err.txt"; exit 1; }
@@ -93,7 +98,7 @@ for cfg in $CONFIGS; do
     maxrss_mb "$WORK/ts_time.txt" >>"$WORK/ts_rss.txt"
     # B: PyTorch
     if [ -n "$PY" ]; then
-      "$TIME" -v -o "$WORK/pt_time.txt" "$PY" "$TORCH_REF" --data "$DATA" --max-len "$MAX_LEN" --emb "$E" \
+      timed "$WORK/pt_time.txt" "$PY" "$TORCH_REF" --data "$DATA" --max-len "$MAX_LEN" --emb "$E" \
         --hidden "$H" --batch "$B" --attn "$ATTN" --dtype float64 --threads "$THREADS" --bucket \
         --steps "$STEPS" >"$WORK/pt_out.txt" 2>&1 || { echo "bench: torch_ref.py failed:"; tail "$WORK/pt_out.txt"; exit 1; }
       sed -n 's/^RESULT tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/pt_out.txt" >>"$WORK/pt.txt"
@@ -107,7 +112,7 @@ for cfg in $CONFIGS; do
   dgemm=$(sed -n 's/^dgemm_rate \([0-9.]*\).*/\1/p' "$WORK/prof.txt")
   ts_med=$(median <"$WORK/ts.txt")
   ts_all=$(paste -sd' ' "$WORK/ts.txt")
-  ts_rss=$(sort -g "$WORK/ts_rss.txt" | tail -1)
+  ts_rss=$(sort -g "$WORK/ts_rss.txt" | tail -1)  # the largest of the rounds
   gflops=$(awk -v t="$ts_med" -v f="$mflop" 'BEGIN {printf "%.1f", t * f / 1000}')
   frac=$(awk -v g="$gflops" -v d="$dgemm" 'BEGIN {printf "%.0f", 100 * g / d}')
   echo
