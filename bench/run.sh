@@ -57,7 +57,7 @@ libs=()
 for m in train data models autograd tensor; do libs+=("$BUILD_DIR/libtinyseq_$m.a"); done
 mkdir -p "$BUILD_DIR/bench"
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I. bench/profile_step.c "${libs[@]}" \
-  -lgsl -lopenblas -lz -lunistring -lm -o "$BUILD_DIR/bench/profile_step"
+  -lgsl -lopenblas -lz -lunistring -lm -pthread -o "$BUILD_DIR/bench/profile_step"
 TINYSEQ=$BUILD_DIR/tinyseq
 PROFILE=$BUILD_DIR/bench/profile_step
 

@@ -8,14 +8,6 @@
 #include <stdint.h>
 #include <string.h>
 
-// Loops marked TS_VECTOR_CLONES are built for AVX-512, AVX2 and baseline
-// x86-64, and the best one for the CPU is picked at load time (GCC's
-// target_clones; elsewhere they are plain functions). See "vectorisable exp".
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(TS_NO_CLONES)
-#define TS_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define TS_VECTOR_CLONES
-#endif
 
 #ifdef TS_HAVE_OPENBLAS
 void openblas_set_num_threads(int num_threads);
@@ -214,6 +206,17 @@ double ts_sum_array(const double *x, size_t n) {
         for (int j = 0; j < 8; j++) acc[j] += x[i + j];
     double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
     for (; i < n; i++) sum += x[i];
+    return sum;
+}
+
+TS_VECTOR_CLONES
+double ts_sumsq_array(const double *x, size_t n) {
+    double acc[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] += x[i + j] * x[i + j];
+    double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < n; i++) sum += x[i] * x[i];
     return sum;
 }
 

@@ -6,6 +6,16 @@
 #include <math.h>
 #include <stddef.h>
 
+// Loops marked TS_VECTOR_CLONES are built for AVX-512, AVX2 and baseline
+// x86-64, and the best one for the CPU is picked at load time (GCC's
+// target_clones; elsewhere they are plain functions). The code is ISO C
+// (-ffp-contract=off), so every clone gives the same bits.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(TS_NO_CLONES)
+#define TS_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define TS_VECTOR_CLONES
+#endif
+
 // 1 / (1 + exp(-x)), written for both signs so that exp() never overflows.
 static inline double ts_sigmoid_scalar(double x) {
     if (x >= 0) return 1.0 / (1.0 + exp(-x));
@@ -45,6 +55,7 @@ void ts_sigmoid_array(double *y, const double *x, size_t n);  // 1 / (1 + exp(-x
 // n = 0 gives 0 and -Inf.
 double ts_sum_array(const double *x, size_t n);
 double ts_max_array(const double *x, size_t n);
+double ts_sumsq_array(const double *x, size_t n);  // sum of x[i]^2, same order as ts_sum_array
 
 // x[i] += b[i] for i < n; returns the new maximum (as ts_max_array).
 double ts_add_max_array(double *x, const double *b, size_t n);

@@ -513,6 +513,48 @@ SEQ2SEQ = [
 ]
 
 
+# ------------------------------------------------------------------ optimizer
+
+
+def make_optimizer(out):
+    """torch.optim.Adam and SGD (momentum) after clip_grad_norm_, 4 steps on
+    two parameters; steps 1 and 3 have gradients large enough to be clipped."""
+    name = "optimizer.txt"
+    torch.manual_seed(seed_for(name))
+    shapes = {"a": (3, 4), "b": (5,)}
+    start = {n: randn(*s) for n, s in shapes.items()}
+    steps = 4
+    grads = [{n: randn(*s) * (3.0 if t % 2 == 0 else 0.1) for n, s in shapes.items()}
+             for t in range(steps)]
+    max_norm = 1.0
+    wr = Writer(header("optimizers: clip_grad_norm_(max_norm=1) then one optimizer step, "
+                       "4 steps", ["adam: torch.optim.Adam(lr=0.01) (betas 0.9 0.999, eps 1e-8)",
+                                   "sgd: torch.optim.SGD(lr=0.1, momentum=0.9)",
+                                   "grad.<p>.<t> is the raw gradient of step t (before clipping);",
+                                   "<optim>.norm.<t> the norm clip_grad_norm_ returned;",
+                                   "<optim>.<p>.<t> the parameter after step t"]))
+    for n in shapes:
+        wr.tensor("start." + n, start[n])
+    for t in range(steps):
+        for n in shapes:
+            wr.tensor("grad.%s.%d" % (n, t), grads[t][n])
+    for optim in ("adam", "sgd"):
+        params = {n: start[n].clone().requires_grad_() for n in shapes}
+        if optim == "adam":
+            opt = torch.optim.Adam(params.values(), lr=0.01)
+        else:
+            opt = torch.optim.SGD(params.values(), lr=0.1, momentum=0.9)
+        for t in range(steps):
+            for n in shapes:
+                params[n].grad = grads[t][n].clone()
+            norm = torch.nn.utils.clip_grad_norm_(params.values(), max_norm)
+            opt.step()
+            wr.tensor("%s.norm.%d" % (optim, t), norm)
+            for n in shapes:
+                wr.tensor("%s.%s.%d" % (optim, n, t), params[n])
+    return {name: wr.save(os.path.join(out, name))}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="tests/fixtures/torch")
@@ -530,6 +572,7 @@ def main():
         if a.check:
             print("seq2seq %s %s%s" % (decoder, attn, " bi" if bi else ""))
         written.update(make_seq2seq(a.out, decoder, attn, bi, a.check))
+    written.update(make_optimizer(a.out))
     for n in sorted(written):
         print("%6d  %s" % (written[n], os.path.join(a.out, n)))
 

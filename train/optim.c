@@ -1,6 +1,9 @@
 #include "train/optim.h"
 
+#include "tensor/kernels.h"
+
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +15,7 @@ int ts_optim_init(ts_optim *o, const ts_params *p, ts_optim_kind kind, double lr
     o->beta2 = 0.999;
     o->eps = 1e-8;
     o->momentum = 0.9;
+    o->threads = 1;
     o->count = p->count;
     o->m = calloc((size_t)p->count, sizeof *o->m);
     o->v = calloc((size_t)p->count, sizeof *o->v);
@@ -37,49 +41,109 @@ void ts_optim_free(ts_optim *o) {
     memset(o, 0, sizeof *o);
 }
 
-void ts_optim_step(ts_optim *o, ts_params *p) {
-    o->step++;
-    if (o->kind == TS_OPTIM_SGD) {
-        for (int i = 0; i < p->count; i++) {
-            ts_tensor *w = p->items[i];
-            double *u = o->m[i];
-            for (size_t k = 0; k < w->size; k++) {
-                u[k] = o->momentum * u[k] + w->grad[k];
-                w->data[k] -= o->lr * u[k];
-            }
-        }
-        return;
-    }
-    double correction1 = 1.0 - pow(o->beta1, (double)o->step);
-    double correction2 = 1.0 - pow(o->beta2, (double)o->step);
-    double step_size = o->lr / correction1, sqrt_c2 = sqrt(correction2);
-    for (int i = 0; i < p->count; i++) {
-        ts_tensor *w = p->items[i];
-        double *m = o->m[i], *v = o->v[i];
-        for (size_t k = 0; k < w->size; k++) {
-            double g = w->grad[k];
-            m[k] = o->beta1 * m[k] + (1.0 - o->beta1) * g;
-            v[k] = o->beta2 * v[k] + (1.0 - o->beta2) * g * g;
-            w->data[k] -= step_size * m[k] / (sqrt(v[k]) / sqrt_c2 + o->eps);
-        }
+// The per-parameter passes. Every array is touched once per step, which is
+// what a memory-bound update can hope for; the gradient is zeroed on the way.
+TS_VECTOR_CLONES
+static void adam_update(size_t n, double *restrict w, double *restrict grad, double *restrict m,
+                        double *restrict v, double grad_scale, double beta1, double beta2,
+                        double step_size, double sqrt_c2, double eps) {
+    for (size_t k = 0; k < n; k++) {
+        double g = grad[k] * grad_scale;
+        m[k] = beta1 * m[k] + (1.0 - beta1) * g;
+        v[k] = beta2 * v[k] + (1.0 - beta2) * g * g;
+        w[k] -= step_size * m[k] / (sqrt(v[k]) / sqrt_c2 + eps);
+        grad[k] = 0.0;
     }
 }
 
-double ts_clip_grad_norm(ts_params *p, double max_norm) {
-    double sum = 0.0;
+TS_VECTOR_CLONES
+static void sgd_update(size_t n, double *restrict w, double *restrict grad, double *restrict u,
+                       double grad_scale, double momentum, double lr) {
+    for (size_t k = 0; k < n; k++) {
+        u[k] = momentum * u[k] + grad[k] * grad_scale;
+        w[k] -= lr * u[k];
+        grad[k] = 0.0;
+    }
+}
+
+// The passes over the parameters are memory-bound, and BLAS is idle while
+// they run, so they split the registry into two runs of whole tensors with
+// about half the elements each [0, mid) and [mid, count), and the second
+// run goes to a helper thread when threads > 1. The split depends only on
+// the sizes, so the bits do not depend on the thread count.
+typedef struct {
+    ts_optim *o;
+    ts_params *p;
+    int first, end;     // tensors [first, end)
+    double grad_scale;  // ts_optim_step's
+    double step_size, sqrt_c2;
+    double sumsq;       // ts_grad_norm's partial sum
+} param_run;
+
+static int split_point(const ts_params *p) {
+    size_t total = ts_params_size(p), before = 0;
     for (int i = 0; i < p->count; i++) {
-        const ts_tensor *w = p->items[i];
-        for (size_t k = 0; k < w->size; k++) sum += w->grad[k] * w->grad[k];
+        size_t after = before + p->items[i]->size;
+        if (2 * after >= total) return (2 * after - total <= total - 2 * before) ? i + 1 : i;
+        before = after;
     }
-    double norm = sqrt(sum);
-    if (max_norm > 0 && norm > max_norm && isfinite(norm)) {
-        double scale = max_norm / (norm + 1e-6);  // PyTorch's clip_grad_norm_
-        for (int i = 0; i < p->count; i++) {
-            ts_tensor *w = p->items[i];
-            for (size_t k = 0; k < w->size; k++) w->grad[k] *= scale;
-        }
+    return p->count;
+}
+
+// Runs fn on [0, mid) here and on [mid, count) on a helper thread (or here
+// too, when threads <= 1 or no thread can be started).
+static void run_halves(param_run run[2], int threads, void *(*fn)(void *)) {
+    int mid = split_point(run[0].p);
+    run[0].first = 0;
+    run[0].end = run[1].first = mid;
+    run[1].end = run[0].p->count;
+    pthread_t helper;
+    int started = threads > 1 && run[1].first < run[1].end && pthread_create(&helper, NULL, fn, &run[1]) == 0;
+    fn(&run[0]);
+    if (started) pthread_join(helper, NULL);
+    else fn(&run[1]);
+}
+
+static void *update_run(void *arg) {
+    param_run *r = arg;
+    ts_optim *o = r->o;
+    for (int i = r->first; i < r->end; i++) {
+        ts_tensor *w = r->p->items[i];
+        if (o->kind == TS_OPTIM_SGD)
+            sgd_update(w->size, w->data, w->grad, o->m[i], r->grad_scale, o->momentum, o->lr);
+        else
+            adam_update(w->size, w->data, w->grad, o->m[i], o->v[i], r->grad_scale, o->beta1, o->beta2,
+                        r->step_size, r->sqrt_c2, o->eps);
     }
-    return norm;
+    return NULL;
+}
+
+void ts_optim_step(ts_optim *o, ts_params *p, double grad_scale) {
+    o->step++;
+    double correction1 = 1.0 - pow(o->beta1, (double)o->step);
+    double correction2 = 1.0 - pow(o->beta2, (double)o->step);
+    param_run run = {.o = o, .p = p, .grad_scale = grad_scale, .step_size = o->lr / correction1,
+                     .sqrt_c2 = sqrt(correction2)};
+    run_halves((param_run[2]){run, run}, o->threads, update_run);
+}
+
+static void *sumsq_run(void *arg) {
+    param_run *r = arg;
+    r->sumsq = 0.0;
+    for (int i = r->first; i < r->end; i++) r->sumsq += ts_sumsq_array(r->p->items[i]->grad, r->p->items[i]->size);
+    return NULL;
+}
+
+double ts_grad_norm(const ts_params *p, int threads) {
+    param_run run[2] = {{.p = (ts_params *)p}, {.p = (ts_params *)p}};  // read only
+    run_halves(run, threads, sumsq_run);
+    return sqrt(run[0].sumsq + run[1].sumsq);
+}
+
+double ts_clip_factor(double norm, double max_norm) {
+    if (max_norm <= 0 || !isfinite(norm)) return 1.0;
+    double factor = max_norm / (norm + 1e-6);
+    return factor < 1.0 ? factor : 1.0;
 }
 
 const char *ts_optim_name(ts_optim_kind kind) { return kind == TS_OPTIM_SGD ? "sgd" : "adam"; }

@@ -14,6 +14,7 @@ typedef struct {
     double beta1, beta2, eps;  // Adam (0.9, 0.999, 1e-8)
     double momentum;           // SGD (0.9; 0 = plain SGD)
     long step;                 // updates done so far (Adam's bias correction)
+    int threads;               // 1 (the default) or 2: threads for the update pass (same bits either way)
     int count;                 // parameters
     double **m;                // (count) first moments / SGD velocities, each (param size)
     double **v;                // (count) Adam second moments; NULL entries for SGD
@@ -24,16 +25,24 @@ typedef struct {
 int ts_optim_init(ts_optim *o, const ts_params *p, ts_optim_kind kind, double lr);
 void ts_optim_free(ts_optim *o);
 
-// One update from the current gradients:
-//   Adam: m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
+// One update from the current gradients, each first multiplied by
+// grad_scale (the clipping factor; 1 for none), in one pass per parameter
+// over w, its gradient and its state. The gradients are left zeroed, ready
+// for the next backward:
+//   Adam: g = grad_scale grad;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
 //         w -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)     (PyTorch's Adam)
-//   SGD:  u = momentum u + g;  w -= lr u                                  (PyTorch's SGD)
-void ts_optim_step(ts_optim *o, ts_params *p);
+//   SGD:  g = grad_scale grad;  u = momentum u + g;  w -= lr u           (PyTorch's SGD)
+void ts_optim_step(ts_optim *o, ts_params *p, double grad_scale);
 
-// The global L2 norm of every gradient; scales them all by max_norm / norm
-// when it exceeds max_norm (max_norm <= 0: no clipping). Returns the norm
-// before clipping (NaN or Inf when a gradient is not finite).
-double ts_clip_grad_norm(ts_params *p, double max_norm);
+// The global L2 norm of every gradient, on up to 2 threads (fixed summation
+// order: the same bits every run, whatever the thread count); NaN or Inf
+// when a gradient is not finite.
+double ts_grad_norm(const ts_params *p, int threads);
+
+// The factor that brings gradients of global norm `norm` down to max_norm, as
+// PyTorch's clip_grad_norm_: min(1, max_norm / (norm + 1e-6)); 1 when
+// max_norm <= 0 (no clipping) or norm is not finite.
+double ts_clip_factor(double norm, double max_norm);
 
 // "adam" / "sgd" <-> kind. Parse returns TS_ERR_ARG naming the choices.
 const char *ts_optim_name(ts_optim_kind kind);

@@ -470,11 +470,12 @@ static void trainer_free(trainer *t) {
 
 // One optimizer step on batch b. A non-finite loss or gradient skips the
 // update (the parameters stay finite) and counts; too many in a row fail.
+// The gradients are zero on entry and on return: ts_optim_step zeroes them
+// as it consumes them, and every path that does not reach it zeroes them here.
 static int train_step(trainer *t, const ts_batch *b) {
     const ts_train_opts *o = t->opts;
     double t0 = now();
     ts_ctx_reset(&t->ctx);
-    ts_params_zero_grad(&t->model->params);
     ts_batch_view view = {.B = b->B, .S = b->S, .T = b->T, .src = b->src, .src_len = b->src_len,
                           .tgt_in = b->tgt_in, .tgt_out = b->tgt_out};
     int n_tokens = 0;
@@ -482,11 +483,15 @@ static int train_step(trainer *t, const ts_batch *b) {
     if (!loss) return t->ctx.status;
     double value = loss->data[0];
     int rc = isfinite(value) ? ts_backward(&t->ctx, loss) : TS_OK;
-    if (rc) return rc;
-    double norm = isfinite(value) ? ts_clip_grad_norm(&t->model->params, o->clip) : NAN;
+    if (rc) {
+        ts_params_zero_grad(&t->model->params);
+        return rc;
+    }
+    double norm = isfinite(value) ? ts_grad_norm(&t->model->params, t->optim.threads) : NAN;
     t->step++;
     t->position++;
     if (!isfinite(value) || !isfinite(norm)) {
+        ts_params_zero_grad(&t->model->params);
         t->skipped++;
         if (o->log)
             fprintf(o->log, "\nstep %ld: %s is %s; update skipped (%ld in a row)\n", t->step,
@@ -498,7 +503,7 @@ static int train_step(trainer *t, const ts_batch *b) {
         return TS_OK;
     }
     t->skipped_in_row = 0;
-    ts_optim_step(&t->optim, &t->model->params);
+    ts_optim_step(&t->optim, &t->model->params, ts_clip_factor(norm, o->clip));
     double dt = now() - t0;
     t->step_seconds += dt;
     t->epoch_loss_sum += value * n_tokens;
@@ -572,6 +577,9 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         goto done;
     }
     ts_ctx_init(&t.ctx, t.arena);
+    ts_params_zero_grad(&t.model->params);  // train_step's invariant
+    long cores = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+    t.optim.threads = cores > 1 ? 2 : 1;  // the memory-bound passes gain little beyond two
     gsl_rng_set(t.shuffle_rng, (unsigned long)o->seed + 1);
     gsl_rng_set(t.tf_rng, (unsigned long)o->seed + 2);
     memcpy(t.epoch_start_state, gsl_rng_state(t.shuffle_rng), gsl_rng_size(t.shuffle_rng));

@@ -1,0 +1,157 @@
+// The optimizers and gradient clipping against PyTorch (tests/fixtures/torch/
+// optimizer.txt): clip_grad_norm_(max_norm=1) then Adam or SGD with momentum,
+// four steps, two of them clipped. The update is one fused pass that also
+// zeroes the gradients; these tests pin both.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tensor/kernels.h"
+#include "train/optim.h"
+#include "testutil.h"
+
+#define STEPS 4
+static const char *const names[2] = {"a", "b"};
+
+// The fixture's two parameters, at their starting values, in a registry.
+static void start_params(ts_params *p, const fixture *f) {
+    ts_params_init(p);
+    for (int i = 0; i < 2; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "start.%s", names[i]);
+        const fixture_record *r = fixture_get(f, key);
+        ts_tensor *w = ts_params_add(p, names[i], r->ndim, r->dims);
+        cr_assert_not_null(w);
+        memcpy(w->data, r->values, r->n * sizeof(double));
+    }
+}
+
+static void set_grads(ts_params *p, const fixture *f, int step) {
+    for (int i = 0; i < 2; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "grad.%s.%d", names[i], step);
+        const fixture_record *r = fixture_get(f, key);
+        cr_assert_eq(r->n, p->items[i]->size);
+        memcpy(p->items[i]->grad, r->values, r->n * sizeof(double));
+    }
+}
+
+static void follows_torch(const char *optim, int threads) {
+    fixture f = fixture_load("optimizer.txt");
+    ts_params p;
+    start_params(&p, &f);
+    ts_optim_kind kind;
+    cr_assert_eq(ts_optim_parse(optim, &kind), TS_OK);
+    ts_optim o;
+    cr_assert_eq(ts_optim_init(&o, &p, kind, kind == TS_OPTIM_ADAM ? 0.01 : 0.1), TS_OK);
+    o.threads = threads;
+    int clipped = 0;
+    for (int t = 0; t < STEPS; t++) {
+        set_grads(&p, &f, t);
+        char key[64];
+        snprintf(key, sizeof key, "%s.norm.%d", optim, t);
+        double norm = ts_grad_norm(&p, threads);
+        assert_allclose(&norm, fixture_get(&f, key)->values, 1, 0, 1e-14);
+        double factor = ts_clip_factor(norm, 1.0);
+        clipped += factor < 1.0;
+        ts_optim_step(&o, &p, factor);
+        for (int i = 0; i < 2; i++) {
+            snprintf(key, sizeof key, "%s.%s.%d", optim, names[i], t);
+            const fixture_record *want = fixture_get(&f, key);
+            assert_allclose(p.items[i]->data, want->values, want->n, 1e-15, 1e-13);
+            for (size_t k = 0; k < p.items[i]->size; k++)
+                cr_assert_eq(p.items[i]->grad[k], 0.0, "step %d left %s.grad[%zu] = %g; it must zero it", t,
+                             names[i], k, p.items[i]->grad[k]);
+        }
+    }
+    cr_assert_eq(clipped, 2, "the fixture clips steps 0 and 2; %d were clipped", clipped);
+    ts_optim_free(&o);
+    ts_params_free(&p);
+    fixture_free(&f);
+}
+
+Test(optim, adam_after_clipping_follows_torch_for_four_steps) {
+    follows_torch("adam", 1);
+    follows_torch("adam", 2);
+}
+
+Test(optim, sgd_with_momentum_after_clipping_follows_torch_for_four_steps) {
+    follows_torch("sgd", 1);
+    follows_torch("sgd", 2);
+}
+
+// Many tensors of uneven sizes: one thread and two give the same bits.
+Test(optim, two_threads_give_the_same_bits_as_one) {
+    ts_params p[2];
+    ts_optim o[2];
+    double norm[2];
+    for (int r = 0; r < 2; r++) {
+        ts_params_init(&p[r]);
+        for (int i = 0; i < 9; i++) {
+            char name[8];
+            snprintf(name, sizeof name, "p%d", i);
+            ts_tensor *w = ts_params_add(&p[r], name, 1, (int[]){1 + 37 * i * i});
+            for (size_t k = 0; k < w->size; k++) {
+                w->data[k] = cos(0.3 * (double)k + i);
+                w->grad[k] = sin(0.7 * (double)k * (i + 1)) * 10;
+            }
+        }
+        cr_assert_eq(ts_optim_init(&o[r], &p[r], TS_OPTIM_ADAM, 1e-3), TS_OK);
+        o[r].threads = r + 1;
+        norm[r] = ts_grad_norm(&p[r], r + 1);
+        ts_optim_step(&o[r], &p[r], ts_clip_factor(norm[r], 5.0));
+    }
+    cr_assert_eq(memcmp(&norm[0], &norm[1], sizeof(double)), 0, "norm %.17g vs %.17g", norm[0], norm[1]);
+    for (int i = 0; i < 9; i++) {
+        const ts_tensor *a = p[0].items[i], *b = p[1].items[i];
+        cr_assert_eq(memcmp(a->data, b->data, a->size * sizeof(double)), 0, "tensor %d differs", i);
+        cr_assert_eq(memcmp(o[0].m[i], o[1].m[i], a->size * sizeof(double)), 0);
+        cr_assert_eq(memcmp(o[0].v[i], o[1].v[i], a->size * sizeof(double)), 0);
+    }
+    for (int r = 0; r < 2; r++) {
+        ts_optim_free(&o[r]);
+        ts_params_free(&p[r]);
+    }
+}
+
+Test(optim, clip_factor_is_torchs_rule) {
+    cr_assert_eq(ts_clip_factor(0.5, 1.0), 1.0);
+    cr_assert_eq(ts_clip_factor(4.0, 1.0), 1.0 / (4.0 + 1e-6));
+    cr_assert_eq(ts_clip_factor(1e9, 0.0), 1.0, "max_norm 0 means no clipping");
+    cr_assert_eq(ts_clip_factor(NAN, 1.0), 1.0);
+    cr_assert_eq(ts_clip_factor(INFINITY, 1.0), 1.0);
+}
+
+Test(optim, the_gradient_norm_is_exact_and_not_finite_when_a_gradient_is_not) {
+    ts_params p;
+    ts_params_init(&p);
+    ts_tensor *a = ts_params_add(&p, "a", 1, (int[]){1001});  // not a multiple of 8: the tail counts
+    ts_tensor *b = ts_params_add(&p, "b", 2, (int[]){3, 5});
+    long double want = 0;
+    for (size_t k = 0; k < a->size; k++) {
+        a->grad[k] = sin(0.1 * (double)k) * (1 + (double)k / 100);
+        want += (long double)a->grad[k] * a->grad[k];
+    }
+    for (size_t k = 0; k < b->size; k++) {
+        b->grad[k] = -1.5 + 0.25 * (double)k;
+        want += (long double)b->grad[k] * b->grad[k];
+    }
+    double got = ts_grad_norm(&p, 2), w = (double)sqrtl(want);
+    assert_allclose(&got, &w, 1, 0, 1e-14);
+    b->grad[7] = NAN;
+    cr_assert(isnan(ts_grad_norm(&p, 2)));
+    b->grad[7] = INFINITY;
+    cr_assert(isinf(ts_grad_norm(&p, 1)));
+    ts_params_free(&p);
+}
+
+Test(optim, sum_of_squares_keeps_the_fixed_order_of_ts_sum_array) {
+    double x[19], sq[19];
+    for (int i = 0; i < 19; i++) {
+        x[i] = 1.0 / (i + 1) * (i % 3 ? 1e8 : 1e-8);
+        sq[i] = x[i] * x[i];
+    }
+    for (size_t n = 0; n <= 19; n++)
+        cr_assert_eq(ts_sumsq_array(x, n), ts_sum_array(sq, n), "n = %zu", n);
+}
