@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes the PyTorch reference fixtures that the C model tests compare
-against (to 1e-10): a GRU cell, every attention variant, and full seq2seq
-losses with the gradient of every parameter.
+against (to 1e-10): a GRU cell, every attention variant, full seq2seq
+losses with the gradient of every parameter, and the optimizers after
+gradient clipping.
 
 Run by hand with Debian's python3 (torch 1.13; the pyenv python3 first on
 PATH has no torch):
