@@ -41,7 +41,7 @@ static const char usage[] =
     "  --lr-decay X      multiply the learning rate by X when dev loss does not improve (default 0.5)\n"
     "  --patience N      stop after N epochs without a better dev loss (default 3)\n"
     "  --seed N          initialisation, split, shuffling and teacher forcing (default 1)\n"
-    "  --threads N       OpenBLAS threads (default: OpenBLAS's own choice)\n"
+    "  --threads N       BLAS threads (default: OPENBLAS_NUM_THREADS, else the cores)\n"
     "output\n"
     "  --out DIR         where everything is written (default runs/<date-time>)\n"
     "  --resume CKPT     continue a run exactly from its last.ckpt (same data and flags)\n"

@@ -11,6 +11,7 @@
 
 #ifdef TS_HAVE_OPENBLAS
 void openblas_set_num_threads(int num_threads);
+int openblas_get_num_threads(void);
 char *openblas_get_corename(void);
 #endif
 
@@ -307,6 +308,14 @@ void ts_blas_set_threads(int n) {
     openblas_set_num_threads(n);
 #endif
     blas_threads_wanted = blas_threads_now = n;
+}
+
+int ts_blas_threads(void) {
+#ifdef TS_HAVE_OPENBLAS
+    return openblas_get_num_threads();
+#else
+    return 1;
+#endif
 }
 
 // Products of fewer multiply-adds (m n k) than this run on one thread: for

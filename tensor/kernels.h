@@ -77,6 +77,10 @@ void ts_log_softmax_rows(double *y, const double *x, size_t rows, size_t cols);
 // thread and the rest on n (without a call, OpenBLAS decides alone).
 void ts_blas_set_threads(int n);
 
+// The threads OpenBLAS uses now: OPENBLAS_NUM_THREADS, or the cores, until
+// ts_blas_set_threads says otherwise (1 with another CBLAS).
+int ts_blas_threads(void);
+
 // "OpenBLAS" or "gslcblas": the CBLAS this build links behind GSL.
 const char *ts_blas_name(void);
 

@@ -544,7 +544,10 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     trainer t = {.opts = o, .best_dev = INFINITY};
     memset(report, 0, sizeof *report);
     ts_gsl_quiet();
-    if (o->threads > 0) ts_blas_set_threads((int)o->threads);
+    // Set even when it is OpenBLAS's own count: that turns on ts_gemm's
+    // one-thread path for small products.
+    int threads = o->threads > 0 ? (int)o->threads : ts_blas_threads();
+    ts_blas_set_threads(threads);
     int rc = make_dirs(o->out_dir);
     ts_ckpt *resume = NULL;
     if (!rc && o->resume) rc = ts_ckpt_load(o->resume, NULL, &resume);
@@ -578,8 +581,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     }
     ts_ctx_init(&t.ctx, t.arena);
     ts_params_zero_grad(&t.model->params);  // train_step's invariant
-    long cores = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
-    t.optim.threads = cores > 1 ? 2 : 1;  // the memory-bound passes gain little beyond two
+    t.optim.threads = threads > 1 ? 2 : 1;  // the memory-bound passes gain little beyond two
     gsl_rng_set(t.shuffle_rng, (unsigned long)o->seed + 1);
     gsl_rng_set(t.tf_rng, (unsigned long)o->seed + 2);
     memcpy(t.epoch_start_state, gsl_rng_state(t.shuffle_rng), gsl_rng_size(t.shuffle_rng));
