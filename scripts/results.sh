@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the README's Results tables: the default toy training with four
+# Reproduces the README's Results tables: the default toy training with five
 # attention types (wall time, dev and held-out test exact match / BLEU, AER,
 # BLEU by source length), then, with TATOEBA=1 and ../shared beside the
 # project, tinyseq and ../shared/bench/torch_ref.py side by side on Tatoeba.
@@ -25,22 +25,23 @@ $tinyseq corpus --toy --n 1000 --seed 99 --align "$out/test.align" >"$out/test.t
 
 field() { sed -n "s/.*[ :]$1=\([^ ]*\).*/\1/p" "$2" | tail -1; }
 rows=() buckets=()
-for attn in bahdanau general dot none; do
+for attn in bahdanau general dot scaled-dot none; do
   run=$out/toy-$attn
   rm -rf "$run"
   start=$(date +%s.%N)
   $tinyseq train --attn "$attn" --out "$run" >"$run.log" 2>"$run.err" || { cat "$run.err"; exit 1; }
   wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.0f", e - s}')
   $tinyseq eval --model "$run/best.ckpt" --corpus "$out/test.tsv" --align "$out/test.align" >"$run.eval"
-  dev=$(grep '^dev:' "$run.log")
+  dev=$(grep '^epoch .*(best)$' "$run.log" | tail -1)  # the epoch best.ckpt holds
   dev_exact=$(echo "$dev" | sed -n 's/.*exact \([0-9.]*%\).*/\1/p')
-  dev_bleu=$(echo "$dev" | sed -n 's/.*BLEU \([0-9.]*\).*/\1/p')
+  dev_bleu=$(echo "$dev" | sed -n 's/.*dev BLEU \([0-9.]*\).*/\1/p')
   decoder=$(sed -n 's/^model: [a-z-]* attention, \([a-z]*\) decoder.*/\1/p' "$run.log")
   tok_s=$(field tokens_per_s "$run.log")
   exact=$(awk -v e="$(field exact "$run.eval")" 'BEGIN {printf "%.1f%%", 100 * e}')
   aer=$(field aer "$run.eval")
   aer_diag=$(field aer_diagonal "$run.eval")
   [ -n "$aer" ] || aer="—" aer_diag="—"
+  [ "$attn" != none ] || decoder="no attention"
   rows+=("| $attn ($decoder) | $wall s | $tok_s | $dev_exact | $dev_bleu | $exact | $(field bleu "$run.eval") | $aer | $aer_diag |")
   b=$(awk '/^BLEU by source length/ {on = 1; next} on && NF == 0 {on = 0} on {printf " %s |", $2}' "$run.eval")
   buckets+=("| $attn |$b")
@@ -67,7 +68,7 @@ run=$out/tatoeba
 rm -rf "$run"
 $tinyseq train --corpus "$data" --max-len 10 --emb 256 --hidden 256 --batch 32 --lr 0.001 --clip 5 \
   --attn bahdanau --epochs 2 --patience 1000 --lr-decay 1 --threads 2 --out "$run" >"$run.log" 2>"$run.err"
-grep -E '^(data|epoch|dev):' "$run.log"
+grep -E '^(data:|epoch |dev:|train:)' "$run.log"
 /usr/bin/python3 "$ref" --data "$data" --max-len 10 --emb 256 --hidden 256 --batch 32 --attn bahdanau \
   --dtype float64 --threads 2 --epochs 2 --greedy-eval 500 >"$out/torch_ref.log" 2>&1
 grep -viE '^\s*$' "$out/torch_ref.log" | tail -8

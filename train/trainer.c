@@ -535,8 +535,14 @@ static void print_examples(trainer *t) {
         ts_vocab_decode(t->tgt_vocab, hyps[i].tokens, (size_t)hyps[i].len, buf, sizeof buf);
         fprintf(o->out, "\n  output:    %s\n\n", buf);
     }
-    fprintf(o->out, "dev: loss %.4f, ppl %.3f, BLEU %.4f, exact %.1f%% on %zu pairs\n", res.loss, res.perplexity,
-            res.bleu, 100 * res.exact, res.pairs);
+    fprintf(o->out, "dev: loss %.4f, ppl %.3f, BLEU %.4f, exact %.1f%% on %zu pairs (last model: %s/last.ckpt)\n",
+            res.loss, res.perplexity, res.bleu, 100 * res.exact, res.pairs, o->out_dir);
+    long best_epoch = 0;  // history_dev[e] is epoch e + 1's
+    for (long e = 0; e < t->epoch; e++)
+        if (t->history_dev[e] == t->best_dev) best_epoch = e + 1;
+    if (best_epoch)
+        fprintf(o->out, "best: epoch %ld, dev loss %.4f (%s/best.ckpt)\n",
+                best_epoch, t->best_dev, o->out_dir);
     free_hyps(hyps, t->split.n_dev);
 }
 
