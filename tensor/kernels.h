@@ -74,7 +74,8 @@ void ts_log_softmax_rows(double *y, const double *x, size_t rows, size_t cols);
 
 // Sets the number of threads OpenBLAS uses (no-op with another CBLAS). Once
 // set above 1, ts_gemm runs products of fewer than 4e6 multiply-adds on one
-// thread and the rest on n (without a call, OpenBLAS decides alone).
+// thread and the rest on n, and matrix-vector products on n only when the
+// matrix has 1e6 entries or more (without a call, OpenBLAS decides alone).
 void ts_blas_set_threads(int n);
 
 // The threads OpenBLAS uses now: OPENBLAS_NUM_THREADS, or the cores, until
