@@ -109,6 +109,88 @@ Test(metrics, brevity_penalty_follows_the_paper) {
     cr_assert_float_eq(ts_bleu_brevity_penalty(4, 8), exp(-1.0), 1e-15);
 }
 
+// ---- chrF against sacreBLEU's definition --------------------------------------
+
+// The text of a fixture line after its two-character tag, without the newline.
+static const char *line_text(char *line, size_t *len) {
+    *len = strcspn(line, "\n");
+    line[*len] = '\0';
+    if (*len < 2) return *len = 0, "";
+    *len -= 2;
+    return line + 2;
+}
+
+Test(metrics, chrf_matches_sacrebleu_definition_on_fixture) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/chrf.txt", TS_SOURCE_DIR);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot open %s", path);
+    char *line = NULL, *hyp = NULL;
+    size_t line_cap = 0, hyp_len = 0;
+    char case_name[128] = "";
+    int cases = 0;
+    ts_chrf acc = {0};
+    while (getline(&line, &line_cap, f) > 0) {
+        if (line[0] == '#') continue;
+        size_t len;
+        if (strncmp(line, "CASE ", 5) == 0) {
+            snprintf(case_name, sizeof case_name, "%s", line + 5);
+            case_name[strcspn(case_name, "\n")] = '\0';
+            memset(&acc, 0, sizeof acc);
+        } else if (line[0] == 'H') {
+            const char *text = line_text(line, &len);
+            free(hyp);
+            hyp = strdup(text);
+            hyp_len = len;
+        } else if (line[0] == 'R') {
+            cr_assert_not_null(hyp, "%s: R line without H", case_name);
+            const char *text = line_text(line, &len);
+            cr_assert_eq(ts_chrf_add(&acc, hyp, hyp_len, text, len), TS_OK);
+            free(hyp);
+            hyp = NULL;
+        } else if (strncmp(line, "CHRF ", 5) == 0) {
+            double want = strtod(line + 5, NULL), got = ts_chrf_score(&acc);
+            cr_assert(fabs(got - want) <= 1e-12, "%s: got %.17g, fixture %.17g", case_name, got, want);
+            cases++;
+        } else {
+            cr_assert_fail("unexpected fixture line %s", line);
+        }
+    }
+    free(line);
+    free(hyp);
+    fclose(f);
+    cr_assert_geq(cases, 50);
+}
+
+Test(metrics, chrf_counts_invalid_utf8_bytes_as_characters) {
+    // "\xff" is no UTF-8: one character that matches only itself.
+    ts_chrf acc = {0};
+    cr_assert_eq(ts_chrf_add(&acc, "a\xff", 2, "a\xff", 2), TS_OK);
+    cr_assert_eq(acc.hyp[0], 2);
+    cr_assert_eq(acc.matches[1], 1);
+    cr_assert_float_eq(ts_chrf_score(&acc), 1.0, 1e-15);
+    ts_chrf other = {0};
+    cr_assert_eq(ts_chrf_add(&other, "a\xfe", 2, "a\xff", 2), TS_OK);
+    cr_assert_eq(other.matches[0], 1);
+}
+
+Test(metrics, bleu_zero_order_names_the_first_order_without_a_match) {
+    // Targets of three tokens have no 4-grams: BLEU is 0 whatever the output.
+    const int32_t t[] = {7, 8, 9};
+    ts_bleu acc = {0};
+    cr_assert_eq(ts_bleu_add(&acc, t, 3, t, 3), TS_OK);
+    cr_assert_eq(ts_bleu_score(&acc), 0.0);
+    cr_assert_eq(ts_bleu_zero_order(&acc), 4);
+    const int32_t u[] = {1, 2, 3, 4, 5};
+    ts_bleu good = {0};
+    cr_assert_eq(ts_bleu_add(&good, u, 5, u, 5), TS_OK);
+    cr_assert_eq(ts_bleu_zero_order(&good), 0);
+    const int32_t v[] = {6, 6, 6, 6, 6};
+    ts_bleu none = {0};
+    cr_assert_eq(ts_bleu_add(&none, v, 5, u, 5), TS_OK);
+    cr_assert_eq(ts_bleu_zero_order(&none), 1);
+}
+
 // ---- perplexity and exact match --------------------------------------------
 
 Test(metrics, perplexity_is_exp_of_mean_cross_entropy) {

@@ -14,14 +14,18 @@
 
 // One n-gram padded with zeros to the longest order, tagged with the side it
 // came from, so that a plain qsort groups equal n-grams of one order together.
+// BLEU counts token ids, chrF code points; both fit in int32.
+enum { NGRAM_MAX = 6 };
+_Static_assert((int)TS_BLEU_ORDER <= (int)NGRAM_MAX && (int)TS_CHRF_ORDER <= (int)NGRAM_MAX, "n-gram too long");
+
 typedef struct {
-    int32_t tok[TS_BLEU_ORDER];
+    int32_t tok[NGRAM_MAX];
     int32_t from_ref;  // 0 hypothesis, 1 reference
 } ngram;
 
 static int ngram_cmp(const void *pa, const void *pb) {
     const ngram *a = pa, *b = pb;
-    for (int k = 0; k < TS_BLEU_ORDER; k++) {
+    for (int k = 0; k < NGRAM_MAX; k++) {
         if (a->tok[k] != b->tok[k]) return a->tok[k] < b->tok[k] ? -1 : 1;
     }
     return 0;  // the tag is ignored: runs of equal n-grams mix both sides
@@ -38,40 +42,57 @@ static size_t fill_ngrams(ngram *out, const int32_t *seq, size_t len, int n, int
     return count;
 }
 
+// Room for the n-grams of one hypothesis/reference pair: *grams is malloc'd
+// (NULL when both are empty). what names the metric in the error.
+static int alloc_ngrams(ngram **grams, size_t hyp_len, size_t ref_len, const char *what) {
+    size_t cap = hyp_len + ref_len;
+    *grams = NULL;
+    if (cap == 0) return TS_OK;
+    if (cap < hyp_len || cap > SIZE_MAX / sizeof **grams)
+        return ts_fail(TS_ERR_NOMEM, "%s: sentence of %zu + %zu symbols is too long", what, hyp_len, ref_len);
+    *grams = malloc(cap * sizeof **grams);
+    if (!*grams) return ts_fail(TS_ERR_NOMEM, "%s: no memory for %zu n-grams", what, cap);
+    return TS_OK;
+}
+
+// Counts the order-n n-grams of hyp and ref and their clipped matches: each
+// distinct n-gram scores min(#hyp, #ref). grams has room for both.
+static int64_t clipped_matches(ngram *grams, const int32_t *hyp, size_t hyp_len,
+                               const int32_t *ref, size_t ref_len, int n,
+                               int64_t *n_hyp, int64_t *n_ref) {
+    size_t nh = fill_ngrams(grams, hyp, hyp_len, n, 0);
+    size_t nr = fill_ngrams(grams + nh, ref, ref_len, n, 1);
+    if (nh + nr > 0) qsort(grams, nh + nr, sizeof *grams, ngram_cmp);
+    int64_t matched = 0;
+    for (size_t p = 0; p < nh + nr;) {
+        size_t q = p;
+        int64_t in_hyp = 0, in_ref = 0;
+        for (; q < nh + nr && ngram_cmp(&grams[p], &grams[q]) == 0; q++) {
+            if (grams[q].from_ref) in_ref++;
+            else in_hyp++;
+        }
+        matched += in_hyp < in_ref ? in_hyp : in_ref;
+        p = q;
+    }
+    *n_hyp = (int64_t)nh;
+    *n_ref = (int64_t)nr;
+    return matched;
+}
+
 void ts_bleu_init(ts_bleu *acc) { memset(acc, 0, sizeof *acc); }
 
 int ts_bleu_add(ts_bleu *acc, const int32_t *hyp, size_t hyp_len,
                 const int32_t *ref, size_t ref_len) {
     int64_t matches[TS_BLEU_ORDER], totals[TS_BLEU_ORDER];
-    size_t cap = hyp_len + ref_len;
-    ngram *grams = NULL;
-    if (cap > 0) {
-        if (cap < hyp_len || cap > SIZE_MAX / sizeof *grams)
-            return ts_fail(TS_ERR_NOMEM, "bleu: sentence of %zu + %zu tokens is too long",
-                           hyp_len, ref_len);
-        grams = malloc(cap * sizeof *grams);
-        if (!grams) return ts_fail(TS_ERR_NOMEM, "bleu: no memory for %zu n-grams", cap);
-    }
+    ngram *grams;
+    int rc = alloc_ngrams(&grams, hyp_len, ref_len, "bleu");
+    if (rc != TS_OK) return rc;
     for (int n = 1; n <= TS_BLEU_ORDER; n++) {
-        size_t nh = fill_ngrams(grams, hyp, hyp_len, n, 0);
-        size_t nr = fill_ngrams(grams + nh, ref, ref_len, n, 1);
-        if (nh + nr > 0) qsort(grams, nh + nr, sizeof *grams, ngram_cmp);
-        // Clipped count: each distinct n-gram scores min(#hyp, #ref).
-        int64_t matched = 0;
-        for (size_t p = 0; p < nh + nr;) {
-            size_t q = p;
-            int64_t in_hyp = 0, in_ref = 0;
-            for (; q < nh + nr && ngram_cmp(&grams[p], &grams[q]) == 0; q++) {
-                if (grams[q].from_ref) in_ref++;
-                else in_hyp++;
-            }
-            matched += in_hyp < in_ref ? in_hyp : in_ref;
-            p = q;
-        }
-        matches[n - 1] = matched;
+        int64_t nh, nr;
+        matches[n - 1] = clipped_matches(grams, hyp, hyp_len, ref, ref_len, n, &nh, &nr);
         // NLTK's max(1, count): an order the sentence is too short for still
         // adds 1 to the denominator.
-        totals[n - 1] = nh > 0 ? (int64_t)nh : 1;
+        totals[n - 1] = nh > 0 ? nh : 1;
     }
     free(grams);
     for (int k = 0; k < TS_BLEU_ORDER; k++) {
@@ -107,6 +128,99 @@ double ts_bleu_score(const ts_bleu *acc) {
         log_sum += 0.25 * log((double)acc->matches[k] / (double)acc->totals[k]);
     }
     return ts_bleu_brevity_penalty(acc->hyp_len, acc->ref_len) * exp(log_sum);
+}
+
+int ts_bleu_zero_order(const ts_bleu *acc) {
+    for (int k = 0; k < TS_BLEU_ORDER; k++)
+        if (acc->matches[k] == 0) return k + 1;
+    return 0;
+}
+
+// ---- chrF ------------------------------------------------------------------
+
+// Python's str.isspace() for the code points sacreBLEU's split() drops.
+static int is_unicode_space(int32_t c) {
+    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
+           c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
+           c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+// Decodes UTF-8 into code points, dropping whitespace; returns the count.
+// out needs room for len entries. A byte that does not start a well-formed
+// sequence becomes U+DC80..U+DCFF, as Python's surrogateescape reads it.
+static size_t code_points(const char *text, size_t len, int32_t *out) {
+    const unsigned char *s = (const unsigned char *)text;
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        unsigned c = s[i];
+        int extra = c >= 0xF0 && c <= 0xF4 ? 3 : c >= 0xE0 ? (c <= 0xEF ? 2 : -1) : c >= 0xC2 ? 1 : c < 0x80 ? 0 : -1;
+        int32_t cp = extra > 0 ? (int32_t)(c & (0x3F >> extra)) : (int32_t)c;
+        int ok = extra >= 0 && i + (size_t)extra < len;
+        for (int k = 1; ok && k <= extra; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) ok = 0;
+            else cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        // Overlong three/four-byte forms, surrogates and values past U+10FFFF.
+        if (ok && extra == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ok = 0;
+        if (ok && extra == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ok = 0;
+        if (!ok) {
+            out[n++] = 0xDC00 + (int32_t)c;
+            i++;
+            continue;
+        }
+        if (!is_unicode_space(cp)) out[n++] = cp;
+        i += (size_t)extra + 1;
+    }
+    return n;
+}
+
+int ts_chrf_add(ts_chrf *acc, const char *hyp, size_t hyp_len, const char *ref, size_t ref_len) {
+    int64_t counts[TS_CHRF_ORDER][3];
+    size_t cap = hyp_len + ref_len;
+    if (cap < hyp_len || cap > SIZE_MAX / sizeof(int32_t))
+        return ts_fail(TS_ERR_NOMEM, "chrf: sentence of %zu + %zu bytes is too long", hyp_len, ref_len);
+    int32_t *chars = malloc((cap ? cap : 1) * sizeof *chars);
+    if (!chars) return ts_fail(TS_ERR_NOMEM, "chrf: no memory for %zu characters", cap);
+    size_t nh = code_points(hyp, hyp_len, chars);
+    size_t nr = code_points(ref, ref_len, chars + nh);
+    ngram *grams;
+    int rc = alloc_ngrams(&grams, nh, nr, "chrf");
+    if (rc != TS_OK) {
+        free(chars);
+        return rc;
+    }
+    for (int n = 1; n <= TS_CHRF_ORDER; n++)
+        counts[n - 1][2] = clipped_matches(grams, chars, nh, chars + nh, nr, n,
+                                           &counts[n - 1][0], &counts[n - 1][1]);
+    free(grams);
+    free(chars);
+    for (int k = 0; k < TS_CHRF_ORDER; k++) {
+        acc->hyp[k] += counts[k][0];
+        acc->ref[k] += counts[k][1];
+        acc->matches[k] += counts[k][2];
+    }
+    acc->sentences++;
+    return TS_OK;
+}
+
+double ts_chrf_score(const ts_chrf *acc) {
+    // sacreBLEU 2.x without eps smoothing: average precision and recall over
+    // the orders both sides have n-grams of, then F-beta of the averages.
+    double precision = 0.0, recall = 0.0;
+    int orders = 0;
+    for (int k = 0; k < TS_CHRF_ORDER; k++) {
+        if (acc->hyp[k] > 0 && acc->ref[k] > 0) {
+            precision += (double)acc->matches[k] / (double)acc->hyp[k];
+            recall += (double)acc->matches[k] / (double)acc->ref[k];
+            orders++;
+        }
+    }
+    if (orders == 0) return 0.0;
+    precision /= orders;
+    recall /= orders;
+    if (precision + recall == 0.0) return 0.0;
+    double b2 = (double)TS_CHRF_BETA * TS_CHRF_BETA;
+    return (1 + b2) * precision * recall / (b2 * precision + recall);
 }
 
 // ---- perplexity and exact match --------------------------------------------

@@ -48,8 +48,42 @@ void ts_bleu_merge(ts_bleu *into, const ts_bleu *from);
 // 0 for an empty accumulator.
 double ts_bleu_score(const ts_bleu *acc);
 
+// The lowest n-gram order (1..4) with no clipped match in the corpus, 0 when
+// every order has one. Any such order makes BLEU exactly 0: on a corpus of
+// very short targets (fewer than 4 tokens) that says nothing about quality.
+int ts_bleu_zero_order(const ts_bleu *acc);
+
 // The brevity penalty alone (1 when hyp_len > ref_len, 0 when hyp_len == 0).
 double ts_bleu_brevity_penalty(int64_t hyp_len, int64_t ref_len);
+
+// ---- chrF ------------------------------------------------------------------
+// Corpus chrF2 as sacreBLEU 2.x computes it by default (CHRF(): character
+// 6-grams, no word n-grams, beta 2, whitespace removed, no eps smoothing):
+// hypothesis, reference and clipped-match counts of character n-grams of
+// orders 1..6 are summed over the corpus; precision and recall are averaged
+// over the orders where both sides have n-grams; the score is
+// (1 + b^2) P R / (b^2 P + R). sacreBLEU prints 100x this fraction.
+// Characters are Unicode code points of UTF-8 text; whitespace is what
+// Python's str.isspace() calls whitespace.
+
+enum { TS_CHRF_ORDER = 6, TS_CHRF_BETA = 2 };
+
+typedef struct {
+    int64_t hyp[TS_CHRF_ORDER];      // hypothesis character n-grams of order n+1
+    int64_t ref[TS_CHRF_ORDER];      // reference character n-grams of order n+1
+    int64_t matches[TS_CHRF_ORDER];  // clipped matches of order n+1
+    int64_t sentences;
+} ts_chrf;
+
+// Adds one hypothesis/reference pair of UTF-8 text (words separated by
+// spaces; the spaces do not count). Returns TS_OK, or TS_ERR_NOMEM (acc
+// unchanged) when scratch memory cannot be allocated. Bytes that are not
+// valid UTF-8 count as one character each.
+int ts_chrf_add(ts_chrf *acc, const char *hyp, size_t hyp_len, const char *ref, size_t ref_len);
+
+// The corpus chrF2 of everything added so far, a fraction in [0, 1]; 0 for
+// an empty accumulator.
+double ts_chrf_score(const ts_chrf *acc);
 
 // ---- perplexity and exact match --------------------------------------------
 
