@@ -69,13 +69,19 @@ ts_tensor *ts_log_softmax(ts_ctx *ctx, ts_tensor *a);
 // Fused log-softmax + negative log-likelihood: logits (N, V), targets (N)
 // (copied). Returns (1): the mean over rows whose target is not
 // `ignore_index`; 0 when every row is ignored. Targets must be in [0, V).
-ts_tensor *ts_cross_entropy(ts_ctx *ctx, ts_tensor *logits, const int *targets, int ignore_index);
+// smoothing e in [0, 1) is PyTorch's label_smoothing: each kept row's target
+// distribution is (1 - e) onehot + e / V (e = 0: plain cross-entropy).
+ts_tensor *ts_cross_entropy(ts_ctx *ctx, ts_tensor *logits, const int *targets, int ignore_index,
+                            double smoothing);
+// The plain cross-entropy (no smoothing) of the rows a cross_entropy or
+// linear_cross_entropy node averaged: what perplexity is computed from.
+double ts_cross_entropy_nll(const ts_tensor *loss);
 // ts_cross_entropy(x W^T + bias) as one node: x (N, H), W (V, H), bias (V)
 // or NULL, targets (N) (copied). The logits are never a tensor: one (N, V)
 // buffer holds the softmax and, in the backward, the logits' gradient.
 // The backward may run once per tape (as ts_backward does).
 ts_tensor *ts_linear_cross_entropy(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_tensor *bias, const int *targets,
-                                   int ignore_index);
+                                   int ignore_index, double smoothing);
 
 // ---- regularisation (ops_dropout.c) ----
 // Zeroes each element with probability p (drawn from rng) and scales the rest

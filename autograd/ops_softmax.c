@@ -48,11 +48,22 @@ int ts_log_softmax_backward(ts_ctx *ctx, ts_tensor *y) {
     return ctx->status;
 }
 
-// loss = -(1/K) sum_{i: t_i != ignore} log softmax(a_i)[t_i], K = number of such rows
-// da_i = dloss * (softmax(a_i) - onehot(t_i)) / K for kept rows, 0 for ignored ones.
-// The forward keeps softmax(a) (N, V) in `saved` for the backward.
-ts_tensor *ts_cross_entropy(ts_ctx *ctx, ts_tensor *logits, const int *targets, int ignore_index) {
+// With label smoothing e (PyTorch's CrossEntropyLoss(label_smoothing=e)) the
+// target of row i is q_i = (1 - e) onehot(t_i) + e / V:
+// loss = (1/K) sum_{i: t_i != ignore} -sum_c q_ic log softmax(a_i)_c
+//      = (1/K) sum_i (1 - e) (log Z_i - a_it) + e (log Z_i - mean_c a_ic),  K = kept rows
+// da_i = dloss * (softmax(a_i) - q_i) / K for kept rows, 0 for ignored ones.
+// The forward keeps softmax(a) (N, V) in `saved`; darg[0] = e, darg[1] = the
+// plain cross-entropy (e = 0) of the same rows, for perplexity.
+static int check_smoothing(ts_ctx *ctx, const char *op, double e) {
+    if (e >= 0.0 && e < 1.0) return 1;
+    ts_ctx_fail(ctx, TS_ERR_ARG, "%s: label smoothing %g outside [0, 1)", op, e);
+    return 0;
+}
+
+ts_tensor *ts_cross_entropy(ts_ctx *ctx, ts_tensor *logits, const int *targets, int ignore_index, double smoothing) {
     if (!logits) return NULL;
+    if (!check_smoothing(ctx, "cross_entropy", smoothing)) return NULL;
     size_t n = ts_rows(logits), v = (size_t)ts_cols(logits);
     for (size_t i = 0; i < n; i++)
         if (targets[i] != ignore_index && (targets[i] < 0 || (size_t)targets[i] >= v))
@@ -64,12 +75,13 @@ ts_tensor *ts_cross_entropy(ts_ctx *ctx, ts_tensor *logits, const int *targets, 
     double *probs = y->requires_grad ? ts_arena_alloc(ctx->arena, n * v * sizeof(double)) : NULL;
     if (!kept || (y->requires_grad && !probs)) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
     memcpy(kept, targets, n * sizeof(int));
-    double total = 0.0;
+    double total = 0.0, smooth = 0.0;  // sums of log Z - a_t and of log Z - mean(a)
     int count = 0;
     for (size_t i = 0; i < n; i++) {
         if (targets[i] == ignore_index) continue;
         const double *row = logits->data + i * v;
         double max = ts_max_array(row, v), sum;
+        double mean = smoothing > 0.0 ? ts_sum_array(row, v) / (double)v : 0.0;
         if (probs) {  // the exponentials once, kept and normalised for the backward
             double *p = probs + i * v;
             memcpy(p, row, v * sizeof(double));
@@ -80,15 +92,24 @@ ts_tensor *ts_cross_entropy(ts_ctx *ctx, ts_tensor *logits, const int *targets, 
             sum = ts_sum_exp_shift(row, v, max);
         }
         total += log(sum) - (row[targets[i]] - max);  // log Z = max + log(sum), kept apart to avoid cancellation
+        if (smoothing > 0.0) smooth += log(sum) - (mean - max);
         count++;
     }
-    y->data[0] = count ? total / count : 0.0;
+    double nll = count ? total / count : 0.0;
+    y->data[0] = smoothing > 0.0 ? (1.0 - smoothing) * nll + smoothing * smooth / count : nll;
     y->aux = kept;
     y->saved = probs;
     y->iarg[0] = ignore_index;
     y->iarg[1] = count;
+    y->darg[0] = smoothing;
+    y->darg[1] = nll;
     return y;
 }
+double ts_cross_entropy_nll(const ts_tensor *loss) {
+    int fused = loss->op == TS_OP_CROSS_ENTROPY || loss->op == TS_OP_LINEAR_CROSS_ENTROPY;
+    return fused ? loss->darg[1] : loss->data[0];
+}
+
 int ts_cross_entropy_backward(ts_ctx *ctx, ts_tensor *y) {
     double *da = input_grad(ctx, y, 0);
     if (!da || y->iarg[1] == 0) return ctx->status;
@@ -100,32 +121,36 @@ int ts_cross_entropy_backward(ts_ctx *ctx, ts_tensor *y) {
     for (size_t i = 0; i < n; i++) {
         if (targets[i] == y->iarg[0]) continue;
         double *row = da + i * v;
-        for (size_t c = 0; c < v; c++) row[c] += scale * probs[i * v + c];
-        row[targets[i]] -= scale;
+        double uniform = scale * y->darg[0] / (double)v;  // the smoothed target's e / V share
+        for (size_t c = 0; c < v; c++) row[c] += scale * probs[i * v + c] - uniform;
+        row[targets[i]] -= scale * (1.0 - y->darg[0]);
     }
     return ctx->status;
 }
 
 // The output projection and the loss as one node:
 //   z_i = x_i W^T + b                           (N, V), never a tensor of its own
-//   loss = -(1/K) sum_{i: t_i != ignore} log softmax(z_i)[t_i]
+//   loss = -(1/K) sum_{i: t_i != ignore} sum_c q_ic log softmax(z_i)_c,
+//   q_i = (1 - e) onehot(t_i) + e / V           (label smoothing e; e = 0: plain)
 // One (N, V) buffer does everything, in as few passes over it as can be:
 // forward: dgemm writes z; one pass adds b and finds each row's max; one pass
 //   takes exp(z - max) and sums it. The rows stay unnormalised; 1 / sum is
 //   kept per row (ignored rows are zeroed).
 // backward: one pass makes p = exp(z - max) / sum and adds the column sums
-//   of dz into db; then dz = (p - onehot(t)) dloss / K is applied through
+//   of dz into db; then dz = (p - q) dloss / K is applied through
 //   the dgemms' alpha: dx += dz W (N, H), dW += dz^T x (V, H).
 // iarg[0] = ignore index, iarg[1] = K, iarg[2] = 1 with a bias, iarg[3] = 1
-// once the backward has consumed the buffer (a tape is walked once).
+// once the backward has consumed the buffer (a tape is walked once);
+// darg[0] = e, darg[1] = the plain cross-entropy (for perplexity).
 typedef struct {
     int *targets;     // (N) copied
     double *inv_sum;  // (N) 1 / sum_c exp(z_ic - max_i); 0 for ignored rows
 } linear_ce_saved;
 
 ts_tensor *ts_linear_cross_entropy(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_tensor *bias, const int *targets,
-                                   int ignore_index) {
+                                   int ignore_index, double smoothing) {
     if (!x || !w) return NULL;
+    if (!check_smoothing(ctx, "linear_cross_entropy", smoothing)) return NULL;
     char sx[48], sw[48], sb[48];
     if (x->ndim != 2 || w->ndim != 2 || x->shape[1] != w->shape[1] || (bias && (int)bias->size != w->shape[0]))
         return ts_ctx_fail(ctx, TS_ERR_SHAPE, "linear_cross_entropy: x %s, W %s, bias %s do not fit (N, H), (V, H), (V)",
@@ -147,7 +172,7 @@ ts_tensor *ts_linear_cross_entropy(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_t
     *sv = (linear_ce_saved){.targets = kept, .inv_sum = inv_sum};
     int rc = ts_gemm(0, 1, (int)n, (int)v, H, 1.0, x->data, w->data, 0.0, z);
     if (rc) return ts_ctx_fail(ctx, rc, "linear_cross_entropy: %s", ts_last_error());
-    double total = 0.0;
+    double total = 0.0, smooth = 0.0;  // sums of log Z - z_t and of log Z - mean(z)
     int count = 0;
     for (size_t i = 0; i < n; i++) {
         double *row = z + i * v;
@@ -158,12 +183,17 @@ ts_tensor *ts_linear_cross_entropy(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_t
         }
         double max = bias ? ts_add_max_array(row, bias->data, v) : ts_max_array(row, v);
         double target_logit = row[targets[i]];
+        double mean = smoothing > 0.0 ? ts_sum_array(row, v) / (double)v : 0.0;
         double sum = ts_exp_shift_sum(row, v, max);  // row = exp(z - max)
         total += log(sum) - (target_logit - max);    // log Z - z_t, with log Z = max + log(sum)
+        if (smoothing > 0.0) smooth += log(sum) - (mean - max);
         count++;
         inv_sum[i] = 1.0 / sum;
     }
-    y->data[0] = count ? total / count : 0.0;
+    double nll = count ? total / count : 0.0;
+    y->data[0] = smoothing > 0.0 ? (1.0 - smoothing) * nll + smoothing * smooth / count : nll;
+    y->darg[0] = smoothing;
+    y->darg[1] = nll;
     y->aux = sv;
     y->saved = z;
     y->iarg[0] = ignore_index;
@@ -184,8 +214,9 @@ int ts_linear_cross_entropy_backward(ts_ctx *ctx, ts_tensor *y) {
     size_t n = (size_t)x->shape[0], v = (size_t)w->shape[0];
     int H = x->shape[1];
     const linear_ce_saved *sv = y->aux;
-    double *dz = y->saved;  // exp(z - max), becoming p - onehot(t)
+    double *dz = y->saved;  // exp(z - max), becoming p - q
     double scale = y->grad[0] / y->iarg[1];
+    double e = y->darg[0], uniform = e / (double)v;  // q = (1 - e) onehot + e / V
     for (size_t i = 0; i < n; i++) {
         if (sv->targets[i] == y->iarg[0]) continue;  // a zero row
         double *row = dz + i * v;
@@ -193,9 +224,13 @@ int ts_linear_cross_entropy_backward(ts_ctx *ctx, ts_tensor *y) {
             ts_scale_accumulate(row, sv->inv_sum[i], db, scale, v);  // row *= 1/sum; db += scale row
         else
             for (size_t c = 0; c < v; c++) row[c] *= sv->inv_sum[i];
-        row[sv->targets[i]] -= 1.0;
-        if (db) db[sv->targets[i]] -= scale;
+        if (e > 0.0)
+            for (size_t c = 0; c < v; c++) row[c] -= uniform;
+        row[sv->targets[i]] -= 1.0 - e;
+        if (db) db[sv->targets[i]] -= scale * (1.0 - e);
     }
+    if (db && e > 0.0)  // the e / V share of every kept row, added once
+        for (size_t c = 0; c < v; c++) db[c] -= scale * uniform * y->iarg[1];
     int rc = TS_OK;
     if (dx) rc = ts_gemm(0, 0, (int)n, H, (int)v, scale, dz, w->data, 1.0, dx);
     if (!rc && dw) rc = ts_gemm(1, 0, (int)v, H, (int)n, scale, dz, x->data, 1.0, dw);

@@ -202,7 +202,7 @@ int main(int argc, char **argv) {
         ts_batch_view view = {.B = b->B, .S = b->S, .T = b->T, .src = b->src, .src_len = b->src_len,
                               .tgt_in = b->tgt_in, .tgt_out = b->tgt_out};
         int n_tokens = 0;
-        ts_tensor *loss = ts_seq2seq_loss(model, &ctx, &view, 1.0, rng, &n_tokens);
+        ts_tensor *loss = ts_seq2seq_loss(model, &ctx, &view, 1.0, rng, NULL, &n_tokens);
         if (!loss) die("forward");
         double t2 = now();
         if (timed_backward(&ctx, loss, measured ? per_op : scratch, measured ? flops : scratch_flops)) die("backward");

@@ -48,7 +48,7 @@ typedef struct {
 static ts_tensor *loss_of(ts_ctx *ctx, void *user) {
     check_case *c = user;
     gsl_rng_set(c->rng, 5);  // the same teacher-forcing draws at every evaluation
-    return ts_seq2seq_loss(c->model, ctx, &c->batch, c->tf, c->rng, NULL);
+    return ts_seq2seq_loss(c->model, ctx, &c->batch, c->tf, c->rng, NULL, NULL);
 }
 
 int ts_cmd_gradcheck(int argc, char **argv) {

@@ -185,7 +185,9 @@ static int check_ids(ts_ctx *ctx, const char *what, const int *ids, size_t n, in
     return 1;
 }
 
-int ts_seq2seq_encode(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, ts_encoded *out) {
+// The encoder; with dropout p > 0 (training) the source embeddings and the
+// memory are dropped out with masks drawn from rng.
+static int encode(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, double p, gsl_rng *rng, ts_encoded *out) {
     const ts_model_config *c = &m->cfg;
     int B = bv->B, S = bv->S, M = memory_width(c);
     if (ctx->status) return ctx->status;
@@ -200,7 +202,7 @@ int ts_seq2seq_encode(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, ts_en
                     ctx->status);
         for (int t = 0; t < S; t++) mask_tb[(size_t)t * B + b] = mask_bs[(size_t)b * S + t] = t < bv->src_len[b];
     }
-    ts_tensor *x = ts_gather_rows(ctx, m->enc_embedding, bv->src, S * B, TS_PAD);  // (S*B, E)
+    ts_tensor *x = ts_dropout(ctx, ts_gather_rows(ctx, m->enc_embedding, bv->src, S * B, TS_PAD), p, rng);  // (S*B, E)
     ts_tensor *final_fwd, *final_bwd;
     ts_tensor *states = run_gru(ctx, &m->enc_fwd, x, S, B, mask_tb, 0, &final_fwd);  // (S*B, H)
     ts_tensor *init = final_fwd;
@@ -210,10 +212,14 @@ int ts_seq2seq_encode(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, ts_en
         ts_tensor *finals = ts_concat(ctx, (ts_tensor *[]){final_fwd, final_bwd}, 2);
         init = ts_tanh(ctx, linear(ctx, finals, m->bridge_weight, m->bridge_bias));
     }
-    ts_tensor *memory = ts_swap01(ctx, ts_reshape(ctx, states, 3, (int[]){S, B, M}));  // (B, S, M)
+    ts_tensor *memory = ts_dropout(ctx, ts_swap01(ctx, ts_reshape(ctx, states, 3, (int[]){S, B, M})), p, rng);  // (B, S, M)
     ts_tensor *keys = m->cfg.attn == TS_ATTN_NONE ? NULL : ts_attention_keys(m, ctx, memory);
     *out = (ts_encoded){.B = B, .S = S, .memory = memory, .keys = keys, .init = init, .mask = mask_bs};
     return ctx->status;
+}
+
+int ts_seq2seq_encode(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, ts_encoded *out) {
+    return encode(m, ctx, bv, 0.0, NULL, out);
 }
 
 // ---- attention and decoder -------------------------------------------------
@@ -302,20 +308,24 @@ static int argmax_token(const double *row, int n) {
     return best;
 }
 
-ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, double tf, gsl_rng *rng, int *n_tokens) {
+ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, double tf, gsl_rng *rng,
+                           const ts_regularizer *reg, int *n_tokens) {
     int B = bv->B, T = bv->T, V = m->cfg.tgt_vocab;
+    double p = reg ? reg->dropout : 0.0, smoothing = reg ? reg->label_smoothing : 0.0;
+    if (p > 0.0 && !rng) return ts_ctx_fail(ctx, TS_ERR_ARG, "loss: dropout %g needs a random generator", p);
     if (T < 1) return ts_ctx_fail(ctx, TS_ERR_SHAPE, "loss: target length %d", T);
     if (!check_ids(ctx, "target input", bv->tgt_in, (size_t)T * B, V) ||
         !check_ids(ctx, "target output", bv->tgt_out, (size_t)T * B, V))
         return NULL;
     ts_encoded enc;
-    if (ts_seq2seq_encode(m, ctx, bv, &enc)) return NULL;
+    if (encode(m, ctx, bv, p, rng, &enc)) return NULL;
     ts_decoder_state st;
     ts_decoder_start(m, ctx, &enc, &st);
     int forced = tf >= 1.0;
     // Teacher forcing: every input is known, so the embeddings and their
     // share of the GRU input projection run for all T steps at once.
-    ts_tensor *embedded = forced ? ts_gather_rows(ctx, m->dec_embedding, bv->tgt_in, T * B, TS_PAD) : NULL;  // (T*B, E)
+    ts_tensor *embedded = forced ? ts_dropout(ctx, ts_gather_rows(ctx, m->dec_embedding, bv->tgt_in, T * B, TS_PAD), p, rng)
+                                 : NULL;  // (T*B, E)
     ts_tensor *emb_gates = forced ? embedding_gates(m, ctx, embedded) : NULL;  // (T*B, 3H)
     ts_tensor **steps = ts_arena_alloc(ctx->arena, (size_t)T * sizeof *steps);
     int *inputs = ts_arena_alloc(ctx->arena, (size_t)B * sizeof(int));
@@ -323,13 +333,14 @@ ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, 
     memcpy(inputs, bv->tgt_in, (size_t)B * sizeof(int));
     for (int t = 0; t < T; t++) {
         ts_tensor *gates = forced ? ts_slice_rows(ctx, emb_gates, t * B, B)
-                                  : embedding_gates(m, ctx, ts_gather_rows(ctx, m->dec_embedding, inputs, B, TS_PAD));
+                                  : embedding_gates(m, ctx, ts_dropout(ctx, ts_gather_rows(ctx, m->dec_embedding, inputs, B, TS_PAD),
+                                                                       p, rng));
         ts_tensor *o = decoder_step(m, ctx, &enc, &st, gates, NULL);
         if (forced) {
             steps[t] = o;  // projected all at once below
             continue;
         }
-        ts_tensor *logits = ts_seq2seq_logits(m, ctx, o);  // (B, V)
+        ts_tensor *logits = ts_seq2seq_logits(m, ctx, ts_dropout(ctx, o, p, rng));  // (B, V)
         if (!logits) return NULL;
         steps[t] = logits;
         for (int b = 0; t + 1 < T && b < B; b++) {
@@ -339,13 +350,14 @@ ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, 
         }
     }
     ts_tensor *stacked = ts_stack_rows(ctx, steps, T);  // (T*B, H) or (T*B, V)
+    if (forced) stacked = ts_dropout(ctx, stacked, p, rng);  // the pre-output layer
     if (n_tokens) {
         *n_tokens = 0;
         for (size_t i = 0; i < (size_t)T * B; i++) *n_tokens += bv->tgt_out[i] != TS_PAD;
     }
     // Forced: the output projection of all steps and the loss in one node.
-    return forced ? ts_linear_cross_entropy(ctx, stacked, m->out_weight, m->out_bias, bv->tgt_out, TS_PAD)
-                  : ts_cross_entropy(ctx, stacked, bv->tgt_out, TS_PAD);
+    return forced ? ts_linear_cross_entropy(ctx, stacked, m->out_weight, m->out_bias, bv->tgt_out, TS_PAD, smoothing)
+                  : ts_cross_entropy(ctx, stacked, bv->tgt_out, TS_PAD, smoothing);
 }
 
 // ---- decoding --------------------------------------------------------------

@@ -120,13 +120,25 @@ ts_tensor *ts_decoder_step(ts_seq2seq *m, ts_ctx *ctx, const ts_encoded *enc, ts
 // logits (N, Vt) = o (N, H) W_out^T + b_out
 ts_tensor *ts_seq2seq_logits(ts_seq2seq *m, ts_ctx *ctx, ts_tensor *o);
 
+// What training adds to the loss (docs/models.md, "Regularisation"); a NULL
+// or zero regularizer is the plain loss that evaluation uses.
+typedef struct {
+    double dropout;          // p in [0, 1): inverted dropout on the source and target
+                             // embeddings, the encoder memory and the decoder's
+                             // pre-output layer, masks drawn from the loss's rng
+    double label_smoothing;  // e in [0, 1): targets (1 - e) onehot + e / V (PyTorch's)
+} ts_regularizer;
+
 // The training loss of a batch: mean cross-entropy over non-pad targets.
 // tf is the teacher-forcing ratio in [0, 1]; below 1, each sentence's next
 // input is its gold token with probability tf (drawn from rng), else its own
-// argmax. *n_tokens (may be NULL) receives the number of non-pad targets.
+// argmax. reg (may be NULL) adds dropout and label smoothing; dropout masks
+// are drawn from rng too, so a run stays reproducible from its seed.
+// *n_tokens (may be NULL) receives the number of non-pad targets.
+// ts_cross_entropy_nll(loss) is the plain cross-entropy when smoothing.
 // NULL on failure (ctx->status says why).
 ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, double tf,
-                           gsl_rng *rng, int *n_tokens);
+                           gsl_rng *rng, const ts_regularizer *reg, int *n_tokens);
 
 // A decoded sentence: tokens (without <eos>) and the attention matrix of
 // every output step, <eos> included: (len + 1) rows of S weights (all zero

@@ -159,7 +159,7 @@ static void check_seq2seq_fixture(const char *decoder, const char *attn, int bi)
                         .src_len = fixture_get(&fx, "src_lengths")->ints, .tgt_in = fixture_get(&fx, "tgt_in")->ints,
                         .tgt_out = fixture_get(&fx, "tgt_out")->ints};
     ts_params_zero_grad(&m->params);
-    ts_tensor *loss = ts_seq2seq_loss(m, &ctx, &bv, 1.0, rng, NULL);
+    ts_tensor *loss = ts_seq2seq_loss(m, &ctx, &bv, 1.0, rng, NULL, NULL);
     cr_assert_not_null(loss, "%s: %s", file, ts_last_error());
     cr_assert_eq(ts_backward(&ctx, loss), TS_OK, "%s", ts_last_error());
     cr_log_info("%s: loss %.17g", file, loss->data[0]);
@@ -211,7 +211,7 @@ typedef struct {
 static ts_tensor *model_loss(ts_ctx *c, void *user) {
     loss_case *lc = user;
     gsl_rng_set(lc->rng, 5);  // the same teacher-forcing draws at every evaluation
-    return ts_seq2seq_loss(lc->model, c, &lc->batch, lc->tf, lc->rng, NULL);
+    return ts_seq2seq_loss(lc->model, c, &lc->batch, lc->tf, lc->rng, NULL, NULL);
 }
 
 typedef struct {
@@ -255,6 +255,110 @@ ParameterizedTest(model_case *mc, models, whole_model_gradcheck) {
     ts_seq2seq_free(m);
 }
 
+// ---- regularisation: label smoothing against PyTorch, dropout gradients ------
+
+Test(models, label_smoothing_matches_pytorch) {
+    fixture fx = fixture_load("label_smoothing.txt");
+    ts_tensor *x = leaf_from(fixture_get(&fx, "x")), *w = leaf_from(fixture_get(&fx, "W")),
+              *b = leaf_from(fixture_get(&fx, "b"));
+    const fixture_record *t = fixture_get(&fx, "targets");
+    const double smoothing[2] = {0.1, 0.25};
+    for (int k = 0; k < 2; k++) {
+        for (int fused = 0; fused < 2; fused++) {
+            ts_ctx_reset(&ctx);
+            memset(x->grad, 0, x->size * sizeof(double));
+            memset(w->grad, 0, w->size * sizeof(double));
+            memset(b->grad, 0, b->size * sizeof(double));
+            ts_tensor *loss = fused ? ts_linear_cross_entropy(&ctx, x, w, b, t->ints, TS_PAD, smoothing[k])
+                                    : ts_cross_entropy(&ctx, ts_add_bias(&ctx, ts_matmul(&ctx, x, w, 0, 1), b), t->ints,
+                                                       TS_PAD, smoothing[k]);
+            cr_assert_not_null(loss, "%s", ts_last_error());
+            double nll = ts_cross_entropy_nll(loss);
+            cr_assert_eq(ts_backward(&ctx, loss), TS_OK, "%s", ts_last_error());
+            char name[32];
+            snprintf(name, sizeof name, "loss.%g", smoothing[k]);
+            assert_matches(&fx, name, loss->data, 1);
+            snprintf(name, sizeof name, "nll.%g", smoothing[k]);
+            assert_matches(&fx, name, &nll, 1);
+            snprintf(name, sizeof name, "grad.x.%g", smoothing[k]);
+            assert_matches(&fx, name, x->grad, x->size);
+            snprintf(name, sizeof name, "grad.W.%g", smoothing[k]);
+            assert_matches(&fx, name, w->grad, w->size);
+            snprintf(name, sizeof name, "grad.b.%g", smoothing[k]);
+            assert_matches(&fx, name, b->grad, b->size);
+        }
+    }
+    ts_tensor_free_persistent(x);
+    ts_tensor_free_persistent(w);
+    ts_tensor_free_persistent(b);
+    fixture_free(&fx);
+}
+
+typedef struct {
+    ts_seq2seq *model;
+    ts_batch_view batch;
+    double tf;
+    gsl_rng *rng;
+    ts_regularizer reg;
+} regularized_case;
+
+static ts_tensor *regularized_loss(ts_ctx *c, void *user) {
+    regularized_case *rc = user;
+    gsl_rng_set(rc->rng, 9);  // the same dropout masks and teacher-forcing draws at every evaluation
+    return ts_seq2seq_loss(rc->model, c, &rc->batch, rc->tf, rc->rng, &rc->reg, NULL);
+}
+
+ParameterizedTestParameters(models, gradcheck_with_dropout_and_label_smoothing) {
+    static model_case cases[] = {{TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 1}, {TS_ATTN_GENERAL, TS_DECODER_LUONG, 0},
+                                 {TS_ATTN_NONE, TS_DECODER_LUONG, 1}, {TS_ATTN_SCALED_DOT, TS_DECODER_LUONG, 1}};
+    return cr_make_param_array(model_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+// Dropout with a fixed mask is a fixed linear map, so the whole model's
+// gradient must still match finite differences, at tf 1 (the fused
+// pre-output dropout) and tf 0.5 (per-step dropout).
+ParameterizedTest(model_case *mc, models, gradcheck_with_dropout_and_label_smoothing) {
+    ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4, .attn = mc->attn,
+                           .decoder = mc->decoder, .bidirectional = mc->bidirectional};
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    regularized_case rc = {m, {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out}, 1.0, rng, {0.3, 0.1}};
+    ts_gradcheck_opts opts = ts_gradcheck_defaults();
+    ts_gradcheck_result results[32];
+    for (int pass = 0; pass < 2; pass++) {
+        rc.tf = pass == 0 ? 1.0 : 0.5;
+        cr_assert_eq(ts_gradcheck(&ctx, regularized_loss, &rc, m->params.items, m->params.count, &opts, results),
+                     TS_OK, "%s", ts_last_error());
+        for (int i = 0; i < m->params.count; i++)
+            cr_assert(results[i].passed, "%s/%s tf=%g: %s wrong at %zu: analytic %.12g numeric %.12g",
+                      ts_attn_name(mc->attn), ts_decoder_name(mc->decoder), rc.tf, results[i].name,
+                      results[i].worst_index, results[i].worst_analytic, results[i].worst_numeric);
+    }
+    ts_seq2seq_free(m);
+}
+
+Test(models, zero_regularizer_is_the_plain_loss_and_dropout_changes_it) {
+    ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4, .attn = TS_ATTN_BAHDANAU,
+                           .decoder = TS_DECODER_BAHDANAU, .bidirectional = 1};
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    ts_batch_view bv = {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out};
+    ts_regularizer none = {0.0, 0.0}, dropout = {0.5, 0.0}, smooth = {0.0, 0.2};
+    double plain = ts_seq2seq_loss(m, &ctx, &bv, 1.0, rng, NULL, NULL)->data[0];
+    gsl_rng_set(rng, 1);
+    unsigned long first_draw = gsl_rng_get(rng);
+    gsl_rng_set(rng, 1);
+    cr_assert(ts_seq2seq_loss(m, &ctx, &bv, 1.0, rng, &none, NULL)->data[0] == plain);
+    cr_assert_eq(gsl_rng_get(rng), first_draw, "a zero regularizer draws nothing: default runs keep their bits");
+    ts_tensor *dropped = ts_seq2seq_loss(m, &ctx, &bv, 1.0, rng, &dropout, NULL);
+    cr_assert_not_null(dropped, "%s", ts_last_error());
+    cr_assert(dropped->data[0] != plain);
+    ts_tensor *smoothed = ts_seq2seq_loss(m, &ctx, &bv, 1.0, rng, &smooth, NULL);
+    cr_assert(smoothed->data[0] != plain);
+    cr_assert(ts_cross_entropy_nll(smoothed) == plain, "the plain cross-entropy of a smoothed loss");
+    cr_assert_null(ts_seq2seq_loss(m, &ctx, &bv, 1.0, NULL, &dropout, NULL));
+    ts_seq2seq_free(m);
+}
+
 // ---- padding invariance, teacher forcing, decoding ---------------------------
 
 // Loss * tokens and gradients * tokens of a batch: sums over its sentences.
@@ -262,7 +366,7 @@ static double summed_loss(ts_seq2seq *m, const ts_batch_view *bv, double *grads)
     ts_ctx_reset(&ctx);
     ts_params_zero_grad(&m->params);
     int n_tokens;
-    ts_tensor *loss = ts_seq2seq_loss(m, &ctx, bv, 1.0, rng, &n_tokens);
+    ts_tensor *loss = ts_seq2seq_loss(m, &ctx, bv, 1.0, rng, NULL, &n_tokens);
     cr_assert_not_null(loss, "%s", ts_last_error());
     cr_assert_eq(ts_backward(&ctx, loss), TS_OK);
     for (int i = 0, k = 0; i < m->params.count; i++)
@@ -314,7 +418,7 @@ Test(models, teacher_forcing_ratio_changes_the_loss_and_is_reproducible) {
     for (int i = 0; i < 4; i++) {
         ts_ctx_reset(&ctx);
         gsl_rng_set(rng, 9);
-        losses[i] = ts_seq2seq_loss(m, &ctx, &bv, ratios[i], rng, NULL)->data[0];
+        losses[i] = ts_seq2seq_loss(m, &ctx, &bv, ratios[i], rng, NULL, NULL)->data[0];
     }
     cr_assert(losses[0] != losses[1], "own predictions as inputs must change the loss");
     cr_assert(memcmp(&losses[2], &losses[3], sizeof(double)) == 0, "same seed, same loss, bit for bit");

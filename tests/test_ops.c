@@ -256,21 +256,24 @@ Test(ops, masked_softmax_gradcheck_and_exact_zeros) {
 typedef struct {
     const int *targets;
     int ignore;
+    double smoothing;
 } ce_arg;
 static ts_tensor *op_cross_entropy(ts_ctx *c, ts_tensor **x, void *a) {
     ce_arg *ce = a;
-    return ts_cross_entropy(c, x[0], ce->targets, ce->ignore);
+    return ts_cross_entropy(c, x[0], ce->targets, ce->ignore, ce->smoothing);
 }
 Test(ops, cross_entropy_gradcheck_with_ignore_index) {
     static const int targets[] = {2, 0, 0, 4, 1};
-    ce_arg ignore_pad = {targets, 0}, ignore_none = {targets, -1};
+    ce_arg ignore_pad = {targets, 0, 0.0}, ignore_none = {targets, -1, 0.0};
     const int shape[1][4] = {{2, 5, 5, 0}};
     check_op("cross_entropy(ignore 0)", op_cross_entropy, &ignore_pad, 1, shape, 0);
     check_op("cross_entropy(no ignore)", op_cross_entropy, &ignore_none, 1, shape, 0);
     static const int zero[] = {0};
-    ce_arg single_target = {zero, -1};
+    ce_arg single_target = {zero, -1, 0.0};
     const int single[1][4] = {{2, 1, 1, 0}};
     check_op("cross_entropy(1x1)", op_cross_entropy, &single_target, 1, single, 0);
+    ce_arg smoothed = {targets, 0, 0.15};
+    check_op("cross_entropy(smoothing 0.15, ignore 0)", op_cross_entropy, &smoothed, 1, shape, 0);
 }
 
 Test(ops, cross_entropy_is_mean_over_kept_rows_and_matches_composition) {
@@ -280,7 +283,7 @@ Test(ops, cross_entropy_is_mean_over_kept_rows_and_matches_composition) {
     double logits[] = {1, 2, 3, 0.5, -1, 2, 900, 929, 0};  // the last row would overflow a naive exp
     const int targets[] = {2, 0, 1};
     ts_tensor *x = ts_constant(&ctx, 2, (int[]){3, 3}, logits);
-    ts_tensor *fused = ts_cross_entropy(&ctx, x, targets, 0);  // row 1 (target 0) ignored
+    ts_tensor *fused = ts_cross_entropy(&ctx, x, targets, 0, 0.0);  // row 1 (target 0) ignored
     ts_tensor *logp = ts_log_softmax(&ctx, x);
     double want = -(logp->data[0 * 3 + 2] + logp->data[2 * 3 + 1]) / 2.0;
     assert_allclose(fused->data, &want, 1, 0, 1e-15);
@@ -553,24 +556,52 @@ Test(ops, linear_equals_matmul_slice_add_bias_add) {
 
 static ts_tensor *op_linear_ce(ts_ctx *c, ts_tensor **x, void *a) {
     ce_arg *ce = a;
-    return ts_linear_cross_entropy(c, x[0], x[1], x[2], ce->targets, ce->ignore);
+    return ts_linear_cross_entropy(c, x[0], x[1], x[2], ce->targets, ce->ignore, ce->smoothing);
 }
 static ts_tensor *op_linear_ce_no_bias(ts_ctx *c, ts_tensor **x, void *a) {
     ce_arg *ce = a;
-    return ts_linear_cross_entropy(c, x[0], x[1], NULL, ce->targets, ce->ignore);
+    return ts_linear_cross_entropy(c, x[0], x[1], NULL, ce->targets, ce->ignore, ce->smoothing);
 }
 Test(ops, linear_cross_entropy_gradcheck_with_ignore_index) {
     static const int targets[] = {2, 0, 5, 4, 1};
-    ce_arg ignore_pad = {targets, 0}, ignore_none = {targets, -1};
+    ce_arg ignore_pad = {targets, 0, 0.0}, ignore_none = {targets, -1, 0.0};
     // x (N, H), W (V, H), bias (V)
     const int shapes[3][4] = {{2, 5, 3, 0}, {2, 6, 3, 0}, {1, 6, 0, 0}};
     check_op("linear_cross_entropy(ignore 0)", op_linear_ce, &ignore_pad, 3, shapes, 0);
     check_op("linear_cross_entropy(no ignore)", op_linear_ce, &ignore_none, 3, shapes, 0);
     check_op("linear_cross_entropy(no bias)", op_linear_ce_no_bias, &ignore_pad, 2, shapes, 0);
     static const int zero[] = {0};
-    ce_arg single_target = {zero, -1};
+    ce_arg single_target = {zero, -1, 0.0};
     const int single[3][4] = {{2, 1, 1, 0}, {2, 1, 1, 0}, {1, 1, 0, 0}};
     check_op("linear_cross_entropy(1x1)", op_linear_ce, &single_target, 3, single, 0);
+    ce_arg smoothed = {targets, 0, 0.2};
+    check_op("linear_cross_entropy(smoothing 0.2)", op_linear_ce, &smoothed, 3, shapes, 0);
+    check_op("linear_cross_entropy(smoothing 0.2, no bias)", op_linear_ce_no_bias, &smoothed, 2, shapes, 0);
+}
+
+Test(ops, label_smoothing_reports_the_plain_cross_entropy_and_rejects_bad_values) {
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double logits[] = {1, 2, 3, 0.5, -1, 2};
+    const int targets[] = {2, 0};
+    ts_tensor *x = ts_constant(&ctx, 2, (int[]){2, 3}, logits);
+    ts_tensor *plain = ts_cross_entropy(&ctx, x, targets, -1, 0.0);
+    ts_tensor *smooth = ts_cross_entropy(&ctx, x, targets, -1, 0.3);
+    cr_assert_not_null(smooth, "%s", ts_last_error());
+    cr_assert_float_eq(ts_cross_entropy_nll(smooth), plain->data[0], 1e-15);
+    cr_assert(smooth->data[0] != plain->data[0]);
+    // q = 0.7 onehot + 0.1: -sum q log p by hand.
+    ts_tensor *logp = ts_log_softmax(&ctx, x);
+    double want = 0.0;
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 3; c++) want -= ((c == targets[i] ? 0.7 : 0.0) + 0.1) * logp->data[i * 3 + c] / 2.0;
+    cr_assert_float_eq(smooth->data[0], want, 1e-14);
+    cr_assert_null(ts_cross_entropy(&ctx, x, targets, -1, 1.0));
+    cr_assert_str_eq(ts_last_error(), "cross_entropy: label smoothing 1 outside [0, 1)");
+    ts_ctx_reset(&ctx);
+    cr_assert_null(ts_linear_cross_entropy(&ctx, x, x, NULL, targets, -1, -0.1));
+    ts_arena_free(arena);
 }
 
 Test(ops, linear_cross_entropy_equals_matmul_add_bias_cross_entropy) {
@@ -587,18 +618,21 @@ Test(ops, linear_cross_entropy_equals_matmul_add_bias_cross_entropy) {
     x->data[N * H - 1] = 300.0;  // the last row's logits reach the hundreds: no overflow either way
     const int targets[N] = {3, 0, 6, 1};  // row 1 ignored
     double grads[2][3][V * H], loss[2];
-    for (int variant = 0; variant < 2; variant++) {
-        ts_ctx_reset(&ctx);
-        for (int t = 0; t < 3; t++) memset(all[t]->grad, 0, all[t]->size * sizeof(double));
-        ts_tensor *y = variant == 0 ? ts_linear_cross_entropy(&ctx, x, w, b, targets, 0)
-                                    : ts_cross_entropy(&ctx, ts_add_bias(&ctx, ts_matmul(&ctx, x, w, 0, 1), b), targets, 0);
-        cr_assert_not_null(y, "%s", ts_last_error());
-        loss[variant] = y->data[0];
-        cr_assert_eq(ts_backward(&ctx, ts_scale(&ctx, y, 1.7)), TS_OK, "%s", ts_last_error());
-        for (int t = 0; t < 3; t++) memcpy(grads[variant][t], all[t]->grad, all[t]->size * sizeof(double));
+    for (int smoothed = 0; smoothed < 2; smoothed++) {
+        double e = smoothed ? 0.1 : 0.0;
+        for (int variant = 0; variant < 2; variant++) {
+            ts_ctx_reset(&ctx);
+            for (int t = 0; t < 3; t++) memset(all[t]->grad, 0, all[t]->size * sizeof(double));
+            ts_tensor *y = variant == 0 ? ts_linear_cross_entropy(&ctx, x, w, b, targets, 0, e)
+                                        : ts_cross_entropy(&ctx, ts_add_bias(&ctx, ts_matmul(&ctx, x, w, 0, 1), b), targets, 0, e);
+            cr_assert_not_null(y, "%s", ts_last_error());
+            loss[variant] = y->data[0];
+            cr_assert_eq(ts_backward(&ctx, ts_scale(&ctx, y, 1.7)), TS_OK, "%s", ts_last_error());
+            for (int t = 0; t < 3; t++) memcpy(grads[variant][t], all[t]->grad, all[t]->size * sizeof(double));
+        }
+        assert_allclose(&loss[0], &loss[1], 1, 0, 1e-13);
+        for (int t = 0; t < 3; t++) assert_allclose(grads[0][t], grads[1][t], all[t]->size, 1e-13, 1e-12);
     }
-    assert_allclose(&loss[0], &loss[1], 1, 0, 1e-13);
-    for (int t = 0; t < 3; t++) assert_allclose(grads[0][t], grads[1][t], all[t]->size, 1e-13, 1e-12);
     for (int t = 0; t < 3; t++) ts_tensor_free_persistent(all[t]);
     ts_arena_free(arena);
 }

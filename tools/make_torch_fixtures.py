@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Writes the PyTorch reference fixtures that the C model tests compare
 against (to 1e-10): a GRU cell, every attention variant, full seq2seq
-losses with the gradient of every parameter, and the optimizers after
-gradient clipping.
+losses with the gradient of every parameter, the optimizers after
+gradient clipping, and the label-smoothed output loss.
 
 Run by hand with Debian's python3 (torch 1.13; the pyenv python3 first on
 PATH has no torch):
@@ -556,6 +556,40 @@ def make_optimizer(out):
     return {name: wr.save(os.path.join(out, name))}
 
 
+# ------------------------------------------------------------ label smoothing
+
+
+def make_label_smoothing(out):
+    """F.cross_entropy(x W^T + b, t, ignore_index=0, label_smoothing=e): the
+    fused output projection + loss node with PyTorch's label smoothing."""
+    name = "label_smoothing.txt"
+    torch.manual_seed(seed_for(name))
+    N, H, V = 6, 4, 9
+    x = randn(N, H).requires_grad_()
+    w = randn(V, H).requires_grad_()
+    b = randn(V).requires_grad_()
+    targets = torch.tensor([3, 0, 8, 1, 0, 5])  # rows 1 and 4 are padding
+    wr = Writer(header("label smoothing: F.cross_entropy(x W^T + b, targets, ignore_index=0, "
+                       "label_smoothing=e)", ["dims: N=6 H=4 V=9; e = 0.1 and 0.25; "
+                                              "loss.<e> and grad.<x>.<e> per value of e"]))
+    wr.tensor("x", x)
+    wr.tensor("W", w)
+    wr.tensor("b", b)
+    wr.ints("targets", targets)
+    for e in (0.1, 0.25):
+        for t in (x, w, b):
+            t.grad = None
+        loss = F.cross_entropy(x @ w.t() + b, targets, ignore_index=0, label_smoothing=e)
+        loss.backward()
+        plain = F.cross_entropy(x @ w.t() + b, targets, ignore_index=0)
+        wr.tensor("loss.%g" % e, loss)
+        wr.tensor("nll.%g" % e, plain)
+        wr.tensor("grad.x.%g" % e, x.grad)
+        wr.tensor("grad.W.%g" % e, w.grad)
+        wr.tensor("grad.b.%g" % e, b.grad)
+    return {name: wr.save(os.path.join(out, name))}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="tests/fixtures/torch")
@@ -574,6 +608,7 @@ def main():
             print("seq2seq %s %s%s" % (decoder, attn, " bi" if bi else ""))
         written.update(make_seq2seq(a.out, decoder, attn, bi, a.check))
     written.update(make_optimizer(a.out))
+    written.update(make_label_smoothing(a.out))
     for n in sorted(written):
         print("%6d  %s" % (written[n], os.path.join(a.out, n)))
 

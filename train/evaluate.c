@@ -165,7 +165,7 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
         int B = batch->B;
         ts_batch_view view = {batch->B, batch->S, batch->T, batch->src, batch->src_len, batch->tgt_in, batch->tgt_out};
         int n_tokens = 0;
-        ts_tensor *loss = ts_seq2seq_loss(m, ctx, &view, 1.0, NULL, &n_tokens);
+        ts_tensor *loss = ts_seq2seq_loss(m, ctx, &view, 1.0, NULL, NULL, &n_tokens);
         if (!loss) {
             rc = ctx->status ? ctx->status : TS_ERR_ARG;
             break;

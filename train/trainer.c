@@ -479,7 +479,7 @@ static int train_step(trainer *t, const ts_batch *b) {
     ts_batch_view view = {.B = b->B, .S = b->S, .T = b->T, .src = b->src, .src_len = b->src_len,
                           .tgt_in = b->tgt_in, .tgt_out = b->tgt_out};
     int n_tokens = 0;
-    ts_tensor *loss = ts_seq2seq_loss(t->model, &t->ctx, &view, o->tf, t->tf_rng, &n_tokens);
+    ts_tensor *loss = ts_seq2seq_loss(t->model, &t->ctx, &view, o->tf, t->tf_rng, NULL, &n_tokens);
     if (!loss) return t->ctx.status;
     double value = loss->data[0];
     int rc = isfinite(value) ? ts_backward(&t->ctx, loss) : TS_OK;
