@@ -915,8 +915,8 @@ static int read_directory(const char *what, const unsigned char *d, size_t n, ui
                          "then \".npy\")", what, k, TS_NPZ_MAX_NAME);
             goto done;
         }
-        memcpy(shown, r->name, name_len);
-        shown[name_len] = '\0';
+        memcpy(shown, r->name, name_len - 4);  // the array's name, as numpy.load shows it
+        shown[name_len - 4] = '\0';
         if (!extra_fields(c + CENTRAL_SIZE + name_len, extra_len, &z64, &z64_len)) {
             rc = ts_fail(TS_ERR_FORMAT, "npz %s: entry '%s': malformed extra field", what, shown);
             goto done;
@@ -1009,14 +1009,15 @@ static int read_directory(const char *what, const unsigned char *d, size_t n, ui
     qsort(order, entries, sizeof *order, by_offset);
     for (uint32_t k = 1; k < entries; k++)
         if (order[k]->offset < order[k - 1]->end) {
-            rc = ts_fail(TS_ERR_FORMAT, "npz %s: entries '%.*s' and '%.*s' overlap", what, (int)order[k - 1]->name_len,
-                         (const char *)order[k - 1]->name, (int)order[k]->name_len, (const char *)order[k]->name);
+            rc = ts_fail(TS_ERR_FORMAT, "npz %s: entries '%.*s' and '%.*s' overlap", what,
+                         (int)order[k - 1]->name_len - 4, (const char *)order[k - 1]->name,
+                         (int)order[k]->name_len - 4, (const char *)order[k]->name);
             goto done;
         }
     qsort(order, entries, sizeof *order, by_name);
     for (uint32_t k = 1; k < entries; k++)
         if (by_name(&order[k - 1], &order[k]) == 0) {
-            rc = ts_fail(TS_ERR_FORMAT, "npz %s: entry '%.*s' appears twice", what, (int)order[k]->name_len,
+            rc = ts_fail(TS_ERR_FORMAT, "npz %s: entry '%.*s' appears twice", what, (int)order[k]->name_len - 4,
                          (const char *)order[k]->name);
             goto done;
         }
