@@ -141,6 +141,11 @@ Test(cli_interop, round_trip_keeps_every_weight_bit_exact_and_every_translation)
 Test(cli_interop, import_takes_the_weights_from_the_npz_not_from_like) {
     char *a = train("a", ""), *b = train("b", "--steps 3");
     char *imported = round_trip(a, b, "", "a-into-b");
+    // The same checkpoint exports to the same bytes.
+    char *out;
+    cr_assert_eq(run(&out, "%s export %s %s/again.npz && cmp %s/a-into-b.npz %s/again.npz", TS_PROGRAM, a, dir, dir,
+                     dir), 0, "%s", out);
+    free(out);
     ts_ckpt *ca = load_ckpt(a), *cb = load_ckpt(b), *ci = load_ckpt(imported);
     cr_assert(same_params(ca, ci), "imported weights differ from A's");
     cr_assert(!same_params(cb, ci), "imported weights are B's");
