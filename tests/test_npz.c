@@ -12,7 +12,9 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,6 +305,40 @@ Test(npz, saves_atomically_and_reports_the_path) {
     cr_assert_eq(system(cmd), 0);
     free(dir);
     ts_npz_free(z);
+}
+
+// A write that fails half way (here: past the file size limit) leaves the
+// old file as it was and no temporary file.
+Test(npz, failed_write_keeps_the_old_file) {
+    char *dir = test_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/w.npz", dir);
+    ts_npz *small = ts_npz_new(), *big = sample();
+    size_t one[] = {1};
+    cr_assert_eq(ts_npz_add_f8(small, "w", 1, one, W), TS_OK);
+    cr_assert_eq(ts_npz_save(small, path, TS_NPZ_STORE), TS_OK, "%s", ts_last_error());
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {.rlim_cur = 400, .rlim_max = RLIM_INFINITY};
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    int rc = ts_npz_save(big, path, TS_NPZ_STORE);
+    lim.rlim_cur = RLIM_INFINITY;
+    setrlimit(RLIMIT_FSIZE, &lim);
+    assert_fails_with(rc, TS_ERR_IO, strerror(EFBIG));
+    cr_assert(strstr(ts_last_error(), path), "%s", ts_last_error());
+    ts_npz *back;
+    cr_assert_eq(ts_npz_load(path, NULL, &back), TS_OK, "%s", ts_last_error());
+    assert_same(small, back);
+    ts_npz_free(back);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while ((e = readdir(d))) cr_assert(!strstr(e->d_name, ".tmp-"), "left %s", e->d_name);
+    closedir(d);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+    ts_npz_free(small);
+    ts_npz_free(big);
 }
 
 Test(npz, setters_reject_bad_names_shapes_and_strings) {
