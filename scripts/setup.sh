@@ -8,7 +8,8 @@ packages=(
   libgsl-dev libopenblas-dev zlib1g-dev libunistring-dev
   libcriterion-dev
   libxml2-utils            # xmllint: tests check the SVG heatmaps are well-formed XML
-  clang libclang-rt-dev    # libFuzzer harness for the checkpoint loader
+  clang libclang-rt-dev    # libFuzzer harnesses for the checkpoint loader and the .npz reader
+  python3-numpy            # tests load tinyseq export's .npz with numpy.load (Debian's /usr/bin/python3)
 )
 
 missing=()

@@ -1,0 +1,86 @@
+// tinyseq export: a checkpoint's weights, vocabularies and configuration as a
+// NumPy .npz file (docs/interop.md).
+#include "cli/cli.h"
+
+#include "interop/model_npz.h"
+#include "tensor/status.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char usage[] =
+    "usage: tinyseq export CKPT OUT.npz [--stored] [--force]\n"
+    "\n"
+    "Writes the model of CKPT (an inference or training checkpoint) as a NumPy\n"
+    ".npz file: every parameter under its PyTorch name (docs/models.md) as a\n"
+    "float64 array in C order, plus tinyseq.vocab.source, tinyseq.vocab.target\n"
+    "(arrays of strings) and tinyseq.config (one string). numpy.load reads it\n"
+    "without allow_pickle; docs/interop.md has the layout.\n"
+    "\n"
+    "  --stored   store the arrays uncompressed (as numpy.savez); the default\n"
+    "             deflates them (as numpy.savez_compressed)\n"
+    "  --force    replace OUT.npz if it exists (otherwise that is an error)\n"
+    "\n"
+    "The file is written atomically (a temporary file renamed into place).\n"
+    "Exit status: 0 ok, 1 unreadable checkpoint or failed write, 2 usage error.\n";
+
+static const char *cmd = "tinyseq export";
+
+int ts_cmd_export(int argc, char **argv) {
+    const char *paths[2] = {NULL, NULL};
+    int n_paths = 0, stored = 0, force = 0;
+    ts_args args;
+    ts_args_init(&args, argc, argv, cmd);
+    const char *flag, *value;
+    while (ts_args_next(&args, &flag, &value)) {
+        if (!flag) {
+            if (n_paths == 2) {
+                ts_cli_error(cmd, 0, "unexpected argument '%s' (see %s --help)", value, cmd);
+                return TS_EXIT_USAGE;
+            }
+            paths[n_paths++] = value;
+        } else if (!strcmp(flag, "help")) {
+            fputs(usage, stdout);
+            return TS_EXIT_OK;
+        } else if (!strcmp(flag, "stored")) {
+            stored = 1;
+        } else if (!strcmp(flag, "force")) {
+            force = 1;
+        } else {
+            return ts_unknown_flag(cmd, flag);
+        }
+    }
+    if (n_paths < 2) {
+        ts_cli_error(cmd, 0, "%s is required (see %s --help)", n_paths ? "OUT.npz" : "CKPT", cmd);
+        return TS_EXIT_USAGE;
+    }
+    const char *ckpt_path = paths[0], *out_path = paths[1];
+    struct stat st;
+    if (!force && stat(out_path, &st) == 0) {
+        ts_cli_error(cmd, 0, "'%s' exists; pass --force to replace it", out_path);
+        return TS_EXIT_FAIL;
+    }
+    ts_translator t;
+    if (ts_translator_load(ckpt_path, &t)) {
+        ts_cli_error(cmd, 1, "cannot load model '%s'", ckpt_path);
+        return TS_EXIT_FAIL;
+    }
+    ts_npz *z;
+    int status = TS_EXIT_OK;
+    if (ts_model_to_npz(&t, &z)) {
+        ts_cli_error(cmd, 1, "cannot convert '%s'", ckpt_path);
+        status = TS_EXIT_FAIL;
+    } else {
+        if (ts_npz_save(z, out_path, stored ? TS_NPZ_STORE : TS_NPZ_DEFLATE)) {
+            ts_cli_error(cmd, 1, "cannot write '%s'", out_path);
+            status = TS_EXIT_FAIL;
+        } else {
+            printf("export: %s -> %s (%d parameters, %zu values, %s)\n", ckpt_path, out_path,
+                   t.model->params.count, ts_params_size(&t.model->params), stored ? "stored" : "deflated");
+        }
+        ts_npz_free(z);
+    }
+    ts_translator_free(&t);
+    return status;
+}

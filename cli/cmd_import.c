@@ -1,0 +1,98 @@
+// tinyseq import: weights from a NumPy .npz file (as tinyseq export writes,
+// or saved from PyTorch) into the model of a checkpoint, written as a new
+// checkpoint (docs/interop.md).
+#include "cli/cli.h"
+
+#include "interop/model_npz.h"
+#include "tensor/status.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+static const char usage[] =
+    "usage: tinyseq import IN.npz --like CKPT -o OUT.ckpt [--force]\n"
+    "\n"
+    "Reads the weights of IN.npz into the model of CKPT (same configuration and\n"
+    "vocabularies) and writes it to OUT.ckpt, a checkpoint that translate,\n"
+    "attend and eval use like best.ckpt (the model alone: no optimizer state,\n"
+    "so train --resume does not take it).\n"
+    "\n"
+    "Every parameter of the model must be in IN.npz under its PyTorch name\n"
+    "(docs/models.md), float64, C order, with its exact shape; any other entry\n"
+    "than the parameters and tinyseq.* is an error. tinyseq.vocab.* and\n"
+    "tinyseq.config are optional; when present they must match CKPT.\n"
+    "\n"
+    "  --like CKPT        checkpoint giving the model and vocabularies (required)\n"
+    "  -o, --out OUT.ckpt the checkpoint to write, atomically (required)\n"
+    "  --force            replace OUT.ckpt if it exists (otherwise that is an error)\n"
+    "\n"
+    "Exit status: 0 ok, 1 unreadable or mismatched file or failed write, 2 usage error.\n";
+
+static const char *cmd = "tinyseq import";
+
+int ts_cmd_import(int argc, char **argv) {
+    const char *in_path = NULL, *like_path = NULL, *out_path = NULL;
+    int force = 0;
+    ts_args args;
+    ts_args_init(&args, argc, argv, cmd);
+    const char *flag, *value;
+    while (ts_args_next(&args, &flag, &value)) {
+        if (!flag && !strcmp(value, "-o")) {
+            if (args.index >= args.argc) {
+                ts_cli_error(cmd, 0, "-o needs a value");
+                return TS_EXIT_USAGE;
+            }
+            out_path = args.argv[args.index++];
+        } else if (!flag) {
+            if (in_path) {
+                ts_cli_error(cmd, 0, "unexpected argument '%s' (see %s --help)", value, cmd);
+                return TS_EXIT_USAGE;
+            }
+            in_path = value;
+        } else if (!strcmp(flag, "help")) {
+            fputs(usage, stdout);
+            return TS_EXIT_OK;
+        } else if (!strcmp(flag, "like") || !strcmp(flag, "out")) {
+            const char **slot = flag[0] == 'l' ? &like_path : &out_path;
+            if (!(*slot = ts_args_value(&args, flag))) return TS_EXIT_USAGE;
+        } else if (!strcmp(flag, "force")) {
+            force = 1;
+        } else {
+            return ts_unknown_flag(cmd, flag);
+        }
+    }
+    if (!in_path || !like_path || !out_path) {
+        ts_cli_error(cmd, 0, "%s is required (see %s --help)",
+                     !in_path ? "IN.npz" : !like_path ? "--like CKPT" : "-o OUT.ckpt", cmd);
+        return TS_EXIT_USAGE;
+    }
+    struct stat st;
+    if (!force && stat(out_path, &st) == 0) {
+        ts_cli_error(cmd, 0, "'%s' exists; pass --force to replace it", out_path);
+        return TS_EXIT_FAIL;
+    }
+    ts_translator t;
+    if (ts_translator_load(like_path, &t)) {
+        ts_cli_error(cmd, 1, "cannot load model '%s'", like_path);
+        return TS_EXIT_FAIL;
+    }
+    int status = TS_EXIT_FAIL;
+    ts_npz *z = NULL;
+    ts_ckpt *ck = NULL;
+    if (ts_npz_load(in_path, NULL, &z)) {
+        ts_cli_error(cmd, 1, "cannot read '%s'", in_path);
+    } else if (ts_model_from_npz(&t, z, in_path)) {
+        ts_cli_error(cmd, 1, "cannot import '%s' into the model of '%s'", in_path, like_path);
+    } else if (!(ck = ts_ckpt_new()) || ts_model_to_ckpt(ck, t.model, t.src_vocab, t.tgt_vocab, t.max_len) ||
+               ts_ckpt_save(ck, out_path)) {
+        ts_cli_error(cmd, 1, "cannot write '%s'", out_path);
+    } else {
+        printf("import: %s (model of %s) -> %s (%d parameters)\n", in_path, like_path, out_path,
+               t.model->params.count);
+        status = TS_EXIT_OK;
+    }
+    ts_ckpt_free(ck);
+    ts_npz_free(z);
+    ts_translator_free(&t);
+    return status;
+}

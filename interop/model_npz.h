@@ -1,0 +1,36 @@
+// A trained model as NumPy arrays: the parameters under their PyTorch names
+// (the registry names of docs/models.md), float64 in C order, plus the
+// vocabularies and the configuration. The layout is in docs/interop.md.
+//
+//   <parameter name>        '<f8', the parameter's shape ("decoder.out.weight": (Vt, H))
+//   tinyseq.vocab.source    '<U<n>', (Vs,): the source words in id order
+//   tinyseq.vocab.target    '<U<n>', (Vt,)
+//   tinyseq.config          '<U<n>', (): the checkpoint header lines of the
+//                           model, "key=value\n" each (model.*, data.*)
+#ifndef TS_MODEL_NPZ_H
+#define TS_MODEL_NPZ_H
+
+#include "interop/npz.h"
+#include "train/model_io.h"
+
+#define TS_NPZ_CONFIG "tinyseq.config"
+#define TS_NPZ_VOCAB_SOURCE "tinyseq.vocab.source"
+#define TS_NPZ_VOCAB_TARGET "tinyseq.vocab.target"
+
+// A new container holding every parameter of t's model, its vocabularies and
+// its configuration (free with ts_npz_free). Errors: those of the container
+// setters (TS_ERR_ARG, TS_ERR_NOMEM) and of ts_model_to_ckpt.
+int ts_model_to_npz(const ts_translator *t, ts_npz **out);
+
+// Copies the weights in z into t's model. Every parameter of the model must
+// be there, '<f8' with exactly its shape and finite values; an entry that is
+// neither a parameter nor one of the tinyseq.* entries is an error (a model
+// of another configuration). The tinyseq.* entries are optional (an .npz
+// saved from PyTorch has none); when present the vocabularies must equal t's
+// word for word and every model.* line of the configuration must match t's.
+// Everything is checked before anything is copied: on failure t is
+// unchanged. Errors: TS_ERR_FORMAT / TS_ERR_SHAPE with a message naming
+// `what` (the file) and the entry.
+int ts_model_from_npz(ts_translator *t, const ts_npz *z, const char *what);
+
+#endif
