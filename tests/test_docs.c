@@ -64,7 +64,7 @@ static int has_flag(const char *text, const char *flag) {
     return 0;
 }
 
-static const char *const commands[] = {"train", "translate", "attend", "eval", "gradcheck", "corpus"};
+static const char *const commands[] = {"train", "translate", "attend", "eval", "gradcheck", "corpus", "info"};
 
 Test(docs, readme_synopsis_lists_every_flag_of_every_help) {
     char *readme = read_source_file("README.md");
@@ -170,6 +170,13 @@ static int run_demo(const char *cwd, const char *arg, char **out) {
     return test_run(cmd, out);
 }
 
+static void remove_dir(char *dir) {
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    test_run(cmd, NULL);
+    free(dir);
+}
+
 static int exists(const char *dir, const char *name) {
     char path[4200];
     struct stat st;
@@ -185,6 +192,7 @@ Test(demo, refuses_the_current_directory_given_as_dot) {
     cr_assert(strstr(out, "not a tinyseq run directory") && strstr(out, "left alone"), "%s", out);
     cr_assert(exists(dir, "thesis.tex"), "demo.sh deleted the user's file");
     free(out);
+    remove_dir(dir);
 }
 
 Test(demo, refuses_a_directory_with_anything_but_a_run_in_it) {
@@ -198,6 +206,7 @@ Test(demo, refuses_a_directory_with_anything_but_a_run_in_it) {
     cr_assert(strstr(out, "'notes.txt'"), "the message names the foreign entry:\n%s", out);
     cr_assert(exists(dir, "notes.txt") && exists(dir, "last.ckpt"), "demo.sh deleted files");
     free(out);
+    remove_dir(dir);
 }
 
 Test(demo, refuses_a_file_and_a_symbolic_link) {
@@ -211,4 +220,5 @@ Test(demo, refuses_a_file_and_a_symbolic_link) {
     cr_assert_eq(run_demo(dir, "link", &out), 2, "%s", out);
     cr_assert(strstr(out, "symbolic link"), "%s", out);
     free(out);
+    remove_dir(dir);
 }
