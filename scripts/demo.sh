@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: build tinyseq, train the default model on the built-in toy
-# corpus, then translate a few sentences and show an attention heatmap.
+# corpus, then translate a few sentences, show an attention heatmap and check
+# every gradient.
 # Usage: scripts/demo.sh [OUT_DIR]   (default runs/demo in the checkout)
 # OUT_DIR is relative to where you run the script. It must be new, empty, or
 # a run directory tinyseq wrote (an earlier demo), which is replaced; any other
@@ -57,5 +58,8 @@ $tinyseq translate --model "$out/best.ckpt" \
 echo "== attention of one sentence (also written to $out/attend.svg)"
 $tinyseq attend --model "$out/best.ckpt" --values --svg "$out/attend.svg" \
   "the small girl does not see the white cats ."
+
+echo "== every gradient of every attention type and decoder against finite differences"
+$tinyseq gradcheck | tail -1
 
 echo "== attention from scratch, stage by stage: build-release/examples/attention_basics (docs/attention.md)"
