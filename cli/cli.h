@@ -15,6 +15,7 @@ int ts_cmd_attend(int argc, char **argv);
 int ts_cmd_eval(int argc, char **argv);
 int ts_cmd_gradcheck(int argc, char **argv);
 int ts_cmd_corpus(int argc, char **argv);
+int ts_cmd_info(int argc, char **argv);
 int ts_cmd_export(int argc, char **argv);
 int ts_cmd_import(int argc, char **argv);
 

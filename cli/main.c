@@ -18,6 +18,7 @@ static const subcommand subcommands[] = {
     {"eval", ts_cmd_eval, "BLEU, perplexity, exact match and AER of a checkpoint on a corpus"},
     {"gradcheck", ts_cmd_gradcheck, "check every gradient against finite differences"},
     {"corpus", ts_cmd_corpus, "write the toy corpus, or check and normalise a TSV corpus"},
+    {"info", ts_cmd_info, "what a checkpoint holds: model, vocabularies, parameters, training state"},
     {"export", ts_cmd_export, "write a checkpoint's weights as a NumPy .npz (for NumPy and PyTorch)"},
     {"import", ts_cmd_import, "read weights from an .npz into the model of a checkpoint"},
     {NULL, NULL, NULL},
