@@ -139,7 +139,7 @@ int ts_cmd_attend(int argc, char **argv) {
 
     ts_translator t;
     if (ts_translator_load(model_path, &t)) {
-        ts_cli_error(cmd, 1, "cannot load model '%s'", model_path);
+        ts_cli_error(cmd, 1, "cannot load the model");
         return TS_EXIT_FAIL;
     }
     ts_arena *arena = ts_arena_new(ARENA_START);

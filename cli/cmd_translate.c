@@ -127,7 +127,7 @@ int ts_cmd_translate(int argc, char **argv) {
 
     ts_translator t;
     if (ts_translator_load(model_path, &t)) {
-        ts_cli_error(cmd, 1, "cannot load model '%s'", model_path);
+        ts_cli_error(cmd, 1, "cannot load the model");
         free(sentences);
         return TS_EXIT_FAIL;
     }
