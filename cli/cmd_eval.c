@@ -5,6 +5,7 @@
 
 #include "data/corpus.h"
 #include "train/evaluate.h"
+#include "train/model_io.h"
 #include "train/metrics.h"
 
 #include <errno.h>
@@ -25,8 +26,9 @@ static const char usage[] =
     "  --beam K        beam width, 1..1000 (default 1: greedy, decoded in batches)\n"
     "  --align GOLD    gold alignments in Pharaoh format (\"0-0 1-2\", source-target),\n"
     "                  one line per sentence pair of FILE: adds AER and its diagonal baseline\n"
-    "  --max-len N     leave out pairs with a side longer than N tokens\n"
-    "                  (default: the checkpoint's training limit; 0: keep all)\n"
+    "  --max-len N     leave out pairs with a side longer than N tokens (default:\n"
+    "                  the checkpoint's training limit; 0: none); pairs longer\n"
+    "                  than 1000 tokens are always left out\n"
     "  --skip-bad      skip malformed corpus lines instead of failing\n"
     "  --show N        print the first N pairs with their outputs (default 3)\n"
     "  --batch N       sentences per batch (default 64)\n"
@@ -208,6 +210,7 @@ int ts_cmd_eval(int argc, char **argv) {
 
     // Keep the pairs within the length limit, with their gold lines.
     int limit = max_len >= 0 ? (int)max_len : t.max_len;
+    if (limit == 0 || limit > TS_MAX_SENTENCE_TOKENS) limit = TS_MAX_SENTENCE_TOKENS;  // bounds time and memory
     for (size_t i = 0; i < c->n_pairs; i++) {
         const ts_pair *p = &c->pairs[i];
         if (limit > 0 && (p->src_len > limit || p->tgt_len > limit)) continue;

@@ -15,14 +15,15 @@ static const char usage[] =
     "Translates each SENTENCE, or else every line of standard input, and prints\n"
     "one line of output tokens (separated by spaces) per input. Input is\n"
     "normalised as in training (lowercase, NFC, punctuation split off); words\n"
-    "the model has never seen become <unk>. A blank input line gives a blank\n"
-    "output line.\n"
+    "the model has never seen become <unk> (named on standard error). A blank\n"
+    "input line gives a blank output line.\n"
     "\n"
     "  --model CKPT   checkpoint written by tinyseq train (required)\n"
     "  --beam K       beam width, 1..1000 (default 1: greedy)\n"
     "\n"
-    "An input that is not valid UTF-8 gives a message naming its line (or\n"
-    "argument) and a blank output line; the exit status is then 1.\n";
+    "An input that is not valid UTF-8, or longer than 1000 tokens, gives a\n"
+    "message naming its line (or argument) and a blank output line; the next\n"
+    "ones are still translated and the exit status is then 1.\n";
 
 static const char *cmd = "tinyseq translate";
 
@@ -75,9 +76,18 @@ static int translate_one(ts_translator *t, ts_ctx *ctx, const char *text, size_t
     free(tokens);
     if (n == 0) return putchar('\n') == EOF ? -1 : 0;
     ts_hypothesis h;
-    while ((rc = ts_translate_text(t, ctx, text, beam, &h, NULL, NULL)) == TS_ERR_ARENA && !grow_arena(ctx)) {
+    char *source;
+    while ((rc = ts_translate_text(t, ctx, text, beam, &h, &source, NULL)) == TS_ERR_ARENA && !grow_arena(ctx)) {
     }
-    if (!rc) rc = print_tokens(t->tgt_vocab, h.tokens, h.len);
+    if (rc) {  // this input only (too long, too large): say so and go on with the next
+        ts_cli_error(cmd, 1, "%s %ld", where, number);
+        return putchar('\n') == EOF ? -1 : 1;
+    }
+    char *unknown = ts_unknown_words(t->src_vocab, source);
+    if (unknown) fprintf(stderr, "%s: %s %ld: unknown words, read as <unk>: %s\n", cmd, where, number, unknown);
+    free(unknown);
+    free(source);
+    rc = print_tokens(t->tgt_vocab, h.tokens, h.len);
     ts_hypothesis_free(&h);
     if (rc) {
         ts_cli_error(cmd, 1, "%s %ld", where, number);

@@ -171,9 +171,51 @@ Test(cli_inspect, translate_reads_stdin_and_keeps_blank_lines) {
 
 Test(cli_inspect, translate_copes_with_unknown_words) {
     char *out;
-    int rc = run(&out, "%s translate --model '%s' 'zorglub blorp chat'", TS_PROGRAM, ckpt);
+    int rc = run(&out, "{ %s translate --model '%s' 'zorglub blorp chat' 'le chat' 2>%s/err; }", TS_PROGRAM, ckpt, dir);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
-    cr_assert_eq(count_lines(out), 1, "%s", out);
+    cr_assert_eq(count_lines(out), 2, "%s", out);
+    free(out);
+    // Named on stderr, for the argument that has them only.
+    rc = run(&out, "cat %s/err", dir);
+    cr_assert(strstr(out, "argument 1: unknown words, read as <unk>: zorglub, blorp\n"), "%s", out);
+    cr_assert_null(strstr(out, "argument 2"), "%s", out);
+    free(out);
+}
+
+// A sentence past the documented maximum is refused by name, quickly, and the
+// next line is still translated.
+Test(cli_inspect, translate_refuses_an_overlong_line_and_goes_on) {
+    char *out;
+    int rc = run(&out,
+                 "{ { echo oui; yes 'le chat' | head -n 501 | tr '\\n' ' '; echo; echo 'non .'; } | "
+                 "%s translate --model '%s' --beam 10 2>%s/err; }",
+                 TS_PROGRAM, ckpt, dir);
+    cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
+    cr_assert_eq(count_lines(out), 3, "%s", out);
+    cr_assert_str_eq(line_at(out, 1), "", "%s", out);
+    cr_assert(line_at(out, 2)[0] != '\0', "the line after it is translated:\n%s", out);
+    free(out);
+    rc = run(&out, "cat %s/err", dir);
+    cr_assert(strstr(out, "line 2") && strstr(out, "1002 tokens, more than the 1000"), "%s", out);
+    free(out);
+}
+
+Test(cli_inspect, attend_marks_unknown_words_in_every_figure) {
+    char *out;
+    int rc = run(&out, "{ %s attend --model '%s' --svg %s/u.svg --json %s/u.json --color always 'le zorglub dort' 2>%s/err; }",
+                 TS_PROGRAM, ckpt, dir, dir, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "<unk>:zorglub"), "terminal:\n%s", out);
+    free(out);
+    rc = run(&out, "cat %s/err", dir);
+    cr_assert(strstr(out, "unknown words, read as <unk>: zorglub\n"), "%s", out);
+    free(out);
+    rc = run(&out, "cat %s/u.svg", dir);
+    cr_assert(strstr(out, ">&lt;unk&gt;:zorglub<"), "SVG:\n%s", out);
+    free(out);
+    rc = run(&out, "/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"source\"])' %s/u.json", dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "[\'le\', \'<unk>:zorglub\', \'dort\']"), "JSON: %s", out);
     free(out);
 }
 
@@ -382,6 +424,24 @@ Test(cli_inspect, missing_or_corrupt_checkpoints_exit_1_naming_the_file) {
     cr_assert(strstr(out, "half.ckpt"), "%s", out);
     free(out);
     free(text);
+}
+
+// A pair past the documented maximum is left out and counted, even with
+// --max-len 0, instead of sizing the evaluation for it.
+Test(cli_inspect, eval_leaves_out_pairs_past_the_maximum_length) {
+    char *out;
+    int rc = run(&out,
+                 "{ echo 'le chat dort .\tthe cat sleeps .'; yes chat | head -n 1001 | tr '\\n' ' '; "
+                 "printf '\tthe cat\\n'; } > %s/long.tsv && %s eval --model '%s' --corpus %s/long.tsv --max-len 0",
+                 dir, TS_PROGRAM, ckpt, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "2 pairs, 1 with a side longer than 1000 tokens left out"), "%s", out);
+    double bleu, ppl, exact;
+    size_t pairs;
+    const char *rest;
+    parse_eval_line(out, &bleu, &ppl, &exact, &pairs, &rest);
+    cr_assert_eq(pairs, 1);
+    free(out);
 }
 
 Test(cli_inspect, eval_reports_an_unreadable_corpus) {

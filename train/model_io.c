@@ -160,6 +160,11 @@ int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam,
         free(tokens);
         return ts_fail(TS_ERR_FORMAT, "nothing to translate: the sentence is empty after normalisation");
     }
+    if (n > TS_MAX_SENTENCE_TOKENS) {
+        free(tokens);
+        return ts_fail(TS_ERR_FORMAT, "the sentence has %zu tokens, more than the %d tinyseq translates", n,
+                       TS_MAX_SENTENCE_TOKENS);
+    }
     // Split the space-joined tokens in place and map them to ids.
     char **words = malloc(n * sizeof *words);
     int32_t *ids = malloc(n * sizeof *ids);
@@ -185,4 +190,32 @@ int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam,
     if (source && !rc) *source = tokens;
     else free(tokens);
     return rc;
+}
+
+char *ts_unknown_words(const ts_vocab *v, const char *source) {
+    size_t len = strlen(source);
+    char *list = malloc(2 * len + 1), *end = list;  // at most every byte, plus a ", " per word
+    if (!list) return NULL;
+    for (const char *w = source; *w;) {
+        size_t n = strcspn(w, " ");
+        char word[TS_CKPT_MAX_TOKEN + 1];
+        int unknown = n > TS_CKPT_MAX_TOKEN;  // too long to be in any vocabulary
+        if (!unknown) {
+            memcpy(word, w, n);
+            word[n] = '\0';
+            unknown = ts_vocab_id(v, word) == TS_UNK && strcmp(word, "<unk>");
+        }
+        if (unknown) {
+            if (end > list) end = (char *)memcpy(end, ", ", 2) + 2;
+            end = (char *)memcpy(end, w, n) + n;
+        }
+        w += n;
+        while (*w == ' ') w++;
+    }
+    *end = '\0';
+    if (end == list) {
+        free(list);
+        return NULL;
+    }
+    return list;
 }

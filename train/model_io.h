@@ -9,6 +9,10 @@
 #include "models/seq2seq.h"
 #include "train/checkpoint.h"
 
+// The longest sentence translate, attend and eval accept, in tokens after
+// normalisation: it bounds the time and memory one input can ask for.
+#define TS_MAX_SENTENCE_TOKENS 1000
+
 typedef struct {
     ts_seq2seq *model;     // owned
     ts_vocab *src_vocab;   // owned
@@ -39,8 +43,15 @@ void ts_translator_free(ts_translator *t);
 // normalised tokens joined by spaces (malloc'd; NULL allowed) and *n_source
 // their count. The hypothesis holds the output ids and attention (free with
 // ts_hypothesis_free). ctx is reset first. Errors: TS_ERR_FORMAT (invalid
-// UTF-8 / empty after normalisation), TS_ERR_NOMEM, the model's errors.
+// UTF-8 / empty after normalisation / more than TS_MAX_SENTENCE_TOKENS
+// tokens), TS_ERR_NOMEM, the model's errors.
 int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam, ts_hypothesis *out, char **source,
                       int *n_source);
+
+// The words of `source` (tokens joined by single spaces, as
+// ts_translate_text gives them) that vocabulary v does not know and so reads
+// as <unk>, joined by ", " in order of appearance (malloc'd), or NULL when
+// every word is known (or out of memory).
+char *ts_unknown_words(const ts_vocab *v, const char *source);
 
 #endif
