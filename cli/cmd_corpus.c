@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include "data/corpus.h"
+#include "data/normalize.h"
 #include "data/toy.h"
 #include "data/vocab.h"
 #include "tensor/status.h"
@@ -128,6 +129,21 @@ static int run_read(const char *path, const ts_corpus_opts *opts, long min_count
     return code;
 }
 
+// A --prefix must keep at least one word after normalisation: an empty one
+// is a usage error, not a problem with the corpus.
+static int prefix_ok(const char *text) {
+    char *tokens;
+    size_t n;
+    int rc = ts_normalize(text, strlen(text), &tokens, &n);
+    if (rc) {
+        ts_cli_error(command, 0, "--prefix '%s': %s", text, ts_last_error());
+        return 0;
+    }
+    free(tokens);
+    if (n == 0) ts_cli_error(command, 0, "--prefix '%s' has no words", text);
+    return n > 0;
+}
+
 int ts_cmd_corpus(int argc, char **argv) {
     ts_args args;
     ts_args_init(&args, argc, argv, command);
@@ -161,6 +177,8 @@ int ts_cmd_corpus(int argc, char **argv) {
                    !strcmp(flag, "prefix")) {
             const char *text = ts_args_value(&args, flag);
             if (!text) {
+                code = TS_EXIT_USAGE;
+            } else if (!strcmp(flag, "prefix") && !prefix_ok(text)) {
                 code = TS_EXIT_USAGE;
             } else if (!strcmp(flag, "prefix")) {
                 const char **grown = realloc(prefixes, (n_prefixes + 1) * sizeof *grown);

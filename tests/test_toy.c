@@ -270,6 +270,11 @@ Test(toy, corpus_command_reports_usage_and_io_errors) {
     cr_assert_eq(test_run(cmd, &out), 1);
     cr_assert(strstr(out, "/nonexistent/dir/a.txt"), "%s", out);
     free(out);
+    // An empty --prefix is the flag's fault: exit 2 naming it, before any file is read.
+    snprintf(cmd, sizeof cmd, "%s corpus --stats /nonexistent/pairs.tsv --prefix ''", TS_PROGRAM);
+    cr_assert_eq(test_run(cmd, &out), 2, "%s", out);
+    cr_assert(strstr(out, "--prefix '' has no words"), "%s", out);
+    free(out);
     snprintf(cmd, sizeof cmd, "%s corpus --stats /nonexistent/pairs.tsv", TS_PROGRAM);
     cr_assert_eq(test_run(cmd, &out), 1);
     cr_assert(strstr(out, "cannot open '/nonexistent/pairs.tsv'"), "%s", out);
@@ -290,6 +295,13 @@ Test(toy, corpus_command_reads_and_skips_bad_lines) {
     cr_assert(strstr(out, "go .\tva !\nhi .\tsalut .\n"), "%s", out);
     cr_assert(strstr(out, "skipped 1 malformed line"), "%s", out);
     free(out);
+    // Old Mac line ends: three lines, not one.
+    char *cr_path = test_write_file(dir, "mac.tsv", "a\tb\rc\td\re\tf\r", 12);
+    snprintf(cmd, sizeof cmd, "%s corpus --stats %s", TS_PROGRAM, cr_path);
+    cr_assert_eq(test_run(cmd, &out), 0, "%s", out);
+    cr_assert(strstr(out, "lines: 3\n") && strstr(out, "pairs: 3\n"), "%s", out);
+    free(out);
+    free(cr_path);
     snprintf(cmd, sizeof cmd, "%s corpus --stats %s --skip-bad --max-len 2", TS_PROGRAM, path);
     cr_assert_eq(test_run(cmd, &out), 0);
     cr_assert(strstr(out, "pairs: 2\n"), "%s", out);
