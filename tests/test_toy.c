@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 TestSuite(toy);
 
@@ -308,4 +309,38 @@ Test(toy, corpus_command_reads_and_skips_bad_lines) {
     free(out);
     free(path);
     free(dir);
+}
+
+// corpus --toy streams: it writes chunk after chunk of pairs drawn from one
+// rng, which must give the bytes of one corpus of the same size, and memory
+// must stay that of a chunk (measured as the child's peak resident size).
+Test(toy, corpus_command_streams_the_same_bytes_in_bounded_memory) {
+    char *dir = test_tmpdir(), cmd[1024], *out;
+    snprintf(cmd, sizeof cmd, "%s corpus --toy --n 9000 --seed 3 --align %s/a.txt > %s/t.tsv", TS_PROGRAM, dir, dir);
+    cr_assert_eq(test_run(cmd, &out), 0, "%s", out);
+    free(out);
+    char path[512];
+    snprintf(path, sizeof path, "%s/t.tsv", dir);
+    char *tsv = read_all(path);
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    char *align = read_all(path);
+    ts_corpus *c = generate(9000, 3);
+    char *lib = as_text(c);
+    cr_assert_eq(strlen(lib), strlen(tsv) + strlen(align));
+    cr_assert_eq(strncmp(lib, tsv, strlen(tsv)), 0, "the TSV is one corpus's");
+    cr_assert_str_eq(lib + strlen(tsv), align);
+    free(lib);
+    ts_corpus_free(c);
+    free(tsv);
+    free(align);
+    free(dir);
+
+    struct rusage before;
+    getrusage(RUSAGE_CHILDREN, &before);
+    snprintf(cmd, sizeof cmd, "%s corpus --toy --n 200000 > /dev/null", TS_PROGRAM);
+    cr_assert_eq(test_run(cmd, NULL), 0);
+    struct rusage after;
+    getrusage(RUSAGE_CHILDREN, &after);
+    // Held in memory, 200,000 pairs take about 80 MB; a chunk, a few.
+    cr_assert_lt(after.ru_maxrss, 40 * 1024, "peak resident size %ld KiB", after.ru_maxrss);
 }
