@@ -2,6 +2,7 @@
 // and the attention_basics example, run as programs: what they print, the
 // files they write and their exit codes.
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <gsl/gsl_rng.h>
 #include <libgen.h>
 #include <math.h>
@@ -9,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "train/checkpoint.h"
@@ -442,6 +446,51 @@ Test(cli_inspect, eval_leaves_out_pairs_past_the_maximum_length) {
     parse_eval_line(out, &bleu, &ppl, &exact, &pairs, &rest);
     cr_assert_eq(pairs, 1);
     free(out);
+}
+
+// Figures are written atomically and say why they could not be: a missing
+// directory, and a write past the file size limit (ulimit -f), which must not
+// kill the program with SIGXFSZ but fail like a full disk: message, exit 1,
+// the old figure intact, no temporary file left.
+Test(cli_inspect, attend_figure_write_failures_say_why_and_keep_the_old_file) {
+    char *out;
+    int rc = run(&out, "%s attend --model '%s' --svg %s/missing/a.svg oui", TS_PROGRAM, ckpt, dir);
+    cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "missing/a.svg") && strstr(out, strerror(ENOENT)), "%s", out);
+    free(out);
+    const char *flags[] = {"--svg", "--json"};
+    for (int i = 0; i < 2; i++) {
+        char *old = test_write_file(dir, "old.fig", "old figure\n", 11), cmd[8192];
+        snprintf(cmd, sizeof cmd, "exec %s attend --model '%s' %s '%s' 'le chat dort .' >/dev/null", TS_PROGRAM, ckpt,
+                 flags[i], old);
+        int err[2];  // the child's stderr: a pipe, which the file size limit does not cut
+        cr_assert_eq(pipe(err), 0);
+        pid_t pid = fork();
+        cr_assert_neq(pid, -1);
+        if (pid == 0) {
+            struct rlimit lim = {.rlim_cur = 64, .rlim_max = RLIM_INFINITY};
+            if (setrlimit(RLIMIT_FSIZE, &lim) != 0 || dup2(err[1], 2) < 0) _exit(99);
+            close(err[0]);
+            execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+            _exit(98);
+        }
+        close(err[1]);
+        char message[4096] = "";
+        size_t got = 0;
+        ssize_t n;
+        while ((n = read(err[0], message + got, sizeof message - 1 - got)) > 0) got += (size_t)n;
+        close(err[0]);
+        int status;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFEXITED(status), "%s: killed by signal %d", flags[i], WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        cr_assert_eq(WEXITSTATUS(status), 1, "%s: %s", flags[i], message);
+        cr_assert(strstr(message, strerror(EFBIG)), "%s: says why: %s", flags[i], message);
+        rc = run(&out, "cat '%s'; ls '%s'", old, dir);
+        cr_assert(!strncmp(out, "old figure\n", 11), "%s: the old file is intact:\n%s", flags[i], out);
+        cr_assert_null(strstr(out, ".tmp"), "%s: no temporary file left:\n%s", flags[i], out);
+        free(out);
+        free(old);
+    }
 }
 
 Test(cli_inspect, eval_reports_an_unreadable_corpus) {
