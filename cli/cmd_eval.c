@@ -121,7 +121,7 @@ static int gold_read(const char *path, const char *corpus_path, const ts_corpus 
 }
 
 // A first guess at the arena one batch needs (bytes): the decoder's per-step
-// tensors (logits dominate) for every step of the longest decode, plus the
+// tensors (logits dominate) for every step of the longest target, plus the
 // encoder's, twice over for the op bookkeeping. Too small only costs a retry.
 static size_t arena_guess(const ts_model_config *cfg, size_t B, size_t S, size_t T) {
     size_t H = (size_t)cfg->hidden, E = (size_t)cfg->emb, V = (size_t)cfg->tgt_vocab;
@@ -240,7 +240,10 @@ int ts_cmd_eval(int argc, char **argv) {
     ts_eval_opts opts = {.beam = (int)beam, .batch = (int)batch, .gold = align_path ? row_gold : NULL,
                          .gold_counts = align_path ? row_counts : NULL};
     size_t B = (size_t)batch < n_rows ? (size_t)batch : n_rows;
-    size_t capacity = arena_guess(cfg, B, S, 2 * S + 11 > T + 1 ? 2 * S + 11 : T + 1);
+    // Decoding steps run in scratch arenas of their own (models/seq2seq.c):
+    // this one holds a batch's teacher-forced pass, or the beam's K encodings.
+    size_t arena_rows = B > (size_t)beam ? B : (size_t)beam;
+    size_t capacity = arena_guess(cfg, arena_rows, S, T + 1);
     ts_eval_result r;
     int rc;
     ts_ctx ctx;
