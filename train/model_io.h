@@ -28,9 +28,12 @@ int ts_model_to_ckpt(ts_ckpt *ck, const ts_seq2seq *m, const ts_vocab *src, cons
 // Rebuilds everything from a loaded checkpoint: the configuration from the
 // header, the vocabularies, and each parameter, checked to exist with the
 // shape the configuration implies; a parameter the configuration does not
-// have is an error too. On success fills *out (free with
-// ts_translator_free). Errors: TS_ERR_FORMAT / TS_ERR_SHAPE naming the key or
-// tensor; TS_ERR_NOMEM. *out is zeroed on failure.
+// have is an error too. The shapes are checked before the model is
+// allocated, so memory follows the file, not the header's claims. On success
+// fills *out (free with ts_translator_free). Errors: TS_ERR_FORMAT /
+// TS_ERR_SHAPE naming the key or tensor and, for a container loaded from a
+// file, that file once ("checkpoint PATH: ..."); TS_ERR_NOMEM. *out is zeroed
+// on failure.
 int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out);
 
 // ts_ckpt_load + ts_translator_from_ckpt.
