@@ -166,7 +166,8 @@ int ts_cmd_attend(int argc, char **argv) {
            !grow_arena(&ctx)) {
     }
     char *unknown = rc ? NULL : ts_unknown_words(t.src_vocab, v.source);
-    if (unknown) fprintf(stderr, "%s: unknown words, read as <unk>: %s\n", cmd, unknown);
+    if (unknown)
+        fprintf(stderr, "%s: unknown words, read as <unk>: %.300s%s\n", cmd, unknown, strlen(unknown) > 300 ? " ..." : "");
     free(unknown);
     if (!rc) rc = make_labels(&v, t.src_vocab, t.tgt_vocab);
     ts_arena_free(ctx.arena);

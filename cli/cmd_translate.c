@@ -12,8 +12,9 @@
 static const char usage[] =
     "usage: tinyseq translate --model CKPT [--beam K] [SENTENCE ...]\n"
     "\n"
-    "Translates each SENTENCE, or else every line of standard input, and prints\n"
-    "one line of output tokens (separated by spaces) per input. Input is\n"
+    "Translates each SENTENCE, or else every line of standard input (LF, CRLF\n"
+    "or CR line ends), and prints one line of output tokens (separated by\n"
+    "spaces) per input. Input is\n"
     "normalised as in training (lowercase, NFC, punctuation split off); words\n"
     "the model has never seen become <unk> (named on standard error). A blank\n"
     "input line gives a blank output line.\n"
@@ -84,7 +85,9 @@ static int translate_one(ts_translator *t, ts_ctx *ctx, const char *text, size_t
         return putchar('\n') == EOF ? -1 : 1;
     }
     char *unknown = ts_unknown_words(t->src_vocab, source);
-    if (unknown) fprintf(stderr, "%s: %s %ld: unknown words, read as <unk>: %s\n", cmd, where, number, unknown);
+    if (unknown)  // cut: a 1 MB word should not become a 1 MB message
+        fprintf(stderr, "%s: %s %ld: unknown words, read as <unk>: %.300s%s\n", cmd, where, number, unknown,
+                strlen(unknown) > 300 ? " ..." : "");
     free(unknown);
     free(source);
     rc = print_tokens(t->tgt_vocab, h.tokens, h.len);
@@ -164,12 +167,19 @@ int ts_cmd_translate(int argc, char **argv) {
         long line_no = 0;
         while (!failed && (got = getline(&line, &cap, stdin)) >= 0) {
             size_t len = (size_t)got;
-            line_no++;
-            while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
-            line[len] = '\0';
-            int r = translate_one(&t, &ctx, line, len, (int)beam, "line", line_no);
-            bad |= r == 1;
-            failed |= r < 0;
+            if (len > 0 && line[len - 1] == '\n') len--;
+            if (len > 0 && line[len - 1] == '\r') len--;
+            // A lone CR ends a line too (old Mac files), as in the corpus reader.
+            for (size_t start = 0; !failed;) {
+                size_t end = start;
+                while (end < len && line[end] != '\r') end++;
+                line[end] = '\0';
+                int r = translate_one(&t, &ctx, line + start, end - start, (int)beam, "line", ++line_no);
+                bad |= r == 1;
+                failed |= r < 0;
+                if (end >= len) break;
+                start = end + 1;
+            }
         }
         if (!failed && ferror(stdin)) {
             ts_cli_error(cmd, 0, "cannot read standard input");

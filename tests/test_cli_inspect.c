@@ -170,6 +170,14 @@ Test(cli_inspect, translate_reads_stdin_and_keeps_blank_lines) {
     cr_assert_str_eq(line_at(out, 2), "");
     cr_assert_str_eq(line_at(out, 3), want, "CRLF input");
     free(out);
+    // Lone CR line ends (old Mac files): one output line per line.
+    rc = run(&out, "printf 'le chat dort .\\roui\\r\\rle chat dort .' | %s translate --model '%s'", TS_PROGRAM, ckpt);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert_eq(count_lines(out), 4, "%s", out);
+    cr_assert_str_eq(line_at(out, 0), want);
+    cr_assert_str_eq(line_at(out, 2), "");
+    cr_assert_str_eq(line_at(out, 3), want);
+    free(out);
     free(want);
 }
 
