@@ -19,7 +19,9 @@ static const char usage[] =
     "\n"
     "Translates SENTENCE and shows its attention matrix: one row per output word\n"
     "(and <eos>), one column per source word; row t is the distribution over\n"
-    "source words the decoder used while producing output word t.\n"
+    "source words the decoder used while producing output word t. A word the\n"
+    "model does not know is read as <unk>: it is named on standard error and\n"
+    "labelled \"<unk>:word\" in every figure. SENTENCE has at most 1000 tokens.\n"
     "\n"
     "  --model CKPT     checkpoint written by tinyseq train (required)\n"
     "  --beam K         beam width, 1..1000 (default 1: greedy)\n"
@@ -61,7 +63,8 @@ static enum ts_term_mode term_mode(const char *when) {
 typedef struct {
     ts_hypothesis hyp;
     char *source;          // the normalised tokens joined by spaces, split in place into src_words
-    const char **src_words;  // (S)
+    const char **src_words;  // (S) as typed, or "<unk>:word" for a word the model does not know
+    char *marked;            // the "<unk>:word" labels, back to back
     const char **tgt_words;  // (T) output words, then "<eos>" (or "<cut>" at the length limit)
     int S, T;
 } attention_view;
@@ -70,17 +73,24 @@ static void view_free(attention_view *v) {
     ts_hypothesis_free(&v->hyp);
     free(v->source);
     free(v->src_words);
+    free(v->marked);
     free(v->tgt_words);
 }
 
-static int make_labels(attention_view *v, const ts_vocab *tgt_vocab) {
+static int make_labels(attention_view *v, const ts_vocab *src_vocab, const ts_vocab *tgt_vocab) {
     v->T = v->hyp.len + 1;
     v->src_words = malloc((size_t)v->S * sizeof *v->src_words);
     v->tgt_words = malloc((size_t)v->T * sizeof *v->tgt_words);
-    if (!v->src_words || !v->tgt_words) return ts_fail(TS_ERR_NOMEM, "cannot allocate labels");
+    v->marked = malloc(strlen(v->source) + 7 * (size_t)v->S + 1);  // every word could take "<unk>:" and a NUL
+    if (!v->src_words || !v->tgt_words || !v->marked) return ts_fail(TS_ERR_NOMEM, "cannot allocate labels");
     int k = 0;
-    char *save = NULL;
-    for (char *w = strtok_r(v->source, " ", &save); w && k < v->S; w = strtok_r(NULL, " ", &save)) v->src_words[k++] = w;
+    char *save = NULL, *mark = v->marked;
+    for (char *w = strtok_r(v->source, " ", &save); w && k < v->S; w = strtok_r(NULL, " ", &save)) {
+        v->src_words[k++] = w;
+        if (ts_vocab_id(src_vocab, w) != TS_UNK || !strcmp(w, "<unk>")) continue;
+        v->src_words[k - 1] = mark;  // the model reads <unk> here: the figure says so
+        mark += sprintf(mark, "<unk>:%s", w) + 1;
+    }
     for (; k < v->S; k++) v->src_words[k] = "";
     for (int t = 0; t < v->hyp.len; t++) {
         const char *w = ts_vocab_word(tgt_vocab, v->hyp.tokens[t]);
@@ -139,7 +149,7 @@ int ts_cmd_attend(int argc, char **argv) {
 
     ts_translator t;
     if (ts_translator_load(model_path, &t)) {
-        ts_cli_error(cmd, 1, "cannot load model '%s'", model_path);
+        ts_cli_error(cmd, 1, "cannot load the model");
         return TS_EXIT_FAIL;
     }
     ts_arena *arena = ts_arena_new(ARENA_START);
@@ -155,7 +165,11 @@ int ts_cmd_attend(int argc, char **argv) {
     while ((rc = ts_translate_text(&t, &ctx, sentence, (int)beam, &v.hyp, &v.source, &v.S)) == TS_ERR_ARENA &&
            !grow_arena(&ctx)) {
     }
-    if (!rc) rc = make_labels(&v, t.tgt_vocab);
+    char *unknown = rc ? NULL : ts_unknown_words(t.src_vocab, v.source);
+    if (unknown)
+        fprintf(stderr, "%s: unknown words, read as <unk>: %.300s%s\n", cmd, unknown, strlen(unknown) > 300 ? " ..." : "");
+    free(unknown);
+    if (!rc) rc = make_labels(&v, t.src_vocab, t.tgt_vocab);
     ts_arena_free(ctx.arena);
     if (rc) {
         ts_cli_error(cmd, 1, "cannot translate the sentence");

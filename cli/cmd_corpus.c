@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 
 #include "data/corpus.h"
+#include "data/normalize.h"
 #include "data/toy.h"
 #include "data/vocab.h"
 #include "tensor/status.h"
@@ -35,6 +36,11 @@ static void help(FILE *out) {
             TS_TOY_PAIRS, TS_TOY_SEED);
 }
 
+// Pairs generated and written at a time: the output streams, so memory stays
+// that of one chunk however large --n is. The generator draws pair after pair
+// from one rng, so the chunks together are the same bytes as one corpus.
+enum { TOY_CHUNK = 4096 };
+
 static int run_toy(long n, long seed, const char *align_path) {
     // Open the alignment file first, so a bad path fails before any output.
     FILE *align = NULL;
@@ -43,32 +49,33 @@ static int run_toy(long n, long seed, const char *align_path) {
         return TS_EXIT_FAIL;
     }
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    ts_corpus *c = NULL;
     int code = TS_EXIT_OK;
     if (!rng) {
         ts_cli_error(command, 0, "out of memory");
         code = TS_EXIT_FAIL;
     } else {
         gsl_rng_set(rng, (unsigned long)seed);
-        if (ts_toy_generate(rng, (size_t)n, &c) != TS_OK) {
+    }
+    for (long done = 0; code == TS_EXIT_OK && done < n; done += TOY_CHUNK) {
+        ts_corpus *c = NULL;
+        size_t count = n - done < TOY_CHUNK ? (size_t)(n - done) : TOY_CHUNK;
+        if (ts_toy_generate(rng, count, &c) != TS_OK) {
             ts_cli_error(command, 1, "cannot generate the toy corpus");
             code = TS_EXIT_FAIL;
+        } else if (ts_corpus_write_tsv(c, stdout) != TS_OK) {
+            ts_cli_error(command, 1, "writing stdout");
+            code = TS_EXIT_FAIL;
+        } else if (align && ts_corpus_write_align(c, align) != TS_OK) {
+            ts_cli_error(command, 1, "writing '%s'", align_path);
+            code = TS_EXIT_FAIL;
         }
-        gsl_rng_free(rng);
+        ts_corpus_free(c);
     }
-    if (code == TS_EXIT_OK && ts_corpus_write_tsv(c, stdout) != TS_OK) {
-        ts_cli_error(command, 1, "writing stdout");
-        code = TS_EXIT_FAIL;
-    }
-    if (code == TS_EXIT_OK && align && ts_corpus_write_align(c, align) != TS_OK) {
-        ts_cli_error(command, 1, "writing '%s'", align_path);
-        code = TS_EXIT_FAIL;
-    }
+    if (rng) gsl_rng_free(rng);
     if (align && fclose(align) != 0 && code == TS_EXIT_OK) {
         ts_cli_error(command, 0, "cannot write '%s': %s", align_path, strerror(errno));
         code = TS_EXIT_FAIL;
     }
-    ts_corpus_free(c);
     return code;
 }
 
@@ -128,6 +135,21 @@ static int run_read(const char *path, const ts_corpus_opts *opts, long min_count
     return code;
 }
 
+// A --prefix must keep at least one word after normalisation: an empty one
+// is a usage error, not a problem with the corpus.
+static int prefix_ok(const char *text) {
+    char *tokens;
+    size_t n;
+    int rc = ts_normalize(text, strlen(text), &tokens, &n);
+    if (rc) {
+        ts_cli_error(command, 0, "--prefix '%s': %s", text, ts_last_error());
+        return 0;
+    }
+    free(tokens);
+    if (n == 0) ts_cli_error(command, 0, "--prefix '%s' has no words", text);
+    return n > 0;
+}
+
 int ts_cmd_corpus(int argc, char **argv) {
     ts_args args;
     ts_args_init(&args, argc, argv, command);
@@ -161,6 +183,8 @@ int ts_cmd_corpus(int argc, char **argv) {
                    !strcmp(flag, "prefix")) {
             const char *text = ts_args_value(&args, flag);
             if (!text) {
+                code = TS_EXIT_USAGE;
+            } else if (!strcmp(flag, "prefix") && !prefix_ok(text)) {
                 code = TS_EXIT_USAGE;
             } else if (!strcmp(flag, "prefix")) {
                 const char **grown = realloc(prefixes, (n_prefixes + 1) * sizeof *grown);

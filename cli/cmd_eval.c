@@ -5,6 +5,7 @@
 
 #include "data/corpus.h"
 #include "train/evaluate.h"
+#include "train/model_io.h"
 #include "train/metrics.h"
 
 #include <errno.h>
@@ -25,8 +26,9 @@ static const char usage[] =
     "  --beam K        beam width, 1..1000 (default 1: greedy, decoded in batches)\n"
     "  --align GOLD    gold alignments in Pharaoh format (\"0-0 1-2\", source-target),\n"
     "                  one line per sentence pair of FILE: adds AER and its diagonal baseline\n"
-    "  --max-len N     leave out pairs with a side longer than N tokens\n"
-    "                  (default: the checkpoint's training limit; 0: keep all)\n"
+    "  --max-len N     leave out pairs with a side longer than N tokens (default:\n"
+    "                  the checkpoint's training limit; 0: none); pairs longer\n"
+    "                  than 1000 tokens are always left out\n"
     "  --skip-bad      skip malformed corpus lines instead of failing\n"
     "  --show N        print the first N pairs with their outputs (default 3)\n"
     "  --batch N       sentences per batch (default 64)\n"
@@ -119,7 +121,7 @@ static int gold_read(const char *path, const char *corpus_path, const ts_corpus 
 }
 
 // A first guess at the arena one batch needs (bytes): the decoder's per-step
-// tensors (logits dominate) for every step of the longest decode, plus the
+// tensors (logits dominate) for every step of the longest target, plus the
 // encoder's, twice over for the op bookkeeping. Too small only costs a retry.
 static size_t arena_guess(const ts_model_config *cfg, size_t B, size_t S, size_t T) {
     size_t H = (size_t)cfg->hidden, E = (size_t)cfg->emb, V = (size_t)cfg->tgt_vocab;
@@ -181,7 +183,7 @@ int ts_cmd_eval(int argc, char **argv) {
 
     ts_translator t;
     if (ts_translator_load(model_path, &t)) {
-        ts_cli_error(cmd, 1, "cannot load model '%s'", model_path);
+        ts_cli_error(cmd, 1, "cannot load the model");
         return TS_EXIT_FAIL;
     }
     // Read everything, filter below: a gold file corresponds to the pairs as read.
@@ -208,6 +210,7 @@ int ts_cmd_eval(int argc, char **argv) {
 
     // Keep the pairs within the length limit, with their gold lines.
     int limit = max_len >= 0 ? (int)max_len : t.max_len;
+    if (limit == 0 || limit > TS_MAX_SENTENCE_TOKENS) limit = TS_MAX_SENTENCE_TOKENS;  // bounds time and memory
     for (size_t i = 0; i < c->n_pairs; i++) {
         const ts_pair *p = &c->pairs[i];
         if (limit > 0 && (p->src_len > limit || p->tgt_len > limit)) continue;
@@ -237,7 +240,10 @@ int ts_cmd_eval(int argc, char **argv) {
     ts_eval_opts opts = {.beam = (int)beam, .batch = (int)batch, .gold = align_path ? row_gold : NULL,
                          .gold_counts = align_path ? row_counts : NULL};
     size_t B = (size_t)batch < n_rows ? (size_t)batch : n_rows;
-    size_t capacity = arena_guess(cfg, B, S, 2 * S + 11 > T + 1 ? 2 * S + 11 : T + 1);
+    // Decoding steps run in scratch arenas of their own (models/seq2seq.c):
+    // this one holds a batch's teacher-forced pass, or the beam's K encodings.
+    size_t arena_rows = B > (size_t)beam ? B : (size_t)beam;
+    size_t capacity = arena_guess(cfg, arena_rows, S, T + 1);
     ts_eval_result r;
     int rc;
     ts_ctx ctx;

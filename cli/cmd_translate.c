@@ -12,17 +12,18 @@
 static const char usage[] =
     "usage: tinyseq translate --model CKPT [--beam K] [SENTENCE ...]\n"
     "\n"
-    "Translates each SENTENCE, or else every line of standard input, and prints\n"
-    "one line of output tokens (separated by spaces) per input. Input is\n"
-    "normalised as in training (lowercase, NFC, punctuation split off); words\n"
-    "the model has never seen become <unk>. A blank input line gives a blank\n"
-    "output line.\n"
+    "Translates each SENTENCE, or else every line of standard input (LF, CRLF\n"
+    "or CR line ends), and prints one line of output tokens (separated by\n"
+    "spaces) per input. Input is normalised as in training (lowercase, NFC,\n"
+    "punctuation split off); words the model has never seen become <unk>\n"
+    "(named on standard error). A blank input line gives a blank output line.\n"
     "\n"
     "  --model CKPT   checkpoint written by tinyseq train (required)\n"
     "  --beam K       beam width, 1..1000 (default 1: greedy)\n"
     "\n"
-    "An input that is not valid UTF-8 gives a message naming its line (or\n"
-    "argument) and a blank output line; the exit status is then 1.\n";
+    "An input that is not valid UTF-8, or longer than 1000 tokens, gives a\n"
+    "message naming its line (or argument) and a blank output line; the next\n"
+    "ones are still translated and the exit status is then 1.\n";
 
 static const char *cmd = "tinyseq translate";
 
@@ -75,9 +76,20 @@ static int translate_one(ts_translator *t, ts_ctx *ctx, const char *text, size_t
     free(tokens);
     if (n == 0) return putchar('\n') == EOF ? -1 : 0;
     ts_hypothesis h;
-    while ((rc = ts_translate_text(t, ctx, text, beam, &h, NULL, NULL)) == TS_ERR_ARENA && !grow_arena(ctx)) {
+    char *source;
+    while ((rc = ts_translate_text(t, ctx, text, beam, &h, &source, NULL)) == TS_ERR_ARENA && !grow_arena(ctx)) {
     }
-    if (!rc) rc = print_tokens(t->tgt_vocab, h.tokens, h.len);
+    if (rc) {  // this input only (too long, too large): say so and go on with the next
+        ts_cli_error(cmd, 1, "%s %ld", where, number);
+        return putchar('\n') == EOF ? -1 : 1;
+    }
+    char *unknown = ts_unknown_words(t->src_vocab, source);
+    if (unknown)  // cut: a 1 MB word should not become a 1 MB message
+        fprintf(stderr, "%s: %s %ld: unknown words, read as <unk>: %.300s%s\n", cmd, where, number, unknown,
+                strlen(unknown) > 300 ? " ..." : "");
+    free(unknown);
+    free(source);
+    rc = print_tokens(t->tgt_vocab, h.tokens, h.len);
     ts_hypothesis_free(&h);
     if (rc) {
         ts_cli_error(cmd, 1, "%s %ld", where, number);
@@ -127,7 +139,7 @@ int ts_cmd_translate(int argc, char **argv) {
 
     ts_translator t;
     if (ts_translator_load(model_path, &t)) {
-        ts_cli_error(cmd, 1, "cannot load model '%s'", model_path);
+        ts_cli_error(cmd, 1, "cannot load the model");
         free(sentences);
         return TS_EXIT_FAIL;
     }
@@ -154,12 +166,19 @@ int ts_cmd_translate(int argc, char **argv) {
         long line_no = 0;
         while (!failed && (got = getline(&line, &cap, stdin)) >= 0) {
             size_t len = (size_t)got;
-            line_no++;
-            while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
-            line[len] = '\0';
-            int r = translate_one(&t, &ctx, line, len, (int)beam, "line", line_no);
-            bad |= r == 1;
-            failed |= r < 0;
+            if (len > 0 && line[len - 1] == '\n') len--;
+            if (len > 0 && line[len - 1] == '\r') len--;
+            // A lone CR ends a line too (old Mac files), as in the corpus reader.
+            for (size_t start = 0; !failed;) {
+                size_t end = start;
+                while (end < len && line[end] != '\r') end++;
+                line[end] = '\0';
+                int r = translate_one(&t, &ctx, line + start, end - start, (int)beam, "line", ++line_no);
+                bad |= r == 1;
+                failed |= r < 0;
+                if (end >= len) break;
+                start = end + 1;
+            }
         }
         if (!failed && ferror(stdin)) {
             ts_cli_error(cmd, 0, "cannot read standard input");

@@ -1,6 +1,7 @@
 // tinyseq: train, inspect and check attention seq2seq models.
 #include "cli/cli.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,9 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+    // Past `ulimit -f` a write then fails with EFBIG, reported like a full
+    // disk (message, old file intact, exit 1), instead of killing us silently.
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return TS_EXIT_USAGE;

@@ -257,15 +257,20 @@ int ts_corpus_filter(ts_corpus *c, const ts_corpus_opts *opts) {
 
 // ---- reading -----------------------------------------------------------------
 
-// Reads one line into buf (capacity cap) without its '\n'. Bytes beyond cap
-// are counted but dropped, so memory stays bounded; *len is the full length.
-// Returns 1 for a line, 0 at the end of the file, -1 on a read error.
+// Reads one line into buf (capacity cap) without its end: "\n", "\r\n" or a
+// lone "\r" (old Mac files, which would otherwise read as one line). Bytes
+// beyond cap are counted but dropped, so memory stays bounded; *len is the
+// full length. Returns 1 for a line, 0 at the end of the file, -1 on a read error.
 static int read_line(FILE *f, char *buf, size_t cap, size_t *len) {
     size_t n = 0;
     int ch;
-    while ((ch = getc_unlocked(f)) != EOF && ch != '\n') {
+    while ((ch = getc_unlocked(f)) != EOF && ch != '\n' && ch != '\r') {
         if (n < cap) buf[n] = (char)ch;
         n++;
+    }
+    if (ch == '\r') {
+        int next = getc_unlocked(f);
+        if (next != '\n' && next != EOF) ungetc(next, f);
     }
     if (ch == EOF) {
         if (ferror(f)) return -1;

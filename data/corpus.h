@@ -4,7 +4,8 @@
 //
 // TSV format (Tatoeba / manythings.org Anki pairs), one pair per line:
 //     source<TAB>target[<TAB>anything ignored]
-// A UTF-8 byte order mark on the first line and CRLF line ends are accepted;
+// A UTF-8 byte order mark on the first line is accepted; lines end with LF,
+// CRLF or a lone CR (old Mac files), in any mix;
 // blank lines (only spaces, tabs, CR) are skipped. Both sides are normalised
 // with ts_normalize (data/normalize.h).
 #ifndef TS_CORPUS_H

@@ -38,7 +38,9 @@
 #define TS_TOY_PAIRS 15000
 
 // Generates n sentence pairs, drawing only from `rng`, so the same generator
-// type and seed give the same corpus, byte for byte. The corpus has gold
+// type and seed give the same corpus, byte for byte. Pairs are drawn one
+// after the other: calls for a and then b pairs on the same rng give the
+// pairs of one call for a + b (tinyseq corpus --toy streams in chunks so). The corpus has gold
 // alignments (has_align = 1): ts_pair.links maps source to target tokens and
 // marks target tokens without a source as {TS_UNALIGNED, j}.
 // Returns TS_OK and the corpus in *out (free with ts_corpus_free), or

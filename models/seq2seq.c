@@ -7,6 +7,7 @@
 #include "tensor/kernels.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,52 @@ ts_seq2seq *ts_seq2seq_new(const ts_model_config *cfg, gsl_rng *rng) {
     memset(m->enc_embedding->data + (size_t)TS_PAD * E, 0, (size_t)E * sizeof(double));
     memset(m->dec_embedding->data + (size_t)TS_PAD * E, 0, (size_t)E * sizeof(double));
     return m;
+}
+
+// Mirrors ts_seq2seq_new above, parameter for parameter (test_models checks
+// the two agree for every configuration).
+int ts_seq2seq_layout(const ts_model_config *c, ts_param_shape *out, int *n) {
+    int rc = ts_model_config_check(c);
+    if (rc) return rc;
+    int E = c->emb, H = c->hidden, M = memory_width(c), k = 0;
+#define LAYOUT(nd, d0, d1, ...)                                             \
+    do {                                                                    \
+        snprintf(out[k].name, sizeof out[k].name, __VA_ARGS__);             \
+        out[k].ndim = (nd), out[k].shape[0] = (d0), out[k].shape[1] = (d1); \
+        k++;                                                                \
+    } while (0)
+#define LAYOUT_GRU(prefix, suffix, in)                                \
+    do {                                                              \
+        LAYOUT(2, 3 * H, in, "%s.weight_ih%s", prefix, suffix);       \
+        LAYOUT(2, 3 * H, H, "%s.weight_hh%s", prefix, suffix);        \
+        LAYOUT(1, 3 * H, 0, "%s.bias_ih%s", prefix, suffix);          \
+        LAYOUT(1, 3 * H, 0, "%s.bias_hh%s", prefix, suffix);          \
+    } while (0)
+    LAYOUT(2, c->src_vocab, E, "encoder.embedding.weight");
+    LAYOUT_GRU("encoder.gru", "_l0", E);
+    if (c->bidirectional) {
+        LAYOUT_GRU("encoder.gru", "_l0_reverse", E);
+        LAYOUT(2, H, 2 * H, "encoder.bridge.weight");
+        LAYOUT(1, H, 0, "encoder.bridge.bias");
+    }
+    if (c->attn == TS_ATTN_GENERAL) LAYOUT(2, H, M, "decoder.attention.W.weight");
+    if (dot_like(c) && c->bidirectional) LAYOUT(2, H, M, "decoder.attention.key.weight");
+    if (additive(c)) {
+        LAYOUT(2, H, H, "decoder.attention.query.weight");
+        LAYOUT(2, H, M, "decoder.attention.key.weight");
+        LAYOUT(1, H, 0, "decoder.attention.key.bias");
+        LAYOUT(1, H, 0, "decoder.attention.v.weight");
+    }
+    LAYOUT(2, c->tgt_vocab, E, "decoder.embedding.weight");
+    int dec_in = c->attn == TS_ATTN_NONE ? E : c->decoder == TS_DECODER_BAHDANAU ? E + M : E + H;
+    LAYOUT_GRU("decoder.gru", "", dec_in);
+    if (c->decoder == TS_DECODER_LUONG && c->attn != TS_ATTN_NONE) LAYOUT(2, H, M + H, "decoder.combine.weight");
+    LAYOUT(2, c->tgt_vocab, H, "decoder.out.weight");
+    LAYOUT(1, c->tgt_vocab, 0, "decoder.out.bias");
+#undef LAYOUT_GRU
+#undef LAYOUT
+    *n = k;
+    return TS_OK;
 }
 
 void ts_seq2seq_free(ts_seq2seq *m) {
@@ -387,6 +434,73 @@ static double log_prob(const double *row, int n, int k) {
     return (row[k] - max) - log(ts_sum_exp_shift(row, (size_t)n, max));
 }
 
+// Decoding step t runs in scratch arena t % 2: what step t makes (state,
+// weights, logits) stays readable during step t + 1, and is forgotten by step
+// t + 2. Memory is one step's worth, however long the output; the encoder's
+// tensors stay in the caller's arena.
+typedef struct {
+    ts_arena *arena[2];
+} step_arenas;
+
+static int step_arenas_new(step_arenas *sa, size_t bytes) {
+    sa->arena[0] = ts_arena_new(bytes);
+    sa->arena[1] = sa->arena[0] ? ts_arena_new(bytes) : NULL;
+    return sa->arena[1] ? TS_OK : TS_ERR_NOMEM;
+}
+
+static void step_arenas_free(step_arenas *sa) {
+    ts_arena_free(sa->arena[0]);
+    ts_arena_free(sa->arena[1]);
+}
+
+// A first guess at one step's tensors for B rows (bytes); a step that does
+// not fit doubles its arena and runs again.
+static size_t step_guess(const ts_seq2seq *m, int B, int S) {
+    const ts_model_config *c = &m->cfg;
+    size_t per_row = 4 * (size_t)S + 4 * (size_t)c->tgt_vocab + 32 * (size_t)c->hidden + 4 * (size_t)c->emb;
+    return (size_t)B * per_row * sizeof(double) + ((size_t)1 << 20);
+}
+
+// One decoder step on inputs (B): the logits (B, V), *weights (B, S) or NULL,
+// st advanced, all in scratch arena t % 2. When parents is not NULL the state
+// is first reordered to rows parents[0..B) (beam search). NULL on failure
+// (status returned in *rc); a full scratch arena is grown and the step rerun
+// from the same state.
+static ts_tensor *reorder_rows(ts_ctx *ctx, ts_tensor *t, const int *parents, int K);
+
+static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, int t, const ts_encoded *enc,
+                              ts_decoder_state *st, const int *parents, const int *inputs, int B, ts_tensor **weights,
+                              int *rc) {
+    ts_arena *caller = ctx->arena;
+    const ts_decoder_state before = *st;  // lives in the other scratch arena (or the caller's)
+    for (;;) {
+        ts_arena *a = sa->arena[t % 2];
+        ts_arena_reset(a);
+        ctx->arena = a;
+        if (parents) {
+            st->state = reorder_rows(ctx, before.state, parents, B);
+            st->feed = before.feed ? reorder_rows(ctx, before.feed, parents, B) : NULL;
+        }
+        ts_tensor *emb = ts_gather_rows(ctx, m->dec_embedding, inputs, B, -1);
+        ts_tensor *logits = ts_seq2seq_logits(m, ctx, ts_decoder_step(m, ctx, enc, st, emb, weights));
+        ctx->arena = caller;
+        if (logits) return logits;
+        *rc = ctx->status ? ctx->status : TS_ERR_ARENA;
+        size_t capacity = ts_arena_capacity(a);
+        if (*rc != TS_ERR_ARENA || capacity > SIZE_MAX / 4) return NULL;
+        ts_arena *bigger = ts_arena_new(2 * capacity);
+        if (!bigger) {
+            *rc = TS_ERR_NOMEM;
+            return NULL;
+        }
+        ts_arena_free(a);
+        sa->arena[t % 2] = bigger;
+        *st = before;
+        ctx->status = TS_OK;
+        *rc = TS_OK;
+    }
+}
+
 int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int max_len, ts_hypothesis *out) {
     int B = bv->B, S = bv->S, V = m->cfg.tgt_vocab;
     if (max_len < 1) return ts_fail(TS_ERR_ARG, "greedy: max_len %d", max_len);
@@ -394,8 +508,10 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
     int rc = TS_OK;
     for (int b = 0; b < B && !rc; b++) rc = alloc_hypothesis(&out[b], max_len, S);
     ts_encoded enc;
+    step_arenas sa = {{NULL, NULL}};
     int *inputs = NULL, *done = calloc((size_t)B, sizeof(int));
     if (!rc && !done) rc = ts_fail(TS_ERR_NOMEM, "greedy: out of memory");
+    if (!rc) rc = step_arenas_new(&sa, step_guess(m, B, S));
     if (!rc) rc = ts_seq2seq_encode(m, ctx, bv, &enc);
     if (!rc && !(inputs = ts_arena_alloc(ctx->arena, (size_t)B * sizeof(int)))) rc = TS_ERR_ARENA;
     if (!rc) {
@@ -405,12 +521,8 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
         int remaining = B;
         for (int t = 0; t <= max_len && remaining > 0; t++) {
             ts_tensor *weights;
-            ts_tensor *emb = ts_gather_rows(ctx, m->dec_embedding, inputs, B, -1);
-            ts_tensor *logits = ts_seq2seq_logits(m, ctx, ts_decoder_step(m, ctx, &enc, &st, emb, &weights));
-            if (!logits) {
-                rc = ctx->status;
-                break;
-            }
+            ts_tensor *logits = decode_step(m, ctx, &sa, t, &enc, &st, NULL, inputs, B, &weights, &rc);
+            if (!logits) break;
             for (int b = 0; b < B; b++) {
                 if (done[b]) continue;
                 ts_hypothesis *h = &out[b];
@@ -431,6 +543,7 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
         }
     }
     free(done);
+    step_arenas_free(&sa);
     ts_set_grad_enabled(ctx, grad_before);
     if (rc) {
         for (int b = 0; b < B; b++) ts_hypothesis_free(&out[b]);
@@ -439,10 +552,10 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
     return TS_OK;
 }
 
-// A beam entry: its tokens, attention rows and score live in per-entry slots.
+// A beam candidate: an entry of the previous step extended by one token.
 typedef struct {
     double score;  // total log-probability
-    int parent;    // the entry it extends
+    int parent;    // the live entry it extends
     int token;
 } beam_candidate;
 
@@ -470,25 +583,64 @@ static ts_tensor *reorder_rows(ts_ctx *ctx, ts_tensor *t, const int *parents, in
     return copy;
 }
 
+// The history of a beam search as back-pointers: entry k live at step t has
+// attention row att[t][k] (S), and (t > 0) came from entry from[t][k] of step
+// t - 1 by appending token tok[t][k]. Each step adds K rows; nothing is copied
+// until a hypothesis finishes, so the cost grows with the length, not its cube.
+typedef struct {
+    int K, S, steps, cap;  // steps recorded, room for cap
+    int *from, *tok;       // (cap, K)
+    double *att;           // (cap, K, S)
+} beam_history;
+
+// Room for step t. TS_OK or TS_ERR_NOMEM.
+static int history_reserve(beam_history *h, int t) {
+    if (t < h->cap) return TS_OK;
+    size_t cap = h->cap ? 2 * (size_t)h->cap : 16, K = (size_t)h->K, S = (size_t)h->S;
+    if (cap > (size_t)INT32_MAX || cap * K > SIZE_MAX / sizeof(double) / (S ? S : 1))
+        return ts_fail(TS_ERR_NOMEM, "beam: a history of %zu steps overflows", cap);
+    int *from = realloc(h->from, cap * K * sizeof(int));
+    if (from) h->from = from;
+    int *tok = from ? realloc(h->tok, cap * K * sizeof(int)) : NULL;
+    if (tok) h->tok = tok;
+    double *att = tok ? realloc(h->att, cap * K * S * sizeof(double)) : NULL;
+    if (!att) return ts_fail(TS_ERR_NOMEM, "beam: cannot keep %zu steps of %zu x %zu attention weights", cap, K, S);
+    h->att = att;
+    h->cap = (int)cap;
+    return TS_OK;
+}
+
+static void history_free(beam_history *h) {
+    free(h->from);
+    free(h->tok);
+    free(h->att);
+}
+
+// Fills out (allocated for max_len) with the first len tokens and len + 1
+// attention rows of entry k live at step t = len, following the back-pointers.
+static void history_trace(const beam_history *h, int k, int len, ts_hypothesis *out) {
+    size_t K = (size_t)h->K, S = (size_t)h->S;
+    for (int t = len; t >= 0; t--) {
+        memcpy(out->attention + (size_t)t * S, h->att + ((size_t)t * K + (size_t)k) * S, S * sizeof(double));
+        if (t == 0) break;
+        out->tokens[t - 1] = h->tok[(size_t)t * K + (size_t)k];
+        k = h->from[(size_t)t * K + (size_t)k];
+    }
+}
+
 int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam, int max_len, ts_hypothesis *out) {
     int V = m->cfg.tgt_vocab, S = n, K = beam;
     if (K < 1 || K > 1000 || max_len < 1 || n < 1) return ts_fail(TS_ERR_ARG, "beam: width %d, max_len %d, length %d", K, max_len, n);
     int grad_before = ts_set_grad_enabled(ctx, 0);
     memset(out, 0, sizeof *out);
-    // Per live entry k: tokens[k] (max_len), attention[k] ((max_len + 1) * S), score[k].
-    size_t attn_size = (size_t)(max_len + 1) * S;
-    int *token_slots = malloc((size_t)2 * K * max_len * sizeof(int));  // two generations of K entries
-    double *attention_slots = calloc((size_t)2 * K * attn_size, sizeof(double));
-    int *tokens = token_slots;
-    double *attention = attention_slots;
-    double *score = calloc((size_t)K, sizeof(double));
+    beam_history hist = {.K = K, .S = S};
+    step_arenas sa = {{NULL, NULL}};
+    double *score = calloc((size_t)K, sizeof(double));  // (K) of the live entries
     beam_candidate *cands = malloc((size_t)2 * K * sizeof *cands);
     int *parents = malloc((size_t)K * sizeof(int));
     int *src_k = malloc((size_t)n * K * sizeof(int)), *len_k = malloc((size_t)K * sizeof(int));
-    int rc = token_slots && attention_slots && score && cands && parents && src_k && len_k ? TS_OK
-                                                                                 : ts_fail(TS_ERR_NOMEM, "beam: out of memory");
-    int *next_tokens = token_slots ? token_slots + (size_t)K * max_len : NULL;
-    double *next_attention = attention_slots ? attention_slots + (size_t)K * attn_size : NULL;
+    int rc = score && cands && parents && src_k && len_k ? TS_OK : ts_fail(TS_ERR_NOMEM, "beam: out of memory");
+    if (!rc) rc = step_arenas_new(&sa, step_guess(m, K, S));
     double best_final = -INFINITY;
     int finished = 0;
     // The source repeated K times: one batch row per live hypothesis.
@@ -506,14 +658,12 @@ int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam,
     for (int k = 0; k < K && inputs; k++) inputs[k] = TS_SOS;
     for (int t = 0; !rc && t <= max_len && alive > 0; t++) {
         ts_tensor *weights;
-        ts_tensor *emb = ts_gather_rows(ctx, m->dec_embedding, inputs, K, -1);
-        ts_tensor *logits = ts_seq2seq_logits(m, ctx, ts_decoder_step(m, ctx, &enc, &st, emb, &weights));
-        if (!logits) {
-            rc = ctx->status;
-            break;
-        }
-        for (int k = 0; k < alive && weights; k++)
-            memcpy(attention + (size_t)k * attn_size + (size_t)t * S, weights->data + (size_t)k * S, (size_t)S * sizeof(double));
+        ts_tensor *logits = decode_step(m, ctx, &sa, t, &enc, &st, t > 0 ? parents : NULL, inputs, K, &weights, &rc);
+        if (!logits || (rc = history_reserve(&hist, t))) break;
+        hist.steps = t + 1;
+        double *att_t = hist.att + (size_t)t * K * S;  // (K, S)
+        if (weights) memcpy(att_t, weights->data, (size_t)alive * S * sizeof(double));
+        else memset(att_t, 0, (size_t)alive * S * sizeof(double));
         int count = 0;
         for (int k = 0; k < alive; k++) {
             double *row = logits->data + (size_t)k * V;
@@ -522,6 +672,7 @@ int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam,
                 keep_best(cands, &count, 2 * K, (beam_candidate){score[k] + row[v], k, v});
         }
         int next_alive = 0;
+        int *from_next = NULL, *tok_next = NULL;  // step t + 1's back-pointers, once reserved
         for (int i = 0; i < count; i++) {
             beam_candidate c = cands[i];
             // As in fairseq: an <eos> finishes a hypothesis only when it ranks
@@ -535,8 +686,7 @@ int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam,
                     best_final = final;
                     ts_hypothesis_free(out);
                     if ((rc = alloc_hypothesis(out, max_len, S))) break;
-                    memcpy(out->tokens, tokens + (size_t)c.parent * max_len, (size_t)len * sizeof(int));
-                    memcpy(out->attention, attention + (size_t)c.parent * attn_size, (size_t)(len + 1) * S * sizeof(double));
+                    history_trace(&hist, c.parent, len, out);
                     out->len = len;
                     out->score = final;
                     out->ended = ended;
@@ -545,11 +695,14 @@ int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam,
                 continue;
             }
             if (c.token == TS_EOS || next_alive == K) continue;
+            if (!from_next) {
+                if ((rc = history_reserve(&hist, t + 1))) break;
+                from_next = hist.from + (size_t)(t + 1) * K;
+                tok_next = hist.tok + (size_t)(t + 1) * K;
+            }
             parents[next_alive] = c.parent;
-            memcpy(next_tokens + (size_t)next_alive * max_len, tokens + (size_t)c.parent * max_len, (size_t)t * sizeof(int));
-            next_tokens[(size_t)next_alive * max_len + t] = c.token;
-            memcpy(next_attention + (size_t)next_alive * attn_size, attention + (size_t)c.parent * attn_size,
-                   (size_t)(t + 1) * S * sizeof(double));
+            from_next[next_alive] = c.parent;
+            tok_next[next_alive] = c.token;
             score[next_alive] = c.score;  // safe: parents are read from cands, not score, from here on
             inputs[next_alive] = c.token;
             next_alive++;
@@ -559,19 +712,11 @@ int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam,
         // <eos>, exactly like greedy.
         alive = finished >= K ? 0 : next_alive;
         if (alive == 0) break;
-        for (int k = alive; k < K; k++) parents[k] = parents[0];
-        st.state = reorder_rows(ctx, st.state, parents, K);
-        st.feed = st.feed ? reorder_rows(ctx, st.feed, parents, K) : NULL;
-        int *swap_tokens = tokens;
-        tokens = next_tokens;
-        next_tokens = swap_tokens;
-        double *swap_attention = attention;
-        attention = next_attention;
-        next_attention = swap_attention;
+        for (int k = alive; k < K; k++) parents[k] = parents[0];  // the next step reorders the state by these
     }
     if (!rc && !out->tokens) rc = ts_fail(TS_ERR_ARG, "beam: no hypothesis");
-    free(token_slots);
-    free(attention_slots);
+    history_free(&hist);
+    step_arenas_free(&sa);
     free(score);
     free(cands);
     free(parents);

@@ -66,6 +66,21 @@ typedef struct {
     ts_tensor *out_weight, *out_bias;    // (Vt, H), (Vt)
 } ts_seq2seq;
 
+// The name and shape of one parameter, as ts_seq2seq_new registers it.
+typedef struct {
+    char name[48];
+    int ndim;      // 1 or 2
+    int shape[2];  // shape[1] is 0 when ndim is 1
+} ts_param_shape;
+
+enum { TS_SEQ2SEQ_MAX_PARAMS = 32 };
+
+// What ts_seq2seq_new(cfg) would allocate, without allocating it: fills
+// out[0..*n) (room for TS_SEQ2SEQ_MAX_PARAMS) with every parameter's name and
+// shape in registration order, so that a loader can check a file against the
+// configuration before trusting its sizes. TS_OK, or TS_ERR_ARG for a bad cfg.
+int ts_seq2seq_layout(const ts_model_config *cfg, ts_param_shape *out, int *n);
+
 // A model with every parameter registered and initialised from rng:
 // U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases (PyTorch's GRU
 // and Linear default), N(0, 1) for embeddings. NULL on a bad config or no

@@ -3,6 +3,7 @@
 #include <gsl/gsl_errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char last_error[1024];
 
@@ -22,10 +23,13 @@ const char *ts_strerror(int status) {
 }
 
 int ts_fail(int status, const char *fmt, ...) {
+    // Format aside first: an argument may be ts_last_error() itself.
+    char message[sizeof last_error];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    memcpy(last_error, message, sizeof last_error);
     return status;
 }
 

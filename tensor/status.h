@@ -23,7 +23,8 @@ enum ts_status {
 const char *ts_strerror(int status);
 
 // Records a printf-style message for this thread and returns `status`, so a
-// failing function can `return ts_fail(TS_ERR_SHAPE, "...", ...);`.
+// failing function can `return ts_fail(TS_ERR_SHAPE, "...", ...);`. An
+// argument may be ts_last_error() itself (to prefix the current message).
 int ts_fail(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -5,6 +5,7 @@
 // fix_crcs() below, an independent reading of docs/checkpoint.md, so that a
 // structure check (not a CRC) is what must catch the damage.
 #include "train/checkpoint.h"
+#include "train/model_io.h"
 
 #include "tensor/status.h"
 #include "testutil.h"
@@ -1225,4 +1226,137 @@ Test(checkpoint, replays_fuzzer_crash_inputs) {
     }
     if (dir) closedir(dir);
     cr_log_info("replayed %d fuzzer crash inputs from %s", replayed, dir_path);
+}
+
+// ---- loading a model: every error names its file, once ------------------------------
+
+Test(checkpoint, fail_may_quote_the_current_message) {
+    ts_fail(TS_ERR_FORMAT, "bogus '%s'", "x");
+    ts_fail(TS_ERR_FORMAT, "checkpoint header: %s", ts_last_error());
+    cr_assert_str_eq(ts_last_error(), "checkpoint header: bogus 'x'");
+}
+
+// A small model's checkpoint, as train writes it (without the trainer's state).
+static ts_ckpt *model_ckpt(ts_attn_type attn, ts_decoder_type decoder, int bidirectional) {
+    ts_vocab *src, *tgt;
+    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "le", "chat"}, 6, &src),
+                 TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "the", "cat"}, 6, &tgt),
+                 TS_OK, "%s", ts_last_error());
+    ts_model_config cfg = {.src_vocab = 6, .tgt_vocab = 6, .emb = 3, .hidden = 4, .attn = attn, .decoder = decoder,
+                           .bidirectional = bidirectional};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    ts_ckpt *ck = ts_ckpt_new();
+    cr_assert_eq(ts_model_to_ckpt(ck, m, src, tgt, 10), TS_OK, "%s", ts_last_error());
+    ts_seq2seq_free(m);
+    gsl_rng_free(rng);
+    ts_vocab_free(src);
+    ts_vocab_free(tgt);
+    return ck;
+}
+
+// A copy of ck without parameter tensor `skip`.
+static ts_ckpt *copy_without(const ts_ckpt *ck, const char *skip) {
+    ts_ckpt *out = ts_ckpt_new();
+    for (size_t i = 0; i < ts_ckpt_header_count(ck); i++) {
+        const char *k, *v;
+        ts_ckpt_header_at(ck, i, &k, &v);
+        cr_assert_eq(ts_ckpt_set(out, k, v), TS_OK);
+    }
+    for (size_t i = 0; i < ts_ckpt_vocab_count(ck); i++) {
+        const ts_ckpt_vocab *v = ts_ckpt_vocab_at(ck, i);
+        cr_assert_eq(ts_ckpt_add_vocab(out, v->name, v->tokens, v->count), TS_OK);
+    }
+    for (size_t i = 0; i < ts_ckpt_tensor_count(ck, TS_CKPT_PARAMS); i++) {
+        const ts_ckpt_tensor *t = ts_ckpt_tensor_at(ck, TS_CKPT_PARAMS, i);
+        if (!strcmp(t->name, skip)) continue;
+        cr_assert_eq(ts_ckpt_add_tensor(out, TS_CKPT_PARAMS, t->name, t->ndim, t->shape, t->data), TS_OK);
+    }
+    return out;
+}
+
+static int occurrences(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+// Saves ck to dir/name, loads it as translate/attend/eval do and as the
+// trainer's --resume does, and checks both fail with a message that names
+// the file exactly once and contains `fragment`.
+static void assert_load_names_file(ts_ckpt *ck, const char *dir, const char *name, const char *fragment) {
+    char *path = keep_path(dir, name);
+    cr_assert_eq(ts_ckpt_save(ck, path), TS_OK, "%s", ts_last_error());
+    ts_ckpt_free(ck);
+    ts_translator t;
+    int rc = ts_translator_load(path, &t);
+    cr_assert_neq(rc, TS_OK, "%s loaded", name);
+    cr_assert_null(t.model);
+    cr_assert(strstr(ts_last_error(), fragment), "%s: '%s' lacks '%s'", name, ts_last_error(), fragment);
+    cr_assert_eq(occurrences(ts_last_error(), path), 1, "%s: the path once: %s", name, ts_last_error());
+    cr_assert_eq(occurrences(ts_last_error(), "checkpoint"), 1, "%s: not doubled: %s", name, ts_last_error());
+    // --resume: the container first, then the model from it.
+    ts_ckpt *loaded;
+    cr_assert_eq(ts_ckpt_load(path, NULL, &loaded), TS_OK, "%s", ts_last_error());
+    cr_assert_neq(ts_translator_from_ckpt(loaded, &t), TS_OK);
+    cr_assert_eq(occurrences(ts_last_error(), path), 1, "%s (resume): %s", name, ts_last_error());
+    ts_ckpt_free(loaded);
+}
+
+Test(checkpoint, every_model_load_error_names_the_file_once) {
+    char *dir = tmpdir();
+    struct { const char *key, *value, *fragment; } headers[] = {
+        {"model.hidden", "0", "'model.hidden' = 0 is out of bounds"},
+        {"model.hidden", "x", "'model.hidden' = 'x' is not an integer"},
+        {"model.embedding", "-3", "is negative"},
+        {"model.attention", "bogus", "unknown attention 'bogus'"},
+        {"model.decoder", "bogus", "unknown decoder 'bogus'"},
+        {"model.bidirectional", "2", "'model.bidirectional' = 2"},
+        {"model.source_vocabulary", "7", "has shape [6,3], expected [7,3]"},
+        {"model.target_vocabulary", "4", "'model.target_vocabulary' = 4"},
+        {"data.max_len", "-1", "'data.max_len' = -1 is negative"},
+    };
+    for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++) {
+        ts_ckpt *ck = model_ckpt(TS_ATTN_BAHDANAU, TS_DECODER_LUONG, 0);
+        cr_assert_eq(ts_ckpt_set(ck, headers[i].key, headers[i].value), TS_OK);
+        char name[64];
+        snprintf(name, sizeof name, "header-%zu.ckpt", i);
+        assert_load_names_file(ck, dir, name, headers[i].fragment);
+    }
+    assert_load_names_file(copy_without(model_ckpt(TS_ATTN_BAHDANAU, TS_DECODER_LUONG, 0), "decoder.out.bias"), dir,
+                           "missing.ckpt", "has no parameter tensor 'decoder.out.bias'");
+    ts_ckpt *extra = model_ckpt(TS_ATTN_DOT, TS_DECODER_BAHDANAU, 0);
+    cr_assert_eq(ts_ckpt_add_tensor(extra, TS_CKPT_PARAMS, "decoder.extra", 1, (size_t[]){1}, (double[]){0}), TS_OK);
+    assert_load_names_file(extra, dir, "extra.ckpt", "parameter 'decoder.extra' that a dot/bahdanau model does not");
+    // A vocabulary with a word twice.
+    ts_ckpt *plain = model_ckpt(TS_ATTN_NONE, TS_DECODER_BAHDANAU, 1), *twice_ck = ts_ckpt_new();
+    for (size_t i = 0; i < ts_ckpt_header_count(plain); i++) {
+        const char *k, *v;
+        ts_ckpt_header_at(plain, i, &k, &v);
+        ts_ckpt_set(twice_ck, k, v);
+    }
+    cr_assert_eq(ts_ckpt_add_vocab(twice_ck, "source", ts_ckpt_find_vocab(plain, "source")->tokens, 6), TS_OK);
+    const char *twice[] = {"<pad>", "<sos>", "<eos>", "<unk>", "the", "the"};
+    cr_assert_eq(ts_ckpt_add_vocab(twice_ck, "target", twice, 6), TS_OK);
+    for (size_t i = 0; i < ts_ckpt_tensor_count(plain, TS_CKPT_PARAMS); i++) {
+        const ts_ckpt_tensor *t = ts_ckpt_tensor_at(plain, TS_CKPT_PARAMS, i);
+        ts_ckpt_add_tensor(twice_ck, TS_CKPT_PARAMS, t->name, t->ndim, t->shape, t->data);
+    }
+    ts_ckpt_free(plain);
+    assert_load_names_file(twice_ck, dir, "twice.ckpt", "target vocabulary");
+}
+
+// A header that promises a huge model over a file that stores a small one is
+// rejected from the stored shapes, before the model is allocated.
+Test(checkpoint, a_header_promising_a_huge_model_costs_no_memory) {
+    char *dir = tmpdir();
+    ts_ckpt *ck = model_ckpt(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 1);
+    cr_assert_eq(ts_ckpt_set(ck, "model.hidden", "8000"), TS_OK);
+    cr_assert_eq(ts_ckpt_set(ck, "model.embedding", "8000"), TS_OK);
+    long before = peak_rss_kib();
+    assert_load_names_file(ck, dir, "huge.ckpt", "has shape [6,3], expected [6,8000]");
+    long grown = peak_rss_kib() - before;
+    cr_assert_lt(grown, 64 * 1024, "peak memory grew by %ld KiB", grown);
 }

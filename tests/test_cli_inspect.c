@@ -2,6 +2,7 @@
 // and the attention_basics example, run as programs: what they print, the
 // files they write and their exit codes.
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <gsl/gsl_rng.h>
 #include <libgen.h>
 #include <math.h>
@@ -9,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "train/checkpoint.h"
@@ -166,14 +170,64 @@ Test(cli_inspect, translate_reads_stdin_and_keeps_blank_lines) {
     cr_assert_str_eq(line_at(out, 2), "");
     cr_assert_str_eq(line_at(out, 3), want, "CRLF input");
     free(out);
+    // Lone CR line ends (old Mac files): one output line per line.
+    rc = run(&out, "printf 'le chat dort .\\roui\\r\\rle chat dort .' | %s translate --model '%s'", TS_PROGRAM, ckpt);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert_eq(count_lines(out), 4, "%s", out);
+    cr_assert_str_eq(line_at(out, 0), want);
+    cr_assert_str_eq(line_at(out, 2), "");
+    cr_assert_str_eq(line_at(out, 3), want);
+    free(out);
     free(want);
 }
 
 Test(cli_inspect, translate_copes_with_unknown_words) {
     char *out;
-    int rc = run(&out, "%s translate --model '%s' 'zorglub blorp chat'", TS_PROGRAM, ckpt);
+    int rc = run(&out, "{ %s translate --model '%s' 'zorglub blorp chat' 'le chat' 2>%s/err; }", TS_PROGRAM, ckpt, dir);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
-    cr_assert_eq(count_lines(out), 1, "%s", out);
+    cr_assert_eq(count_lines(out), 2, "%s", out);
+    free(out);
+    // Named on stderr, for the argument that has them only.
+    rc = run(&out, "cat %s/err", dir);
+    cr_assert(strstr(out, "argument 1: unknown words, read as <unk>: zorglub, blorp\n"), "%s", out);
+    cr_assert_null(strstr(out, "argument 2"), "%s", out);
+    free(out);
+}
+
+// A sentence past the documented maximum is refused by name, quickly, and the
+// next line is still translated.
+Test(cli_inspect, translate_refuses_an_overlong_line_and_goes_on) {
+    char *out;
+    int rc = run(&out,
+                 "{ { echo oui; yes 'le chat' | head -n 501 | tr '\\n' ' '; echo; echo 'non .'; } | "
+                 "%s translate --model '%s' --beam 10 2>%s/err; }",
+                 TS_PROGRAM, ckpt, dir);
+    cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
+    cr_assert_eq(count_lines(out), 3, "%s", out);
+    cr_assert_str_eq(line_at(out, 1), "", "%s", out);
+    cr_assert(line_at(out, 2)[0] != '\0', "the line after it is translated:\n%s", out);
+    free(out);
+    rc = run(&out, "cat %s/err", dir);
+    cr_assert(strstr(out, "line 2") && strstr(out, "1002 tokens, more than the 1000"), "%s", out);
+    free(out);
+}
+
+Test(cli_inspect, attend_marks_unknown_words_in_every_figure) {
+    char *out;
+    int rc = run(&out, "{ %s attend --model '%s' --svg %s/u.svg --json %s/u.json --color always 'le zorglub dort' 2>%s/err; }",
+                 TS_PROGRAM, ckpt, dir, dir, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "<unk>:zorglub"), "terminal:\n%s", out);
+    free(out);
+    rc = run(&out, "cat %s/err", dir);
+    cr_assert(strstr(out, "unknown words, read as <unk>: zorglub\n"), "%s", out);
+    free(out);
+    rc = run(&out, "cat %s/u.svg", dir);
+    cr_assert(strstr(out, ">&lt;unk&gt;:zorglub<"), "SVG:\n%s", out);
+    free(out);
+    rc = run(&out, "/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"source\"])' %s/u.json", dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "[\'le\', \'<unk>:zorglub\', \'dort\']"), "JSON: %s", out);
     free(out);
 }
 
@@ -382,6 +436,69 @@ Test(cli_inspect, missing_or_corrupt_checkpoints_exit_1_naming_the_file) {
     cr_assert(strstr(out, "half.ckpt"), "%s", out);
     free(out);
     free(text);
+}
+
+// A pair past the documented maximum is left out and counted, even with
+// --max-len 0, instead of sizing the evaluation for it.
+Test(cli_inspect, eval_leaves_out_pairs_past_the_maximum_length) {
+    char *out;
+    int rc = run(&out,
+                 "{ echo 'le chat dort .\tthe cat sleeps .'; yes chat | head -n 1001 | tr '\\n' ' '; "
+                 "printf '\tthe cat\\n'; } > %s/long.tsv && %s eval --model '%s' --corpus %s/long.tsv --max-len 0",
+                 dir, TS_PROGRAM, ckpt, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "2 pairs, 1 with a side longer than 1000 tokens left out"), "%s", out);
+    double bleu, ppl, exact;
+    size_t pairs;
+    const char *rest;
+    parse_eval_line(out, &bleu, &ppl, &exact, &pairs, &rest);
+    cr_assert_eq(pairs, 1);
+    free(out);
+}
+
+// Figures are written atomically and say why they could not be: a missing
+// directory, and a write past the file size limit (ulimit -f), which must not
+// kill the program with SIGXFSZ but fail like a full disk: message, exit 1,
+// the old figure intact, no temporary file left.
+Test(cli_inspect, attend_figure_write_failures_say_why_and_keep_the_old_file) {
+    char *out;
+    int rc = run(&out, "%s attend --model '%s' --svg %s/missing/a.svg oui", TS_PROGRAM, ckpt, dir);
+    cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "missing/a.svg") && strstr(out, strerror(ENOENT)), "%s", out);
+    free(out);
+    const char *flags[] = {"--svg", "--json"};
+    for (int i = 0; i < 2; i++) {
+        char *old = test_write_file(dir, "old.fig", "old figure\n", 11), cmd[8192];
+        snprintf(cmd, sizeof cmd, "exec %s attend --model '%s' %s '%s' 'le chat dort .' >/dev/null", TS_PROGRAM, ckpt,
+                 flags[i], old);
+        int err[2];  // the child's stderr: a pipe, which the file size limit does not cut
+        cr_assert_eq(pipe(err), 0);
+        pid_t pid = fork();
+        cr_assert_neq(pid, -1);
+        if (pid == 0) {
+            struct rlimit lim = {.rlim_cur = 64, .rlim_max = RLIM_INFINITY};
+            if (setrlimit(RLIMIT_FSIZE, &lim) != 0 || dup2(err[1], 2) < 0) _exit(99);
+            close(err[0]);
+            execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+            _exit(98);
+        }
+        close(err[1]);
+        char message[4096] = "";
+        size_t got = 0;
+        ssize_t n;
+        while ((n = read(err[0], message + got, sizeof message - 1 - got)) > 0) got += (size_t)n;
+        close(err[0]);
+        int status;
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_assert(WIFEXITED(status), "%s: killed by signal %d", flags[i], WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        cr_assert_eq(WEXITSTATUS(status), 1, "%s: %s", flags[i], message);
+        cr_assert(strstr(message, strerror(EFBIG)), "%s: says why: %s", flags[i], message);
+        rc = run(&out, "cat '%s'; ls '%s'", old, dir);
+        cr_assert(!strncmp(out, "old figure\n", 11), "%s: the old file is intact:\n%s", flags[i], out);
+        cr_assert_null(strstr(out, ".tmp"), "%s: no temporary file left:\n%s", flags[i], out);
+        free(out);
+        free(old);
+    }
 }
 
 Test(cli_inspect, eval_reports_an_unreadable_corpus) {

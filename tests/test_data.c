@@ -128,6 +128,32 @@ Test(data, read_accepts_bom_and_crlf) {
     ts_corpus_free(c);
 }
 
+// Old Mac files end lines with a lone CR: 50 pairs must read as 50 pairs,
+// not as one line whose first two fields become one pair.
+Test(data, read_accepts_lone_cr_line_ends_and_mixes) {
+    char text[4096] = "";
+    for (int i = 0; i < 50; i++) snprintf(text + strlen(text), sizeof text - strlen(text), "w%d a\tv%d b\r", i, i);
+    int st;
+    ts_corpus *c = read_text(text, strlen(text), NULL, &st, NULL);
+    cr_assert_eq(st, TS_OK, "%s", ts_last_error());
+    cr_assert_eq(c->n_pairs, 50);
+    cr_assert_eq(c->n_lines, 50);
+    assert_side(c->pairs[49].src, c->pairs[49].src_len, "w49 a");
+    assert_side(c->pairs[49].tgt, c->pairs[49].tgt_len, "v49 b");
+    ts_corpus_free(c);
+    // LF, CRLF and CR mixed; an error names the right line of a CR file.
+    const char mixed[] = "a\tb\nc\td\r\ne\tf\rg\th";
+    c = read_text(mixed, sizeof mixed - 1, NULL, &st, NULL);
+    cr_assert_eq(st, TS_OK, "%s", ts_last_error());
+    cr_assert_eq(c->n_pairs, 4);
+    assert_side(c->pairs[2].src, c->pairs[2].src_len, "e");
+    ts_corpus_free(c);
+    const char bad[] = "a\tb\rc\td\rno tab\re\tf\r";
+    c = read_text(bad, sizeof bad - 1, NULL, &st, NULL);
+    cr_assert_eq(st, TS_ERR_FORMAT);
+    cr_assert(strstr(ts_last_error(), "pairs.tsv:3: no tab"), "%s", ts_last_error());
+}
+
 Test(data, read_skips_blank_lines_but_counts_them_in_line_numbers) {
     const char text[] = "a\tb\n\n   \n\r\nc\td\n";
     int st;

@@ -480,3 +480,77 @@ Test(models, decoded_attention_rows_are_distributions_over_real_positions) {
     ts_hypothesis_free(&beam);
     ts_seq2seq_free(m);
 }
+
+// The layout a loader checks a file against is exactly what ts_seq2seq_new
+// allocates, for every attention x decoder x encoder.
+Test(models, layout_lists_every_parameter_the_model_allocates) {
+    for (int a = 0; a < TS_ATTN_COUNT; a++)
+        for (int d = 0; d < TS_DECODER_COUNT; d++)
+            for (int bi = 0; bi < 2; bi++) {
+                ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 9, .emb = 3, .hidden = 5, .attn = (ts_attn_type)a,
+                                       .decoder = (ts_decoder_type)d, .bidirectional = bi};
+                ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+                ts_param_shape layout[TS_SEQ2SEQ_MAX_PARAMS];
+                int n;
+                cr_assert_eq(ts_seq2seq_layout(&cfg, layout, &n), TS_OK);
+                cr_assert_eq(n, m->params.count, "%s/%s bi=%d", ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder), bi);
+                for (int i = 0; i < n; i++) {
+                    ts_tensor *p = m->params.items[i];
+                    cr_assert_str_eq(layout[i].name, p->name);
+                    cr_assert_eq(layout[i].ndim, p->ndim, "%s", p->name);
+                    cr_assert_eq(layout[i].shape[0], p->shape[0], "%s", p->name);
+                    if (p->ndim == 2) cr_assert_eq(layout[i].shape[1], p->shape[1], "%s", p->name);
+                }
+                ts_seq2seq_free(m);
+            }
+    ts_model_config bad = {.src_vocab = 7, .tgt_vocab = 9, .emb = 0, .hidden = 5};
+    ts_param_shape layout[TS_SEQ2SEQ_MAX_PARAMS];
+    int n;
+    cr_assert_eq(ts_seq2seq_layout(&bad, layout, &n), TS_ERR_ARG);
+}
+
+// What beam search returns belongs to its tokens: feeding them back step by
+// step gives the same attention rows and the same score, so the history
+// rebuilt from back-pointers is the winner's own, for every configuration.
+Test(models, beam_attention_and_score_are_those_of_its_tokens) {
+    static const int src[6] = {4, 6, 5, 5, 6, 4};
+    for (int a = 0; a < TS_ATTN_COUNT; a++)
+        for (int d = 0; d < TS_DECODER_COUNT; d++) {
+            ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 9, .emb = 3, .hidden = 6, .attn = (ts_attn_type)a,
+                                   .decoder = (ts_decoder_type)d, .bidirectional = d};
+            ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+            for (int K = 2; K <= 5; K += 3)
+                for (int max_len = 1; max_len <= 13; max_len += 4) {
+                    ts_hypothesis h;
+                    ts_ctx_reset(&ctx);
+                    cr_assert_eq(ts_seq2seq_beam(m, &ctx, src, 6, K, max_len, &h), TS_OK, "%s", ts_last_error());
+                    ts_ctx_reset(&ctx);
+                    int len[1] = {6}, input[1] = {TS_SOS};
+                    ts_batch_view bv = {.B = 1, .S = 6, .src = src, .src_len = len};
+                    ts_encoded enc;
+                    cr_assert_eq(ts_seq2seq_encode(m, &ctx, &bv, &enc), TS_OK);
+                    ts_decoder_state st;
+                    ts_decoder_start(m, &ctx, &enc, &st);
+                    double total = 0;
+                    for (int t = 0; t <= h.len; t++) {
+                        ts_tensor *weights;
+                        ts_tensor *emb = ts_gather_rows(&ctx, m->dec_embedding, input, 1, -1);
+                        ts_tensor *logits = ts_seq2seq_logits(m, &ctx, ts_decoder_step(m, &ctx, &enc, &st, emb, &weights));
+                        cr_assert_not_null(logits);
+                        double want[6] = {0};
+                        if (weights) memcpy(want, weights->data, sizeof want);
+                        assert_allclose(h.attention + t * 6, want, 6, 1e-12, 1e-12);
+                        int next = t < h.len ? h.tokens[t] : TS_EOS;
+                        double max = -INFINITY, sum = 0;
+                        for (int v = 0; v < 9; v++) max = fmax(max, logits->data[v]);
+                        for (int v = 0; v < 9; v++) sum += exp(logits->data[v] - max);
+                        if (t < h.len || h.ended) total += logits->data[next] - max - log(sum);
+                        input[0] = next;
+                    }
+                    cr_assert(fabs(h.score - total / (h.len + 1)) < 1e-9, "%s/%s K=%d: score %.17g, tokens give %.17g",
+                              ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder), K, h.score, total / (h.len + 1));
+                    ts_hypothesis_free(&h);
+                }
+            ts_seq2seq_free(m);
+        }
+}

@@ -83,7 +83,13 @@ struct ts_ckpt {
     size_t n_tensors[2], cap_tensors[2];
     struct blob *blobs;
     size_t n_blobs, cap_blobs;
+    char *path;  // the file it was loaded from, NULL otherwise: named by every getter's error
 };
+
+// The getters' error prefix: "checkpoint PATH: " for a loaded file, else "checkpoint ".
+#define FROM_FMT "checkpoint%s%s%s "
+#define FROM(ck) (ck)->path ? " " : "", (ck)->path ? (ck)->path : "", (ck)->path ? ":" : ""
+
 
 // Makes room for one more element in a growing array.
 static int reserve(void **items, size_t *cap, size_t n, size_t elem) {
@@ -113,6 +119,7 @@ ts_ckpt *ts_ckpt_new(void) {
 
 void ts_ckpt_free(ts_ckpt *ck) {
     if (!ck) return;
+    free(ck->path);
     for (size_t i = 0; i < ck->n_entries; i++) {
         free(ck->entries[i].key);
         free(ck->entries[i].value);
@@ -348,10 +355,10 @@ int ts_ckpt_get_string(const ts_ckpt *ck, const char *key, const char **out) {
         }
     }
     if (times == 0)
-        return ts_fail(TS_ERR_FORMAT, "checkpoint header key '%.64s' is missing", key);
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "header key '%.64s' is missing", FROM(ck), key);
     if (times > 1)
-        return ts_fail(TS_ERR_FORMAT, "checkpoint header key '%.64s' appears %zu times",
-                       key, times);
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "header key '%.64s' appears %zu times",
+                       FROM(ck), key, times);
     *out = found;
     return TS_OK;
 }
@@ -367,14 +374,14 @@ int ts_ckpt_get_int(const ts_ckpt *ck, const char *key, int64_t lo, int64_t hi, 
     errno = 0;
     long long v = shape_ok ? strtoll(text, &end, 10) : 0;
     if (!shape_ok || *end != '\0')
-        return ts_fail(TS_ERR_FORMAT, "checkpoint header '%.64s' = '%.40s' is not an integer",
-                       key, text);
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' = '%.40s' is not an integer",
+                       FROM(ck), key, text);
     if (errno == ERANGE || v < lo || v > hi) {
         if (v < 0 && lo >= 0)
-            return ts_fail(TS_ERR_FORMAT, "checkpoint header '%.64s' = %.40s is negative",
-                           key, text);
-        return ts_fail(TS_ERR_FORMAT, "checkpoint header '%.64s' = %.40s is out of bounds "
-                       "[%lld, %lld]", key, text, (long long)lo, (long long)hi);
+            return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' = %.40s is negative",
+                           FROM(ck), key, text);
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' = %.40s is out of bounds "
+                       "[%lld, %lld]", FROM(ck), key, text, (long long)lo, (long long)hi);
     }
     *out = v;
     return TS_OK;
@@ -390,17 +397,17 @@ int ts_ckpt_get_double(const ts_ckpt *ck, const char *key, double lo, double hi,
         char *end = NULL;
         v = shape_ok ? strtod(text, &end) : 0.0;
         if (!shape_ok || *end != '\0')
-            return ts_fail(TS_ERR_FORMAT, "checkpoint header '%.64s' = '%.40s' is not a number",
-                           key, text);
+            return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' = '%.40s' is not a number",
+                           FROM(ck), key, text);
     }
     if (isnan(v))
-        return ts_fail(TS_ERR_FORMAT, "checkpoint header '%.64s' is NaN", key);
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' is NaN", FROM(ck), key);
     if (!(v >= lo && v <= hi)) {
         if (v < 0 && lo >= 0)
-            return ts_fail(TS_ERR_FORMAT, "checkpoint header '%.64s' = %.40s is negative",
-                           key, text);
-        return ts_fail(TS_ERR_FORMAT, "checkpoint header '%.64s' = %.40s is out of bounds "
-                       "[%.17g, %.17g]", key, text, lo, hi);
+            return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' = %.40s is negative",
+                           FROM(ck), key, text);
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' = %.40s is out of bounds "
+                       "[%.17g, %.17g]", FROM(ck), key, text, lo, hi);
     }
     *out = v;
     return TS_OK;
@@ -576,7 +583,7 @@ int ts_ckpt_expect_tensor(const ts_ckpt *ck, enum ts_ckpt_section section, const
                           int ndim, const size_t *shape, const ts_ckpt_tensor **out) {
     const ts_ckpt_tensor *t = ts_ckpt_find_tensor(ck, section, name);
     if (!t)
-        return ts_fail(TS_ERR_FORMAT, "checkpoint has no %s tensor '%.64s'",
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "has no %s tensor '%.64s'", FROM(ck),
                        section_ok(section) ? section_noun(section) : "such", name);
     int same = t->ndim == ndim;
     for (int d = 0; same && d < ndim; d++) same = t->shape[d] == shape[d];
@@ -584,8 +591,8 @@ int ts_ckpt_expect_tensor(const ts_ckpt *ck, enum ts_ckpt_section section, const
         char got[96], want[96];
         shape_text(t->ndim, t->shape, got, sizeof got);
         shape_text(ndim, shape, want, sizeof want);
-        return ts_fail(TS_ERR_SHAPE, "checkpoint %s tensor '%.64s' has shape %s, expected %s",
-                       section_noun(section), name, got, want);
+        return ts_fail(TS_ERR_SHAPE, FROM_FMT "%s tensor '%.64s' has shape %s, expected %s",
+                       FROM(ck), section_noun(section), name, got, want);
     }
     if (out) *out = t;
     return TS_OK;
@@ -610,7 +617,7 @@ static struct blob *find_blob(const ts_ckpt *ck, const char *name) {
 
 int ts_ckpt_get_blob(const ts_ckpt *ck, const char *name, const void **bytes, size_t *n) {
     const struct blob *b = find_blob(ck, name);
-    if (!b) return ts_fail(TS_ERR_FORMAT, "checkpoint has no blob '%.64s'", name);
+    if (!b) return ts_fail(TS_ERR_FORMAT, FROM_FMT "has no blob '%.64s'", FROM(ck), name);
     *bytes = b->bytes;
     *n = b->n;
     return TS_OK;
@@ -1534,6 +1541,8 @@ static int load_from(struct source *src, const ts_ckpt_load_opts *opts, ts_ckpt 
     return rc;
 }
 
+const char *ts_ckpt_path(const ts_ckpt *ck) { return ck->path; }
+
 int ts_ckpt_load_mem(const void *data, size_t len, const ts_ckpt_load_opts *opts,
                      ts_ckpt **out) {
     if (!out) return ts_fail(TS_ERR_ARG, "ts_ckpt_load_mem: NULL argument");
@@ -1553,5 +1562,10 @@ int ts_ckpt_load(const char *path, const ts_ckpt_load_opts *opts, ts_ckpt **out)
                        : ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", path);
     free(src.chunk);
     fclose(f);
+    if (rc == TS_OK && !((*out)->path = dup_bytes(path, strlen(path)))) {
+        ts_ckpt_free(*out);
+        *out = NULL;
+        rc = ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", path);
+    }
     return rc;
 }

@@ -201,6 +201,12 @@ typedef struct ts_ckpt_load_opts {
 // failure.
 int ts_ckpt_load(const char *path, const ts_ckpt_load_opts *opts, ts_ckpt **out);
 
+// The file a container was loaded from (borrowed), or NULL for one built in
+// memory or loaded with ts_ckpt_load_mem. The errors of the getters above
+// (ts_ckpt_get_*, ts_ckpt_expect_tensor) name it: "checkpoint PATH: header
+// 'model.hidden' = 0 is out of bounds [1, 65536]".
+const char *ts_ckpt_path(const ts_ckpt *ck);
+
 // As ts_ckpt_load, from the gzip bytes data[0..len).
 int ts_ckpt_load_mem(const void *data, size_t len, const ts_ckpt_load_opts *opts,
                      ts_ckpt **out);

@@ -38,13 +38,48 @@ int ts_model_to_ckpt(ts_ckpt *ck, const ts_seq2seq *m, const ts_vocab *src, cons
     return rc;
 }
 
+// Prefixes the current message with "checkpoint PATH: " ("checkpoint: " when
+// ck came from memory), for the errors that do not come from a checkpoint
+// getter (those name the file already). Returns rc.
+static int name_file(const ts_ckpt *ck, int rc) {
+    const char *path = ts_ckpt_path(ck);
+    return ts_fail(rc, "checkpoint%s%s: %s", path ? " " : "", path ? path : "", ts_last_error());
+}
+
 static int vocab_from_ckpt(const ts_ckpt *ck, const char *name, int64_t expected, ts_vocab **out) {
     const ts_ckpt_vocab *v = ts_ckpt_find_vocab(ck, name);
-    if (!v) return ts_fail(TS_ERR_FORMAT, "checkpoint has no %s vocabulary", name);
+    if (!v) return name_file(ck, ts_fail(TS_ERR_FORMAT, "has no %s vocabulary", name));
     if ((int64_t)v->count != expected)
-        return ts_fail(TS_ERR_FORMAT, "the %s vocabulary has %zu words, the header says %lld", name, v->count,
-                       (long long)expected);
-    return ts_vocab_from_words(v->tokens, v->count, out);
+        return name_file(ck, ts_fail(TS_ERR_FORMAT, "the %s vocabulary has %zu words, the header says %lld", name,
+                                     v->count, (long long)expected));
+    int rc = ts_vocab_from_words(v->tokens, v->count, out);
+    return rc ? name_file(ck, ts_fail(rc, "the %s vocabulary: %s", name, ts_last_error())) : TS_OK;
+}
+
+// Checks that the file holds exactly the parameters cfg implies, each with its
+// shape, before anything is allocated for them: a header that claims a huge
+// model costs nothing unless the file really stores it.
+static int check_params(const ts_ckpt *ck, const ts_model_config *cfg, const char *attn, const char *decoder) {
+    ts_param_shape layout[TS_SEQ2SEQ_MAX_PARAMS];
+    int n;
+    int rc = ts_seq2seq_layout(cfg, layout, &n);
+    if (rc) return name_file(ck, rc);
+    for (int i = 0; i < n; i++) {
+        size_t shape[2] = {(size_t)layout[i].shape[0], (size_t)layout[i].shape[1]};
+        if ((rc = ts_ckpt_expect_tensor(ck, TS_CKPT_PARAMS, layout[i].name, layout[i].ndim, shape, NULL))) return rc;
+    }
+    size_t stored = ts_ckpt_tensor_count(ck, TS_CKPT_PARAMS);
+    for (size_t i = 0; stored != (size_t)n && i < stored; i++) {
+        const ts_ckpt_tensor *t = ts_ckpt_tensor_at(ck, TS_CKPT_PARAMS, i);
+        int known = 0;
+        for (int k = 0; !known && k < n; k++) known = !strcmp(layout[k].name, t->name);
+        if (!known)
+            return name_file(ck, ts_fail(TS_ERR_FORMAT, "has a parameter '%s' that a %s/%s model does not",
+                                         t->name, attn, decoder));
+    }
+    if (stored != (size_t)n)
+        return name_file(ck, ts_fail(TS_ERR_FORMAT, "has %zu parameter tensors, the model %d", stored, n));
+    return TS_OK;
 }
 
 int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) {
@@ -53,16 +88,18 @@ int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) {
     int64_t bi, emb, hidden, sv, tv, max_len;
     ts_model_config cfg = {0};
     int rc = ts_ckpt_get_string(ck, "model.attention", &attn);
-    if (!rc) rc = ts_attn_parse(attn, &cfg.attn);
+    if (!rc && (rc = ts_attn_parse(attn, &cfg.attn)))
+        rc = name_file(ck, ts_fail(TS_ERR_FORMAT, "header 'model.attention': %s", ts_last_error()));
     if (!rc) rc = ts_ckpt_get_string(ck, "model.decoder", &decoder);
-    if (!rc) rc = ts_decoder_parse(decoder, &cfg.decoder);
+    if (!rc && (rc = ts_decoder_parse(decoder, &cfg.decoder)))
+        rc = name_file(ck, ts_fail(TS_ERR_FORMAT, "header 'model.decoder': %s", ts_last_error()));
     if (!rc) rc = ts_ckpt_get_int(ck, "model.bidirectional", 0, 1, &bi);
     if (!rc) rc = ts_ckpt_get_int(ck, "model.embedding", 1, 65536, &emb);
     if (!rc) rc = ts_ckpt_get_int(ck, "model.hidden", 1, 65536, &hidden);
     if (!rc) rc = ts_ckpt_get_int(ck, "model.source_vocabulary", 5, 10000000, &sv);
     if (!rc) rc = ts_ckpt_get_int(ck, "model.target_vocabulary", 5, 10000000, &tv);
     if (!rc) rc = ts_ckpt_get_int(ck, "data.max_len", 0, 1000000, &max_len);
-    if (rc) return rc == TS_ERR_ARG ? ts_fail(TS_ERR_FORMAT, "checkpoint header: %s", ts_last_error()) : rc;
+    if (rc) return rc;
     cfg.bidirectional = (int)bi;
     cfg.emb = (int)emb;
     cfg.hidden = (int)hidden;
@@ -70,14 +107,15 @@ int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) {
     cfg.tgt_vocab = (int)tv;
     out->max_len = (int)max_len;
     // Size the model before allocating it: every parameter must be in the file.
-    if ((rc = vocab_from_ckpt(ck, "source", sv, &out->src_vocab)) ||
+    if ((rc = check_params(ck, &cfg, attn, decoder)) || (rc = vocab_from_ckpt(ck, "source", sv, &out->src_vocab)) ||
         (rc = vocab_from_ckpt(ck, "target", tv, &out->tgt_vocab)))
         goto fail;
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);  // the values are overwritten below
+    ts_clear_error();
     out->model = rng ? ts_seq2seq_new(&cfg, rng) : NULL;
     gsl_rng_free(rng);
     if (!out->model) {
-        rc = ts_last_error()[0] ? TS_ERR_FORMAT : TS_ERR_NOMEM;
+        rc = name_file(ck, ts_last_error()[0] ? TS_ERR_NOMEM : ts_fail(TS_ERR_NOMEM, "cannot allocate the model"));
         goto fail;
     }
     for (int i = 0; i < out->model->params.count; i++) {
@@ -86,20 +124,6 @@ int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) {
         const ts_ckpt_tensor *t;
         if ((rc = ts_ckpt_expect_tensor(ck, TS_CKPT_PARAMS, p->name, p->ndim, shape, &t))) goto fail;
         memcpy(p->data, t->data, p->size * sizeof(double));
-    }
-    size_t stored = ts_ckpt_tensor_count(ck, TS_CKPT_PARAMS);
-    if (stored != (size_t)out->model->params.count) {
-        for (size_t i = 0; i < stored; i++) {
-            const ts_ckpt_tensor *t = ts_ckpt_tensor_at(ck, TS_CKPT_PARAMS, i);
-            if (!ts_params_find(&out->model->params, t->name)) {
-                rc = ts_fail(TS_ERR_FORMAT, "checkpoint has a parameter '%s' that a %s/%s model does not", t->name,
-                             attn, decoder);
-                goto fail;
-            }
-        }
-        rc = ts_fail(TS_ERR_FORMAT, "checkpoint has %zu parameter tensors, the model %d", stored,
-                     out->model->params.count);
-        goto fail;
     }
     return TS_OK;
 fail:
@@ -112,12 +136,7 @@ int ts_translator_load(const char *path, ts_translator *out) {
     ts_ckpt *ck;
     int rc = ts_ckpt_load(path, NULL, &ck);
     if (rc) return rc;
-    rc = ts_translator_from_ckpt(ck, out);
-    if (rc) {
-        char message[1024];
-        snprintf(message, sizeof message, "%s", ts_last_error());
-        ts_fail(rc, "%s: %s", path, message);
-    }
+    rc = ts_translator_from_ckpt(ck, out);  // its messages name the path already
     ts_ckpt_free(ck);
     return rc;
 }
@@ -140,6 +159,11 @@ int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam,
     if (n == 0) {
         free(tokens);
         return ts_fail(TS_ERR_FORMAT, "nothing to translate: the sentence is empty after normalisation");
+    }
+    if (n > TS_MAX_SENTENCE_TOKENS) {
+        free(tokens);
+        return ts_fail(TS_ERR_FORMAT, "the sentence has %zu tokens, more than the %d tinyseq translates", n,
+                       TS_MAX_SENTENCE_TOKENS);
     }
     // Split the space-joined tokens in place and map them to ids.
     char **words = malloc(n * sizeof *words);
@@ -166,4 +190,32 @@ int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam,
     if (source && !rc) *source = tokens;
     else free(tokens);
     return rc;
+}
+
+char *ts_unknown_words(const ts_vocab *v, const char *source) {
+    size_t len = strlen(source);
+    char *list = malloc(2 * len + 1), *end = list;  // at most every byte, plus a ", " per word
+    if (!list) return NULL;
+    for (const char *w = source; *w;) {
+        size_t n = strcspn(w, " ");
+        char word[TS_CKPT_MAX_TOKEN + 1];
+        int unknown = n > TS_CKPT_MAX_TOKEN;  // too long to be in any vocabulary
+        if (!unknown) {
+            memcpy(word, w, n);
+            word[n] = '\0';
+            unknown = ts_vocab_id(v, word) == TS_UNK && strcmp(word, "<unk>");
+        }
+        if (unknown) {
+            if (end > list) end = (char *)memcpy(end, ", ", 2) + 2;
+            end = (char *)memcpy(end, w, n) + n;
+        }
+        w += n;
+        while (*w == ' ') w++;
+    }
+    *end = '\0';
+    if (end == list) {
+        free(list);
+        return NULL;
+    }
+    return list;
 }

@@ -9,6 +9,10 @@
 #include "models/seq2seq.h"
 #include "train/checkpoint.h"
 
+// The longest sentence translate, attend and eval accept, in tokens after
+// normalisation: it bounds the time and memory one input can ask for.
+#define TS_MAX_SENTENCE_TOKENS 1000
+
 typedef struct {
     ts_seq2seq *model;     // owned
     ts_vocab *src_vocab;   // owned
@@ -24,9 +28,12 @@ int ts_model_to_ckpt(ts_ckpt *ck, const ts_seq2seq *m, const ts_vocab *src, cons
 // Rebuilds everything from a loaded checkpoint: the configuration from the
 // header, the vocabularies, and each parameter, checked to exist with the
 // shape the configuration implies; a parameter the configuration does not
-// have is an error too. On success fills *out (free with
-// ts_translator_free). Errors: TS_ERR_FORMAT / TS_ERR_SHAPE naming the key or
-// tensor; TS_ERR_NOMEM. *out is zeroed on failure.
+// have is an error too. The shapes are checked before the model is
+// allocated, so memory follows the file, not the header's claims. On success
+// fills *out (free with ts_translator_free). Errors: TS_ERR_FORMAT /
+// TS_ERR_SHAPE naming the key or tensor and, for a container loaded from a
+// file, that file once ("checkpoint PATH: ..."); TS_ERR_NOMEM. *out is zeroed
+// on failure.
 int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out);
 
 // ts_ckpt_load + ts_translator_from_ckpt.
@@ -39,8 +46,15 @@ void ts_translator_free(ts_translator *t);
 // normalised tokens joined by spaces (malloc'd; NULL allowed) and *n_source
 // their count. The hypothesis holds the output ids and attention (free with
 // ts_hypothesis_free). ctx is reset first. Errors: TS_ERR_FORMAT (invalid
-// UTF-8 / empty after normalisation), TS_ERR_NOMEM, the model's errors.
+// UTF-8 / empty after normalisation / more than TS_MAX_SENTENCE_TOKENS
+// tokens), TS_ERR_NOMEM, the model's errors.
 int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam, ts_hypothesis *out, char **source,
                       int *n_source);
+
+// The words of `source` (tokens joined by single spaces, as
+// ts_translate_text gives them) that vocabulary v does not know and so reads
+// as <unk>, joined by ", " in order of appearance (malloc'd), or NULL when
+// every word is known (or out of memory).
+char *ts_unknown_words(const ts_vocab *v, const char *source);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "tensor/status.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,18 +184,20 @@ static int write_to_path(const char *path, figure_writer write, const figure_arg
     snprintf(tmp, n, "%s.tmp", path);
     FILE *f = fopen(tmp, "wb");
     if (!f) {
-        int status = ts_fail(TS_ERR_IO, "render: cannot create %s", tmp);
+        int status = ts_fail(TS_ERR_IO, "render: cannot create %s: %s", tmp, strerror(errno));
         free(tmp);
         return status;
     }
+    errno = 0;
     int status = write(f, a);
+    int write_errno = errno;  // a failed write (ENOSPC, EFBIG...) leaves its reason here
     int closed = fclose(f);
-    if (status == TS_OK && closed != 0)
-        status = ts_fail(TS_ERR_IO, "render: write error on %s", tmp);
-    else if (status == TS_ERR_IO)
-        status = ts_fail(TS_ERR_IO, "render: write error on %s", tmp);
+    if (status == TS_OK && closed != 0) write_errno = errno;
+    if (status == TS_ERR_IO || (status == TS_OK && closed != 0))
+        status = ts_fail(TS_ERR_IO, "render: cannot write %s: %s", tmp,
+                         write_errno ? strerror(write_errno) : "write error");
     if (status == TS_OK && rename(tmp, path) != 0)
-        status = ts_fail(TS_ERR_IO, "render: cannot rename %s to %s", tmp, path);
+        status = ts_fail(TS_ERR_IO, "render: cannot rename %s to %s: %s", tmp, path, strerror(errno));
     if (status != TS_OK) remove(tmp);
     free(tmp);
     return status;

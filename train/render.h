@@ -14,7 +14,8 @@
 // (nothing written), TS_ERR_IO when the stream reports a write error.
 // Writers to a FILE * do not close or flush it. The *_path variants write
 // "<path>.tmp" and rename it over `path`, so a failed write never leaves a
-// truncated figure behind; on error they return TS_ERR_IO naming the path.
+// truncated figure behind; on error they return TS_ERR_IO naming the path
+// and strerror (ENOENT, ENOSPC, EFBIG...), with the temporary file removed.
 #ifndef TS_RENDER_H
 #define TS_RENDER_H
 
