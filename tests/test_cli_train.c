@@ -1,6 +1,8 @@
 // tinyseq train from the command line: error paths exit 2 with a message;
 // a short run writes its files, and its checkpoint translates unknown words.
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,4 +64,134 @@ Test(cli_train, a_short_run_writes_its_files_and_translates_unknown_words, .time
     cr_assert_eq(rc, 0, "unknown words must not fail: exit %d:\n%s", rc, out);
     cr_assert(strlen(out) > 1, "no translation printed");
     free(out);
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+// An attention figure as the trainer wrote it: the cell values row by row,
+// and the source words (the rotated column labels), XML entities undone.
+typedef struct {
+    double values[64 * 64];
+    int rows, cols;
+    char source[4096];
+} svg_figure;
+
+static void unescape_into(char *out, size_t cap, const char *text, size_t n) {
+    static const char *const entities[][2] = {{"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&apos;", "'"}, {"&#39;", "'"}};
+    size_t len = strlen(out);
+    for (size_t i = 0; i < n && len + 1 < cap;) {
+        int done = 0;
+        for (size_t e = 0; e < sizeof entities / sizeof entities[0] && !done; e++) {
+            size_t k = strlen(entities[e][0]);
+            if (i + k <= n && !strncmp(text + i, entities[e][0], k)) {
+                out[len++] = entities[e][1][0];
+                i += k;
+                done = 1;
+            }
+        }
+        if (!done) out[len++] = text[i++];
+    }
+    out[len] = '\0';
+}
+
+static void read_svg_figure(const char *path, svg_figure *fig) {
+    char *svg = slurp(path);
+    memset(fig, 0, sizeof *fig);
+    double first_y = -1, row_y = -1;
+    int n = 0;
+    for (const char *p = strstr(svg, "<rect x="); p; p = strstr(p + 1, "<rect x=")) {
+        double x, y;
+        const char *text = strstr(p, "<text");
+        if (sscanf(p, "<rect x=\"%lf\" y=\"%lf\" width=\"44\"", &x, &y) != 2 || !strstr(p, "width=\"44\"") ||
+            strstr(p, "width=\"44\"") > strchr(p, '>'))
+            continue;  // not a cell
+        const char *value = strchr(text, '>') + 1;
+        if (first_y < 0) first_y = y;
+        if (y != row_y) {
+            row_y = y;
+            fig->rows++;
+        }
+        cr_assert(n < 64 * 64);
+        fig->values[n++] = strtod(value, NULL);
+    }
+    cr_assert(fig->rows > 0, "%s has no cells", path);
+    fig->cols = n / fig->rows;
+    cr_assert_eq(fig->cols * fig->rows, n, "%s: %d cells in %d rows", path, n, fig->rows);
+    for (const char *p = strstr(svg, "transform=\"rotate(-45"); p; p = strstr(p + 1, "transform=\"rotate(-45")) {
+        const char *start = strchr(p, '>') + 1, *end = strstr(start, "</text>");
+        if (fig->source[0]) strcat(fig->source, " ");
+        unescape_into(fig->source, sizeof fig->source, start, (size_t)(end - start));
+    }
+    free(svg);
+}
+
+// The numbers of "weights" in attend's JSON, in order.
+static int read_json_weights(const char *path, double *out, int cap) {
+    char *json = slurp(path);
+    const char *p = strstr(json, "\"weights\"");
+    cr_assert_not_null(p, "%s has no weights", path);
+    const char *end = strstr(p, "]]");
+    int n = 0;
+    for (p = strchr(p, '['); p < end;) {
+        while (p < end && !(*p == '-' || (*p >= '0' && *p <= '9'))) p++;
+        if (p >= end) break;
+        char *next;
+        cr_assert(n < cap);
+        out[n++] = strtod(p, &next);
+        p = next;
+    }
+    free(json);
+    return n;
+}
+
+// Every figure the trainer writes is a distribution per row, and the last
+// one shows what `attend` shows for the same sentence and checkpoint.
+Test(cli_train, attention_figures_have_rows_that_sum_to_1_and_match_attend, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char cmd[8192], *out;
+    snprintf(cmd, sizeof cmd, "%s train --toy-pairs 400 --emb 8 --hidden 16 --epochs 3 --patience 10 --dev 40 --show 0 --out %s/run",
+             TS_PROGRAM, dir);
+    int rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    free(out);
+    static svg_figure fig;
+    for (int epoch = 1; epoch <= 3; epoch++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/run/attention-%d.svg", dir, epoch);
+        read_svg_figure(path, &fig);
+        for (int j = 0; j < fig.rows; j++) {
+            double sum = 0;
+            for (int i = 0; i < fig.cols; i++) sum += fig.values[j * fig.cols + i];
+            // Each value is printed to 2 decimals: the sum may be off by cols * 0.005.
+            cr_assert(fabs(sum - 1) <= 0.005 * fig.cols + 1e-9, "attention-%d.svg row %d sums to %.2f over %d columns",
+                      epoch, j, sum, fig.cols);
+        }
+    }
+    // attention-3.svg shows the model that last.ckpt holds (the run ends there).
+    char quoted[8192] = "'";
+    for (const char *c = fig.source; *c; c++) strcat(quoted, *c == '\'' ? "'\\''" : (char[2]){*c, 0});
+    strcat(quoted, "'");
+    snprintf(cmd, sizeof cmd, "%s attend --model %s/run/last.ckpt --json %s/a.json %s", TS_PROGRAM, dir, dir, quoted);
+    rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    free(out);
+    static double want[64 * 64];
+    char json_path[1024];
+    snprintf(json_path, sizeof json_path, "%s/a.json", dir);
+    int n = read_json_weights(json_path, want, 64 * 64);
+    cr_assert_eq(n, fig.rows * fig.cols, "attend gives %d weights, the figure %d x %d", n, fig.rows, fig.cols);
+    for (int k = 0; k < n; k++)
+        cr_assert(fabs(fig.values[k] - want[k]) <= 0.005 + 1e-9, "cell (%d, %d): figure %.2f, attend %.6f",
+                  k / fig.cols, k % fig.cols, fig.values[k], want[k]);
 }

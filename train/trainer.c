@@ -306,21 +306,34 @@ static ts_translator view_of(trainer *t) {
                            .max_len = (int)t->opts->max_len};
 }
 
-// The attention of the first dev sentence, as attention-<epoch>.svg.
+// The attention of the first dev sentence, as attention-<epoch>.svg. The
+// hypothesis was decoded in a batch: its rows are h->S wide (the batch's
+// longest source), of which the first n are this sentence's words.
 static int write_attention_figure(trainer *t, const ts_hypothesis *h, size_t row) {
     if (t->model->cfg.attn == TS_ATTN_NONE || !h->attention) return TS_OK;
     const ts_pair *pair = &t->corpus->pairs[row];
-    size_t T = (size_t)h->len + 1, S = (size_t)pair->src_len;
+    size_t T = (size_t)h->len + 1, n = (size_t)pair->src_len, S = (size_t)h->S;
+    if (n > S) return ts_fail(TS_ERR_SHAPE, "figure: %zu source words, attention rows of %zu", n, S);
     const char **target = malloc(T * sizeof *target);
-    if (!target) return ts_fail(TS_ERR_NOMEM, "figure labels");
-    for (size_t j = 0; j < T; j++) target[j] = j < (size_t)h->len ? ts_vocab_word(t->tgt_vocab, h->tokens[j]) : "<eos>";
+    double *weights = malloc(T * n * sizeof *weights);  // (T, n) without the batch's padding
+    if (!target || !weights) {
+        free(target);
+        free(weights);
+        return ts_fail(TS_ERR_NOMEM, "figure labels");
+    }
+    for (size_t j = 0; j < T; j++) memcpy(weights + j * n, h->attention + j * S, n * sizeof *weights);
+    for (size_t j = 0; j < T; j++) {
+        const char *w = j < (size_t)h->len ? ts_vocab_word(t->tgt_vocab, h->tokens[j]) : h->ended ? "<eos>" : "<cut>";
+        target[j] = w ? w : "<unk>";
+    }
     char name[64], path[4096], title[128];
     snprintf(name, sizeof name, "attention-%ld.svg", t->epoch);
     snprintf(title, sizeof title, "attention: %s (%s decoder), epoch %ld", ts_attn_name(t->model->cfg.attn),
              ts_decoder_name(t->model->cfg.decoder), t->epoch);
     int rc = path_join(path, sizeof path, t->opts->out_dir, name);
-    if (!rc) rc = ts_render_heatmap_svg_path(path, h->attention, T, S, target, (const char *const *)pair->src, title);
+    if (!rc) rc = ts_render_heatmap_svg_path(path, weights, T, n, target, (const char *const *)pair->src, title);
     free(target);
+    free(weights);
     return rc;
 }
 
