@@ -20,7 +20,7 @@ static const char usage[] =
     "data\n"
     "  --corpus FILE     tab-separated pairs: source<TAB>target[<TAB>ignored]\n"
     "  --max-len N       keep pairs with at most N tokens per side (default: no limit)\n"
-    "  --dev N           dev pairs held out (default 500, at most a tenth)\n"
+    "  --dev N           dev pairs held out (default: 500 or a tenth of the corpus, whichever is fewer)\n"
     "  --min-count N     vocabulary: words seen at least N times (default 1)\n"
     "  --skip-bad        skip malformed corpus lines (and count them) instead of stopping\n"
     "  --toy-pairs N     size of the toy corpus (default 15000)\n"
@@ -41,10 +41,14 @@ static const char usage[] =
     "  --lr-decay X      multiply the learning rate by X when dev loss does not improve (default 0.5)\n"
     "  --patience N      stop after N epochs without a better dev loss (default 3)\n"
     "  --seed N          initialisation, split, shuffling and teacher forcing (default 1)\n"
-    "  --threads N       BLAS threads (default: OPENBLAS_NUM_THREADS, else the cores)\n"
+    "  --threads N       BLAS threads, 1 to 64 (default: OPENBLAS_NUM_THREADS, else the cores)\n"
     "output\n"
-    "  --out DIR         where everything is written (default runs/<date-time>)\n"
-    "  --resume CKPT     continue a run exactly from its last.ckpt (same data and flags)\n"
+    "  --out DIR         where everything is written (default runs/<date-time>); it holds one run:\n"
+    "                    a new run into a directory holding one is refused without --force\n"
+    "  --resume CKPT     continue a run exactly from its last.ckpt (same data and flags); into\n"
+    "                    the checkpoint's own directory, metrics.csv continues where it stopped\n"
+    "  --force           start over in an --out holding a run: deletes that run's checkpoints,\n"
+    "                    metrics.csv, config.txt and figures (nothing else)\n"
     "  --show N          dev examples printed at the end (default 4)\n"
     "\n"
     "Writes DIR/last.ckpt (every epoch and at the end), DIR/best.ckpt (best dev loss),\n"
@@ -72,12 +76,9 @@ int ts_cmd_train(int argc, char **argv) {
             fputs(usage, stdout);
             return TS_EXIT_OK;
         }
-        if (!strcmp(flag, "bidirectional")) {
-            o.model.bidirectional = 1;
-            continue;
-        }
-        if (!strcmp(flag, "skip-bad")) {
-            o.skip_bad = 1;
+        if (!strcmp(flag, "bidirectional") || !strcmp(flag, "skip-bad") || !strcmp(flag, "force")) {
+            if (ts_args_switch(&args, flag)) return TS_EXIT_USAGE;
+            *(flag[0] == 'b' ? &o.model.bidirectional : flag[0] == 's' ? &o.skip_bad : &o.force) = 1;
             continue;
         }
         // Every other option takes a value.
@@ -85,7 +86,7 @@ int ts_cmd_train(int argc, char **argv) {
             {"max-len", &o.max_len, 1, 100000}, {"dev", &o.dev_pairs, 1, 10000000},
             {"min-count", &o.min_count, 1, 1000000}, {"toy-pairs", &o.toy_pairs, 10, 10000000},
             {"batch", &o.batch, 1, 100000}, {"epochs", &o.epochs, 1, 100000}, {"steps", &o.steps, 1, 1000000000},
-            {"patience", &o.patience, 1, 100000}, {"seed", &o.seed, 0, 2147483647L}, {"threads", &o.threads, 1, 1024},
+            {"patience", &o.patience, 1, 100000}, {"seed", &o.seed, 0, 2147483647L}, {"threads", &o.threads, 1, TS_MAX_THREADS},
             {"show", &o.show, 0, 1000},
         };
         long emb = o.model.emb, hidden = o.model.hidden;
@@ -141,14 +142,14 @@ int ts_cmd_train(int argc, char **argv) {
             }
         }
     }
-    // Input files named on the command line are checked up front: a missing
-    // one is a usage error, reported before any work.
+    // Input files named on the command line are checked up front, before any
+    // work: one that cannot be read is a failure at run time (exit 1).
     const char *inputs[2][2] = {{"corpus", o.corpus}, {"resume", o.resume}};
     for (int i = 0; i < 2; i++) {
         FILE *f = inputs[i][1] ? fopen(inputs[i][1], "rb") : NULL;
         if (inputs[i][1] && !f) {
             ts_cli_error(cmd, 0, "--%s: cannot open '%s': %s", inputs[i][0], inputs[i][1], strerror(errno));
-            return TS_EXIT_USAGE;
+            return TS_EXIT_FAIL;
         }
         if (f) fclose(f);
     }

@@ -26,9 +26,67 @@ Test(cli_train, bad_flags_values_and_files_exit_2) {
     expect_usage_error("--tf 1.5", "--tf must be between 0 and 1");
     expect_usage_error("--attn luong", "unknown attention 'luong'");
     expect_usage_error("--optim rmsprop", "unknown optimizer 'rmsprop'");
-    expect_usage_error("--corpus /nonexistent/pairs.tsv", "cannot open '/nonexistent/pairs.tsv'");
-    expect_usage_error("--resume /nonexistent/last.ckpt", "cannot open '/nonexistent/last.ckpt'");
     expect_usage_error("stray", "unexpected argument 'stray'");
+    expect_usage_error("--bidirectional=1", "--bidirectional is a switch and takes no value, got '--bidirectional=1'");
+    expect_usage_error("--skip-bad=x", "--skip-bad is a switch and takes no value");
+    expect_usage_error("--force=yes", "--force is a switch and takes no value");
+    expect_usage_error("--threads 1000", "--threads must be between 1 and 64, got 1000");
+}
+
+static void expect_exit(int status, const char *args, const char *message) {
+    char cmd[8192], *out;
+    snprintf(cmd, sizeof cmd, "%s train %s", TS_PROGRAM, args);
+    int rc = test_run(cmd, &out);
+    cr_assert_eq(rc, status, "'%s' exited %d, not %d:\n%s", args, rc, status, out);
+    cr_assert(strstr(out, message), "'%s' said:\n%s\n(expected '%s')", args, out, message);
+    free(out);
+}
+
+// Usage errors exit 2; what goes wrong with the files at run time exits 1.
+Test(cli_train, unreadable_files_and_unusable_corpora_exit_1) {
+    char *dir = test_tmpdir();
+    char args[2048];
+    expect_exit(1, "--corpus /nonexistent/pairs.tsv", "--corpus: cannot open '/nonexistent/pairs.tsv'");
+    expect_exit(1, "--resume /nonexistent/last.ckpt", "--resume: cannot open '/nonexistent/last.ckpt'");
+    const char one[] = "one\tun\n";
+    char *corpus = test_write_file(dir, "one.tsv", one, sizeof one - 1);
+    snprintf(args, sizeof args, "--corpus %s --out %s/run", corpus, dir);
+    expect_exit(1, args, "one.tsv has 1 usable pairs; training needs at least 2");
+    free(corpus);
+}
+
+// --dev N holds out N pairs as asked, or says why it cannot.
+Test(cli_train, dev_is_honoured_or_refused_naming_the_flag, .timeout = 60) {
+    char *dir = test_tmpdir();
+    char args[2048];
+    snprintf(args, sizeof args, "--toy-pairs 300 --dev 100 --emb 4 --hidden 4 --steps 1 --show 0 --out %s/a", dir);
+    expect_exit(0, args, "200 train / 100 dev pairs");
+    snprintf(args, sizeof args, "--toy-pairs 300 --emb 4 --hidden 4 --steps 1 --show 0 --out %s/b", dir);
+    expect_exit(0, args, "270 train / 30 dev pairs");  // the default: a tenth of a small corpus
+    snprintf(args, sizeof args, "--toy-pairs 300 --dev 300 --emb 4 --hidden 4 --steps 1 --out %s/c", dir);
+    expect_exit(2, args, "--dev 300: the toy corpus has 300 usable pairs, so at most 299 can be held out");
+}
+
+// A run of a few steps, shorter than an epoch, reports a speed and leaves a
+// best.ckpt evaluated at its end.
+Test(cli_train, a_run_shorter_than_an_epoch_has_a_speed_and_a_best_checkpoint, .timeout = 60) {
+    char *dir = test_tmpdir();
+    char cmd[2048], *out;
+    snprintf(cmd, sizeof cmd, "%s train --toy-pairs 400 --emb 8 --hidden 8 --steps 2 --show 0 --out %s/run", TS_PROGRAM, dir);
+    int rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    const char *line = strstr(out, "train: tokens_per_s=");
+    cr_assert_not_null(line, "%s", out);
+    double rate = strtod(line + strlen("train: tokens_per_s="), NULL);
+    cr_assert(isfinite(rate) && rate > 0, "tokens_per_s: %s", line);
+    cr_assert(strstr(out, "best: step 2 (no epoch has ended yet)"), "%s", out);
+    free(out);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/run/best.ckpt", dir);
+    snprintf(cmd, sizeof cmd, "%s translate --model %s 'the cat .'", TS_PROGRAM, path);
+    rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "best.ckpt does not translate: exit %d:\n%s", rc, out);
+    free(out);
 }
 
 Test(cli_train, a_malformed_corpus_line_is_named_and_exits_1) {
@@ -194,4 +252,55 @@ Test(cli_train, attention_figures_have_rows_that_sum_to_1_and_match_attend, .tim
     for (int k = 0; k < n; k++)
         cr_assert(fabs(fig.values[k] - want[k]) <= 0.005 + 1e-9, "cell (%d, %d): figure %.2f, attend %.6f",
                   k / fig.cols, k % fig.cols, fig.values[k], want[k]);
+}
+
+// The epochs column of dir/metrics.csv, which must start with its header.
+static int metrics_epochs(const char *dir, int *epochs, int cap) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/metrics.csv", dir);
+    char *csv = slurp(path);
+    cr_assert(!strncmp(csv, "epoch,step,", 11), "metrics.csv starts with: %.40s", csv);
+    int n = 0;
+    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        cr_assert(n < cap);
+        cr_assert_eq(sscanf(line + 1, "%d,", &epochs[n]), 1, "metrics.csv row: %.40s", line + 1);
+        n++;
+    }
+    free(csv);
+    return n;
+}
+
+// One run per --out: a second run into it is refused with what to do;
+// --force starts clean without touching other files; --resume continues.
+Test(cli_train, a_directory_holding_a_run_is_refused_replaced_with_force_or_continued, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char run[1024], args[4096], path[1100];
+    snprintf(run, sizeof run, "%s/run", dir);
+    const char *flags = "--toy-pairs 300 --emb 4 --hidden 4 --patience 10 --show 0";
+    snprintf(args, sizeof args, "%s --epochs 2 --out %s", flags, run);
+    expect_exit(0, args, "epoch 2:");
+    char *notes = test_write_file(run, "notes.txt", "mine\n", 5);
+
+    char message[4096];
+    snprintf(message, sizeof message, "--out %s already holds a run", run);
+    expect_exit(2, args, message);
+    snprintf(message, sizeof message, "continue it with --resume %s/last.ckpt", run);
+    expect_exit(2, args, message);
+    expect_exit(2, args, "--force");
+
+    snprintf(args, sizeof args, "%s --epochs 1 --force --out %s", flags, run);
+    expect_exit(0, args, "epoch 1:");
+    int epochs[16];
+    int n = metrics_epochs(run, epochs, 16);
+    cr_assert(n == 1 && epochs[0] == 1, "after --force, metrics.csv has %d rows", n);
+    snprintf(path, sizeof path, "%s/attention-2.svg", run);
+    cr_assert_neq(access(path, F_OK), 0, "the replaced run's attention-2.svg is still there");
+    cr_assert_eq(access(notes, F_OK), 0, "--force deleted a file tinyseq did not write");
+
+    snprintf(args, sizeof args, "%s --epochs 3 --resume %s/last.ckpt --out %s", flags, run, run);
+    expect_exit(0, args, "epoch 3:");
+    n = metrics_epochs(run, epochs, 16);
+    cr_assert(n == 3 && epochs[0] == 1 && epochs[1] == 2 && epochs[2] == 3, "after --resume, metrics.csv has %d rows", n);
+    cr_assert_eq(access(notes, F_OK), 0);
+    free(notes);
 }

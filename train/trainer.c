@@ -18,6 +18,7 @@
 #include "train/model_io.h"
 #include "train/render.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -27,10 +28,14 @@
 #include <unistd.h>
 
 enum { MAX_SKIPPED_IN_A_ROW = 10 };
+// The step arena starts at this size and doubles whenever a step or an
+// evaluation needs more (the work is then redone): its size follows the
+// longest batches of the data, not a guess.
+#define ARENA_START ((size_t)64 << 20)
 
 ts_train_opts ts_train_defaults(void) {
     return (ts_train_opts){
-        .toy_pairs = TS_TOY_PAIRS, .toy_seed = TS_TOY_SEED, .max_len = 0, .dev_pairs = 500, .min_count = 1,
+        .toy_pairs = TS_TOY_PAIRS, .toy_seed = TS_TOY_SEED, .max_len = 0, .dev_pairs = 0, .min_count = 1,
         .model = {.emb = 64, .hidden = 128, .attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_BAHDANAU},
         .optim = TS_OPTIM_ADAM, .lr = 3e-3, .clip = 5.0, .tf = 1.0, .batch = 32, .epochs = 5, .steps = 0,
         .lr_decay = 0.5, .patience = 3, .seed = 1, .out_dir = "runs/default", .warmup = 3, .show = 4,
@@ -49,6 +54,7 @@ typedef struct {
     ts_arena *arena;
     ts_ctx ctx;
     gsl_rng *shuffle_rng, *tf_rng;
+    unsigned char *tf_state;           // (gsl_rng_size) the teacher-forcing RNG before this step, to redo it
     unsigned char *epoch_start_state;  // (gsl_rng_size) the shuffle RNG before this epoch's shuffle
     // state saved in checkpoints
     long step, epoch, position, stale, skipped, skipped_in_row;
@@ -57,6 +63,7 @@ typedef struct {
     double *history_train, *history_dev;  // (epoch) losses of the finished epochs
     // measurement only (never saved)
     double step_seconds, measured_tokens, measured_seconds, last_loss;
+    double run_tokens, run_seconds;    // every step of this run, warm-up included
     double started;
     double last_log;
 } trainer;
@@ -90,6 +97,138 @@ static int make_dirs(const char *path) {
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return ts_fail(TS_ERR_IO, "'%s' is not a directory", path);
     return TS_OK;
+}
+
+// ---- the run directory ---------------------------------------------------------
+//
+// --out holds one run. A new run refuses a directory that holds one (unless
+// --force, which deletes that run's files and nothing else); --resume from a
+// checkpoint in the same directory continues it, dropping what the previous
+// run wrote after that checkpoint.
+
+// The length of the run file name that `name` starts with (last.ckpt ...
+// attention-<epoch>.svg), or 0; *epoch gets an attention figure's epoch (else -1).
+static size_t run_file_stem(const char *name, long *epoch) {
+    static const char *const fixed[] = {"last.ckpt", "best.ckpt", "metrics.csv", "config.txt", "loss.svg"};
+    *epoch = -1;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (!strncmp(name, fixed[i], strlen(fixed[i]))) return strlen(fixed[i]);
+    if (strncmp(name, "attention-", 10) || name[10] < '0' || name[10] > '9') return 0;
+    char *end;
+    long n = strtol(name + 10, &end, 10);
+    if (strncmp(end, ".svg", 4)) return 0;
+    *epoch = n;
+    return (size_t)(end + 4 - name);
+}
+
+// 1 when `name` is a file tinyseq train writes: a run file, or the temporary
+// file of one's atomic save ("<name>.tmp" for figures, "<name>.tmp-XXXXXX"
+// for checkpoints) left by a killed run.
+static int is_run_file(const char *name, long *epoch) {
+    size_t n = run_file_stem(name, epoch);
+    if (!n) return 0;
+    const char *rest = name + n;
+    return !*rest || !strcmp(rest, ".tmp") || (!strncmp(rest, ".tmp-", 5) && strlen(rest + 5) == 6);
+}
+
+// Counts the run files in dir and lists up to a few in `names` (for the message).
+static int find_run_files(const char *dir, size_t *count, char *names, size_t names_size) {
+    DIR *d = opendir(dir);
+    if (!d) return ts_fail(TS_ERR_IO, "cannot list '%s': %s", dir, strerror(errno));
+    *count = 0;
+    names[0] = '\0';
+    struct dirent *e;
+    long epoch;
+    while ((e = readdir(d)))
+        if (is_run_file(e->d_name, &epoch) && (*count)++ < 4) {
+            size_t len = strlen(names);
+            snprintf(names + len, names_size - len, "%s%s", len ? ", " : "", e->d_name);
+        }
+    closedir(d);
+    if (*count > 4) {
+        size_t len = strlen(names);
+        snprintf(names + len, names_size - len, ", ...");
+    }
+    return TS_OK;
+}
+
+// Deletes the run files of dir: every one (all = 1), or the attention figures
+// of epochs after `epoch` (all = 0). Nothing else in dir is touched.
+static int remove_run_files(const char *dir, int all, long epoch) {
+    DIR *d = opendir(dir);
+    if (!d) return ts_fail(TS_ERR_IO, "cannot list '%s': %s", dir, strerror(errno));
+    int rc = TS_OK;
+    struct dirent *e;
+    long figure_epoch;
+    while (!rc && (e = readdir(d))) {
+        if (!is_run_file(e->d_name, &figure_epoch) || (!all && figure_epoch <= epoch)) continue;
+        char path[4096];
+        if (!(rc = path_join(path, sizeof path, dir, e->d_name)) && unlink(path) != 0 && errno != ENOENT)
+            rc = ts_fail(TS_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
+    }
+    closedir(d);
+    return rc;
+}
+
+// 1 when the checkpoint `ckpt` lies in directory `dir`.
+static int in_directory(const char *ckpt, const char *dir) {
+    char parent[4096];
+    const char *slash = strrchr(ckpt, '/');
+    if (!slash) snprintf(parent, sizeof parent, ".");
+    else if ((size_t)(slash - ckpt) >= sizeof parent) return 0;
+    else snprintf(parent, sizeof parent, "%.*s", slash == ckpt ? 1 : (int)(slash - ckpt), ckpt);
+    struct stat a, b;
+    return stat(parent, &a) == 0 && stat(dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+typedef enum { RUN_NEW, RUN_CONTINUE, RUN_REPLACE } run_dir_use;
+
+// What this run does with --out: start in an empty one, continue the run it
+// holds (--resume from its own checkpoint), or replace it (--force). A
+// directory holding a run is refused otherwise (TS_ERR_ARG).
+static int check_run_dir(const ts_train_opts *o, run_dir_use *use) {
+    size_t count = 0;
+    char names[512];
+    int rc = find_run_files(o->out_dir, &count, names, sizeof names);
+    if (rc) return rc;
+    *use = count == 0 ? RUN_NEW : o->resume && in_directory(o->resume, o->out_dir) ? RUN_CONTINUE : o->force ? RUN_REPLACE : RUN_NEW;
+    if (count > 0 && *use == RUN_NEW)
+        return ts_fail(TS_ERR_ARG,
+                       "--out %s already holds a run (%s): continue it with --resume %s/last.ckpt (and its flags), "
+                       "or start over with --force (deletes that run's checkpoints, metrics and figures), or choose another --out",
+                       o->out_dir, names, o->out_dir);
+    return TS_OK;
+}
+
+// A continued run's metrics.csv keeps the header and the rows of the epochs
+// up to the checkpoint's; later ones are the previous run's future.
+static int trim_metrics(const char *dir, long epoch) {
+    char path[4096], tmp[4200];
+    int rc = path_join(path, sizeof path, dir, "metrics.csv");
+    if (rc) return rc;
+    FILE *in = fopen(path, "r");
+    if (!in) return errno == ENOENT ? TS_OK : ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *out = fopen(tmp, "w");
+    if (!out) {
+        fclose(in);
+        return ts_fail(TS_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+    }
+    char line[1024];
+    int first = 1;
+    while (fgets(line, sizeof line, in)) {
+        char *end;
+        long row_epoch = strtol(line, &end, 10);
+        int header = first && !strncmp(line, "epoch,", 6);
+        first = 0;
+        if (header || (end != line && *end == ',' && row_epoch >= 1 && row_epoch <= epoch)) fputs(line, out);
+    }
+    int failed = ferror(in);
+    fclose(in);
+    if (fclose(out) != 0 || failed) rc = ts_fail(TS_ERR_IO, "cannot rewrite '%s'", path);
+    if (!rc && rename(tmp, path) != 0) rc = ts_fail(TS_ERR_IO, "cannot rename '%s': %s", tmp, strerror(errno));
+    if (rc) unlink(tmp);
+    return rc;
 }
 
 // ---- checkpoints -------------------------------------------------------------
@@ -337,18 +476,38 @@ static int write_attention_figure(trainer *t, const ts_hypothesis *h, size_t row
     return rc;
 }
 
-static int evaluate_dev(trainer *t, ts_eval_result *res, ts_hypothesis **hyps) {
-    ts_translator view = view_of(t);
-    ts_eval_opts eo = {.beam = 1, .batch = 64};
-    int rc = ts_evaluate(&view, &t->ctx, t->corpus, t->split.dev, t->split.n_dev, &eo, res, hyps);
-    ts_ctx_reset(&t->ctx);
-    return rc;
-}
-
 static void free_hyps(ts_hypothesis *hyps, size_t n) {
     if (!hyps) return;
     for (size_t i = 0; i < n; i++) ts_hypothesis_free(&hyps[i]);
     free(hyps);
+}
+
+// Replaces the step arena by one twice as large (called when the work that
+// just failed with TS_ERR_ARENA is about to be redone). TS_ERR_NOMEM when
+// the machine has no such block.
+static int grow_arena(trainer *t) {
+    size_t capacity = ts_arena_capacity(t->arena);
+    if (capacity > SIZE_MAX / 2) return ts_fail(TS_ERR_NOMEM, "the step arena cannot grow past %zu bytes", capacity);
+    ts_arena *bigger = ts_arena_new(2 * capacity);
+    if (!bigger)
+        return ts_fail(TS_ERR_NOMEM, "out of memory: a step needs more than %zu MiB of arena, and %zu MiB cannot be allocated",
+                       capacity >> 20, (2 * capacity) >> 20);
+    ts_arena_free(t->arena);
+    t->arena = bigger;
+    t->ctx.arena = bigger;
+    ts_ctx_reset(&t->ctx);
+    return TS_OK;
+}
+
+static int evaluate_dev(trainer *t, ts_eval_result *res, ts_hypothesis **hyps) {
+    ts_translator view = view_of(t);
+    ts_eval_opts eo = {.beam = 1, .batch = 64};
+    int rc;
+    // A failed ts_evaluate has freed its hypotheses.
+    while ((rc = ts_evaluate(&view, &t->ctx, t->corpus, t->split.dev, t->split.n_dev, &eo, res, hyps)) == TS_ERR_ARENA)
+        if ((rc = grow_arena(t))) break;
+    ts_ctx_reset(&t->ctx);
+    return rc;
 }
 
 // After an epoch: evaluate, keep the best, decay on a plateau, record, save.
@@ -447,9 +606,16 @@ static int load_data(trainer *t) {
         if (!rc) rc = ts_corpus_filter(t->corpus, &co);
     }
     if (rc) return rc;
-    if (t->corpus->n_pairs < 2) return ts_fail(TS_ERR_ARG, "the corpus has %zu usable pairs; training needs at least 2", t->corpus->n_pairs);
+    size_t n_pairs = t->corpus->n_pairs;
+    if (n_pairs < 2)
+        return ts_fail(TS_ERR_FORMAT, "%s has %zu usable pairs%s; training needs at least 2", o->corpus ? o->corpus : "the toy corpus",
+                       n_pairs, o->max_len ? " within --max-len" : "");
+    // --dev N is held out as asked; without it, 500 or a tenth of the corpus.
     size_t n_dev = (size_t)o->dev_pairs;
-    if (n_dev > t->corpus->n_pairs / 10) n_dev = t->corpus->n_pairs / 10;
+    if (n_dev >= n_pairs)
+        return ts_fail(TS_ERR_ARG, "--dev %zu: %s has %zu usable pairs, so at most %zu can be held out", n_dev,
+                       o->corpus ? o->corpus : "the toy corpus", n_pairs, n_pairs - 1);
+    if (n_dev == 0) n_dev = n_pairs / 10 < TS_DEFAULT_DEV_PAIRS ? n_pairs / 10 : TS_DEFAULT_DEV_PAIRS;
     if (n_dev == 0) n_dev = 1;
     gsl_rng *split_rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!split_rng) return ts_fail(TS_ERR_NOMEM, "rng");
@@ -475,6 +641,7 @@ static void trainer_free(trainer *t) {
     if (t->shuffle_rng) gsl_rng_free(t->shuffle_rng);
     if (t->tf_rng) gsl_rng_free(t->tf_rng);
     free(t->epoch_start_state);
+    free(t->tf_state);
     free(t->history_train);
     free(t->history_dev);
 }
@@ -488,17 +655,24 @@ static void trainer_free(trainer *t) {
 static int train_step(trainer *t, const ts_batch *b) {
     const ts_train_opts *o = t->opts;
     double t0 = now();
-    ts_ctx_reset(&t->ctx);
     ts_batch_view view = {.B = b->B, .S = b->S, .T = b->T, .src = b->src, .src_len = b->src_len,
                           .tgt_in = b->tgt_in, .tgt_out = b->tgt_out};
     int n_tokens = 0;
-    ts_tensor *loss = ts_seq2seq_loss(t->model, &t->ctx, &view, o->tf, t->tf_rng, &n_tokens);
-    if (!loss) return t->ctx.status;
-    double value = loss->data[0];
-    int rc = isfinite(value) ? ts_backward(&t->ctx, loss) : TS_OK;
-    if (rc) {
+    double value;
+    // A full arena redoes the step in a larger one, with the teacher-forcing
+    // draws it made given back: the step computes what it would have.
+    size_t tf_bytes = gsl_rng_size(t->tf_rng);
+    memcpy(t->tf_state, gsl_rng_state(t->tf_rng), tf_bytes);
+    for (;;) {
+        ts_ctx_reset(&t->ctx);
+        ts_tensor *loss = ts_seq2seq_loss(t->model, &t->ctx, &view, o->tf, t->tf_rng, &n_tokens);
+        int rc = loss ? TS_OK : t->ctx.status;
+        value = loss ? loss->data[0] : NAN;
+        if (!rc && isfinite(value)) rc = ts_backward(&t->ctx, loss);
+        if (!rc) break;
         ts_params_zero_grad(&t->model->params);
-        return rc;
+        if (rc != TS_ERR_ARENA || (rc = grow_arena(t))) return rc;
+        memcpy(gsl_rng_state(t->tf_rng), t->tf_state, tf_bytes);
     }
     double norm = isfinite(value) ? ts_grad_norm(&t->model->params, t->optim.threads) : NAN;
     t->step++;
@@ -519,6 +693,8 @@ static int train_step(trainer *t, const ts_batch *b) {
     ts_optim_step(&t->optim, &t->model->params, ts_clip_factor(norm, o->clip));
     double dt = now() - t0;
     t->step_seconds += dt;
+    t->run_tokens += n_tokens;
+    t->run_seconds += dt;
     t->epoch_loss_sum += value * n_tokens;
     t->epoch_tokens += n_tokens;
     t->last_loss = value;
@@ -529,13 +705,25 @@ static int train_step(trainer *t, const ts_batch *b) {
     return TS_OK;
 }
 
-static void print_examples(trainer *t) {
+// The end of a run: the dev set evaluated with the final model (a failure
+// fails the run), best.ckpt written if no epoch has ended yet (so every
+// finished run has one), then the examples and the summary.
+static int finish_run(trainer *t) {
     const ts_train_opts *o = t->opts;
     ts_eval_result res;
     ts_hypothesis *hyps = NULL;
-    if (evaluate_dev(t, &res, &hyps)) {
-        fprintf(o->out, "(dev examples unavailable: %s)\n", ts_last_error());
-        return;
+    int rc = evaluate_dev(t, &res, &hyps);
+    if (rc) return rc;
+    // The saved state is left as it is (best_dev stays unset), so a run
+    // resumed from here computes what an uninterrupted one does.
+    int best_is_last = t->epoch == 0 && isinf(t->best_dev);
+    if (best_is_last && (rc = save_checkpoint(t, "best.ckpt"))) {
+        free_hyps(hyps, t->split.n_dev);
+        return rc;
+    }
+    if (!o->out) {
+        free_hyps(hyps, t->split.n_dev);
+        return TS_OK;
     }
     size_t n = (size_t)o->show < t->split.n_dev ? (size_t)o->show : t->split.n_dev;
     char buf[4096];
@@ -556,18 +744,26 @@ static void print_examples(trainer *t) {
     if (best_epoch)
         fprintf(o->out, "best: epoch %ld, dev loss %.4f (%s/best.ckpt)\n",
                 best_epoch, t->best_dev, o->out_dir);
+    else if (best_is_last)
+        fprintf(o->out, "best: step %ld (no epoch has ended yet), dev loss %.4f (%s/best.ckpt)\n", t->step, res.loss,
+                o->out_dir);
     free_hyps(hyps, t->split.n_dev);
+    return TS_OK;
 }
 
 int ts_train(const ts_train_opts *o, ts_train_report *report) {
     trainer t = {.opts = o, .best_dev = INFINITY};
     memset(report, 0, sizeof *report);
     ts_gsl_quiet();
+    if (o->threads < 0 || o->threads > TS_MAX_THREADS)
+        return ts_fail(TS_ERR_ARG, "--threads must be between 1 and %d, got %ld", TS_MAX_THREADS, o->threads);
     // Set even when it is OpenBLAS's own count: that turns on ts_gemm's
     // one-thread path for small products.
     int threads = o->threads > 0 ? (int)o->threads : ts_blas_threads();
     ts_blas_set_threads(threads);
     int rc = make_dirs(o->out_dir);
+    run_dir_use use = RUN_NEW;
+    if (!rc) rc = check_run_dir(o, &use);
     ts_ckpt *resume = NULL;
     if (!rc && o->resume) rc = ts_ckpt_load(o->resume, NULL, &resume);
     if (!rc) rc = load_data(&t);
@@ -575,6 +771,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     ts_model_config cfg = o->model;
     cfg.src_vocab = (int)ts_vocab_size(t.src_vocab);
     cfg.tgt_vocab = (int)ts_vocab_size(t.tgt_vocab);
+    if ((rc = ts_model_config_check(&cfg))) goto done;
     gsl_rng *init_rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!init_rng) {
         rc = ts_fail(TS_ERR_NOMEM, "rng");
@@ -588,13 +785,15 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     long max_epochs = o->steps > 0 ? 1000000 : o->epochs;
     t.history_train = calloc((size_t)max_epochs + 1, sizeof(double));
     t.history_dev = calloc((size_t)max_epochs + 1, sizeof(double));
-    t.arena = ts_arena_new((size_t)1 << 31);
+    t.arena = ts_arena_new(o->arena_start ? o->arena_start : ARENA_START);
     if (!t.model || !t.shuffle_rng || !t.tf_rng || !t.history_train || !t.history_dev || !t.arena) {
-        rc = t.model ? ts_fail(TS_ERR_NOMEM, "cannot allocate the trainer") : TS_ERR_ARG;
+        // The configuration was checked above: what failed is memory.
+        rc = ts_fail(TS_ERR_NOMEM, "out of memory: cannot allocate the %s", !t.model ? "model" : !t.arena ? "step arena" : "trainer");
         goto done;
     }
     t.epoch_start_state = malloc(gsl_rng_size(t.shuffle_rng));
-    if (!t.epoch_start_state || (rc = ts_optim_init(&t.optim, &t.model->params, o->optim, o->lr))) {
+    t.tf_state = malloc(gsl_rng_size(t.tf_rng));
+    if (!t.epoch_start_state || !t.tf_state || (rc = ts_optim_init(&t.optim, &t.model->params, o->optim, o->lr))) {
         rc = rc ? rc : ts_fail(TS_ERR_NOMEM, "rng state");
         goto done;
     }
@@ -623,6 +822,10 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         }
         if ((rc = check_same_options(&t, resume)) || (rc = restore_state(&t, resume))) goto done;
     }
+    // Everything is ready: only now is the directory changed.
+    if (use == RUN_REPLACE && (rc = remove_run_files(o->out_dir, 1, 0))) goto done;
+    if (use == RUN_CONTINUE && ((rc = trim_metrics(o->out_dir, t.epoch)) || (rc = remove_run_files(o->out_dir, 0, t.epoch))))
+        goto done;
     if ((rc = write_config(o, t.model, t.split.n_train, t.split.n_dev))) goto done;
     if (o->out) {
         fprintf(o->out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
@@ -656,12 +859,15 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         }
     }
     if ((rc = save_checkpoint(&t, "last.ckpt"))) goto done;
-    if (o->out) print_examples(&t);
+    if ((rc = finish_run(&t))) goto done;
     report->steps = t.step;
     report->skipped = t.skipped;
     report->last_loss = t.last_loss;
     report->best_dev_loss = t.best_dev;
-    report->tokens_per_s = t.measured_seconds > 0 ? t.measured_tokens / t.measured_seconds : NAN;
+    // After the warm-up if the run went past it, else over every step it made.
+    report->tokens_per_s = t.measured_seconds > 0 ? t.measured_tokens / t.measured_seconds
+                           : t.run_seconds > 0    ? t.run_tokens / t.run_seconds
+                                                  : 0;
     if (o->out) {
         fprintf(o->out, "train: tokens_per_s=%.1f steps=%ld loss=%.4f\n", report->tokens_per_s, t.step, t.last_loss);
         fflush(o->out);
