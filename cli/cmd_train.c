@@ -85,7 +85,7 @@ int ts_cmd_train(int argc, char **argv) {
         struct { const char *name; long *target; long lo, hi; } ints[] = {
             {"max-len", &o.max_len, 1, 100000}, {"dev", &o.dev_pairs, 1, 10000000},
             {"min-count", &o.min_count, 1, 1000000}, {"toy-pairs", &o.toy_pairs, 10, 10000000},
-            {"batch", &o.batch, 1, 100000}, {"epochs", &o.epochs, 1, 100000}, {"steps", &o.steps, 1, 1000000000},
+            {"batch", &o.batch, 1, 100000}, {"epochs", &o.epochs, 1, TS_MAX_EPOCHS}, {"steps", &o.steps, 1, 1000000000},
             {"patience", &o.patience, 1, 100000}, {"seed", &o.seed, 0, 2147483647L}, {"threads", &o.threads, 1, TS_MAX_THREADS},
             {"show", &o.show, 0, 1000},
         };

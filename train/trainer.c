@@ -20,6 +20,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,10 @@
 #include <unistd.h>
 
 enum { MAX_SKIPPED_IN_A_ROW = 10 };
+// The most any saved counter (steps, tokens of an epoch) may reach: far past
+// any real run (2^52 steps), low enough that no increment from a loaded value
+// can overflow, and exact as a double.
+#define COUNT_MAX ((long)1 << 52)
 // The step arena starts at this size and doubles whenever a step or an
 // evaluation needs more (the work is then redone): its size follows the
 // longest batches of the data, not a guess.
@@ -231,6 +236,15 @@ static int trim_metrics(const char *dir, long epoch) {
     return rc;
 }
 
+// Adds n >= 0 to a counter that checkpoints save, refusing to pass COUNT_MAX
+// (only a checkpoint that says it is nearly there can bring it close).
+static int count_up(long *counter, long n, const char *name) {
+    if (*counter > COUNT_MAX - n)
+        return ts_fail(TS_ERR_NUMERIC, "the %s counter (%ld) cannot grow by %ld past its limit %ld", name, *counter, n, COUNT_MAX);
+    *counter += n;
+    return TS_OK;
+}
+
 // ---- checkpoints -------------------------------------------------------------
 
 // Everything that decides what a continued run computes is saved; nothing
@@ -348,26 +362,33 @@ static int check_same_options(const trainer *t, const ts_ckpt *ck) {
 }
 
 // Restores the training state saved by save_checkpoint (the parameters come
-// with the model, loaded by the caller).
-static int restore_state(trainer *t, const ts_ckpt *ck) {
+// with the model, loaded by the caller). Each field is bounded here, once,
+// by what a run can have written: a value outside is a damaged or hostile
+// file (TS_ERR_FORMAT), and nothing later needs to doubt it. An --epochs or
+// --steps below what the checkpoint has done is TS_ERR_ARG.
+static int restore_state(trainer *t, const ts_ckpt *ck, long max_epochs) {
+    const ts_train_opts *o = t->opts;
     int64_t step, epoch, position, stale, skipped, tokens, optim_step;
     double lr;
-    int rc = ts_ckpt_get_int(ck, "state.step", 0, INT64_MAX, &step);
-    if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch", 0, 1000000, &epoch);
-    if (!rc) rc = ts_ckpt_get_int(ck, "state.position", 0, INT64_MAX, &position);
-    if (!rc) rc = ts_ckpt_get_int(ck, "state.stale", 0, INT64_MAX, &stale);
-    if (!rc) rc = ts_ckpt_get_int(ck, "state.skipped", 0, INT64_MAX, &skipped);
-    if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch_tokens", 0, INT64_MAX, &tokens);
-    if (!rc) rc = ts_ckpt_get_int(ck, "state.optimizer_step", 0, INT64_MAX, &optim_step);
+    int rc = ts_ckpt_get_int(ck, "state.step", 0, COUNT_MAX, &step);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch", 0, TS_MAX_EPOCHS, &epoch);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.position", 0, (int64_t)ts_batcher_count(t->batcher), &position);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.stale", 0, o->patience, &stale);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.skipped", 0, step, &skipped);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch_tokens", 0, COUNT_MAX, &tokens);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.optimizer_step", 0, step, &optim_step);
     if (!rc) rc = ts_ckpt_get_double(ck, "state.best_dev_loss", 0, INFINITY, &t->best_dev);
-    if (!rc) rc = ts_ckpt_get_double(ck, "state.epoch_loss_sum", 0, INFINITY, &t->epoch_loss_sum);
-    if (!rc) rc = ts_ckpt_get_double(ck, "train.lr", 0, INFINITY, &lr);
+    if (!rc) rc = ts_ckpt_get_double(ck, "state.epoch_loss_sum", 0, DBL_MAX, &t->epoch_loss_sum);
+    if (!rc) rc = ts_ckpt_get_double(ck, "train.lr", 0, o->lr, &lr);  // decay only lowers it
     if (!rc) rc = restore_rng(ck, "rng.shuffle_epoch_start", t->shuffle_rng, t->epoch_start_state);
     if (!rc) rc = restore_rng(ck, "rng.teacher_forcing", t->tf_rng, NULL);
     if (rc) return rc;
-    if ((size_t)position > ts_batcher_count(t->batcher))
-        return ts_fail(TS_ERR_FORMAT, "state.position %lld is past the epoch's %zu batches", (long long)position,
-                       ts_batcher_count(t->batcher));
+    if (epoch > max_epochs)  // only with --epochs: max_epochs is TS_MAX_EPOCHS with --steps
+        return ts_fail(TS_ERR_ARG, "it has done %lld epochs; --epochs %ld asks for fewer (give --epochs %lld or more to continue it)",
+                       (long long)epoch, o->epochs, (long long)epoch);
+    if (o->steps > 0 && step > o->steps)
+        return ts_fail(TS_ERR_ARG, "it has done %lld steps; --steps %ld asks for fewer (give --steps %lld or more to continue it)",
+                       (long long)step, o->steps, (long long)step);
     t->step = step;
     t->epoch = epoch;
     t->position = position;
@@ -400,6 +421,55 @@ static int restore_state(trainer *t, const ts_ckpt *ck) {
         memcpy(t->history_dev, dev->data, n * sizeof(double));
     }
     return TS_OK;
+}
+
+// The vocabulary a checkpoint was trained with must be the one this run's
+// data builds, word for word: the same size with other words would make
+// every id mean another word.
+static int check_same_vocab(const char *side, const ts_vocab *saved, const ts_vocab *now) {
+    size_t n_saved = ts_vocab_size(saved), n_now = ts_vocab_size(now);
+    for (size_t id = 0; id < n_saved || id < n_now; id++) {
+        const char *a = id < n_saved ? ts_vocab_word(saved, (int32_t)id) : NULL;
+        const char *b = id < n_now ? ts_vocab_word(now, (int32_t)id) : NULL;
+        if (a && b && !strcmp(a, b)) continue;
+        return ts_fail(TS_ERR_ARG,
+                       "the data changed since it was saved: %s word %zu is %s%s%s in the checkpoint but %s%s%s in this "
+                       "run's corpus (%zu words then, %zu now); resuming needs the same corpus and flags",
+                       side, id, a ? "'" : "", a ? a : "absent", a ? "'" : "", b ? "'" : "", b ? b : "absent", b ? "'" : "",
+                       n_saved, n_now);
+    }
+    return TS_OK;
+}
+
+// Continues from checkpoint ck: the same vocabularies, model and flags, then
+// the parameters and the training state.
+static int resume_from(trainer *t, const ts_ckpt *ck, long max_epochs) {
+    ts_translator loaded;
+    int rc = ts_translator_from_ckpt(ck, &loaded);
+    if (rc) return rc;
+    rc = check_same_vocab("source", loaded.src_vocab, t->src_vocab);
+    if (!rc) rc = check_same_vocab("target", loaded.tgt_vocab, t->tgt_vocab);
+    // The data and flags rebuild the same model; take its values.
+    int same = loaded.model->params.count == t->model->params.count;
+    for (int i = 0; !rc && same && i < t->model->params.count; i++) {
+        ts_tensor *dst = t->model->params.items[i], *src = loaded.model->params.items[i];
+        same = ts_same_shape(dst, src) && !strcmp(dst->name, src->name);
+        if (same) memcpy(dst->data, src->data, dst->size * sizeof(double));
+    }
+    ts_translator_free(&loaded);
+    if (!rc && !same) rc = ts_fail(TS_ERR_ARG, "it was trained with another model configuration (--attn, --decoder, --bidirectional, --emb, --hidden)");
+    if (!rc) rc = check_same_options(t, ck);
+    if (!rc) rc = restore_state(t, ck, max_epochs);
+    return rc;
+}
+
+// Puts "<checkpoint path>: " before the message of a failure rc, unless the
+// message names it already.
+static int in_checkpoint(int rc, const char *path) {
+    if (!rc || strstr(ts_last_error(), path)) return rc;
+    char message[2048];  // ts_fail writes into the buffer ts_last_error reads
+    snprintf(message, sizeof message, "%s", ts_last_error());
+    return ts_fail(rc, "%s: %s", path, message);
 }
 
 // ---- progress ------------------------------------------------------------------
@@ -521,7 +591,7 @@ static int end_epoch(trainer *t, int *stop) {
     double train_loss = t->epoch_tokens ? t->epoch_loss_sum / (double)t->epoch_tokens : NAN;
     t->history_train[t->epoch] = train_loss;
     t->history_dev[t->epoch] = res.loss;
-    t->epoch++;
+    t->epoch++;  // below max_epochs <= TS_MAX_EPOCHS: the loop stops there
     t->position = 0;
     t->epoch_loss_sum = 0;
     t->epoch_tokens = 0;
@@ -530,7 +600,7 @@ static int end_epoch(trainer *t, int *stop) {
         t->best_dev = res.loss;
         t->stale = 0;
     } else {
-        t->stale++;
+        t->stale++;  // at most patience: the run stops there
         t->optim.lr *= o->lr_decay;
     }
     *stop = t->stale >= o->patience;
@@ -675,11 +745,15 @@ static int train_step(trainer *t, const ts_batch *b) {
         memcpy(gsl_rng_state(t->tf_rng), t->tf_state, tf_bytes);
     }
     double norm = isfinite(value) ? ts_grad_norm(&t->model->params, t->optim.threads) : NAN;
-    t->step++;
-    t->position++;
+    int rc = count_up(&t->step, 1, "step");
+    if (rc) {
+        ts_params_zero_grad(&t->model->params);
+        return rc;
+    }
+    t->position++;  // at most the epoch's batches (restore_state checks a loaded one)
     if (!isfinite(value) || !isfinite(norm)) {
         ts_params_zero_grad(&t->model->params);
-        t->skipped++;
+        t->skipped++;  // at most t->step
         if (o->log)
             fprintf(o->log, "\nstep %ld: %s is %s; update skipped (%ld in a row)\n", t->step,
                     isfinite(value) ? "the gradient norm" : "the loss", isfinite(value) ? (isnan(norm) ? "NaN" : "Inf") : (isnan(value) ? "NaN" : "Inf"),
@@ -690,13 +764,13 @@ static int train_step(trainer *t, const ts_batch *b) {
         return TS_OK;
     }
     t->skipped_in_row = 0;
-    ts_optim_step(&t->optim, &t->model->params, ts_clip_factor(norm, o->clip));
+    if ((rc = ts_optim_step(&t->optim, &t->model->params, ts_clip_factor(norm, o->clip)))) return rc;
     double dt = now() - t0;
     t->step_seconds += dt;
     t->run_tokens += n_tokens;
     t->run_seconds += dt;
+    if ((rc = count_up(&t->epoch_tokens, n_tokens, "epoch token"))) return rc;
     t->epoch_loss_sum += value * n_tokens;
-    t->epoch_tokens += n_tokens;
     t->last_loss = value;
     if (t->step > o->warmup) {
         t->measured_tokens += n_tokens;
@@ -782,7 +856,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     gsl_rng_free(init_rng);
     t.shuffle_rng = gsl_rng_alloc(gsl_rng_mt19937);
     t.tf_rng = gsl_rng_alloc(gsl_rng_mt19937);
-    long max_epochs = o->steps > 0 ? 1000000 : o->epochs;
+    long max_epochs = o->steps > 0 ? TS_MAX_EPOCHS : o->epochs;
     t.history_train = calloc((size_t)max_epochs + 1, sizeof(double));
     t.history_dev = calloc((size_t)max_epochs + 1, sizeof(double));
     t.arena = ts_arena_new(o->arena_start ? o->arena_start : ARENA_START);
@@ -803,25 +877,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     gsl_rng_set(t.shuffle_rng, (unsigned long)o->seed + 1);
     gsl_rng_set(t.tf_rng, (unsigned long)o->seed + 2);
     memcpy(t.epoch_start_state, gsl_rng_state(t.shuffle_rng), gsl_rng_size(t.shuffle_rng));
-    if (resume) {
-        ts_translator loaded;
-        if ((rc = ts_translator_from_ckpt(resume, &loaded))) goto done;
-        // The data and flags rebuild the same model; take its values.
-        int same = loaded.model->params.count == t.model->params.count &&
-                   ts_vocab_size(loaded.src_vocab) == ts_vocab_size(t.src_vocab) &&
-                   ts_vocab_size(loaded.tgt_vocab) == ts_vocab_size(t.tgt_vocab);
-        for (int i = 0; same && i < t.model->params.count; i++) {
-            ts_tensor *dst = t.model->params.items[i], *src = loaded.model->params.items[i];
-            same = ts_same_shape(dst, src) && !strcmp(dst->name, src->name);
-            if (same) memcpy(dst->data, src->data, dst->size * sizeof(double));
-        }
-        ts_translator_free(&loaded);
-        if (!same) {
-            rc = ts_fail(TS_ERR_ARG, "%s was trained on other data or another model configuration", o->resume);
-            goto done;
-        }
-        if ((rc = check_same_options(&t, resume)) || (rc = restore_state(&t, resume))) goto done;
-    }
+    if (resume && (rc = in_checkpoint(resume_from(&t, resume, max_epochs), o->resume))) goto done;
     // Everything is ready: only now is the directory changed.
     if (use == RUN_REPLACE && (rc = remove_run_files(o->out_dir, 1, 0))) goto done;
     if (use == RUN_CONTINUE && ((rc = trim_metrics(o->out_dir, t.epoch)) || (rc = remove_run_files(o->out_dir, 0, t.epoch))))

@@ -13,6 +13,8 @@
 // --threads: at most this many BLAS threads (OpenBLAS's usual build limit,
 // MAX_THREADS=64; more than the cores only slows a run down).
 #define TS_MAX_THREADS 64
+// --epochs: at most this many (also the limit of a run by --steps).
+#define TS_MAX_EPOCHS 100000
 
 typedef struct {
     // data
