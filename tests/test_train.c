@@ -463,3 +463,22 @@ Test(train, resuming_on_a_corpus_with_other_words_is_refused) {
     free(corpus);
     free(last);
 }
+
+// train refuses a model whose checkpoint the loader would refuse; the count
+// it judges by is the model's own, for every configuration.
+Test(train, the_parameter_count_without_allocating_is_the_models) {
+    ts_attn_type attns[] = {TS_ATTN_BAHDANAU, TS_ATTN_DOT, TS_ATTN_GENERAL, TS_ATTN_CONCAT, TS_ATTN_SCALED_DOT, TS_ATTN_NONE};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    for (size_t a = 0; a < sizeof attns / sizeof attns[0]; a++)
+        for (int d = 0; d < 2; d++)
+            for (int bi = 0; bi < 2; bi++) {
+                ts_model_config cfg = {.src_vocab = 11, .tgt_vocab = 13, .emb = 5, .hidden = 7, .attn = attns[a],
+                                       .decoder = d ? TS_DECODER_LUONG : TS_DECODER_BAHDANAU, .bidirectional = bi};
+                ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+                cr_assert_not_null(m, "%s", ts_last_error());
+                cr_assert_eq(ts_seq2seq_param_count(&cfg), ts_params_size(&m->params), "%s attention, %s decoder, bidirectional %d",
+                             ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder), bi);
+                ts_seq2seq_free(m);
+            }
+    gsl_rng_free(rng);
+}

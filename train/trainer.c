@@ -247,6 +247,33 @@ static int count_up(long *counter, long n, const char *name) {
 
 // ---- checkpoints -------------------------------------------------------------
 
+// What this run trains must be what the loader reads back: refuses (TS_ERR_ARG,
+// naming the flags) a model whose checkpoint would pass the loader's payload
+// cap, before anything is allocated. The estimate is an upper bound: the
+// parameters and the optimizer's moments (8 bytes a value), the vocabularies
+// (a 4-byte length and the bytes of each word), the epoch histories, and 1 MiB
+// for the header, names, shapes and RNG states (a few tens of KiB in fact).
+static int check_checkpoint_size(const ts_train_opts *o, const ts_model_config *cfg, const ts_vocab *src,
+                                 const ts_vocab *tgt, long max_epochs) {
+    double values = (double)ts_seq2seq_param_count(cfg) * (o->optim == TS_OPTIM_ADAM ? 3 : 2);
+    double bytes = 8 * values + 16.0 * (double)max_epochs + (double)(1 << 20);
+    const ts_vocab *vocabs[2] = {src, tgt};
+    for (int k = 0; k < 2; k++)
+        for (size_t id = 0; id < ts_vocab_size(vocabs[k]); id++) {
+            const char *word = ts_vocab_word(vocabs[k], (int32_t)id);
+            bytes += 4 + (word ? (double)strlen(word) : 0);
+        }
+    double cap = (double)TS_CKPT_DEFAULT_MAX_PAYLOAD;
+    if (bytes <= cap) return TS_OK;
+    return ts_fail(TS_ERR_ARG,
+                   "--emb %d --hidden %d%s with vocabularies of %d / %d words: a checkpoint would hold %.2f GB "
+                   "(%zu parameters, each with %s), more than the %.0f GiB a checkpoint may hold; choose a smaller --emb or "
+                   "--hidden (or a larger --min-count)",
+                   cfg->emb, cfg->hidden, cfg->bidirectional ? " --bidirectional" : "", cfg->src_vocab, cfg->tgt_vocab,
+                   bytes / 1e9, ts_seq2seq_param_count(cfg), o->optim == TS_OPTIM_ADAM ? "Adam's two moments" : "its velocity",
+                   cap / (1 << 30));
+}
+
 // Everything that decides what a continued run computes is saved; nothing
 // that depends on time or the machine is.
 static int save_checkpoint(trainer *t, const char *name) {
@@ -845,7 +872,10 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     ts_model_config cfg = o->model;
     cfg.src_vocab = (int)ts_vocab_size(t.src_vocab);
     cfg.tgt_vocab = (int)ts_vocab_size(t.tgt_vocab);
-    if ((rc = ts_model_config_check(&cfg))) goto done;
+    long max_epochs = o->steps > 0 ? TS_MAX_EPOCHS : o->epochs;
+    if ((rc = ts_model_config_check(&cfg)) ||
+        (rc = check_checkpoint_size(o, &cfg, t.src_vocab, t.tgt_vocab, max_epochs)))
+        goto done;
     gsl_rng *init_rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!init_rng) {
         rc = ts_fail(TS_ERR_NOMEM, "rng");
@@ -856,7 +886,6 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     gsl_rng_free(init_rng);
     t.shuffle_rng = gsl_rng_alloc(gsl_rng_mt19937);
     t.tf_rng = gsl_rng_alloc(gsl_rng_mt19937);
-    long max_epochs = o->steps > 0 ? TS_MAX_EPOCHS : o->epochs;
     t.history_train = calloc((size_t)max_epochs + 1, sizeof(double));
     t.history_dev = calloc((size_t)max_epochs + 1, sizeof(double));
     t.arena = ts_arena_new(o->arena_start ? o->arena_start : ARENA_START);
