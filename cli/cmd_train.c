@@ -4,6 +4,7 @@
 #include "train/trainer.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -53,7 +54,73 @@ static const char usage[] =
     "\n"
     "Writes DIR/last.ckpt (every epoch and at the end), DIR/best.ckpt (best dev loss),\n"
     "DIR/metrics.csv, DIR/config.txt, DIR/loss.svg and DIR/attention-<epoch>.svg.\n"
-    "Ends with: train: tokens_per_s=T steps=N loss=L\n";
+    "Ends with: train: tokens_per_s=T steps=N loss=L\n"
+    "Ctrl-C (SIGINT) or SIGTERM stops at the next step, saves DIR/last.ckpt, prints the\n"
+    "command that continues the run and exits 130 (143 for SIGTERM); a second Ctrl-C\n"
+    "stops at once (the last saved checkpoint stays intact).\n"
+    "Exit status: 0 done, 1 failure at run time (unreadable or bad file, failed save,\n"
+    "out of memory), 2 usage error (bad flag or value, flags a checkpoint cannot resume).\n";
+
+// The first SIGINT or SIGTERM only sets this flag (the trainer stops at the
+// next step boundary); SA_RESETHAND restores the default action, so a second
+// one ends the process at once.
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
+static void catch_stop_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+// Writes `arg` for a POSIX shell: as it is when it is made of safe
+// characters only, else in single quotes.
+static void print_shell_word(FILE *out, const char *arg) {
+    if (*arg && strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./=:,+@%") == strlen(arg)) {
+        fputs(arg, out);
+        return;
+    }
+    fputc('\'', out);
+    for (; *arg; arg++)
+        if (*arg == '\'') fputs("'\\''", out);
+        else fputc(*arg, out);
+    fputc('\'', out);
+}
+
+// Where an interrupted run stopped, and the command that continues it: this
+// one's arguments without --out, --resume and --force, then --out DIR
+// --resume DIR/last.ckpt. `program` is how tinyseq was started.
+static void print_resume_command(const char *program, int argc, char **argv, const ts_train_opts *o,
+                                 const ts_train_report *r) {
+    fprintf(stderr, "tinyseq train: stopped by %s at step %ld (epoch %ld, %ld of %ld batches done); saved %s/last.ckpt\n",
+            r->stopped == SIGTERM ? "SIGTERM" : "SIGINT", r->steps, r->epoch + 1, r->position, r->epoch_batches, o->out_dir);
+    fputs("continue with: ", stderr);
+    print_shell_word(stderr, program);
+    fputs(" train", stderr);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int takes_value = !strcmp(a, "--out") || !strcmp(a, "--resume");
+        if (takes_value) {
+            i++;  // and its value
+            continue;
+        }
+        if (!strncmp(a, "--out=", 6) || !strncmp(a, "--resume=", 9) || !strcmp(a, "--force")) continue;
+        fputc(' ', stderr);
+        print_shell_word(stderr, a);
+    }
+    fputs(" --out ", stderr);
+    print_shell_word(stderr, o->out_dir);
+    fputs(" --resume ", stderr);
+    char last[4200];
+    snprintf(last, sizeof last, "%s/last.ckpt", o->out_dir);
+    print_shell_word(stderr, last);
+    fputc('\n', stderr);
+}
 
 int ts_cmd_train(int argc, char **argv) {
     const char *cmd = "tinyseq train";
@@ -156,10 +223,18 @@ int ts_cmd_train(int argc, char **argv) {
     // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
     if (!decoder_given) o.model.decoder = o.model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
     ts_train_report report;
+    catch_stop_signals();
+    o.stop = &stop_signal;
     int rc = ts_train(&o, &report);
     if (rc) {
         ts_cli_error(cmd, 0, "%s", ts_last_error());
         return rc == TS_ERR_ARG ? TS_EXIT_USAGE : TS_EXIT_FAIL;
+    }
+    if (report.stopped) {
+        fflush(stdout);
+        // main() hands a subcommand argv + 1: argv[-1] is the program as it was started.
+        print_resume_command(argv[-1], argc, argv, &o, &report);
+        return 128 + report.stopped;
     }
     return TS_EXIT_OK;
 }

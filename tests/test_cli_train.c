@@ -2,7 +2,11 @@
 // a short run writes its files, and its checkpoint translates unknown words.
 #include <criterion/criterion.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -308,4 +312,116 @@ Test(cli_train, a_directory_holding_a_run_is_refused_replaced_with_force_or_cont
     cr_assert(n == 3 && epochs[0] == 1 && epochs[1] == 2 && epochs[2] == 3, "after --resume, metrics.csv has %d rows", n);
     cr_assert_eq(access(notes, F_OK), 0);
     free(notes);
+}
+
+// Starts `tinyseq train ARGS` in the background, its output into log.
+static pid_t start_train(const char *args, const char *log) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "exec %s train %s > %s 2>&1", TS_PROGRAM, args, log);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+// Waits (up to 5 minutes) until path exists.
+static void wait_for_file(const char *path, pid_t child) {
+    for (int ms = 0; ms < 300000 && access(path, F_OK) != 0; ms++) {
+        int status;
+        cr_assert_eq(waitpid(child, &status, WNOHANG), 0, "the run ended before %s appeared", path);
+        struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+    }
+    cr_assert_eq(access(path, F_OK), 0, "%s never appeared", path);
+}
+
+// Ctrl-C stops at a step boundary, saves last.ckpt, prints where and the
+// command that continues; that command finishes the run exactly as if it had
+// never stopped (the same checkpoints to the byte).
+Test(cli_train, sigint_saves_a_checkpoint_that_resumes_exactly, .timeout = 600) {
+    char *dir = test_tmpdir();
+    char args[4096], log[1024], metrics[1024];
+    const char *flags = "--toy-pairs 1500 --emb 8 --hidden 16 --epochs 4 --patience 10 --tf 0.75 --show 0";
+    snprintf(args, sizeof args, "%s --out %s/a", flags, dir);
+    snprintf(log, sizeof log, "%s/a.log", dir);
+    snprintf(metrics, sizeof metrics, "%s/a/metrics.csv", dir);
+    pid_t pid = start_train(args, log);
+    wait_for_file(metrics, pid);  // epoch 1 is done: stop it in epoch 2
+    kill(pid, SIGINT);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    char *out = slurp(log);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d:\n%s", status, out);
+    cr_assert(strstr(out, "stopped by SIGINT at step "), "%s", out);
+    char saved[1100];
+    snprintf(saved, sizeof saved, "saved %s/a/last.ckpt", dir);
+    cr_assert(strstr(out, saved), "%s", out);
+    char *line = strstr(out, "continue with: ");
+    cr_assert_not_null(line, "%s", out);
+    line += strlen("continue with: ");
+    *strchr(line, '\n') = '\0';
+    char want[2048];
+    snprintf(want, sizeof want, "--out %s/a --resume %s/a/last.ckpt", dir, dir);
+    cr_assert(strstr(line, want), "%s", line);
+    long step = -1;
+    sscanf(strstr(out, "at step ") + 8, "%ld", &step);
+    char cmd[8192], *resumed;
+    snprintf(cmd, sizeof cmd, "%s", line);
+    int rc = test_run(cmd, &resumed);
+    cr_assert_eq(rc, 0, "%s\nexit %d:\n%s", cmd, rc, resumed);
+    char resumed_at[64];
+    snprintf(resumed_at, sizeof resumed_at, "at step %ld ", step);
+    cr_assert(strstr(resumed, resumed_at), "the resumed run does not start at step %ld:\n%s", step, resumed);
+    free(resumed);
+    free(out);
+
+    snprintf(cmd, sizeof cmd, "%s train %s --out %s/b", TS_PROGRAM, flags, dir);
+    rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    free(out);
+    const char *names[2] = {"last.ckpt", "best.ckpt"};
+    for (int i = 0; i < 2; i++) {
+        char a[1100], b[1100];
+        snprintf(a, sizeof a, "%s/a/%s", dir, names[i]);
+        snprintf(b, sizeof b, "%s/b/%s", dir, names[i]);
+        char *x = slurp(a), *y = slurp(b);
+        struct stat sa, sb;
+        stat(a, &sa);
+        stat(b, &sb);
+        cr_assert(sa.st_size == sb.st_size && !memcmp(x, y, (size_t)sa.st_size), "%s differs from the uninterrupted run's", names[i]);
+        free(x);
+        free(y);
+    }
+    int epochs[16];
+    snprintf(metrics, sizeof metrics, "%s/a", dir);
+    int n = metrics_epochs(metrics, epochs, 16);
+    cr_assert(n == 4 && epochs[0] == 1 && epochs[3] == 4, "metrics.csv has %d rows", n);
+}
+
+// A second Ctrl-C ends the process at once; the checkpoint saved before stays loadable.
+Test(cli_train, a_second_sigint_stops_at_once_and_keeps_the_last_checkpoint, .timeout = 600) {
+    char *dir = test_tmpdir();
+    char args[4096], log[1024], last[1024];
+    snprintf(args, sizeof args, "--toy-pairs 1500 --emb 8 --hidden 16 --epochs 100 --patience 100 --show 0 --out %s/a", dir);
+    snprintf(log, sizeof log, "%s/a.log", dir);
+    snprintf(last, sizeof last, "%s/a/last.ckpt", dir);
+    pid_t pid = start_train(args, log);
+    wait_for_file(last, pid);
+    kill(pid, SIGINT);
+    struct timespec pause = {0, 20000000};
+    nanosleep(&pause, NULL);
+    kill(pid, SIGINT);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    // Killed by the second signal, or (if the first stop's save was faster than the second signal) the first's exit.
+    cr_assert((WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) || (WIFEXITED(status) && WEXITSTATUS(status) == 130),
+              "status %d", status);
+    char cmd[2048], *out;
+    snprintf(cmd, sizeof cmd, "%s translate --model %s 'the cat .'", TS_PROGRAM, last);
+    int rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "last.ckpt does not load after two Ctrl-C: exit %d:\n%s", rc, out);
+    free(out);
 }

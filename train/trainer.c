@@ -745,6 +745,9 @@ static void trainer_free(trainer *t) {
 
 // ---- the loop ------------------------------------------------------------------------
 
+// The value of the caller's stop flag (0: carry on).
+static int stop_requested(const ts_train_opts *o) { return o->stop ? (int)*o->stop : 0; }
+
 // One optimizer step on batch b. A non-finite loss or gradient skips the
 // update (the parameters stay finite) and counts; too many in a row fail.
 // The gradients are zero on entry and on return: ts_optim_step zeroes them
@@ -930,10 +933,12 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         size_t total = ts_batcher_count(t.batcher);
         t.step_seconds = 0;
         for (size_t i = (size_t)t.position; i < total && !stop; i++) {
+            if ((stop = stop_requested(o))) break;  // a step boundary: last.ckpt resumes here
             if ((rc = train_step(&t, ts_batcher_get(t.batcher, i)))) goto done;
             show_progress(&t, total, 0);
             if (o->steps > 0 && t.step >= o->steps && (size_t)t.position < total) stop = 1;
         }
+        if (stop_requested(o)) break;  // a step boundary too, before the epoch's evaluation
         if ((size_t)t.position == total) {
             show_progress(&t, total, 1);
             if ((rc = end_epoch(&t, &stop))) goto done;
@@ -943,8 +948,13 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
             fputc('\n', o->log);
         }
     }
+    report->stopped = stop_requested(o);  // read once: a signal from here on waits for the end
+    if (o->log && report->stopped && isatty(fileno(o->log))) fputc('\n', o->log);
     if ((rc = save_checkpoint(&t, "last.ckpt"))) goto done;
-    if ((rc = finish_run(&t))) goto done;
+    report->epoch = t.epoch;
+    report->position = t.position;
+    report->epoch_batches = (long)ts_batcher_count(t.batcher);
+    if (!report->stopped && (rc = finish_run(&t))) goto done;
     report->steps = t.step;
     report->skipped = t.skipped;
     report->last_loss = t.last_loss;
@@ -953,7 +963,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     report->tokens_per_s = t.measured_seconds > 0 ? t.measured_tokens / t.measured_seconds
                            : t.run_seconds > 0    ? t.run_tokens / t.run_seconds
                                                   : 0;
-    if (o->out) {
+    if (o->out && !report->stopped) {
         fprintf(o->out, "train: tokens_per_s=%.1f steps=%ld loss=%.4f\n", report->tokens_per_s, t.step, t.last_loss);
         fflush(o->out);
     }

@@ -4,6 +4,7 @@
 #ifndef TS_TRAINER_H
 #define TS_TRAINER_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "models/seq2seq.h"
@@ -48,6 +49,10 @@ typedef struct {
     long show;                 // dev examples printed at the end (default 4)
     FILE *out;                 // summaries and results (stdout)
     FILE *log;                 // progress (stderr): a live bar on a terminal, else a line every few seconds
+    // When *stop becomes non-zero (a signal handler sets it), the run stops at
+    // the next step boundary, saves last.ckpt (resumable from there) and
+    // returns TS_OK with report->stopped = *stop; no dev evaluation, no summary.
+    volatile sig_atomic_t *stop;  // NULL: never
 } ts_train_opts;
 
 // The defaults above, model included (bahdanau attention and decoder, emb 64, hidden 128).
@@ -61,6 +66,9 @@ typedef struct {
                                // came after it; 0 when this run made no step)
     double best_dev_loss;
     double dev_bleu, dev_exact;
+    int stopped;               // non-zero: stopped early by *opts->stop (its value)
+    long epoch, position;      // where last.ckpt stands: epochs done, batches done of the next
+    long epoch_batches;        // batches in an epoch
 } ts_train_report;
 
 // Trains as the options say, writing out_dir/{last.ckpt,best.ckpt,metrics.csv,
