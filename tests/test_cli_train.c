@@ -426,3 +426,19 @@ Test(cli_train, a_second_sigint_stops_at_once_and_keeps_the_last_checkpoint, .ti
     cr_assert_eq(rc, 0, "last.ckpt does not load after two Ctrl-C: exit %d:\n%s", rc, out);
     free(out);
 }
+
+// Running out of memory is a failure at run time (exit 1), not a usage error.
+Test(cli_train, out_of_memory_exits_1, .timeout = 60) {
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("AddressSanitizer reserves more address space than ulimit -v leaves");
+#endif
+    char *dir = test_tmpdir();
+    char cmd[2048], *out;
+    // The model alone needs over 1 GB (its values and gradients); 600 MB of address space cannot hold it.
+    snprintf(cmd, sizeof cmd, "ulimit -v 600000; %s train --toy-pairs 300 --emb 2000 --hidden 2000 --steps 1 --out %s/run",
+             TS_PROGRAM, dir);
+    int rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "out of memory"), "%s", out);
+    free(out);
+}
