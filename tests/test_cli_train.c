@@ -442,3 +442,28 @@ Test(cli_train, out_of_memory_exits_1, .timeout = 60) {
     cr_assert(strstr(out, "out of memory"), "%s", out);
     free(out);
 }
+
+// Continuing from an earlier checkpoint of the same directory drops what the
+// run wrote after it: metrics.csv rows and attention figures of later epochs.
+Test(cli_train, continuing_from_an_earlier_checkpoint_drops_the_later_epochs, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char run[1024], args[4096], path[1100];
+    snprintf(run, sizeof run, "%s/run", dir);
+    const char *flags = "--toy-pairs 300 --emb 4 --hidden 4 --patience 10 --show 0";
+    snprintf(args, sizeof args, "%s --epochs 1 --out %s", flags, run);
+    expect_exit(0, args, "epoch 1:");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cp %s/last.ckpt %s/epoch1.ckpt", run, run);
+    cr_assert_eq(test_run(cmd, NULL), 0);
+    snprintf(args, sizeof args, "%s --epochs 3 --resume %s/last.ckpt --out %s", flags, run, run);
+    expect_exit(0, args, "epoch 3:");
+    snprintf(args, sizeof args, "%s --epochs 2 --resume %s/epoch1.ckpt --out %s", flags, run, run);
+    expect_exit(0, args, "epoch 2:");
+    int epochs[16];
+    int n = metrics_epochs(run, epochs, 16);
+    cr_assert(n == 2 && epochs[0] == 1 && epochs[1] == 2, "metrics.csv has %d rows, the last for epoch %d", n, n ? epochs[n - 1] : 0);
+    snprintf(path, sizeof path, "%s/attention-3.svg", run);
+    cr_assert_neq(access(path, F_OK), 0, "attention-3.svg of the dropped epoch is still there");
+    snprintf(path, sizeof path, "%s/epoch1.ckpt", run);
+    cr_assert_eq(access(path, F_OK), 0, "the user's epoch1.ckpt was deleted");
+}
