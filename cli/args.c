@@ -44,6 +44,13 @@ int ts_args_next(ts_args *a, const char **flag, const char **value) {
     return 1;
 }
 
+int ts_args_switch(ts_args *a, const char *flag) {
+    if (!pending_inline) return 0;
+    ts_cli_error(a->command, 0, "--%s is a switch and takes no value, got '--%s=%s'", flag, flag, pending_inline);
+    pending_inline = NULL;
+    return -1;
+}
+
 const char *ts_args_value(ts_args *a, const char *flag) {
     if (pending_inline) {
         const char *v = pending_inline;

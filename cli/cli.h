@@ -42,6 +42,11 @@ int ts_args_next(ts_args *a, const char **flag, const char **value);
 // returns NULL when there is none.
 const char *ts_args_value(ts_args *a, const char *flag);
 
+// For a switch (a flag without a value): 0, or -1 after printing
+// "tinyseq X: --flag is a switch and takes no value" when it came as
+// "--flag=value".
+int ts_args_switch(ts_args *a, const char *flag);
+
 // Parse a flag's value with full checking (the whole string must be a number
 // inside [lo, hi]). On failure they print a message naming the flag and the
 // value and return -1; on success 0.

@@ -4,6 +4,7 @@
 #include "train/trainer.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -12,7 +13,7 @@ static const char usage[] =
     "usage: tinyseq train [--corpus FILE] [--attn NAME] [--decoder bahdanau|luong] [--bidirectional]\n"
     "                     [--emb N] [--hidden N] [--batch N] [--epochs N | --steps N] [--lr X]\n"
     "                     [--optim adam|sgd] [--clip X] [--tf RATIO] [--max-len N] [--seed N]\n"
-    "                     [--out DIR] [--resume CKPT] [more options below]\n"
+    "                     [--out DIR] [--resume CKPT] [--force] [more options below]\n"
     "\n"
     "Without --corpus it trains on the built-in toy English -> French-like corpus\n"
     "(15,000 generated pairs with gold alignments; see tinyseq corpus --toy).\n"
@@ -20,7 +21,7 @@ static const char usage[] =
     "data\n"
     "  --corpus FILE     tab-separated pairs: source<TAB>target[<TAB>ignored]\n"
     "  --max-len N       keep pairs with at most N tokens per side (default: no limit)\n"
-    "  --dev N           dev pairs held out (default 500, at most a tenth)\n"
+    "  --dev N           dev pairs held out (default: 500 or a tenth of the corpus, whichever is fewer)\n"
     "  --min-count N     vocabulary: words seen at least N times (default 1)\n"
     "  --skip-bad        skip malformed corpus lines (and count them) instead of stopping\n"
     "  --toy-pairs N     size of the toy corpus (default 15000)\n"
@@ -41,15 +42,86 @@ static const char usage[] =
     "  --lr-decay X      multiply the learning rate by X when dev loss does not improve (default 0.5)\n"
     "  --patience N      stop after N epochs without a better dev loss (default 3)\n"
     "  --seed N          initialisation, split, shuffling and teacher forcing (default 1)\n"
-    "  --threads N       BLAS threads (default: OPENBLAS_NUM_THREADS, else the cores)\n"
+    "  --threads N       BLAS threads, 1 to 64 (default: OPENBLAS_NUM_THREADS, else the cores)\n"
     "output\n"
-    "  --out DIR         where everything is written (default runs/<date-time>)\n"
-    "  --resume CKPT     continue a run exactly from its last.ckpt (same data and flags)\n"
+    "  --out DIR         where everything is written (default runs/<date-time>); it holds one run:\n"
+    "                    a new run into a directory holding one is refused without --force\n"
+    "  --resume CKPT     continue a run exactly from its last.ckpt (same data and flags); into\n"
+    "                    the checkpoint's own directory, metrics.csv continues where it stopped\n"
+    "  --force           start over in an --out holding a run: deletes that run's checkpoints,\n"
+    "                    metrics.csv, config.txt and figures (nothing else)\n"
     "  --show N          dev examples printed at the end (default 4)\n"
     "\n"
-    "Writes DIR/last.ckpt (every epoch and at the end), DIR/best.ckpt (best dev loss),\n"
-    "DIR/metrics.csv, DIR/config.txt, DIR/loss.svg and DIR/attention-<epoch>.svg.\n"
-    "Ends with: train: tokens_per_s=T steps=N loss=L\n";
+    "Writes DIR/last.ckpt (every epoch and at the end), DIR/best.ckpt (best dev loss; the\n"
+    "final model if no epoch has ended), DIR/metrics.csv, DIR/config.txt, DIR/loss.svg\n"
+    "and DIR/attention-<epoch>.svg.\n"
+    "Ends with: train: tokens_per_s=T steps=N loss=L\n"
+    "Ctrl-C (SIGINT) or SIGTERM stops at the next step, saves DIR/last.ckpt, prints the\n"
+    "command that continues the run and exits 130 (143 for SIGTERM); a second Ctrl-C\n"
+    "stops at once (the last saved checkpoint stays intact).\n"
+    "Exit status: 0 done, 1 failure at run time (unreadable or bad file, failed save,\n"
+    "out of memory), 2 usage error (bad flag or value, flags a checkpoint cannot resume).\n";
+
+// The first SIGINT or SIGTERM only sets this flag (the trainer stops at the
+// next step boundary); SA_RESETHAND restores the default action, so a second
+// one ends the process at once.
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
+static void catch_stop_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+// Writes `arg` for a POSIX shell: as it is when it is made of safe
+// characters only, else in single quotes.
+static void print_shell_word(FILE *out, const char *arg) {
+    if (*arg && strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_./=:,+@%") == strlen(arg)) {
+        fputs(arg, out);
+        return;
+    }
+    fputc('\'', out);
+    for (; *arg; arg++)
+        if (*arg == '\'') fputs("'\\''", out);
+        else fputc(*arg, out);
+    fputc('\'', out);
+}
+
+// Where an interrupted run stopped, and the command that continues it: this
+// one's arguments without --out, --resume and --force, then --out DIR
+// --resume DIR/last.ckpt. `program` is how tinyseq was started.
+static void print_resume_command(const char *program, int argc, char **argv, const ts_train_opts *o,
+                                 const ts_train_report *r) {
+    fprintf(stderr, "tinyseq train: stopped by %s at step %ld (epoch %ld, %ld of %ld batches done); saved %s/last.ckpt\n",
+            r->stopped == SIGTERM ? "SIGTERM" : "SIGINT", r->steps, r->epoch + 1, r->position, r->epoch_batches, o->out_dir);
+    fputs("continue with: ", stderr);
+    print_shell_word(stderr, program);
+    fputs(" train", stderr);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int takes_value = !strcmp(a, "--out") || !strcmp(a, "--resume");
+        if (takes_value) {
+            i++;  // and its value
+            continue;
+        }
+        if (!strncmp(a, "--out=", 6) || !strncmp(a, "--resume=", 9) || !strcmp(a, "--force")) continue;
+        fputc(' ', stderr);
+        print_shell_word(stderr, a);
+    }
+    fputs(" --out ", stderr);
+    print_shell_word(stderr, o->out_dir);
+    fputs(" --resume ", stderr);
+    char last[4200];
+    snprintf(last, sizeof last, "%s/last.ckpt", o->out_dir);
+    print_shell_word(stderr, last);
+    fputc('\n', stderr);
+}
 
 int ts_cmd_train(int argc, char **argv) {
     const char *cmd = "tinyseq train";
@@ -72,20 +144,17 @@ int ts_cmd_train(int argc, char **argv) {
             fputs(usage, stdout);
             return TS_EXIT_OK;
         }
-        if (!strcmp(flag, "bidirectional")) {
-            o.model.bidirectional = 1;
-            continue;
-        }
-        if (!strcmp(flag, "skip-bad")) {
-            o.skip_bad = 1;
+        if (!strcmp(flag, "bidirectional") || !strcmp(flag, "skip-bad") || !strcmp(flag, "force")) {
+            if (ts_args_switch(&args, flag)) return TS_EXIT_USAGE;
+            *(flag[0] == 'b' ? &o.model.bidirectional : flag[0] == 's' ? &o.skip_bad : &o.force) = 1;
             continue;
         }
         // Every other option takes a value.
         struct { const char *name; long *target; long lo, hi; } ints[] = {
             {"max-len", &o.max_len, 1, 100000}, {"dev", &o.dev_pairs, 1, 10000000},
             {"min-count", &o.min_count, 1, 1000000}, {"toy-pairs", &o.toy_pairs, 10, 10000000},
-            {"batch", &o.batch, 1, 100000}, {"epochs", &o.epochs, 1, 100000}, {"steps", &o.steps, 1, 1000000000},
-            {"patience", &o.patience, 1, 100000}, {"seed", &o.seed, 0, 2147483647L}, {"threads", &o.threads, 1, 1024},
+            {"batch", &o.batch, 1, 100000}, {"epochs", &o.epochs, 1, TS_MAX_EPOCHS}, {"steps", &o.steps, 1, 1000000000},
+            {"patience", &o.patience, 1, 100000}, {"seed", &o.seed, 0, 2147483647L}, {"threads", &o.threads, 1, TS_MAX_THREADS},
             {"show", &o.show, 0, 1000},
         };
         long emb = o.model.emb, hidden = o.model.hidden;
@@ -141,24 +210,32 @@ int ts_cmd_train(int argc, char **argv) {
             }
         }
     }
-    // Input files named on the command line are checked up front: a missing
-    // one is a usage error, reported before any work.
+    // Input files named on the command line are checked up front, before any
+    // work: one that cannot be read is a failure at run time (exit 1).
     const char *inputs[2][2] = {{"corpus", o.corpus}, {"resume", o.resume}};
     for (int i = 0; i < 2; i++) {
         FILE *f = inputs[i][1] ? fopen(inputs[i][1], "rb") : NULL;
         if (inputs[i][1] && !f) {
             ts_cli_error(cmd, 0, "--%s: cannot open '%s': %s", inputs[i][0], inputs[i][1], strerror(errno));
-            return TS_EXIT_USAGE;
+            return TS_EXIT_FAIL;
         }
         if (f) fclose(f);
     }
     // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
     if (!decoder_given) o.model.decoder = o.model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
     ts_train_report report;
+    catch_stop_signals();
+    o.stop = &stop_signal;
     int rc = ts_train(&o, &report);
     if (rc) {
         ts_cli_error(cmd, 0, "%s", ts_last_error());
         return rc == TS_ERR_ARG ? TS_EXIT_USAGE : TS_EXIT_FAIL;
+    }
+    if (report.stopped) {
+        fflush(stdout);
+        // main() hands a subcommand argv + 1: argv[-1] is the program as it was started.
+        print_resume_command(argv[-1], argc, argv, &o, &report);
+        return 128 + report.stopped;
     }
     return TS_EXIT_OK;
 }

@@ -192,6 +192,22 @@ void ts_seq2seq_free(ts_seq2seq *m) {
     free(m);
 }
 
+size_t ts_seq2seq_param_count(const ts_model_config *c) {
+    size_t E = (size_t)c->emb, H = (size_t)c->hidden, M = (size_t)memory_width(c);
+    size_t Vs = (size_t)c->src_vocab, Vt = (size_t)c->tgt_vocab;
+    size_t dec_in = c->attn == TS_ATTN_NONE ? E : c->decoder == TS_DECODER_BAHDANAU ? E + M : E + H;
+#define GRU(in) (3 * H * ((in) + H) + 6 * H)
+    size_t n = Vs * E + GRU(E);  // as ts_seq2seq_new registers them
+    if (c->bidirectional) n += GRU(E) + H * 2 * H + H;
+    if (c->attn == TS_ATTN_GENERAL || (dot_like(c) && c->bidirectional)) n += H * M;
+    if (additive(c)) n += H * H + H * M + 2 * H;
+    n += Vt * E + GRU(dec_in);
+    if (c->decoder == TS_DECODER_LUONG && c->attn != TS_ATTN_NONE) n += H * (M + H);
+    n += Vt * H + Vt;
+#undef GRU
+    return n;
+}
+
 // ---- encoder -------------------------------------------------------------
 
 static ts_tensor *zeros(ts_ctx *ctx, int rows, int cols) {

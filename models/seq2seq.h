@@ -88,6 +88,10 @@ int ts_seq2seq_layout(const ts_model_config *cfg, ts_param_shape *out, int *n);
 ts_seq2seq *ts_seq2seq_new(const ts_model_config *cfg, gsl_rng *rng);
 void ts_seq2seq_free(ts_seq2seq *model);
 
+// The number of parameter values ts_seq2seq_new would allocate for cfg
+// (ts_params_size of the model), without allocating them.
+size_t ts_seq2seq_param_count(const ts_model_config *cfg);
+
 // One batch, time-major, as the model reads it. Not owned.
 typedef struct {
     int B, S, T;

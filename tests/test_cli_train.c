@@ -1,6 +1,12 @@
 // tinyseq train from the command line: error paths exit 2 with a message;
 // a short run writes its files, and its checkpoint translates unknown words.
 #include <criterion/criterion.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,9 +30,72 @@ Test(cli_train, bad_flags_values_and_files_exit_2) {
     expect_usage_error("--tf 1.5", "--tf must be between 0 and 1");
     expect_usage_error("--attn luong", "unknown attention 'luong'");
     expect_usage_error("--optim rmsprop", "unknown optimizer 'rmsprop'");
-    expect_usage_error("--corpus /nonexistent/pairs.tsv", "cannot open '/nonexistent/pairs.tsv'");
-    expect_usage_error("--resume /nonexistent/last.ckpt", "cannot open '/nonexistent/last.ckpt'");
     expect_usage_error("stray", "unexpected argument 'stray'");
+    expect_usage_error("--bidirectional=1", "--bidirectional is a switch and takes no value, got '--bidirectional=1'");
+    expect_usage_error("--skip-bad=x", "--skip-bad is a switch and takes no value");
+    expect_usage_error("--force=yes", "--force is a switch and takes no value");
+    expect_usage_error("--threads 1000", "--threads must be between 1 and 64, got 1000");
+    // A checkpoint of 2.4 GB would pass the loader's 2 GiB cap: refused before any work.
+    char args[1024];
+    snprintf(args, sizeof args, "--toy-pairs 300 --emb 2400 --hidden 2400 --out %s/big", test_tmpdir());
+    expect_usage_error(args, "--emb 2400 --hidden 2400 with vocabularies");
+    expect_usage_error(args, "more than the 2 GiB a checkpoint may hold");
+}
+
+static void expect_exit(int status, const char *args, const char *message) {
+    char cmd[8192], *out;
+    snprintf(cmd, sizeof cmd, "%s train %s", TS_PROGRAM, args);
+    int rc = test_run(cmd, &out);
+    cr_assert_eq(rc, status, "'%s' exited %d, not %d:\n%s", args, rc, status, out);
+    cr_assert(strstr(out, message), "'%s' said:\n%s\n(expected '%s')", args, out, message);
+    free(out);
+}
+
+// Usage errors exit 2; what goes wrong with the files at run time exits 1.
+Test(cli_train, unreadable_files_and_unusable_corpora_exit_1) {
+    char *dir = test_tmpdir();
+    char args[2048];
+    expect_exit(1, "--corpus /nonexistent/pairs.tsv", "--corpus: cannot open '/nonexistent/pairs.tsv'");
+    expect_exit(1, "--resume /nonexistent/last.ckpt", "--resume: cannot open '/nonexistent/last.ckpt'");
+    const char one[] = "one\tun\n";
+    char *corpus = test_write_file(dir, "one.tsv", one, sizeof one - 1);
+    snprintf(args, sizeof args, "--corpus %s --out %s/run", corpus, dir);
+    expect_exit(1, args, "one.tsv has 1 usable pairs; training needs at least 2");
+    free(corpus);
+}
+
+// --dev N holds out N pairs as asked, or says why it cannot.
+Test(cli_train, dev_is_honoured_or_refused_naming_the_flag, .timeout = 60) {
+    char *dir = test_tmpdir();
+    char args[2048];
+    snprintf(args, sizeof args, "--toy-pairs 300 --dev 100 --emb 4 --hidden 4 --steps 1 --show 0 --out %s/a", dir);
+    expect_exit(0, args, "200 train / 100 dev pairs");
+    snprintf(args, sizeof args, "--toy-pairs 300 --emb 4 --hidden 4 --steps 1 --show 0 --out %s/b", dir);
+    expect_exit(0, args, "270 train / 30 dev pairs");  // the default: a tenth of a small corpus
+    snprintf(args, sizeof args, "--toy-pairs 300 --dev 300 --emb 4 --hidden 4 --steps 1 --out %s/c", dir);
+    expect_exit(2, args, "--dev 300: the toy corpus has 300 usable pairs, so at most 299 can be held out");
+}
+
+// A run of a few steps, shorter than an epoch, reports a speed and leaves a
+// best.ckpt evaluated at its end.
+Test(cli_train, a_run_shorter_than_an_epoch_has_a_speed_and_a_best_checkpoint, .timeout = 60) {
+    char *dir = test_tmpdir();
+    char cmd[2048], *out;
+    snprintf(cmd, sizeof cmd, "%s train --toy-pairs 400 --emb 8 --hidden 8 --steps 2 --show 0 --out %s/run", TS_PROGRAM, dir);
+    int rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    const char *line = strstr(out, "train: tokens_per_s=");
+    cr_assert_not_null(line, "%s", out);
+    double rate = strtod(line + strlen("train: tokens_per_s="), NULL);
+    cr_assert(isfinite(rate) && rate > 0, "tokens_per_s: %s", line);
+    cr_assert(strstr(out, "best: step 2 (no epoch has ended yet)"), "%s", out);
+    free(out);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/run/best.ckpt", dir);
+    snprintf(cmd, sizeof cmd, "%s translate --model %s 'the cat .'", TS_PROGRAM, path);
+    rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "best.ckpt does not translate: exit %d:\n%s", rc, out);
+    free(out);
 }
 
 Test(cli_train, a_malformed_corpus_line_is_named_and_exits_1) {
@@ -62,4 +131,339 @@ Test(cli_train, a_short_run_writes_its_files_and_translates_unknown_words, .time
     cr_assert_eq(rc, 0, "unknown words must not fail: exit %d:\n%s", rc, out);
     cr_assert(strlen(out) > 1, "no translation printed");
     free(out);
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+// An attention figure as the trainer wrote it: the cell values row by row,
+// and the source words (the rotated column labels), XML entities undone.
+typedef struct {
+    double values[64 * 64];
+    int rows, cols;
+    char source[4096];
+} svg_figure;
+
+static void unescape_into(char *out, size_t cap, const char *text, size_t n) {
+    static const char *const entities[][2] = {{"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&apos;", "'"}, {"&#39;", "'"}};
+    size_t len = strlen(out);
+    for (size_t i = 0; i < n && len + 1 < cap;) {
+        int done = 0;
+        for (size_t e = 0; e < sizeof entities / sizeof entities[0] && !done; e++) {
+            size_t k = strlen(entities[e][0]);
+            if (i + k <= n && !strncmp(text + i, entities[e][0], k)) {
+                out[len++] = entities[e][1][0];
+                i += k;
+                done = 1;
+            }
+        }
+        if (!done) out[len++] = text[i++];
+    }
+    out[len] = '\0';
+}
+
+static void read_svg_figure(const char *path, svg_figure *fig) {
+    char *svg = slurp(path);
+    memset(fig, 0, sizeof *fig);
+    double first_y = -1, row_y = -1;
+    int n = 0;
+    for (const char *p = strstr(svg, "<rect x="); p; p = strstr(p + 1, "<rect x=")) {
+        double x, y;
+        const char *text = strstr(p, "<text");
+        if (sscanf(p, "<rect x=\"%lf\" y=\"%lf\" width=\"44\"", &x, &y) != 2 || !strstr(p, "width=\"44\"") ||
+            strstr(p, "width=\"44\"") > strchr(p, '>'))
+            continue;  // not a cell
+        const char *value = strchr(text, '>') + 1;
+        if (first_y < 0) first_y = y;
+        if (y != row_y) {
+            row_y = y;
+            fig->rows++;
+        }
+        cr_assert(n < 64 * 64);
+        fig->values[n++] = strtod(value, NULL);
+    }
+    cr_assert(fig->rows > 0, "%s has no cells", path);
+    fig->cols = n / fig->rows;
+    cr_assert_eq(fig->cols * fig->rows, n, "%s: %d cells in %d rows", path, n, fig->rows);
+    for (const char *p = strstr(svg, "transform=\"rotate(-45"); p; p = strstr(p + 1, "transform=\"rotate(-45")) {
+        const char *start = strchr(p, '>') + 1, *end = strstr(start, "</text>");
+        if (fig->source[0]) strcat(fig->source, " ");
+        unescape_into(fig->source, sizeof fig->source, start, (size_t)(end - start));
+    }
+    free(svg);
+}
+
+// The numbers of "weights" in attend's JSON, in order.
+static int read_json_weights(const char *path, double *out, int cap) {
+    char *json = slurp(path);
+    const char *p = strstr(json, "\"weights\"");
+    cr_assert_not_null(p, "%s has no weights", path);
+    const char *end = strstr(p, "]]");
+    int n = 0;
+    for (p = strchr(p, '['); p < end;) {
+        while (p < end && !(*p == '-' || (*p >= '0' && *p <= '9'))) p++;
+        if (p >= end) break;
+        char *next;
+        cr_assert(n < cap);
+        out[n++] = strtod(p, &next);
+        p = next;
+    }
+    free(json);
+    return n;
+}
+
+// Every figure the trainer writes is a distribution per row, and the last
+// one shows what `attend` shows for the same sentence and checkpoint.
+Test(cli_train, attention_figures_have_rows_that_sum_to_1_and_match_attend, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char cmd[8192], *out;
+    snprintf(cmd, sizeof cmd, "%s train --toy-pairs 400 --emb 8 --hidden 16 --epochs 3 --patience 10 --dev 40 --show 0 --out %s/run",
+             TS_PROGRAM, dir);
+    int rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    free(out);
+    static svg_figure fig;
+    for (int epoch = 1; epoch <= 3; epoch++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/run/attention-%d.svg", dir, epoch);
+        read_svg_figure(path, &fig);
+        for (int j = 0; j < fig.rows; j++) {
+            double sum = 0;
+            for (int i = 0; i < fig.cols; i++) sum += fig.values[j * fig.cols + i];
+            // Each value is printed to 2 decimals: the sum may be off by cols * 0.005.
+            cr_assert(fabs(sum - 1) <= 0.005 * fig.cols + 1e-9, "attention-%d.svg row %d sums to %.2f over %d columns",
+                      epoch, j, sum, fig.cols);
+        }
+    }
+    // attention-3.svg shows the model that last.ckpt holds (the run ends there).
+    cr_assert(strlen(fig.source) < 400, "a long first dev sentence: %s", fig.source);
+    char quoted[2048] = "'";
+    for (const char *c = fig.source; *c; c++) strcat(quoted, *c == '\'' ? "'\\''" : (char[2]){*c, 0});
+    strcat(quoted, "'");
+    snprintf(cmd, sizeof cmd, "%s attend --model %s/run/last.ckpt --json %s/a.json %s", TS_PROGRAM, dir, dir, quoted);
+    rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    free(out);
+    static double want[64 * 64];
+    char json_path[1024];
+    snprintf(json_path, sizeof json_path, "%s/a.json", dir);
+    int n = read_json_weights(json_path, want, 64 * 64);
+    cr_assert_eq(n, fig.rows * fig.cols, "attend gives %d weights, the figure %d x %d", n, fig.rows, fig.cols);
+    for (int k = 0; k < n; k++)
+        cr_assert(fabs(fig.values[k] - want[k]) <= 0.005 + 1e-9, "cell (%d, %d): figure %.2f, attend %.6f",
+                  k / fig.cols, k % fig.cols, fig.values[k], want[k]);
+}
+
+// The epochs column of dir/metrics.csv, which must start with its header.
+static int metrics_epochs(const char *dir, int *epochs, int cap) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/metrics.csv", dir);
+    char *csv = slurp(path);
+    cr_assert(!strncmp(csv, "epoch,step,", 11), "metrics.csv starts with: %.40s", csv);
+    int n = 0;
+    for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        cr_assert(n < cap);
+        cr_assert_eq(sscanf(line + 1, "%d,", &epochs[n]), 1, "metrics.csv row: %.40s", line + 1);
+        n++;
+    }
+    free(csv);
+    return n;
+}
+
+// One run per --out: a second run into it is refused with what to do;
+// --force starts clean without touching other files; --resume continues.
+Test(cli_train, a_directory_holding_a_run_is_refused_replaced_with_force_or_continued, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char run[1024], args[4096], path[1100];
+    snprintf(run, sizeof run, "%s/run", dir);
+    const char *flags = "--toy-pairs 300 --emb 4 --hidden 4 --patience 10 --show 0";
+    snprintf(args, sizeof args, "%s --epochs 2 --out %s", flags, run);
+    expect_exit(0, args, "epoch 2:");
+    char *notes = test_write_file(run, "notes.txt", "mine\n", 5);
+
+    char message[4096];
+    snprintf(message, sizeof message, "--out %s already holds a run", run);
+    expect_exit(2, args, message);
+    snprintf(message, sizeof message, "continue it with --resume %s/last.ckpt", run);
+    expect_exit(2, args, message);
+    expect_exit(2, args, "--force");
+
+    snprintf(args, sizeof args, "%s --epochs 1 --force --out %s", flags, run);
+    expect_exit(0, args, "epoch 1:");
+    int epochs[16];
+    int n = metrics_epochs(run, epochs, 16);
+    cr_assert(n == 1 && epochs[0] == 1, "after --force, metrics.csv has %d rows", n);
+    snprintf(path, sizeof path, "%s/attention-2.svg", run);
+    cr_assert_neq(access(path, F_OK), 0, "the replaced run's attention-2.svg is still there");
+    cr_assert_eq(access(notes, F_OK), 0, "--force deleted a file tinyseq did not write");
+
+    snprintf(args, sizeof args, "%s --epochs 3 --resume %s/last.ckpt --out %s", flags, run, run);
+    expect_exit(0, args, "epoch 3:");
+    n = metrics_epochs(run, epochs, 16);
+    cr_assert(n == 3 && epochs[0] == 1 && epochs[1] == 2 && epochs[2] == 3, "after --resume, metrics.csv has %d rows", n);
+    cr_assert_eq(access(notes, F_OK), 0);
+    free(notes);
+}
+
+// Starts `tinyseq train ARGS` in the background, its output into log.
+static pid_t start_train(const char *args, const char *log) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "exec %s train %s > %s 2>&1", TS_PROGRAM, args, log);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+// Waits (up to 5 minutes) until path exists.
+static void wait_for_file(const char *path, pid_t child) {
+    for (int ms = 0; ms < 300000 && access(path, F_OK) != 0; ms++) {
+        int status;
+        cr_assert_eq(waitpid(child, &status, WNOHANG), 0, "the run ended before %s appeared", path);
+        struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+    }
+    cr_assert_eq(access(path, F_OK), 0, "%s never appeared", path);
+}
+
+// Ctrl-C stops at a step boundary, saves last.ckpt, prints where and the
+// command that continues; that command finishes the run exactly as if it had
+// never stopped (the same checkpoints to the byte).
+Test(cli_train, sigint_saves_a_checkpoint_that_resumes_exactly, .timeout = 600) {
+    char *dir = test_tmpdir();
+    char args[4096], log[1024], metrics[1024];
+    const char *flags = "--toy-pairs 1500 --emb 8 --hidden 16 --epochs 4 --patience 10 --tf 0.75 --show 0";
+    snprintf(args, sizeof args, "%s --out %s/a", flags, dir);
+    snprintf(log, sizeof log, "%s/a.log", dir);
+    snprintf(metrics, sizeof metrics, "%s/a/metrics.csv", dir);
+    pid_t pid = start_train(args, log);
+    wait_for_file(metrics, pid);  // epoch 1 is done: stop it in epoch 2
+    kill(pid, SIGINT);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    char *out = slurp(log);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d:\n%s", status, out);
+    cr_assert(strstr(out, "stopped by SIGINT at step "), "%s", out);
+    char saved[1100];
+    snprintf(saved, sizeof saved, "saved %s/a/last.ckpt", dir);
+    cr_assert(strstr(out, saved), "%s", out);
+    char *line = strstr(out, "continue with: ");
+    cr_assert_not_null(line, "%s", out);
+    line += strlen("continue with: ");
+    *strchr(line, '\n') = '\0';
+    char want[2048];
+    snprintf(want, sizeof want, "--out %s/a --resume %s/a/last.ckpt", dir, dir);
+    cr_assert(strstr(line, want), "%s", line);
+    long step = -1;
+    sscanf(strstr(out, "at step ") + 8, "%ld", &step);
+    char cmd[8192], *resumed;
+    snprintf(cmd, sizeof cmd, "%s", line);
+    int rc = test_run(cmd, &resumed);
+    cr_assert_eq(rc, 0, "%s\nexit %d:\n%s", cmd, rc, resumed);
+    char resumed_at[64];
+    snprintf(resumed_at, sizeof resumed_at, "at step %ld ", step);
+    cr_assert(strstr(resumed, resumed_at), "the resumed run does not start at step %ld:\n%s", step, resumed);
+    free(resumed);
+    free(out);
+
+    snprintf(cmd, sizeof cmd, "%s train %s --out %s/b", TS_PROGRAM, flags, dir);
+    rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    free(out);
+    const char *names[2] = {"last.ckpt", "best.ckpt"};
+    for (int i = 0; i < 2; i++) {
+        char a[1100], b[1100];
+        snprintf(a, sizeof a, "%s/a/%s", dir, names[i]);
+        snprintf(b, sizeof b, "%s/b/%s", dir, names[i]);
+        char *x = slurp(a), *y = slurp(b);
+        struct stat sa, sb;
+        stat(a, &sa);
+        stat(b, &sb);
+        cr_assert(sa.st_size == sb.st_size && !memcmp(x, y, (size_t)sa.st_size), "%s differs from the uninterrupted run's", names[i]);
+        free(x);
+        free(y);
+    }
+    int epochs[16];
+    snprintf(metrics, sizeof metrics, "%s/a", dir);
+    int n = metrics_epochs(metrics, epochs, 16);
+    cr_assert(n == 4 && epochs[0] == 1 && epochs[3] == 4, "metrics.csv has %d rows", n);
+}
+
+// A second Ctrl-C ends the process at once; the checkpoint saved before stays loadable.
+Test(cli_train, a_second_sigint_stops_at_once_and_keeps_the_last_checkpoint, .timeout = 600) {
+    char *dir = test_tmpdir();
+    char args[4096], log[1024], last[1024];
+    snprintf(args, sizeof args, "--toy-pairs 1500 --emb 8 --hidden 16 --epochs 100 --patience 100 --show 0 --out %s/a", dir);
+    snprintf(log, sizeof log, "%s/a.log", dir);
+    snprintf(last, sizeof last, "%s/a/last.ckpt", dir);
+    pid_t pid = start_train(args, log);
+    wait_for_file(last, pid);
+    kill(pid, SIGINT);
+    struct timespec pause = {0, 20000000};
+    nanosleep(&pause, NULL);
+    kill(pid, SIGINT);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    // Killed by the second signal, or (if the first stop's save was faster than the second signal) the first's exit.
+    cr_assert((WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) || (WIFEXITED(status) && WEXITSTATUS(status) == 130),
+              "status %d", status);
+    char cmd[2048], *out;
+    snprintf(cmd, sizeof cmd, "%s translate --model %s 'the cat .'", TS_PROGRAM, last);
+    int rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "last.ckpt does not load after two Ctrl-C: exit %d:\n%s", rc, out);
+    free(out);
+}
+
+// Running out of memory is a failure at run time (exit 1), not a usage error.
+Test(cli_train, out_of_memory_exits_1, .timeout = 60) {
+#if defined(__SANITIZE_ADDRESS__)
+    cr_skip_test("AddressSanitizer reserves more address space than ulimit -v leaves");
+#endif
+    char *dir = test_tmpdir();
+    char cmd[2048], *out;
+    // The model alone needs over 1 GB (its values and gradients); 600 MB of address space cannot hold it.
+    snprintf(cmd, sizeof cmd, "ulimit -v 600000; %s train --toy-pairs 300 --emb 2000 --hidden 2000 --steps 1 --out %s/run",
+             TS_PROGRAM, dir);
+    int rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "out of memory"), "%s", out);
+    free(out);
+}
+
+// Continuing from an earlier checkpoint of the same directory drops what the
+// run wrote after it: metrics.csv rows and attention figures of later epochs.
+Test(cli_train, continuing_from_an_earlier_checkpoint_drops_the_later_epochs, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char run[1024], args[4096], path[1100];
+    snprintf(run, sizeof run, "%s/run", dir);
+    const char *flags = "--toy-pairs 300 --emb 4 --hidden 4 --patience 10 --show 0";
+    snprintf(args, sizeof args, "%s --epochs 1 --out %s", flags, run);
+    expect_exit(0, args, "epoch 1:");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cp %s/last.ckpt %s/epoch1.ckpt", run, run);
+    cr_assert_eq(test_run(cmd, NULL), 0);
+    snprintf(args, sizeof args, "%s --epochs 3 --resume %s/last.ckpt --out %s", flags, run, run);
+    expect_exit(0, args, "epoch 3:");
+    snprintf(args, sizeof args, "%s --epochs 2 --resume %s/epoch1.ckpt --out %s", flags, run, run);
+    expect_exit(0, args, "epoch 2:");
+    int epochs[16];
+    int n = metrics_epochs(run, epochs, 16);
+    cr_assert(n == 2 && epochs[0] == 1 && epochs[1] == 2, "metrics.csv has %d rows, the last for epoch %d", n, n ? epochs[n - 1] : 0);
+    snprintf(path, sizeof path, "%s/attention-3.svg", run);
+    cr_assert_neq(access(path, F_OK), 0, "attention-3.svg of the dropped epoch is still there");
+    snprintf(path, sizeof path, "%s/epoch1.ckpt", run);
+    cr_assert_eq(access(path, F_OK), 0, "the user's epoch1.ckpt was deleted");
 }

@@ -3,6 +3,7 @@
 // four steps, two of them clipped. The update is one fused pass that also
 // zeroes the gradients; these tests pin both.
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -154,4 +155,29 @@ Test(optim, sum_of_squares_keeps_the_fixed_order_of_ts_sum_array) {
     }
     for (size_t n = 0; n <= 19; n++)
         cr_assert_eq(ts_sumsq_array(x, n), ts_sum_array(sq, n), "n = %zu", n);
+}
+
+// A step count at its limit (a restored one can be anything) is an error,
+// not an overflow; nothing is updated and the gradients are cleared.
+Test(optim, a_step_count_at_its_limit_fails_without_updating) {
+    ts_params p;
+    ts_params_init(&p);
+    ts_tensor *w = ts_params_add(&p, "w", 1, (int[]){3});
+    cr_assert_not_null(w);
+    for (int i = 0; i < 3; i++) {
+        w->data[i] = i;
+        w->grad[i] = 1;
+    }
+    ts_optim o;
+    cr_assert_eq(ts_optim_init(&o, &p, TS_OPTIM_ADAM, 0.1), TS_OK);
+    o.step = LONG_MAX;
+    cr_assert_eq(ts_optim_step(&o, &p, 1.0), TS_ERR_NUMERIC);
+    cr_assert(strstr(ts_last_error(), "step count"), "%s", ts_last_error());
+    cr_assert_eq(o.step, LONG_MAX);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(w->data[i], (double)i);
+        cr_assert_eq(w->grad[i], 0.0);
+    }
+    ts_optim_free(&o);
+    ts_params_free(&p);
 }

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,30 @@ Test(train, same_seed_same_loss_and_checkpoint_to_the_bit) {
     fclose(o.out);
 }
 
+// The step arena starts small and grows with the work; a step that found it
+// full is redone (teacher-forcing draws included) and computes what it would
+// have in a large arena, and so do the dev evaluations.
+Test(train, a_full_arena_grows_and_the_run_is_the_same_to_the_bit) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *a = join(dir, "a"), *b = join(dir, "b");
+    ts_train_report ra, rb;
+    ts_train_opts o = tiny_opts(corpus, a);
+    o.epochs = 2;
+    o.tf = 0.5;
+    cr_assert_eq(ts_train(&o, &ra), TS_OK, "%s", ts_last_error());
+    o.out_dir = b;
+    o.arena_start = 4096;  // far too small: it grows many times
+    cr_assert_eq(ts_train(&o, &rb), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ra.steps, rb.steps);
+    assert_same_file(join(a, "last.ckpt"), join(b, "last.ckpt"));
+    assert_same_file(join(a, "best.ckpt"), join(b, "best.ckpt"));
+    free(dir);
+    free(corpus);
+    free(a);
+    free(b);
+    fclose(o.out);
+}
+
 // train --steps N; train --resume last.ckpt --steps N + M  ==  train --steps N + M
 static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first, long total) {
     char *dir = test_tmpdir();
@@ -252,8 +277,13 @@ static pid_t start_training_child(const char *corpus, const char *out) {
         o.epochs = 100000;
         o.patience = 100000;
         o.model.hidden = 4;
+        // The directory holds the previous trial's run: continue it.
+        char *last = join(out, "last.ckpt");
+        if (access(last, F_OK) == 0) o.resume = last;
         ts_train_report r;
-        _exit(ts_train(&o, &r) == TS_OK ? 0 : 3);
+        int rc = ts_train(&o, &r);
+        if (rc) fprintf(stderr, "child: %s\n", ts_last_error());
+        _exit(rc == TS_OK ? 0 : 3);
     }
     return pid;
 }
@@ -305,4 +335,150 @@ Test(train, kill_9_at_random_moments_leaves_a_loadable_checkpoint, .timeout = 30
     free(corpus);
     free(out);
     free(last);
+}
+
+// Trains `steps` steps (0: `epochs` epochs) of the tiny setup into dir/name
+// and returns the path of its last.ckpt (malloc'd).
+static char *train_tiny(const char *corpus, const char *dir, const char *name, long epochs, long steps) {
+    char *out = join(dir, name);
+    ts_train_opts o = tiny_opts(corpus, out);
+    o.epochs = epochs;
+    o.steps = steps;
+    ts_train_report r;
+    cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+    fclose(o.out);
+    char *last = join(out, "last.ckpt");
+    free(out);
+    return last;
+}
+
+// A copy of checkpoint `from` at dir/name with header key set to value.
+static char *hostile_copy(const char *from, const char *dir, const char *name, const char *key, int64_t value) {
+    ts_ckpt *ck;
+    cr_assert_eq(ts_ckpt_load(from, NULL, &ck), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_set_int(ck, key, value), TS_OK, "%s", ts_last_error());
+    char *path = join(dir, name);
+    cr_assert_eq(ts_ckpt_save(ck, path), TS_OK, "%s", ts_last_error());
+    ts_ckpt_free(ck);
+    return path;
+}
+
+// Resumes from ckpt into a fresh dir/name with the tiny setup; returns the status.
+static int resume_tiny(const char *corpus, const char *ckpt, const char *dir, const char *name, long epochs, long steps) {
+    char *out = join(dir, name);
+    ts_train_opts o = tiny_opts(corpus, out);
+    o.epochs = epochs;
+    o.steps = steps;
+    o.resume = ckpt;
+    ts_train_report r;
+    int rc = ts_train(&o, &r);
+    fclose(o.out);
+    free(out);
+    return rc;
+}
+
+Test(train, resuming_with_fewer_epochs_than_done_is_refused_clearly) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *last = train_tiny(corpus, dir, "a", 3, 0);
+    int rc = resume_tiny(corpus, last, dir, "b", 1, 0);
+    cr_assert_eq(rc, TS_ERR_ARG, "%d: %s", rc, ts_last_error());
+    cr_assert(strstr(ts_last_error(), last) && strstr(ts_last_error(), "has done 3 epochs; --epochs 1 asks for fewer"),
+              "%s", ts_last_error());
+    cr_assert_eq(resume_tiny(corpus, last, dir, "c", 3, 0), TS_OK, "as many epochs as done: %s", ts_last_error());
+    free(dir);
+    free(corpus);
+    free(last);
+}
+
+// Every state field is bounded on load; the message names the file and the key.
+Test(train, a_checkpoint_with_hostile_state_is_refused_naming_file_and_key) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *last = train_tiny(corpus, dir, "a", 0, 20);  // mid epoch 2
+    struct { const char *key; int64_t value; long epochs, steps; } cases[] = {
+        {"state.epoch", 1000000, 0, 100}, {"state.epoch", 1000000, 5, 0},  {"state.step", INT64_MAX, 5, 0},
+        {"state.step", -1, 5, 0},         {"state.position", 1000, 5, 0},  {"state.position", INT64_MAX, 5, 0},
+        {"state.stale", INT64_MAX, 5, 0}, {"state.skipped", 21, 5, 0},     {"state.epoch_tokens", INT64_MAX, 5, 0},
+        {"state.optimizer_step", INT64_MAX, 5, 0}, {"state.optimizer_step", 21, 5, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "hostile-%zu.ckpt", i);
+        char *bad = hostile_copy(last, dir, name, cases[i].key, cases[i].value);
+        snprintf(name, sizeof name, "run-%zu", i);
+        int rc = resume_tiny(corpus, bad, dir, name, cases[i].epochs, cases[i].steps);
+        cr_assert_eq(rc, TS_ERR_FORMAT, "%s = %lld: status %d (%s)", cases[i].key, (long long)cases[i].value, rc, ts_last_error());
+        cr_assert(strstr(ts_last_error(), bad) && strstr(ts_last_error(), cases[i].key), "%s = %lld: %s", cases[i].key,
+                  (long long)cases[i].value, ts_last_error());
+        free(bad);
+    }
+    free(dir);
+    free(corpus);
+    free(last);
+}
+
+// Counters that a checkpoint brings to their limit stop the run with a
+// message at the increment, never overflow.
+Test(train, counters_at_their_limit_fail_at_the_increment) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *last = train_tiny(corpus, dir, "a", 0, 20);
+    const int64_t limit = (int64_t)1 << 52;
+    ts_ckpt *ck;
+    cr_assert_eq(ts_ckpt_load(last, NULL, &ck), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_set_int(ck, "state.step", limit), TS_OK);
+    cr_assert_eq(ts_ckpt_set_int(ck, "state.optimizer_step", limit - 1), TS_OK);
+    char *at_limit = join(dir, "limit.ckpt");
+    cr_assert_eq(ts_ckpt_save(ck, at_limit), TS_OK, "%s", ts_last_error());
+    ts_ckpt_free(ck);
+    int rc = resume_tiny(corpus, at_limit, dir, "b", 5, 0);
+    cr_assert_eq(rc, TS_ERR_NUMERIC, "%d: %s", rc, ts_last_error());
+    cr_assert(strstr(ts_last_error(), "step counter"), "%s", ts_last_error());
+    char *tokens = hostile_copy(last, dir, "tokens.ckpt", "state.epoch_tokens", limit);
+    rc = resume_tiny(corpus, tokens, dir, "c", 5, 0);
+    cr_assert_eq(rc, TS_ERR_NUMERIC, "%d: %s", rc, ts_last_error());
+    cr_assert(strstr(ts_last_error(), "epoch token counter"), "%s", ts_last_error());
+    free(dir);
+    free(corpus);
+    free(last);
+    free(at_limit);
+    free(tokens);
+}
+
+// A corpus whose words changed since the checkpoint is refused, naming the
+// first word that differs, even when the vocabulary sizes still match.
+Test(train, resuming_on_a_corpus_with_other_words_is_refused) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *last = train_tiny(corpus, dir, "a", 0, 5);
+    size_t len;
+    char *text = read_file(corpus, &len);
+    for (char *p = strstr(text, "chat"); p; p = strstr(p + 4, "chat")) memcpy(p, "chut", 4);  // one word renamed
+    char *other = test_write_file(dir, "other.tsv", text, len);
+    int rc = resume_tiny(other, last, dir, "b", 0, 10);
+    cr_assert_eq(rc, TS_ERR_ARG, "%d: %s", rc, ts_last_error());
+    cr_assert(strstr(ts_last_error(), last) && strstr(ts_last_error(), "target word") &&
+              strstr(ts_last_error(), "in the checkpoint but"), "%s", ts_last_error());
+    cr_assert(strstr(ts_last_error(), "'chat'") || strstr(ts_last_error(), "'chut'"), "%s", ts_last_error());
+    free(text);
+    free(other);
+    free(dir);
+    free(corpus);
+    free(last);
+}
+
+// train refuses a model whose checkpoint the loader would refuse; the count
+// it judges by is the model's own, for every configuration.
+Test(train, the_parameter_count_without_allocating_is_the_models) {
+    ts_attn_type attns[] = {TS_ATTN_BAHDANAU, TS_ATTN_DOT, TS_ATTN_GENERAL, TS_ATTN_CONCAT, TS_ATTN_SCALED_DOT, TS_ATTN_NONE};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    for (size_t a = 0; a < sizeof attns / sizeof attns[0]; a++)
+        for (int d = 0; d < 2; d++)
+            for (int bi = 0; bi < 2; bi++) {
+                ts_model_config cfg = {.src_vocab = 11, .tgt_vocab = 13, .emb = 5, .hidden = 7, .attn = attns[a],
+                                       .decoder = d ? TS_DECODER_LUONG : TS_DECODER_BAHDANAU, .bidirectional = bi};
+                ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+                cr_assert_not_null(m, "%s", ts_last_error());
+                cr_assert_eq(ts_seq2seq_param_count(&cfg), ts_params_size(&m->params), "%s attention, %s decoder, bidirectional %d",
+                             ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder), bi);
+                ts_seq2seq_free(m);
+            }
+    gsl_rng_free(rng);
 }

@@ -2,6 +2,7 @@
 
 #include "tensor/kernels.h"
 
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -118,13 +119,18 @@ static void *update_run(void *arg) {
     return NULL;
 }
 
-void ts_optim_step(ts_optim *o, ts_params *p, double grad_scale) {
+int ts_optim_step(ts_optim *o, ts_params *p, double grad_scale) {
+    if (o->step == LONG_MAX) {  // a restored count can be anything a file says
+        ts_params_zero_grad(p);
+        return ts_fail(TS_ERR_NUMERIC, "optimizer: the step count is at its limit %ld", o->step);
+    }
     o->step++;
     double correction1 = 1.0 - pow(o->beta1, (double)o->step);
     double correction2 = 1.0 - pow(o->beta2, (double)o->step);
     param_run run = {.o = o, .p = p, .grad_scale = grad_scale, .step_size = o->lr / correction1,
                      .sqrt_c2 = sqrt(correction2)};
     run_halves((param_run[2]){run, run}, o->threads, update_run);
+    return TS_OK;
 }
 
 static void *sumsq_run(void *arg) {

@@ -28,11 +28,12 @@ void ts_optim_free(ts_optim *o);
 // One update from the current gradients, each first multiplied by
 // grad_scale (the clipping factor; 1 for none), in one pass per parameter
 // over w, its gradient and its state. The gradients are left zeroed, ready
-// for the next backward:
+// for the next backward. Returns TS_OK, or TS_ERR_NUMERIC (nothing updated,
+// gradients zeroed) when the step count is at LONG_MAX:
 //   Adam: g = grad_scale grad;  m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
 //         w -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)     (PyTorch's Adam)
 //   SGD:  g = grad_scale grad;  u = momentum u + g;  w -= lr u           (PyTorch's SGD)
-void ts_optim_step(ts_optim *o, ts_params *p, double grad_scale);
+int ts_optim_step(ts_optim *o, ts_params *p, double grad_scale);
 
 // The global L2 norm of every gradient, on up to 2 threads (fixed summation
 // order: the same bits every run, whatever the thread count); NaN or Inf

@@ -18,7 +18,9 @@
 #include "train/model_io.h"
 #include "train/render.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +29,18 @@
 #include <unistd.h>
 
 enum { MAX_SKIPPED_IN_A_ROW = 10 };
+// The most any saved counter (steps, tokens of an epoch) may reach: far past
+// any real run (2^52 steps), low enough that no increment from a loaded value
+// can overflow, and exact as a double.
+#define COUNT_MAX ((long)1 << 52)
+// The step arena starts at this size and doubles whenever a step or an
+// evaluation needs more (the work is then redone): its size follows the
+// longest batches of the data, not a guess.
+#define ARENA_START ((size_t)64 << 20)
 
 ts_train_opts ts_train_defaults(void) {
     return (ts_train_opts){
-        .toy_pairs = TS_TOY_PAIRS, .toy_seed = TS_TOY_SEED, .max_len = 0, .dev_pairs = 500, .min_count = 1,
+        .toy_pairs = TS_TOY_PAIRS, .toy_seed = TS_TOY_SEED, .max_len = 0, .dev_pairs = 0, .min_count = 1,
         .model = {.emb = 64, .hidden = 128, .attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_BAHDANAU},
         .optim = TS_OPTIM_ADAM, .lr = 3e-3, .clip = 5.0, .tf = 1.0, .batch = 32, .epochs = 5, .steps = 0,
         .lr_decay = 0.5, .patience = 3, .seed = 1, .out_dir = "runs/default", .warmup = 3, .show = 4,
@@ -49,6 +59,7 @@ typedef struct {
     ts_arena *arena;
     ts_ctx ctx;
     gsl_rng *shuffle_rng, *tf_rng;
+    unsigned char *tf_state;           // (gsl_rng_size) the teacher-forcing RNG before this step, to redo it
     unsigned char *epoch_start_state;  // (gsl_rng_size) the shuffle RNG before this epoch's shuffle
     // state saved in checkpoints
     long step, epoch, position, stale, skipped, skipped_in_row;
@@ -57,6 +68,7 @@ typedef struct {
     double *history_train, *history_dev;  // (epoch) losses of the finished epochs
     // measurement only (never saved)
     double step_seconds, measured_tokens, measured_seconds, last_loss;
+    double run_tokens, run_seconds;    // every step of this run, warm-up included
     double started;
     double last_log;
 } trainer;
@@ -92,7 +104,175 @@ static int make_dirs(const char *path) {
     return TS_OK;
 }
 
+// ---- the run directory ---------------------------------------------------------
+//
+// --out holds one run. A new run refuses a directory that holds one (unless
+// --force, which deletes that run's files and nothing else); --resume from a
+// checkpoint in the same directory continues it, dropping what the previous
+// run wrote after that checkpoint.
+
+// The length of the run file name that `name` starts with (last.ckpt ...
+// attention-<epoch>.svg), or 0; *epoch gets an attention figure's epoch (else -1).
+static size_t run_file_stem(const char *name, long *epoch) {
+    static const char *const fixed[] = {"last.ckpt", "best.ckpt", "metrics.csv", "config.txt", "loss.svg"};
+    *epoch = -1;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (!strncmp(name, fixed[i], strlen(fixed[i]))) return strlen(fixed[i]);
+    if (strncmp(name, "attention-", 10) || name[10] < '0' || name[10] > '9') return 0;
+    char *end;
+    long n = strtol(name + 10, &end, 10);
+    if (strncmp(end, ".svg", 4)) return 0;
+    *epoch = n;
+    return (size_t)(end + 4 - name);
+}
+
+// 1 when `name` is a file tinyseq train writes: a run file, or the temporary
+// file of one's atomic save ("<name>.tmp" for figures, "<name>.tmp-XXXXXX"
+// for checkpoints) left by a killed run.
+static int is_run_file(const char *name, long *epoch) {
+    size_t n = run_file_stem(name, epoch);
+    if (!n) return 0;
+    const char *rest = name + n;
+    return !*rest || !strcmp(rest, ".tmp") || (!strncmp(rest, ".tmp-", 5) && strlen(rest + 5) == 6);
+}
+
+// Counts the run files in dir and lists up to a few in `names` (for the message).
+static int find_run_files(const char *dir, size_t *count, char *names, size_t names_size) {
+    DIR *d = opendir(dir);
+    if (!d) return ts_fail(TS_ERR_IO, "cannot list '%s': %s", dir, strerror(errno));
+    *count = 0;
+    names[0] = '\0';
+    struct dirent *e;
+    long epoch;
+    while ((e = readdir(d)))
+        if (is_run_file(e->d_name, &epoch) && (*count)++ < 4) {
+            size_t len = strlen(names);
+            snprintf(names + len, names_size - len, "%s%s", len ? ", " : "", e->d_name);
+        }
+    closedir(d);
+    if (*count > 4) {
+        size_t len = strlen(names);
+        snprintf(names + len, names_size - len, ", ...");
+    }
+    return TS_OK;
+}
+
+// Deletes the run files of dir: every one (all = 1), or the attention figures
+// of epochs after `epoch` (all = 0). Nothing else in dir is touched.
+static int remove_run_files(const char *dir, int all, long epoch) {
+    DIR *d = opendir(dir);
+    if (!d) return ts_fail(TS_ERR_IO, "cannot list '%s': %s", dir, strerror(errno));
+    int rc = TS_OK;
+    struct dirent *e;
+    long figure_epoch;
+    while (!rc && (e = readdir(d))) {
+        if (!is_run_file(e->d_name, &figure_epoch) || (!all && figure_epoch <= epoch)) continue;
+        char path[4096];
+        if (!(rc = path_join(path, sizeof path, dir, e->d_name)) && unlink(path) != 0 && errno != ENOENT)
+            rc = ts_fail(TS_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
+    }
+    closedir(d);
+    return rc;
+}
+
+// 1 when the checkpoint `ckpt` lies in directory `dir`.
+static int in_directory(const char *ckpt, const char *dir) {
+    char parent[4096];
+    const char *slash = strrchr(ckpt, '/');
+    if (!slash) snprintf(parent, sizeof parent, ".");
+    else if ((size_t)(slash - ckpt) >= sizeof parent) return 0;
+    else snprintf(parent, sizeof parent, "%.*s", slash == ckpt ? 1 : (int)(slash - ckpt), ckpt);
+    struct stat a, b;
+    return stat(parent, &a) == 0 && stat(dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+typedef enum { RUN_NEW, RUN_CONTINUE, RUN_REPLACE } run_dir_use;
+
+// What this run does with --out: start in an empty one, continue the run it
+// holds (--resume from its own checkpoint), or replace it (--force). A
+// directory holding a run is refused otherwise (TS_ERR_ARG).
+static int check_run_dir(const ts_train_opts *o, run_dir_use *use) {
+    size_t count = 0;
+    char names[512];
+    int rc = find_run_files(o->out_dir, &count, names, sizeof names);
+    if (rc) return rc;
+    *use = count == 0 ? RUN_NEW : o->resume && in_directory(o->resume, o->out_dir) ? RUN_CONTINUE : o->force ? RUN_REPLACE : RUN_NEW;
+    if (count > 0 && *use == RUN_NEW)
+        return ts_fail(TS_ERR_ARG,
+                       "--out %s already holds a run (%s): continue it with --resume %s/last.ckpt (and its flags), "
+                       "or start over with --force (deletes that run's checkpoints, metrics and figures), or choose another --out",
+                       o->out_dir, names, o->out_dir);
+    return TS_OK;
+}
+
+// A continued run's metrics.csv keeps the header and the rows of the epochs
+// up to the checkpoint's; later ones are the previous run's future.
+static int trim_metrics(const char *dir, long epoch) {
+    char path[4096], tmp[4200];
+    int rc = path_join(path, sizeof path, dir, "metrics.csv");
+    if (rc) return rc;
+    FILE *in = fopen(path, "r");
+    if (!in) return errno == ENOENT ? TS_OK : ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *out = fopen(tmp, "w");
+    if (!out) {
+        fclose(in);
+        return ts_fail(TS_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+    }
+    char line[1024];
+    int first = 1;
+    while (fgets(line, sizeof line, in)) {
+        char *end;
+        long row_epoch = strtol(line, &end, 10);
+        int header = first && !strncmp(line, "epoch,", 6);
+        first = 0;
+        if (header || (end != line && *end == ',' && row_epoch >= 1 && row_epoch <= epoch)) fputs(line, out);
+    }
+    int failed = ferror(in);
+    fclose(in);
+    if (fclose(out) != 0 || failed) rc = ts_fail(TS_ERR_IO, "cannot rewrite '%s'", path);
+    if (!rc && rename(tmp, path) != 0) rc = ts_fail(TS_ERR_IO, "cannot rename '%s': %s", tmp, strerror(errno));
+    if (rc) unlink(tmp);
+    return rc;
+}
+
+// Adds n >= 0 to a counter that checkpoints save, refusing to pass COUNT_MAX
+// (only a checkpoint that says it is nearly there can bring it close).
+static int count_up(long *counter, long n, const char *name) {
+    if (*counter > COUNT_MAX - n)
+        return ts_fail(TS_ERR_NUMERIC, "the %s counter (%ld) cannot grow by %ld past its limit %ld", name, *counter, n, COUNT_MAX);
+    *counter += n;
+    return TS_OK;
+}
+
 // ---- checkpoints -------------------------------------------------------------
+
+// What this run trains must be what the loader reads back: refuses (TS_ERR_ARG,
+// naming the flags) a model whose checkpoint would pass the loader's payload
+// cap, before anything is allocated. The estimate is an upper bound: the
+// parameters and the optimizer's moments (8 bytes a value), the vocabularies
+// (a 4-byte length and the bytes of each word), the epoch histories, and 1 MiB
+// for the header, names, shapes and RNG states (a few tens of KiB in fact).
+static int check_checkpoint_size(const ts_train_opts *o, const ts_model_config *cfg, const ts_vocab *src,
+                                 const ts_vocab *tgt, long max_epochs) {
+    double values = (double)ts_seq2seq_param_count(cfg) * (o->optim == TS_OPTIM_ADAM ? 3 : 2);
+    double bytes = 8 * values + 16.0 * (double)max_epochs + (double)(1 << 20);
+    const ts_vocab *vocabs[2] = {src, tgt};
+    for (int k = 0; k < 2; k++)
+        for (size_t id = 0; id < ts_vocab_size(vocabs[k]); id++) {
+            const char *word = ts_vocab_word(vocabs[k], (int32_t)id);
+            bytes += 4 + (word ? (double)strlen(word) : 0);
+        }
+    double cap = (double)TS_CKPT_DEFAULT_MAX_PAYLOAD;
+    if (bytes <= cap) return TS_OK;
+    return ts_fail(TS_ERR_ARG,
+                   "--emb %d --hidden %d%s with vocabularies of %d / %d words: a checkpoint would hold %.2f GB "
+                   "(%zu parameters, each with %s), more than the %.0f GiB a checkpoint may hold; choose a smaller --emb or "
+                   "--hidden (or a larger --min-count)",
+                   cfg->emb, cfg->hidden, cfg->bidirectional ? " --bidirectional" : "", cfg->src_vocab, cfg->tgt_vocab,
+                   bytes / 1e9, ts_seq2seq_param_count(cfg), o->optim == TS_OPTIM_ADAM ? "Adam's two moments" : "its velocity",
+                   cap / (1 << 30));
+}
 
 // Everything that decides what a continued run computes is saved; nothing
 // that depends on time or the machine is.
@@ -209,26 +389,33 @@ static int check_same_options(const trainer *t, const ts_ckpt *ck) {
 }
 
 // Restores the training state saved by save_checkpoint (the parameters come
-// with the model, loaded by the caller).
-static int restore_state(trainer *t, const ts_ckpt *ck) {
+// with the model, loaded by the caller). Each field is bounded here, once,
+// by what a run can have written: a value outside is a damaged or hostile
+// file (TS_ERR_FORMAT), and nothing later needs to doubt it. An --epochs or
+// --steps below what the checkpoint has done is TS_ERR_ARG.
+static int restore_state(trainer *t, const ts_ckpt *ck, long max_epochs) {
+    const ts_train_opts *o = t->opts;
     int64_t step, epoch, position, stale, skipped, tokens, optim_step;
     double lr;
-    int rc = ts_ckpt_get_int(ck, "state.step", 0, INT64_MAX, &step);
-    if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch", 0, 1000000, &epoch);
-    if (!rc) rc = ts_ckpt_get_int(ck, "state.position", 0, INT64_MAX, &position);
-    if (!rc) rc = ts_ckpt_get_int(ck, "state.stale", 0, INT64_MAX, &stale);
-    if (!rc) rc = ts_ckpt_get_int(ck, "state.skipped", 0, INT64_MAX, &skipped);
-    if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch_tokens", 0, INT64_MAX, &tokens);
-    if (!rc) rc = ts_ckpt_get_int(ck, "state.optimizer_step", 0, INT64_MAX, &optim_step);
+    int rc = ts_ckpt_get_int(ck, "state.step", 0, COUNT_MAX, &step);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch", 0, TS_MAX_EPOCHS, &epoch);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.position", 0, (int64_t)ts_batcher_count(t->batcher), &position);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.stale", 0, o->patience, &stale);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.skipped", 0, step, &skipped);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch_tokens", 0, COUNT_MAX, &tokens);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.optimizer_step", 0, step, &optim_step);
     if (!rc) rc = ts_ckpt_get_double(ck, "state.best_dev_loss", 0, INFINITY, &t->best_dev);
-    if (!rc) rc = ts_ckpt_get_double(ck, "state.epoch_loss_sum", 0, INFINITY, &t->epoch_loss_sum);
-    if (!rc) rc = ts_ckpt_get_double(ck, "train.lr", 0, INFINITY, &lr);
+    if (!rc) rc = ts_ckpt_get_double(ck, "state.epoch_loss_sum", 0, DBL_MAX, &t->epoch_loss_sum);
+    if (!rc) rc = ts_ckpt_get_double(ck, "train.lr", 0, o->lr, &lr);  // decay only lowers it
     if (!rc) rc = restore_rng(ck, "rng.shuffle_epoch_start", t->shuffle_rng, t->epoch_start_state);
     if (!rc) rc = restore_rng(ck, "rng.teacher_forcing", t->tf_rng, NULL);
     if (rc) return rc;
-    if ((size_t)position > ts_batcher_count(t->batcher))
-        return ts_fail(TS_ERR_FORMAT, "state.position %lld is past the epoch's %zu batches", (long long)position,
-                       ts_batcher_count(t->batcher));
+    if (epoch > max_epochs)  // only with --epochs: max_epochs is TS_MAX_EPOCHS with --steps
+        return ts_fail(TS_ERR_ARG, "it has done %lld epochs; --epochs %ld asks for fewer (give --epochs %lld or more to continue it)",
+                       (long long)epoch, o->epochs, (long long)epoch);
+    if (o->steps > 0 && step > o->steps)
+        return ts_fail(TS_ERR_ARG, "it has done %lld steps; --steps %ld asks for fewer (give --steps %lld or more to continue it)",
+                       (long long)step, o->steps, (long long)step);
     t->step = step;
     t->epoch = epoch;
     t->position = position;
@@ -261,6 +448,55 @@ static int restore_state(trainer *t, const ts_ckpt *ck) {
         memcpy(t->history_dev, dev->data, n * sizeof(double));
     }
     return TS_OK;
+}
+
+// The vocabulary a checkpoint was trained with must be the one this run's
+// data builds, word for word: the same size with other words would make
+// every id mean another word.
+static int check_same_vocab(const char *side, const ts_vocab *saved, const ts_vocab *now) {
+    size_t n_saved = ts_vocab_size(saved), n_now = ts_vocab_size(now);
+    for (size_t id = 0; id < n_saved || id < n_now; id++) {
+        const char *a = id < n_saved ? ts_vocab_word(saved, (int32_t)id) : NULL;
+        const char *b = id < n_now ? ts_vocab_word(now, (int32_t)id) : NULL;
+        if (a && b && !strcmp(a, b)) continue;
+        return ts_fail(TS_ERR_ARG,
+                       "the data changed since it was saved: %s word %zu is %s%s%s in the checkpoint but %s%s%s in this "
+                       "run's corpus (%zu words then, %zu now); resuming needs the same corpus and flags",
+                       side, id, a ? "'" : "", a ? a : "absent", a ? "'" : "", b ? "'" : "", b ? b : "absent", b ? "'" : "",
+                       n_saved, n_now);
+    }
+    return TS_OK;
+}
+
+// Continues from checkpoint ck: the same vocabularies, model and flags, then
+// the parameters and the training state.
+static int resume_from(trainer *t, const ts_ckpt *ck, long max_epochs) {
+    ts_translator loaded;
+    int rc = ts_translator_from_ckpt(ck, &loaded);
+    if (rc) return rc;
+    rc = check_same_vocab("source", loaded.src_vocab, t->src_vocab);
+    if (!rc) rc = check_same_vocab("target", loaded.tgt_vocab, t->tgt_vocab);
+    // The data and flags rebuild the same model; take its values.
+    int same = loaded.model->params.count == t->model->params.count;
+    for (int i = 0; !rc && same && i < t->model->params.count; i++) {
+        ts_tensor *dst = t->model->params.items[i], *src = loaded.model->params.items[i];
+        same = ts_same_shape(dst, src) && !strcmp(dst->name, src->name);
+        if (same) memcpy(dst->data, src->data, dst->size * sizeof(double));
+    }
+    ts_translator_free(&loaded);
+    if (!rc && !same) rc = ts_fail(TS_ERR_ARG, "it was trained with another model configuration (--attn, --decoder, --bidirectional, --emb, --hidden)");
+    if (!rc) rc = check_same_options(t, ck);
+    if (!rc) rc = restore_state(t, ck, max_epochs);
+    return rc;
+}
+
+// Puts "<checkpoint path>: " before the message of a failure rc, unless the
+// message names it already.
+static int in_checkpoint(int rc, const char *path) {
+    if (!rc || strstr(ts_last_error(), path)) return rc;
+    char message[2048];  // ts_fail writes into the buffer ts_last_error reads
+    snprintf(message, sizeof message, "%s", ts_last_error());
+    return ts_fail(rc, "%s: %s", path, message);
 }
 
 // ---- progress ------------------------------------------------------------------
@@ -306,29 +542,34 @@ static ts_translator view_of(trainer *t) {
                            .max_len = (int)t->opts->max_len};
 }
 
-// The attention of the first dev sentence, as attention-<epoch>.svg.
+// The attention of the first dev sentence, as attention-<epoch>.svg. The
+// hypothesis was decoded in a batch: its rows are h->S wide (the batch's
+// longest source), of which the first n are this sentence's words.
 static int write_attention_figure(trainer *t, const ts_hypothesis *h, size_t row) {
     if (t->model->cfg.attn == TS_ATTN_NONE || !h->attention) return TS_OK;
     const ts_pair *pair = &t->corpus->pairs[row];
-    size_t T = (size_t)h->len + 1, S = (size_t)pair->src_len;
+    size_t T = (size_t)h->len + 1, n = (size_t)pair->src_len, S = (size_t)h->S;
+    if (n > S) return ts_fail(TS_ERR_SHAPE, "figure: %zu source words, attention rows of %zu", n, S);
     const char **target = malloc(T * sizeof *target);
-    if (!target) return ts_fail(TS_ERR_NOMEM, "figure labels");
-    for (size_t j = 0; j < T; j++) target[j] = j < (size_t)h->len ? ts_vocab_word(t->tgt_vocab, h->tokens[j]) : "<eos>";
+    double *weights = malloc(T * n * sizeof *weights);  // (T, n) without the batch's padding
+    if (!target || !weights) {
+        free(target);
+        free(weights);
+        return ts_fail(TS_ERR_NOMEM, "figure labels");
+    }
+    for (size_t j = 0; j < T; j++) memcpy(weights + j * n, h->attention + j * S, n * sizeof *weights);
+    for (size_t j = 0; j < T; j++) {
+        const char *w = j < (size_t)h->len ? ts_vocab_word(t->tgt_vocab, h->tokens[j]) : h->ended ? "<eos>" : "<cut>";
+        target[j] = w ? w : "<unk>";
+    }
     char name[64], path[4096], title[128];
     snprintf(name, sizeof name, "attention-%ld.svg", t->epoch);
     snprintf(title, sizeof title, "attention: %s (%s decoder), epoch %ld", ts_attn_name(t->model->cfg.attn),
              ts_decoder_name(t->model->cfg.decoder), t->epoch);
     int rc = path_join(path, sizeof path, t->opts->out_dir, name);
-    if (!rc) rc = ts_render_heatmap_svg_path(path, h->attention, T, S, target, (const char *const *)pair->src, title);
+    if (!rc) rc = ts_render_heatmap_svg_path(path, weights, T, n, target, (const char *const *)pair->src, title);
     free(target);
-    return rc;
-}
-
-static int evaluate_dev(trainer *t, ts_eval_result *res, ts_hypothesis **hyps) {
-    ts_translator view = view_of(t);
-    ts_eval_opts eo = {.beam = 1, .batch = 64};
-    int rc = ts_evaluate(&view, &t->ctx, t->corpus, t->split.dev, t->split.n_dev, &eo, res, hyps);
-    ts_ctx_reset(&t->ctx);
+    free(weights);
     return rc;
 }
 
@@ -336,6 +577,34 @@ static void free_hyps(ts_hypothesis *hyps, size_t n) {
     if (!hyps) return;
     for (size_t i = 0; i < n; i++) ts_hypothesis_free(&hyps[i]);
     free(hyps);
+}
+
+// Replaces the step arena by one twice as large (called when the work that
+// just failed with TS_ERR_ARENA is about to be redone). TS_ERR_NOMEM when
+// the machine has no such block.
+static int grow_arena(trainer *t) {
+    size_t capacity = ts_arena_capacity(t->arena);
+    if (capacity > SIZE_MAX / 2) return ts_fail(TS_ERR_NOMEM, "the step arena cannot grow past %zu bytes", capacity);
+    ts_arena *bigger = ts_arena_new(2 * capacity);
+    if (!bigger)
+        return ts_fail(TS_ERR_NOMEM, "out of memory: a step needs more than %zu MiB of arena, and %zu MiB cannot be allocated",
+                       capacity >> 20, (2 * capacity) >> 20);
+    ts_arena_free(t->arena);
+    t->arena = bigger;
+    t->ctx.arena = bigger;
+    ts_ctx_reset(&t->ctx);
+    return TS_OK;
+}
+
+static int evaluate_dev(trainer *t, ts_eval_result *res, ts_hypothesis **hyps) {
+    ts_translator view = view_of(t);
+    ts_eval_opts eo = {.beam = 1, .batch = 64};
+    int rc;
+    // A failed ts_evaluate has freed its hypotheses.
+    while ((rc = ts_evaluate(&view, &t->ctx, t->corpus, t->split.dev, t->split.n_dev, &eo, res, hyps)) == TS_ERR_ARENA)
+        if ((rc = grow_arena(t))) break;
+    ts_ctx_reset(&t->ctx);
+    return rc;
 }
 
 // After an epoch: evaluate, keep the best, decay on a plateau, record, save.
@@ -349,7 +618,7 @@ static int end_epoch(trainer *t, int *stop) {
     double train_loss = t->epoch_tokens ? t->epoch_loss_sum / (double)t->epoch_tokens : NAN;
     t->history_train[t->epoch] = train_loss;
     t->history_dev[t->epoch] = res.loss;
-    t->epoch++;
+    t->epoch++;  // below max_epochs <= TS_MAX_EPOCHS: the loop stops there
     t->position = 0;
     t->epoch_loss_sum = 0;
     t->epoch_tokens = 0;
@@ -358,7 +627,7 @@ static int end_epoch(trainer *t, int *stop) {
         t->best_dev = res.loss;
         t->stale = 0;
     } else {
-        t->stale++;
+        t->stale++;  // at most patience: the run stops there
         t->optim.lr *= o->lr_decay;
     }
     *stop = t->stale >= o->patience;
@@ -434,9 +703,16 @@ static int load_data(trainer *t) {
         if (!rc) rc = ts_corpus_filter(t->corpus, &co);
     }
     if (rc) return rc;
-    if (t->corpus->n_pairs < 2) return ts_fail(TS_ERR_ARG, "the corpus has %zu usable pairs; training needs at least 2", t->corpus->n_pairs);
+    size_t n_pairs = t->corpus->n_pairs;
+    if (n_pairs < 2)
+        return ts_fail(TS_ERR_FORMAT, "%s has %zu usable pairs%s; training needs at least 2", o->corpus ? o->corpus : "the toy corpus",
+                       n_pairs, o->max_len ? " within --max-len" : "");
+    // --dev N is held out as asked; without it, 500 or a tenth of the corpus.
     size_t n_dev = (size_t)o->dev_pairs;
-    if (n_dev > t->corpus->n_pairs / 10) n_dev = t->corpus->n_pairs / 10;
+    if (n_dev >= n_pairs)
+        return ts_fail(TS_ERR_ARG, "--dev %zu: %s has %zu usable pairs, so at most %zu can be held out", n_dev,
+                       o->corpus ? o->corpus : "the toy corpus", n_pairs, n_pairs - 1);
+    if (n_dev == 0) n_dev = n_pairs / 10 < TS_DEFAULT_DEV_PAIRS ? n_pairs / 10 : TS_DEFAULT_DEV_PAIRS;
     if (n_dev == 0) n_dev = 1;
     gsl_rng *split_rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!split_rng) return ts_fail(TS_ERR_NOMEM, "rng");
@@ -462,11 +738,15 @@ static void trainer_free(trainer *t) {
     if (t->shuffle_rng) gsl_rng_free(t->shuffle_rng);
     if (t->tf_rng) gsl_rng_free(t->tf_rng);
     free(t->epoch_start_state);
+    free(t->tf_state);
     free(t->history_train);
     free(t->history_dev);
 }
 
 // ---- the loop ------------------------------------------------------------------------
+
+// The value of the caller's stop flag (0: carry on).
+static int stop_requested(const ts_train_opts *o) { return o->stop ? (int)*o->stop : 0; }
 
 // One optimizer step on batch b. A non-finite loss or gradient skips the
 // update (the parameters stay finite) and counts; too many in a row fail.
@@ -475,24 +755,35 @@ static void trainer_free(trainer *t) {
 static int train_step(trainer *t, const ts_batch *b) {
     const ts_train_opts *o = t->opts;
     double t0 = now();
-    ts_ctx_reset(&t->ctx);
     ts_batch_view view = {.B = b->B, .S = b->S, .T = b->T, .src = b->src, .src_len = b->src_len,
                           .tgt_in = b->tgt_in, .tgt_out = b->tgt_out};
     int n_tokens = 0;
-    ts_tensor *loss = ts_seq2seq_loss(t->model, &t->ctx, &view, o->tf, t->tf_rng, NULL, &n_tokens);
-    if (!loss) return t->ctx.status;
-    double value = loss->data[0];
-    int rc = isfinite(value) ? ts_backward(&t->ctx, loss) : TS_OK;
+    double value;
+    // A full arena redoes the step in a larger one, with the teacher-forcing
+    // draws it made given back: the step computes what it would have.
+    size_t tf_bytes = gsl_rng_size(t->tf_rng);
+    memcpy(t->tf_state, gsl_rng_state(t->tf_rng), tf_bytes);
+    for (;;) {
+        ts_ctx_reset(&t->ctx);
+        ts_tensor *loss = ts_seq2seq_loss(t->model, &t->ctx, &view, o->tf, t->tf_rng, NULL, &n_tokens);
+        int rc = loss ? TS_OK : t->ctx.status;
+        value = loss ? loss->data[0] : NAN;
+        if (!rc && isfinite(value)) rc = ts_backward(&t->ctx, loss);
+        if (!rc) break;
+        ts_params_zero_grad(&t->model->params);
+        if (rc != TS_ERR_ARENA || (rc = grow_arena(t))) return rc;
+        memcpy(gsl_rng_state(t->tf_rng), t->tf_state, tf_bytes);
+    }
+    double norm = isfinite(value) ? ts_grad_norm(&t->model->params, t->optim.threads) : NAN;
+    int rc = count_up(&t->step, 1, "step");
     if (rc) {
         ts_params_zero_grad(&t->model->params);
         return rc;
     }
-    double norm = isfinite(value) ? ts_grad_norm(&t->model->params, t->optim.threads) : NAN;
-    t->step++;
-    t->position++;
+    t->position++;  // at most the epoch's batches (restore_state checks a loaded one)
     if (!isfinite(value) || !isfinite(norm)) {
         ts_params_zero_grad(&t->model->params);
-        t->skipped++;
+        t->skipped++;  // at most t->step
         if (o->log)
             fprintf(o->log, "\nstep %ld: %s is %s; update skipped (%ld in a row)\n", t->step,
                     isfinite(value) ? "the gradient norm" : "the loss", isfinite(value) ? (isnan(norm) ? "NaN" : "Inf") : (isnan(value) ? "NaN" : "Inf"),
@@ -503,11 +794,13 @@ static int train_step(trainer *t, const ts_batch *b) {
         return TS_OK;
     }
     t->skipped_in_row = 0;
-    ts_optim_step(&t->optim, &t->model->params, ts_clip_factor(norm, o->clip));
+    if ((rc = ts_optim_step(&t->optim, &t->model->params, ts_clip_factor(norm, o->clip)))) return rc;
     double dt = now() - t0;
     t->step_seconds += dt;
+    t->run_tokens += n_tokens;
+    t->run_seconds += dt;
+    if ((rc = count_up(&t->epoch_tokens, n_tokens, "epoch token"))) return rc;
     t->epoch_loss_sum += value * n_tokens;
-    t->epoch_tokens += n_tokens;
     t->last_loss = value;
     if (t->step > o->warmup) {
         t->measured_tokens += n_tokens;
@@ -516,13 +809,25 @@ static int train_step(trainer *t, const ts_batch *b) {
     return TS_OK;
 }
 
-static void print_examples(trainer *t) {
+// The end of a run: the dev set evaluated with the final model (a failure
+// fails the run), best.ckpt written if no epoch has ended yet (so every
+// finished run has one), then the examples and the summary.
+static int finish_run(trainer *t) {
     const ts_train_opts *o = t->opts;
     ts_eval_result res;
     ts_hypothesis *hyps = NULL;
-    if (evaluate_dev(t, &res, &hyps)) {
-        fprintf(o->out, "(dev examples unavailable: %s)\n", ts_last_error());
-        return;
+    int rc = evaluate_dev(t, &res, &hyps);
+    if (rc) return rc;
+    // The saved state is left as it is (best_dev stays unset), so a run
+    // resumed from here computes what an uninterrupted one does.
+    int best_is_last = t->epoch == 0 && isinf(t->best_dev);
+    if (best_is_last && (rc = save_checkpoint(t, "best.ckpt"))) {
+        free_hyps(hyps, t->split.n_dev);
+        return rc;
+    }
+    if (!o->out) {
+        free_hyps(hyps, t->split.n_dev);
+        return TS_OK;
     }
     size_t n = (size_t)o->show < t->split.n_dev ? (size_t)o->show : t->split.n_dev;
     char buf[4096];
@@ -543,18 +848,26 @@ static void print_examples(trainer *t) {
     if (best_epoch)
         fprintf(o->out, "best: epoch %ld, dev loss %.4f (%s/best.ckpt)\n",
                 best_epoch, t->best_dev, o->out_dir);
+    else if (best_is_last)
+        fprintf(o->out, "best: step %ld (no epoch has ended yet), dev loss %.4f (%s/best.ckpt)\n", t->step, res.loss,
+                o->out_dir);
     free_hyps(hyps, t->split.n_dev);
+    return TS_OK;
 }
 
 int ts_train(const ts_train_opts *o, ts_train_report *report) {
     trainer t = {.opts = o, .best_dev = INFINITY};
     memset(report, 0, sizeof *report);
     ts_gsl_quiet();
+    if (o->threads < 0 || o->threads > TS_MAX_THREADS)
+        return ts_fail(TS_ERR_ARG, "--threads must be between 1 and %d, got %ld", TS_MAX_THREADS, o->threads);
     // Set even when it is OpenBLAS's own count: that turns on ts_gemm's
     // one-thread path for small products.
     int threads = o->threads > 0 ? (int)o->threads : ts_blas_threads();
     ts_blas_set_threads(threads);
     int rc = make_dirs(o->out_dir);
+    run_dir_use use = RUN_NEW;
+    if (!rc) rc = check_run_dir(o, &use);
     ts_ckpt *resume = NULL;
     if (!rc && o->resume) rc = ts_ckpt_load(o->resume, NULL, &resume);
     if (!rc) rc = load_data(&t);
@@ -562,6 +875,10 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     ts_model_config cfg = o->model;
     cfg.src_vocab = (int)ts_vocab_size(t.src_vocab);
     cfg.tgt_vocab = (int)ts_vocab_size(t.tgt_vocab);
+    long max_epochs = o->steps > 0 ? TS_MAX_EPOCHS : o->epochs;
+    if ((rc = ts_model_config_check(&cfg)) ||
+        (rc = check_checkpoint_size(o, &cfg, t.src_vocab, t.tgt_vocab, max_epochs)))
+        goto done;
     gsl_rng *init_rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!init_rng) {
         rc = ts_fail(TS_ERR_NOMEM, "rng");
@@ -572,16 +889,17 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     gsl_rng_free(init_rng);
     t.shuffle_rng = gsl_rng_alloc(gsl_rng_mt19937);
     t.tf_rng = gsl_rng_alloc(gsl_rng_mt19937);
-    long max_epochs = o->steps > 0 ? 1000000 : o->epochs;
     t.history_train = calloc((size_t)max_epochs + 1, sizeof(double));
     t.history_dev = calloc((size_t)max_epochs + 1, sizeof(double));
-    t.arena = ts_arena_new((size_t)1 << 31);
+    t.arena = ts_arena_new(o->arena_start ? o->arena_start : ARENA_START);
     if (!t.model || !t.shuffle_rng || !t.tf_rng || !t.history_train || !t.history_dev || !t.arena) {
-        rc = t.model ? ts_fail(TS_ERR_NOMEM, "cannot allocate the trainer") : TS_ERR_ARG;
+        // The configuration was checked above: what failed is memory.
+        rc = ts_fail(TS_ERR_NOMEM, "out of memory: cannot allocate the %s", !t.model ? "model" : !t.arena ? "step arena" : "trainer");
         goto done;
     }
     t.epoch_start_state = malloc(gsl_rng_size(t.shuffle_rng));
-    if (!t.epoch_start_state || (rc = ts_optim_init(&t.optim, &t.model->params, o->optim, o->lr))) {
+    t.tf_state = malloc(gsl_rng_size(t.tf_rng));
+    if (!t.epoch_start_state || !t.tf_state || (rc = ts_optim_init(&t.optim, &t.model->params, o->optim, o->lr))) {
         rc = rc ? rc : ts_fail(TS_ERR_NOMEM, "rng state");
         goto done;
     }
@@ -591,25 +909,11 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     gsl_rng_set(t.shuffle_rng, (unsigned long)o->seed + 1);
     gsl_rng_set(t.tf_rng, (unsigned long)o->seed + 2);
     memcpy(t.epoch_start_state, gsl_rng_state(t.shuffle_rng), gsl_rng_size(t.shuffle_rng));
-    if (resume) {
-        ts_translator loaded;
-        if ((rc = ts_translator_from_ckpt(resume, &loaded))) goto done;
-        // The data and flags rebuild the same model; take its values.
-        int same = loaded.model->params.count == t.model->params.count &&
-                   ts_vocab_size(loaded.src_vocab) == ts_vocab_size(t.src_vocab) &&
-                   ts_vocab_size(loaded.tgt_vocab) == ts_vocab_size(t.tgt_vocab);
-        for (int i = 0; same && i < t.model->params.count; i++) {
-            ts_tensor *dst = t.model->params.items[i], *src = loaded.model->params.items[i];
-            same = ts_same_shape(dst, src) && !strcmp(dst->name, src->name);
-            if (same) memcpy(dst->data, src->data, dst->size * sizeof(double));
-        }
-        ts_translator_free(&loaded);
-        if (!same) {
-            rc = ts_fail(TS_ERR_ARG, "%s was trained on other data or another model configuration", o->resume);
-            goto done;
-        }
-        if ((rc = check_same_options(&t, resume)) || (rc = restore_state(&t, resume))) goto done;
-    }
+    if (resume && (rc = in_checkpoint(resume_from(&t, resume, max_epochs), o->resume))) goto done;
+    // Everything is ready: only now is the directory changed.
+    if (use == RUN_REPLACE && (rc = remove_run_files(o->out_dir, 1, 0))) goto done;
+    if (use == RUN_CONTINUE && ((rc = trim_metrics(o->out_dir, t.epoch)) || (rc = remove_run_files(o->out_dir, 0, t.epoch))))
+        goto done;
     if ((rc = write_config(o, t.model, t.split.n_train, t.split.n_dev))) goto done;
     if (o->out) {
         fprintf(o->out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
@@ -629,10 +933,12 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         size_t total = ts_batcher_count(t.batcher);
         t.step_seconds = 0;
         for (size_t i = (size_t)t.position; i < total && !stop; i++) {
+            if ((stop = stop_requested(o))) break;  // a step boundary: last.ckpt resumes here
             if ((rc = train_step(&t, ts_batcher_get(t.batcher, i)))) goto done;
             show_progress(&t, total, 0);
             if (o->steps > 0 && t.step >= o->steps && (size_t)t.position < total) stop = 1;
         }
+        if (stop_requested(o)) break;  // a step boundary too, before the epoch's evaluation
         if ((size_t)t.position == total) {
             show_progress(&t, total, 1);
             if ((rc = end_epoch(&t, &stop))) goto done;
@@ -642,14 +948,22 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
             fputc('\n', o->log);
         }
     }
+    report->stopped = stop_requested(o);  // read once: a signal from here on waits for the end
+    if (o->log && report->stopped && isatty(fileno(o->log))) fputc('\n', o->log);
     if ((rc = save_checkpoint(&t, "last.ckpt"))) goto done;
-    if (o->out) print_examples(&t);
+    report->epoch = t.epoch;
+    report->position = t.position;
+    report->epoch_batches = (long)ts_batcher_count(t.batcher);
+    if (!report->stopped && (rc = finish_run(&t))) goto done;
     report->steps = t.step;
     report->skipped = t.skipped;
     report->last_loss = t.last_loss;
     report->best_dev_loss = t.best_dev;
-    report->tokens_per_s = t.measured_seconds > 0 ? t.measured_tokens / t.measured_seconds : NAN;
-    if (o->out) {
+    // After the warm-up if the run went past it, else over every step it made.
+    report->tokens_per_s = t.measured_seconds > 0 ? t.measured_tokens / t.measured_seconds
+                           : t.run_seconds > 0    ? t.run_tokens / t.run_seconds
+                                                  : 0;
+    if (o->out && !report->stopped) {
         fprintf(o->out, "train: tokens_per_s=%.1f steps=%ld loss=%.4f\n", report->tokens_per_s, t.step, t.last_loss);
         fflush(o->out);
     }

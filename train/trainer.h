@@ -4,10 +4,18 @@
 #ifndef TS_TRAINER_H
 #define TS_TRAINER_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "models/seq2seq.h"
 #include "train/optim.h"
+
+#define TS_DEFAULT_DEV_PAIRS 500
+// --threads: at most this many BLAS threads (OpenBLAS's usual build limit,
+// MAX_THREADS=64; more than the cores only slows a run down).
+#define TS_MAX_THREADS 64
+// --epochs: at most this many (also the limit of a run by --steps).
+#define TS_MAX_EPOCHS 100000
 
 typedef struct {
     // data
@@ -15,7 +23,7 @@ typedef struct {
     long toy_pairs;            // size of the toy corpus (default TS_TOY_PAIRS)
     long toy_seed;             // seed of the toy corpus (default TS_TOY_SEED): a fixed data set
     long max_len;              // keep pairs with 1..max_len tokens per side (0: no limit)
-    long dev_pairs;            // held-out dev pairs (default 500, at most a tenth of the corpus)
+    long dev_pairs;            // held-out dev pairs (0, the default: TS_DEFAULT_DEV_PAIRS or a tenth of the corpus, whichever is fewer)
     long min_count;            // vocabulary: words seen at least this often (default 1)
     int skip_bad;              // skip malformed corpus lines instead of failing
     // model: vocabulary sizes are filled from the data
@@ -31,14 +39,20 @@ typedef struct {
     double lr_decay;           // multiply the learning rate by this when dev loss stalls (default 0.5)
     long patience;             // stop after this many evaluations without a better dev loss (default 3)
     long seed;                 // initialisation, split, shuffling and teacher forcing (default 1)
-    long threads;              // OpenBLAS threads (0: leave as is)
+    long threads;              // OpenBLAS threads, 1..TS_MAX_THREADS (0: OpenBLAS's own count)
+    size_t arena_start;        // first size of the step arena in bytes (0: 64 MiB); it doubles as the work needs
     // output
     const char *out_dir;       // where checkpoints, metrics.csv, config.txt and figures go
     const char *resume;        // a last.ckpt / best.ckpt to continue from, or NULL
+    int force;                 // out_dir may hold another run: delete its files (never anything else)
     long warmup;               // steps excluded from tokens/s (default 3)
     long show;                 // dev examples printed at the end (default 4)
     FILE *out;                 // summaries and results (stdout)
     FILE *log;                 // progress (stderr): a live bar on a terminal, else a line every few seconds
+    // When *stop becomes non-zero (a signal handler sets it), the run stops at
+    // the next step boundary, saves last.ckpt (resumable from there) and
+    // returns TS_OK with report->stopped = *stop; no dev evaluation, no summary.
+    volatile sig_atomic_t *stop;  // NULL: never
 } ts_train_opts;
 
 // The defaults above, model included (bahdanau attention and decoder, emb 64, hidden 128).
@@ -48,15 +62,23 @@ typedef struct {
     long steps;                // optimizer steps in all
     long skipped;              // steps skipped for a non-finite loss or gradient
     double last_loss;          // loss of the last step
-    double tokens_per_s;       // non-pad target tokens per second of step time after warm-up
+    double tokens_per_s;       // non-pad target tokens per second of step time after warm-up (all steps if none
+                               // came after it; 0 when this run made no step)
     double best_dev_loss;
     double dev_bleu, dev_exact;
+    int stopped;               // non-zero: stopped early by *opts->stop (its value)
+    long epoch, position;      // where last.ckpt stands: epochs done, batches done of the next
+    long epoch_batches;        // batches in an epoch
 } ts_train_report;
 
 // Trains as the options say, writing out_dir/{last.ckpt,best.ckpt,metrics.csv,
-// config.txt,loss.svg,attention-<epoch>.svg}. Returns TS_OK or the failure
-// (message in ts_last_error(): a corpus line, a checkpoint, a failed save, or
-// too many non-finite steps in a row).
+// config.txt,loss.svg,attention-<epoch>.svg}. out_dir holds one run: if it
+// holds one already, the run continues it when `resume` is a checkpoint in
+// out_dir (metrics.csv keeps the rows up to the checkpoint's epoch), replaces
+// it with `force`, and fails with TS_ERR_ARG otherwise. Returns TS_OK or the
+// failure (message in ts_last_error(): TS_ERR_ARG for options that cannot
+// work, else a corpus line, a checkpoint, a failed save, memory, or too many
+// non-finite steps in a row).
 int ts_train(const ts_train_opts *opts, ts_train_report *report);
 
 #endif
