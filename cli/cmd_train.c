@@ -36,6 +36,10 @@ static const char usage[] =
     "  --lr X            learning rate (default 0.003)\n"
     "  --clip X          clip the global gradient norm at X (default 5; 0: off)\n"
     "  --tf RATIO        teacher-forcing ratio in [0, 1] (default 1)\n"
+    "  --dropout P       dropout on embeddings, encoder outputs and the pre-output layer,\n"
+    "                    in [0, 0.99] (default 0; docs/models.md)\n"
+    "  --label-smoothing E  PyTorch's label smoothing in [0, 0.99] (default 0); the reported\n"
+    "                    losses and perplexity stay plain cross-entropy\n"
     "  --batch N         sentences per batch (default 32)\n"
     "  --epochs N        epochs (default 5)\n"
     "  --steps N         stop after N optimizer steps in all, counting those before --resume\n"
@@ -160,6 +164,7 @@ int ts_cmd_train(int argc, char **argv) {
         long emb = o.model.emb, hidden = o.model.hidden;
         struct { const char *name; double *target; double lo, hi; } reals[] = {
             {"lr", &o.lr, 1e-12, 100}, {"clip", &o.clip, 0, 1e12}, {"tf", &o.tf, 0, 1}, {"lr-decay", &o.lr_decay, 1e-6, 1},
+            {"dropout", &o.dropout, 0, 0.99}, {"label-smoothing", &o.label_smoothing, 0, 0.99},
         };
         int known = 0;
         for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !known; i++)

@@ -164,7 +164,8 @@ Test(train, a_full_arena_grows_and_the_run_is_the_same_to_the_bit) {
 }
 
 // train --steps N; train --resume last.ckpt --steps N + M  ==  train --steps N + M
-static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first, long total) {
+static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first, long total, double dropout,
+                         double smoothing) {
     char *dir = test_tmpdir();
     char *corpus = write_tiny_corpus(dir), *a = join(dir, "a"), *b = join(dir, "b"), *straight = join(dir, "s");
     ts_train_report r;
@@ -172,6 +173,8 @@ static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first,
     o.model.attn = attn;
     o.model.decoder = decoder;
     o.tf = 0.75;
+    o.dropout = dropout;
+    o.label_smoothing = smoothing;
     o.steps = first;
     cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
     cr_assert_eq(r.steps, first);
@@ -195,11 +198,50 @@ static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first,
 }
 
 Test(train, resume_is_exact_with_the_bahdanau_decoder) {
-    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40);   // stops mid-epoch, crosses two epoch ends
+    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0, 0);   // stops mid-epoch, crosses two epoch ends
+}
+
+// Dropout masks come from the teacher-forcing generator, saved with it.
+Test(train, resume_is_exact_with_dropout_and_label_smoothing) {
+    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0.3, 0.1);
+}
+
+Test(train, dropout_and_label_smoothing_change_the_run_and_report_plain_loss) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *a = join(dir, "a"), *b = join(dir, "b"), *c = join(dir, "c");
+    ts_train_report plain, dropped, smoothed;
+    ts_train_opts o = tiny_opts(corpus, a);
+    o.steps = 12;
+    cr_assert_eq(ts_train(&o, &plain), TS_OK, "%s", ts_last_error());
+    o.out_dir = b;
+    o.dropout = 0.5;
+    cr_assert_eq(ts_train(&o, &dropped), TS_OK, "%s", ts_last_error());
+    cr_assert(dropped.last_loss != plain.last_loss);
+    o.out_dir = c;
+    o.dropout = 0.0;
+    o.label_smoothing = 0.2;
+    cr_assert_eq(ts_train(&o, &smoothed), TS_OK, "%s", ts_last_error());
+    cr_assert(smoothed.last_loss != plain.last_loss);
+    // The reported loss is the plain cross-entropy: with 0.2 of the target
+    // spread over the vocabulary the smoothed objective would be far larger.
+    cr_assert(smoothed.last_loss < plain.last_loss + 0.5, "%g vs %g", smoothed.last_loss, plain.last_loss);
+    char *config = join(c, "config.txt");
+    size_t len;
+    char *text = read_file(config, &len);
+    cr_assert(strstr(text, "label_smoothing=0.2\n") && strstr(text, "dropout=0\n"), "%s", text);
+    cr_assert_null(strstr(text, "toy_pairs"), "a TSV run's config.txt lists no toy_* keys:\n%s", text);
+    free(text);
+    free(config);
+    free(dir);
+    free(corpus);
+    free(a);
+    free(b);
+    free(c);
+    fclose(o.out);
 }
 
 Test(train, resume_is_exact_with_the_luong_decoder) {
-    check_resume(TS_ATTN_GENERAL, TS_DECODER_LUONG, 14, 31);      // stops exactly at an epoch end
+    check_resume(TS_ATTN_GENERAL, TS_DECODER_LUONG, 14, 31, 0, 0);      // stops exactly at an epoch end
 }
 
 Test(train, resume_refuses_another_model_or_other_flags) {
@@ -219,6 +261,10 @@ Test(train, resume_refuses_another_model_or_other_flags) {
     o.lr = 0.02;  // same model, another learning rate: not a continuation of that run
     cr_assert_eq(ts_train(&o, &r), TS_ERR_ARG);
     cr_assert(strstr(ts_last_error(), "--lr 0.01; this run asks for 0.02"), "%s", ts_last_error());
+    o.lr = 0.01;
+    o.dropout = 0.1;
+    cr_assert_eq(ts_train(&o, &r), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "--dropout 0; this run asks for 0.1"), "%s", ts_last_error());
     free(dir);
     free(corpus);
     free(a);

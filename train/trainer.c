@@ -11,6 +11,7 @@
 #include "data/batch.h"
 #include "data/corpus.h"
 #include "data/toy.h"
+#include "autograd/ops.h"
 #include "data/vocab.h"
 #include "tensor/kernels.h"
 #include "train/checkpoint.h"
@@ -300,6 +301,8 @@ static int save_checkpoint(trainer *t, const char *name) {
     if (!rc) rc = ts_ckpt_set_double(ck, "train.lr_initial", o->lr);
     if (!rc) rc = ts_ckpt_set_double(ck, "train.clip", o->clip);
     if (!rc) rc = ts_ckpt_set_double(ck, "train.tf", o->tf);
+    if (!rc) rc = ts_ckpt_set_double(ck, "train.dropout", o->dropout);
+    if (!rc) rc = ts_ckpt_set_double(ck, "train.label_smoothing", o->label_smoothing);
     if (!rc) rc = ts_ckpt_set_int(ck, "train.batch", o->batch);
     if (!rc) rc = ts_ckpt_set_double(ck, "train.lr_decay", o->lr_decay);
     if (!rc) rc = ts_ckpt_set_int(ck, "train.patience", o->patience);
@@ -368,14 +371,20 @@ static int check_same_options(const trainer *t, const ts_ckpt *ck) {
             return ts_fail(TS_ERR_ARG, "%s was trained with %s %lld; this run asks for %ld (resuming must keep the flags)",
                            o->resume, ints[i].flag, (long long)saved, ints[i].want);
     }
-    struct { const char *key, *flag; double want; } reals[] = {
-        {"train.lr_initial", "--lr", o->lr}, {"train.clip", "--clip", o->clip},
-        {"train.tf", "--tf", o->tf},         {"train.lr_decay", "--lr-decay", o->lr_decay},
+    struct { const char *key, *flag; double want; int optional; } reals[] = {
+        {"train.lr_initial", "--lr", o->lr, 0}, {"train.clip", "--clip", o->clip, 0},
+        {"train.tf", "--tf", o->tf, 0},         {"train.lr_decay", "--lr-decay", o->lr_decay, 0},
+        {"train.dropout", "--dropout", o->dropout, 1}, {"train.label_smoothing", "--label-smoothing", o->label_smoothing, 1},
     };
     for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
-        double saved;
-        int rc = ts_ckpt_get_double(ck, reals[i].key, -INFINITY, INFINITY, &saved);
-        if (rc) return rc;
+        double saved = 0.0;  // checkpoints from before a flag existed trained without it
+        const char *present;
+        if (reals[i].optional && ts_ckpt_get_string(ck, reals[i].key, &present) != TS_OK) {
+            ts_clear_error();
+        } else {
+            int rc = ts_ckpt_get_double(ck, reals[i].key, -INFINITY, INFINITY, &saved);
+            if (rc) return rc;
+        }
         if (saved != reals[i].want)
             return ts_fail(TS_ERR_ARG, "%s was trained with %s %g; this run asks for %g (resuming must keep the flags)",
                            o->resume, reals[i].flag, saved, reals[i].want);
@@ -673,14 +682,16 @@ static int write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_tr
     FILE *f = fopen(path, "w");
     if (!f) return ts_fail(TS_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
     const ts_model_config *c = &m->cfg;
-    fprintf(f, "corpus=%s\ntoy_pairs=%ld\ntoy_seed=%ld\nmax_len=%ld\ndev_pairs=%zu\ntrain_pairs=%zu\nmin_count=%ld\n",
-            o->corpus ? o->corpus : "toy", o->toy_pairs, o->toy_seed, o->max_len, n_dev, n_train, o->min_count);
+    fprintf(f, "corpus=%s\n", o->corpus ? o->corpus : "toy");
+    if (!o->corpus) fprintf(f, "toy_pairs=%ld\ntoy_seed=%ld\n", o->toy_pairs, o->toy_seed);  // only what applies
+    fprintf(f, "max_len=%ld\ndev_pairs=%zu\ntrain_pairs=%zu\nmin_count=%ld\n", o->max_len, n_dev, n_train, o->min_count);
     fprintf(f, "attention=%s\ndecoder=%s\nbidirectional=%d\nemb=%d\nhidden=%d\nsource_vocabulary=%d\ntarget_vocabulary=%d\n",
             ts_attn_name(c->attn), ts_decoder_name(c->decoder), c->bidirectional, c->emb, c->hidden, c->src_vocab,
             c->tgt_vocab);
-    fprintf(f, "optimizer=%s\nlr=%g\nclip=%g\ntf=%g\nbatch=%ld\nepochs=%ld\nsteps=%ld\nlr_decay=%g\npatience=%ld\nseed=%ld\n",
-            ts_optim_name(o->optim), o->lr, o->clip, o->tf, o->batch, o->epochs, o->steps, o->lr_decay, o->patience,
-            o->seed);
+    fprintf(f, "optimizer=%s\nlr=%g\nclip=%g\ntf=%g\ndropout=%g\nlabel_smoothing=%g\nbatch=%ld\nepochs=%ld\nsteps=%ld\n"
+               "lr_decay=%g\npatience=%ld\nseed=%ld\n",
+            ts_optim_name(o->optim), o->lr, o->clip, o->tf, o->dropout, o->label_smoothing, o->batch, o->epochs, o->steps,
+            o->lr_decay, o->patience, o->seed);
     fprintf(f, "parameters=%zu\nresume=%s\n", ts_params_size(&m->params), o->resume ? o->resume : "");
     if (fclose(f) != 0) return ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     return TS_OK;
@@ -758,16 +769,18 @@ static int train_step(trainer *t, const ts_batch *b) {
     ts_batch_view view = {.B = b->B, .S = b->S, .T = b->T, .src = b->src, .src_len = b->src_len,
                           .tgt_in = b->tgt_in, .tgt_out = b->tgt_out};
     int n_tokens = 0;
-    double value;
+    double value, plain;  // the loss optimised, and its plain cross-entropy (they differ with label smoothing)
+    ts_regularizer reg = {o->dropout, o->label_smoothing};
     // A full arena redoes the step in a larger one, with the teacher-forcing
     // draws it made given back: the step computes what it would have.
     size_t tf_bytes = gsl_rng_size(t->tf_rng);
     memcpy(t->tf_state, gsl_rng_state(t->tf_rng), tf_bytes);
     for (;;) {
         ts_ctx_reset(&t->ctx);
-        ts_tensor *loss = ts_seq2seq_loss(t->model, &t->ctx, &view, o->tf, t->tf_rng, NULL, &n_tokens);
+        ts_tensor *loss = ts_seq2seq_loss(t->model, &t->ctx, &view, o->tf, t->tf_rng, &reg, &n_tokens);
         int rc = loss ? TS_OK : t->ctx.status;
         value = loss ? loss->data[0] : NAN;
+        plain = loss ? ts_cross_entropy_nll(loss) : NAN;
         if (!rc && isfinite(value)) rc = ts_backward(&t->ctx, loss);
         if (!rc) break;
         ts_params_zero_grad(&t->model->params);
@@ -800,8 +813,8 @@ static int train_step(trainer *t, const ts_batch *b) {
     t->run_tokens += n_tokens;
     t->run_seconds += dt;
     if ((rc = count_up(&t->epoch_tokens, n_tokens, "epoch token"))) return rc;
-    t->epoch_loss_sum += value * n_tokens;
-    t->last_loss = value;
+    t->epoch_loss_sum += plain * n_tokens;  // reported train loss: comparable with dev loss
+    t->last_loss = plain;
     if (t->step > o->warmup) {
         t->measured_tokens += n_tokens;
         t->measured_seconds += dt;

@@ -33,6 +33,8 @@ typedef struct {
     double lr;                 // default 3e-3
     double clip;               // global gradient-norm limit (default 5; 0: none)
     double tf;                 // teacher-forcing ratio (default 1)
+    double dropout;            // dropout probability in [0, 1) (docs/models.md "Regularisation"; default 0)
+    double label_smoothing;    // label smoothing in [0, 1) (PyTorch's; default 0); perplexity stays plain
     long batch;                // sentences per batch (default 32)
     long epochs;               // default 5
     long steps;                // stop after this many optimizer steps in all (0: run the epochs)
