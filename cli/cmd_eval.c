@@ -34,7 +34,10 @@ static const char usage[] =
     "  --batch N       sentences per batch (default 64)\n"
     "\n"
     "The last line is\n"
-    "  eval: bleu=B ppl=P exact=E pairs=N [aer=A aer_diagonal=D]\n"
+    "  eval: bleu=B chrf=C ppl=P exact=E pairs=N [aer=A aer_diagonal=D]\n"
+    "BLEU and chrF are fractions in [0, 1] (chrF2 as sacreBLEU computes it, divided by\n"
+    "100). When BLEU is 0 because some n-gram order never matches (short targets), a\n"
+    "note on stderr says so.\n"
     "with BLEU and exact match as fractions; aer only with --align.\n";
 
 static const char *cmd = "tinyseq eval";
@@ -282,7 +285,14 @@ int ts_cmd_eval(int argc, char **argv) {
     printf("\nloss %.4f nats per token over %zu target tokens (with <eos>)\n", r.loss, r.tokens);
     if (r.has_attention) printf("attention: entropy=%.4f pad_mass=%g\n", r.entropy, r.pad_mass);
     else printf("attention: none (no alignment diagnostics%s)\n", align_path ? "; --align ignored" : "");
-    printf("eval: bleu=%.4f ppl=%.3f exact=%.4f pairs=%zu", r.bleu, r.perplexity, r.exact, r.pairs);
+    if (r.pairs && r.short_refs == r.pairs)
+        fprintf(stderr, "tinyseq eval: note: BLEU-4 is 0 on this corpus whatever the outputs: none of its %zu "
+                        "references has 4 words; read chrF (%.4f) instead\n", r.pairs, r.chrf);
+    else if (r.bleu_zero_order)
+        fprintf(stderr, "tinyseq eval: note: BLEU is 0 because no %d-gram of the outputs matches its reference "
+                        "(%zu of %zu references have fewer than 4 words); chrF is %.4f\n",
+                r.bleu_zero_order, r.short_refs, r.pairs, r.chrf);
+    printf("eval: bleu=%.4f chrf=%.4f ppl=%.3f exact=%.4f pairs=%zu", r.bleu, r.chrf, r.perplexity, r.exact, r.pairs);
     if (r.has_aer) printf(" aer=%.4f aer_diagonal=%.4f", r.aer, r.aer_diagonal);
     putchar('\n');
     status = TS_EXIT_OK;

@@ -254,8 +254,10 @@ static void parse_eval_line(const char *out, double *bleu, double *ppl, double *
     last++;
     cr_assert_eq(strchr(last, '\n') - last, (long)strlen(last) - 1, "the eval line must be the last:\n%s", out);
     int used = 0;
-    cr_assert_eq(sscanf(last, "eval: bleu=%lf ppl=%lf exact=%lf pairs=%zu%n", bleu, ppl, exact, pairs, &used), 4,
-                 "%s", last);
+    double chrf;
+    cr_assert_eq(sscanf(last, "eval: bleu=%lf chrf=%lf ppl=%lf exact=%lf pairs=%zu%n", bleu, &chrf, ppl, exact, pairs,
+                        &used), 5, "%s", last);
+    cr_assert(chrf >= 0.0 && chrf <= 1.0, "chrf %g: %s", chrf, last);
     // Four decimals for BLEU and exact, three for perplexity.
     const char *b = strstr(last, "bleu=") + 5, *p = strstr(last, "ppl=") + 4, *e = strstr(last, "exact=") + 6;
     cr_assert_eq(strcspn(b, " "), 6, "bleu as %%.4f: %s", last);
@@ -278,6 +280,24 @@ Test(cli_inspect, eval_ends_with_the_summary_line) {
     cr_assert(strstr(out, "pad_mass=0\n"), "%s", out);
     cr_assert(strstr(out, "reference:") && strstr(out, "1-5"), "examples and buckets:\n%s", out);
     free(out);
+}
+
+// Targets of three words have no 4-gram: BLEU-4 is 0 whatever the output.
+// eval says why on stderr and chrF still gives a number.
+Test(cli_inspect, eval_explains_a_bleu_of_zero_on_short_targets) {
+    const char tsv[] = "le chat dort .\tthe cat sleeps\nle chien dort .\tthe dog sleeps\n";
+    char *path = test_write_file(dir, "short.tsv", tsv, strlen(tsv)), *out;
+    int rc = run(&out, "%s eval --model '%s' --corpus '%s' --show 0", TS_PROGRAM, ckpt, path);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    double bleu, ppl, exact;
+    size_t pairs;
+    const char *rest;
+    parse_eval_line(out, &bleu, &ppl, &exact, &pairs, &rest);
+    cr_assert_eq(bleu, 0.0);
+    cr_assert(strstr(out, "note: BLEU-4 is 0 on this corpus whatever the outputs: none of its 2 references has 4 words"),
+              "%s", out);
+    free(out);
+    free(path);
 }
 
 Test(cli_inspect, eval_with_gold_alignments_reports_aer) {

@@ -40,6 +40,8 @@ static int bucket_of(int n) {
 // sentence (grown as needed).
 typedef struct {
     ts_bleu bleu[TS_EVAL_BUCKETS];
+    ts_chrf chrf;
+    size_t short_refs;    // references under TS_BLEU_ORDER words
     ts_exact_match exact;
     ts_aer_acc aer, aer_diagonal;
     double entropy_sum;   // summed row entropies
@@ -51,6 +53,8 @@ typedef struct {
     size_t links_cap, gold_cap;
     int32_t *ref, *src;   // (reference length), (n)
     size_t ref_cap, src_cap;
+    char *text;           // one sentence's words joined by spaces (for chrF)
+    size_t text_cap;
 } eval_acc;
 
 static void eval_acc_free(eval_acc *a) {
@@ -59,6 +63,7 @@ static void eval_acc_free(eval_acc *a) {
     free(a->gold);
     free(a->ref);
     free(a->src);
+    free(a->text);
 }
 
 // Makes *buf hold at least n elements of `size` bytes.
@@ -114,11 +119,40 @@ static int score_attention(eval_acc *a, const ts_hypothesis *h, int n, const gol
     return TS_OK;
 }
 
+// Appends words[0..n), each followed by a space, to a->text at *at.
+static int append_words(eval_acc *a, size_t *at, const char *const *words, size_t n) {
+    size_t len = *at;
+    for (size_t k = 0; k < n; k++) len += strlen(words[k]) + 1;
+    int rc = grow((void **)&a->text, &a->text_cap, len, 1);
+    for (size_t k = 0; !rc && k < n; k++) {
+        size_t w = strlen(words[k]);
+        memcpy(a->text + *at, words[k], w);
+        a->text[*at + w] = ' ';
+        *at += w + 1;
+    }
+    return rc;
+}
+
+// chrF of the output's words against the reference as written (unknown
+// words included: chrF reads characters, not vocabulary ids).
+static int score_chrf(eval_acc *a, const ts_vocab *tgt_vocab, const ts_hypothesis *h, const ts_pair *p) {
+    int rc = TS_OK;
+    size_t hyp_end = 0;
+    for (int k = 0; !rc && k < h->len; k++) {
+        const char *word = ts_vocab_word(tgt_vocab, h->tokens[k]);
+        rc = append_words(a, &hyp_end, &word, 1);
+    }
+    size_t ref_end = hyp_end;
+    if (!rc) rc = append_words(a, &ref_end, (const char *const *)p->tgt, (size_t)p->tgt_len);
+    return rc ? rc : ts_chrf_add(&a->chrf, a->text, hyp_end, a->text + hyp_end, ref_end - hyp_end);
+}
+
 // Scores one decoded sentence against its reference ref[0..ref_len).
 static int score_sentence(eval_acc *a, const ts_hypothesis *h, int n, const int32_t *ref, size_t ref_len,
                           int has_attention, const gold_view *gold) {
     int rc = ts_bleu_add(&a->bleu[bucket_of(n)], h->tokens, (size_t)h->len, ref, ref_len);
     if (rc) return rc;
+    a->short_refs += ref_len < TS_BLEU_ORDER;
     ts_exact_match_add(&a->exact, h->tokens, (size_t)h->len, ref, ref_len);
     return has_attention ? score_attention(a, h, n, gold) : TS_OK;
 }
@@ -212,6 +246,7 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
             else if (c->has_align) gold = (gold_view){p->links, (size_t)p->n_links};
             rc = score_sentence(&acc, &h[b], batch->src_len[b], acc.ref, (size_t)ref_len, has_attention,
                                 has_gold ? &gold : NULL);
+            if (!rc) rc = score_chrf(&acc, t->tgt_vocab, &h[b], p);
             out->bucket_pairs[bucket_of(batch->src_len[b])]++;
         }
         if (!out_hyps)
@@ -231,6 +266,9 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
             ts_bleu_merge(&all, &acc.bleu[i]);
         }
         out->bleu = ts_bleu_score(&all);
+        out->bleu_zero_order = o.skip_decode ? 0 : ts_bleu_zero_order(&all);
+        out->short_refs = acc.short_refs;
+        out->chrf = ts_chrf_score(&acc.chrf);
         out->exact = ts_exact_match_score(&acc.exact);
         out->has_attention = has_attention && !o.skip_decode;
         out->has_aer = out->has_attention && has_gold;

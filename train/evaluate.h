@@ -1,5 +1,5 @@
 // Evaluation of a model on a corpus: teacher-forced loss and perplexity,
-// decoded corpus BLEU-4 (also by source-length bucket) and exact match, and
+// decoded corpus BLEU-4 (also by source-length bucket), chrF and exact match, and
 // attention diagnostics: AER of the argmax alignment against gold alignments
 // and of the diagonal baseline, mean row entropy and the weight on padding.
 // Used by `tinyseq train` after every epoch and by `tinyseq eval`.
@@ -26,6 +26,10 @@ typedef struct {
     double loss;               // mean cross-entropy per target token (teacher forced)
     double perplexity;         // exp(loss)
     double bleu;               // corpus BLEU-4 in [0, 1] (NLTK corpus_bleu, no smoothing)
+    int bleu_zero_order;       // 0, or the lowest n-gram order without a match (BLEU is then 0)
+    size_t short_refs;         // references with fewer than 4 words (they have no 4-gram)
+    double chrf;               // corpus chrF2 in [0, 1] (sacreBLEU's defaults) of the words
+                               // against the references as written (unknown words included)
     double exact;              // fraction of outputs equal to the reference
     double bucket_bleu[TS_EVAL_BUCKETS];
     size_t bucket_pairs[TS_EVAL_BUCKETS];

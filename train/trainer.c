@@ -645,8 +645,9 @@ static int end_epoch(trainer *t, int *stop) {
     double elapsed = now() - t->started;
     double rate = t->measured_seconds > 0 ? t->measured_tokens / t->measured_seconds : 0;
     fprintf(o->out,
-            "epoch %ld: train loss %.4f, dev loss %.4f, dev ppl %.3f, dev BLEU %.4f, exact %.1f%%, lr %.3g, %.0f tok/s, %.1f s%s\n",
-            t->epoch, train_loss, res.loss, res.perplexity, res.bleu, 100 * res.exact, t->optim.lr, rate, elapsed,
+            "epoch %ld: train loss %.4f, dev loss %.4f, dev ppl %.3f, dev BLEU %.4f, chrF %.4f, exact %.1f%%, lr %.3g, "
+            "%.0f tok/s, %.1f s%s\n",
+            t->epoch, train_loss, res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact, t->optim.lr, rate, elapsed,
             improved ? " (best)" : "");
     fflush(o->out);
     char path[4096];
@@ -656,9 +657,10 @@ static int end_epoch(trainer *t, int *stop) {
         rc = ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
         goto done;
     }
-    if (ftell(csv) == 0) fputs("epoch,step,train_loss,dev_loss,dev_ppl,dev_bleu,dev_exact,lr,tokens_per_s,elapsed_s\n", csv);
-    fprintf(csv, "%ld,%ld,%.6f,%.6f,%.4f,%.6f,%.6f,%.6g,%.1f,%.2f\n", t->epoch, t->step, train_loss, res.loss,
-            res.perplexity, res.bleu, res.exact, t->optim.lr, rate, elapsed);
+    if (ftell(csv) == 0)
+        fputs("epoch,step,train_loss,dev_loss,dev_ppl,dev_bleu,dev_chrf,dev_exact,lr,tokens_per_s,elapsed_s\n", csv);
+    fprintf(csv, "%ld,%ld,%.6f,%.6f,%.4f,%.6f,%.6f,%.6f,%.6g,%.1f,%.2f\n", t->epoch, t->step, train_loss, res.loss,
+            res.perplexity, res.bleu, res.chrf, res.exact, t->optim.lr, rate, elapsed);
     if (fclose(csv) != 0) {
         rc = ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
         goto done;
@@ -853,8 +855,10 @@ static int finish_run(trainer *t) {
         ts_vocab_decode(t->tgt_vocab, hyps[i].tokens, (size_t)hyps[i].len, buf, sizeof buf);
         fprintf(o->out, "\n  output:    %s\n\n", buf);
     }
-    fprintf(o->out, "dev: loss %.4f, ppl %.3f, BLEU %.4f, exact %.1f%% on %zu pairs (last model: %s/last.ckpt)\n",
-            res.loss, res.perplexity, res.bleu, 100 * res.exact, res.pairs, o->out_dir);
+    fprintf(o->out, "dev: loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%% on %zu pairs (last model: %s/last.ckpt)\n",
+            res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact, res.pairs, o->out_dir);
+    if (res.pairs && res.short_refs == res.pairs)
+        fprintf(o->out, "note: BLEU-4 is 0 on this dev set whatever the outputs (no reference has 4 words): read chrF\n");
     long best_epoch = 0;  // history_dev[e] is epoch e + 1's
     for (long e = 0; e < t->epoch; e++)
         if (t->history_dev[e] == t->best_dev) best_epoch = e + 1;
