@@ -1,5 +1,6 @@
 // tinyseq: train, inspect and check attention seq2seq models.
 #include "cli/cli.h"
+#include "tensor/blas_setup.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -26,10 +27,11 @@ static void usage(FILE *out) {
                  "commands:\n");
     for (int i = 0; subcommands[i].name; i++)
         fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
-    fprintf(out, "\nLinear algebra: GSL on %s.\n", TS_CBLAS_NAME);
+    fprintf(out, "\nLinear algebra: GSL on %s (kernels: %s).\n", TS_CBLAS_NAME, ts_blas_kernels());
 }
 
 int main(int argc, char **argv) {
+    ts_blas_init(argc, argv);  // may run tinyseq again, once, with better kernels
     if (argc < 2) {
         usage(stderr);
         return TS_EXIT_USAGE;
@@ -39,7 +41,7 @@ int main(int argc, char **argv) {
         return TS_EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("tinyseq 0.1.0 (GSL on %s)\n", TS_CBLAS_NAME);
+        printf("tinyseq 0.1.0 (GSL on %s)\nkernels: %s\n", TS_CBLAS_NAME, ts_blas_kernels());
         return TS_EXIT_OK;
     }
     for (int i = 0; subcommands[i].name; i++)

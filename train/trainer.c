@@ -12,6 +12,7 @@
 #include "data/corpus.h"
 #include "data/toy.h"
 #include "data/vocab.h"
+#include "tensor/blas_setup.h"
 #include "tensor/kernels.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
@@ -612,6 +613,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     }
     if ((rc = write_config(o, t.model, t.split.n_train, t.split.n_dev))) goto done;
     if (o->out) {
+        fprintf(o->out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_blas_threads());
         fprintf(o->out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
                 t.split.n_train, t.split.n_dev, cfg.src_vocab, cfg.tgt_vocab);
         fprintf(o->out, "model: %s attention, %s decoder%s, emb %d, hidden %d, %zu parameters; %s lr %g, batch %ld\n",
