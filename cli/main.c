@@ -1,6 +1,7 @@
 // tinyseq: train, inspect and check attention seq2seq models.
 #include "cli/cli.h"
 #include "tensor/blas_setup.h"
+#include "tensor/kernels.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +43,8 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "--version")) {
         printf("tinyseq 0.1.0 (GSL on %s)\nkernels: %s\n", TS_CBLAS_NAME, ts_blas_kernels());
+        if (ts_blas_thread_timeout())
+            printf("threads: %d, idle BLAS threads sleep after 2^%d cycles\n", ts_blas_threads(), ts_blas_thread_timeout());
         return TS_EXIT_OK;
     }
     for (int i = 0; subcommands[i].name; i++)

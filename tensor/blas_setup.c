@@ -1,6 +1,5 @@
-// Kernel choice from CPUID and the one-time re-run that applies it (see
-// blas_setup.h for why a re-run), and the idle-thread timeout set before
-// OpenBLAS's constructor reads it.
+// Kernel choice from CPUID, the idle-thread timeout, and the one-time re-run
+// that applies them (see blas_setup.h for why a re-run).
 #include "tensor/blas_setup.h"
 
 #include "tensor/kernels.h"
@@ -92,52 +91,79 @@ const char *ts_blas_core_for(ts_cpu_level level, const char *openblas_core) {
     return NULL;  // a core this table does not know: newer than 0.3.21's list
 }
 
-// Runs before any library's constructor (ELF DT_PREINIT_ARRAY, executables
-// only), so OpenBLAS's constructor sees the timeout. Only when unset.
-static void set_thread_timeout(void) {
-    const char *v = getenv("OPENBLAS_THREAD_TIMEOUT");
-    if (!v || !*v) setenv("OPENBLAS_THREAD_TIMEOUT", TS_THREAD_TIMEOUT, 1);
-}
-__attribute__((section(".preinit_array"), used)) static void (*const ts_preinit)(void) = set_thread_timeout;
-
 static char kernels[160];
+
+// The marker's value: "PICKED" (only the timeout was set) or "PICKED>FORCED",
+// then ";timeout" when we set OPENBLAS_THREAD_TIMEOUT.
+static void after_rerun(const char *core, const char *marker) {
+    char picked[64];
+    snprintf(picked, sizeof picked, "%.*s", (int)strcspn(marker, ">;"), marker);
+    int forced = strchr(marker, '>') != NULL;
+    ts_cpu_features f = ts_cpu_features_detect();
+    if (forced)
+        snprintf(kernels, sizeof kernels, "%s, chosen from CPUID (%s; OpenBLAS picked %s)", core,
+                 ts_cpu_level_name(ts_cpu_level_of(&f)), picked);
+    else if (getenv("OPENBLAS_CORETYPE")) snprintf(kernels, sizeof kernels, "%s, set by OPENBLAS_CORETYPE", core);
+    else snprintf(kernels, sizeof kernels, "%s, OpenBLAS's own choice", core);
+    // Give the user's environment back: a child sees what the user set.
+    if (forced) unsetenv("OPENBLAS_CORETYPE");
+    if (strstr(marker, ";timeout")) unsetenv("OPENBLAS_THREAD_TIMEOUT");
+    unsetenv(TS_REEXEC_VAR);
+}
 
 int ts_blas_init(int argc, char **argv) {
 #ifdef TS_HAVE_OPENBLAS
     const char *core = ts_blas_core_name();
-    const char *user = getenv("OPENBLAS_CORETYPE");
-    const char *first = getenv(TS_REEXEC_VAR);
-    if (first) {  // the re-run: we set OPENBLAS_CORETYPE; give the user's environment back
-        ts_cpu_features f = ts_cpu_features_detect();
-        snprintf(kernels, sizeof kernels, "%s, chosen from CPUID (%s; OpenBLAS picked %s)", core,
-                 ts_cpu_level_name(ts_cpu_level_of(&f)), first);
-        unsetenv("OPENBLAS_CORETYPE");
-        unsetenv(TS_REEXEC_VAR);
+    const char *marker = getenv(TS_REEXEC_VAR);
+    if (marker) {  // the re-run
+        after_rerun(core, marker);
         return TS_OK;
     }
-    if (user && *user) {
+    const char *user_core = getenv("OPENBLAS_CORETYPE"), *user_timeout = getenv("OPENBLAS_THREAD_TIMEOUT");
+    const char *want = NULL, *picked = core;
+    if (user_core && *user_core) {
         snprintf(kernels, sizeof kernels, "%s, set by OPENBLAS_CORETYPE", core);
-        return TS_OK;
+    } else {
+        const char *pretend = getenv(TS_PRETEND_VAR);
+        if (pretend && *pretend) picked = pretend;
+        ts_cpu_features f = ts_cpu_features_detect();
+        want = ts_blas_core_for(ts_cpu_level_of(&f), picked);
+        snprintf(kernels, sizeof kernels, "%s, OpenBLAS's own choice", core);
     }
-    const char *pretend = getenv(TS_PRETEND_VAR);
-    const char *picked = pretend && *pretend ? pretend : core;
-    ts_cpu_features f = ts_cpu_features_detect();
-    const char *want = ts_blas_core_for(ts_cpu_level_of(&f), picked);
-    snprintf(kernels, sizeof kernels, "%s, OpenBLAS's own choice", core);
-    if (!want || argc < 1 || !argv || !argv[0] || argv[argc]) return TS_OK;
-    if (setenv("OPENBLAS_CORETYPE", want, 1) || setenv(TS_REEXEC_VAR, picked, 1)) return TS_OK;
+    int set_timeout = !user_timeout || !*user_timeout;
+    if ((!want && !set_timeout) || argc < 1 || !argv || !argv[0] || argv[argc]) return TS_OK;
+    char marker_value[160];
+    snprintf(marker_value, sizeof marker_value, "%s%s%s%s", picked, want ? ">" : "", want ? want : "",
+             set_timeout ? ";timeout" : "");
+    if ((want && setenv("OPENBLAS_CORETYPE", want, 1)) ||
+        (set_timeout && setenv("OPENBLAS_THREAD_TIMEOUT", TS_THREAD_TIMEOUT, 1)) ||
+        setenv(TS_REEXEC_VAR, marker_value, 1))
+        return TS_OK;
     fflush(NULL);
     execv("/proc/self/exe", argv);
-    int err = errno;  // still here: carry on with OpenBLAS's kernels
-    unsetenv("OPENBLAS_CORETYPE");
+    int err = errno;  // still here: carry on with what OpenBLAS chose
+    if (want) unsetenv("OPENBLAS_CORETYPE");
+    if (set_timeout) unsetenv("OPENBLAS_THREAD_TIMEOUT");
     unsetenv(TS_REEXEC_VAR);
-    snprintf(kernels, sizeof kernels, "%s, OpenBLAS's own choice (running again with %s failed: %s)", core, want,
-             strerror(err));
+    snprintf(kernels, sizeof kernels, "%s, OpenBLAS's own choice (running again failed: %s)", core, strerror(err));
 #else
     (void)argc, (void)argv;
     snprintf(kernels, sizeof kernels, "%s", ts_blas_name());
 #endif
     return TS_OK;
+}
+
+#ifdef TS_HAVE_OPENBLAS
+int openblas_thread_timeout(void);  // exported by OpenBLAS, no header
+#endif
+
+int ts_blas_thread_timeout(void) {
+#ifdef TS_HAVE_OPENBLAS
+    int n = openblas_thread_timeout();  // 0 when unset
+    return n <= 0 ? 28 : n < 4 ? 4 : n > 30 ? 30 : n;
+#else
+    return 0;
+#endif
 }
 
 const char *ts_blas_kernels(void) {

@@ -8,8 +8,9 @@
 // OPENBLAS_THREAD_TIMEOUT (how long an idle worker spins before it sleeps)
 // in that constructor only, so the only clean way to set them from the
 // program is to set them and run the program again: ts_blas_init does that,
-// once, and only when the CPU's feature bits (CPUID) say OpenBLAS chose
-// worse kernels than the CPU supports. A variable the user set always wins.
+// once (~4 ms), when the CPU's feature bits (CPUID) say OpenBLAS chose worse
+// kernels than the CPU supports, or when OPENBLAS_THREAD_TIMEOUT is unset.
+// A variable the user set always wins: with both set, nothing runs again.
 //
 // A C program linking tinyseq gets the same speed by calling, first thing
 // in main() (before it reads stdin or starts a thread):
@@ -17,9 +18,6 @@
 //     int main(int argc, char **argv) {
 //         ts_blas_init(argc, argv);   // may run the program again, once
 //         ...
-//
-// and the same idle-thread behaviour by linking this object (ts_blas_init
-// pulls it in), whose pre-init hook sets OPENBLAS_THREAD_TIMEOUT when unset.
 #ifndef TS_BLAS_SETUP_H
 #define TS_BLAS_SETUP_H
 
@@ -51,11 +49,13 @@ const char *ts_cpu_level_name(ts_cpu_level level);
 // level already, or a name this table does not know (a newer core).
 const char *ts_blas_core_for(ts_cpu_level level, const char *openblas_core);
 
-// Chooses the kernels: when the user did not set OPENBLAS_CORETYPE and
-// ts_blas_core_for names a better core than OpenBLAS's, sets the variable
-// and runs the program again (execv of /proc/self/exe with the same argv),
-// once: a marker variable stops a second run. The run after that removes
-// both variables from its environment. Does not return when it re-runs;
+// Chooses the kernels and the idle-thread timeout: sets OPENBLAS_CORETYPE
+// when the user did not and ts_blas_core_for names a better core than
+// OpenBLAS's, sets OPENBLAS_THREAD_TIMEOUT=20 (idle workers sleep after
+// 2^20 TSC ticks, ~0.4 ms, instead of 2^28) when the user did not, and if
+// either was set runs the program again (execv of /proc/self/exe with the
+// same argv), once: a marker variable stops a second run. The run after
+// that removes what it set from its environment. Does not return when it re-runs;
 // otherwise returns TS_OK (a failed re-run is noted in ts_blas_kernels and
 // the program carries on with OpenBLAS's kernels). argv must be main's.
 //
@@ -68,5 +68,10 @@ int ts_blas_init(int argc, char **argv);
 // "Haswell, set by OPENBLAS_CORETYPE", "Cooperlake, OpenBLAS's own choice",
 // or "gslcblas" with another CBLAS. Valid for the life of the program.
 const char *ts_blas_kernels(void);
+
+// The spin OpenBLAS's idle threads do before they sleep, as log2 of TSC
+// ticks (OpenBLAS's reading of OPENBLAS_THREAD_TIMEOUT, clamped to 4-30;
+// 28 when unset), or 0 with another CBLAS.
+int ts_blas_thread_timeout(void);
 
 #endif

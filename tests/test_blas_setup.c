@@ -72,17 +72,41 @@ Test(blas_setup, a_coretype_the_user_set_wins) {
     free(out);
 }
 
-Test(blas_setup, the_rerun_gives_the_environment_back_and_does_not_loop) {
-    // One execve by the shell, one re-run, and no more: the marker stops it.
+// The number of execve calls of `tinyseq --version` under env settings `vars`
+// (1: the shell's own; 2: one re-run), or -1 without strace.
+static int execs(const char *vars) {
+    if (test_run("command -v strace >/dev/null", NULL) != 0) return -1;
     char cmd[1024], *out;
     snprintf(cmd, sizeof cmd,
-             "env -u OPENBLAS_CORETYPE TS_BLAS_PRETEND_CORE=Prescott strace -f -e trace=execve -o /dev/stdout "
-             "%s --version 2>/dev/null | grep -c 'execve(' || true",
-             TS_PROGRAM);
-    if (test_run("command -v strace >/dev/null", NULL) != 0) cr_skip_test("strace is not installed");
+             "env -u OPENBLAS_CORETYPE -u OPENBLAS_THREAD_TIMEOUT %s strace -f -e trace=execve -o /dev/stdout "
+             "%s --version 2>/dev/null | grep -c 'execve('",
+             vars, TS_PROGRAM);
     int rc = test_run(cmd, &out);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
-    int execs = atoi(out);
-    cr_assert_eq(execs, expected_for_prescott() ? 2 : 1, "%d execve calls", execs);
+    int n = atoi(out);
+    free(out);
+    return n;
+}
+
+Test(blas_setup, one_rerun_at_most_and_none_when_the_user_set_both) {
+    if (execs("") < 0) cr_skip_test("strace is not installed");
+    cr_assert_eq(execs(""), 2, "the timeout is unset: one re-run, and no more");
+    cr_assert_eq(execs("TS_BLAS_PRETEND_CORE=Prescott"), 2, "kernels and timeout in the same re-run");
+    cr_assert_eq(execs("OPENBLAS_THREAD_TIMEOUT=20 TS_BLAS_PRETEND_CORE=Prescott"), expected_for_prescott() ? 2 : 1);
+    cr_assert_eq(execs("OPENBLAS_THREAD_TIMEOUT=20"), 1, "nothing to change: no re-run");
+    cr_assert_eq(execs("OPENBLAS_THREAD_TIMEOUT=20 OPENBLAS_CORETYPE=Haswell TS_BLAS_PRETEND_CORE=Prescott"), 1);
+}
+
+Test(blas_setup, idle_threads_sleep_after_a_short_spin_unless_the_user_says) {
+    char cmd[1024], *out;
+    snprintf(cmd, sizeof cmd, "env -u OPENBLAS_THREAD_TIMEOUT %s --version", TS_PROGRAM);
+    int rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "idle BLAS threads sleep after 2^20 cycles"), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "OPENBLAS_THREAD_TIMEOUT=12 %s --version", TS_PROGRAM);
+    rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "idle BLAS threads sleep after 2^12 cycles"), "%s", out);
     free(out);
 }
