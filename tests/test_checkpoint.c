@@ -1226,3 +1226,56 @@ Test(checkpoint, replays_fuzzer_crash_inputs) {
     if (dir) closedir(dir);
     cr_log_info("replayed %d fuzzer crash inputs from %s", replayed, dir_path);
 }
+
+// ---- loading for inference ----------------------------------------------------------------
+
+// skip_training_state: OPTM and BLOB are checked, not parsed; the rest loads
+// as usual, and a damaged optimizer section is still caught by its CRC.
+Test(checkpoint, loading_for_inference_skips_the_training_state_but_checks_it) {
+    ts_ckpt *ck = sample();
+    unsigned char *file;
+    size_t file_len;
+    save_mem(ck, &file, &file_len);
+    ts_ckpt *got;
+    ts_ckpt_load_opts opts = {.skip_training_state = 1};
+    cr_assert_eq(ts_ckpt_load_mem(file, file_len, &opts, &got), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_tensor_count(got, TS_CKPT_OPTIM), 0);
+    cr_assert_eq(ts_ckpt_blob_count(got), 0);
+    cr_assert_eq(ts_ckpt_tensor_count(got, TS_CKPT_PARAMS), ts_ckpt_tensor_count(ck, TS_CKPT_PARAMS));
+    cr_assert_eq(ts_ckpt_vocab_count(got), 2);
+    ts_ckpt_free(got);
+    free(file);
+
+    unsigned char *payload;
+    size_t len;
+    payload_of(ck, &payload, &len);
+    unsigned char *m = find_bytes(payload, len, "adam.m.encoder.weight");
+    m[0] ^= 1;  // one bit in the optimizer section, CRCs left as they were
+    unsigned char *edited;
+    size_t edited_len;
+    gzip_bytes(payload, len, 6, &edited, &edited_len);
+    assert_fails_with(ts_ckpt_load_mem(edited, edited_len, &opts, &got), TS_ERR_FORMAT, "section OPTM CRC mismatch");
+    free(edited);
+    m[0] ^= 1;
+    find_bytes(payload, len, "rng")[0] ^= 1;  // and in the blobs
+    gzip_bytes(payload, len, 6, &edited, &edited_len);
+    assert_fails_with(ts_ckpt_load_mem(edited, edited_len, &opts, &got), TS_ERR_FORMAT, "section BLOB CRC mismatch");
+    free(edited);
+    free(payload);
+    ts_ckpt_free(ck);
+}
+
+Test(checkpoint, take_tensor_data_hands_over_the_buffer) {
+    ts_ckpt *ck = sample();
+    const ts_ckpt_tensor *t = ts_ckpt_find_tensor(ck, TS_CKPT_PARAMS, "encoder.weight");
+    double want[6];
+    memcpy(want, t->data, sizeof want);
+    double *data = ts_ckpt_take_tensor_data(ck, TS_CKPT_PARAMS, "encoder.weight");
+    cr_assert_not_null(data);
+    cr_assert_arr_eq(data, want, sizeof want);
+    cr_assert_null(ts_ckpt_find_tensor(ck, TS_CKPT_PARAMS, "encoder.weight")->data);
+    cr_assert_null(ts_ckpt_take_tensor_data(ck, TS_CKPT_PARAMS, "no.such"));
+    cr_assert_null(ts_ckpt_take_tensor_data(ck, TS_CKPT_OPTIM, "encoder.weight"));
+    ts_ckpt_free(ck);  // frees what it still owns, not the taken buffer
+    free(data);
+}

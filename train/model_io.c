@@ -47,7 +47,9 @@ static int vocab_from_ckpt(const ts_ckpt *ck, const char *name, int64_t expected
     return ts_vocab_from_words(v->tokens, v->count, out);
 }
 
-int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) {
+// With `owned` (ck itself, freed by the caller next), the weights move out of
+// the container instead of being copied: 42 MB less to touch for Tatoeba.
+static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, ts_translator *out) {
     memset(out, 0, sizeof *out);
     const char *attn, *decoder;
     int64_t bi, emb, hidden, sv, tv, max_len;
@@ -73,9 +75,7 @@ int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) {
     if ((rc = vocab_from_ckpt(ck, "source", sv, &out->src_vocab)) ||
         (rc = vocab_from_ckpt(ck, "target", tv, &out->tgt_vocab)))
         goto fail;
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);  // the values are overwritten below
-    out->model = rng ? ts_seq2seq_new(&cfg, rng) : NULL;
-    gsl_rng_free(rng);
+    out->model = ts_seq2seq_new(&cfg, NULL);  // no initial values: the file's come next
     if (!out->model) {
         rc = ts_last_error()[0] ? TS_ERR_FORMAT : TS_ERR_NOMEM;
         goto fail;
@@ -85,7 +85,9 @@ int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) {
         size_t shape[3] = {(size_t)p->shape[0], (size_t)p->shape[1], (size_t)p->shape[2]};
         const ts_ckpt_tensor *t;
         if ((rc = ts_ckpt_expect_tensor(ck, TS_CKPT_PARAMS, p->name, p->ndim, shape, &t))) goto fail;
-        memcpy(p->data, t->data, p->size * sizeof(double));
+        double *data = owned ? ts_ckpt_take_tensor_data(owned, TS_CKPT_PARAMS, p->name) : NULL;
+        if (data) free(p->data), p->data = data;
+        else memcpy(p->data, t->data, p->size * sizeof(double));
     }
     size_t stored = ts_ckpt_tensor_count(ck, TS_CKPT_PARAMS);
     if (stored != (size_t)out->model->params.count) {
@@ -107,12 +109,14 @@ fail:
     return rc;
 }
 
+int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) { return from_ckpt(ck, NULL, out); }
+
 int ts_translator_load(const char *path, ts_translator *out) {
     memset(out, 0, sizeof *out);
     ts_ckpt *ck;
-    int rc = ts_ckpt_load(path, NULL, &ck);
+    int rc = ts_ckpt_load(path, &(ts_ckpt_load_opts){.skip_training_state = 1}, &ck);
     if (rc) return rc;
-    rc = ts_translator_from_ckpt(ck, out);
+    rc = from_ckpt(ck, ck, out);
     if (rc) {
         char message[1024];
         snprintf(message, sizeof message, "%s", ts_last_error());

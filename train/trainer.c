@@ -96,8 +96,10 @@ static int make_dirs(const char *path) {
 // ---- checkpoints -------------------------------------------------------------
 
 // Everything that decides what a continued run computes is saved; nothing
-// that depends on time or the machine is.
-static int save_checkpoint(trainer *t, const char *name) {
+// that depends on time or the machine is. Without `full` (best.ckpt), only
+// what inference needs and how the model was trained: no optimizer state,
+// RNGs or position, a third of the bytes to load for translate.
+static int save_checkpoint(trainer *t, const char *name, int full) {
     const ts_train_opts *o = t->opts;
     // An update can overflow even when its loss and gradient were finite:
     // refuse to write such a model (the previous file stays as it was).
@@ -125,6 +127,8 @@ static int save_checkpoint(trainer *t, const char *name) {
     if (!rc) rc = ts_ckpt_set_double(ck, "train.lr_decay", o->lr_decay);
     if (!rc) rc = ts_ckpt_set_int(ck, "train.patience", o->patience);
     if (!rc) rc = ts_ckpt_set_int(ck, "train.seed", o->seed);
+    if (!rc) rc = ts_ckpt_set(ck, "checkpoint.kind", full ? "training" : "inference");
+    if (!rc && !full) goto save;
     if (!rc) rc = ts_ckpt_set_int(ck, "state.step", t->step);
     if (!rc) rc = ts_ckpt_set_int(ck, "state.epoch", t->epoch);
     if (!rc) rc = ts_ckpt_set_int(ck, "state.position", t->position);
@@ -153,6 +157,7 @@ static int save_checkpoint(trainer *t, const char *name) {
         rc = ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, "history.train_loss", 1, &n, t->history_train);
         if (!rc) rc = ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, "history.dev_loss", 1, &n, t->history_dev);
     }
+save:;
     char path[4096];
     if (!rc) rc = path_join(path, sizeof path, o->out_dir, name);
     if (!rc) rc = ts_ckpt_save(ck, path);
@@ -214,6 +219,10 @@ static int check_same_options(const trainer *t, const ts_ckpt *ck) {
 static int restore_state(trainer *t, const ts_ckpt *ck) {
     int64_t step, epoch, position, stale, skipped, tokens, optim_step;
     double lr;
+    const char *kind;
+    if (!ts_ckpt_get_string(ck, "checkpoint.kind", &kind) && !strcmp(kind, "inference"))
+        return ts_fail(TS_ERR_FORMAT, "%s holds a model for inference, no training state: resume from last.ckpt",
+                       t->opts->resume);
     int rc = ts_ckpt_get_int(ck, "state.step", 0, INT64_MAX, &step);
     if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch", 0, 1000000, &epoch);
     if (!rc) rc = ts_ckpt_get_int(ck, "state.position", 0, INT64_MAX, &position);
@@ -386,8 +395,8 @@ static int end_epoch(trainer *t, int *stop) {
         rc = ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
         goto done;
     }
-    if (improved && (rc = save_checkpoint(t, "best.ckpt"))) goto done;
-    if ((rc = save_checkpoint(t, "last.ckpt"))) goto done;
+    if (improved && (rc = save_checkpoint(t, "best.ckpt", 0))) goto done;
+    if ((rc = save_checkpoint(t, "last.ckpt", 1))) goto done;
     if (hyps && t->split.n_dev > 0 && (rc = write_attention_figure(t, &hyps[0], t->split.dev[0]))) goto done;
     if (!(rc = path_join(path, sizeof path, o->out_dir, "loss.svg")))
         rc = ts_render_loss_svg_path(path, t->history_train, t->history_dev, (size_t)t->epoch, "loss per epoch");
@@ -644,7 +653,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
             fputc('\n', o->log);
         }
     }
-    if ((rc = save_checkpoint(&t, "last.ckpt"))) goto done;
+    if ((rc = save_checkpoint(&t, "last.ckpt", 1))) goto done;
     if (o->out) print_examples(&t);
     report->steps = t.step;
     report->skipped = t.skipped;
