@@ -1428,10 +1428,14 @@ static int parse_tensors(struct reader *r, ts_ckpt *ck, enum ts_ckpt_section sec
             free(data);
             return ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
         }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        memcpy(data, r->p + r->pos, 8 * size);  // the file's byte order is this host's
+#else
         for (size_t k = 0; k < size; k++) {
             uint64_t bits = get_u64(r->p + r->pos + 8 * k);
             memcpy(&data[k], &bits, 8);
         }
+#endif
         r->pos += 8 * size;
         rc = push_tensor(ck, section, name_copy, (int)ndim, shape, size, data);
     }
