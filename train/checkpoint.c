@@ -35,7 +35,7 @@ enum {
     SECTION_COUNT = 5,
     TRAILER_SIZE = 4,
     ZLEVEL = 0,        // fixed (byte-identical promise); stored: float64 weights barely compress (~5%),
-                       // and level 6 inflates at ~120 MB/s, 0.35 s for a 5.3M-parameter model
+                       // and level 6 costs 0.19 s to inflate, 1.3 s to deflate for 5.3M parameters
     GZIP_WINDOW = 31,  // 15-bit window + 16 = gzip framing
     GZIP_OS_UNKNOWN = 255,
     CHUNK = 1 << 16,
