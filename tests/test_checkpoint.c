@@ -1279,3 +1279,28 @@ Test(checkpoint, take_tensor_data_hands_over_the_buffer) {
     ts_ckpt_free(ck);  // frees what it still owns, not the taken buffer
     free(data);
 }
+
+// zlib leaves gzip's CRC and size to the loader (derived from the CRCs it
+// computes anyway): a flip in either field is still rejected.
+Test(checkpoint, rejects_a_wrong_gzip_crc_or_size) {
+    ts_ckpt *ck = sample();
+    unsigned char *file;
+    size_t len;
+    save_mem(ck, &file, &len);
+    for (size_t i = len - 8; i < len; i++) {
+        for (int bit = 0; bit < 8; bit += 3) {
+            file[i] ^= (unsigned char)(1u << bit);
+            ts_ckpt *got = (ts_ckpt *)1;
+            int rc = ts_ckpt_load_mem(file, len, NULL, &got);
+            cr_assert_eq(rc, TS_ERR_FORMAT, "byte %zu bit %d: status %d", i, bit, rc);
+            cr_assert_null(got);
+            cr_assert(strstr(ts_last_error(), "gzip"), "byte %zu: %s", i, ts_last_error());
+            file[i] ^= (unsigned char)(1u << bit);
+        }
+    }
+    ts_ckpt *got;
+    cr_assert_eq(ts_ckpt_load_mem(file, len, NULL, &got), TS_OK, "%s", ts_last_error());
+    ts_ckpt_free(got);
+    free(file);
+    ts_ckpt_free(ck);
+}

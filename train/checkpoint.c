@@ -1098,18 +1098,30 @@ static int check_prelude(const unsigned char *p, uint64_t cap, const char *what,
     return TS_OK;
 }
 
+// The last 8 bytes of the compressed input seen so far: at the end, gzip's
+// trailer (CRC-32 and size of the payload).
+static void keep_tail(unsigned char tail[8], const unsigned char *p, size_t n) {
+    if (n >= 8) {
+        memcpy(tail, p + n - 8, 8);
+    } else if (n > 0) {
+        memmove(tail, tail + n, 8 - n);
+        memcpy(tail + 8 - n, p, n);
+    }
+}
+
 // Inflates the single gzip member into *out (malloc'd, *len bytes), checking
 // the prelude as soon as it arrives and never holding more than the declared
-// size, then rejecting anything after the member.
+// size, then rejecting anything after the member. zlib does not check gzip's
+// CRC and size: the caller does, from the CRCs it computes anyway, with the
+// trailer left in gzip_trailer (one pass over the payload fewer).
 static int inflate_payload(struct source *src, uint64_t cap, unsigned char **out,
-                           size_t *len) {
+                           size_t *len, unsigned char gzip_trailer[8]) {
     z_stream z;
     memset(&z, 0, sizeof z);
     if (inflateInit2(&z, GZIP_WINDOW) != Z_OK)
         return ts_fail(TS_ERR_NOMEM, "checkpoint %s: inflateInit2 failed", src->what);
-#ifdef TS_CKPT_FUZZING
-    inflateValidate(&z, 0); // skip gzip's own CRC too
-#endif
+    inflateValidate(&z, 0);  // gzip's CRC and size: see parse_payload
+    memset(gzip_trailer, 0, 8);
     size_t have = 0, buf_cap = PRELUDE_SIZE, total = 0; // total known after the prelude
     unsigned char *buf = malloc(buf_cap);
     unsigned char extra;
@@ -1157,8 +1169,10 @@ static int inflate_payload(struct source *src, uint64_t cap, unsigned char **out
             z.next_out = buf + have;
             z.avail_out = room > UINT_MAX ? UINT_MAX : (uInt)room;
         }
-        uInt before = z.avail_out;
+        uInt before = z.avail_out, in_before = z.avail_in;
+        const unsigned char *in = z.next_in;
         int ret = inflate(&z, Z_NO_FLUSH);
+        keep_tail(gzip_trailer, in, in_before - z.avail_in);
         size_t produced = before - z.avail_out;
         if (past_end && produced) {
             rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: payload is longer than its declared "
@@ -1485,7 +1499,7 @@ static int parse_blobs(struct reader *r, ts_ckpt *ck) {
 // Each section's CRC is checked before its body is parsed, so damage is
 // reported by section; the payload CRC comes last.
 static int parse_payload(const unsigned char *p, size_t total, const char *what, int skip_training,
-                         ts_ckpt **out) {
+                         const unsigned char gzip_trailer[8], ts_ckpt **out) {
     ts_ckpt *ck = ts_ckpt_new();
     if (!ck) return TS_ERR_NOMEM;
     struct reader r = {p, PRELUDE_SIZE, total - TRAILER_SIZE, what, "?"};
@@ -1540,6 +1554,12 @@ static int parse_payload(const unsigned char *p, size_t total, const char *what,
                      "section", what, r.end - r.pos);
     if (rc == TS_OK && CRC_CHECKED && get_u32(p + total - TRAILER_SIZE) != payload_crc)
         rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: payload CRC mismatch", what);
+    // gzip's CRC covers the whole payload, trailer included; its size field is
+    // the payload's length mod 2^32.
+    if (rc == TS_OK && CRC_CHECKED &&
+        (get_u32(gzip_trailer) != (uint32_t)crc32(payload_crc, p + total - TRAILER_SIZE, TRAILER_SIZE) ||
+         get_u32(gzip_trailer + 4) != (uint32_t)total))
+        rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: corrupt gzip data: its CRC or size does not match", what);
     if (rc != TS_OK) {
         ts_ckpt_free(ck);
         return rc;
@@ -1552,9 +1572,10 @@ static int load_from(struct source *src, const ts_ckpt_load_opts *opts, ts_ckpt 
     uint64_t cap = opts && opts->max_payload ? opts->max_payload : TS_CKPT_DEFAULT_MAX_PAYLOAD;
     unsigned char *payload = NULL;
     size_t len = 0;
-    int rc = inflate_payload(src, cap, &payload, &len);
+    unsigned char gzip_trailer[8];
+    int rc = inflate_payload(src, cap, &payload, &len, gzip_trailer);
     if (rc != TS_OK) return rc;
-    rc = parse_payload(payload, len, src->what, opts && opts->skip_training_state, out);
+    rc = parse_payload(payload, len, src->what, opts && opts->skip_training_state, gzip_trailer, out);
     free(payload);
     return rc;
 }
