@@ -145,7 +145,8 @@ int ts_blas_init(int argc, char **argv) {
     if (want) unsetenv("OPENBLAS_CORETYPE");
     if (set_timeout) unsetenv("OPENBLAS_THREAD_TIMEOUT");
     unsetenv(TS_REEXEC_VAR);
-    snprintf(kernels, sizeof kernels, "%s, OpenBLAS's own choice (running again failed: %s)", core, strerror(err));
+    size_t used = strlen(kernels);
+    snprintf(kernels + used, sizeof kernels - used, " (running again failed: %s)", strerror(err));
 #else
     (void)argc, (void)argv;
     snprintf(kernels, sizeof kernels, "%s", ts_blas_name());
