@@ -21,6 +21,9 @@
 #include "data/vocab.h"
 #include "models/seq2seq.h"
 #include "tensor/kernels.h"
+#include "tensor/blas_setup.h"
+#include "train/checkpoint.h"
+#include "train/model_io.h"
 #include "train/optim.h"
 
 #include <gsl/gsl_rng.h>
@@ -132,7 +135,11 @@ static int cmp_double(const void *a, const void *b) {
 int main(int argc, char **argv) {
     const char *corpus_path = "../shared/data/tatoeba-eng-fra.tsv", *attn = "bahdanau", *decoder = NULL;
     int max_len = 10, emb = 256, hidden = 256, batch = 64, steps = 40, warmup = 3, threads = 0, greedy = 200;
+    int greedy_batch = 0;
+    const char *save_model = NULL, *save_dev = NULL;
     double lr = 1e-3, clip = 5.0, dgemm_seconds = 0;
+    ts_blas_init(argc, argv);  // the kernels and thread timeout tinyseq runs with
+    printf("kernels: %s\n", ts_blas_kernels());
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
         if (!strcmp(k, "--corpus")) corpus_path = v;
@@ -146,6 +153,9 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "--warmup")) warmup = atoi(v);
         else if (!strcmp(k, "--threads")) threads = atoi(v);
         else if (!strcmp(k, "--greedy")) greedy = atoi(v);
+        else if (!strcmp(k, "--greedy-batch")) greedy_batch = atoi(v);
+        else if (!strcmp(k, "--save-model")) save_model = v;
+        else if (!strcmp(k, "--save-dev")) save_dev = v;
         else if (!strcmp(k, "--dgemm-seconds")) dgemm_seconds = atof(v);
         else {
             fprintf(stderr, "profile_step: unknown option %s\n", k);
@@ -285,6 +295,63 @@ int main(int argc, char **argv) {
                "(%.3f ms per output token), %d dev sentences\n",
                1e3 * times[n / 2], (double)out_tokens / n, 1e3 * total_time / (double)out_tokens, n);
         free(times);
+    }
+
+    // The same sentences in batches of greedy_batch, one ts_seq2seq_greedy
+    // call per batch (source (S, B) time-major, padded), as a batched
+    // translation of a file would run them. The batch runs until every
+    // sentence ended or the longest one's limit.
+    if (greedy > 0 && greedy_batch > 1) {
+        int n = greedy < (int)split.n_dev ? greedy : (int)split.n_dev;
+        int *src = malloc((size_t)64 * greedy_batch * sizeof *src), *lens = malloc((size_t)greedy_batch * sizeof *lens);
+        ts_hypothesis *hyps = malloc((size_t)greedy_batch * sizeof *hyps);
+        if (!src || !lens || !hyps) die("greedy batch buffers");
+        long out_tokens = 0;
+        double t0 = now();
+        for (int first = 0; first < n; first += greedy_batch) {
+            int B = n - first < greedy_batch ? n - first : greedy_batch, S = 1;
+            for (int b = 0; b < B; b++) {
+                const ts_pair *p = &corpus->pairs[split.dev[first + b]];
+                lens[b] = p->src_len < 64 ? p->src_len : 64;
+                if (lens[b] > S) S = lens[b];
+            }
+            for (int b = 0; b < B; b++) {
+                const ts_pair *p = &corpus->pairs[split.dev[first + b]];
+                int ids[64];
+                ts_vocab_encode(sv, p->src, (size_t)lens[b], ids);
+                for (int t = 0; t < S; t++) src[t * B + b] = t < lens[b] ? ids[t] : TS_PAD;
+            }
+            ts_batch_view view = {.B = B, .S = S, .src = src, .src_len = lens};
+            ts_ctx_reset(&ctx);
+            if (ts_seq2seq_greedy(model, &ctx, &view, 2 * S + 10, hyps)) die("batched greedy");
+            for (int b = 0; b < B; b++) out_tokens += hyps[b].len + 1, ts_hypothesis_free(&hyps[b]);
+        }
+        double total = now() - t0;
+        printf("greedy_batch %d: %.3f ms per sentence, %.1f output tokens per sentence, %d dev sentences\n",
+               greedy_batch, 1e3 * total / n, (double)out_tokens / n, n);
+        free(src);
+        free(lens);
+        free(hyps);
+    }
+
+    // An inference checkpoint of this model (for timing `tinyseq translate`),
+    // and the dev sources one per line (to translate a file).
+    if (save_model) {
+        ts_ckpt *ck = ts_ckpt_new();
+        if (!ck || ts_model_to_ckpt(ck, model, sv, tv, max_len) || ts_ckpt_set(ck, "checkpoint.kind", "inference") ||
+            ts_ckpt_save(ck, save_model))
+            die("--save-model");
+        ts_ckpt_free(ck);
+    }
+    if (save_dev) {
+        FILE *f = fopen(save_dev, "w");
+        if (!f) die("--save-dev");
+        for (size_t i = 0; i < split.n_dev; i++) {
+            const ts_pair *p = &corpus->pairs[split.dev[i]];
+            for (int k = 0; k < p->src_len; k++) fprintf(f, "%s%s", k ? " " : "", p->src[k]);
+            fputc('\n', f);
+        }
+        if (fclose(f)) die("--save-dev");
     }
     ts_arena_free(arena);
     ts_optim_free(&optim);

@@ -1,46 +1,51 @@
 #!/usr/bin/env bash
 # tinyseq against the PyTorch reference (../shared/bench/torch_ref.py --bucket),
-# side by side in one run: issue 8's benchmark. See docs/performance.md.
+# float64 and float32, side by side in one run (issues 8 and 15). See
+# docs/performance.md.
 #
-#   bash bench/run.sh                  # full: 3 rounds x 3 configs, A B A B ...
+#   bash bench/run.sh                  # full: 3 rounds x 2 configs x 2 kernel settings
 #   BENCH_SMOKE=1 bash bench/run.sh    # CI: a few steps, one round, no speed claims
+#   BENCH_TTQ=1 bash bench/run.sh      # also the time-to-quality row (~30+ min)
 #
 # Environment (all optional):
 #   ROUNDS=3  STEPS=150  THREADS=2      rounds, optimizer steps per run, threads
-#   CONFIGS="64:128:32:bahdanau 256:256:64:bahdanau 256:256:64:general"
+#   CONFIGS="64:128:32:bahdanau 256:256:64:bahdanau"
 #   BUILD_DIR=build-bench               Release build of tinyseq made here
-#   OPENBLAS_CORETYPE                   kept if set, else Haswell (as the machine's
-#                                       environment sets it); both programs run under it
 #   PYTHON                              a python3 that imports torch (default: the
 #                                       first of /usr/bin/python3, python3 that does)
 #   DATA=../shared/data/tatoeba-eng-fra.tsv  MAX_LEN=10
+#   TTQ_EPOCHS=10                       epochs of the time-to-quality row
 #
-# Per config it prints the median tokens/s of each program over the rounds,
-# their ratio, tinyseq's matmul GFLOP/s (FLOPs counted from its tape) against
-# the dgemm rate measured in this run at the output projection's shapes, and
-# the peak RSS of each (GNU time). Then the greedy translation time of one
-# sentence. Exit status 0 unless a program fails; speed is reported, not asserted.
+# Both programs run twice per config: as a user runs them (OPENBLAS_CORETYPE
+# and OPENBLAS_THREAD_TIMEOUT removed from the environment), and each on the
+# best kernels the CPU supports (OPENBLAS_CORETYPE set to the core tinyseq
+# chose from CPUID, for both). Where those are the same kernels (OpenBLAS's
+# own choice is already the best) the second pass is skipped and says so.
+# Each round runs tinyseq, torch float64, torch float32, in that order.
+# Per config and pass it prints the median tokens/s of each, tinyseq's ratio
+# to each, tinyseq's matmul GFLOP/s (FLOPs counted from its tape) against the
+# dgemm rate measured in this run at the output projection's shapes, and
+# the peak RSS of each; then translate's start-to-finish time for one
+# sentence with an inference checkpoint of the 256/256 model, and greedy
+# ms per sentence, one at a time and in batches of 64. Without an importable
+# torch it reports tinyseq alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 SHARED=${SHARED:-../shared}
 DATA=${DATA:-$SHARED/data/tatoeba-eng-fra.tsv}
 MAX_LEN=${MAX_LEN:-10}
 THREADS=${THREADS:-2}
 BUILD_DIR=${BUILD_DIR:-build-bench}
-CONFIGS=${CONFIGS:-"64:128:32:bahdanau 256:256:64:bahdanau 256:256:64:general"}
+CONFIGS=${CONFIGS:-"64:128:32:bahdanau 256:256:64:bahdanau"}
+TTQ_EPOCHS=${TTQ_EPOCHS:-10}
 if [ "${BENCH_SMOKE:-0}" = 1 ]; then
   ROUNDS=${ROUNDS:-1}; STEPS=${STEPS:-6}; DGEMM_SECONDS=${DGEMM_SECONDS:-0.1}; GREEDY=${GREEDY:-10}
 else
   ROUNDS=${ROUNDS:-3}; STEPS=${STEPS:-150}; DGEMM_SECONDS=${DGEMM_SECONDS:-1.5}; GREEDY=${GREEDY:-200}
 fi
-if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
-  export OPENBLAS_CORETYPE=Haswell
-  coretype_note="OPENBLAS_CORETYPE was unset; set to Haswell for both programs"
-else
-  export OPENBLAS_CORETYPE
-  coretype_note="OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE inherited, for both programs"
-fi
+# "As a user runs them": none of the variables that choose OpenBLAS's kernels
+# or threads' spinning, whatever the calling shell has.
+unset OPENBLAS_CORETYPE OPENBLAS_THREAD_TIMEOUT
 [ -r "$DATA" ] || { echo "bench: cannot read $DATA" >&2; exit 1; }
 # Peak RSS from GNU time; without it (apt-get install -y time) RSS is not reported.
 if [ -x /usr/bin/time ]; then
@@ -61,6 +66,14 @@ cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I. bench/profile_step.c "${libs[@]}" 
 TINYSEQ=$BUILD_DIR/tinyseq
 PROFILE=$BUILD_DIR/bench/profile_step
 
+# ---- the kernels: tinyseq's choice and OpenBLAS's own
+kernels=$("$TINYSEQ" --version | sed -n 's/^kernels: //p')
+best_core=${kernels%%,*}
+case "$kernels" in
+  *"OpenBLAS picked "*) own_core=$(sed 's/.*OpenBLAS picked \([A-Za-z0-9_]*\).*/\1/' <<<"$kernels") ;;
+  *) own_core=$best_core ;;
+esac
+
 # ---- the reference, if torch is importable
 PY=""
 for cand in ${PYTHON:-} /usr/bin/python3 python3; do
@@ -77,72 +90,117 @@ trap 'rm -rf "$WORK"' EXIT
 
 median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 maxrss_mb() { [ -r "$1" ] && awk -F': ' '/Maximum resident set size/ {printf "%.0f\n", $2 / 1024}' "$1" || echo "-"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0) printf "%.2f", a / b; else print "-"}'; }
 
 echo "# tinyseq vs PyTorch (torch_ref.py --bucket), $(date -u +%Y-%m-%dT%H:%MZ)"
-echo "# machine: nproc $(nproc), $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), $coretype_note"
-echo "# $THREADS threads, float64, $DATA --max-len $MAX_LEN, $STEPS steps per run (tokens/s after 3 warm-up steps), $ROUNDS rounds A B A B"
+echo "# machine: nproc $(nproc), $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
+echo "# tinyseq's kernels with no variables set: $kernels; OpenBLAS's own choice: $own_core"
+echo "# $THREADS threads, $DATA --max-len $MAX_LEN, $STEPS steps per run (tokens/s after 3 warm-up steps), $ROUNDS rounds: tinyseq, torch f64, torch f32"
 [ -n "$PY" ] && echo "# reference: $PY $("$PY" -c 'import torch; print("torch", torch.__version__)')"
 
+# One pass over the configs. $1: "default" (no variables) or a core name set
+# as OPENBLAS_CORETYPE for both programs.
 summary=()
-for cfg in $CONFIGS; do
-  IFS=: read -r E H B ATTN <<<"$cfg"
-  name="emb $E, hidden $H, batch $B, $ATTN"
-  : >"$WORK/ts.txt"; : >"$WORK/pt.txt"; : >"$WORK/ts_rss.txt"; : >"$WORK/pt_rss.txt"
-  for r in $(seq 1 "$ROUNDS"); do
-    # A: tinyseq
-    timed "$WORK/ts_time.txt" "$TINYSEQ" train --corpus "$DATA" --max-len "$MAX_LEN" --emb "$E" \
-      --hidden "$H" --batch "$B" --attn "$ATTN" --lr 0.001 --clip 5 --steps "$STEPS" --threads "$THREADS" \
-      --show 0 --out "$WORK/run" >"$WORK/ts_out.txt" 2>"$WORK/ts_err.txt" \
-      || { echo "bench: tinyseq failed:"; cat "$WORK/ts_err.txt"; exit 1; }
-    sed -n 's/^train: tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/ts_out.txt" >>"$WORK/ts.txt"
-    maxrss_mb "$WORK/ts_time.txt" >>"$WORK/ts_rss.txt"
-    # B: PyTorch
+run_pass() {
+  local pass=$1 envs=()
+  [ "$pass" != default ] && envs=(OPENBLAS_CORETYPE="$pass")
+  for cfg in $CONFIGS; do
+    IFS=: read -r E H B ATTN <<<"$cfg"
+    local name="emb $E, hidden $H, batch $B, $ATTN"
+    for f in ts pt64 pt32 ts_rss pt64_rss pt32_rss; do : >"$WORK/$f.txt"; done
+    for r in $(seq 1 "$ROUNDS"); do
+      timed "$WORK/time.txt" env "${envs[@]}" "$TINYSEQ" train --corpus "$DATA" --max-len "$MAX_LEN" --emb "$E" \
+        --hidden "$H" --batch "$B" --attn "$ATTN" --lr 0.001 --clip 5 --steps "$STEPS" --threads "$THREADS" \
+        --show 0 --out "$WORK/run" >"$WORK/ts_out.txt" 2>"$WORK/ts_err.txt" \
+        || { echo "bench: tinyseq failed:"; cat "$WORK/ts_err.txt"; exit 1; }
+      sed -n 's/^train: tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/ts_out.txt" >>"$WORK/ts.txt"
+      maxrss_mb "$WORK/time.txt" >>"$WORK/ts_rss.txt"
+      ts_kernels=$(sed -n 's/^kernels: //p' "$WORK/ts_out.txt")
+      if [ -n "$PY" ]; then
+        for dt in 64 32; do
+          timed "$WORK/time.txt" env "${envs[@]}" "$PY" "$TORCH_REF" --data "$DATA" --max-len "$MAX_LEN" --emb "$E" \
+            --hidden "$H" --batch "$B" --attn "$ATTN" --dtype "float$dt" --threads "$THREADS" --bucket \
+            --steps "$STEPS" >"$WORK/pt_out.txt" 2>&1 || { echo "bench: torch_ref.py failed:"; tail "$WORK/pt_out.txt"; exit 1; }
+          sed -n 's/^RESULT tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/pt_out.txt" >>"$WORK/pt$dt.txt"
+          maxrss_mb "$WORK/time.txt" >>"$WORK/pt${dt}_rss.txt"
+        done
+      fi
+    done
+    # FLOPs per token from tinyseq's own tape, and dgemm at this config's shapes, in this run.
+    env "${envs[@]}" "$PROFILE" --corpus "$DATA" --max-len "$MAX_LEN" --emb "$E" --hidden "$H" --batch "$B" \
+      --attn "$ATTN" --threads "$THREADS" --steps 10 --greedy 0 --dgemm-seconds "$DGEMM_SECONDS" >"$WORK/prof.txt"
+    local mflop dgemm ts_med ts_rss gflops frac
+    mflop=$(sed -n 's/.*(\([0-9.]*\) MFLOP\/token.*/\1/p' "$WORK/prof.txt")
+    dgemm=$(sed -n 's/^dgemm_rate \([0-9.]*\).*/\1/p' "$WORK/prof.txt")
+    ts_med=$(median <"$WORK/ts.txt")
+    ts_rss=$(sort -g "$WORK/ts_rss.txt" | tail -1)  # the largest of the rounds
+    gflops=$(awk -v t="$ts_med" -v f="$mflop" 'BEGIN {printf "%.1f", t * f / 1000}')
+    frac=$(awk -v g="$gflops" -v d="$dgemm" 'BEGIN {printf "%.0f", 100 * g / d}')
+    echo
+    echo "== $name; kernels: $pass (tinyseq: $ts_kernels)"
+    echo "tinyseq f64  tokens/s median $ts_med  (runs: $(paste -sd' ' "$WORK/ts.txt"))  peak RSS ${ts_rss} MB"
+    local p64="-" p32="-" r64="-" r32="-" rss64="-" rss32="-"
     if [ -n "$PY" ]; then
-      timed "$WORK/pt_time.txt" "$PY" "$TORCH_REF" --data "$DATA" --max-len "$MAX_LEN" --emb "$E" \
-        --hidden "$H" --batch "$B" --attn "$ATTN" --dtype float64 --threads "$THREADS" --bucket \
-        --steps "$STEPS" >"$WORK/pt_out.txt" 2>&1 || { echo "bench: torch_ref.py failed:"; tail "$WORK/pt_out.txt"; exit 1; }
-      sed -n 's/^RESULT tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/pt_out.txt" >>"$WORK/pt.txt"
-      maxrss_mb "$WORK/pt_time.txt" >>"$WORK/pt_rss.txt"
+      p64=$(median <"$WORK/pt64.txt"); p32=$(median <"$WORK/pt32.txt")
+      rss64=$(sort -g "$WORK/pt64_rss.txt" | tail -1); rss32=$(sort -g "$WORK/pt32_rss.txt" | tail -1)
+      r64=$(ratio "$ts_med" "$p64"); r32=$(ratio "$ts_med" "$p32")
+      echo "torch f64    tokens/s median $p64  (runs: $(paste -sd' ' "$WORK/pt64.txt"))  peak RSS ${rss64} MB"
+      echo "torch f32    tokens/s median $p32  (runs: $(paste -sd' ' "$WORK/pt32.txt"))  peak RSS ${rss32} MB"
+      echo "ratio        tinyseq / torch f64 = ${r64}x, tinyseq / torch f32 = ${r32}x"
     fi
+    echo "flops        ${mflop} MFLOP/token (matmuls, forward + backward) -> ${gflops} GFLOP/s = ${frac}% of dgemm ${dgemm} GFLOP/s (this run, output-projection shapes, $THREADS threads)"
+    summary+=("| $E/$H/$B $ATTN | $pass | $ts_med | $p64 | $p32 | ${r64} / ${r32} | $gflops / $dgemm ($frac%) | $ts_rss / $rss64 / $rss32 |")
   done
-  # FLOPs per token from tinyseq's own tape, and dgemm at this config's shapes, in this run.
-  "$PROFILE" --corpus "$DATA" --max-len "$MAX_LEN" --emb "$E" --hidden "$H" --batch "$B" --attn "$ATTN" \
-    --threads "$THREADS" --steps 10 --greedy 0 --dgemm-seconds "$DGEMM_SECONDS" >"$WORK/prof.txt"
-  mflop=$(sed -n 's/.*(\([0-9.]*\) MFLOP\/token.*/\1/p' "$WORK/prof.txt")
-  dgemm=$(sed -n 's/^dgemm_rate \([0-9.]*\).*/\1/p' "$WORK/prof.txt")
-  ts_med=$(median <"$WORK/ts.txt")
-  ts_all=$(paste -sd' ' "$WORK/ts.txt")
-  ts_rss=$(sort -g "$WORK/ts_rss.txt" | tail -1)  # the largest of the rounds
-  gflops=$(awk -v t="$ts_med" -v f="$mflop" 'BEGIN {printf "%.1f", t * f / 1000}')
-  frac=$(awk -v g="$gflops" -v d="$dgemm" 'BEGIN {printf "%.0f", 100 * g / d}')
-  echo
-  echo "== $name"
-  echo "tinyseq   tokens/s median $ts_med  (runs: $ts_all)  peak RSS ${ts_rss} MB"
-  if [ -n "$PY" ]; then
-    pt_med=$(median <"$WORK/pt.txt")
-    pt_all=$(paste -sd' ' "$WORK/pt.txt")
-    pt_rss=$(sort -g "$WORK/pt_rss.txt" | tail -1)
-    ratio=$(awk -v a="$ts_med" -v b="$pt_med" 'BEGIN {printf "%.2f", a / b}')
-    echo "pytorch   tokens/s median $pt_med  (runs: $pt_all)  peak RSS ${pt_rss} MB"
-    echo "ratio     tinyseq / pytorch = ${ratio}x"
-  else
-    pt_med="-"; pt_rss="-"; ratio="-"
-  fi
-  echo "flops     ${mflop} MFLOP/token (matmuls, forward + backward) -> ${gflops} GFLOP/s = ${frac}% of dgemm ${dgemm} GFLOP/s (this run, output-projection shapes, $THREADS threads)"
-  summary+=("| $E/$H/$B $ATTN | $ts_med | $pt_med | $ratio | $gflops / $dgemm ($frac%) | $ts_rss | $pt_rss |")
-done
+}
 
-# Greedy translation of one sentence at a time (hidden 256, the model untrained:
-# it runs to its length limit more often than a trained one does).
+run_pass default
+if [ "$best_core" != "$own_core" ]; then
+  run_pass "$best_core"
+else
+  echo
+  echo "(best kernels = OpenBLAS's own choice here ($own_core): the default pass is the best-kernel pass)"
+fi
+
+# ---- translate: start to finish, and greedy per sentence. The model is the
+# 256/256 bahdanau one after a few steps (an inference checkpoint, as
+# best.ckpt); untrained, it runs to its length limit (2n + 10) more often
+# than a trained one.
 "$PROFILE" --corpus "$DATA" --max-len "$MAX_LEN" --emb 256 --hidden 256 --batch 64 --attn bahdanau \
-  --threads "$THREADS" --steps 1 --warmup 0 --greedy "$GREEDY" >"$WORK/greedy.txt"
-greedy=$(grep '^greedy' "$WORK/greedy.txt")
+  --threads "$THREADS" --steps 1 --warmup 0 --greedy "$GREEDY" --greedy-batch 64 \
+  --save-model "$WORK/model.ckpt" --save-dev "$WORK/dev.txt" >"$WORK/greedy.txt"
+: >"$WORK/start.txt"
+for r in 1 2 3 4 5; do
+  s=$(date +%s%N)
+  "$TINYSEQ" translate --model "$WORK/model.ckpt" "the cat sleeps ." >/dev/null
+  e=$(date +%s%N)
+  echo $(((e - s) / 1000000)) >>"$WORK/start.txt"
+done
+model_mb=$(du -m "$WORK/model.ckpt" | cut -f1)
 
 echo
-echo "| config | tinyseq tok/s | PyTorch f64 tok/s | ratio | tinyseq GFLOP/s / dgemm | tinyseq RSS MB | PyTorch RSS MB |"
-echo "|---|---|---|---|---|---|---|"
+echo "| config | kernels | tinyseq f64 tok/s | torch f64 | torch f32 | ratio to f64 / f32 | tinyseq GFLOP/s / dgemm | peak RSS MB tinyseq / f64 / f32 |"
+echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${summary[@]}"
 echo
-echo "$greedy"
+echo "translate, one sentence, start to finish (${model_mb} MB inference checkpoint, emb 256, hidden 256): median $(median <"$WORK/start.txt") ms (runs: $(paste -sd' ' "$WORK/start.txt"))"
+grep '^greedy' "$WORK/greedy.txt"
+
+# ---- time to quality (opt-in): TTQ_EPOCHS epochs of Tatoeba, 256/256/64,
+# tinyseq (with its per-epoch dev evaluation) then torch_ref.py float32.
+if [ "${BENCH_TTQ:-0}" = 1 ]; then
+  s=$(date +%s)
+  "$TINYSEQ" train --corpus "$DATA" --max-len "$MAX_LEN" --emb 256 --hidden 256 --batch 64 --attn bahdanau \
+    --lr 0.001 --clip 5 --epochs "$TTQ_EPOCHS" --threads "$THREADS" --show 0 --out "$WORK/ttq" >"$WORK/ttq_ts.txt" 2>&1
+  ts_wall=$(($(date +%s) - s))
+  echo
+  echo "time to quality, $TTQ_EPOCHS epochs 256/256/64: tinyseq ${ts_wall} s wall; $(grep -E '^dev:' "$WORK/ttq_ts.txt" | tail -1)"
+  if [ -n "$PY" ]; then
+    s=$(date +%s)
+    "$PY" "$TORCH_REF" --data "$DATA" --max-len "$MAX_LEN" --emb 256 --hidden 256 --batch 64 --attn bahdanau \
+      --dtype float32 --threads "$THREADS" --bucket --epochs "$TTQ_EPOCHS" --greedy-eval 500 >"$WORK/ttq_pt.txt" 2>&1
+    pt_wall=$(($(date +%s) - s))
+    echo "time to quality, $TTQ_EPOCHS epochs 256/256/64: torch_ref f32 ${pt_wall} s wall; $(grep -iE 'bleu|RESULT' "$WORK/ttq_pt.txt" | tail -2 | paste -sd' ')"
+  fi
+fi
 [ "${BENCH_SMOKE:-0}" = 1 ] && echo "(smoke mode: $STEPS steps, numbers are not measurements)"
 exit 0

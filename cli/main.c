@@ -1,5 +1,7 @@
 // tinyseq: train, inspect and check attention seq2seq models.
 #include "cli/cli.h"
+#include "tensor/blas_setup.h"
+#include "tensor/kernels.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -30,10 +32,11 @@ static void usage(FILE *out) {
                  "commands:\n");
     for (int i = 0; subcommands[i].name; i++)
         fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
-    fprintf(out, "\nLinear algebra: GSL on %s.\n", TS_CBLAS_NAME);
+    fprintf(out, "\nLinear algebra: GSL on %s (kernels: %s).\n", TS_CBLAS_NAME, ts_blas_kernels());
 }
 
 int main(int argc, char **argv) {
+    ts_blas_init(argc, argv);  // may run tinyseq again, once, with better kernels
     // Past `ulimit -f` a write then fails with EFBIG, reported like a full
     // disk (message, old file intact, exit 1), instead of killing us silently.
     signal(SIGXFSZ, SIG_IGN);
@@ -46,7 +49,9 @@ int main(int argc, char **argv) {
         return TS_EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("tinyseq 0.1.0 (GSL on %s)\n", TS_CBLAS_NAME);
+        printf("tinyseq 0.1.0 (GSL on %s)\nkernels: %s\n", TS_CBLAS_NAME, ts_blas_kernels());
+        if (ts_blas_thread_timeout())
+            printf("threads: %d, idle BLAS threads sleep after 2^%d cycles\n", ts_blas_threads(), ts_blas_thread_timeout());
         return TS_EXIT_OK;
     }
     for (int i = 0; subcommands[i].name; i++)

@@ -83,7 +83,8 @@ int ts_seq2seq_layout(const ts_model_config *cfg, ts_param_shape *out, int *n);
 
 // A model with every parameter registered and initialised from rng:
 // U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases (PyTorch's GRU
-// and Linear default), N(0, 1) for embeddings. NULL on a bad config or no
+// and Linear default), N(0, 1) for embeddings; rng NULL: zeros, for a model
+// whose values are loaded next. NULL on a bad config or no
 // memory (message in ts_last_error()). Free with ts_seq2seq_free.
 ts_seq2seq *ts_seq2seq_new(const ts_model_config *cfg, gsl_rng *rng);
 void ts_seq2seq_free(ts_seq2seq *model);

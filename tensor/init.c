@@ -6,10 +6,12 @@
 #include <math.h>
 
 void ts_init_uniform(ts_tensor *t, gsl_rng *rng, double lo, double hi) {
+    if (!rng) return;
     for (size_t i = 0; i < t->size; i++) t->data[i] = lo + (hi - lo) * gsl_rng_uniform(rng);
 }
 
 void ts_init_normal(ts_tensor *t, gsl_rng *rng, double std) {
+    if (!rng) return;
     for (size_t i = 0; i < t->size; i++) t->data[i] = gsl_ran_gaussian(rng, std);
 }
 

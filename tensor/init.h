@@ -7,6 +7,9 @@
 
 #include "tensor/tensor.h"
 
+// With rng NULL, ts_init_uniform and ts_init_normal leave t as it is: for a
+// model whose values are loaded next (no 5 M Gaussians drawn to be overwritten).
+
 // data[i] ~ U(lo, hi)
 void ts_init_uniform(ts_tensor *t, gsl_rng *rng, double lo, double hi);
 

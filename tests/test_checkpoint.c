@@ -1360,3 +1360,81 @@ Test(checkpoint, a_header_promising_a_huge_model_costs_no_memory) {
     long grown = peak_rss_kib() - before;
     cr_assert_lt(grown, 64 * 1024, "peak memory grew by %ld KiB", grown);
 }
+
+// ---- loading for inference ----------------------------------------------------------------
+
+// skip_training_state: OPTM and BLOB are checked, not parsed; the rest loads
+// as usual, and a damaged optimizer section is still caught by its CRC.
+Test(checkpoint, loading_for_inference_skips_the_training_state_but_checks_it) {
+    ts_ckpt *ck = sample();
+    unsigned char *file;
+    size_t file_len;
+    save_mem(ck, &file, &file_len);
+    ts_ckpt *got;
+    ts_ckpt_load_opts opts = {.skip_training_state = 1};
+    cr_assert_eq(ts_ckpt_load_mem(file, file_len, &opts, &got), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_tensor_count(got, TS_CKPT_OPTIM), 0);
+    cr_assert_eq(ts_ckpt_blob_count(got), 0);
+    cr_assert_eq(ts_ckpt_tensor_count(got, TS_CKPT_PARAMS), ts_ckpt_tensor_count(ck, TS_CKPT_PARAMS));
+    cr_assert_eq(ts_ckpt_vocab_count(got), 2);
+    ts_ckpt_free(got);
+    free(file);
+
+    unsigned char *payload;
+    size_t len;
+    payload_of(ck, &payload, &len);
+    unsigned char *m = find_bytes(payload, len, "adam.m.encoder.weight");
+    m[0] ^= 1;  // one bit in the optimizer section, CRCs left as they were
+    unsigned char *edited;
+    size_t edited_len;
+    gzip_bytes(payload, len, 6, &edited, &edited_len);
+    assert_fails_with(ts_ckpt_load_mem(edited, edited_len, &opts, &got), TS_ERR_FORMAT, "section OPTM CRC mismatch");
+    free(edited);
+    m[0] ^= 1;
+    find_bytes(payload, len, "rng")[0] ^= 1;  // and in the blobs
+    gzip_bytes(payload, len, 6, &edited, &edited_len);
+    assert_fails_with(ts_ckpt_load_mem(edited, edited_len, &opts, &got), TS_ERR_FORMAT, "section BLOB CRC mismatch");
+    free(edited);
+    free(payload);
+    ts_ckpt_free(ck);
+}
+
+Test(checkpoint, take_tensor_data_hands_over_the_buffer) {
+    ts_ckpt *ck = sample();
+    const ts_ckpt_tensor *t = ts_ckpt_find_tensor(ck, TS_CKPT_PARAMS, "encoder.weight");
+    double want[6];
+    memcpy(want, t->data, sizeof want);
+    double *data = ts_ckpt_take_tensor_data(ck, TS_CKPT_PARAMS, "encoder.weight");
+    cr_assert_not_null(data);
+    cr_assert_arr_eq(data, want, sizeof want);
+    cr_assert_null(ts_ckpt_find_tensor(ck, TS_CKPT_PARAMS, "encoder.weight")->data);
+    cr_assert_null(ts_ckpt_take_tensor_data(ck, TS_CKPT_PARAMS, "no.such"));
+    cr_assert_null(ts_ckpt_take_tensor_data(ck, TS_CKPT_OPTIM, "encoder.weight"));
+    ts_ckpt_free(ck);  // frees what it still owns, not the taken buffer
+    free(data);
+}
+
+// zlib leaves gzip's CRC and size to the loader (derived from the CRCs it
+// computes anyway): a flip in either field is still rejected.
+Test(checkpoint, rejects_a_wrong_gzip_crc_or_size) {
+    ts_ckpt *ck = sample();
+    unsigned char *file;
+    size_t len;
+    save_mem(ck, &file, &len);
+    for (size_t i = len - 8; i < len; i++) {
+        for (int bit = 0; bit < 8; bit += 3) {
+            file[i] ^= (unsigned char)(1u << bit);
+            ts_ckpt *got = (ts_ckpt *)1;
+            int rc = ts_ckpt_load_mem(file, len, NULL, &got);
+            cr_assert_eq(rc, TS_ERR_FORMAT, "byte %zu bit %d: status %d", i, bit, rc);
+            cr_assert_null(got);
+            cr_assert(strstr(ts_last_error(), "gzip"), "byte %zu: %s", i, ts_last_error());
+            file[i] ^= (unsigned char)(1u << bit);
+        }
+    }
+    ts_ckpt *got;
+    cr_assert_eq(ts_ckpt_load_mem(file, len, NULL, &got), TS_OK, "%s", ts_last_error());
+    ts_ckpt_free(got);
+    free(file);
+    ts_ckpt_free(ck);
+}

@@ -528,3 +528,39 @@ Test(train, the_parameter_count_without_allocating_is_the_models) {
             }
     gsl_rng_free(rng);
 }
+
+// best.ckpt holds what inference needs (header, vocabularies, parameters) and
+// no training state; last.ckpt holds it all. Resuming from best.ckpt says so.
+Test(train, best_ckpt_is_for_inference_and_last_ckpt_for_resuming) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *a = join(dir, "a"), *b = join(dir, "b");
+    ts_train_report r;
+    ts_train_opts o = tiny_opts(corpus, a);
+    o.epochs = 1;
+    cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+    char *best = join(a, "best.ckpt"), *last = join(a, "last.ckpt");
+    ts_ckpt *cb, *cl;
+    cr_assert_eq(ts_ckpt_load(best, NULL, &cb), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_load(last, NULL, &cl), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_tensor_count(cb, TS_CKPT_OPTIM), 0, "no optimizer state in best.ckpt");
+    cr_assert_eq(ts_ckpt_blob_count(cb), 0, "no RNG state in best.ckpt");
+    cr_assert_gt(ts_ckpt_tensor_count(cl, TS_CKPT_OPTIM), 0);
+    cr_assert_eq(ts_ckpt_tensor_count(cb, TS_CKPT_PARAMS), ts_ckpt_tensor_count(cl, TS_CKPT_PARAMS));
+    ts_translator tr;
+    cr_assert_eq(ts_translator_from_ckpt(cb, &tr), TS_OK, "%s", ts_last_error());
+    ts_translator_free(&tr);
+    ts_ckpt_free(cb);
+    ts_ckpt_free(cl);
+    o.out_dir = b;
+    o.resume = best;
+    o.epochs = 2;
+    cr_assert_eq(ts_train(&o, &r), TS_ERR_FORMAT);
+    cr_assert(strstr(ts_last_error(), "resume from last.ckpt"), "%s", ts_last_error());
+    free(dir);
+    free(corpus);
+    free(a);
+    free(b);
+    free(best);
+    free(last);
+    fclose(o.out);
+}

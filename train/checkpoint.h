@@ -146,6 +146,12 @@ const ts_ckpt_tensor *ts_ckpt_find_tensor(const ts_ckpt *ck, enum ts_ckpt_sectio
 int ts_ckpt_expect_tensor(const ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
                           int ndim, const size_t *shape, const ts_ckpt_tensor **out);
 
+// Hands tensor `name`'s data buffer (size values) to the caller, who frees it
+// with free(); NULL when there is no such tensor. The container's tensor keeps
+// its name and shape but its data becomes NULL: call it only on a container
+// that is freed next. Saves a copy of every weight when loading a model.
+double *ts_ckpt_take_tensor_data(ts_ckpt *ck, enum ts_ckpt_section section, const char *name);
+
 // Blobs in order of first setting; ts_ckpt_blob_at gives borrowed name/bytes.
 size_t ts_ckpt_blob_count(const ts_ckpt *ck);
 void ts_ckpt_blob_at(const ts_ckpt *ck, size_t i, const char **name, const void **bytes,
@@ -190,6 +196,10 @@ typedef struct ts_ckpt_load_opts {
     // decompressing; one inflating past its declared size is rejected as soon
     // as it does. Memory used is bounded by the bytes actually inflated.
     uint64_t max_payload;
+    // Nonzero: the OPTM and BLOB sections (optimizer and RNG state) are
+    // checked (frame, CRCs) but not parsed: the container has no optimizer
+    // tensors or blobs. For inference, which needs neither.
+    int skip_training_state;
 } ts_ckpt_load_opts;
 
 // Reads and fully validates a checkpoint file (opts NULL = defaults) and on

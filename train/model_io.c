@@ -82,7 +82,9 @@ static int check_params(const ts_ckpt *ck, const ts_model_config *cfg, const cha
     return TS_OK;
 }
 
-int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) {
+// With `owned` (ck itself, freed by the caller next), the weights move out of
+// the container instead of being copied: 42 MB less to touch for Tatoeba.
+static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, ts_translator *out) {
     memset(out, 0, sizeof *out);
     const char *attn, *decoder;
     int64_t bi, emb, hidden, sv, tv, max_len;
@@ -110,10 +112,8 @@ int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) {
     if ((rc = check_params(ck, &cfg, attn, decoder)) || (rc = vocab_from_ckpt(ck, "source", sv, &out->src_vocab)) ||
         (rc = vocab_from_ckpt(ck, "target", tv, &out->tgt_vocab)))
         goto fail;
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);  // the values are overwritten below
     ts_clear_error();
-    out->model = rng ? ts_seq2seq_new(&cfg, rng) : NULL;
-    gsl_rng_free(rng);
+    out->model = ts_seq2seq_new(&cfg, NULL);  // no initial values: the file's come next
     if (!out->model) {
         rc = name_file(ck, ts_last_error()[0] ? TS_ERR_NOMEM : ts_fail(TS_ERR_NOMEM, "cannot allocate the model"));
         goto fail;
@@ -123,7 +123,9 @@ int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) {
         size_t shape[3] = {(size_t)p->shape[0], (size_t)p->shape[1], (size_t)p->shape[2]};
         const ts_ckpt_tensor *t;
         if ((rc = ts_ckpt_expect_tensor(ck, TS_CKPT_PARAMS, p->name, p->ndim, shape, &t))) goto fail;
-        memcpy(p->data, t->data, p->size * sizeof(double));
+        double *data = owned ? ts_ckpt_take_tensor_data(owned, TS_CKPT_PARAMS, p->name) : NULL;
+        if (data) free(p->data), p->data = data;
+        else memcpy(p->data, t->data, p->size * sizeof(double));
     }
     return TS_OK;
 fail:
@@ -131,12 +133,14 @@ fail:
     return rc;
 }
 
+int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) { return from_ckpt(ck, NULL, out); }
+
 int ts_translator_load(const char *path, ts_translator *out) {
     memset(out, 0, sizeof *out);
     ts_ckpt *ck;
-    int rc = ts_ckpt_load(path, NULL, &ck);
+    int rc = ts_ckpt_load(path, &(ts_ckpt_load_opts){.skip_training_state = 1}, &ck);
     if (rc) return rc;
-    rc = ts_translator_from_ckpt(ck, out);  // its messages name the path already
+    rc = from_ckpt(ck, ck, out);  // its messages name the path already
     ts_ckpt_free(ck);
     return rc;
 }

@@ -13,6 +13,7 @@
 #include "data/toy.h"
 #include "autograd/ops.h"
 #include "data/vocab.h"
+#include "tensor/blas_setup.h"
 #include "tensor/kernels.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
@@ -276,8 +277,10 @@ static int check_checkpoint_size(const ts_train_opts *o, const ts_model_config *
 }
 
 // Everything that decides what a continued run computes is saved; nothing
-// that depends on time or the machine is.
-static int save_checkpoint(trainer *t, const char *name) {
+// that depends on time or the machine is. Without `full` (best.ckpt), only
+// what inference needs and how the model was trained: no optimizer state,
+// RNGs or position, a third of the bytes to load for translate.
+static int save_checkpoint(trainer *t, const char *name, int full) {
     const ts_train_opts *o = t->opts;
     // An update can overflow even when its loss and gradient were finite:
     // refuse to write such a model (the previous file stays as it was).
@@ -307,6 +310,8 @@ static int save_checkpoint(trainer *t, const char *name) {
     if (!rc) rc = ts_ckpt_set_double(ck, "train.lr_decay", o->lr_decay);
     if (!rc) rc = ts_ckpt_set_int(ck, "train.patience", o->patience);
     if (!rc) rc = ts_ckpt_set_int(ck, "train.seed", o->seed);
+    if (!rc) rc = ts_ckpt_set(ck, "checkpoint.kind", full ? "training" : "inference");
+    if (!rc && !full) goto save;
     if (!rc) rc = ts_ckpt_set_int(ck, "state.step", t->step);
     if (!rc) rc = ts_ckpt_set_int(ck, "state.epoch", t->epoch);
     if (!rc) rc = ts_ckpt_set_int(ck, "state.position", t->position);
@@ -335,6 +340,7 @@ static int save_checkpoint(trainer *t, const char *name) {
         rc = ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, "history.train_loss", 1, &n, t->history_train);
         if (!rc) rc = ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, "history.dev_loss", 1, &n, t->history_dev);
     }
+save:;
     char path[4096];
     if (!rc) rc = path_join(path, sizeof path, o->out_dir, name);
     if (!rc) rc = ts_ckpt_save(ck, path);
@@ -406,6 +412,10 @@ static int restore_state(trainer *t, const ts_ckpt *ck, long max_epochs) {
     const ts_train_opts *o = t->opts;
     int64_t step, epoch, position, stale, skipped, tokens, optim_step;
     double lr;
+    const char *kind;
+    if (!ts_ckpt_get_string(ck, "checkpoint.kind", &kind) && !strcmp(kind, "inference"))
+        return ts_fail(TS_ERR_FORMAT, "%s holds a model for inference, no training state: resume from last.ckpt",
+                       t->opts->resume);
     int rc = ts_ckpt_get_int(ck, "state.step", 0, COUNT_MAX, &step);
     if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch", 0, TS_MAX_EPOCHS, &epoch);
     if (!rc) rc = ts_ckpt_get_int(ck, "state.position", 0, (int64_t)ts_batcher_count(t->batcher), &position);
@@ -665,8 +675,8 @@ static int end_epoch(trainer *t, int *stop) {
         rc = ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
         goto done;
     }
-    if (improved && (rc = save_checkpoint(t, "best.ckpt"))) goto done;
-    if ((rc = save_checkpoint(t, "last.ckpt"))) goto done;
+    if (improved && (rc = save_checkpoint(t, "best.ckpt", 0))) goto done;
+    if ((rc = save_checkpoint(t, "last.ckpt", 1))) goto done;
     if (hyps && t->split.n_dev > 0 && (rc = write_attention_figure(t, &hyps[0], t->split.dev[0]))) goto done;
     if (!(rc = path_join(path, sizeof path, o->out_dir, "loss.svg")))
         rc = ts_render_loss_svg_path(path, t->history_train, t->history_dev, (size_t)t->epoch, "loss per epoch");
@@ -836,7 +846,7 @@ static int finish_run(trainer *t) {
     // The saved state is left as it is (best_dev stays unset), so a run
     // resumed from here computes what an uninterrupted one does.
     int best_is_last = t->epoch == 0 && isinf(t->best_dev);
-    if (best_is_last && (rc = save_checkpoint(t, "best.ckpt"))) {
+    if (best_is_last && (rc = save_checkpoint(t, "best.ckpt", 0))) {
         free_hyps(hyps, t->split.n_dev);
         return rc;
     }
@@ -933,6 +943,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         goto done;
     if ((rc = write_config(o, t.model, t.split.n_train, t.split.n_dev))) goto done;
     if (o->out) {
+        fprintf(o->out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_blas_threads());
         fprintf(o->out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
                 t.split.n_train, t.split.n_dev, cfg.src_vocab, cfg.tgt_vocab);
         fprintf(o->out, "model: %s attention, %s decoder%s, emb %d, hidden %d, %zu parameters; %s lr %g, batch %ld\n",
@@ -967,7 +978,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     }
     report->stopped = stop_requested(o);  // read once: a signal from here on waits for the end
     if (o->log && report->stopped && isatty(fileno(o->log))) fputc('\n', o->log);
-    if ((rc = save_checkpoint(&t, "last.ckpt"))) goto done;
+    if ((rc = save_checkpoint(&t, "last.ckpt", 1))) goto done;
     report->epoch = t.epoch;
     report->position = t.position;
     report->epoch_batches = (long)ts_batcher_count(t.batcher);

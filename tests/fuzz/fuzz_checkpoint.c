@@ -9,7 +9,10 @@
 // Beyond "no crash, no leak, no sanitizer report", each input checks:
 //   - a failure is TS_ERR_FORMAT or TS_ERR_NOMEM, with a message;
 //   - whatever loads, saves, and loads back to the same bytes;
-//   - the typed getters never crash on any loaded key.
+//   - the typed getters never crash on any loaded key;
+//   - loading for inference (skip_training_state) succeeds whenever the full
+//     load does (it parses less), holds no optimizer tensors or blobs, and
+//     hands its tensor data out cleanly (ts_ckpt_take_tensor_data).
 #include "train/checkpoint.h"
 
 #include "tensor/status.h"
@@ -61,6 +64,17 @@ static void poke_getters(const ts_ckpt *ck) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ts_ckpt *ck = NULL;
     int rc = ts_ckpt_load_mem(data, size, &opts, &ck);
+    ts_ckpt_load_opts light_opts = opts;
+    light_opts.skip_training_state = 1;
+    ts_ckpt *light = NULL;
+    int light_rc = ts_ckpt_load_mem(data, size, &light_opts, &light);
+    if (rc == TS_OK && light_rc != TS_OK) __builtin_trap();  // it parses less, never more
+    if (light_rc == TS_OK) {
+        if (ts_ckpt_tensor_count(light, TS_CKPT_OPTIM) != 0 || ts_ckpt_blob_count(light) != 0) __builtin_trap();
+        for (size_t i = 0; i < ts_ckpt_tensor_count(light, TS_CKPT_PARAMS); i++)
+            free(ts_ckpt_take_tensor_data(light, TS_CKPT_PARAMS, ts_ckpt_tensor_at(light, TS_CKPT_PARAMS, i)->name));
+        ts_ckpt_free(light);
+    }
     if (rc == TS_OK) {
         poke_getters(ck);
         check_round_trip(ck);

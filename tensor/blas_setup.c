@@ -1,0 +1,180 @@
+// Kernel choice from CPUID, the idle-thread timeout, and the one-time re-run
+// that applies them (see blas_setup.h for why a re-run).
+#include "tensor/blas_setup.h"
+
+#include "tensor/kernels.h"
+#include "tensor/status.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+// The marker of the re-run: its value is the core OpenBLAS chose first.
+#define TS_REEXEC_VAR "TS_BLAS_REEXEC"
+#define TS_PRETEND_VAR "TS_BLAS_PRETEND_CORE"
+
+// Idle OpenBLAS workers spin (sched_yield) for 2^N TSC ticks after their
+// last task before they sleep; 0.3.21's default N is 28, ~0.1 s, so during
+// training they never sleep and take a core the main thread's single-threaded
+// passes (Adam, softmax, GRU gates) could share with other programs. 2^20
+// ticks is ~0.4 ms at 2.5 GHz: long enough to stay awake between the matrix
+// products of one step, short enough to sleep through everything else.
+#define TS_THREAD_TIMEOUT "20"
+
+ts_cpu_features ts_cpu_features_detect(void) {
+    ts_cpu_features f = {0};
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+    f.fma = c >> 12 & 1;
+    f.avx = c >> 28 & 1;
+    bool osxsave = c >> 27 & 1;
+    if (osxsave) {
+        unsigned lo, hi;
+        __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        f.os_ymm = (lo & 0x6) == 0x6;    // SSE and AVX state
+        f.os_zmm = (lo & 0xe6) == 0xe6;  // and opmask, ZMM0-15 high, ZMM16-31
+    }
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+        f.avx2 = b >> 5 & 1;
+        f.avx512f = b >> 16 & 1;
+        f.avx512dq = b >> 17 & 1;
+        f.avx512bw = b >> 30 & 1;
+        f.avx512vl = b >> 31 & 1;
+    }
+#endif
+    return f;
+}
+
+ts_cpu_level ts_cpu_level_of(const ts_cpu_features *f) {
+    if (!f->avx || !f->os_ymm) return TS_CPU_SSE;
+    if (!f->avx2 || !f->fma) return TS_CPU_AVX;
+    if (f->avx512f && f->avx512bw && f->avx512dq && f->avx512vl && f->os_zmm) return TS_CPU_AVX512;
+    return TS_CPU_AVX2;
+}
+
+const char *ts_cpu_level_name(ts_cpu_level level) {
+    static const char *names[] = {"SSE", "AVX", "AVX2", "AVX-512"};
+    return level >= TS_CPU_SSE && level <= TS_CPU_AVX512 ? names[level] : "?";
+}
+
+// OpenBLAS 0.3.21's x86-64 core names (openblas_get_corename) by the
+// instructions their kernels use.
+static const struct {
+    const char *name;
+    ts_cpu_level level;
+} known_cores[] = {
+    {"Katmai", TS_CPU_SSE},       {"Coppermine", TS_CPU_SSE},    {"Northwood", TS_CPU_SSE},
+    {"Prescott", TS_CPU_SSE},     {"Banias", TS_CPU_SSE},        {"Atom", TS_CPU_SSE},
+    {"Core2", TS_CPU_SSE},        {"Penryn", TS_CPU_SSE},        {"Dunnington", TS_CPU_SSE},
+    {"Nehalem", TS_CPU_SSE},      {"Athlon", TS_CPU_SSE},        {"Opteron", TS_CPU_SSE},
+    {"Opteron_SSE3", TS_CPU_SSE}, {"Opteron(SSE3)", TS_CPU_SSE}, {"Barcelona", TS_CPU_SSE},
+    {"Nano", TS_CPU_SSE},         {"Bobcat", TS_CPU_SSE},        {"Sandybridge", TS_CPU_AVX},
+    {"Bulldozer", TS_CPU_AVX},    {"Piledriver", TS_CPU_AVX},    {"Steamroller", TS_CPU_AVX},
+    {"Haswell", TS_CPU_AVX2},     {"Zen", TS_CPU_AVX2},          {"Excavator", TS_CPU_AVX2},
+    {"SkylakeX", TS_CPU_AVX512},  {"Cooperlake", TS_CPU_AVX512}, {"SapphireRapids", TS_CPU_AVX512},
+};
+
+const char *ts_blas_core_for(ts_cpu_level level, const char *openblas_core) {
+    static const char *best[] = {[TS_CPU_AVX] = "Sandybridge", [TS_CPU_AVX2] = "Haswell", [TS_CPU_AVX512] = "SkylakeX"};
+    if (!openblas_core || level <= TS_CPU_SSE || level > TS_CPU_AVX512) return NULL;
+    for (size_t i = 0; i < sizeof known_cores / sizeof known_cores[0]; i++)
+        if (!strcasecmp(openblas_core, known_cores[i].name))
+            return known_cores[i].level < level ? best[level] : NULL;
+    return NULL;  // a core this table does not know: newer than 0.3.21's list
+}
+
+static char kernels[160];
+
+// The marker's value: "PICKED" (only the timeout was set) or "PICKED>FORCED",
+// then ";timeout" when we set OPENBLAS_THREAD_TIMEOUT.
+static void after_rerun(const char *core, const char *marker) {
+    char picked[64];
+    snprintf(picked, sizeof picked, "%.*s", (int)strcspn(marker, ">;"), marker);
+    int forced = strchr(marker, '>') != NULL;
+    ts_cpu_features f = ts_cpu_features_detect();
+    if (forced)
+        snprintf(kernels, sizeof kernels, "%s, chosen from CPUID (%s; OpenBLAS picked %s)", core,
+                 ts_cpu_level_name(ts_cpu_level_of(&f)), picked);
+    else if (getenv("OPENBLAS_CORETYPE")) snprintf(kernels, sizeof kernels, "%s, set by OPENBLAS_CORETYPE", core);
+    else snprintf(kernels, sizeof kernels, "%s, OpenBLAS's own choice", core);
+    // Give the user's environment back: a child sees what the user set.
+    if (forced) unsetenv("OPENBLAS_CORETYPE");
+    if (strstr(marker, ";timeout")) unsetenv("OPENBLAS_THREAD_TIMEOUT");
+    unsetenv(TS_REEXEC_VAR);
+}
+
+int ts_blas_init(int argc, char **argv) {
+#ifdef TS_HAVE_OPENBLAS
+    const char *core = ts_blas_core_name();
+    const char *marker = getenv(TS_REEXEC_VAR);
+    if (marker) {  // the re-run
+        after_rerun(core, marker);
+        return TS_OK;
+    }
+    const char *user_core = getenv("OPENBLAS_CORETYPE"), *user_timeout = getenv("OPENBLAS_THREAD_TIMEOUT");
+    const char *want = NULL, *picked = core;
+    if (user_core && *user_core) {
+        snprintf(kernels, sizeof kernels, "%s, set by OPENBLAS_CORETYPE", core);
+    } else {
+        const char *pretend = getenv(TS_PRETEND_VAR);
+        if (pretend && *pretend) picked = pretend;
+        ts_cpu_features f = ts_cpu_features_detect();
+        want = ts_blas_core_for(ts_cpu_level_of(&f), picked);
+        snprintf(kernels, sizeof kernels, "%s, OpenBLAS's own choice", core);
+    }
+    int set_timeout = !user_timeout || !*user_timeout;
+    if ((!want && !set_timeout) || argc < 1 || !argv || !argv[0] || argv[argc]) return TS_OK;
+    char marker_value[160];
+    snprintf(marker_value, sizeof marker_value, "%s%s%s%s", picked, want ? ">" : "", want ? want : "",
+             set_timeout ? ";timeout" : "");
+    if ((want && setenv("OPENBLAS_CORETYPE", want, 1)) ||
+        (set_timeout && setenv("OPENBLAS_THREAD_TIMEOUT", TS_THREAD_TIMEOUT, 1)) ||
+        setenv(TS_REEXEC_VAR, marker_value, 1))
+        return TS_OK;
+    fflush(NULL);
+    execv("/proc/self/exe", argv);
+    int err = errno;  // still here: carry on with what OpenBLAS chose
+    if (want) unsetenv("OPENBLAS_CORETYPE");
+    if (set_timeout) unsetenv("OPENBLAS_THREAD_TIMEOUT");
+    unsetenv(TS_REEXEC_VAR);
+    size_t used = strlen(kernels);
+    snprintf(kernels + used, sizeof kernels - used, " (running again failed: %s)", strerror(err));
+#else
+    (void)argc, (void)argv;
+    snprintf(kernels, sizeof kernels, "%s", ts_blas_name());
+#endif
+    return TS_OK;
+}
+
+#ifdef TS_HAVE_OPENBLAS
+int openblas_thread_timeout(void);  // exported by OpenBLAS, no header
+#endif
+
+int ts_blas_thread_timeout(void) {
+#ifdef TS_HAVE_OPENBLAS
+    int n = openblas_thread_timeout();  // 0 when unset
+    return n <= 0 ? 28 : n < 4 ? 4 : n > 30 ? 30 : n;
+#else
+    return 0;
+#endif
+}
+
+const char *ts_blas_kernels(void) {
+    if (!kernels[0]) {  // ts_blas_init was not called
+#ifdef TS_HAVE_OPENBLAS
+        snprintf(kernels, sizeof kernels, "%s, %s", ts_blas_core_name(),
+                 getenv("OPENBLAS_CORETYPE") ? "set by OPENBLAS_CORETYPE" : "OpenBLAS's own choice");
+#else
+        snprintf(kernels, sizeof kernels, "%s", ts_blas_name());
+#endif
+    }
+    return kernels;
+}

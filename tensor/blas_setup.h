@@ -1,0 +1,77 @@
+// The BLAS kernels and threads tinyseq runs on, chosen once at start-up.
+//
+// OpenBLAS picks its kernels from the CPU's family and model, in its library
+// constructor, before main() runs. 0.3.21 does not know newer CPUs (Intel
+// family 6 model 207, Emerald Rapids) and falls back to its generic SSE3
+// "Prescott" kernels there: dgemm 3x slower than the AVX-512 ones the CPU
+// supports. It reads OPENBLAS_CORETYPE (to force a kernel family) and
+// OPENBLAS_THREAD_TIMEOUT (how long an idle worker spins before it sleeps)
+// in that constructor only, so the only clean way to set them from the
+// program is to set them and run the program again: ts_blas_init does that,
+// once (~4 ms), when the CPU's feature bits (CPUID) say OpenBLAS chose worse
+// kernels than the CPU supports, or when OPENBLAS_THREAD_TIMEOUT is unset.
+// A variable the user set always wins: with both set, nothing runs again.
+//
+// A C program linking tinyseq gets the same speed by calling, first thing
+// in main() (before it reads stdin or starts a thread):
+//
+//     int main(int argc, char **argv) {
+//         ts_blas_init(argc, argv);   // may run the program again, once
+//         ...
+#ifndef TS_BLAS_SETUP_H
+#define TS_BLAS_SETUP_H
+
+#include <stdbool.h>
+
+// What the CPU and the OS support (CPUID leaves 1 and 7, XGETBV).
+typedef struct {
+    bool avx, fma, avx2;
+    bool avx512f, avx512bw, avx512dq, avx512vl;
+    bool os_ymm, os_zmm;  // XCR0: the OS saves the YMM / ZMM registers
+} ts_cpu_features;
+
+// Kernel levels, lowest first.
+typedef enum { TS_CPU_SSE = 0, TS_CPU_AVX, TS_CPU_AVX2, TS_CPU_AVX512 } ts_cpu_level;
+
+// This CPU's features (all false off x86-64).
+ts_cpu_features ts_cpu_features_detect(void);
+
+// The best level the features allow: AVX-512 needs F, BW, DQ and VL and the
+// OS's ZMM state; AVX2 needs FMA and the YMM state.
+ts_cpu_level ts_cpu_level_of(const ts_cpu_features *f);
+
+// "AVX-512", "AVX2", "AVX" or "SSE".
+const char *ts_cpu_level_name(ts_cpu_level level);
+
+// The OpenBLAS core to force on a CPU of `level` when OpenBLAS chose
+// `openblas_core` on its own ("SkylakeX" for AVX-512, "Haswell" for AVX2,
+// "Sandybridge" for AVX), or NULL to keep its choice: it is at the CPU's
+// level already, or a name this table does not know (a newer core).
+const char *ts_blas_core_for(ts_cpu_level level, const char *openblas_core);
+
+// Chooses the kernels and the idle-thread timeout: sets OPENBLAS_CORETYPE
+// when the user did not and ts_blas_core_for names a better core than
+// OpenBLAS's, sets OPENBLAS_THREAD_TIMEOUT=20 (idle workers sleep after
+// 2^20 TSC ticks, ~0.4 ms, instead of 2^28) when the user did not, and if
+// either was set runs the program again (execv of /proc/self/exe with the
+// same argv), once: a marker variable stops a second run. The run after
+// that removes what it set from its environment. Does not return when it re-runs;
+// otherwise returns TS_OK (a failed re-run is noted in ts_blas_kernels and
+// the program carries on with OpenBLAS's kernels). argv must be main's.
+//
+// Test-only: TS_BLAS_PRETEND_CORE=NAME makes it act as if OpenBLAS had
+// chosen NAME (say Prescott), so a test sees the re-run on any machine.
+int ts_blas_init(int argc, char **argv);
+
+// The kernels in use and why, for --version and the first line of train:
+// "SkylakeX, chosen from CPUID (AVX-512; OpenBLAS picked Prescott)",
+// "Haswell, set by OPENBLAS_CORETYPE", "Cooperlake, OpenBLAS's own choice",
+// or "gslcblas" with another CBLAS. Valid for the life of the program.
+const char *ts_blas_kernels(void);
+
+// The spin OpenBLAS's idle threads do before they sleep, as log2 of TSC
+// ticks (OpenBLAS's reading of OPENBLAS_THREAD_TIMEOUT, clamped to 4-30;
+// 28 when unset), or 0 with another CBLAS.
+int ts_blas_thread_timeout(void);
+
+#endif
