@@ -25,6 +25,9 @@ static const char usage[] =
     "\n"
     "  --model CKPT     checkpoint written by tinyseq train (required)\n"
     "  --beam K         beam width, 1..1000 (default 1: greedy)\n"
+    "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"
+    "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
+    "                 |y| counts <eos>); larger A favours longer outputs\n"
     "  --svg FILE       also write the heatmap as a standalone SVG figure\n"
     "  --json FILE      also write {source, target, weights, attention} as JSON\n"
     "  --pharaoh        print the argmax alignment as source-target pairs (\"0-0 2-1\"),\n"
@@ -110,6 +113,7 @@ static void print_words(const char *label, const char *const *words, int n) {
 int ts_cmd_attend(int argc, char **argv) {
     const char *model_path = NULL, *svg_path = NULL, *json_path = NULL, *sentence = NULL, *color = "auto";
     long beam = 1;
+    ts_length_penalty lp = {0, 0.0};
     int pharaoh = 0, values = 0;
     ts_args args;
     ts_args_init(&args, argc, argv, cmd);
@@ -138,6 +142,10 @@ int ts_cmd_attend(int argc, char **argv) {
         } else if (!strcmp(flag, "beam")) {
             if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, 1, 1000, &beam))
                 return TS_EXIT_USAGE;
+        } else if (!strcmp(flag, "length-penalty")) {
+            lp.gnmt = 1;
+            if (!(value = ts_args_value(&args, flag)) || ts_parse_double(cmd, flag, value, 0, 100, &lp.alpha))
+                return TS_EXIT_USAGE;
         } else {
             return ts_unknown_flag(cmd, flag);
         }
@@ -152,6 +160,7 @@ int ts_cmd_attend(int argc, char **argv) {
         ts_cli_error(cmd, 1, "cannot load the model");
         return TS_EXIT_FAIL;
     }
+    t.length_penalty = lp;
     ts_arena *arena = ts_arena_new(ARENA_START);
     if (!arena) {
         ts_cli_error(cmd, 1, "cannot allocate");

@@ -24,6 +24,9 @@ static const char usage[] =
     "  --model CKPT    checkpoint written by tinyseq train (required)\n"
     "  --corpus FILE   TSV corpus (required)\n"
     "  --beam K        beam width, 1..1000 (default 1: greedy, decoded in batches)\n"
+    "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"
+    "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
+    "                 |y| counts <eos>); larger A favours longer outputs\n"
     "  --align GOLD    gold alignments in Pharaoh format (\"0-0 1-2\", source-target),\n"
     "                  one line per sentence pair of FILE: adds AER and its diagonal baseline\n"
     "  --max-len N     leave out pairs with a side longer than N tokens (default:\n"
@@ -152,6 +155,7 @@ static void print_output(const ts_vocab *v, const ts_hypothesis *h) {
 int ts_cmd_eval(int argc, char **argv) {
     const char *model_path = NULL, *corpus_path = NULL, *align_path = NULL;
     long beam = 1, max_len = -1, show = 3, batch = 64;
+    ts_length_penalty lp = {0, 0.0};
     int skip_bad = 0;
     ts_args args;
     ts_args_init(&args, argc, argv, cmd);
@@ -175,6 +179,10 @@ int ts_cmd_eval(int argc, char **argv) {
             long lo = slot == &beam || slot == &batch ? 1 : 0, hi = slot == &beam ? 1000 : 1000000;
             if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, lo, hi, slot))
                 return TS_EXIT_USAGE;
+        } else if (!strcmp(flag, "length-penalty")) {
+            lp.gnmt = 1;
+            if (!(value = ts_args_value(&args, flag)) || ts_parse_double(cmd, flag, value, 0, 100, &lp.alpha))
+                return TS_EXIT_USAGE;
         } else {
             return ts_unknown_flag(cmd, flag);
         }
@@ -189,6 +197,7 @@ int ts_cmd_eval(int argc, char **argv) {
         ts_cli_error(cmd, 1, "cannot load the model");
         return TS_EXIT_FAIL;
     }
+    t.length_penalty = lp;
     // Read everything, filter below: a gold file corresponds to the pairs as read.
     ts_corpus *c = NULL;
     ts_corpus_opts copts = {.max_len = 0, .skip_bad = skip_bad};

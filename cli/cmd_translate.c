@@ -22,6 +22,9 @@ static const char usage[] =
     "  --model CKPT   checkpoint written by tinyseq train (required)\n"
     "  --beam K       beam width, 1..1000 (default 1: greedy; greedy decodes up to\n"
     "                 64 sentences together, several times faster per sentence)\n"
+    "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"
+    "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
+    "                 |y| counts <eos>); larger A favours longer outputs\n"
     "\n"
     "An input that is not valid UTF-8, or longer than 1000 tokens, gives a\n"
     "message naming its line (or argument) and a blank output line; the next\n"
@@ -157,6 +160,7 @@ static int submit(pending *p, ts_translator *t, ts_ctx *ctx, const char *text, s
 int ts_cmd_translate(int argc, char **argv) {
     const char *model_path = NULL;
     long beam = 1;
+    ts_length_penalty lp = {0, 0.0};
     // Positional arguments are the sentences; argv outlives this function.
     const char **sentences = malloc((size_t)argc * sizeof *sentences);
     int n_sentences = 0;
@@ -179,6 +183,10 @@ int ts_cmd_translate(int argc, char **argv) {
         } else if (!strcmp(flag, "beam")) {
             if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, 1, 1000, &beam))
                 usage_rc = TS_EXIT_USAGE;
+        } else if (!strcmp(flag, "length-penalty")) {
+            lp.gnmt = 1;
+            if (!(value = ts_args_value(&args, flag)) || ts_parse_double(cmd, flag, value, 0, 100, &lp.alpha))
+                usage_rc = TS_EXIT_USAGE;
         } else {
             usage_rc = ts_unknown_flag(cmd, flag);
         }
@@ -199,6 +207,7 @@ int ts_cmd_translate(int argc, char **argv) {
         free(sentences);
         return TS_EXIT_FAIL;
     }
+    t.length_penalty = lp;
     ts_arena *arena = ts_arena_new(ARENA_START);
     if (!arena) {
         ts_cli_error(cmd, 1, "cannot allocate");

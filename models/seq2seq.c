@@ -644,9 +644,17 @@ static void history_trace(const beam_history *h, int k, int len, ts_hypothesis *
     }
 }
 
-int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam, int max_len, ts_hypothesis *out) {
+double ts_length_penalized(double log_prob, int tokens, const ts_length_penalty *lp) {
+    if (!lp || !lp->gnmt) return log_prob / (tokens + 1);
+    return log_prob / pow((5.0 + tokens + 1) / 6.0, lp->alpha);
+}
+
+int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam, int max_len,
+                    const ts_length_penalty *lp, ts_hypothesis *out) {
     int V = m->cfg.tgt_vocab, S = n, K = beam;
     if (K < 1 || K > 1000 || max_len < 1 || n < 1) return ts_fail(TS_ERR_ARG, "beam: width %d, max_len %d, length %d", K, max_len, n);
+    if (lp && lp->gnmt && !(lp->alpha >= 0 && lp->alpha <= 100))
+        return ts_fail(TS_ERR_ARG, "beam: length penalty %g outside [0, 100]", lp->alpha);
     int grad_before = ts_set_grad_enabled(ctx, 0);
     memset(out, 0, sizeof *out);
     beam_history hist = {.K = K, .S = S};
@@ -697,7 +705,7 @@ int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam,
                 // Finished (or cut at the limit, then without its token).
                 int len = t, ended = c.token == TS_EOS;
                 finished++;
-                double final = ended ? c.score / (len + 1) : score[c.parent] / (len + 1);
+                double final = ts_length_penalized(ended ? c.score : score[c.parent], len, lp);
                 if (final > best_final) {
                     best_final = final;
                     ts_hypothesis_free(out);

@@ -168,7 +168,7 @@ typedef struct {
     int *tokens;        // (len) malloc'd
     double *attention;  // (len + 1, S) malloc'd, NULL if not requested
     int S;
-    double score;       // total log-probability (beam: divided by len + 1)
+    double score;       // total log-probability (beam: as ts_length_penalized ranks it)
     int ended;
 } ts_hypothesis;
 
@@ -180,9 +180,24 @@ void ts_hypothesis_free(ts_hypothesis *h);
 int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, int max_len,
                       ts_hypothesis *out);
 
+// How beam search ranks finished hypotheses of different lengths. The zero
+// value (or NULL) is length normalisation: log-probability / (tokens + 1),
+// tokens + 1 counting <eos>. With gnmt set, GNMT's length penalty (Wu et al.
+// 2016): log-probability / ((5 + tokens + 1) / 6)^alpha; alpha 0 ranks by the
+// raw log-probability (short outputs win), larger alpha favours longer ones.
+typedef struct {
+    int gnmt;
+    double alpha;  // >= 0
+} ts_length_penalty;
+
+// The score a finished hypothesis of `tokens` words (without <eos>) and total
+// log-probability log_prob is ranked by.
+double ts_length_penalized(double log_prob, int tokens, const ts_length_penalty *lp);
+
 // Beam search of width beam for one sentence (src ids, length n). Finished
-// hypotheses are ranked by log-probability / (tokens + 1); beam = 1 is greedy.
+// hypotheses are ranked by ts_length_penalized (lp NULL: length
+// normalisation); beam = 1 is greedy.
 int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam, int max_len,
-                    ts_hypothesis *out);
+                    const ts_length_penalty *lp, ts_hypothesis *out);
 
 #endif

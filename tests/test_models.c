@@ -439,7 +439,7 @@ Test(models, beam_width_one_equals_greedy) {
                 ts_ctx_reset(&ctx);
                 cr_assert_eq(ts_seq2seq_greedy(m, &ctx, &bv, 12, &greedy), TS_OK, "%s", ts_last_error());
                 ts_ctx_reset(&ctx);
-                cr_assert_eq(ts_seq2seq_beam(m, &ctx, src, n, 1, 12, &beam), TS_OK, "%s", ts_last_error());
+                cr_assert_eq(ts_seq2seq_beam(m, &ctx, src, n, 1, 12, NULL, &beam), TS_OK, "%s", ts_last_error());
                 cr_assert_eq(beam.len, greedy.len, "%s/%s n=%d: beam %d tokens (ended %d), greedy %d (ended %d)", ts_attn_name(cfg.attn),
                              ts_decoder_name(cfg.decoder), n, beam.len, beam.ended, greedy.len, greedy.ended);
                 cr_assert_eq(beam.ended, greedy.ended);
@@ -475,7 +475,7 @@ Test(models, decoded_attention_rows_are_distributions_over_real_positions) {
     }
     ts_ctx_reset(&ctx);
     ts_hypothesis beam;
-    cr_assert_eq(ts_seq2seq_beam(m, &ctx, src, 1, 4, 10, &beam), TS_OK);
+    cr_assert_eq(ts_seq2seq_beam(m, &ctx, src, 1, 4, 10, NULL, &beam), TS_OK);
     cr_assert(beam.len >= 0 && beam.len <= 10);
     ts_hypothesis_free(&beam);
     ts_seq2seq_free(m);
@@ -509,6 +509,37 @@ Test(models, layout_lists_every_parameter_the_model_allocates) {
     cr_assert_eq(ts_seq2seq_layout(&bad, layout, &n), TS_ERR_ARG);
 }
 
+// Feeds h's tokens back step by step from src (length 6, vocabulary 9):
+// checks that each step's attention row is h's and returns the total
+// log-probability of the tokens (and of <eos> when h ended).
+static double forced_log_prob(ts_seq2seq *m, const int *src, const ts_hypothesis *h) {
+    ts_ctx_reset(&ctx);
+    int len[1] = {6}, input[1] = {TS_SOS};
+    ts_batch_view bv = {.B = 1, .S = 6, .src = src, .src_len = len};
+    ts_encoded enc;
+    cr_assert_eq(ts_seq2seq_encode(m, &ctx, &bv, &enc), TS_OK);
+    ts_decoder_state st;
+    ts_decoder_start(m, &ctx, &enc, &st);
+    double total = 0;
+    for (int t = 0; t <= h->len; t++) {
+        ts_tensor *weights;
+        ts_tensor *emb = ts_gather_rows(&ctx, m->dec_embedding, input, 1, -1);
+        ts_tensor *logits = ts_seq2seq_logits(m, &ctx, ts_decoder_step(m, &ctx, &enc, &st, emb, &weights));
+        cr_assert_not_null(logits);
+        double want[6] = {0};
+        if (weights) memcpy(want, weights->data, sizeof want);
+        assert_allclose(h->attention + t * 6, want, 6, 1e-12, 1e-12);
+        int next = t < h->len ? h->tokens[t] : TS_EOS;
+        double max = -INFINITY, sum = 0;
+        for (int v = 0; v < 9; v++) max = fmax(max, logits->data[v]);
+        for (int v = 0; v < 9; v++) sum += exp(logits->data[v] - max);
+        if (t < h->len || h->ended) total += logits->data[next] - max - log(sum);
+        input[0] = next;
+    }
+    ts_ctx_reset(&ctx);
+    return total;
+}
+
 // What beam search returns belongs to its tokens: feeding them back step by
 // step gives the same attention rows and the same score, so the history
 // rebuilt from back-pointers is the winner's own, for every configuration.
@@ -523,34 +554,60 @@ Test(models, beam_attention_and_score_are_those_of_its_tokens) {
                 for (int max_len = 1; max_len <= 13; max_len += 4) {
                     ts_hypothesis h;
                     ts_ctx_reset(&ctx);
-                    cr_assert_eq(ts_seq2seq_beam(m, &ctx, src, 6, K, max_len, &h), TS_OK, "%s", ts_last_error());
-                    ts_ctx_reset(&ctx);
-                    int len[1] = {6}, input[1] = {TS_SOS};
-                    ts_batch_view bv = {.B = 1, .S = 6, .src = src, .src_len = len};
-                    ts_encoded enc;
-                    cr_assert_eq(ts_seq2seq_encode(m, &ctx, &bv, &enc), TS_OK);
-                    ts_decoder_state st;
-                    ts_decoder_start(m, &ctx, &enc, &st);
-                    double total = 0;
-                    for (int t = 0; t <= h.len; t++) {
-                        ts_tensor *weights;
-                        ts_tensor *emb = ts_gather_rows(&ctx, m->dec_embedding, input, 1, -1);
-                        ts_tensor *logits = ts_seq2seq_logits(m, &ctx, ts_decoder_step(m, &ctx, &enc, &st, emb, &weights));
-                        cr_assert_not_null(logits);
-                        double want[6] = {0};
-                        if (weights) memcpy(want, weights->data, sizeof want);
-                        assert_allclose(h.attention + t * 6, want, 6, 1e-12, 1e-12);
-                        int next = t < h.len ? h.tokens[t] : TS_EOS;
-                        double max = -INFINITY, sum = 0;
-                        for (int v = 0; v < 9; v++) max = fmax(max, logits->data[v]);
-                        for (int v = 0; v < 9; v++) sum += exp(logits->data[v] - max);
-                        if (t < h.len || h.ended) total += logits->data[next] - max - log(sum);
-                        input[0] = next;
-                    }
+                    cr_assert_eq(ts_seq2seq_beam(m, &ctx, src, 6, K, max_len, NULL, &h), TS_OK, "%s", ts_last_error());
+                    double total = forced_log_prob(m, src, &h);
                     cr_assert(fabs(h.score - total / (h.len + 1)) < 1e-9, "%s/%s K=%d: score %.17g, tokens give %.17g",
                               ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder), K, h.score, total / (h.len + 1));
                     ts_hypothesis_free(&h);
                 }
             ts_seq2seq_free(m);
         }
+}
+
+Test(models, gnmt_length_penalty_is_the_formula) {
+    ts_length_penalty none = {1, 0.0}, one = {1, 1.0};
+    cr_assert_eq(ts_length_penalized(-3.0, 5, NULL), -0.5);             // / (5 + 1)
+    cr_assert_eq(ts_length_penalized(-3.0, 5, &(ts_length_penalty){0, 7}), -0.5);  // gnmt off: alpha unused
+    cr_assert_eq(ts_length_penalized(-3.0, 5, &none), -3.0);            // ((5 + 6) / 6)^0 = 1
+    cr_assert_float_eq(ts_length_penalized(-3.0, 5, &one), -3.0 / (11.0 / 6.0), 1e-15);
+    // Short -1.0 (1 word) against long -1.8 (5 words): alpha 0 and 1 keep
+    // the short one, alpha 2 prefers the long one.
+    ts_length_penalty two = {1, 2.0};
+    cr_assert_gt(ts_length_penalized(-1.0, 1, &none), ts_length_penalized(-1.8, 5, &none));
+    cr_assert_gt(ts_length_penalized(-1.0, 1, &one), ts_length_penalized(-1.8, 5, &one));
+    cr_assert_lt(ts_length_penalized(-1.0, 1, &two), ts_length_penalized(-1.8, 5, &two));
+}
+
+// The penalty changes only which finished hypothesis wins: its score is its
+// tokens' log-probability over ((5 + tokens + 1) / 6)^alpha, and a larger
+// alpha never picks a shorter output (the search itself does not depend on
+// alpha, so each run chooses from the same finished hypotheses).
+Test(models, beam_length_penalty_ranks_as_the_formula_says) {
+    static const int src[6] = {4, 6, 5, 5, 6, 4};
+    static const double alphas[] = {0.0, 0.6, 1.0, 2.0, 5.0};
+    int changed = 0;
+    for (int a = 0; a < TS_ATTN_COUNT; a++)
+        for (int d = 0; d < TS_DECODER_COUNT; d++) {
+            ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 9, .emb = 3, .hidden = 6, .attn = (ts_attn_type)a,
+                                   .decoder = (ts_decoder_type)d, .bidirectional = d};
+            ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+            int prev_len = -1;
+            for (size_t k = 0; k < sizeof alphas / sizeof alphas[0]; k++) {
+                ts_length_penalty lp = {1, alphas[k]};
+                ts_hypothesis h;
+                ts_ctx_reset(&ctx);
+                cr_assert_eq(ts_seq2seq_beam(m, &ctx, src, 6, 5, 12, &lp, &h), TS_OK, "%s", ts_last_error());
+                double total = forced_log_prob(m, src, &h);
+                double want = total / pow((6.0 + h.len) / 6.0, alphas[k]);
+                cr_assert(fabs(h.score - want) < 1e-9, "alpha %g: score %.17g, tokens give %.17g", alphas[k], h.score, want);
+                cr_assert_geq(h.len, prev_len, "%s/%s: alpha %g chose %d words after %d", ts_attn_name(cfg.attn),
+                              ts_decoder_name(cfg.decoder), alphas[k], h.len, prev_len);
+                changed += prev_len >= 0 && h.len != prev_len;
+                prev_len = h.len;
+                ts_hypothesis_free(&h);
+            }
+            ts_seq2seq_free(m);
+        }
+    cr_log_info("the length penalty changed the chosen length %d times", changed);
+    cr_assert_gt(changed, 0, "no configuration exercised a change of ranking");
 }

@@ -230,7 +230,7 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
             for (int b = 0; !rc && b < B; b++) {
                 int n = batch->src_len[b];
                 column(batch->src, B, b, n, acc.src);
-                rc = ts_seq2seq_beam(m, ctx, acc.src, n, o.beam, limit_for(&o, n), &h[b]);
+                rc = ts_seq2seq_beam(m, ctx, acc.src, n, o.beam, limit_for(&o, n), &t->length_penalty, &h[b]);
                 ts_ctx_reset(ctx);
             }
         }

@@ -185,7 +185,7 @@ int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam,
     ts_ctx_reset(ctx);
     // Outputs get room to be longer than inputs, as translations often are.
     int max_len = 2 * (int)k + 10;
-    rc = copy ? ts_seq2seq_beam(t->model, ctx, ids, (int)k, beam, max_len, out) : ts_fail(TS_ERR_NOMEM, "out of memory");
+    rc = copy ? ts_seq2seq_beam(t->model, ctx, ids, (int)k, beam, max_len, &t->length_penalty, out) : ts_fail(TS_ERR_NOMEM, "out of memory");
     ts_ctx_reset(ctx);
     free(copy);
     free(words);

@@ -18,6 +18,7 @@ typedef struct {
     ts_vocab *src_vocab;   // owned
     ts_vocab *tgt_vocab;   // owned
     int max_len;           // the longest sentence (tokens) it was trained on
+    ts_length_penalty length_penalty;  // beam search's ranking (zero: length normalisation)
 } ts_translator;
 
 // Adds the model's configuration (header keys model.*), both vocabularies
