@@ -111,7 +111,7 @@ run_pass() {
     for r in $(seq 1 "$ROUNDS"); do
       timed "$WORK/time.txt" env "${envs[@]}" "$TINYSEQ" train --corpus "$DATA" --max-len "$MAX_LEN" --emb "$E" \
         --hidden "$H" --batch "$B" --attn "$ATTN" --lr 0.001 --clip 5 --steps "$STEPS" --threads "$THREADS" \
-        --show 0 --out "$WORK/run" >"$WORK/ts_out.txt" 2>"$WORK/ts_err.txt" \
+        --show 0 --force --out "$WORK/run" >"$WORK/ts_out.txt" 2>"$WORK/ts_err.txt" \
         || { echo "bench: tinyseq failed:"; cat "$WORK/ts_err.txt"; exit 1; }
       sed -n 's/^train: tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/ts_out.txt" >>"$WORK/ts.txt"
       maxrss_mb "$WORK/time.txt" >>"$WORK/ts_rss.txt"
