@@ -108,9 +108,9 @@ static void check_attention_fixture(const char *type, int bi) {
     double mask[64];
     for (int b = 0; b < B; b++)
         for (int s = 0; s < S; s++) mask[b * S + s] = s < lengths->ints[b];
-    ts_encoded enc = {.B = B, .S = S, .memory = memory, .keys = ts_attention_keys(m, &ctx, memory), .mask = mask};
+    ts_encoded enc = {.B = B, .S = S, .memory = memory, .keys = ts_attention_keys(&ctx, &m->attn, memory), .mask = mask};
     ts_tensor *weights;
-    ts_tensor *context = ts_attention(m, &ctx, &enc, q, &weights);
+    ts_tensor *context = ts_attend(&ctx, &m->attn, &enc, q, &weights);
     const fixture_record *up_c = fixture_get(&fx, "upstream.context"), *up_w = fixture_get(&fx, "upstream.weights");
     ts_tensor *loss = ts_add(&ctx, ts_sum(&ctx, ts_mul(&ctx, context, ts_constant(&ctx, 2, up_c->dims, up_c->values))),
                              ts_sum(&ctx, ts_mul(&ctx, weights, ts_constant(&ctx, 2, up_w->dims, up_w->values))));
@@ -519,12 +519,12 @@ static double forced_log_prob(ts_seq2seq *m, const int *src, const ts_hypothesis
     ts_encoded enc;
     cr_assert_eq(ts_seq2seq_encode(m, &ctx, &bv, &enc), TS_OK);
     ts_decoder_state st;
-    ts_decoder_start(m, &ctx, &enc, &st);
+    ts_decoder_start(&ctx, &m->dec, &enc, &st);
     double total = 0;
     for (int t = 0; t <= h->len; t++) {
         ts_tensor *weights;
-        ts_tensor *emb = ts_gather_rows(&ctx, m->dec_embedding, input, 1, -1);
-        ts_tensor *logits = ts_seq2seq_logits(m, &ctx, ts_decoder_step(m, &ctx, &enc, &st, emb, &weights));
+        ts_tensor *emb = ts_gather_rows(&ctx, m->dec.embedding, input, 1, -1);
+        ts_tensor *logits = ts_decoder_logits(&ctx, &m->dec, ts_decoder_step(&ctx, &m->dec, &m->attn, &enc, &st, emb, &weights));
         cr_assert_not_null(logits);
         double want[6] = {0};
         if (weights) memcpy(want, weights->data, sizeof want);
