@@ -501,6 +501,7 @@ Test(models, layout_lists_every_parameter_the_model_allocates) {
                     cr_assert_eq(layout[i].shape[0], p->shape[0], "%s", p->name);
                     if (p->ndim == 2) cr_assert_eq(layout[i].shape[1], p->shape[1], "%s", p->name);
                 }
+                cr_assert_eq(ts_seq2seq_param_count(&cfg), ts_params_size(&m->params));
                 ts_seq2seq_free(m);
             }
     ts_model_config bad = {.src_vocab = 7, .tgt_vocab = 9, .emb = 0, .hidden = 5};
@@ -610,4 +611,43 @@ Test(models, beam_length_penalty_ranks_as_the_formula_says) {
         }
     cr_log_info("the length penalty changed the chosen length %d times", changed);
     cr_assert_gt(changed, 0, "no configuration exercised a change of ranking");
+}
+
+// Each size has one bound, in models/config.h: accepted at it, refused past it
+// with a message that names it.
+Test(models, config_check_holds_each_size_to_its_one_limit) {
+    ts_model_config ok = {.src_vocab = TS_MODEL_MAX_VOCAB, .tgt_vocab = TS_MODEL_MIN_VOCAB, .emb = TS_MODEL_MAX_EMB,
+                          .hidden = TS_MODEL_MAX_HIDDEN, .attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_LUONG};
+    cr_assert_eq(ts_model_config_check(&ok), TS_OK, "%s", ts_last_error());
+    ts_model_config c = ok;
+    c.hidden++;
+    cr_assert_eq(ts_model_config_check(&c), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "8192"), "%s", ts_last_error());
+    c = ok;
+    c.emb++;
+    cr_assert_eq(ts_model_config_check(&c), TS_ERR_ARG);
+    c = ok;
+    c.src_vocab++;
+    cr_assert_eq(ts_model_config_check(&c), TS_ERR_ARG);
+    c = ok;
+    c.tgt_vocab--;
+    cr_assert_eq(ts_model_config_check(&c), TS_ERR_ARG);
+}
+
+// The attention table gives every type its name, and parsing reads them back;
+// an unknown name is refused with the list of the table's names.
+Test(models, attention_names_come_from_the_table) {
+    for (int a = 0; a < TS_ATTN_COUNT; a++) {
+        ts_attn_type back = TS_ATTN_COUNT;
+        cr_assert_str_eq(ts_attention_kind((ts_attn_type)a)->name, ts_attn_name((ts_attn_type)a));
+        cr_assert_eq(ts_attn_parse(ts_attn_name((ts_attn_type)a), &back), TS_OK);
+        cr_assert_eq(back, a);
+        cr_assert_eq(ts_attention_kind((ts_attn_type)a)->score == NULL, a == TS_ATTN_NONE);
+    }
+    ts_attn_type t;
+    cr_assert_eq(ts_attn_parse("additive", &t), TS_OK);
+    cr_assert_eq(t, TS_ATTN_BAHDANAU);
+    cr_assert_eq(ts_attn_parse("luong", &t), TS_ERR_ARG);
+    cr_assert_str_eq(ts_last_error(), "unknown attention 'luong' (none, dot, scaled-dot, general, concat, bahdanau)");
+    cr_assert_str_eq(ts_attn_name(TS_ATTN_COUNT), "?");
 }
