@@ -235,32 +235,131 @@ double ts_length_penalized(double log_prob, int tokens, const ts_length_penalty 
     return log_prob / pow((5.0 + tokens + 1) / 6.0, lp->alpha);
 }
 
+// One beam search's working state besides the decoder's tensors.
+typedef struct {
+    int K, S, max_len;
+    const ts_length_penalty *lp;
+    double *score;           // (K) total log-probability of the live entries
+    beam_candidate *cands;   // (2K) this step's best extensions, best first
+    int *parents;            // (K) the live entry each of the next step's extends
+    int *src_k, *len_k;      // (S, K), (K): the source repeated K times, one batch row per entry
+    beam_history hist;
+    step_arenas arenas;
+    int finished;            // hypotheses finished so far
+    double best_final;       // the ts_length_penalized score of *best
+    ts_hypothesis *best;     // the best finished hypothesis (the caller's out)
+} beam_search;
+
+static int beam_new(beam_search *b, ts_seq2seq *m, const int *src, int n, int K, int max_len,
+                    const ts_length_penalty *lp, ts_hypothesis *out) {
+    *b = (beam_search){.K = K, .S = n, .max_len = max_len, .lp = lp, .hist = {.K = K, .S = n},
+                       .best_final = -INFINITY, .best = out};
+    b->score = calloc((size_t)K, sizeof(double));
+    b->cands = malloc((size_t)2 * K * sizeof *b->cands);
+    b->parents = malloc((size_t)K * sizeof(int));
+    b->src_k = malloc((size_t)n * K * sizeof(int));
+    b->len_k = malloc((size_t)K * sizeof(int));
+    if (!b->score || !b->cands || !b->parents || !b->src_k || !b->len_k) return ts_fail(TS_ERR_NOMEM, "beam: out of memory");
+    for (int t = 0; t < n; t++)
+        for (int k = 0; k < K; k++) b->src_k[(size_t)t * K + k] = src[t];
+    for (int k = 0; k < K; k++) b->len_k[k] = n;
+    return step_arenas_new(&b->arenas, step_guess(m, K, n));
+}
+
+static void beam_free(beam_search *b) {
+    history_free(&b->hist);
+    step_arenas_free(&b->arenas);
+    free(b->score);
+    free(b->cands);
+    free(b->parents);
+    free(b->src_k);
+    free(b->len_k);
+}
+
+// Records step t's attention rows (alive of them; zeros for `none`) and
+// ranks the extensions of the alive entries by logits (alive, V) into
+// b->cands. Returns how many candidates it kept (at most 2K).
+static int beam_expand(beam_search *b, int t, ts_tensor *logits, const ts_tensor *weights, int alive) {
+    int K = b->K, S = b->S, V = logits->shape[1];
+    double *att_t = b->hist.att + (size_t)t * K * S;  // (K, S)
+    if (weights) memcpy(att_t, weights->data, (size_t)alive * S * sizeof(double));
+    else memset(att_t, 0, (size_t)alive * S * sizeof(double));
+    int count = 0;
+    for (int k = 0; k < alive; k++) {
+        double *row = logits->data + (size_t)k * V;
+        ts_log_softmax_rows(row, row, 1, (size_t)V);
+        for (int v = TS_EOS; v < V; v++)  // never <pad> or <sos>
+            keep_best(b->cands, &count, 2 * K, (beam_candidate){b->score[k] + row[v], k, v});
+    }
+    return count;
+}
+
+// A hypothesis of len tokens ends with candidate c at step t = len (with its
+// <eos>, or cut at the length limit without its token): it replaces *b->best
+// when it ranks higher. TS_OK or TS_ERR_NOMEM.
+static int beam_finish(beam_search *b, beam_candidate c, int len) {
+    int ended = c.token == TS_EOS;
+    b->finished++;
+    double final = ts_length_penalized(ended ? c.score : b->score[c.parent], len, b->lp);
+    if (!(final > b->best_final)) return TS_OK;
+    b->best_final = final;
+    ts_hypothesis_free(b->best);
+    int rc = alloc_hypothesis(b->best, b->max_len, b->S);
+    if (rc) return rc;
+    history_trace(&b->hist, c.parent, len, b->best);
+    b->best->len = len;
+    b->best->score = final;
+    b->best->ended = ended;
+    return TS_OK;
+}
+
+// Goes through step t's count candidates best first: finishes hypotheses and
+// makes the others the live entries of step t + 1 (their scores, parents,
+// back-pointers and next inputs). *alive receives how many live on. TS_OK or
+// the failure.
+static int beam_select(beam_search *b, int t, int count, int *inputs, int *alive) {
+    int K = b->K, next_alive = 0, rc = TS_OK;
+    int *from_next = NULL, *tok_next = NULL;  // step t + 1's back-pointers, once reserved
+    for (int i = 0; i < count && !rc; i++) {
+        beam_candidate c = b->cands[i];
+        // As in fairseq: an <eos> finishes a hypothesis only when it ranks
+        // among the best K; beam 1 then stops exactly where greedy does.
+        if ((c.token == TS_EOS && i < K) || t == b->max_len) {
+            rc = beam_finish(b, c, t);
+            if (t == b->max_len) break;
+            continue;
+        }
+        if (c.token == TS_EOS || next_alive == K) continue;
+        if (!from_next) {
+            if ((rc = history_reserve(&b->hist, t + 1))) break;
+            from_next = b->hist.from + (size_t)(t + 1) * K;
+            tok_next = b->hist.tok + (size_t)(t + 1) * K;
+        }
+        b->parents[next_alive] = c.parent;
+        from_next[next_alive] = c.parent;
+        tok_next[next_alive] = c.token;
+        b->score[next_alive] = c.score;  // safe: parents are read from cands, not score, from here on
+        inputs[next_alive] = c.token;
+        next_alive++;
+    }
+    *alive = next_alive;
+    return rc;
+}
+
 int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam, int max_len,
                     const ts_length_penalty *lp, ts_hypothesis *out) {
-    int V = m->cfg.tgt_vocab, S = n, K = beam;
+    int K = beam;
     if (K < 1 || K > 1000 || max_len < 1 || n < 1) return ts_fail(TS_ERR_ARG, "beam: width %d, max_len %d, length %d", K, max_len, n);
     if (lp && lp->gnmt && !(lp->alpha >= 0 && lp->alpha <= 100))
         return ts_fail(TS_ERR_ARG, "beam: length penalty %g outside [0, 100]", lp->alpha);
     int grad_before = ts_set_grad_enabled(ctx, 0);
     memset(out, 0, sizeof *out);
-    beam_history hist = {.K = K, .S = S};
-    step_arenas sa = {{NULL, NULL}};
-    double *score = calloc((size_t)K, sizeof(double));  // (K) of the live entries
-    beam_candidate *cands = malloc((size_t)2 * K * sizeof *cands);
-    int *parents = malloc((size_t)K * sizeof(int));
-    int *src_k = malloc((size_t)n * K * sizeof(int)), *len_k = malloc((size_t)K * sizeof(int));
-    int rc = score && cands && parents && src_k && len_k ? TS_OK : ts_fail(TS_ERR_NOMEM, "beam: out of memory");
-    if (!rc) rc = step_arenas_new(&sa, step_guess(m, K, S));
-    double best_final = -INFINITY;
-    int finished = 0;
-    // The source repeated K times: one batch row per live hypothesis.
-    for (int t = 0; !rc && t < n; t++)
-        for (int k = 0; k < K; k++) src_k[(size_t)t * K + k] = src[t];
-    for (int k = 0; !rc && k < K; k++) len_k[k] = n;
+    beam_search b;
+    int rc = beam_new(&b, m, src, n, K, max_len, lp, out);
     ts_encoded enc;
-    ts_batch_view bv = {.B = K, .S = n, .T = 0, .src = src_k, .src_len = len_k};
+    ts_batch_view bv = {.B = K, .S = n, .T = 0, .src = b.src_k, .src_len = b.len_k};
     if (!rc) rc = ts_seq2seq_encode(m, ctx, &bv, &enc);
-    int *inputs = rc ? NULL : ts_arena_alloc(ctx->arena, (size_t)K * sizeof(int));
+    int *inputs = rc ? NULL : ts_arena_alloc(ctx->arena, (size_t)K * sizeof(int));  // (K) the next step's tokens
     if (!rc && !inputs) rc = TS_ERR_ARENA;
     ts_decoder_state st;
     if (!rc) ts_decoder_start(ctx, &m->dec, &enc, &st);
@@ -268,70 +367,19 @@ int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam,
     for (int k = 0; k < K && inputs; k++) inputs[k] = TS_SOS;
     for (int t = 0; !rc && t <= max_len && alive > 0; t++) {
         ts_tensor *weights;
-        ts_tensor *logits = decode_step(m, ctx, &sa, t, &enc, &st, t > 0 ? parents : NULL, inputs, K, &weights, &rc);
-        if (!logits || (rc = history_reserve(&hist, t))) break;
-        hist.steps = t + 1;
-        double *att_t = hist.att + (size_t)t * K * S;  // (K, S)
-        if (weights) memcpy(att_t, weights->data, (size_t)alive * S * sizeof(double));
-        else memset(att_t, 0, (size_t)alive * S * sizeof(double));
-        int count = 0;
-        for (int k = 0; k < alive; k++) {
-            double *row = logits->data + (size_t)k * V;
-            ts_log_softmax_rows(row, row, 1, (size_t)V);
-            for (int v = TS_EOS; v < V; v++)  // never <pad> or <sos>
-                keep_best(cands, &count, 2 * K, (beam_candidate){score[k] + row[v], k, v});
-        }
-        int next_alive = 0;
-        int *from_next = NULL, *tok_next = NULL;  // step t + 1's back-pointers, once reserved
-        for (int i = 0; i < count; i++) {
-            beam_candidate c = cands[i];
-            // As in fairseq: an <eos> finishes a hypothesis only when it ranks
-            // among the best K; beam 1 then stops exactly where greedy does.
-            if ((c.token == TS_EOS && i < K) || t == max_len) {
-                // Finished (or cut at the limit, then without its token).
-                int len = t, ended = c.token == TS_EOS;
-                finished++;
-                double final = ts_length_penalized(ended ? c.score : score[c.parent], len, lp);
-                if (final > best_final) {
-                    best_final = final;
-                    ts_hypothesis_free(out);
-                    if ((rc = alloc_hypothesis(out, max_len, S))) break;
-                    history_trace(&hist, c.parent, len, out);
-                    out->len = len;
-                    out->score = final;
-                    out->ended = ended;
-                }
-                if (t == max_len) break;
-                continue;
-            }
-            if (c.token == TS_EOS || next_alive == K) continue;
-            if (!from_next) {
-                if ((rc = history_reserve(&hist, t + 1))) break;
-                from_next = hist.from + (size_t)(t + 1) * K;
-                tok_next = hist.tok + (size_t)(t + 1) * K;
-            }
-            parents[next_alive] = c.parent;
-            from_next[next_alive] = c.parent;
-            tok_next[next_alive] = c.token;
-            score[next_alive] = c.score;  // safe: parents are read from cands, not score, from here on
-            inputs[next_alive] = c.token;
-            next_alive++;
-        }
-        if (rc) break;
+        ts_tensor *logits = decode_step(m, ctx, &b.arenas, t, &enc, &st, t > 0 ? b.parents : NULL, inputs, K, &weights, &rc);
+        if (!logits || (rc = history_reserve(&b.hist, t))) break;
+        b.hist.steps = t + 1;
+        int count = beam_expand(&b, t, logits, weights, alive);
+        if ((rc = beam_select(&b, t, count, inputs, &alive))) break;
         // Stop once K hypotheses have finished: width 1 stops at its first
         // <eos>, exactly like greedy.
-        alive = finished >= K ? 0 : next_alive;
+        if (b.finished >= K) alive = 0;
         if (alive == 0) break;
-        for (int k = alive; k < K; k++) parents[k] = parents[0];  // the next step reorders the state by these
+        for (int k = alive; k < K; k++) b.parents[k] = b.parents[0];  // the next step reorders the state by these
     }
     if (!rc && !out->tokens) rc = ts_fail(TS_ERR_ARG, "beam: no hypothesis");
-    history_free(&hist);
-    step_arenas_free(&sa);
-    free(score);
-    free(cands);
-    free(parents);
-    free(src_k);
-    free(len_k);
+    beam_free(&b);
     ts_set_grad_enabled(ctx, grad_before);
     if (rc) ts_hypothesis_free(out);
     return rc;
