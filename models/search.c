@@ -108,6 +108,7 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
     if (max_len < 1) return ts_fail(TS_ERR_ARG, "greedy: max_len %d", max_len);
     int grad_before = ts_set_grad_enabled(ctx, 0);
     int rc = TS_OK;
+    memset(out, 0, (size_t)B * sizeof *out);  // a failure frees them all, allocated or not
     for (int b = 0; b < B && !rc; b++) rc = alloc_hypothesis(&out[b], max_len, S);
     ts_encoded enc;
     step_arenas sa = {{NULL, NULL}};

@@ -16,6 +16,11 @@
 #define FIXTURE_ATOL 1e-12
 #define FIXTURE_RTOL 1e-10
 
+// Under AddressSanitizer an allocation too large for the machine returns NULL
+// (as it does without), so the out-of-memory paths can be tested.
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+
 static ts_arena *arena;
 static ts_ctx ctx;
 static gsl_rng *rng;
@@ -650,4 +655,20 @@ Test(models, attention_names_come_from_the_table) {
     cr_assert_eq(ts_attn_parse("luong", &t), TS_ERR_ARG);
     cr_assert_str_eq(ts_last_error(), "unknown attention 'luong' (none, dot, scaled-dot, general, concat, bahdanau)");
     cr_assert_str_eq(ts_attn_name(TS_ATTN_COUNT), "?");
+}
+
+// A hypothesis that cannot be allocated fails greedy decoding cleanly: the
+// caller's out[] may hold anything before the call, and nothing of it is freed.
+Test(models, greedy_out_of_memory_frees_only_what_it_allocated) {
+    ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 9, .emb = 3, .hidden = 4, .attn = TS_ATTN_DOT};
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    static const int src[12] = {4, 5, 6, 4, 5, 6, 4, 5, 6, 4, 5, 6}, len[2] = {6, 6};
+    ts_batch_view bv = {.B = 2, .S = 6, .src = src, .src_len = len};
+    ts_hypothesis out[2];
+    memset(out, 0xAB, sizeof out);  // garbage pointers, as in an uninitialised array
+    // (2^31 - 1) x 6 attention weights: 100 GB, more than any test machine has
+    cr_assert_eq(ts_seq2seq_greedy(m, &ctx, &bv, 2147483646, out), TS_ERR_NOMEM);
+    cr_assert_null(out[0].tokens);
+    cr_assert_null(out[1].tokens);
+    ts_seq2seq_free(m);
 }
