@@ -5,7 +5,8 @@
 // unmasked positions and the context are the same for every row.
 //
 // To add a scoring function: one enum value in models/config.h, its specs,
-// keys and score functions in attention.c and one line in the table there.
+// keys and score functions in attention.c and one line in the table there
+// (raise TS_ATTENTION_MAX_PARAMS if it needs more than 4 parameters).
 // Its name, parsing, the parameter layout and count, the CLI, checkpoints
 // and gradcheck (which loop to TS_ATTN_COUNT) then pick it up.
 //
@@ -47,8 +48,11 @@ const char *ts_attn_name(ts_attn_type type);
 // accepted for "bahdanau".
 int ts_attn_parse(const char *name, ts_attn_type *type);
 
+enum { TS_ATTENTION_MAX_PARAMS = 4 };  // additive: W_q, W_k, b, v
+
 // Sets a's type and sizes from cfg and declares its parameters into out
-// (room for 4) in registration order, each U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+// (room for TS_ATTENTION_MAX_PARAMS) in registration order, each
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
 // Returns how many (0 for the types without parameters).
 int ts_attention_specs(ts_attention *a, const ts_model_config *cfg, ts_param_spec *out);
 

@@ -26,9 +26,12 @@ typedef struct {
     ts_tensor *feed;   // h~ (B, H), Luong input feeding; NULL otherwise
 } ts_decoder_state;
 
-// Declares the decoder's parameters for cfg into out (room for 8) in
-// registration order: embedding N(0, 1), the GRU, the Luong combination
-// U(-1/sqrt(M + H), ..), the output projection U(-1/sqrt(H), ..). Returns how many.
+enum { TS_DECODER_MAX_PARAMS = 8 };  // embedding, GRU, combination, projection
+
+// Declares the decoder's parameters for cfg into out (room for
+// TS_DECODER_MAX_PARAMS) in registration order: embedding N(0, 1), the GRU,
+// the Luong combination U(-1/sqrt(M + H), ..), the output projection
+// U(-1/sqrt(H), ..). Returns how many.
 int ts_decoder_specs(ts_decoder *dec, const ts_model_config *cfg, ts_param_spec *out);
 
 // s_0 = enc->init (and h~_0 = 0 for Luong with attention).

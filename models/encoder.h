@@ -35,9 +35,11 @@ typedef struct {
     double *mask;       // (B, S): 1 for real source positions, 0 for padding
 } ts_encoded;
 
-// Declares the encoder's parameters for cfg into out (room for 11) in
-// registration order: embedding N(0, 1), the GRUs, the bridge
-// U(-1/sqrt(2H), 1/sqrt(2H)). Returns how many.
+enum { TS_ENCODER_MAX_PARAMS = 11 };  // embedding, two GRUs, the bridge
+
+// Declares the encoder's parameters for cfg into out (room for
+// TS_ENCODER_MAX_PARAMS) in registration order: embedding N(0, 1), the GRUs,
+// the bridge U(-1/sqrt(2H), 1/sqrt(2H)). Returns how many.
 int ts_encoder_specs(ts_encoder *enc, const ts_model_config *cfg, ts_param_spec *out);
 
 // Encodes the source of batch into *out (keys left NULL). With dropout

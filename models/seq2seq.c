@@ -10,6 +10,9 @@
 // Every parameter of m for cfg, in registration order: the encoder's, the
 // attention's, the decoder's. ts_seq2seq_new, ts_seq2seq_layout and
 // ts_seq2seq_param_count all read this one list. cfg must be checked.
+_Static_assert(TS_ENCODER_MAX_PARAMS + TS_ATTENTION_MAX_PARAMS + TS_DECODER_MAX_PARAMS <= TS_SEQ2SEQ_MAX_PARAMS,
+               "room for every parameter");
+
 static int model_specs(ts_seq2seq *m, const ts_model_config *cfg, ts_param_spec *out) {
     int n = ts_encoder_specs(&m->enc, cfg, out);
     n += ts_attention_specs(&m->attn, cfg, out + n);
