@@ -182,7 +182,7 @@ int ts_cmd_train(int argc, char **argv) {
         if (known) continue;
         if (!strcmp(flag, "emb") || !strcmp(flag, "hidden")) {
             long *target = flag[0] == 'e' ? &emb : &hidden;
-            if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, 1, 8192, target)) return TS_EXIT_USAGE;
+            if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, 1, flag[0] == 'e' ? TS_MODEL_MAX_EMB : TS_MODEL_MAX_HIDDEN, target)) return TS_EXIT_USAGE;
             o.model.emb = (int)emb;
             o.model.hidden = (int)hidden;
             continue;

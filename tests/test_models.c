@@ -16,6 +16,11 @@
 #define FIXTURE_ATOL 1e-12
 #define FIXTURE_RTOL 1e-10
 
+// Under AddressSanitizer an allocation too large for the machine returns NULL
+// (as it does without), so the out-of-memory paths can be tested.
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+
 static ts_arena *arena;
 static ts_ctx ctx;
 static gsl_rng *rng;
@@ -108,9 +113,9 @@ static void check_attention_fixture(const char *type, int bi) {
     double mask[64];
     for (int b = 0; b < B; b++)
         for (int s = 0; s < S; s++) mask[b * S + s] = s < lengths->ints[b];
-    ts_encoded enc = {.B = B, .S = S, .memory = memory, .keys = ts_attention_keys(m, &ctx, memory), .mask = mask};
+    ts_encoded enc = {.B = B, .S = S, .memory = memory, .keys = ts_attention_keys(&ctx, &m->attn, memory), .mask = mask};
     ts_tensor *weights;
-    ts_tensor *context = ts_attention(m, &ctx, &enc, q, &weights);
+    ts_tensor *context = ts_attend(&ctx, &m->attn, &enc, q, &weights);
     const fixture_record *up_c = fixture_get(&fx, "upstream.context"), *up_w = fixture_get(&fx, "upstream.weights");
     ts_tensor *loss = ts_add(&ctx, ts_sum(&ctx, ts_mul(&ctx, context, ts_constant(&ctx, 2, up_c->dims, up_c->values))),
                              ts_sum(&ctx, ts_mul(&ctx, weights, ts_constant(&ctx, 2, up_w->dims, up_w->values))));
@@ -501,6 +506,7 @@ Test(models, layout_lists_every_parameter_the_model_allocates) {
                     cr_assert_eq(layout[i].shape[0], p->shape[0], "%s", p->name);
                     if (p->ndim == 2) cr_assert_eq(layout[i].shape[1], p->shape[1], "%s", p->name);
                 }
+                cr_assert_eq(ts_seq2seq_param_count(&cfg), ts_params_size(&m->params));
                 ts_seq2seq_free(m);
             }
     ts_model_config bad = {.src_vocab = 7, .tgt_vocab = 9, .emb = 0, .hidden = 5};
@@ -519,12 +525,12 @@ static double forced_log_prob(ts_seq2seq *m, const int *src, const ts_hypothesis
     ts_encoded enc;
     cr_assert_eq(ts_seq2seq_encode(m, &ctx, &bv, &enc), TS_OK);
     ts_decoder_state st;
-    ts_decoder_start(m, &ctx, &enc, &st);
+    ts_decoder_start(&ctx, &m->dec, &enc, &st);
     double total = 0;
     for (int t = 0; t <= h->len; t++) {
         ts_tensor *weights;
-        ts_tensor *emb = ts_gather_rows(&ctx, m->dec_embedding, input, 1, -1);
-        ts_tensor *logits = ts_seq2seq_logits(m, &ctx, ts_decoder_step(m, &ctx, &enc, &st, emb, &weights));
+        ts_tensor *emb = ts_gather_rows(&ctx, m->dec.embedding, input, 1, -1);
+        ts_tensor *logits = ts_decoder_logits(&ctx, &m->dec, ts_decoder_step(&ctx, &m->dec, &m->attn, &enc, &st, emb, &weights));
         cr_assert_not_null(logits);
         double want[6] = {0};
         if (weights) memcpy(want, weights->data, sizeof want);
@@ -610,4 +616,59 @@ Test(models, beam_length_penalty_ranks_as_the_formula_says) {
         }
     cr_log_info("the length penalty changed the chosen length %d times", changed);
     cr_assert_gt(changed, 0, "no configuration exercised a change of ranking");
+}
+
+// Each size has one bound, in models/config.h: accepted at it, refused past it
+// with a message that names it.
+Test(models, config_check_holds_each_size_to_its_one_limit) {
+    ts_model_config ok = {.src_vocab = TS_MODEL_MAX_VOCAB, .tgt_vocab = TS_MODEL_MIN_VOCAB, .emb = TS_MODEL_MAX_EMB,
+                          .hidden = TS_MODEL_MAX_HIDDEN, .attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_LUONG};
+    cr_assert_eq(ts_model_config_check(&ok), TS_OK, "%s", ts_last_error());
+    ts_model_config c = ok;
+    c.hidden++;
+    cr_assert_eq(ts_model_config_check(&c), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "8192"), "%s", ts_last_error());
+    c = ok;
+    c.emb++;
+    cr_assert_eq(ts_model_config_check(&c), TS_ERR_ARG);
+    c = ok;
+    c.src_vocab++;
+    cr_assert_eq(ts_model_config_check(&c), TS_ERR_ARG);
+    c = ok;
+    c.tgt_vocab--;
+    cr_assert_eq(ts_model_config_check(&c), TS_ERR_ARG);
+}
+
+// The attention table gives every type its name, and parsing reads them back;
+// an unknown name is refused with the list of the table's names.
+Test(models, attention_names_come_from_the_table) {
+    for (int a = 0; a < TS_ATTN_COUNT; a++) {
+        ts_attn_type back = TS_ATTN_COUNT;
+        cr_assert_str_eq(ts_attention_kind((ts_attn_type)a)->name, ts_attn_name((ts_attn_type)a));
+        cr_assert_eq(ts_attn_parse(ts_attn_name((ts_attn_type)a), &back), TS_OK);
+        cr_assert_eq(back, a);
+        cr_assert_eq(ts_attention_kind((ts_attn_type)a)->score == NULL, a == TS_ATTN_NONE);
+    }
+    ts_attn_type t;
+    cr_assert_eq(ts_attn_parse("additive", &t), TS_OK);
+    cr_assert_eq(t, TS_ATTN_BAHDANAU);
+    cr_assert_eq(ts_attn_parse("luong", &t), TS_ERR_ARG);
+    cr_assert_str_eq(ts_last_error(), "unknown attention 'luong' (none, dot, scaled-dot, general, concat, bahdanau)");
+    cr_assert_str_eq(ts_attn_name(TS_ATTN_COUNT), "?");
+}
+
+// A hypothesis that cannot be allocated fails greedy decoding cleanly: the
+// caller's out[] may hold anything before the call, and nothing of it is freed.
+Test(models, greedy_out_of_memory_frees_only_what_it_allocated) {
+    ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 9, .emb = 3, .hidden = 4, .attn = TS_ATTN_DOT};
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    static const int src[12] = {4, 5, 6, 4, 5, 6, 4, 5, 6, 4, 5, 6}, len[2] = {6, 6};
+    ts_batch_view bv = {.B = 2, .S = 6, .src = src, .src_len = len};
+    ts_hypothesis out[2];
+    memset(out, 0xAB, sizeof out);  // garbage pointers, as in an uninitialised array
+    // (2^31 - 1) x 6 attention weights: 100 GB, more than any test machine has
+    cr_assert_eq(ts_seq2seq_greedy(m, &ctx, &bv, 2147483646, out), TS_ERR_NOMEM);
+    cr_assert_null(out[0].tokens);
+    cr_assert_null(out[1].tokens);
+    ts_seq2seq_free(m);
 }

@@ -96,10 +96,10 @@ static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, ts_translator *out) {
     if (!rc && (rc = ts_decoder_parse(decoder, &cfg.decoder)))
         rc = name_file(ck, ts_fail(TS_ERR_FORMAT, "header 'model.decoder': %s", ts_last_error()));
     if (!rc) rc = ts_ckpt_get_int(ck, "model.bidirectional", 0, 1, &bi);
-    if (!rc) rc = ts_ckpt_get_int(ck, "model.embedding", 1, 65536, &emb);
-    if (!rc) rc = ts_ckpt_get_int(ck, "model.hidden", 1, 65536, &hidden);
-    if (!rc) rc = ts_ckpt_get_int(ck, "model.source_vocabulary", 5, 10000000, &sv);
-    if (!rc) rc = ts_ckpt_get_int(ck, "model.target_vocabulary", 5, 10000000, &tv);
+    if (!rc) rc = ts_ckpt_get_int(ck, "model.embedding", 1, TS_MODEL_MAX_EMB, &emb);
+    if (!rc) rc = ts_ckpt_get_int(ck, "model.hidden", 1, TS_MODEL_MAX_HIDDEN, &hidden);
+    if (!rc) rc = ts_ckpt_get_int(ck, "model.source_vocabulary", TS_MODEL_MIN_VOCAB, TS_MODEL_MAX_VOCAB, &sv);
+    if (!rc) rc = ts_ckpt_get_int(ck, "model.target_vocabulary", TS_MODEL_MIN_VOCAB, TS_MODEL_MAX_VOCAB, &tv);
     if (!rc) rc = ts_ckpt_get_int(ck, "data.max_len", 0, 1000000, &max_len);
     if (rc) return rc;
     cfg.bidirectional = (int)bi;

@@ -1,0 +1,76 @@
+// The configuration's names, limits and parameter specs (models/config.h).
+#include "models/config.h"
+
+#include "tensor/init.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const decoder_names[TS_DECODER_COUNT] = {
+    [TS_DECODER_BAHDANAU] = "bahdanau", [TS_DECODER_LUONG] = "luong"};
+
+const char *ts_decoder_name(ts_decoder_type type) {
+    return type >= 0 && type < TS_DECODER_COUNT ? decoder_names[type] : "?";
+}
+
+int ts_decoder_parse(const char *name, ts_decoder_type *type) {
+    for (int i = 0; i < TS_DECODER_COUNT; i++)
+        if (!strcmp(name, decoder_names[i])) {
+            *type = (ts_decoder_type)i;
+            return TS_OK;
+        }
+    return ts_fail(TS_ERR_ARG, "unknown decoder '%s' (bahdanau, luong)", name);
+}
+
+int ts_model_config_check(const ts_model_config *c) {
+    if (c->src_vocab < TS_MODEL_MIN_VOCAB || c->src_vocab > TS_MODEL_MAX_VOCAB)
+        return ts_fail(TS_ERR_ARG, "source vocabulary of %d words", c->src_vocab);
+    if (c->tgt_vocab < TS_MODEL_MIN_VOCAB || c->tgt_vocab > TS_MODEL_MAX_VOCAB)
+        return ts_fail(TS_ERR_ARG, "target vocabulary of %d words", c->tgt_vocab);
+    if (c->emb < 1 || c->emb > TS_MODEL_MAX_EMB)
+        return ts_fail(TS_ERR_ARG, "embedding size %d (1 to %d)", c->emb, TS_MODEL_MAX_EMB);
+    if (c->hidden < 1 || c->hidden > TS_MODEL_MAX_HIDDEN)
+        return ts_fail(TS_ERR_ARG, "hidden size %d (1 to %d)", c->hidden, TS_MODEL_MAX_HIDDEN);
+    if (c->attn < 0 || c->attn >= TS_ATTN_COUNT) return ts_fail(TS_ERR_ARG, "attention type %d", (int)c->attn);
+    if (c->decoder < 0 || c->decoder >= TS_DECODER_COUNT) return ts_fail(TS_ERR_ARG, "decoder type %d", (int)c->decoder);
+    if (c->bidirectional != 0 && c->bidirectional != 1) return ts_fail(TS_ERR_ARG, "bidirectional = %d", c->bidirectional);
+    return TS_OK;
+}
+
+int ts_model_memory_width(const ts_model_config *c) { return c->bidirectional ? 2 * c->hidden : c->hidden; }
+
+int ts_model_check_ids(ts_ctx *ctx, const char *what, const int *ids, size_t n, int vocab) {
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= vocab) {
+            ts_ctx_fail(ctx, TS_ERR_ARG, "%s[%zu] = %d outside the vocabulary of %d", what, i, ids[i], vocab);
+            return 0;
+        }
+    return 1;
+}
+
+int ts_param_spec_set(ts_param_spec *spec, ts_tensor **slot, double bound, int ndim, int d0, int d1,
+                      const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(spec->shape.name, sizeof spec->shape.name, fmt, ap);
+    va_end(ap);
+    spec->shape.ndim = ndim;
+    spec->shape.shape[0] = d0;
+    spec->shape.shape[1] = ndim == 2 ? d1 : 0;
+    spec->bound = bound;
+    spec->slot = slot;
+    return 1;
+}
+
+int ts_param_specs_create(ts_params *params, gsl_rng *rng, const ts_param_spec *specs, int n) {
+    for (int i = 0; i < n; i++) {
+        const ts_param_spec *s = &specs[i];
+        ts_tensor *t = ts_params_add(params, s->shape.name, s->shape.ndim, s->shape.shape);
+        if (!t) return TS_ERR_NOMEM;
+        if (s->bound < 0) ts_init_normal(t, rng, 1.0);
+        else ts_init_uniform(t, rng, -s->bound, s->bound);
+        *s->slot = t;
+    }
+    return TS_OK;
+}

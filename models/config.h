@@ -1,0 +1,84 @@
+// The model's configuration: the attention and decoder types, their names,
+// ONE limit per field (checked by ts_model_config_check and nowhere else),
+// and the parameter specs every layer declares its weights with.
+#ifndef TS_MODELS_CONFIG_H
+#define TS_MODELS_CONFIG_H
+
+#include <gsl/gsl_rng.h>
+
+#include "autograd/graph.h"
+#include "autograd/params.h"
+
+// The bounds of ts_model_config's sizes; the CLI and the checkpoint loader
+// read them from here.
+enum {
+    TS_MODEL_MIN_VOCAB = 5,  // the four special tokens and one word
+    TS_MODEL_MAX_VOCAB = 10000000,
+    TS_MODEL_MAX_EMB = 8192,
+    TS_MODEL_MAX_HIDDEN = 8192,
+};
+
+// The attention types; their names, parameters and scores are the table in
+// models/attention.c (one row per type, in this order).
+typedef enum {
+    TS_ATTN_NONE,        // the plain encoder-decoder baseline
+    TS_ATTN_DOT,         // q . k
+    TS_ATTN_SCALED_DOT,  // q . k / sqrt(H)
+    TS_ATTN_GENERAL,     // q . W m
+    TS_ATTN_CONCAT,      // v . tanh(W [q; m] + b)
+    TS_ATTN_BAHDANAU,    // v . tanh(W_q q + W_k m + b): the additive score, named "bahdanau"
+    TS_ATTN_COUNT
+} ts_attn_type;
+
+// How the decoder uses attention: Bahdanau attends with s_{t-1} and feeds the
+// context into the GRU; Luong attends with s_t and combines (models/decoder.c).
+typedef enum { TS_DECODER_BAHDANAU, TS_DECODER_LUONG, TS_DECODER_COUNT } ts_decoder_type;
+
+const char *ts_decoder_name(ts_decoder_type type);  // "bahdanau", "luong"; "?" out of range
+// TS_OK and *type, or TS_ERR_ARG naming the accepted names.
+int ts_decoder_parse(const char *name, ts_decoder_type *type);
+
+typedef struct {
+    int src_vocab, tgt_vocab;  // including the four special tokens
+    int emb, hidden;
+    ts_attn_type attn;
+    ts_decoder_type decoder;
+    int bidirectional;
+} ts_model_config;
+
+// TS_OK, or TS_ERR_ARG naming the field that is out of range.
+int ts_model_config_check(const ts_model_config *cfg);
+
+// M, the encoder memory's width: H, or 2H when bidirectional.
+int ts_model_memory_width(const ts_model_config *cfg);
+
+// 1 when ids[0..n) are all in [0, vocab); else 0 with ctx failed
+// (TS_ERR_ARG) naming `what` and the first bad index.
+int ts_model_check_ids(ts_ctx *ctx, const char *what, const int *ids, size_t n, int vocab);
+
+// The name and shape of one parameter, as ts_seq2seq_new registers it.
+typedef struct {
+    char name[48];
+    int ndim;      // 1 or 2
+    int shape[2];  // shape[1] is 0 when ndim is 1
+} ts_param_shape;
+
+// One parameter as a layer declares it: the model registers, initialises and
+// lists (ts_seq2seq_layout) parameters from these, so all three agree.
+typedef struct {
+    ts_param_shape shape;
+    double bound;      // initial values U(-bound, bound); N(0, 1) when < 0
+    ts_tensor **slot;  // where the registered tensor is stored
+} ts_param_spec;
+
+// Fills *spec (name from the printf format) and returns 1, the number of
+// specs written, so that layers count as they declare.
+int ts_param_spec_set(ts_param_spec *spec, ts_tensor **slot, double bound, int ndim, int d0, int d1,
+                      const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+// Registers specs[0..n) on params in order, each initialised from rng as
+// its bound says right after it is registered (rng NULL: left as allocated),
+// and stores each tensor in its slot. TS_OK or TS_ERR_NOMEM.
+int ts_param_specs_create(ts_params *params, gsl_rng *rng, const ts_param_spec *specs, int n);
+
+#endif

@@ -1,0 +1,387 @@
+// Greedy and beam-search decoding (models/search.h). No tape: each step
+// runs in one of two scratch arenas that alternate.
+#include "models/search.h"
+
+#include "autograd/ops.h"
+#include "models/seq2seq.h"
+#include "tensor/kernels.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ts_hypothesis_free(ts_hypothesis *h) {
+    if (!h) return;
+    free(h->tokens);
+    free(h->attention);
+    memset(h, 0, sizeof *h);
+}
+
+static int alloc_hypothesis(ts_hypothesis *h, int max_len, int S) {
+    memset(h, 0, sizeof *h);
+    h->S = S;
+    h->tokens = malloc((size_t)(max_len + 1) * sizeof(int));
+    h->attention = calloc((size_t)(max_len + 1) * S, sizeof(double));
+    if (!h->tokens || !h->attention) {
+        ts_hypothesis_free(h);
+        return ts_fail(TS_ERR_NOMEM, "cannot allocate a hypothesis of %d tokens", max_len);
+    }
+    return TS_OK;
+}
+
+// log softmax(row)[k], stable.
+static double log_prob(const double *row, int n, int k) {
+    double max = ts_max_array(row, (size_t)n);
+    return (row[k] - max) - log(ts_sum_exp_shift(row, (size_t)n, max));
+}
+
+// Decoding step t runs in scratch arena t % 2: what step t makes (state,
+// weights, logits) stays readable during step t + 1, and is forgotten by step
+// t + 2. Memory is one step's worth, however long the output; the encoder's
+// tensors stay in the caller's arena.
+typedef struct {
+    ts_arena *arena[2];
+} step_arenas;
+
+static int step_arenas_new(step_arenas *sa, size_t bytes) {
+    sa->arena[0] = ts_arena_new(bytes);
+    sa->arena[1] = sa->arena[0] ? ts_arena_new(bytes) : NULL;
+    return sa->arena[1] ? TS_OK : TS_ERR_NOMEM;
+}
+
+static void step_arenas_free(step_arenas *sa) {
+    ts_arena_free(sa->arena[0]);
+    ts_arena_free(sa->arena[1]);
+}
+
+// A first guess at one step's tensors for B rows (bytes); a step that does
+// not fit doubles its arena and runs again.
+static size_t step_guess(const ts_seq2seq *m, int B, int S) {
+    const ts_model_config *c = &m->cfg;
+    size_t per_row = 4 * (size_t)S + 4 * (size_t)c->tgt_vocab + 32 * (size_t)c->hidden + 4 * (size_t)c->emb;
+    return (size_t)B * per_row * sizeof(double) + ((size_t)1 << 20);
+}
+
+// One decoder step on inputs (B): the logits (B, V), *weights (B, S) or NULL,
+// st advanced, all in scratch arena t % 2. When parents is not NULL the state
+// is first reordered to rows parents[0..B) (beam search). NULL on failure
+// (status returned in *rc); a full scratch arena is grown and the step rerun
+// from the same state.
+static ts_tensor *reorder_rows(ts_ctx *ctx, ts_tensor *t, const int *parents, int K);
+
+static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, int t, const ts_encoded *enc,
+                              ts_decoder_state *st, const int *parents, const int *inputs, int B, ts_tensor **weights,
+                              int *rc) {
+    ts_arena *caller = ctx->arena;
+    const ts_decoder_state before = *st;  // lives in the other scratch arena (or the caller's)
+    for (;;) {
+        ts_arena *a = sa->arena[t % 2];
+        ts_arena_reset(a);
+        ctx->arena = a;
+        if (parents) {
+            st->state = reorder_rows(ctx, before.state, parents, B);
+            st->feed = before.feed ? reorder_rows(ctx, before.feed, parents, B) : NULL;
+        }
+        ts_tensor *emb = ts_gather_rows(ctx, m->dec.embedding, inputs, B, -1);
+        ts_tensor *logits = ts_decoder_logits(ctx, &m->dec, ts_decoder_step(ctx, &m->dec, &m->attn, enc, st, emb, weights));
+        ctx->arena = caller;
+        if (logits) return logits;
+        *rc = ctx->status ? ctx->status : TS_ERR_ARENA;
+        size_t capacity = ts_arena_capacity(a);
+        if (*rc != TS_ERR_ARENA || capacity > SIZE_MAX / 4) return NULL;
+        ts_arena *bigger = ts_arena_new(2 * capacity);
+        if (!bigger) {
+            *rc = TS_ERR_NOMEM;
+            return NULL;
+        }
+        ts_arena_free(a);
+        sa->arena[t % 2] = bigger;
+        *st = before;
+        ctx->status = TS_OK;
+        *rc = TS_OK;
+    }
+}
+
+int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int max_len, ts_hypothesis *out) {
+    int B = bv->B, S = bv->S, V = m->cfg.tgt_vocab;
+    if (max_len < 1) return ts_fail(TS_ERR_ARG, "greedy: max_len %d", max_len);
+    int grad_before = ts_set_grad_enabled(ctx, 0);
+    int rc = TS_OK;
+    memset(out, 0, (size_t)B * sizeof *out);  // a failure frees them all, allocated or not
+    for (int b = 0; b < B && !rc; b++) rc = alloc_hypothesis(&out[b], max_len, S);
+    ts_encoded enc;
+    step_arenas sa = {{NULL, NULL}};
+    int *inputs = NULL, *done = calloc((size_t)B, sizeof(int));
+    if (!rc && !done) rc = ts_fail(TS_ERR_NOMEM, "greedy: out of memory");
+    if (!rc) rc = step_arenas_new(&sa, step_guess(m, B, S));
+    if (!rc) rc = ts_seq2seq_encode(m, ctx, bv, &enc);
+    if (!rc && !(inputs = ts_arena_alloc(ctx->arena, (size_t)B * sizeof(int)))) rc = TS_ERR_ARENA;
+    if (!rc) {
+        ts_decoder_state st;
+        ts_decoder_start(ctx, &m->dec, &enc, &st);
+        for (int b = 0; b < B; b++) inputs[b] = TS_SOS;
+        int remaining = B;
+        for (int t = 0; t <= max_len && remaining > 0; t++) {
+            ts_tensor *weights;
+            ts_tensor *logits = decode_step(m, ctx, &sa, t, &enc, &st, NULL, inputs, B, &weights, &rc);
+            if (!logits) break;
+            for (int b = 0; b < B; b++) {
+                if (done[b]) continue;
+                ts_hypothesis *h = &out[b];
+                if (weights) memcpy(h->attention + (size_t)t * S, weights->data + (size_t)b * S, (size_t)S * sizeof(double));
+                const double *row = logits->data + (size_t)b * V;
+                int best = ts_seq2seq_argmax_token(row, V);
+                if (best == TS_EOS || t == max_len) {  // at the limit the last row is kept, the token is not
+                    h->ended = best == TS_EOS;
+                    if (h->ended) h->score += log_prob(row, V, best);
+                    done[b] = 1;
+                    remaining--;
+                    continue;
+                }
+                h->score += log_prob(row, V, best);
+                h->tokens[h->len++] = best;
+                inputs[b] = best;
+            }
+        }
+    }
+    free(done);
+    step_arenas_free(&sa);
+    ts_set_grad_enabled(ctx, grad_before);
+    if (rc) {
+        for (int b = 0; b < B; b++) ts_hypothesis_free(&out[b]);
+        return rc == TS_ERR_ARENA && !ctx->status ? TS_ERR_ARENA : (ctx->status ? ctx->status : rc);
+    }
+    return TS_OK;
+}
+
+// A beam candidate: an entry of the previous step extended by one token.
+typedef struct {
+    double score;  // total log-probability
+    int parent;    // the live entry it extends
+    int token;
+} beam_candidate;
+
+// Keeps the best `cap` candidates in *list (sorted, best first; earlier
+// candidates win ties, so beam 1 picks the same token as argmax).
+static void keep_best(beam_candidate *list, int *count, int cap, beam_candidate c) {
+    int i = *count;
+    if (i == cap && !(c.score > list[cap - 1].score)) return;
+    if (i < cap) (*count)++;
+    else i = cap - 1;
+    while (i > 0 && c.score > list[i - 1].score) {
+        list[i] = list[i - 1];
+        i--;
+    }
+    list[i] = c;
+}
+
+// A copy of rows `parents` of t (K, ...), as a tensor with no gradient.
+static ts_tensor *reorder_rows(ts_ctx *ctx, ts_tensor *t, const int *parents, int K) {
+    if (!t) return NULL;
+    ts_tensor *copy = ts_node(ctx, TS_OP_LEAF, t->ndim, t->shape, 0, NULL);
+    if (!copy) return NULL;
+    size_t row = t->size / (size_t)t->shape[0];
+    for (int k = 0; k < K; k++) memcpy(copy->data + k * row, t->data + (size_t)parents[k] * row, row * sizeof(double));
+    return copy;
+}
+
+// The history of a beam search as back-pointers: entry k live at step t has
+// attention row att[t][k] (S), and (t > 0) came from entry from[t][k] of step
+// t - 1 by appending token tok[t][k]. Each step adds K rows; nothing is copied
+// until a hypothesis finishes, so the cost grows with the length, not its cube.
+typedef struct {
+    int K, S, steps, cap;  // steps recorded, room for cap
+    int *from, *tok;       // (cap, K)
+    double *att;           // (cap, K, S)
+} beam_history;
+
+// Room for step t. TS_OK or TS_ERR_NOMEM.
+static int history_reserve(beam_history *h, int t) {
+    if (t < h->cap) return TS_OK;
+    size_t cap = h->cap ? 2 * (size_t)h->cap : 16, K = (size_t)h->K, S = (size_t)h->S;
+    if (cap > (size_t)INT32_MAX || cap * K > SIZE_MAX / sizeof(double) / (S ? S : 1))
+        return ts_fail(TS_ERR_NOMEM, "beam: a history of %zu steps overflows", cap);
+    int *from = realloc(h->from, cap * K * sizeof(int));
+    if (from) h->from = from;
+    int *tok = from ? realloc(h->tok, cap * K * sizeof(int)) : NULL;
+    if (tok) h->tok = tok;
+    double *att = tok ? realloc(h->att, cap * K * S * sizeof(double)) : NULL;
+    if (!att) return ts_fail(TS_ERR_NOMEM, "beam: cannot keep %zu steps of %zu x %zu attention weights", cap, K, S);
+    h->att = att;
+    h->cap = (int)cap;
+    return TS_OK;
+}
+
+static void history_free(beam_history *h) {
+    free(h->from);
+    free(h->tok);
+    free(h->att);
+}
+
+// Fills out (allocated for max_len) with the first len tokens and len + 1
+// attention rows of entry k live at step t = len, following the back-pointers.
+static void history_trace(const beam_history *h, int k, int len, ts_hypothesis *out) {
+    size_t K = (size_t)h->K, S = (size_t)h->S;
+    for (int t = len; t >= 0; t--) {
+        memcpy(out->attention + (size_t)t * S, h->att + ((size_t)t * K + (size_t)k) * S, S * sizeof(double));
+        if (t == 0) break;
+        out->tokens[t - 1] = h->tok[(size_t)t * K + (size_t)k];
+        k = h->from[(size_t)t * K + (size_t)k];
+    }
+}
+
+double ts_length_penalized(double log_prob, int tokens, const ts_length_penalty *lp) {
+    if (!lp || !lp->gnmt) return log_prob / (tokens + 1);
+    return log_prob / pow((5.0 + tokens + 1) / 6.0, lp->alpha);
+}
+
+// One beam search's working state besides the decoder's tensors.
+typedef struct {
+    int K, S, max_len;
+    const ts_length_penalty *lp;
+    double *score;           // (K) total log-probability of the live entries
+    beam_candidate *cands;   // (2K) this step's best extensions, best first
+    int *parents;            // (K) the live entry each of the next step's extends
+    int *src_k, *len_k;      // (S, K), (K): the source repeated K times, one batch row per entry
+    beam_history hist;
+    step_arenas arenas;
+    int finished;            // hypotheses finished so far
+    double best_final;       // the ts_length_penalized score of *best
+    ts_hypothesis *best;     // the best finished hypothesis (the caller's out)
+} beam_search;
+
+static int beam_new(beam_search *b, ts_seq2seq *m, const int *src, int n, int K, int max_len,
+                    const ts_length_penalty *lp, ts_hypothesis *out) {
+    *b = (beam_search){.K = K, .S = n, .max_len = max_len, .lp = lp, .hist = {.K = K, .S = n},
+                       .best_final = -INFINITY, .best = out};
+    b->score = calloc((size_t)K, sizeof(double));
+    b->cands = malloc((size_t)2 * K * sizeof *b->cands);
+    b->parents = malloc((size_t)K * sizeof(int));
+    b->src_k = malloc((size_t)n * K * sizeof(int));
+    b->len_k = malloc((size_t)K * sizeof(int));
+    if (!b->score || !b->cands || !b->parents || !b->src_k || !b->len_k) return ts_fail(TS_ERR_NOMEM, "beam: out of memory");
+    for (int t = 0; t < n; t++)
+        for (int k = 0; k < K; k++) b->src_k[(size_t)t * K + k] = src[t];
+    for (int k = 0; k < K; k++) b->len_k[k] = n;
+    return step_arenas_new(&b->arenas, step_guess(m, K, n));
+}
+
+static void beam_free(beam_search *b) {
+    history_free(&b->hist);
+    step_arenas_free(&b->arenas);
+    free(b->score);
+    free(b->cands);
+    free(b->parents);
+    free(b->src_k);
+    free(b->len_k);
+}
+
+// Records step t's attention rows (alive of them; zeros for `none`) and
+// ranks the extensions of the alive entries by logits (alive, V) into
+// b->cands. Returns how many candidates it kept (at most 2K).
+static int beam_expand(beam_search *b, int t, ts_tensor *logits, const ts_tensor *weights, int alive) {
+    int K = b->K, S = b->S, V = logits->shape[1];
+    double *att_t = b->hist.att + (size_t)t * K * S;  // (K, S)
+    if (weights) memcpy(att_t, weights->data, (size_t)alive * S * sizeof(double));
+    else memset(att_t, 0, (size_t)alive * S * sizeof(double));
+    int count = 0;
+    for (int k = 0; k < alive; k++) {
+        double *row = logits->data + (size_t)k * V;
+        ts_log_softmax_rows(row, row, 1, (size_t)V);
+        for (int v = TS_EOS; v < V; v++)  // never <pad> or <sos>
+            keep_best(b->cands, &count, 2 * K, (beam_candidate){b->score[k] + row[v], k, v});
+    }
+    return count;
+}
+
+// A hypothesis of len tokens ends with candidate c at step t = len (with its
+// <eos>, or cut at the length limit without its token): it replaces *b->best
+// when it ranks higher. TS_OK or TS_ERR_NOMEM.
+static int beam_finish(beam_search *b, beam_candidate c, int len) {
+    int ended = c.token == TS_EOS;
+    b->finished++;
+    double final = ts_length_penalized(ended ? c.score : b->score[c.parent], len, b->lp);
+    if (!(final > b->best_final)) return TS_OK;
+    b->best_final = final;
+    ts_hypothesis_free(b->best);
+    int rc = alloc_hypothesis(b->best, b->max_len, b->S);
+    if (rc) return rc;
+    history_trace(&b->hist, c.parent, len, b->best);
+    b->best->len = len;
+    b->best->score = final;
+    b->best->ended = ended;
+    return TS_OK;
+}
+
+// Goes through step t's count candidates best first: finishes hypotheses and
+// makes the others the live entries of step t + 1 (their scores, parents,
+// back-pointers and next inputs). *alive receives how many live on. TS_OK or
+// the failure.
+static int beam_select(beam_search *b, int t, int count, int *inputs, int *alive) {
+    int K = b->K, next_alive = 0, rc = TS_OK;
+    int *from_next = NULL, *tok_next = NULL;  // step t + 1's back-pointers, once reserved
+    for (int i = 0; i < count && !rc; i++) {
+        beam_candidate c = b->cands[i];
+        // As in fairseq: an <eos> finishes a hypothesis only when it ranks
+        // among the best K; beam 1 then stops exactly where greedy does.
+        if ((c.token == TS_EOS && i < K) || t == b->max_len) {
+            rc = beam_finish(b, c, t);
+            if (t == b->max_len) break;
+            continue;
+        }
+        if (c.token == TS_EOS || next_alive == K) continue;
+        if (!from_next) {
+            if ((rc = history_reserve(&b->hist, t + 1))) break;
+            from_next = b->hist.from + (size_t)(t + 1) * K;
+            tok_next = b->hist.tok + (size_t)(t + 1) * K;
+        }
+        b->parents[next_alive] = c.parent;
+        from_next[next_alive] = c.parent;
+        tok_next[next_alive] = c.token;
+        b->score[next_alive] = c.score;  // safe: parents are read from cands, not score, from here on
+        inputs[next_alive] = c.token;
+        next_alive++;
+    }
+    *alive = next_alive;
+    return rc;
+}
+
+int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam, int max_len,
+                    const ts_length_penalty *lp, ts_hypothesis *out) {
+    int K = beam;
+    if (K < 1 || K > 1000 || max_len < 1 || n < 1) return ts_fail(TS_ERR_ARG, "beam: width %d, max_len %d, length %d", K, max_len, n);
+    if (lp && lp->gnmt && !(lp->alpha >= 0 && lp->alpha <= 100))
+        return ts_fail(TS_ERR_ARG, "beam: length penalty %g outside [0, 100]", lp->alpha);
+    int grad_before = ts_set_grad_enabled(ctx, 0);
+    memset(out, 0, sizeof *out);
+    beam_search b;
+    int rc = beam_new(&b, m, src, n, K, max_len, lp, out);
+    ts_encoded enc;
+    ts_batch_view bv = {.B = K, .S = n, .T = 0, .src = b.src_k, .src_len = b.len_k};
+    if (!rc) rc = ts_seq2seq_encode(m, ctx, &bv, &enc);
+    int *inputs = rc ? NULL : ts_arena_alloc(ctx->arena, (size_t)K * sizeof(int));  // (K) the next step's tokens
+    if (!rc && !inputs) rc = TS_ERR_ARENA;
+    ts_decoder_state st;
+    if (!rc) ts_decoder_start(ctx, &m->dec, &enc, &st);
+    int alive = 1;
+    for (int k = 0; k < K && inputs; k++) inputs[k] = TS_SOS;
+    for (int t = 0; !rc && t <= max_len && alive > 0; t++) {
+        ts_tensor *weights;
+        ts_tensor *logits = decode_step(m, ctx, &b.arenas, t, &enc, &st, t > 0 ? b.parents : NULL, inputs, K, &weights, &rc);
+        if (!logits || (rc = history_reserve(&b.hist, t))) break;
+        b.hist.steps = t + 1;
+        int count = beam_expand(&b, t, logits, weights, alive);
+        if ((rc = beam_select(&b, t, count, inputs, &alive))) break;
+        // Stop once K hypotheses have finished: width 1 stops at its first
+        // <eos>, exactly like greedy.
+        if (b.finished >= K) alive = 0;
+        if (alive == 0) break;
+        for (int k = alive; k < K; k++) b.parents[k] = b.parents[0];  // the next step reorders the state by these
+    }
+    if (!rc && !out->tokens) rc = ts_fail(TS_ERR_ARG, "beam: no hypothesis");
+    beam_free(&b);
+    ts_set_grad_enabled(ctx, grad_before);
+    if (rc) ts_hypothesis_free(out);
+    return rc;
+}

@@ -1,0 +1,56 @@
+// Decoding a trained model: hypotheses, greedy (a batch at once) and beam
+// search (one sentence, back-pointer history). Runs without a tape.
+//
+// Legend: B batch, S source length, K beam width, V target vocabulary.
+#ifndef TS_MODELS_SEARCH_H
+#define TS_MODELS_SEARCH_H
+
+#include "models/encoder.h"
+
+typedef struct ts_seq2seq ts_seq2seq;  // models/seq2seq.h, which includes this header
+
+// A decoded sentence: tokens (without <eos>) and the attention matrix of
+// every output step, <eos> included: (len + 1) rows of S weights (all zero
+// for `none`). `ended` is 0 when it stopped at the length limit instead.
+typedef struct {
+    int len;
+    int *tokens;        // (len) malloc'd
+    double *attention;  // (len + 1, S) malloc'd, NULL if not requested
+    int S;
+    double score;       // total log-probability (beam: as ts_length_penalized ranks it)
+    int ended;
+} ts_hypothesis;
+
+// Frees h's arrays and zeroes it; h NULL is fine.
+void ts_hypothesis_free(ts_hypothesis *h);
+
+// Greedy decoding of every sentence of the batch (tgt fields unused), at most
+// max_len tokens each. out[B] receives malloc'd results. Runs without a
+// tape; resets nothing (call ts_ctx_reset after). TS_OK or the failure
+// (then out[] holds nothing to free).
+int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, int max_len,
+                      ts_hypothesis *out);
+
+// How beam search ranks finished hypotheses of different lengths. The zero
+// value (or NULL) is length normalisation: log-probability / (tokens + 1),
+// tokens + 1 counting <eos>. With gnmt set, GNMT's length penalty (Wu et al.
+// 2016): log-probability / ((5 + tokens + 1) / 6)^alpha; alpha 0 ranks by the
+// raw log-probability (short outputs win), larger alpha favours longer ones.
+typedef struct {
+    int gnmt;
+    double alpha;  // >= 0
+} ts_length_penalty;
+
+// The score a finished hypothesis of `tokens` words (without <eos>) and total
+// log-probability log_prob is ranked by.
+double ts_length_penalized(double log_prob, int tokens, const ts_length_penalty *lp);
+
+// Beam search of width beam (1..1000) for one sentence (src ids, length n),
+// at most max_len tokens. Finished hypotheses are ranked by
+// ts_length_penalized (lp NULL: length normalisation; a GNMT alpha outside
+// [0, 100] is TS_ERR_ARG); beam = 1 is greedy. TS_OK and the best in *out
+// (free with ts_hypothesis_free), or the failure (then *out holds nothing).
+int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam, int max_len,
+                    const ts_length_penalty *lp, ts_hypothesis *out);
+
+#endif
