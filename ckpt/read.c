@@ -8,7 +8,7 @@
 // allocated. CRC-32 (zlib's crc32) guards the prelude, each section and the
 // whole payload; fuzzing builds (TS_CKPT_FUZZING) skip the comparisons so the
 // fuzzer reaches the parser.
-#include "train/checkpoint.h"
+#include "ckpt/ckpt.h"
 
 #include "tensor/status.h"
 

@@ -3,7 +3,7 @@
 //
 // T = target length (rows), S = source length (columns)
 // weights: (T, S) row-major, row j = target position j.
-#include "train/render.h"
+#include "viz/render.h"
 
 #include "tensor/status.h"
 

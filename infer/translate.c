@@ -1,6 +1,6 @@
 // Greedy translation of a batch of sentences (see translate_batch.h).
 // B = sentences, S = the longest source (tokens).
-#include "train/translate_batch.h"
+#include "infer/translate.h"
 
 #include "data/normalize.h"
 #include "tensor/tokens.h"

@@ -1,13 +1,13 @@
 // A trained model as one unit: the seq2seq model, its two vocabularies and
 // the options that shape its input, stored in and rebuilt from a checkpoint
-// (train/checkpoint.h, docs/checkpoint.md). translate, attend and eval need
+// (ckpt/ckpt.h, docs/checkpoint.md). translate, attend and eval need
 // nothing but the checkpoint file.
 #ifndef TS_MODEL_IO_H
 #define TS_MODEL_IO_H
 
 #include "data/vocab.h"
 #include "models/seq2seq.h"
-#include "train/checkpoint.h"
+#include "ckpt/ckpt.h"
 
 // The longest sentence translate, attend and eval accept, in tokens after
 // normalisation: it bounds the time and memory one input can ask for.

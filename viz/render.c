@@ -3,7 +3,7 @@
 // The heatmaps live in heatmap.c, the loss curve in plot.c.
 //
 // T = target length (rows), S = source length (columns); weights (T, S).
-#include "train/render.h"
+#include "viz/render.h"
 
 #include "tensor/status.h"
 

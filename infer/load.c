@@ -1,4 +1,4 @@
-#include "train/model_io.h"
+#include "infer/load.h"
 
 #include "data/normalize.h"
 

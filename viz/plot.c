@@ -1,7 +1,7 @@
 // The loss curve: train and dev loss per epoch as a standalone SVG chart.
 //
 // E = epochs; train, dev: (E) losses, epoch e + 1 at index e.
-#include "train/render.h"
+#include "viz/render.h"
 
 #include "tensor/status.h"
 

@@ -19,7 +19,7 @@
 #ifndef TS_RENDER_H
 #define TS_RENDER_H
 
-#include "train/metrics.h"
+#include "data/align.h"  // ts_link
 
 #include <stddef.h>
 #include <stdint.h>

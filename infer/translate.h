@@ -9,7 +9,7 @@
 #ifndef TS_TRANSLATE_BATCH_H
 #define TS_TRANSLATE_BATCH_H
 
-#include "train/model_io.h"
+#include "infer/load.h"
 
 // Normalises texts[0..n) as training did, maps words to ids (unknown words
 // become <unk>) and decodes all of them with one greedy batch, each at most
