@@ -7,6 +7,7 @@
 
 #include "infer/metrics.h"
 #include "infer/load.h"
+#include "infer/translate.h"
 #include "viz/render.h"
 
 #include <stdio.h>

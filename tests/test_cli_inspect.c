@@ -17,6 +17,7 @@
 #include "testutil.h"
 #include "ckpt/ckpt.h"
 #include "infer/load.h"
+#include "infer/translate.h"
 
 static const char *const source_side[] = {
     "le chat dort .", "oui", "le chien noir mange vite .", "il dort", "la petite souris mange le pain .",
