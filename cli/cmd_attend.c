@@ -8,6 +8,7 @@
 #include "infer/metrics.h"
 #include "infer/load.h"
 #include "infer/translate.h"
+#include "viz/heatmap.h"
 #include "viz/render.h"
 
 #include <stdio.h>

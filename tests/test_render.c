@@ -3,6 +3,8 @@
 // Python's json module) and round-trips the weights bit for bit, terminal
 // output is exact in plain mode and uses the right characters otherwise.
 #include "infer/metrics.h"
+#include "viz/heatmap.h"
+#include "viz/plot.h"
 #include "viz/render.h"
 
 #include "tensor/status.h"

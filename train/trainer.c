@@ -18,7 +18,8 @@
 #include "ckpt/ckpt.h"
 #include "infer/evaluate.h"
 #include "infer/load.h"
-#include "viz/render.h"
+#include "viz/heatmap.h"
+#include "viz/plot.h"
 
 #include <dirent.h>
 #include <errno.h>
