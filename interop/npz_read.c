@@ -1,26 +1,20 @@
-// .npz container: zip writer and reader (zlib only) and the .npy format.
+// Reading a .npz: takes the whole file into memory and trusts nothing in it:
+// the central directory is found from the end, every record is checked to
+// lie inside the bytes before it is read, the declared uncompressed sizes are
+// summed and capped before anything is inflated, each entry inflates into a
+// buffer of exactly its declared size, and the .npy header is parsed as a
+// strict subset of Python's literal syntax. Fuzzing builds (TS_NPZ_FUZZING)
+// skip the CRC comparison so the fuzzer reaches the .npy parser.
 // Layout: docs/interop.md.
-//
-// Writing builds the whole archive in memory (one entry at a time: .npy
-// bytes, CRC-32, optional raw deflate), then saves it atomically. Reading
-// takes the whole file into memory and trusts nothing in it: the central
-// directory is found from the end, every record is checked to lie inside the
-// bytes before it is read, the declared uncompressed sizes are summed and
-// capped before anything is inflated, each entry inflates into a buffer of
-// exactly its declared size, and the .npy header is parsed as a strict
-// subset of Python's literal syntax. Fuzzing builds (TS_NPZ_FUZZING) skip the
-// CRC comparison so the fuzzer reaches the .npy parser.
-#include "interop/npz.h"
+#include "interop/npz_internal.h"
 
 #include "tensor/status.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #ifdef TS_NPZ_FUZZING
@@ -28,499 +22,6 @@
 #else
 #define CRC_CHECKED 1
 #endif
-
-enum {
-    LOCAL_SIZE = 30,    // local file header without name and extra field
-    CENTRAL_SIZE = 46,  // central directory record without name, extra, comment
-    EOCD_SIZE = 22,     // end of central directory record without comment
-    MAX_COMMENT = 65535,
-    ZIP_STORED = 0,
-    ZIP_DEFLATED = 8,
-    ZIP_VERSION = 20,   // 2.0: deflate
-    ZIP_HOST_UNIX = 3,
-    DOS_DATE_1980 = (1 << 5) | 1, // 1980-01-01, the earliest a zip can say
-    FLAG_DESCRIPTOR = 0x0008,     // sizes and CRC follow the data (central copy is authoritative)
-    FLAG_UTF8 = 0x0800,
-    FLAG_DEFLATE_LEVEL = 0x0006,  // a deflate level hint, meaningless to a reader
-    ZLEVEL = 6,
-    NPY_PREFIX = 10,    // magic (6) + version (2) + header length (2), version 1.0
-    NPY_ALIGN = 64,     // numpy aligns the data to 64 bytes
-};
-
-static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
-// deflate cannot expand more than about 1032:1; a larger declared ratio lies.
-#define DEFLATE_MAX_RATIO 1032u
-
-struct entry {
-    char *name;
-    ts_npz_array a;
-    double *values;
-    char **strings;
-};
-
-struct ts_npz {
-    struct entry *items;
-    size_t count, cap;
-};
-
-// ---- the container --------------------------------------------------------------
-
-ts_npz *ts_npz_new(void) {
-    ts_npz *z = calloc(1, sizeof *z);
-    if (!z) ts_fail(TS_ERR_NOMEM, "npz: out of memory");
-    return z;
-}
-
-static void entry_free(struct entry *e) {
-    for (size_t i = 0; e->strings && i < e->a.size; i++) free(e->strings[i]);
-    free(e->strings);
-    free(e->values);
-    free(e->name);
-}
-
-void ts_npz_free(ts_npz *z) {
-    if (!z) return;
-    for (size_t i = 0; i < z->count; i++) entry_free(&z->items[i]);
-    free(z->items);
-    free(z);
-}
-
-size_t ts_npz_count(const ts_npz *z) { return z->count; }
-
-const ts_npz_array *ts_npz_at(const ts_npz *z, size_t i) { return i < z->count ? &z->items[i].a : NULL; }
-
-const ts_npz_array *ts_npz_find(const ts_npz *z, const char *name) {
-    for (size_t i = 0; i < z->count; i++)
-        if (!strcmp(z->items[i].name, name)) return &z->items[i].a;
-    return NULL;
-}
-
-// 1 when name[0..n) is a valid array name (see ts_npz_add_f8).
-static int name_ok(const char *name, size_t n) {
-    if (n == 0 || n > TS_NPZ_MAX_NAME) return 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)name[i];
-        if (c <= ' ' || c > '~' || c == '/' || c == '\\') return 0;
-    }
-    return 1;
-}
-
-// Product of shape[0..ndim) in *size; 0 on a zero dimension or overflow of
-// `limit` (the caller's bound on the element count).
-static int shape_size(int ndim, const size_t *shape, size_t limit, size_t *size) {
-    size_t n = 1;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] == 0 || shape[i] > limit || n > limit / shape[i]) return 0;
-        n *= shape[i];
-    }
-    *size = n;
-    return 1;
-}
-
-// Appends an entry with the name and shape checked; values/strings are the
-// caller's to fill. Returns the entry or NULL (message set).
-static struct entry *append(ts_npz *z, const char *name, enum ts_npz_dtype dtype, int ndim, const size_t *shape,
-                            int *rc) {
-    *rc = TS_ERR_ARG;
-    size_t n = name ? strlen(name) : 0;
-    if (!name_ok(name ? name : "", n)) {
-        ts_fail(TS_ERR_ARG, "npz: bad array name '%s' (1..%d printable ASCII bytes, no space, '/' or '\\')",
-                name ? name : "(null)", TS_NPZ_MAX_NAME);
-        return NULL;
-    }
-    if (ts_npz_find(z, name)) {
-        ts_fail(TS_ERR_ARG, "npz: duplicate array name '%s'", name);
-        return NULL;
-    }
-    size_t size;
-    if (ndim < 0 || ndim > TS_NPZ_MAX_NDIM || (ndim > 0 && !shape) ||
-        !shape_size(ndim, shape, TS_NPZ_MAX_ENTRY_BYTES / 8, &size)) {
-        ts_fail(TS_ERR_ARG, "npz: array '%s': bad shape (0..%d dimensions, each at least 1)", name, TS_NPZ_MAX_NDIM);
-        return NULL;
-    }
-    if (z->count == TS_NPZ_MAX_ENTRIES) {
-        ts_fail(TS_ERR_ARG, "npz: more than %d arrays", TS_NPZ_MAX_ENTRIES);
-        return NULL;
-    }
-    *rc = TS_ERR_NOMEM;
-    if (z->count == z->cap) {
-        size_t cap = z->cap ? 2 * z->cap : 16;
-        struct entry *items = realloc(z->items, cap * sizeof *items);
-        if (!items) {
-            ts_fail(TS_ERR_NOMEM, "npz: out of memory");
-            return NULL;
-        }
-        z->items = items;
-        z->cap = cap;
-    }
-    struct entry *e = &z->items[z->count];
-    memset(e, 0, sizeof *e);
-    if (!(e->name = strdup(name))) {
-        ts_fail(TS_ERR_NOMEM, "npz: out of memory");
-        return NULL;
-    }
-    e->a.name = e->name;
-    e->a.dtype = dtype;
-    e->a.ndim = ndim;
-    for (int i = 0; i < TS_NPZ_MAX_NDIM; i++) e->a.shape[i] = i < ndim ? shape[i] : 1;
-    e->a.size = size;
-    *rc = TS_OK;
-    return e;
-}
-
-int ts_npz_add_f8(ts_npz *z, const char *name, int ndim, const size_t *shape, const double *values) {
-    int rc;
-    struct entry *e = append(z, name, TS_NPZ_F8, ndim, shape, &rc);
-    if (!e) return rc;
-    if (!(e->values = malloc(e->a.size * sizeof *e->values))) {
-        entry_free(e);
-        return ts_fail(TS_ERR_NOMEM, "npz: array '%s': out of memory", name);
-    }
-    memcpy(e->values, values, e->a.size * sizeof *e->values);
-    e->a.values = e->values;
-    z->count++;
-    return TS_OK;
-}
-
-// Decodes one UTF-8 code point at s[0..n); returns its length, 0 if invalid
-// (overlong, surrogate, above U+10FFFF, truncated).
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
-    if (s[0] < 0x80) {
-        *cp = s[0];
-        return 1;
-    }
-    size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-    if (len == 0 || len > n || s[0] > 0xf4) return 0;
-    uint32_t c = s[0] & (0x7f >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        c = (c << 6) | (s[i] & 0x3f);
-    }
-    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    if (c < min[len] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return 0;
-    *cp = c;
-    return len;
-}
-
-// Code points in the NUL-terminated UTF-8 string s, or -1 if invalid.
-static long utf8_count(const char *s) {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t n = strlen(s);
-    long count = 0;
-    for (size_t i = 0; i < n; count++) {
-        uint32_t cp;
-        size_t k = utf8_decode(p + i, n - i, &cp);
-        if (k == 0) return -1;
-        i += k;
-    }
-    return count;
-}
-
-int ts_npz_add_strings(ts_npz *z, const char *name, int ndim, const size_t *shape, const char *const *strings) {
-    int rc;
-    struct entry *e = append(z, name, TS_NPZ_STR, ndim, shape, &rc);
-    if (!e) return rc;
-    if (e->a.size > TS_NPZ_MAX_STRINGS) {
-        entry_free(e);
-        return ts_fail(TS_ERR_ARG, "npz: array '%s': more than %u strings", name, TS_NPZ_MAX_STRINGS);
-    }
-    for (size_t i = 0; i < e->a.size; i++) {
-        long n = utf8_count(strings[i]);
-        if (n < 0 || n > TS_NPZ_MAX_WIDTH) {
-            entry_free(e);
-            return ts_fail(TS_ERR_ARG, "npz: array '%s': string %zu is %s", name, i,
-                           n < 0 ? "not valid UTF-8" : "longer than the limit");
-        }
-    }
-    if (!(e->strings = calloc(e->a.size, sizeof *e->strings))) {
-        entry_free(e);
-        return ts_fail(TS_ERR_NOMEM, "npz: array '%s': out of memory", name);
-    }
-    for (size_t i = 0; i < e->a.size; i++)
-        if (!(e->strings[i] = strdup(strings[i]))) {
-            entry_free(e);
-            return ts_fail(TS_ERR_NOMEM, "npz: array '%s': out of memory", name);
-        }
-    e->a.strings = (const char *const *)e->strings;
-    z->count++;
-    return TS_OK;
-}
-
-// ---- little-endian bytes ------------------------------------------------------
-
-static void put16(unsigned char *p, uint32_t v) {
-    p[0] = (unsigned char)v;
-    p[1] = (unsigned char)(v >> 8);
-}
-static void put32(unsigned char *p, uint32_t v) {
-    put16(p, v & 0xffff);
-    put16(p + 2, v >> 16);
-}
-static uint32_t get16(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
-static uint32_t get32(const unsigned char *p) { return get16(p) | get16(p + 2) << 16; }
-static uint64_t get64(const unsigned char *p) { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
-
-// zlib's crc32 takes a uInt length; feed huge buffers in pieces.
-static uint32_t crc_of(const unsigned char *p, size_t n) {
-    uLong c = crc32(0L, Z_NULL, 0);
-    while (n > 0) {
-        uInt piece = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        c = crc32(c, p, piece);
-        p += piece;
-        n -= piece;
-    }
-    return (uint32_t)c;
-}
-
-// ---- writing --------------------------------------------------------------------
-
-// A growable byte buffer.
-struct buf {
-    unsigned char *data;
-    size_t len, cap;
-};
-
-static int buf_reserve(struct buf *b, size_t more) {
-    if (more > SIZE_MAX / 2 - b->len) return ts_fail(TS_ERR_NOMEM, "npz: archive too large");
-    if (b->len + more <= b->cap) return TS_OK;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + more) cap *= 2;
-    unsigned char *data = realloc(b->data, cap);
-    if (!data) return ts_fail(TS_ERR_NOMEM, "npz: out of memory (%zu bytes)", cap);
-    b->data = data;
-    b->cap = cap;
-    return TS_OK;
-}
-
-static int buf_put(struct buf *b, const void *p, size_t n) {
-    int rc = buf_reserve(b, n);
-    if (rc) return rc;
-    if (n) memcpy(b->data + b->len, p, n);
-    b->len += n;
-    return TS_OK;
-}
-
-// Width in code points of the widest string (at least 1, as numpy says '<U1').
-static size_t str_width(const ts_npz_array *a) {
-    size_t w = 1;
-    for (size_t i = 0; i < a->size; i++) {
-        size_t n = (size_t)utf8_count(a->strings[i]);
-        if (n > w) w = n;
-    }
-    return w;
-}
-
-// The .npy bytes of one array (version 1.0, header padded with spaces and a
-// newline so the data starts at a multiple of 64, as numpy writes it).
-static int npy_bytes(const ts_npz_array *a, struct buf *out) {
-    char header[512];
-    size_t width = a->dtype == TS_NPZ_STR ? str_width(a) : 0;
-    int n = a->dtype == TS_NPZ_F8 ? snprintf(header, sizeof header, "{'descr': '<f8', 'fortran_order': False, 'shape': (")
-                                 : snprintf(header, sizeof header,
-                                            "{'descr': '<U%zu', 'fortran_order': False, 'shape': (", width);
-    for (int i = 0; i < a->ndim; i++)
-        n += snprintf(header + n, sizeof header - (size_t)n, "%zu%s", a->shape[i],
-                      a->ndim == 1 ? "," : i + 1 < a->ndim ? ", " : "");
-    n += snprintf(header + n, sizeof header - (size_t)n, "), }");
-    size_t total = ((size_t)NPY_PREFIX + (size_t)n + 1 + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
-    size_t header_len = total - NPY_PREFIX;
-    size_t item = a->dtype == TS_NPZ_F8 ? 8 : 4 * width;
-    if (a->size > (TS_NPZ_MAX_ENTRY_BYTES - total) / item)
-        return ts_fail(TS_ERR_ARG, "npz: array '%s' needs 4 GiB or more (ZIP64 is not supported)", a->name);
-    int rc = buf_reserve(out, total + a->size * item);
-    if (rc) return rc;
-    unsigned char *p = out->data + out->len;
-    memcpy(p, npy_magic, 6);
-    p[6] = 1;
-    p[7] = 0;
-    put16(p + 8, (uint32_t)header_len);
-    memcpy(p + NPY_PREFIX, header, (size_t)n);
-    memset(p + NPY_PREFIX + n, ' ', header_len - (size_t)n - 1);
-    p[total - 1] = '\n';
-    p += total;
-    if (a->dtype == TS_NPZ_F8) {
-        for (size_t i = 0; i < a->size; i++, p += 8) {
-            uint64_t bits;
-            memcpy(&bits, &a->values[i], 8);
-            put32(p, (uint32_t)bits);
-            put32(p + 4, (uint32_t)(bits >> 32));
-        }
-    } else {
-        memset(p, 0, a->size * item);
-        for (size_t i = 0; i < a->size; i++, p += item) {
-            const unsigned char *s = (const unsigned char *)a->strings[i];
-            size_t len = strlen(a->strings[i]), k = 0;
-            for (size_t j = 0; j < len; k++) {
-                uint32_t cp = 0;
-                j += utf8_decode(s + j, len - j, &cp); // validated when added
-                put32(p + 4 * k, cp);
-            }
-        }
-    }
-    out->len += total + a->size * item;
-    return TS_OK;
-}
-
-// Raw-deflates in[0..n) into out; *ok = 0 when it did not shrink.
-static int deflate_bytes(const unsigned char *in, size_t n, struct buf *out, int *ok) {
-    *ok = 0;
-    z_stream s;
-    memset(&s, 0, sizeof s);
-    if (deflateInit2(&s, ZLEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return ts_fail(TS_ERR_NOMEM, "npz: deflateInit2 failed");
-    out->len = 0;
-    int rc = buf_reserve(out, n);  // more than that and we store instead
-    s.next_in = (unsigned char *)in;
-    s.avail_in = (uInt)n;  // n <= TS_NPZ_MAX_ENTRY_BYTES fits in uInt
-    s.next_out = out->data;
-    s.avail_out = (uInt)n;
-    if (!rc && deflate(&s, Z_FINISH) == Z_STREAM_END && s.total_out < n) {
-        out->len = s.total_out;
-        *ok = 1;
-    }
-    deflateEnd(&s);
-    return rc;
-}
-
-int ts_npz_save_mem(const ts_npz *z, enum ts_npz_method method, unsigned char **out, size_t *len) {
-    *out = NULL;
-    *len = 0;
-    struct buf zip = {0}, npy = {0}, packed = {0}, central = {0};
-    int rc = TS_OK;
-    for (size_t i = 0; !rc && i < z->count; i++) {
-        const ts_npz_array *a = &z->items[i].a;
-        npy.len = 0;
-        if ((rc = npy_bytes(a, &npy))) break;
-        int deflated = 0;
-        if (method == TS_NPZ_DEFLATE && (rc = deflate_bytes(npy.data, npy.len, &packed, &deflated))) break;
-        const struct buf *data = deflated ? &packed : &npy;
-        uint32_t crc = crc_of(npy.data, npy.len);
-        size_t name_len = strlen(a->name) + 4;
-        uint64_t offset = zip.len;
-        if (offset + LOCAL_SIZE + name_len + data->len > TS_NPZ_MAX_ENTRY_BYTES) {
-            rc = ts_fail(TS_ERR_ARG, "npz: the archive reaches 4 GiB at array '%s' (ZIP64 is not supported)", a->name);
-            break;
-        }
-        // Local header (30 bytes) + name, then the data.
-        unsigned char h[CENTRAL_SIZE];
-        put32(h, 0x04034b50);
-        put16(h + 4, ZIP_VERSION);
-        put16(h + 6, 0);                                   // flags
-        put16(h + 8, deflated ? ZIP_DEFLATED : ZIP_STORED);
-        put16(h + 10, 0);                                  // time 00:00:00
-        put16(h + 12, DOS_DATE_1980);
-        put32(h + 14, crc);
-        put32(h + 18, (uint32_t)data->len);
-        put32(h + 22, (uint32_t)npy.len);
-        put16(h + 26, (uint32_t)name_len);
-        put16(h + 28, 0);                                  // extra field length
-        if ((rc = buf_put(&zip, h, LOCAL_SIZE)) || (rc = buf_put(&zip, a->name, name_len - 4)) ||
-            (rc = buf_put(&zip, ".npy", 4)) || (rc = buf_put(&zip, data->data, data->len)))
-            break;
-        // Its central directory record: the same fields, plus where it is.
-        unsigned char c[CENTRAL_SIZE];
-        put32(c, 0x02014b50);
-        put16(c + 4, ZIP_HOST_UNIX << 8 | ZIP_VERSION);   // made by
-        memcpy(c + 6, h + 4, 26);                          // needed .. name length
-        put16(c + 32, 0);                                  // comment length
-        put16(c + 34, 0);                                  // disk
-        put16(c + 36, 0);                                  // internal attributes
-        put32(c + 38, (uint32_t)0100644 << 16);            // regular file, rw-r--r--
-        put32(c + 42, (uint32_t)offset);
-        if ((rc = buf_put(&central, c, CENTRAL_SIZE)) || (rc = buf_put(&central, a->name, name_len - 4)) ||
-            (rc = buf_put(&central, ".npy", 4)))
-            break;
-    }
-    if (!rc && (uint64_t)zip.len + central.len + EOCD_SIZE > TS_NPZ_MAX_ENTRY_BYTES)
-        rc = ts_fail(TS_ERR_ARG, "npz: the archive reaches 4 GiB (ZIP64 is not supported)");
-    if (!rc) {
-        unsigned char e[EOCD_SIZE];
-        put32(e, 0x06054b50);
-        put16(e + 4, 0);
-        put16(e + 6, 0);
-        put16(e + 8, (uint32_t)z->count);
-        put16(e + 10, (uint32_t)z->count);
-        put32(e + 12, (uint32_t)central.len);
-        put32(e + 16, (uint32_t)zip.len);
-        put16(e + 20, 0);
-        if (!(rc = buf_put(&zip, central.data, central.len))) rc = buf_put(&zip, e, EOCD_SIZE);
-    }
-    free(npy.data);
-    free(packed.data);
-    free(central.data);
-    if (rc) {
-        free(zip.data);
-        return rc;
-    }
-    *out = zip.data;
-    *len = zip.len;
-    return TS_OK;
-}
-
-static char *dir_of(const char *path) {
-    const char *slash = strrchr(path, '/');
-    if (!slash) return strdup(".");
-    if (slash == path) return strdup("/");
-    return strndup(path, (size_t)(slash - path));
-}
-
-int ts_npz_save(const ts_npz *z, const char *path, enum ts_npz_method method) {
-    unsigned char *bytes;
-    size_t len;
-    int rc = ts_npz_save_mem(z, method, &bytes, &len);
-    if (rc) return rc;
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + sizeof ".tmp-XXXXXX");
-    char *dir = dir_of(path);
-    if (!tmp || !dir) {
-        rc = ts_fail(TS_ERR_NOMEM, "npz %s: out of memory", path);
-        goto done;
-    }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp-XXXXXX", sizeof ".tmp-XXXXXX");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        rc = ts_fail(TS_ERR_IO, "cannot save %s: cannot create a temporary file in %s: %s", path, dir,
-                     strerror(errno));
-        goto done;
-    }
-    const char *step = "fchmod";
-    if (fchmod(fd, 0644) != 0) goto fail;
-    step = "write";
-    for (size_t off = 0; off < len;) {
-        ssize_t n = write(fd, bytes + off, len - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            if (n == 0) errno = EIO;
-            goto fail;
-        }
-        off += (size_t)n;
-    }
-    step = "fsync";
-    if (fsync(fd) != 0) goto fail;
-    step = "close";
-    int closed = close(fd);
-    fd = -1;
-    if (closed != 0) goto fail;
-    step = "rename";
-    if (rename(tmp, path) != 0) goto fail;
-    // The rename is only durable once the directory entry is on disk.
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd < 0 || (fsync(dfd) != 0 && errno != EINVAL))
-        rc = ts_fail(TS_ERR_IO, "%s was renamed into place but fsync of directory %s failed: %s", path, dir,
-                     strerror(errno));
-    if (dfd >= 0) close(dfd);
-    goto done;
-fail:
-    rc = ts_fail(TS_ERR_IO, "cannot save %s: %s %s: %s", path, step, tmp, strerror(errno));
-    if (fd >= 0) close(fd);
-    unlink(tmp);
-done:
-    free(tmp);
-    free(dir);
-    free(bytes);
-    return rc;
-}
 
 // ---- reading: the .npy format --------------------------------------------------
 
@@ -718,7 +219,7 @@ static int parse_npy(const char *what, struct entry *e, const unsigned char *npy
     const unsigned char *data = npy + prefix + header_len;
     size_t data_len = n - prefix - header_len;
     size_t item = h.dtype == TS_NPZ_F8 ? 8 : 4 * h.width, size;
-    if (!shape_size(h.ndim, h.shape, SIZE_MAX / item, &size) || size * item != data_len)
+    if (!ts_npz_shape_size(h.ndim, h.shape, SIZE_MAX / item, &size) || size * item != data_len)
         return ts_fail(TS_ERR_FORMAT, "npz %s: entry '%s': %zu data bytes do not hold the shape the header declares",
                        what, name, data_len);
     e->a.dtype = h.dtype;
@@ -910,7 +411,7 @@ static int read_directory(const char *what, const unsigned char *d, size_t n, ui
         // Names are shown in messages only once they are known to be printable.
         char shown[TS_NPZ_MAX_NAME + 8];
         if (name_len < 5 || name_len > TS_NPZ_MAX_NAME + 4 || memcmp(r->name + name_len - 4, ".npy", 4) != 0 ||
-            !name_ok((const char *)r->name, name_len - 4)) {
+            !ts_npz_name_ok((const char *)r->name, name_len - 4)) {
             rc = ts_fail(TS_ERR_FORMAT, "npz %s: entry %u has a bad name (expected 1..%d printable ASCII bytes, "
                          "then \".npy\")", what, k, TS_NPZ_MAX_NAME);
             goto done;
@@ -1068,7 +569,7 @@ int ts_npz_load_mem(const void *data, size_t len, const char *what, const ts_npz
             free(npy);
             break;
         }
-        if (CRC_CHECKED && crc_of(npy, r->usize) != r->crc)
+        if (CRC_CHECKED && ts_npz_crc(npy, r->usize) != r->crc)
             rc = ts_fail(TS_ERR_FORMAT, "npz %s: entry '%s': CRC-32 mismatch (the file is corrupt)", what, e->name);
         if (!rc) rc = parse_npy(what, e, npy, r->usize);
         if (r->method != ZIP_STORED) free(npy);
@@ -1115,3 +616,4 @@ int ts_npz_load(const char *path, const ts_npz_load_opts *opts, ts_npz **out) {
     free(bytes);
     return rc;
 }
+
