@@ -74,7 +74,7 @@ int ts_ckpt_set(ts_ckpt *ck, const char *key, const char *value) {
     }
     char *kcopy = ts_ckpt_dup(key, strlen(key));
     int rc = kcopy ? ts_ckpt_reserve((void **)&ck->entries, &ck->cap_entries, ck->n_entries,
-                             sizeof *ck->entries)
+                                     sizeof *ck->entries)
                    : ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
     if (rc != TS_OK) {
         free(kcopy);
@@ -369,7 +369,7 @@ static void shape_text(int ndim, const size_t *shape, char *text, size_t cap) {
 int ts_ckpt_push_tensor(ts_ckpt *ck, enum ts_ckpt_section section, char *name, int ndim,
                         const size_t *shape, size_t size, double *data) {
     int rc = ts_ckpt_reserve((void **)&ck->tensors[section], &ck->cap_tensors[section],
-                     ck->n_tensors[section], sizeof *ck->tensors[section]);
+                             ck->n_tensors[section], sizeof *ck->tensors[section]);
     if (rc != TS_OK) {
         free(name);
         free(data);
@@ -497,7 +497,7 @@ int ts_ckpt_set_blob(ts_ckpt *ck, const char *name, const void *bytes, size_t n)
     }
     char *name_copy = ts_ckpt_dup(name, strlen(name));
     int rc = name_copy ? ts_ckpt_reserve((void **)&ck->blobs, &ck->cap_blobs, ck->n_blobs,
-                                 sizeof *ck->blobs)
+                                         sizeof *ck->blobs)
                        : ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
     if (rc != TS_OK) {
         free(name_copy);

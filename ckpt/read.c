@@ -320,7 +320,7 @@ static int parse_head(struct reader *r, ts_ckpt *ck) {
         // Duplicates are kept: the typed getters report them by key.
         char *key = ts_ckpt_dup(line, klen), *value = ts_ckpt_dup(eq + 1, vlen);
         int rc = key && value ? ts_ckpt_reserve((void **)&ck->entries, &ck->cap_entries, ck->n_entries,
-                                        sizeof *ck->entries)
+                                                sizeof *ck->entries)
                               : ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
         if (rc != TS_OK) {
             free(key);
