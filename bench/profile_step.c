@@ -22,8 +22,8 @@
 #include "models/seq2seq.h"
 #include "tensor/kernels.h"
 #include "tensor/blas_setup.h"
-#include "train/checkpoint.h"
-#include "train/model_io.h"
+#include "ckpt/ckpt.h"
+#include "infer/load.h"
 #include "train/optim.h"
 
 #include <gsl/gsl_rng.h>

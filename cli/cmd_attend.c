@@ -5,9 +5,11 @@
 // encoder reads the sentence as it is). weights: (T, S), row t is output step t.
 #include "cli/cli.h"
 
-#include "train/metrics.h"
-#include "train/model_io.h"
-#include "train/render.h"
+#include "infer/metrics.h"
+#include "infer/load.h"
+#include "infer/translate.h"
+#include "viz/heatmap.h"
+#include "viz/render.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,9 +4,9 @@
 #include "cli/cli.h"
 
 #include "data/corpus.h"
-#include "train/evaluate.h"
-#include "train/model_io.h"
-#include "train/metrics.h"
+#include "infer/evaluate.h"
+#include "infer/load.h"
+#include "infer/metrics.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -6,8 +6,8 @@
 // has no training state.
 #include "cli/cli.h"
 
-#include "train/model_io.h"
-#include "train/render.h"
+#include "infer/load.h"
+#include "viz/render.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
 #include "cli/cli.h"
 
 #include "data/normalize.h"
-#include "train/model_io.h"
-#include "train/translate_batch.h"
+#include "infer/load.h"
+#include "infer/translate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +110,7 @@ static int translate_one(ts_translator *t, ts_ctx *ctx, const char *text, size_t
 }
 
 // Greedy decoding (beam 1) translates up to BATCH sentences at once
-// (train/translate_batch.h): lines wait here, copied, until the batch is full,
+// (infer/translate.h): lines wait here, copied, until the batch is full,
 // the input ends, or a line that is blank or bad must be printed after them.
 enum { BATCH = 64 };
 typedef struct {

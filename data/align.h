@@ -1,6 +1,6 @@
 // Word alignment links, shared by data/ (gold alignments of a corpus) and
-// train/ (AER, attention argmax alignments, Pharaoh files). Kept apart from
-// corpus.h so that code above data/ can include just this.
+// infer/ and viz/ (AER, attention argmax alignments, Pharaoh files). Kept
+// apart from corpus.h so that code above data/ can include just this.
 #ifndef TS_ALIGN_H
 #define TS_ALIGN_H
 

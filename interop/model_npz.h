@@ -11,7 +11,7 @@
 #define TS_MODEL_NPZ_H
 
 #include "interop/npz.h"
-#include "train/model_io.h"
+#include "infer/load.h"
 
 #define TS_NPZ_CONFIG "tinyseq.config"
 #define TS_NPZ_VOCAB_SOURCE "tinyseq.vocab.source"

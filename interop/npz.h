@@ -1,7 +1,9 @@
 // NumPy .npz files: a zip archive of .npy arrays, as numpy.savez and
 // numpy.savez_compressed write them and numpy.load reads them. Written and
 // read with zlib alone. The layout we write and what we accept are in
-// docs/interop.md; this header is the API.
+// docs/interop.md; this header is the API. The code: npz.c (the container in
+// memory), npz_write.c (the zip writer, atomic save), npz_read.c (the bounded
+// zip and .npy reader), npz_internal.h (what the three share).
 //
 // The container knows nothing about models (interop/model_npz.h maps a model
 // onto it). It holds named arrays of two dtypes: float64 ('<f8') and Unicode

@@ -4,8 +4,8 @@
 // Several tests edit the decompressed payload and then repair its CRCs with
 // fix_crcs() below, an independent reading of docs/checkpoint.md, so that a
 // structure check (not a CRC) is what must catch the damage.
-#include "train/checkpoint.h"
-#include "train/model_io.h"
+#include "ckpt/ckpt.h"
+#include "infer/load.h"
 
 #include "tensor/status.h"
 #include "testutil.h"

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "train/checkpoint.h"
-#include "train/model_io.h"
+#include "ckpt/ckpt.h"
+#include "infer/load.h"
 
 static char *dir;
 

@@ -15,8 +15,9 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "train/checkpoint.h"
-#include "train/model_io.h"
+#include "ckpt/ckpt.h"
+#include "infer/load.h"
+#include "infer/translate.h"
 
 static const char *const source_side[] = {
     "le chat dort .", "oui", "le chien noir mange vite .", "il dort", "la petite souris mange le pain .",

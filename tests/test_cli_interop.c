@@ -13,7 +13,7 @@
 
 #include "interop/model_npz.h"
 #include "testutil.h"
-#include "train/checkpoint.h"
+#include "ckpt/ckpt.h"
 
 static char *dir;
 

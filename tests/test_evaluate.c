@@ -1,4 +1,4 @@
-// train/evaluate: a small random model on a hand-made aligned corpus.
+// infer/evaluate: a small random model on a hand-made aligned corpus.
 // Random weights make poor translations, which is fine: the tests check that
 // the numbers are what the metrics say they should be for the outputs the
 // model actually produced, and that batching changes nothing.
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "train/evaluate.h"
-#include "train/metrics.h"
+#include "infer/evaluate.h"
+#include "infer/metrics.h"
 
 // Sources of lengths 1..7 so batches hold padding; gold links mostly
 // diagonal, with one unaligned target word and one crossing.

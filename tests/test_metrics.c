@@ -1,6 +1,6 @@
-// Tests for train/metrics: BLEU against NLTK fixtures, AER by hand, Pharaoh
+// Tests for infer/metrics: BLEU against NLTK fixtures, AER by hand, Pharaoh
 // parsing, alignments and attention diagnostics.
-#include "train/metrics.h"
+#include "infer/metrics.h"
 
 #include "tensor/status.h"
 #include "testutil.h"

@@ -1,8 +1,11 @@
-// Tests for train/render: SVG heatmap and loss curve are well-formed XML
+// Tests for viz/render: SVG heatmap and loss curve are well-formed XML
 // (checked by xmllint) with every word escaped, JSON parses (checked by
 // Python's json module) and round-trips the weights bit for bit, terminal
 // output is exact in plain mode and uses the right characters otherwise.
-#include "train/render.h"
+#include "infer/metrics.h"
+#include "viz/heatmap.h"
+#include "viz/plot.h"
+#include "viz/render.h"
 
 #include "tensor/status.h"
 #include "testutil.h"

@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "train/checkpoint.h"
-#include "train/model_io.h"
+#include "ckpt/ckpt.h"
+#include "infer/load.h"
 #include "train/trainer.h"
 #include "testutil.h"
 

@@ -1,4 +1,4 @@
-// tinyseq translate with greedy decoding batches its input (train/translate_batch.c):
+// tinyseq translate with greedy decoding batches its input (infer/translate.c):
 // the batched translations of a file equal one-sentence-at-a-time ones, in
 // order, with blank and bad lines in their places.
 #include <criterion/criterion.h>

@@ -15,10 +15,11 @@
 #include "data/vocab.h"
 #include "tensor/blas_setup.h"
 #include "tensor/kernels.h"
-#include "train/checkpoint.h"
-#include "train/evaluate.h"
-#include "train/model_io.h"
-#include "train/render.h"
+#include "ckpt/ckpt.h"
+#include "infer/evaluate.h"
+#include "infer/load.h"
+#include "viz/heatmap.h"
+#include "viz/plot.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 // Writes a few small valid checkpoints into the directory named by argv[1]:
 // the fuzzer's seed corpus (scripts/fuzz.sh).
-#include "train/checkpoint.h"
+#include "ckpt/ckpt.h"
 
 #include "tensor/status.h"
 

@@ -13,7 +13,7 @@
 //   - loading for inference (skip_training_state) succeeds whenever the full
 //     load does (it parses less), holds no optimizer tensors or blobs, and
 //     hands its tensor data out cleanly (ts_ckpt_take_tensor_data).
-#include "train/checkpoint.h"
+#include "ckpt/ckpt.h"
 
 #include "tensor/status.h"
 

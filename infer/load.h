@@ -1,13 +1,13 @@
 // A trained model as one unit: the seq2seq model, its two vocabularies and
 // the options that shape its input, stored in and rebuilt from a checkpoint
-// (train/checkpoint.h, docs/checkpoint.md). translate, attend and eval need
+// (ckpt/ckpt.h, docs/checkpoint.md). translate, attend and eval need
 // nothing but the checkpoint file.
 #ifndef TS_MODEL_IO_H
 #define TS_MODEL_IO_H
 
 #include "data/vocab.h"
 #include "models/seq2seq.h"
-#include "train/checkpoint.h"
+#include "ckpt/ckpt.h"
 
 // The longest sentence translate, attend and eval accept, in tokens after
 // normalisation: it bounds the time and memory one input can ask for.
@@ -41,21 +41,5 @@ int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out);
 int ts_translator_load(const char *path, ts_translator *out);
 
 void ts_translator_free(ts_translator *t);
-
-// Normalises `text` as training did, maps words to ids (unknown words become
-// <unk>) and decodes with beam search (beam 1: greedy). *source receives the
-// normalised tokens joined by spaces (malloc'd; NULL allowed) and *n_source
-// their count. The hypothesis holds the output ids and attention (free with
-// ts_hypothesis_free). ctx is reset first. Errors: TS_ERR_FORMAT (invalid
-// UTF-8 / empty after normalisation / more than TS_MAX_SENTENCE_TOKENS
-// tokens), TS_ERR_NOMEM, the model's errors.
-int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam, ts_hypothesis *out, char **source,
-                      int *n_source);
-
-// The words of `source` (tokens joined by single spaces, as
-// ts_translate_text gives them) that vocabulary v does not know and so reads
-// as <unk>, joined by ", " in order of appearance (malloc'd), or NULL when
-// every word is known (or out of memory).
-char *ts_unknown_words(const ts_vocab *v, const char *source);
 
 #endif

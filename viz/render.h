@@ -1,6 +1,9 @@
-// Pictures of attention and training: attention heatmaps for the terminal and
-// as standalone SVG, attention as JSON, alignments as Pharaoh lines, and the
-// train/dev loss curve as SVG. Inputs are plain arrays.
+// Pictures of attention and training, and what they share. This header: the
+// terminal mode, attention as JSON, alignments as Pharaoh lines, writing a
+// figure to a path, and the building blocks (colour ramp, escaping). On top
+// of it, one direction only: viz/heatmap.h (attention heatmaps for the
+// terminal and as SVG) and viz/plot.h (the train/dev loss curve as SVG).
+// Inputs are plain arrays.
 //
 // T = target length (rows), S = source length (columns)
 // weights: (T, S) row-major doubles in [0, 1]; row j is target position j.
@@ -19,13 +22,13 @@
 #ifndef TS_RENDER_H
 #define TS_RENDER_H
 
-#include "train/metrics.h"
+#include "data/align.h"  // ts_link
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-// ---- terminal heatmap ------------------------------------------------------
+// ---- terminal mode ----------------------------------------------------------
 
 enum ts_term_mode {
     TS_TERM_PLAIN,      // a text table of weights, for files and pipes
@@ -44,35 +47,6 @@ enum ts_term_mode ts_term_mode_choose(int is_tty, const char *no_color,
 // ts_term_mode_choose for `f` with isatty(fileno(f)) and the environment.
 enum ts_term_mode ts_term_mode_detect(FILE *f);
 
-typedef struct {
-    enum ts_term_mode mode;
-    int values;  // also print each weight with two decimals (PLAIN always does)
-} ts_term_opts;
-
-// Writes the heatmap, one line per target token. PLAIN is a table with the
-// source words as column headers. The other modes draw cells under column
-// numbers and end with a numbered legend of the source words ("0 le  1 chat"),
-// which stays readable when words are long or wide. Widths are counted in
-// terminal columns (UTF-8 aware); row labels longer than 24 columns are cut
-// with "…". opts NULL means PLAIN. Needs T, S >= 1.
-int ts_render_heatmap_term(FILE *out, const double *weights, size_t T, size_t S,
-                           const char *const *target, const char *const *source,
-                           const ts_term_opts *opts);
-
-// ---- SVG heatmap -----------------------------------------------------------
-
-// A standalone SVG figure: target words down the left, source words along the
-// bottom rotated -45 degrees, each cell coloured on a viridis ramp over the
-// fixed scale [0, 1] (so figures compare) with its weight written in it in
-// black or white, whichever contrasts more; a colour bar with ticks 0, 0.5, 1;
-// `title` on top (NULL for none). NaN cells are grey. Needs T, S >= 1.
-int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
-                          const char *const *target, const char *const *source,
-                          const char *title);
-int ts_render_heatmap_svg_path(const char *path, const double *weights, size_t T, size_t S,
-                               const char *const *target, const char *const *source,
-                               const char *title);
-
 // ---- JSON and Pharaoh ------------------------------------------------------
 
 // {"source": [...], "target": [...], "weights": [[...], ...], "attention": "..."}
@@ -90,17 +64,23 @@ int ts_render_attention_json_path(const char *path, const double *weights, size_
 // for no links). Feed it ts_align_argmax's output.
 int ts_render_pharaoh(FILE *out, const ts_link *links, size_t n_links);
 
-// ---- loss curve ------------------------------------------------------------
+// ---- writing a figure to a path ----------------------------------------------
 
-// An SVG line chart of loss per epoch (epochs numbered from 1): `train` and
-// optionally `dev` (NULL for none), each `epochs` long, with axes "epoch" and
-// "loss", tick labels, a legend and `title` (NULL for none). Non-finite
-// values are skipped (the line breaks there); one epoch is drawn as a dot;
-// no finite value at all gives empty axes saying so.
-int ts_render_loss_svg(FILE *out, const double *train, const double *dev, size_t epochs,
-                       const char *title);
-int ts_render_loss_svg_path(const char *path, const double *train, const double *dev,
-                            size_t epochs, const char *title);
+// What a figure writer needs; each writer reads the fields it uses.
+typedef struct {
+    const double *weights, *train, *dev;
+    size_t T, S, epochs;
+    const char *const *target;
+    const char *const *source;
+    const char *text;  // title or attention name
+} ts_figure_args;
+
+typedef int (*ts_figure_writer)(FILE *out, const ts_figure_args *a);
+
+// Writes path.tmp with `write`, then renames it over path: readers see the old
+// file or the whole new one. Errors: TS_ERR_NOMEM; TS_ERR_IO naming the path
+// and strerror, the temporary file removed; the writer's own errors.
+int ts_render_to_path(const char *path, ts_figure_writer write, const ts_figure_args *a);
 
 // ---- building blocks (used by the writers above, public for other figures) --
 

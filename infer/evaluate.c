@@ -1,4 +1,4 @@
-// Evaluation of a model on corpus rows (train/evaluate.h).
+// Evaluation of a model on corpus rows (infer/evaluate.h).
 //
 // B = sentences in a batch, S = longest source of the batch, T = decoder steps
 // of the batch (longest target + 1), n = one sentence's source length, L = its
@@ -16,12 +16,12 @@
 // when the j-th output word looks at the source word the j-th reference word
 // is aligned to. The diagonal baseline is computed over the same shape
 // (L output rows, n source columns), so the two AERs compare like for like.
-#include "train/evaluate.h"
+#include "infer/evaluate.h"
 
 #include "data/batch.h"
 #include "models/seq2seq.h"
 
-#include "train/metrics.h"
+#include "infer/metrics.h"
 
 #include <math.h>
 #include <stdint.h>

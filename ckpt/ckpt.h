@@ -1,7 +1,9 @@
 // Checkpoint files: one gzip stream holding a model-independent container of
 // header key=value strings, vocabularies, named float64 tensors (parameters and
 // optimizer state) and opaque binary blobs (RNG state). The byte layout is in
-// docs/checkpoint.md; this header is the API.
+// docs/checkpoint.md; this header is the API. The code: ckpt.c (the container
+// in memory), write.c (sizing, deflate, atomic save), read.c (bounded inflate
+// and parse), format.[ch] (constants and helpers the three share; internal).
 //
 // The container knows nothing about models: the model and trainer map
 // themselves onto it (tensor names, header keys) and check on load that what

@@ -3,7 +3,7 @@
 //
 // T = target length (rows), S = source length (columns)
 // weights: (T, S) row-major, row j = target position j.
-#include "train/render.h"
+#include "viz/heatmap.h"
 
 #include "tensor/status.h"
 
@@ -336,4 +336,16 @@ int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
     fputs("</svg>\n", out);
     free(all);
     return ferror(out) ? ts_fail(TS_ERR_IO, "render svg: write error") : TS_OK;
+}
+
+static int heatmap_writer(FILE *out, const ts_figure_args *a) {
+    return ts_render_heatmap_svg(out, a->weights, a->T, a->S, a->target, a->source, a->text);
+}
+
+int ts_render_heatmap_svg_path(const char *path, const double *weights, size_t T, size_t S,
+                               const char *const *target, const char *const *source,
+                               const char *title) {
+    ts_figure_args a = {.weights = weights, .T = T, .S = S, .target = target, .source = source,
+                        .text = title};
+    return ts_render_to_path(path, heatmap_writer, &a);
 }

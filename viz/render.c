@@ -1,9 +1,10 @@
 // Shared pieces of the renderers (colour ramp, escaping, terminal mode
-// detection), the JSON and Pharaoh writers, and the *_path variants.
-// The heatmaps live in heatmap.c, the loss curve in plot.c.
+// detection, writing to a path) and the JSON and Pharaoh writers. The
+// heatmaps live in heatmap.c, the loss curve in plot.c; both build on this
+// file, never the other way round.
 //
 // T = target length (rows), S = source length (columns); weights (T, S).
-#include "train/render.h"
+#include "viz/render.h"
 
 #include "tensor/status.h"
 
@@ -165,19 +166,7 @@ int ts_render_pharaoh(FILE *out, const ts_link *links, size_t n_links) {
 
 // ---- writing to a path -----------------------------------------------------
 
-typedef struct {
-    const double *weights, *train, *dev;
-    size_t T, S, epochs;
-    const char *const *target;
-    const char *const *source;
-    const char *text;  // title or attention name
-} figure_args;
-
-typedef int (*figure_writer)(FILE *out, const figure_args *a);
-
-// Writes path.tmp, then renames it over path: readers see the old file or
-// the whole new one.
-static int write_to_path(const char *path, figure_writer write, const figure_args *a) {
+int ts_render_to_path(const char *path, ts_figure_writer write, const ts_figure_args *a) {
     size_t n = strlen(path) + 5;
     char *tmp = malloc(n);
     if (!tmp) return ts_fail(TS_ERR_NOMEM, "render: no memory for a path");
@@ -203,37 +192,15 @@ static int write_to_path(const char *path, figure_writer write, const figure_arg
     return status;
 }
 
-static int heatmap_writer(FILE *out, const figure_args *a) {
-    return ts_render_heatmap_svg(out, a->weights, a->T, a->S, a->target, a->source, a->text);
-}
-
-static int json_writer(FILE *out, const figure_args *a) {
+static int json_writer(FILE *out, const ts_figure_args *a) {
     return ts_render_attention_json(out, a->weights, a->T, a->S, a->target, a->source,
                                     a->text);
-}
-
-static int loss_writer(FILE *out, const figure_args *a) {
-    return ts_render_loss_svg(out, a->train, a->dev, a->epochs, a->text);
-}
-
-int ts_render_heatmap_svg_path(const char *path, const double *weights, size_t T, size_t S,
-                               const char *const *target, const char *const *source,
-                               const char *title) {
-    figure_args a = {.weights = weights, .T = T, .S = S, .target = target, .source = source,
-                     .text = title};
-    return write_to_path(path, heatmap_writer, &a);
 }
 
 int ts_render_attention_json_path(const char *path, const double *weights, size_t T,
                                   size_t S, const char *const *target,
                                   const char *const *source, const char *attention) {
-    figure_args a = {.weights = weights, .T = T, .S = S, .target = target, .source = source,
-                     .text = attention};
-    return write_to_path(path, json_writer, &a);
-}
-
-int ts_render_loss_svg_path(const char *path, const double *train, const double *dev,
-                            size_t epochs, const char *title) {
-    figure_args a = {.train = train, .dev = dev, .epochs = epochs, .text = title};
-    return write_to_path(path, loss_writer, &a);
+    ts_figure_args a = {.weights = weights, .T = T, .S = S, .target = target, .source = source,
+                        .text = attention};
+    return ts_render_to_path(path, json_writer, &a);
 }

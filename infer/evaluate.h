@@ -7,7 +7,7 @@
 #define TS_EVALUATE_H
 
 #include "data/corpus.h"
-#include "train/model_io.h"
+#include "infer/load.h"
 
 #define TS_EVAL_BUCKETS 4  // source lengths 1-5, 6-10, 11-15, 16+
 

@@ -2,7 +2,7 @@
 // attention diagnostics. See metrics.h for the definitions.
 //
 // T = target length, S = source length; weights (T, S) row-major.
-#include "train/metrics.h"
+#include "infer/metrics.h"
 
 #include "tensor/status.h"
 

@@ -1,6 +1,4 @@
-#include "train/model_io.h"
-
-#include "data/normalize.h"
+#include "infer/load.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -150,76 +148,4 @@ void ts_translator_free(ts_translator *t) {
     ts_vocab_free(t->src_vocab);
     ts_vocab_free(t->tgt_vocab);
     memset(t, 0, sizeof *t);
-}
-
-int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam, ts_hypothesis *out, char **source,
-                      int *n_source) {
-    memset(out, 0, sizeof *out);
-    if (source) *source = NULL;
-    char *tokens;
-    size_t n;
-    int rc = ts_normalize(text, strlen(text), &tokens, &n);
-    if (rc) return rc;
-    if (n == 0) {
-        free(tokens);
-        return ts_fail(TS_ERR_FORMAT, "nothing to translate: the sentence is empty after normalisation");
-    }
-    if (n > TS_MAX_SENTENCE_TOKENS) {
-        free(tokens);
-        return ts_fail(TS_ERR_FORMAT, "the sentence has %zu tokens, more than the %d tinyseq translates", n,
-                       TS_MAX_SENTENCE_TOKENS);
-    }
-    // Split the space-joined tokens in place and map them to ids.
-    char **words = malloc(n * sizeof *words);
-    int32_t *ids = malloc(n * sizeof *ids);
-    if (!words || !ids) {
-        free(words);
-        free(ids);
-        free(tokens);
-        return ts_fail(TS_ERR_NOMEM, "cannot allocate %zu tokens", n);
-    }
-    char *copy = strdup(tokens), *save = NULL;
-    size_t k = 0;
-    for (char *w = copy ? strtok_r(copy, " ", &save) : NULL; w && k < n; w = strtok_r(NULL, " ", &save)) words[k++] = w;
-    ts_vocab_encode(t->src_vocab, words, k, ids);
-    ts_ctx_reset(ctx);
-    // Outputs get room to be longer than inputs, as translations often are.
-    int max_len = 2 * (int)k + 10;
-    rc = copy ? ts_seq2seq_beam(t->model, ctx, ids, (int)k, beam, max_len, &t->length_penalty, out) : ts_fail(TS_ERR_NOMEM, "out of memory");
-    ts_ctx_reset(ctx);
-    free(copy);
-    free(words);
-    free(ids);
-    if (n_source) *n_source = (int)k;
-    if (source && !rc) *source = tokens;
-    else free(tokens);
-    return rc;
-}
-
-char *ts_unknown_words(const ts_vocab *v, const char *source) {
-    size_t len = strlen(source);
-    char *list = malloc(2 * len + 1), *end = list;  // at most every byte, plus a ", " per word
-    if (!list) return NULL;
-    for (const char *w = source; *w;) {
-        size_t n = strcspn(w, " ");
-        char word[TS_CKPT_MAX_TOKEN + 1];
-        int unknown = n > TS_CKPT_MAX_TOKEN;  // too long to be in any vocabulary
-        if (!unknown) {
-            memcpy(word, w, n);
-            word[n] = '\0';
-            unknown = ts_vocab_id(v, word) == TS_UNK && strcmp(word, "<unk>");
-        }
-        if (unknown) {
-            if (end > list) end = (char *)memcpy(end, ", ", 2) + 2;
-            end = (char *)memcpy(end, w, n) + n;
-        }
-        w += n;
-        while (*w == ' ') w++;
-    }
-    *end = '\0';
-    if (end == list) {
-        free(list);
-        return NULL;
-    }
-    return list;
 }

@@ -1,4 +1,7 @@
-// Greedy translation of many sentences at once. A decoder step of one
+// Translating text: one sentence with beam search (beam 1: greedy), or many
+// sentences at once with batched greedy decoding.
+//
+// Why batch: a decoder step of one
 // sentence reads every weight it uses (18.6 MB at hidden 256 with the
 // Tatoeba vocabulary) to do one row of work: memory-bound. Batching B
 // sentences makes that one read serve B rows (a matrix product instead of a
@@ -6,10 +9,26 @@
 // sentence. Results equal one-at-a-time greedy decoding up to the rounding
 // of those products (a different summation order), which can turn a near
 // tie between two words the other way.
-#ifndef TS_TRANSLATE_BATCH_H
-#define TS_TRANSLATE_BATCH_H
+#ifndef TS_TRANSLATE_H
+#define TS_TRANSLATE_H
 
-#include "train/model_io.h"
+#include "infer/load.h"
+
+// Normalises `text` as training did, maps words to ids (unknown words become
+// <unk>) and decodes with beam search (beam 1: greedy). *source receives the
+// normalised tokens joined by spaces (malloc'd; NULL allowed) and *n_source
+// their count. The hypothesis holds the output ids and attention (free with
+// ts_hypothesis_free). ctx is reset first. Errors: TS_ERR_FORMAT (invalid
+// UTF-8 / empty after normalisation / more than TS_MAX_SENTENCE_TOKENS
+// tokens), TS_ERR_NOMEM, the model's errors.
+int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam, ts_hypothesis *out, char **source,
+                      int *n_source);
+
+// The words of `source` (tokens joined by single spaces, as
+// ts_translate_text gives them) that vocabulary v does not know and so reads
+// as <unk>, joined by ", " in order of appearance (malloc'd), or NULL when
+// every word is known (or out of memory).
+char *ts_unknown_words(const ts_vocab *v, const char *source);
 
 // Normalises texts[0..n) as training did, maps words to ids (unknown words
 // become <unk>) and decodes all of them with one greedy batch, each at most

@@ -1,7 +1,7 @@
 // The loss curve: train and dev loss per epoch as a standalone SVG chart.
 //
 // E = epochs; train, dev: (E) losses, epoch e + 1 at index e.
-#include "train/render.h"
+#include "viz/plot.h"
 
 #include "tensor/status.h"
 
@@ -150,4 +150,14 @@ int ts_render_loss_svg(FILE *out, const double *train, const double *dev, size_t
     }
     fputs("</svg>\n", out);
     return ferror(out) ? ts_fail(TS_ERR_IO, "render loss: write error") : TS_OK;
+}
+
+static int loss_writer(FILE *out, const ts_figure_args *a) {
+    return ts_render_loss_svg(out, a->train, a->dev, a->epochs, a->text);
+}
+
+int ts_render_loss_svg_path(const char *path, const double *train, const double *dev,
+                            size_t epochs, const char *title) {
+    ts_figure_args a = {.train = train, .dev = dev, .epochs = epochs, .text = title};
+    return ts_render_to_path(path, loss_writer, &a);
 }

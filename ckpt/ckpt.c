@@ -1,0 +1,510 @@
+// The checkpoint container in memory: header entries, vocabularies, tensors
+// and blobs, with their setters and getters (ckpt/ckpt.h). Saving: write.c;
+// loading: read.c.
+#include "ckpt/format.h"
+
+#include "tensor/status.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ts_ckpt *ts_ckpt_new(void) {
+    ts_ckpt *ck = calloc(1, sizeof *ck);
+    if (!ck) ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
+    return ck;
+}
+
+void ts_ckpt_free(ts_ckpt *ck) {
+    if (!ck) return;
+    free(ck->path);
+    for (size_t i = 0; i < ck->n_entries; i++) {
+        free(ck->entries[i].key);
+        free(ck->entries[i].value);
+    }
+    free(ck->entries);
+    for (size_t i = 0; i < ck->n_vocabs; i++) {
+        free(ck->vocabs[i].name);
+        free(ck->vocabs[i].tokens);
+        free(ck->vocabs[i].text);
+    }
+    free(ck->vocabs);
+    for (int s = 0; s < 2; s++) {
+        for (size_t i = 0; i < ck->n_tensors[s]; i++) {
+            free(ck->tensors[s][i].name);
+            free(ck->tensors[s][i].data);
+        }
+        free(ck->tensors[s]);
+    }
+    for (size_t i = 0; i < ck->n_blobs; i++) {
+        free(ck->blobs[i].name);
+        free(ck->blobs[i].bytes);
+    }
+    free(ck->blobs);
+    free(ck);
+}
+
+// ---- header --------------------------------------------------------------------
+
+int ts_ckpt_set(ts_ckpt *ck, const char *key, const char *value) {
+    if (!ck || !key || !value) return ts_fail(TS_ERR_ARG, "ts_ckpt_set: NULL argument");
+    if (!ts_ckpt_key_ok(key, strlen(key)))
+        return ts_fail(TS_ERR_ARG, "checkpoint header key '%.64s' is not 1..%d bytes of "
+                       "[A-Za-z0-9_.-]", key, TS_CKPT_MAX_NAME);
+    size_t vlen = strlen(value);
+    if (!ts_ckpt_value_ok(value, vlen))
+        return ts_fail(TS_ERR_ARG, "checkpoint header value for '%s' is longer than %d bytes "
+                       "or holds a newline", key, TS_CKPT_MAX_VALUE);
+    char *copy = ts_ckpt_dup(value, vlen);
+    if (!copy) return ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
+    for (size_t i = 0; i < ck->n_entries; i++) {
+        if (strcmp(ck->entries[i].key, key) == 0) {
+            free(ck->entries[i].value);
+            ck->entries[i].value = copy;
+            return TS_OK;
+        }
+    }
+    if (ck->n_entries >= TS_CKPT_MAX_ENTRIES) {
+        free(copy);
+        return ts_fail(TS_ERR_ARG, "checkpoint header: more than %d entries",
+                       TS_CKPT_MAX_ENTRIES);
+    }
+    char *kcopy = ts_ckpt_dup(key, strlen(key));
+    int rc = kcopy ? ts_ckpt_reserve((void **)&ck->entries, &ck->cap_entries, ck->n_entries,
+                                     sizeof *ck->entries)
+                   : ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
+    if (rc != TS_OK) {
+        free(kcopy);
+        free(copy);
+        return rc;
+    }
+    ck->entries[ck->n_entries++] = (struct entry){kcopy, copy};
+    return TS_OK;
+}
+
+int ts_ckpt_set_int(ts_ckpt *ck, const char *key, int64_t value) {
+    char text[32];
+    snprintf(text, sizeof text, "%lld", (long long)value);
+    return ts_ckpt_set(ck, key, text);
+}
+
+// Writes x as C99 hex-float text ("-0x1.8p+1") without printf's %a, whose
+// radix character follows LC_NUMERIC. Needs 32 bytes.
+static void format_hex_double(double x, char *text) {
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    if (isnan(x)) {
+        strcpy(text, "nan");
+        return;
+    }
+    char *p = text;
+    if (bits >> 63) *p++ = '-';
+    int biased = (int)((bits >> 52) & 0x7ff);
+    uint64_t mant = bits & ((UINT64_C(1) << 52) - 1);
+    if (biased == 0x7ff) {
+        strcpy(p, "inf");
+        return;
+    }
+    if (biased == 0 && mant == 0) {
+        strcpy(p, "0x0p+0");
+        return;
+    }
+    int lead = biased != 0;
+    int exp = biased ? biased - 1023 : -1022;
+    p += sprintf(p, "0x%d", lead);
+    if (mant) {
+        static const char hex[] = "0123456789abcdef";
+        char digits[14];
+        for (int k = 0; k < 13; k++) digits[k] = hex[(mant >> (48 - 4 * k)) & 0xf];
+        int nd = 13;
+        while (digits[nd - 1] == '0') nd--;
+        *p++ = '.';
+        memcpy(p, digits, (size_t)nd);
+        p += nd;
+    }
+    sprintf(p, "p%+d", exp);
+}
+
+// Parses the canonical hex-float text format_hex_double writes. Returns 1 and
+// sets *out on success, 0 for any other text (the caller then tries strtod).
+static int parse_hex_double(const char *s, double *out) {
+    int neg = *s == '-';
+    if (neg) s++;
+    if (strcmp(s, "inf") == 0) {
+        *out = neg ? -INFINITY : INFINITY;
+        return 1;
+    }
+    if (s[0] != '0' || s[1] != 'x' || (s[2] != '0' && s[2] != '1')) return 0;
+    int lead = s[2] - '0';
+    s += 3;
+    uint64_t mant = 0;
+    int nd = 0;
+    if (*s == '.') {
+        s++;
+        for (; nd < 13; nd++, s++) {
+            int v;
+            if (*s >= '0' && *s <= '9') v = *s - '0';
+            else if (*s >= 'a' && *s <= 'f') v = *s - 'a' + 10;
+            else break;
+            mant = (mant << 4) | (uint64_t)v;
+        }
+        if (nd == 0) return 0;
+        mant <<= 4 * (13 - nd);
+    }
+    if (*s++ != 'p') return 0;
+    int esign = 1;
+    if (*s == '+' || *s == '-') esign = *s++ == '-' ? -1 : 1;
+    int exp = 0, ed = 0;
+    for (; *s >= '0' && *s <= '9' && ed < 5; s++, ed++) exp = exp * 10 + (*s - '0');
+    if (ed == 0 || *s != '\0') return 0;
+    exp *= esign;
+    uint64_t bits;
+    if (lead == 1 && exp >= -1022 && exp <= 1023) bits = ((uint64_t)(exp + 1023) << 52) | mant;
+    else if (lead == 0 && mant == 0) bits = 0;
+    else if (lead == 0 && exp == -1022) bits = mant;
+    else return 0;
+    if (neg) bits |= UINT64_C(1) << 63;
+    memcpy(out, &bits, sizeof *out);
+    return 1;
+}
+
+int ts_ckpt_set_double(ts_ckpt *ck, const char *key, double value) {
+    char text[32];
+    format_hex_double(value, text);
+    return ts_ckpt_set(ck, key, text);
+}
+
+size_t ts_ckpt_header_count(const ts_ckpt *ck) { return ck->n_entries; }
+
+void ts_ckpt_header_at(const ts_ckpt *ck, size_t i, const char **key, const char **value) {
+    if (key) *key = ck->entries[i].key;
+    if (value) *value = ck->entries[i].value;
+}
+
+int ts_ckpt_get_string(const ts_ckpt *ck, const char *key, const char **out) {
+    const char *found = NULL;
+    size_t times = 0;
+    for (size_t i = 0; i < ck->n_entries; i++) {
+        if (strcmp(ck->entries[i].key, key) == 0) {
+            if (!found) found = ck->entries[i].value;
+            times++;
+        }
+    }
+    if (times == 0)
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "header key '%.64s' is missing", FROM(ck), key);
+    if (times > 1)
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "header key '%.64s' appears %zu times",
+                       FROM(ck), key, times);
+    *out = found;
+    return TS_OK;
+}
+
+int ts_ckpt_get_int(const ts_ckpt *ck, const char *key, int64_t lo, int64_t hi, int64_t *out) {
+    const char *text = NULL;
+    int rc = ts_ckpt_get_string(ck, key, &text);
+    if (rc != TS_OK) return rc;
+    // strtoll alone would accept " 7", "+7" and "7abc".
+    int shape_ok = (text[0] >= '0' && text[0] <= '9') ||
+                   (text[0] == '-' && text[1] >= '0' && text[1] <= '9');
+    char *end = NULL;
+    errno = 0;
+    long long v = shape_ok ? strtoll(text, &end, 10) : 0;
+    if (!shape_ok || *end != '\0')
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' = '%.40s' is not an integer",
+                       FROM(ck), key, text);
+    if (errno == ERANGE || v < lo || v > hi) {
+        if (v < 0 && lo >= 0)
+            return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' = %.40s is negative",
+                           FROM(ck), key, text);
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' = %.40s is out of bounds "
+                       "[%lld, %lld]", FROM(ck), key, text, (long long)lo, (long long)hi);
+    }
+    *out = v;
+    return TS_OK;
+}
+
+int ts_ckpt_get_double(const ts_ckpt *ck, const char *key, double lo, double hi, double *out) {
+    const char *text = NULL;
+    int rc = ts_ckpt_get_string(ck, key, &text);
+    if (rc != TS_OK) return rc;
+    double v;
+    if (!parse_hex_double(text, &v)) {
+        int shape_ok = text[0] == '-' || text[0] == '.' || (text[0] >= '0' && text[0] <= '9');
+        char *end = NULL;
+        v = shape_ok ? strtod(text, &end) : 0.0;
+        if (!shape_ok || *end != '\0')
+            return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' = '%.40s' is not a number",
+                           FROM(ck), key, text);
+    }
+    if (isnan(v))
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' is NaN", FROM(ck), key);
+    if (!(v >= lo && v <= hi)) {
+        if (v < 0 && lo >= 0)
+            return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' = %.40s is negative",
+                           FROM(ck), key, text);
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "header '%.64s' = %.40s is out of bounds "
+                       "[%.17g, %.17g]", FROM(ck), key, text, lo, hi);
+    }
+    *out = v;
+    return TS_OK;
+}
+
+// ---- vocabularies ------------------------------------------------------------------
+
+const ts_ckpt_vocab *ts_ckpt_find_vocab(const ts_ckpt *ck, const char *name) {
+    for (size_t i = 0; i < ck->n_vocabs; i++)
+        if (strcmp(ck->vocabs[i].name, name) == 0) return &ck->vocabs[i].pub;
+    return NULL;
+}
+
+size_t ts_ckpt_vocab_count(const ts_ckpt *ck) { return ck->n_vocabs; }
+
+const ts_ckpt_vocab *ts_ckpt_vocab_at(const ts_ckpt *ck, size_t i) {
+    return &ck->vocabs[i].pub;
+}
+
+// Takes ownership of name, tokens and text (freed on failure too).
+int ts_ckpt_push_vocab(ts_ckpt *ck, char *name, char **tokens, char *text, size_t count) {
+    int rc = ts_ckpt_reserve((void **)&ck->vocabs, &ck->cap_vocabs, ck->n_vocabs, sizeof *ck->vocabs);
+    if (rc != TS_OK) {
+        free(name);
+        free(tokens);
+        free(text);
+        return rc;
+    }
+    struct vocab *v = &ck->vocabs[ck->n_vocabs++];
+    *v = (struct vocab){.name = name, .tokens = tokens, .text = text};
+    v->pub = (ts_ckpt_vocab){name, count, (const char *const *)tokens};
+    return TS_OK;
+}
+
+int ts_ckpt_add_vocab(ts_ckpt *ck, const char *name, const char *const *tokens, size_t n) {
+    if (!ck || !name || (!tokens && n))
+        return ts_fail(TS_ERR_ARG, "ts_ckpt_add_vocab: NULL argument");
+    if (!ts_ckpt_key_ok(name, strlen(name)))
+        return ts_fail(TS_ERR_ARG, "checkpoint vocabulary name '%.64s' is not 1..%d bytes of "
+                       "[A-Za-z0-9_.-]", name, TS_CKPT_MAX_NAME);
+    if (ts_ckpt_find_vocab(ck, name))
+        return ts_fail(TS_ERR_ARG, "checkpoint already has a vocabulary '%s'", name);
+    if (ck->n_vocabs >= TS_CKPT_MAX_VOCABS)
+        return ts_fail(TS_ERR_ARG, "checkpoint: more than %d vocabularies", TS_CKPT_MAX_VOCABS);
+    if (n > TS_CKPT_MAX_TOKENS)
+        return ts_fail(TS_ERR_ARG, "checkpoint vocabulary '%s': %zu tokens, at most %u",
+                       name, n, TS_CKPT_MAX_TOKENS);
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(tokens[i]);
+        if (!ts_ckpt_token_ok(tokens[i], len))
+            return ts_fail(TS_ERR_ARG, "checkpoint vocabulary '%s': token %zu is not valid "
+                           "UTF-8 of at most %d bytes without newline", name, i,
+                           TS_CKPT_MAX_TOKEN);
+        total += len + 1; // bounded: n <= 2^24 tokens of <= 1025 bytes
+    }
+    char *name_copy = ts_ckpt_dup(name, strlen(name));
+    char **ptrs = malloc((n ? n : 1) * sizeof *ptrs);
+    char *text = malloc(total ? total : 1);
+    if (!name_copy || !ptrs || !text) {
+        free(name_copy);
+        free(ptrs);
+        free(text);
+        return ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
+    }
+    char *p = text;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(tokens[i]) + 1;
+        memcpy(p, tokens[i], len);
+        ptrs[i] = p;
+        p += len;
+    }
+    return ts_ckpt_push_vocab(ck, name_copy, ptrs, text, n);
+}
+
+// ---- tensors -----------------------------------------------------------------------
+
+static int section_ok(enum ts_ckpt_section s) { return s == TS_CKPT_PARAMS || s == TS_CKPT_OPTIM; }
+
+const char *ts_ckpt_section_noun(enum ts_ckpt_section s) {
+    return s == TS_CKPT_PARAMS ? "parameter" : "optimizer";
+}
+
+size_t ts_ckpt_tensor_count(const ts_ckpt *ck, enum ts_ckpt_section section) {
+    return section_ok(section) ? ck->n_tensors[section] : 0;
+}
+
+const ts_ckpt_tensor *ts_ckpt_tensor_at(const ts_ckpt *ck, enum ts_ckpt_section section,
+                                        size_t i) {
+    return &ck->tensors[section][i].pub;
+}
+
+const ts_ckpt_tensor *ts_ckpt_find_tensor(const ts_ckpt *ck, enum ts_ckpt_section section,
+                                          const char *name) {
+    if (!section_ok(section)) return NULL;
+    for (size_t i = 0; i < ck->n_tensors[section]; i++)
+        if (strcmp(ck->tensors[section][i].name, name) == 0) return &ck->tensors[section][i].pub;
+    return NULL;
+}
+
+// Product of shape[0..ndim) into *size; 0 on overflow past `limit`.
+int ts_ckpt_shape_size(int ndim, const size_t *shape, size_t limit, size_t *size) {
+    size_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] != 0 && n > limit / shape[d]) return 0;
+        n *= shape[d];
+    }
+    *size = n;
+    return n <= limit;
+}
+
+static void shape_text(int ndim, const size_t *shape, char *text, size_t cap) {
+    size_t used = (size_t)snprintf(text, cap, "[");
+    for (int d = 0; d < ndim && used < cap; d++)
+        used += (size_t)snprintf(text + used, cap - used, d ? ",%zu" : "%zu", shape[d]);
+    if (used < cap) snprintf(text + used, cap - used, "]");
+}
+
+// Takes ownership of name and data (freed on failure too).
+int ts_ckpt_push_tensor(ts_ckpt *ck, enum ts_ckpt_section section, char *name, int ndim,
+                        const size_t *shape, size_t size, double *data) {
+    int rc = ts_ckpt_reserve((void **)&ck->tensors[section], &ck->cap_tensors[section],
+                             ck->n_tensors[section], sizeof *ck->tensors[section]);
+    if (rc != TS_OK) {
+        free(name);
+        free(data);
+        return rc;
+    }
+    struct tensor *t = &ck->tensors[section][ck->n_tensors[section]++];
+    *t = (struct tensor){.name = name, .data = data};
+    t->pub = (ts_ckpt_tensor){.name = name, .ndim = ndim, .size = size, .data = data};
+    for (int d = 0; d < TS_CKPT_MAX_NDIM; d++) t->pub.shape[d] = d < ndim ? shape[d] : 1;
+    return TS_OK;
+}
+
+int ts_ckpt_add_tensor(ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
+                       int ndim, const size_t *shape, const double *data) {
+    if (!ck || !name || (ndim > 0 && !shape))
+        return ts_fail(TS_ERR_ARG, "ts_ckpt_add_tensor: NULL argument");
+    if (!section_ok(section))
+        return ts_fail(TS_ERR_ARG, "ts_ckpt_add_tensor: bad section %d", (int)section);
+    if (!ts_ckpt_name_ok(name, strlen(name)))
+        return ts_fail(TS_ERR_ARG, "checkpoint tensor name '%.64s' is not 1..%d printable "
+                       "bytes without space or '='", name, TS_CKPT_MAX_NAME);
+    if (ndim < 0 || ndim > TS_CKPT_MAX_NDIM)
+        return ts_fail(TS_ERR_ARG, "checkpoint tensor '%s': ndim %d not in 0..%d", name, ndim,
+                       TS_CKPT_MAX_NDIM);
+    if (ts_ckpt_find_tensor(ck, section, name))
+        return ts_fail(TS_ERR_ARG, "checkpoint already has a %s tensor '%s'",
+                       ts_ckpt_section_noun(section), name);
+    if (ck->n_tensors[section] >= TS_CKPT_MAX_TENSORS)
+        return ts_fail(TS_ERR_ARG, "checkpoint: more than %d %s tensors", TS_CKPT_MAX_TENSORS,
+                       ts_ckpt_section_noun(section));
+    for (int d = 0; d < ndim; d++)
+        if (shape[d] == 0)
+            return ts_fail(TS_ERR_ARG, "checkpoint tensor '%s': dimension %d is 0", name, d);
+    size_t size;
+    if (!ts_ckpt_shape_size(ndim, shape, SIZE_MAX / sizeof(double), &size))
+        return ts_fail(TS_ERR_ARG, "checkpoint tensor '%s': shape too large", name);
+    if (!data) return ts_fail(TS_ERR_ARG, "checkpoint tensor '%s': NULL data", name);
+    char *name_copy = ts_ckpt_dup(name, strlen(name));
+    double *copy = malloc(size * sizeof *copy);
+    if (!name_copy || !copy) {
+        free(name_copy);
+        free(copy);
+        return ts_fail(TS_ERR_NOMEM, "checkpoint tensor '%s': out of memory", name);
+    }
+    memcpy(copy, data, size * sizeof *copy);
+    return ts_ckpt_push_tensor(ck, section, name_copy, ndim, shape, size, copy);
+}
+
+double *ts_ckpt_take_tensor_data(ts_ckpt *ck, enum ts_ckpt_section section, const char *name) {
+    if (!section_ok(section) || !name) return NULL;
+    for (size_t i = 0; i < ck->n_tensors[section]; i++) {
+        struct tensor *t = &ck->tensors[section][i];
+        if (strcmp(t->name, name)) continue;
+        double *data = t->data;
+        t->data = NULL;
+        t->pub.data = NULL;
+        return data;
+    }
+    return NULL;
+}
+
+int ts_ckpt_expect_tensor(const ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
+                          int ndim, const size_t *shape, const ts_ckpt_tensor **out) {
+    const ts_ckpt_tensor *t = ts_ckpt_find_tensor(ck, section, name);
+    if (!t)
+        return ts_fail(TS_ERR_FORMAT, FROM_FMT "has no %s tensor '%.64s'", FROM(ck),
+                       section_ok(section) ? ts_ckpt_section_noun(section) : "such", name);
+    int same = t->ndim == ndim;
+    for (int d = 0; same && d < ndim; d++) same = t->shape[d] == shape[d];
+    if (!same) {
+        char got[96], want[96];
+        shape_text(t->ndim, t->shape, got, sizeof got);
+        shape_text(ndim, shape, want, sizeof want);
+        return ts_fail(TS_ERR_SHAPE, FROM_FMT "%s tensor '%.64s' has shape %s, expected %s",
+                       FROM(ck), ts_ckpt_section_noun(section), name, got, want);
+    }
+    if (out) *out = t;
+    return TS_OK;
+}
+
+// ---- blobs ---------------------------------------------------------------------------
+
+size_t ts_ckpt_blob_count(const ts_ckpt *ck) { return ck->n_blobs; }
+
+void ts_ckpt_blob_at(const ts_ckpt *ck, size_t i, const char **name, const void **bytes,
+                     size_t *n) {
+    if (name) *name = ck->blobs[i].name;
+    if (bytes) *bytes = ck->blobs[i].bytes;
+    if (n) *n = ck->blobs[i].n;
+}
+
+struct blob *ts_ckpt_blob_lookup(const ts_ckpt *ck, const char *name) {
+    for (size_t i = 0; i < ck->n_blobs; i++)
+        if (strcmp(ck->blobs[i].name, name) == 0) return &ck->blobs[i];
+    return NULL;
+}
+
+int ts_ckpt_get_blob(const ts_ckpt *ck, const char *name, const void **bytes, size_t *n) {
+    const struct blob *b = ts_ckpt_blob_lookup(ck, name);
+    if (!b) return ts_fail(TS_ERR_FORMAT, FROM_FMT "has no blob '%.64s'", FROM(ck), name);
+    *bytes = b->bytes;
+    *n = b->n;
+    return TS_OK;
+}
+
+int ts_ckpt_set_blob(ts_ckpt *ck, const char *name, const void *bytes, size_t n) {
+    if (!ck || !name || (!bytes && n))
+        return ts_fail(TS_ERR_ARG, "ts_ckpt_set_blob: NULL argument");
+    if (!ts_ckpt_name_ok(name, strlen(name)))
+        return ts_fail(TS_ERR_ARG, "checkpoint blob name '%.64s' is not 1..%d printable "
+                       "bytes without space or '='", name, TS_CKPT_MAX_NAME);
+    unsigned char *copy = malloc(n ? n : 1);
+    if (!copy) return ts_fail(TS_ERR_NOMEM, "checkpoint blob '%s': out of memory", name);
+    if (n) memcpy(copy, bytes, n);
+    struct blob *b = ts_ckpt_blob_lookup(ck, name);
+    if (b) {
+        free(b->bytes);
+        b->bytes = copy;
+        b->n = n;
+        return TS_OK;
+    }
+    if (ck->n_blobs >= TS_CKPT_MAX_BLOBS) {
+        free(copy);
+        return ts_fail(TS_ERR_ARG, "checkpoint: more than %d blobs", TS_CKPT_MAX_BLOBS);
+    }
+    char *name_copy = ts_ckpt_dup(name, strlen(name));
+    int rc = name_copy ? ts_ckpt_reserve((void **)&ck->blobs, &ck->cap_blobs, ck->n_blobs,
+                                         sizeof *ck->blobs)
+                       : ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
+    if (rc != TS_OK) {
+        free(name_copy);
+        free(copy);
+        return rc;
+    }
+    ck->blobs[ck->n_blobs++] = (struct blob){name_copy, copy, n};
+    return TS_OK;
+}
+

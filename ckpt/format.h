@@ -1,0 +1,131 @@
+// Internal to ckpt/: the file format's constants, the container's in-memory
+// layout, and the helpers the container (ckpt.c), the writer (write.c) and
+// the loader (read.c) share. Byte layout: docs/checkpoint.md.
+#ifndef TS_CKPT_FORMAT_H
+#define TS_CKPT_FORMAT_H
+
+#include "ckpt/ckpt.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    PRELUDE_SIZE = 32,
+    SECTION_OVERHEAD = 16, // tag (4) + body length (8) + CRC (4)
+    SECTION_COUNT = 5,
+    TRAILER_SIZE = 4,
+    ZLEVEL = 0,        // fixed (byte-identical promise); stored: float64 weights barely compress (~5%),
+                       // and level 6 costs 0.19 s to inflate, 1.3 s to deflate for 5.3M parameters
+    GZIP_WINDOW = 31,  // 15-bit window + 16 = gzip framing
+    GZIP_OS_UNKNOWN = 255,
+    CHUNK = 1 << 16,
+};
+
+static const char MAGIC[8] = {'T', 'S', 'E', 'Q', 'C', 'K', 'P', 'T'};
+// Sections in their fixed order; every file has all five.
+static const char SECTION_TAGS[SECTION_COUNT][4] = {
+    {'H', 'E', 'A', 'D'}, {'V', 'O', 'C', 'B'}, {'P', 'A', 'R', 'M'},
+    {'O', 'P', 'T', 'M'}, {'B', 'L', 'O', 'B'},
+};
+enum { SEC_HEAD, SEC_VOCB, SEC_PARM, SEC_OPTM, SEC_BLOB };
+
+// ---- the container ------------------------------------------------------------
+
+struct entry {
+    char *key;
+    char *value;
+};
+
+struct vocab {
+    ts_ckpt_vocab pub;   // pub.name and pub.tokens point into the fields below
+    char *name;
+    char **tokens;       // count pointers into `text`
+    char *text;          // every token, NUL-terminated, back to back
+};
+
+struct tensor {
+    ts_ckpt_tensor pub;  // pub.name / pub.data alias name / data
+    char *name;
+    double *data;
+};
+
+struct blob {
+    char *name;
+    unsigned char *bytes;
+    size_t n;
+};
+
+struct ts_ckpt {
+    struct entry *entries;
+    size_t n_entries, cap_entries;
+    struct vocab *vocabs;
+    size_t n_vocabs, cap_vocabs;
+    struct tensor *tensors[2];
+    size_t n_tensors[2], cap_tensors[2];
+    struct blob *blobs;
+    size_t n_blobs, cap_blobs;
+    char *path;  // the file it was loaded from, NULL otherwise: named by every getter's error
+};
+
+// The getters' error prefix: "checkpoint PATH: " for a loaded file, else "checkpoint ".
+#define FROM_FMT "checkpoint%s%s%s "
+#define FROM(ck) (ck)->path ? " " : "", (ck)->path ? (ck)->path : "", (ck)->path ? ":" : ""
+
+// ---- little-endian encoding --------------------------------------------------------
+
+static inline void put_u32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline void put_u64(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline uint32_t get_u32(const unsigned char *p) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+static inline uint64_t get_u64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+    return v;
+}
+
+
+// ---- shared helpers (format.c) -------------------------------------------------------
+
+// Makes room for one more element in a growing array.
+int ts_ckpt_reserve(void **items, size_t *cap, size_t n, size_t elem);
+
+// s[0..n) as a malloc'd NUL-terminated string; NULL when out of memory.
+char *ts_ckpt_dup(const char *s, size_t n);
+
+// Validation shared by the setters and the loader: 1 when acceptable.
+// Header keys and vocabulary names: 1..255 bytes of [A-Za-z0-9_.-].
+int ts_ckpt_key_ok(const char *s, size_t n);
+// Tensor and blob names: 1..255 printable ASCII bytes, no space, no '='.
+int ts_ckpt_name_ok(const char *s, size_t n);
+// Header values: at most TS_CKPT_MAX_VALUE bytes, no NUL, no newline.
+int ts_ckpt_value_ok(const char *s, size_t n);
+// Tokens: valid UTF-8, at most TS_CKPT_MAX_TOKEN bytes, no NUL, no newline.
+int ts_ckpt_token_ok(const char *s, size_t n);
+
+// zlib's crc32 over any length (it takes a uInt length).
+uint32_t ts_ckpt_crc(uint32_t crc, const unsigned char *p, size_t n);
+
+// ---- the container's internals (ckpt.c), for the loader ------------------------------
+
+// Take ownership of their pointer arguments (freed on failure too).
+int ts_ckpt_push_vocab(ts_ckpt *ck, char *name, char **tokens, char *text, size_t count);
+int ts_ckpt_push_tensor(ts_ckpt *ck, enum ts_ckpt_section section, char *name, int ndim,
+                        const size_t *shape, size_t size, double *data);
+// "parameter" or "optimizer", for messages.
+const char *ts_ckpt_section_noun(enum ts_ckpt_section s);
+// Product of shape[0..ndim) into *size; 0 on overflow past `limit`.
+int ts_ckpt_shape_size(int ndim, const size_t *shape, size_t limit, size_t *size);
+// The blob called `name`, NULL when there is none.
+struct blob *ts_ckpt_blob_lookup(const ts_ckpt *ck, const char *name);
+
+#endif

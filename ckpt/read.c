@@ -1,0 +1,593 @@
+// Loading a checkpoint: inflates into one buffer bounded by the payload size
+// the prelude declares (itself bounded by a cap), then parses it with every
+// length and count checked against the bytes that remain before anything is
+// allocated. CRC-32 (zlib's crc32) guards the prelude, each section and the
+// whole payload; fuzzing builds (TS_CKPT_FUZZING) skip the comparisons so the
+// fuzzer reaches the parser. Byte layout: docs/checkpoint.md.
+#include "ckpt/format.h"
+
+#include "tensor/status.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#ifdef TS_CKPT_FUZZING
+#define CRC_CHECKED 0
+#else
+#define CRC_CHECKED 1
+#endif
+
+// ---- loading: inflate ------------------------------------------------------------------
+
+// Where compressed bytes come from: one memory buffer, or a FILE read in chunks.
+struct source {
+    const unsigned char *mem;
+    size_t mem_len;
+    FILE *file;
+    unsigned char *chunk;
+    const char *what; // path or "<memory>", for messages
+    uint64_t consumed;
+};
+
+// Next compressed bytes into *p/*n; *n == 0 at end of input.
+static int source_next(struct source *src, const unsigned char **p, size_t *n) {
+    if (!src->file) {
+        *p = src->mem;
+        *n = src->mem_len;
+        src->mem_len = 0;
+    } else {
+        *p = src->chunk;
+        *n = fread(src->chunk, 1, CHUNK, src->file);
+        if (*n == 0 && ferror(src->file))
+            return ts_fail(TS_ERR_IO, "cannot read checkpoint %s: %s", src->what,
+                           strerror(errno));
+    }
+    src->consumed += *n;
+    return TS_OK;
+}
+
+// Checks the 32-byte prelude; on success *total is the whole payload size.
+static int check_prelude(const unsigned char *p, uint64_t cap, const char *what,
+                         size_t *total) {
+    if (memcmp(p, MAGIC, 8) != 0)
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: bad magic (not a tinyseq checkpoint)",
+                       what);
+    uint32_t version = get_u32(p + 8);
+    if (version != TS_CKPT_VERSION)
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: format version %u, this build reads "
+                       "version %u", what, version, TS_CKPT_VERSION);
+    if (CRC_CHECKED && get_u32(p + 28) != ts_ckpt_crc(0, p, 28))
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: prelude CRC mismatch", what);
+    if (get_u32(p + 12) != 0)
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: unknown flags 0x%x", what, get_u32(p + 12));
+    if (get_u32(p + 24) != 0)
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: reserved prelude field is not 0", what);
+    uint64_t payload_len = get_u64(p + 16);
+    uint64_t min = SECTION_COUNT * SECTION_OVERHEAD + 4 * 4 + TRAILER_SIZE;
+    if (payload_len < min)
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: declared payload of %llu bytes is "
+                       "shorter than the %llu-byte minimum", what,
+                       (unsigned long long)payload_len, (unsigned long long)min);
+    if (payload_len > cap || payload_len > SIZE_MAX - PRELUDE_SIZE)
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: declared payload of %llu bytes exceeds "
+                       "the limit of %llu bytes", what, (unsigned long long)payload_len,
+                       (unsigned long long)cap);
+    *total = PRELUDE_SIZE + (size_t)payload_len;
+    return TS_OK;
+}
+
+// The last 8 bytes of the compressed input seen so far: at the end, gzip's
+// trailer (CRC-32 and size of the payload).
+static void keep_tail(unsigned char tail[8], const unsigned char *p, size_t n) {
+    if (n >= 8) {
+        memcpy(tail, p + n - 8, 8);
+    } else if (n > 0) {
+        memmove(tail, tail + n, 8 - n);
+        memcpy(tail + 8 - n, p, n);
+    }
+}
+
+// Inflates the single gzip member into *out (malloc'd, *len bytes), checking
+// the prelude as soon as it arrives and never holding more than the declared
+// size, then rejecting anything after the member. zlib does not check gzip's
+// CRC and size: the caller does, from the CRCs it computes anyway, with the
+// trailer left in gzip_trailer (one pass over the payload fewer).
+static int inflate_payload(struct source *src, uint64_t cap, unsigned char **out,
+                           size_t *len, unsigned char gzip_trailer[8]) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, GZIP_WINDOW) != Z_OK)
+        return ts_fail(TS_ERR_NOMEM, "checkpoint %s: inflateInit2 failed", src->what);
+    inflateValidate(&z, 0);  // gzip's CRC and size: see parse_payload
+    memset(gzip_trailer, 0, 8);
+    size_t have = 0, buf_cap = PRELUDE_SIZE, total = 0; // total known after the prelude
+    unsigned char *buf = malloc(buf_cap);
+    unsigned char extra;
+    int at_eof = 0, rc = TS_OK;
+    if (!buf) {
+        rc = ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", src->what);
+        goto done;
+    }
+    for (;;) {
+        if (z.avail_in == 0 && !at_eof) {
+            const unsigned char *p;
+            size_t n;
+            if ((rc = source_next(src, &p, &n)) != TS_OK) goto done;
+            // uInt is 32 bits: a memory source over 4 GiB is fed in pieces.
+            if (n > UINT_MAX) {
+                src->mem = p + UINT_MAX;
+                src->mem_len = n - UINT_MAX;
+                n = UINT_MAX;
+            }
+            z.next_in = (unsigned char *)p;
+            z.avail_in = (uInt)n;
+            at_eof = n == 0;
+        }
+        int past_end = total && have == total;
+        if (past_end) {
+            z.next_out = &extra; // any byte landing here is one too many
+            z.avail_out = 1;
+        } else {
+            size_t want = total ? total : PRELUDE_SIZE;
+            if (have == buf_cap) {
+                // Grow with the bytes actually inflated, not the declared
+                // size, so a lying prelude costs no memory.
+                size_t grown = buf_cap <= want / 2 ? buf_cap * 2 : want;
+                if (grown < ((size_t)1 << 20))
+                    grown = want < ((size_t)1 << 20) ? want : ((size_t)1 << 20);
+                unsigned char *bigger = realloc(buf, grown);
+                if (!bigger) {
+                    rc = ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", src->what);
+                    goto done;
+                }
+                buf = bigger;
+                buf_cap = grown;
+            }
+            size_t room = (total ? buf_cap : PRELUDE_SIZE) - have;
+            z.next_out = buf + have;
+            z.avail_out = room > UINT_MAX ? UINT_MAX : (uInt)room;
+        }
+        uInt before = z.avail_out, in_before = z.avail_in;
+        const unsigned char *in = z.next_in;
+        int ret = inflate(&z, Z_NO_FLUSH);
+        keep_tail(gzip_trailer, in, in_before - z.avail_in);
+        size_t produced = before - z.avail_out;
+        if (past_end && produced) {
+            rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: payload is longer than its declared "
+                         "%zu bytes", src->what, total - PRELUDE_SIZE);
+            goto done;
+        }
+        have += produced;
+        if (!total && have == PRELUDE_SIZE) {
+            if ((rc = check_prelude(buf, cap, src->what, &total)) != TS_OK) goto done;
+        }
+        if (ret == Z_STREAM_END) break;
+        if (ret == Z_DATA_ERROR) {
+            if (have == 0 && z.msg &&
+                (strstr(z.msg, "header") || strstr(z.msg, "compression method")))
+                rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: not a gzip file (%s)", src->what,
+                             z.msg);
+            else
+                rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: corrupt gzip data: %s", src->what,
+                             z.msg ? z.msg : "?");
+            goto done;
+        }
+        if (ret == Z_MEM_ERROR) {
+            rc = ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory in inflate", src->what);
+            goto done;
+        }
+        if (ret == Z_NEED_DICT || ret == Z_STREAM_ERROR) {
+            rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: corrupt gzip data", src->what);
+            goto done;
+        }
+        // Z_BUF_ERROR: no progress possible, so the input has run out.
+        if (ret == Z_BUF_ERROR && z.avail_in == 0 && at_eof) {
+            if (src->consumed == 0)
+                rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: empty file", src->what);
+            else
+                rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: truncated: the gzip stream ends "
+                             "early (after %zu payload bytes)", src->what, have);
+            goto done;
+        }
+    }
+    if (have < PRELUDE_SIZE || have < total) {
+        rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: truncated payload: the stream ends after "
+                     "%zu of %zu bytes", src->what, have, total ? total : (size_t)PRELUDE_SIZE);
+        goto done;
+    }
+    // Exactly one gzip member and nothing after it.
+    if (z.avail_in == 0 && !at_eof) {
+        const unsigned char *p;
+        size_t n;
+        if ((rc = source_next(src, &p, &n)) != TS_OK) goto done;
+        z.avail_in = n > UINT_MAX ? UINT_MAX : (uInt)n;
+    }
+    if (z.avail_in != 0) {
+        rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: trailing bytes after the gzip stream",
+                     src->what);
+        goto done;
+    }
+done:
+    inflateEnd(&z);
+    if (rc != TS_OK) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    *len = have;
+    return TS_OK;
+}
+
+// ---- loading: parse ----------------------------------------------------------------------
+
+// A bounded view of the payload; every read checks what remains first.
+struct reader {
+    const unsigned char *p;
+    size_t pos, end;
+    const char *what;
+    const char *section; // for messages
+};
+
+static size_t remaining(const struct reader *r) { return r->end - r->pos; }
+
+static int need(struct reader *r, uint64_t n, const char *field) {
+    if (n > remaining(r))
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: section %s: %s needs %llu bytes, only "
+                       "%zu remain (offset %zu)", r->what, r->section, field,
+                       (unsigned long long)n, remaining(r), r->pos);
+    return TS_OK;
+}
+
+static int read_u32(struct reader *r, const char *field, uint32_t *v) {
+    int rc = need(r, 4, field);
+    if (rc != TS_OK) return rc;
+    *v = get_u32(r->p + r->pos);
+    r->pos += 4;
+    return TS_OK;
+}
+
+static int read_u64(struct reader *r, const char *field, uint64_t *v) {
+    int rc = need(r, 8, field);
+    if (rc != TS_OK) return rc;
+    *v = get_u64(r->p + r->pos);
+    r->pos += 8;
+    return TS_OK;
+}
+
+// A u32 count checked against `max` and against the bytes left when every
+// item takes at least `min_item` bytes, so nothing is allocated for items
+// that cannot be there.
+static int read_count(struct reader *r, const char *field, uint32_t max, size_t min_item,
+                      uint32_t *count) {
+    int rc = read_u32(r, field, count);
+    if (rc != TS_OK) return rc;
+    if (*count > max)
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: section %s: %s %u exceeds the limit %u",
+                       r->what, r->section, field, *count, max);
+    if ((uint64_t)*count * min_item > remaining(r))
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: section %s: %s %u does not fit in the "
+                       "%zu bytes left", r->what, r->section, field, *count, remaining(r));
+    return TS_OK;
+}
+
+// A length-prefixed string (u32 + bytes) checked by `ok`; *s points into the
+// payload (not NUL-terminated).
+static int read_string(struct reader *r, const char *field, size_t max,
+                       int (*ok)(const char *, size_t), const char **s, size_t *n) {
+    uint32_t len;
+    int rc = read_u32(r, field, &len);
+    if (rc != TS_OK) return rc;
+    if (len > max)
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: section %s: %s length %u exceeds %zu",
+                       r->what, r->section, field, len, max);
+    if ((rc = need(r, len, field)) != TS_OK) return rc;
+    *s = (const char *)r->p + r->pos;
+    *n = len;
+    if (ok && !ok(*s, len))
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: section %s: %s at offset %zu holds "
+                       "bytes that are not allowed", r->what, r->section, field, r->pos);
+    r->pos += len;
+    return TS_OK;
+}
+
+static int parse_head(struct reader *r, ts_ckpt *ck) {
+    while (r->pos < r->end) {
+        const char *line = (const char *)r->p + r->pos;
+        const char *nl = memchr(line, '\n', remaining(r));
+        if (!nl)
+            return ts_fail(TS_ERR_FORMAT, "checkpoint %s: header line at offset %zu does not "
+                           "end with a newline", r->what, r->pos);
+        size_t n = (size_t)(nl - line);
+        const char *eq = memchr(line, '=', n);
+        if (!eq)
+            return ts_fail(TS_ERR_FORMAT, "checkpoint %s: header line at offset %zu has no "
+                           "'='", r->what, r->pos);
+        size_t klen = (size_t)(eq - line), vlen = n - klen - 1;
+        if (!ts_ckpt_key_ok(line, klen))
+            return ts_fail(TS_ERR_FORMAT, "checkpoint %s: header key at offset %zu is not 1..%d "
+                           "bytes of [A-Za-z0-9_.-]", r->what, r->pos, TS_CKPT_MAX_NAME);
+        if (!ts_ckpt_value_ok(eq + 1, vlen))
+            return ts_fail(TS_ERR_FORMAT, "checkpoint %s: header value of '%.*s' is longer "
+                           "than %d bytes or holds a NUL", r->what, (int)klen, line,
+                           TS_CKPT_MAX_VALUE);
+        if (ck->n_entries >= TS_CKPT_MAX_ENTRIES)
+            return ts_fail(TS_ERR_FORMAT, "checkpoint %s: header has more than %d entries",
+                           r->what, TS_CKPT_MAX_ENTRIES);
+        // Duplicates are kept: the typed getters report them by key.
+        char *key = ts_ckpt_dup(line, klen), *value = ts_ckpt_dup(eq + 1, vlen);
+        int rc = key && value ? ts_ckpt_reserve((void **)&ck->entries, &ck->cap_entries, ck->n_entries,
+                                                sizeof *ck->entries)
+                              : ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
+        if (rc != TS_OK) {
+            free(key);
+            free(value);
+            return rc;
+        }
+        ck->entries[ck->n_entries++] = (struct entry){key, value};
+        r->pos += n + 1;
+    }
+    return TS_OK;
+}
+
+static int parse_vocabs(struct reader *r, ts_ckpt *ck) {
+    uint32_t n_vocabs;
+    int rc = read_count(r, "vocabulary count", TS_CKPT_MAX_VOCABS, 9, &n_vocabs);
+    for (uint32_t i = 0; rc == TS_OK && i < n_vocabs; i++) {
+        const char *name = NULL;
+        size_t nlen = 0;
+        uint32_t count;
+        if ((rc = read_string(r, "vocabulary name", TS_CKPT_MAX_NAME, ts_ckpt_key_ok, &name, &nlen)))
+            return rc;
+        if ((rc = read_count(r, "token count", TS_CKPT_MAX_TOKENS, 4, &count))) return rc;
+        // First pass: validate every token and size the text; second: copy.
+        size_t start = r->pos, text_len = 0;
+        for (uint32_t k = 0; k < count; k++) {
+            const char *tok;
+            size_t tlen = 0;
+            if ((rc = read_string(r, "token", TS_CKPT_MAX_TOKEN, ts_ckpt_token_ok, &tok, &tlen)))
+                return rc;
+            text_len += tlen + 1;
+        }
+        char *name_copy = ts_ckpt_dup(name, nlen);
+        char **tokens = malloc((count ? count : 1) * sizeof *tokens);
+        char *text = malloc(text_len ? text_len : 1);
+        if (!name_copy || !tokens || !text) {
+            free(name_copy);
+            free(tokens);
+            free(text);
+            return ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
+        }
+        if (ts_ckpt_find_vocab(ck, name_copy)) {
+            rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: vocabulary '%s' appears twice",
+                         r->what, name_copy);
+            free(name_copy);
+            free(tokens);
+            free(text);
+            return rc;
+        }
+        size_t pos = start;
+        char *t = text;
+        for (uint32_t k = 0; k < count; k++) {
+            size_t tlen = get_u32(r->p + pos);
+            memcpy(t, r->p + pos + 4, tlen);
+            t[tlen] = '\0';
+            tokens[k] = t;
+            t += tlen + 1;
+            pos += 4 + tlen;
+        }
+        rc = ts_ckpt_push_vocab(ck, name_copy, tokens, text, count);
+    }
+    return rc;
+}
+
+static int compare_names(const void *a, const void *b) {
+    const struct tensor *x = *(const struct tensor *const *)a;
+    const struct tensor *y = *(const struct tensor *const *)b;
+    return strcmp(x->name, y->name);
+}
+
+static int parse_tensors(struct reader *r, ts_ckpt *ck, enum ts_ckpt_section section) {
+    uint32_t n;
+    // Smallest entry: name length (4) + 1 name byte + ndim (4).
+    int rc = read_count(r, "tensor count", TS_CKPT_MAX_TENSORS, 9, &n);
+    for (uint32_t i = 0; rc == TS_OK && i < n; i++) {
+        const char *name = NULL;
+        size_t nlen = 0;
+        uint32_t ndim;
+        size_t shape[TS_CKPT_MAX_NDIM], size;
+        if ((rc = read_string(r, "tensor name", TS_CKPT_MAX_NAME, ts_ckpt_name_ok, &name, &nlen)))
+            return rc;
+        if ((rc = read_u32(r, "ndim", &ndim))) return rc;
+        if (ndim > TS_CKPT_MAX_NDIM)
+            return ts_fail(TS_ERR_FORMAT, "checkpoint %s: tensor '%.*s' has ndim %u > %d",
+                           r->what, (int)nlen, name, ndim, TS_CKPT_MAX_NDIM);
+        for (uint32_t d = 0; d < ndim; d++) {
+            uint64_t dim;
+            if ((rc = read_u64(r, "tensor dimension", &dim))) return rc;
+            if (dim == 0 || dim > remaining(r) / 8)
+                return ts_fail(TS_ERR_FORMAT, "checkpoint %s: tensor '%.*s' dimension %u = %llu "
+                               "is 0 or does not fit in the %zu bytes left", r->what, (int)nlen,
+                               name, d, (unsigned long long)dim, remaining(r));
+            shape[d] = (size_t)dim;
+        }
+        if (!ts_ckpt_shape_size((int)ndim, shape, remaining(r) / 8, &size))
+            return ts_fail(TS_ERR_FORMAT, "checkpoint %s: tensor '%.*s' data does not fit in the "
+                           "%zu bytes left", r->what, (int)nlen, name, remaining(r));
+        char *name_copy = ts_ckpt_dup(name, nlen);
+        double *data = malloc(size * sizeof *data); // size >= 1: every dim is >= 1
+        if (!name_copy || !data) {
+            free(name_copy);
+            free(data);
+            return ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
+        }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        memcpy(data, r->p + r->pos, 8 * size);  // the file's byte order is this host's
+#else
+        for (size_t k = 0; k < size; k++) {
+            uint64_t bits = get_u64(r->p + r->pos + 8 * k);
+            memcpy(&data[k], &bits, 8);
+        }
+#endif
+        r->pos += 8 * size;
+        rc = ts_ckpt_push_tensor(ck, section, name_copy, (int)ndim, shape, size, data);
+    }
+    if (rc != TS_OK || n < 2) return rc;
+    // Names must be unique in a section; sort pointers instead of an n^2 scan.
+    struct tensor **sorted = malloc(n * sizeof *sorted);
+    if (!sorted) return ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
+    for (uint32_t i = 0; i < n; i++) sorted[i] = &ck->tensors[section][i];
+    qsort(sorted, n, sizeof *sorted, compare_names);
+    for (uint32_t i = 1; i < n && rc == TS_OK; i++)
+        if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0)
+            rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: %s tensor '%s' appears twice", r->what,
+                         ts_ckpt_section_noun(section), sorted[i]->name);
+    free(sorted);
+    return rc;
+}
+
+static int parse_blobs(struct reader *r, ts_ckpt *ck) {
+    uint32_t n;
+    int rc = read_count(r, "blob count", TS_CKPT_MAX_BLOBS, 13, &n);
+    for (uint32_t i = 0; rc == TS_OK && i < n; i++) {
+        const char *name = NULL;
+        size_t nlen = 0;
+        uint64_t len;
+        if ((rc = read_string(r, "blob name", TS_CKPT_MAX_NAME, ts_ckpt_name_ok, &name, &nlen))) return rc;
+        if ((rc = read_u64(r, "blob length", &len))) return rc;
+        if ((rc = need(r, len, "blob bytes"))) return rc;
+        char *name_copy = ts_ckpt_dup(name, nlen);
+        if (!name_copy) return ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
+        if (ts_ckpt_blob_lookup(ck, name_copy)) {
+            rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: blob '%s' appears twice", r->what,
+                         name_copy);
+            free(name_copy);
+            return rc;
+        }
+        free(name_copy);
+        char nul_name[TS_CKPT_MAX_NAME + 1];
+        memcpy(nul_name, name, nlen);
+        nul_name[nlen] = '\0';
+        rc = ts_ckpt_set_blob(ck, nul_name, r->p + r->pos, (size_t)len);
+        r->pos += (size_t)len;
+    }
+    return rc;
+}
+
+// Parses a complete payload (prelude already checked) into a new container.
+// Each section's CRC is checked before its body is parsed, so damage is
+// reported by section; the payload CRC comes last.
+static int parse_payload(const unsigned char *p, size_t total, const char *what, int skip_training,
+                         const unsigned char gzip_trailer[8], ts_ckpt **out) {
+    ts_ckpt *ck = ts_ckpt_new();
+    if (!ck) return TS_ERR_NOMEM;
+    struct reader r = {p, PRELUDE_SIZE, total - TRAILER_SIZE, what, "?"};
+    int rc = TS_OK;
+    // The payload CRC is built from the prelude's and each section's CRC
+    // (crc32_combine): the same value as a second pass over every byte.
+    uLong payload_crc = crc32(0, p, PRELUDE_SIZE);
+    for (int sec = 0; sec < SECTION_COUNT && rc == TS_OK; sec++) {
+        char tag[5] = {0};
+        memcpy(tag, SECTION_TAGS[sec], 4);
+        r.section = tag;
+        uint64_t body_len;
+        size_t start = r.pos;
+        if ((rc = need(&r, 12, "section header"))) break;
+        if (memcmp(p + r.pos, SECTION_TAGS[sec], 4) != 0) {
+            rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: expected section %s at offset %zu",
+                         what, tag, r.pos);
+            break;
+        }
+        r.pos += 4;
+        if ((rc = read_u64(&r, "section length", &body_len))) break;
+        if (body_len > remaining(&r) || remaining(&r) - body_len < 4) {
+            rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: section %s length %llu does not fit in "
+                         "the %zu bytes left", what, tag, (unsigned long long)body_len,
+                         remaining(&r));
+            break;
+        }
+        size_t body_end = r.pos + (size_t)body_len;
+        uint32_t section_crc = CRC_CHECKED ? ts_ckpt_crc(0, p + start, body_end - start) : 0;
+        if (CRC_CHECKED && get_u32(p + body_end) != section_crc) {
+            rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: section %s CRC mismatch", what, tag);
+            break;
+        }
+        payload_crc = crc32_combine(payload_crc, section_crc, (z_off_t)(body_end - start));
+        payload_crc = crc32(payload_crc, p + body_end, 4);
+        struct reader body = {p, r.pos, body_end, what, tag};
+        if (skip_training && (sec == SEC_OPTM || sec == SEC_BLOB)) body.pos = body_end;  // checked, not parsed
+        else switch (sec) {
+        case SEC_HEAD: rc = parse_head(&body, ck); break;
+        case SEC_VOCB: rc = parse_vocabs(&body, ck); break;
+        case SEC_PARM: rc = parse_tensors(&body, ck, TS_CKPT_PARAMS); break;
+        case SEC_OPTM: rc = parse_tensors(&body, ck, TS_CKPT_OPTIM); break;
+        default: rc = parse_blobs(&body, ck); break;
+        }
+        if (rc == TS_OK && body.pos != body_end)
+            rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: section %s has %zu unused bytes at its "
+                         "end", what, tag, body_end - body.pos);
+        r.pos = body_end + 4;
+    }
+    if (rc == TS_OK && r.pos != r.end)
+        rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: %zu unexpected bytes after the last "
+                     "section", what, r.end - r.pos);
+    if (rc == TS_OK && CRC_CHECKED && get_u32(p + total - TRAILER_SIZE) != payload_crc)
+        rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: payload CRC mismatch", what);
+    // gzip's CRC covers the whole payload, trailer included; its size field is
+    // the payload's length mod 2^32.
+    if (rc == TS_OK && CRC_CHECKED &&
+        (get_u32(gzip_trailer) != (uint32_t)crc32(payload_crc, p + total - TRAILER_SIZE, TRAILER_SIZE) ||
+         get_u32(gzip_trailer + 4) != (uint32_t)total))
+        rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: corrupt gzip data: its CRC or size does not match", what);
+    if (rc != TS_OK) {
+        ts_ckpt_free(ck);
+        return rc;
+    }
+    *out = ck;
+    return TS_OK;
+}
+
+static int load_from(struct source *src, const ts_ckpt_load_opts *opts, ts_ckpt **out) {
+    uint64_t cap = opts && opts->max_payload ? opts->max_payload : TS_CKPT_DEFAULT_MAX_PAYLOAD;
+    unsigned char *payload = NULL;
+    size_t len = 0;
+    unsigned char gzip_trailer[8];
+    int rc = inflate_payload(src, cap, &payload, &len, gzip_trailer);
+    if (rc != TS_OK) return rc;
+    rc = parse_payload(payload, len, src->what, opts && opts->skip_training_state, gzip_trailer, out);
+    free(payload);
+    return rc;
+}
+
+const char *ts_ckpt_path(const ts_ckpt *ck) { return ck->path; }
+
+int ts_ckpt_load_mem(const void *data, size_t len, const ts_ckpt_load_opts *opts,
+                     ts_ckpt **out) {
+    if (!out) return ts_fail(TS_ERR_ARG, "ts_ckpt_load_mem: NULL argument");
+    *out = NULL;
+    if (!data && len) return ts_fail(TS_ERR_ARG, "ts_ckpt_load_mem: NULL data");
+    struct source src = {.mem = data, .mem_len = len, .what = "<memory>"};
+    return load_from(&src, opts, out);
+}
+
+int ts_ckpt_load(const char *path, const ts_ckpt_load_opts *opts, ts_ckpt **out) {
+    if (!out || !path) return ts_fail(TS_ERR_ARG, "ts_ckpt_load: NULL argument");
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return ts_fail(TS_ERR_IO, "cannot open checkpoint %s: %s", path, strerror(errno));
+    struct source src = {.file = f, .chunk = malloc(CHUNK), .what = path};
+    int rc = src.chunk ? load_from(&src, opts, out)
+                       : ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", path);
+    free(src.chunk);
+    fclose(f);
+    if (rc == TS_OK && !((*out)->path = ts_ckpt_dup(path, strlen(path)))) {
+        ts_ckpt_free(*out);
+        *out = NULL;
+        rc = ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", path);
+    }
+    return rc;
+}
+

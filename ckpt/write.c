@@ -1,0 +1,359 @@
+// Writing a checkpoint: streams the payload through deflate (no second copy
+// of the parameters); a sizing pass first computes every length so the
+// prelude can declare the payload size up front. Saving to a path writes a
+// temporary file and renames it over the target. Byte layout: docs/checkpoint.md.
+#include "ckpt/format.h"
+
+#include "tensor/status.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+// ---- writing: sizing pass ------------------------------------------------------------
+
+static uint64_t head_body_size(const ts_ckpt *ck) {
+    uint64_t n = 0;
+    for (size_t i = 0; i < ck->n_entries; i++)
+        n += strlen(ck->entries[i].key) + 1 + strlen(ck->entries[i].value) + 1;
+    return n;
+}
+
+static uint64_t vocab_body_size(const ts_ckpt *ck) {
+    uint64_t n = 4;
+    for (size_t i = 0; i < ck->n_vocabs; i++) {
+        const struct vocab *v = &ck->vocabs[i];
+        n += 4 + strlen(v->name) + 4;
+        for (size_t k = 0; k < v->pub.count; k++) n += 4 + strlen(v->tokens[k]);
+    }
+    return n;
+}
+
+static uint64_t tensor_body_size(const ts_ckpt *ck, int section) {
+    uint64_t n = 4;
+    for (size_t i = 0; i < ck->n_tensors[section]; i++) {
+        const struct tensor *t = &ck->tensors[section][i];
+        n += 4 + strlen(t->name) + 4 + 8 * (uint64_t)t->pub.ndim + 8 * (uint64_t)t->pub.size;
+    }
+    return n;
+}
+
+static uint64_t blob_body_size(const ts_ckpt *ck) {
+    uint64_t n = 4;
+    for (size_t i = 0; i < ck->n_blobs; i++)
+        n += 4 + strlen(ck->blobs[i].name) + 8 + ck->blobs[i].n;
+    return n;
+}
+
+// ---- writing: the deflate sink --------------------------------------------------------
+
+// Serialised bytes go through `stage` (so tiny fields don't each cost a
+// deflate call), the running CRCs, then deflate, then to a file or memory.
+struct sink {
+    z_stream z;
+    gz_header gzhead;
+    int z_ready;
+    uint32_t crc_section, crc_payload;
+    unsigned char stage[CHUNK];
+    size_t staged;
+    unsigned char out[CHUNK];
+    // file target
+    int fd;
+    const ts_ckpt_save_opts *opts;
+    const char *path;
+    // memory target (fd < 0)
+    unsigned char *mem;
+    size_t mem_len, mem_cap;
+    int status; // first failure, TS_OK until then
+};
+
+static int sink_output(struct sink *s, const unsigned char *p, size_t n) {
+    if (s->fd < 0) {
+        if (n > s->mem_cap - s->mem_len) {
+            size_t cap = s->mem_cap ? s->mem_cap : CHUNK;
+            while (n > cap - s->mem_len) cap *= 2;
+            unsigned char *grown = realloc(s->mem, cap);
+            if (!grown) return ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
+            s->mem = grown;
+            s->mem_cap = cap;
+        }
+        memcpy(s->mem + s->mem_len, p, n);
+        s->mem_len += n;
+        return TS_OK;
+    }
+    while (n > 0) {
+        ssize_t w = s->opts && s->opts->write ? s->opts->write(s->opts->ctx, s->fd, p, n)
+                                              : write(s->fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0)
+            return ts_fail(TS_ERR_IO, "cannot save checkpoint %s: write failed: %s", s->path,
+                           w < 0 ? strerror(errno) : "wrote 0 bytes");
+        p += w;
+        n -= (size_t)w;
+    }
+    return TS_OK;
+}
+
+// Runs deflate over the staged bytes with `flush`, writing what it produces.
+static int sink_deflate(struct sink *s, int flush) {
+    s->z.next_in = s->stage;
+    s->z.avail_in = (uInt)s->staged;
+    for (;;) {
+        s->z.next_out = s->out;
+        s->z.avail_out = sizeof s->out;
+        int ret = deflate(&s->z, flush);
+        if (ret == Z_STREAM_ERROR)
+            return ts_fail(TS_ERR_NOMEM, "checkpoint: deflate failed");
+        size_t produced = sizeof s->out - s->z.avail_out;
+        int rc = sink_output(s, s->out, produced);
+        if (rc != TS_OK) return rc;
+        if (flush == Z_FINISH ? ret == Z_STREAM_END : s->z.avail_out != 0) break;
+    }
+    s->staged = 0;
+    return TS_OK;
+}
+
+static void emit(struct sink *s, const void *bytes, size_t n) {
+    const unsigned char *p = bytes;
+    while (n > 0 && s->status == TS_OK) {
+        size_t piece = sizeof s->stage - s->staged;
+        if (piece > n) piece = n;
+        memcpy(s->stage + s->staged, p, piece);
+        s->crc_section = ts_ckpt_crc(s->crc_section, p, piece);
+        s->crc_payload = ts_ckpt_crc(s->crc_payload, p, piece);
+        s->staged += piece;
+        p += piece;
+        n -= piece;
+        if (s->staged == sizeof s->stage) s->status = sink_deflate(s, Z_NO_FLUSH);
+    }
+}
+
+static void emit_u32(struct sink *s, uint32_t v) {
+    unsigned char b[4];
+    put_u32(b, v);
+    emit(s, b, 4);
+}
+
+static void emit_u64(struct sink *s, uint64_t v) {
+    unsigned char b[8];
+    put_u64(b, v);
+    emit(s, b, 8);
+}
+
+static void emit_name(struct sink *s, const char *name) {
+    size_t n = strlen(name);
+    emit_u32(s, (uint32_t)n);
+    emit(s, name, n);
+}
+
+static void section_begin(struct sink *s, int tag, uint64_t body_len) {
+    s->crc_section = 0;
+    emit(s, SECTION_TAGS[tag], 4);
+    emit_u64(s, body_len);
+}
+
+static void section_end(struct sink *s) {
+    emit_u32(s, s->crc_section); // itself covered by the payload CRC only
+}
+
+static void emit_tensors(struct sink *s, const ts_ckpt *ck, int section) {
+    emit_u32(s, (uint32_t)ck->n_tensors[section]);
+    for (size_t i = 0; i < ck->n_tensors[section]; i++) {
+        const struct tensor *t = &ck->tensors[section][i];
+        emit_name(s, t->name);
+        emit_u32(s, (uint32_t)t->pub.ndim);
+        for (int d = 0; d < t->pub.ndim; d++) emit_u64(s, t->pub.shape[d]);
+        // Explicit little-endian so files move between hosts.
+        unsigned char b[8 * 512];
+        for (size_t k = 0; k < t->pub.size;) {
+            size_t m = 0;
+            for (; m < 512 && k < t->pub.size; m++, k++) {
+                uint64_t bits;
+                memcpy(&bits, &t->data[k], 8);
+                put_u64(b + 8 * m, bits);
+            }
+            emit(s, b, 8 * m);
+        }
+    }
+}
+
+// Serialises the whole payload into the sink and finishes the gzip stream.
+static int serialise(struct sink *s, const ts_ckpt *ck) {
+    memset(&s->z, 0, sizeof s->z);
+    if (deflateInit2(&s->z, ZLEVEL, Z_DEFLATED, GZIP_WINDOW, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return ts_fail(TS_ERR_NOMEM, "checkpoint: deflateInit2 failed");
+    s->z_ready = 1;
+    // No name, mtime 0 and a fixed OS byte: the header depends on nothing but
+    // the format, so the same content gives the same bytes on every host.
+    memset(&s->gzhead, 0, sizeof s->gzhead);
+    s->gzhead.os = GZIP_OS_UNKNOWN;
+    if (deflateSetHeader(&s->z, &s->gzhead) != Z_OK)
+        return ts_fail(TS_ERR_NOMEM, "checkpoint: deflateSetHeader failed");
+
+    uint64_t body[SECTION_COUNT] = {
+        head_body_size(ck), vocab_body_size(ck), tensor_body_size(ck, TS_CKPT_PARAMS),
+        tensor_body_size(ck, TS_CKPT_OPTIM), blob_body_size(ck),
+    };
+    uint64_t payload_len = TRAILER_SIZE;
+    for (int i = 0; i < SECTION_COUNT; i++) payload_len += SECTION_OVERHEAD + body[i];
+
+    unsigned char prelude[PRELUDE_SIZE] = {0};
+    memcpy(prelude, MAGIC, 8);
+    put_u32(prelude + 8, TS_CKPT_VERSION);
+    put_u32(prelude + 12, 0); // flags
+    put_u64(prelude + 16, payload_len);
+    put_u32(prelude + 24, 0); // reserved
+    put_u32(prelude + 28, ts_ckpt_crc(0, prelude, 28));
+    s->crc_payload = 0;
+    emit(s, prelude, sizeof prelude);
+
+    section_begin(s, SEC_HEAD, body[SEC_HEAD]);
+    for (size_t i = 0; i < ck->n_entries; i++) {
+        emit(s, ck->entries[i].key, strlen(ck->entries[i].key));
+        emit(s, "=", 1);
+        emit(s, ck->entries[i].value, strlen(ck->entries[i].value));
+        emit(s, "\n", 1);
+    }
+    section_end(s);
+
+    section_begin(s, SEC_VOCB, body[SEC_VOCB]);
+    emit_u32(s, (uint32_t)ck->n_vocabs);
+    for (size_t i = 0; i < ck->n_vocabs; i++) {
+        const struct vocab *v = &ck->vocabs[i];
+        emit_name(s, v->name);
+        emit_u32(s, (uint32_t)v->pub.count);
+        for (size_t k = 0; k < v->pub.count; k++) emit_name(s, v->tokens[k]);
+    }
+    section_end(s);
+
+    section_begin(s, SEC_PARM, body[SEC_PARM]);
+    emit_tensors(s, ck, TS_CKPT_PARAMS);
+    section_end(s);
+    section_begin(s, SEC_OPTM, body[SEC_OPTM]);
+    emit_tensors(s, ck, TS_CKPT_OPTIM);
+    section_end(s);
+
+    section_begin(s, SEC_BLOB, body[SEC_BLOB]);
+    emit_u32(s, (uint32_t)ck->n_blobs);
+    for (size_t i = 0; i < ck->n_blobs; i++) {
+        emit_name(s, ck->blobs[i].name);
+        emit_u64(s, ck->blobs[i].n);
+        emit(s, ck->blobs[i].bytes, ck->blobs[i].n);
+    }
+    section_end(s);
+
+    emit_u32(s, s->crc_payload);
+    if (s->status != TS_OK) return s->status;
+    if (s->z.total_in + s->staged != PRELUDE_SIZE + payload_len)
+        return ts_fail(TS_ERR_ARG, "checkpoint: internal error, sizing pass disagrees");
+    return sink_deflate(s, Z_FINISH);
+}
+
+static void sink_close(struct sink *s) {
+    if (s->z_ready) deflateEnd(&s->z);
+    s->z_ready = 0;
+}
+
+int ts_ckpt_save_mem(const ts_ckpt *ck, unsigned char **out, size_t *len) {
+    if (!ck || !out || !len) return ts_fail(TS_ERR_ARG, "ts_ckpt_save_mem: NULL argument");
+    struct sink *s = calloc(1, sizeof *s);
+    if (!s) return ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
+    s->fd = -1;
+    int rc = serialise(s, ck);
+    sink_close(s);
+    if (rc == TS_OK) {
+        *out = s->mem;
+        *len = s->mem_len;
+    } else {
+        free(s->mem);
+    }
+    free(s);
+    return rc;
+}
+
+// The directory part of `path` ("." when it has none), malloc'd.
+static char *dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return ts_ckpt_dup(".", 1);
+    if (slash == path) return ts_ckpt_dup("/", 1);
+    return ts_ckpt_dup(path, (size_t)(slash - path));
+}
+
+int ts_ckpt_save(const ts_ckpt *ck, const char *path) { return ts_ckpt_save_ex(ck, path, NULL); }
+
+int ts_ckpt_save_ex(const ts_ckpt *ck, const char *path, const ts_ckpt_save_opts *opts) {
+    if (!ck || !path || !*path) return ts_fail(TS_ERR_ARG, "ts_ckpt_save: NULL argument");
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + sizeof ".tmp-XXXXXX");
+    char *dir = dir_of(path);
+    struct sink *s = calloc(1, sizeof *s);
+    if (!tmp || !dir || !s) {
+        free(tmp);
+        free(dir);
+        free(s);
+        return ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
+    }
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp-XXXXXX", sizeof ".tmp-XXXXXX");
+
+    int rc = TS_OK;
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        rc = ts_fail(TS_ERR_IO, "cannot save checkpoint %s: cannot create temporary file "
+                     "in %s: %s", path, dir, strerror(errno));
+        goto done;
+    }
+    // mkstemp makes 0600; a checkpoint is an ordinary file.
+    if (fchmod(fd, 0644) != 0) {
+        rc = ts_fail(TS_ERR_IO, "cannot save checkpoint %s: fchmod %s: %s", path, tmp,
+                     strerror(errno));
+        goto fail;
+    }
+    s->fd = fd;
+    s->opts = opts;
+    s->path = path;
+    rc = serialise(s, ck);
+    if (rc != TS_OK) goto fail;
+    int synced = opts && opts->fsync ? opts->fsync(opts->ctx, fd) : fsync(fd);
+    if (synced != 0) {
+        rc = ts_fail(TS_ERR_IO, "cannot save checkpoint %s: fsync %s: %s", path, tmp,
+                     strerror(errno));
+        goto fail;
+    }
+    int closed = close(fd);
+    fd = -1;
+    if (closed != 0) {
+        rc = ts_fail(TS_ERR_IO, "cannot save checkpoint %s: close %s: %s", path, tmp,
+                     strerror(errno));
+        goto fail;
+    }
+    if (rename(tmp, path) != 0) {
+        rc = ts_fail(TS_ERR_IO, "cannot save checkpoint %s: rename from %s: %s", path, tmp,
+                     strerror(errno));
+        goto fail;
+    }
+    // The rename is only durable once the directory entry is on disk.
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (dfd < 0 || (fsync(dfd) != 0 && errno != EINVAL)) {
+        rc = ts_fail(TS_ERR_IO, "checkpoint %s was renamed into place but fsync of directory "
+                     "%s failed: %s", path, dir, strerror(errno));
+    }
+    if (dfd >= 0) close(dfd);
+    goto done;
+
+fail:
+    if (fd >= 0) close(fd);
+    unlink(tmp);
+done:
+    sink_close(s);
+    free(s);
+    free(tmp);
+    free(dir);
+    return rc;
+}
+
