@@ -215,17 +215,15 @@ int ts_cmd_train(int argc, char **argv) {
             }
         }
     }
-    // Input files named on the command line are checked up front, before any
-    // work: one that cannot be read is a failure at run time (exit 1).
-    const char *inputs[2][2] = {{"corpus", o.corpus}, {"resume", o.resume}};
-    for (int i = 0; i < 2; i++) {
-        FILE *f = inputs[i][1] ? fopen(inputs[i][1], "rb") : NULL;
-        if (inputs[i][1] && !f) {
-            ts_cli_error(cmd, 0, "--%s: cannot open '%s': %s", inputs[i][0], inputs[i][1], strerror(errno));
-            return TS_EXIT_FAIL;
-        }
-        if (f) fclose(f);
+    // The corpus is checked up front, before any work: one that cannot be
+    // read is a failure at run time (exit 1). The trainer reads --resume's
+    // checkpoint first thing, once.
+    FILE *corpus = o.corpus ? fopen(o.corpus, "rb") : NULL;
+    if (o.corpus && !corpus) {
+        ts_cli_error(cmd, 0, "--corpus: cannot open '%s': %s", o.corpus, strerror(errno));
+        return TS_EXIT_FAIL;
     }
+    if (corpus) fclose(corpus);
     // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
     if (!decoder_given) o.model.decoder = o.model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
     ts_train_report report;
