@@ -37,6 +37,46 @@ void ts_train_state_free(ts_train_state *s) {
 
 // ---- saving --------------------------------------------------------------------
 
+// The options a checkpoint records, in the order it records them: `saved`
+// rows are written here (data.max_len comes with the model), rows with a
+// flag are compared on resume (checkpoints from before an `optional` flag
+// existed trained without it: 0).
+typedef enum { OPTION_INT, OPTION_REAL, OPTION_TEXT } option_kind;
+typedef struct {
+    const char *key, *flag;
+    option_kind kind;
+    long whole;
+    double real;
+    const char *text;
+    int saved, optional;
+} option;
+
+enum { N_OPTIONS = 18 };
+
+static void run_options(const ts_train_opts *o, double lr_now, option out[N_OPTIONS]) {
+    const option rows[N_OPTIONS] = {
+        {"data.corpus", NULL, OPTION_TEXT, 0, 0, o->corpus ? o->corpus : "toy", 1, 0},
+        {"data.toy_pairs", "--toy-pairs", OPTION_INT, o->toy_pairs, 0, NULL, 1, 0},
+        {"data.toy_seed", "toy seed", OPTION_INT, o->toy_seed, 0, NULL, 1, 0},
+        {"data.max_len", "--max-len", OPTION_INT, o->max_len, 0, NULL, 0, 0},
+        {"data.dev_pairs", "--dev", OPTION_INT, o->dev_pairs, 0, NULL, 1, 0},
+        {"data.min_count", "--min-count", OPTION_INT, o->min_count, 0, NULL, 1, 0},
+        {"data.skip_bad", "--skip-bad", OPTION_INT, o->skip_bad, 0, NULL, 1, 0},
+        {"train.optimizer", NULL, OPTION_TEXT, 0, 0, ts_optim_name(o->optim), 1, 0},
+        {"train.lr", NULL, OPTION_REAL, 0, lr_now, NULL, 1, 0},
+        {"train.lr_initial", "--lr", OPTION_REAL, 0, o->lr, NULL, 1, 0},
+        {"train.clip", "--clip", OPTION_REAL, 0, o->clip, NULL, 1, 0},
+        {"train.tf", "--tf", OPTION_REAL, 0, o->tf, NULL, 1, 0},
+        {"train.dropout", "--dropout", OPTION_REAL, 0, o->dropout, NULL, 1, 1},
+        {"train.label_smoothing", "--label-smoothing", OPTION_REAL, 0, o->label_smoothing, NULL, 1, 1},
+        {"train.batch", "--batch", OPTION_INT, o->batch, 0, NULL, 1, 0},
+        {"train.lr_decay", "--lr-decay", OPTION_REAL, 0, o->lr_decay, NULL, 1, 0},
+        {"train.patience", "--patience", OPTION_INT, o->patience, 0, NULL, 1, 0},
+        {"train.seed", "--seed", OPTION_INT, o->seed, 0, NULL, 1, 0},
+    };
+    memcpy(out, rows, sizeof rows);
+}
+
 // Without `full` (best.ckpt), only what inference needs and how the model was
 // trained: no optimizer state, RNGs or position, a third of the bytes to load
 // for translate.
@@ -53,23 +93,15 @@ int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const t
     ts_ckpt *ck = ts_ckpt_new();
     if (!ck) return ts_fail(TS_ERR_NOMEM, "cannot allocate a checkpoint");
     int rc = ts_model_to_ckpt(ck, m, src, tgt, (int)o->max_len);
-    if (!rc) rc = ts_ckpt_set(ck, "data.corpus", o->corpus ? o->corpus : "toy");
-    if (!rc) rc = ts_ckpt_set_int(ck, "data.toy_pairs", o->toy_pairs);
-    if (!rc) rc = ts_ckpt_set_int(ck, "data.toy_seed", o->toy_seed);
-    if (!rc) rc = ts_ckpt_set_int(ck, "data.dev_pairs", o->dev_pairs);
-    if (!rc) rc = ts_ckpt_set_int(ck, "data.min_count", o->min_count);
-    if (!rc) rc = ts_ckpt_set_int(ck, "data.skip_bad", o->skip_bad);
-    if (!rc) rc = ts_ckpt_set(ck, "train.optimizer", ts_optim_name(o->optim));
-    if (!rc) rc = ts_ckpt_set_double(ck, "train.lr", optim->lr);
-    if (!rc) rc = ts_ckpt_set_double(ck, "train.lr_initial", o->lr);
-    if (!rc) rc = ts_ckpt_set_double(ck, "train.clip", o->clip);
-    if (!rc) rc = ts_ckpt_set_double(ck, "train.tf", o->tf);
-    if (!rc) rc = ts_ckpt_set_double(ck, "train.dropout", o->dropout);
-    if (!rc) rc = ts_ckpt_set_double(ck, "train.label_smoothing", o->label_smoothing);
-    if (!rc) rc = ts_ckpt_set_int(ck, "train.batch", o->batch);
-    if (!rc) rc = ts_ckpt_set_double(ck, "train.lr_decay", o->lr_decay);
-    if (!rc) rc = ts_ckpt_set_int(ck, "train.patience", o->patience);
-    if (!rc) rc = ts_ckpt_set_int(ck, "train.seed", o->seed);
+    option options[N_OPTIONS];
+    run_options(o, optim->lr, options);
+    for (int i = 0; !rc && i < N_OPTIONS; i++) {
+        const option *r = &options[i];
+        if (!r->saved) continue;
+        rc = r->kind == OPTION_TEXT  ? ts_ckpt_set(ck, r->key, r->text)
+             : r->kind == OPTION_INT ? ts_ckpt_set_int(ck, r->key, r->whole)
+                                     : ts_ckpt_set_double(ck, r->key, r->real);
+    }
     if (!rc) rc = ts_ckpt_set(ck, "checkpoint.kind", full ? "training" : "inference");
     if (!rc && !full) goto save;
     if (!rc) rc = ts_ckpt_set_int(ck, "state.step", s->step);
@@ -172,39 +204,32 @@ static int restore_rng(const ts_ckpt *ck, const char *name, gsl_rng *rng, unsign
 // A resumed run must ask for what the saved run did, or it would not
 // continue it exactly: every option that shapes the computation is compared.
 static int check_same_options(const ts_ckpt *ck, const ts_train_opts *o) {
-    struct { const char *key, *flag; long want; } ints[] = {
-        {"data.toy_pairs", "--toy-pairs", o->toy_pairs}, {"data.toy_seed", "toy seed", o->toy_seed},
-        {"data.max_len", "--max-len", o->max_len},       {"data.dev_pairs", "--dev", o->dev_pairs},
-        {"data.min_count", "--min-count", o->min_count}, {"data.skip_bad", "--skip-bad", o->skip_bad},
-        {"train.batch", "--batch", o->batch},            {"train.patience", "--patience", o->patience},
-        {"train.seed", "--seed", o->seed},
-    };
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        int64_t saved;
-        int rc = ts_ckpt_get_int(ck, ints[i].key, INT64_MIN, INT64_MAX, &saved);
-        if (rc) return rc;
-        if (saved != ints[i].want)
-            return ts_fail(TS_ERR_ARG, "%s was trained with %s %lld; this run asks for %ld (resuming must keep the flags)",
-                           o->resume, ints[i].flag, (long long)saved, ints[i].want);
-    }
-    struct { const char *key, *flag; double want; int optional; } reals[] = {
-        {"train.lr_initial", "--lr", o->lr, 0}, {"train.clip", "--clip", o->clip, 0},
-        {"train.tf", "--tf", o->tf, 0},         {"train.lr_decay", "--lr-decay", o->lr_decay, 0},
-        {"train.dropout", "--dropout", o->dropout, 1}, {"train.label_smoothing", "--label-smoothing", o->label_smoothing, 1},
-    };
-    for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
-        double saved = 0.0;  // checkpoints from before a flag existed trained without it
-        const char *present;
-        if (reals[i].optional && ts_ckpt_get_string(ck, reals[i].key, &present) != TS_OK) {
-            ts_clear_error();
-        } else {
-            int rc = ts_ckpt_get_double(ck, reals[i].key, -INFINITY, INFINITY, &saved);
-            if (rc) return rc;
+    option options[N_OPTIONS];
+    run_options(o, 0, options);
+    // The whole numbers first, then the real ones: the first difference is reported.
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < N_OPTIONS; i++) {
+            const option *r = &options[i];
+            if (!r->flag || r->kind != (pass == 0 ? OPTION_INT : OPTION_REAL)) continue;
+            int rc;
+            if (r->kind == OPTION_INT) {
+                int64_t saved;
+                if ((rc = ts_ckpt_get_int(ck, r->key, INT64_MIN, INT64_MAX, &saved))) return rc;
+                if (saved != r->whole)
+                    return ts_fail(TS_ERR_ARG, "%s was trained with %s %lld; this run asks for %ld (resuming must keep the flags)",
+                                   o->resume, r->flag, (long long)saved, r->whole);
+                continue;
+            }
+            double saved = 0.0;
+            const char *present;
+            if (r->optional && ts_ckpt_get_string(ck, r->key, &present) != TS_OK)
+                ts_clear_error();
+            else if ((rc = ts_ckpt_get_double(ck, r->key, -INFINITY, INFINITY, &saved)))
+                return rc;
+            if (saved != r->real)
+                return ts_fail(TS_ERR_ARG, "%s was trained with %s %g; this run asks for %g (resuming must keep the flags)",
+                               o->resume, r->flag, saved, r->real);
         }
-        if (saved != reals[i].want)
-            return ts_fail(TS_ERR_ARG, "%s was trained with %s %g; this run asks for %g (resuming must keep the flags)",
-                           o->resume, reals[i].flag, saved, reals[i].want);
-    }
     const char *optimizer;
     int rc = ts_ckpt_get_string(ck, "train.optimizer", &optimizer);
     if (!rc && strcmp(optimizer, ts_optim_name(o->optim)))
