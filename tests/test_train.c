@@ -594,3 +594,22 @@ Test(train, best_ckpt_is_for_inference_and_last_ckpt_for_resuming) {
     free(last);
     fclose(o.out);
 }
+
+// The checkpoint to resume from is read first: one that cannot be read fails
+// with the flag's message before --out is made or the corpus is read.
+Test(train, an_unreadable_resume_checkpoint_fails_before_anything_is_written) {
+    char *dir = test_tmpdir();
+    char *out = join(dir, "never"), *missing = join(dir, "missing.ckpt");
+    ts_train_report r;
+    ts_train_opts o = tiny_opts("/nonexistent/corpus.tsv", out);
+    o.resume = missing;
+    cr_assert_eq(ts_train(&o, &r), TS_ERR_IO);
+    char want[4200];
+    snprintf(want, sizeof want, "--resume: cannot open '%s': ", missing);
+    cr_assert(!strncmp(ts_last_error(), want, strlen(want)), "%s", ts_last_error());
+    cr_assert_neq(access(out, F_OK), 0, "--out was created");
+    free(dir);
+    free(out);
+    free(missing);
+    fclose(o.out);
+}
