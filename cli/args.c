@@ -1,6 +1,10 @@
+// The flag-table parser shared by the subcommands (cli/cli.h) and the
+// messages they print.
 #include "cli/cli.h"
 
+#include "models/seq2seq.h"
 #include "tensor/status.h"
+#include "train/optim.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,60 +12,114 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char inline_value_storage[4096];
-
-void ts_args_init(ts_args *a, int argc, char **argv, const char *command) {
-    a->argc = argc;
-    a->argv = argv;
-    a->index = 1;
-    a->command = command;
-    inline_value_storage[0] = '\0';
-}
-
-static const char *pending_inline; // value of "--name=value" awaiting ts_args_value
-
-int ts_args_next(ts_args *a, const char **flag, const char **value) {
-    pending_inline = NULL;
-    if (a->index >= a->argc) return 0;
-    const char *arg = a->argv[a->index++];
-    if (strncmp(arg, "--", 2) == 0 && arg[2] != '\0') {
-        const char *eq = strchr(arg, '=');
-        if (eq) {
-            size_t n = (size_t)(eq - arg - 2);
-            if (n >= sizeof inline_value_storage) n = sizeof inline_value_storage - 1;
-            memcpy(inline_value_storage, arg + 2, n);
-            inline_value_storage[n] = '\0';
-            *flag = inline_value_storage;
-            pending_inline = eq + 1;
-        } else {
-            *flag = arg + 2;
+// The table's row for argument `arg`, or NULL. A long flag "--name" or
+// "--name=value" (then *inline_value points past the '='); a row whose name
+// starts with '-' matches only itself.
+static const ts_flag *find_flag(const ts_cli_spec *spec, const char *arg, const char **inline_value) {
+    *inline_value = NULL;
+    int is_long = !strncmp(arg, "--", 2);
+    const char *name = is_long ? arg + 2 : arg;
+    const char *eq = is_long ? strchr(name, '=') : NULL;
+    size_t n = eq ? (size_t)(eq - name) : strlen(name);
+    for (size_t i = 0; i < spec->n_flags; i++) {
+        const ts_flag *f = &spec->flags[i];
+        if ((f->name[0] == '-') == is_long) continue;
+        if (strlen(f->name) == n && !strncmp(f->name, name, n)) {
+            if (eq) *inline_value = eq + 1;
+            return f;
         }
-        *value = NULL;
-        return 1;
     }
-    *flag = NULL;
-    *value = arg;
-    return 1;
+    return NULL;
 }
 
-int ts_args_switch(ts_args *a, const char *flag) {
-    if (!pending_inline) return 0;
-    ts_cli_error(a->command, 0, "--%s is a switch and takes no value, got '--%s=%s'", flag, flag, pending_inline);
-    pending_inline = NULL;
+// What a row's flag looks like on the command line: "--name" or "-o".
+static const char *dashes(const ts_flag *f) { return f->name[0] == '-' ? "" : "--"; }
+
+// Takes one flag (and its value from argv[*i + 1] when it needs one):
+// -1, or the exit status after a message.
+static int take_flag(const ts_cli_spec *spec, const ts_flag *f, const char *inline_value, int argc, char **argv,
+                     int *i) {
+    const char *cmd = spec->command;
+    if (f->given) *f->given = 1;
+    if (f->kind == TS_FLAG_SWITCH) {
+        if (inline_value) {
+            ts_cli_error(cmd, 0, "--%s is a switch and takes no value, got '--%s=%s'", f->name, f->name, inline_value);
+            return TS_EXIT_USAGE;
+        }
+        *(int *)f->target = 1;
+        return -1;
+    }
+    const char *value = inline_value;
+    if (!value) {
+        if (*i + 1 >= argc) {
+            ts_cli_error(cmd, 0, "%s%s needs a value", dashes(f), f->name);
+            return TS_EXIT_USAGE;
+        }
+        value = argv[++*i];
+    }
+    switch (f->kind) {
+    case TS_FLAG_INT:
+        return ts_parse_int(cmd, f->name, value, (long)f->lo, (long)f->hi, f->target) ? TS_EXIT_USAGE : -1;
+    case TS_FLAG_DOUBLE:
+        return ts_parse_double(cmd, f->name, value, f->lo, f->hi, f->target) ? TS_EXIT_USAGE : -1;
+    case TS_FLAG_STRING:
+        *(const char **)f->target = value;
+        return -1;
+    case TS_FLAG_CHOICE:
+        return f->choose(cmd, f->name, value, f->target);
+    case TS_FLAG_SWITCH:
+        break;
+    }
     return -1;
 }
 
-const char *ts_args_value(ts_args *a, const char *flag) {
-    if (pending_inline) {
-        const char *v = pending_inline;
-        pending_inline = NULL;
-        return v;
+int ts_cli_parse(const ts_cli_spec *spec, int argc, char **argv) {
+    const char *cmd = spec->command;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        int is_flag = !strncmp(arg, "--", 2) && arg[2] != '\0';
+        const char *inline_value;
+        const ts_flag *f = find_flag(spec, arg, &inline_value);
+        if (!f && is_flag) {
+            size_t n = strcspn(arg + 2, "=");
+            if (n == 4 && !strncmp(arg + 2, "help", 4)) {
+                if (spec->usage) fputs(spec->usage, stdout);
+                else spec->help(stdout);
+                return TS_EXIT_OK;
+            }
+            ts_cli_error(cmd, 0, "unknown option --%.*s (see %s --help)", (int)n, arg + 2, cmd);
+            return TS_EXIT_USAGE;
+        }
+        int rc;
+        if (f) {
+            rc = take_flag(spec, f, inline_value, argc, argv, &i);
+        } else if (spec->positional) {
+            rc = spec->positional(spec->context, cmd, arg);
+        } else {
+            ts_cli_error(cmd, 0, "unexpected argument '%s' (see %s --help)", arg, cmd);
+            rc = TS_EXIT_USAGE;
+        }
+        if (rc >= 0) return rc;
     }
-    if (a->index >= a->argc) {
-        ts_cli_error(a->command, 0, "--%s needs a value", flag);
-        return NULL;
-    }
-    return a->argv[a->index++];
+    return -1;
+}
+
+int ts_choose_attn(const char *command, const char *flag, const char *value, void *target) {
+    if (!ts_attn_parse(value, target)) return -1;
+    ts_cli_error(command, 1, "--%s", flag);
+    return TS_EXIT_USAGE;
+}
+
+int ts_choose_decoder(const char *command, const char *flag, const char *value, void *target) {
+    if (!ts_decoder_parse(value, target)) return -1;
+    ts_cli_error(command, 1, "--%s", flag);
+    return TS_EXIT_USAGE;
+}
+
+int ts_choose_optim(const char *command, const char *flag, const char *value, void *target) {
+    if (!ts_optim_parse(value, target)) return -1;
+    ts_cli_error(command, 1, "--%s", flag);
+    return TS_EXIT_USAGE;
 }
 
 int ts_parse_int(const char *command, const char *flag, const char *text,
@@ -96,11 +154,6 @@ int ts_parse_double(const char *command, const char *flag, const char *text,
     }
     *out = v;
     return 0;
-}
-
-int ts_unknown_flag(const char *command, const char *flag) {
-    ts_cli_error(command, 0, "unknown option --%s (see %s --help)", flag, command);
-    return TS_EXIT_USAGE;
 }
 
 void ts_cli_error(const char *command, int with_lib_error, const char *fmt, ...) {

@@ -20,32 +20,62 @@ int ts_cmd_export(int argc, char **argv);
 int ts_cmd_import(int argc, char **argv);
 
 // ---- argument parsing shared by the subcommands ------------------------
-// A minimal long-option parser: flags are "--name" or "--name VALUE" (also
-// "--name=VALUE"); anything not starting with "--" is positional.
+// Each subcommand describes its flags in one table and hands it, with argv,
+// to ts_cli_parse: flags are "--name" (a switch) or "--name VALUE" (also
+// "--name=VALUE"); anything not starting with "--" is positional. The
+// parser keeps no state of its own between calls.
+
+typedef enum {
+    TS_FLAG_SWITCH,  // no value; sets *(int *)target = 1; "--name=VALUE" is a usage error
+    TS_FLAG_INT,     // *(long *)target, a whole number in [lo, hi]
+    TS_FLAG_DOUBLE,  // *(double *)target, a finite number in [lo, hi]
+    TS_FLAG_STRING,  // *(const char **)target = the value (argv outlives the parse)
+    TS_FLAG_CHOICE,  // choose(command, flag, value, target): -1 when taken, else an exit status after a message
+} ts_flag_kind;
 
 typedef struct {
-    int argc;
-    char **argv;
-    int index;            // next argument to read
-    const char *command;  // for messages: "tinyseq train"
-} ts_args;
+    const char *name;  // "hidden" for --hidden; a name starting with '-' ("-o") is matched as it is spelled
+    ts_flag_kind kind;
+    void *target;
+    double lo, hi;     // TS_FLAG_INT, TS_FLAG_DOUBLE
+    int (*choose)(const char *command, const char *flag, const char *value, void *target);  // TS_FLAG_CHOICE
+    int *given;        // optional: set to 1 when the flag is seen (before its value is read)
+} ts_flag;
 
-void ts_args_init(ts_args *a, int argc, char **argv, const char *command);
+// Rows of a table, one line per flag.
+#define TS_SWITCH(name, target) {(name), TS_FLAG_SWITCH, (target), 0, 0, NULL, NULL}
+#define TS_INT(name, target, lo, hi) {(name), TS_FLAG_INT, (target), (lo), (hi), NULL, NULL}
+#define TS_DOUBLE(name, target, lo, hi) {(name), TS_FLAG_DOUBLE, (target), (lo), (hi), NULL, NULL}
+#define TS_STRING(name, target) {(name), TS_FLAG_STRING, (target), 0, 0, NULL, NULL}
+#define TS_CHOICE(name, target, choose) {(name), TS_FLAG_CHOICE, (target), 0, 0, (choose), NULL}
 
-// Advances to the next argument. Returns 1 and sets *flag to the option name
-// (without "--") or to NULL for a positional argument (then *value is it);
-// returns 0 at the end. An inline "--name=value" is split: its value is kept
-// for the next ts_args_value().
-int ts_args_next(ts_args *a, const char **flag, const char **value);
+typedef struct {
+    const char *command;   // for messages: "tinyseq train"
+    const char *usage;     // what --help prints on stdout (or help(stdout) when usage is NULL)
+    void (*help)(FILE *out);
+    const ts_flag *flags;
+    size_t n_flags;
+    // Each positional argument in turn: -1 when taken, else an exit status
+    // after a message. NULL: "unexpected argument 'X' (see CMD --help)".
+    int (*positional)(void *context, const char *command, const char *arg);
+    void *context;
+} ts_cli_spec;
 
-// The value of the current flag; prints "tinyseq X: --flag needs a value" and
-// returns NULL when there is none.
-const char *ts_args_value(ts_args *a, const char *flag);
+// Parses argv[1..argc) against spec, in order: the first problem is reported
+// ("--flag needs a value", "--flag expects a whole number, got 'x'", "--flag
+// must be between ...", "--flag is a switch and takes no value, got
+// '--flag=x'", "unknown option --flag (see CMD --help)") and ends the parse.
+// --help prints the usage. Returns -1 when every argument was taken, else
+// the exit status: TS_EXIT_OK after --help, TS_EXIT_USAGE after a usage
+// error, or what a choose/positional callback returned.
+int ts_cli_parse(const ts_cli_spec *spec, int argc, char **argv);
 
-// For a switch (a flag without a value): 0, or -1 after printing
-// "tinyseq X: --flag is a switch and takes no value" when it came as
-// "--flag=value".
-int ts_args_switch(ts_args *a, const char *flag);
+// TS_FLAG_CHOICE callbacks for the model's and the optimizer's names
+// (target: ts_attn_type *, ts_decoder_type *, ts_optim_kind *): a bad name is
+// "CMD: --flag: <the library's message naming the choices>", exit 2.
+int ts_choose_attn(const char *command, const char *flag, const char *value, void *target);
+int ts_choose_decoder(const char *command, const char *flag, const char *value, void *target);
+int ts_choose_optim(const char *command, const char *flag, const char *value, void *target);
 
 // Parse a flag's value with full checking (the whole string must be a number
 // inside [lo, hi]). On failure they print a message naming the flag and the
@@ -54,10 +84,6 @@ int ts_parse_int(const char *command, const char *flag, const char *text,
                  long lo, long hi, long *out);
 int ts_parse_double(const char *command, const char *flag, const char *text,
                     double lo, double hi, double *out);
-
-// Prints "tinyseq X: unknown option --flag (see tinyseq X --help)" to stderr
-// and returns TS_EXIT_USAGE.
-int ts_unknown_flag(const char *command, const char *flag);
 
 // Prints "tinyseq X: <message>" to stderr, with the library's last error
 // appended when `with_lib_error` is set.

@@ -4,6 +4,7 @@
 // T = output tokens + 1 (the <eos> step), S = source tokens (no <eos>: the
 // encoder reads the sentence as it is). weights: (T, S), row t is output step t.
 #include "cli/cli.h"
+#include "cli/common.h"
 
 #include "infer/metrics.h"
 #include "infer/load.h"
@@ -40,18 +41,25 @@ static const char usage[] =
 
 static const char *cmd = "tinyseq attend";
 
-enum { ARENA_START = 64 << 20 };
-#define ARENA_CAP ((size_t)4 << 30)
+// --color WHEN: auto, always or never.
+static int choose_color(const char *command, const char *flag, const char *value, void *target) {
+    if (strcmp(value, "auto") && strcmp(value, "always") && strcmp(value, "never")) {
+        ts_cli_error(command, 0, "--%s expects auto, always or never, got '%s'", flag, value);
+        return TS_EXIT_USAGE;
+    }
+    *(const char **)target = value;
+    return -1;
+}
 
-// Replaces ctx's arena with one twice as large. TS_OK, or the failure.
-static int grow_arena(ts_ctx *ctx) {
-    size_t want = ts_arena_capacity(ctx->arena) * 2;
-    if (want > ARENA_CAP) return ts_fail(TS_ERR_ARENA, "the sentence needs more than %zu MiB", ARENA_CAP >> 20);
-    ts_arena *bigger = ts_arena_new(want);
-    if (!bigger) return TS_ERR_NOMEM;
-    ts_arena_free(ctx->arena);
-    ts_ctx_init(ctx, bigger);
-    return TS_OK;
+// The one SENTENCE.
+static int take_sentence(void *context, const char *command, const char *arg) {
+    const char **sentence = context;
+    if (*sentence) {
+        ts_cli_error(command, 0, "one SENTENCE only (quote it), got also '%s'", arg);
+        return TS_EXIT_USAGE;
+    }
+    *sentence = arg;
+    return -1;
 }
 
 // The terminal mode for --color WHEN on stdout.
@@ -117,53 +125,23 @@ int ts_cmd_attend(int argc, char **argv) {
     long beam = 1;
     ts_length_penalty lp = {0, 0.0};
     int pharaoh = 0, values = 0;
-    ts_args args;
-    ts_args_init(&args, argc, argv, cmd);
-    const char *flag, *value;
-    while (ts_args_next(&args, &flag, &value)) {
-        if (!flag) {
-            if (sentence) {
-                ts_cli_error(cmd, 0, "one SENTENCE only (quote it), got also '%s'", value);
-                return TS_EXIT_USAGE;
-            }
-            sentence = value;
-        } else if (!strcmp(flag, "help")) {
-            fputs(usage, stdout);
-            return TS_EXIT_OK;
-        } else if (!strcmp(flag, "pharaoh")) {
-            pharaoh = 1;
-        } else if (!strcmp(flag, "values")) {
-            values = 1;
-        } else if (!strcmp(flag, "model") || !strcmp(flag, "svg") || !strcmp(flag, "json") || !strcmp(flag, "color")) {
-            const char **slot = flag[0] == 'm' ? &model_path : flag[0] == 's' ? &svg_path : flag[0] == 'j' ? &json_path : &color;
-            if (!(*slot = ts_args_value(&args, flag))) return TS_EXIT_USAGE;
-            if (slot == &color && strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never")) {
-                ts_cli_error(cmd, 0, "--color expects auto, always or never, got '%s'", color);
-                return TS_EXIT_USAGE;
-            }
-        } else if (!strcmp(flag, "beam")) {
-            if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, 1, 1000, &beam))
-                return TS_EXIT_USAGE;
-        } else if (!strcmp(flag, "length-penalty")) {
-            lp.gnmt = 1;
-            if (!(value = ts_args_value(&args, flag)) || ts_parse_double(cmd, flag, value, 0, 100, &lp.alpha))
-                return TS_EXIT_USAGE;
-        } else {
-            return ts_unknown_flag(cmd, flag);
-        }
-    }
-    if (!model_path || !sentence) {
-        ts_cli_error(cmd, 0, "%s is required (see %s --help)", model_path ? "a SENTENCE" : "--model CKPT", cmd);
-        return TS_EXIT_USAGE;
-    }
-
+    const ts_flag flags[] = {
+        TS_STRING("model", &model_path),
+        TS_INT("beam", &beam, 1, 1000),
+        {.name = "length-penalty", .kind = TS_FLAG_DOUBLE, .target = &lp.alpha, .lo = 0, .hi = 100, .given = &lp.gnmt},
+        TS_STRING("svg", &svg_path),
+        TS_STRING("json", &json_path),
+        TS_SWITCH("pharaoh", &pharaoh),
+        TS_SWITCH("values", &values),
+        TS_CHOICE("color", &color, choose_color),
+    };
+    ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0],
+                        .positional = take_sentence, .context = &sentence};
+    int parsed = ts_cli_parse(&spec, argc, argv);
+    if (parsed >= 0) return parsed;
     ts_translator t;
-    if (ts_translator_load(model_path, &t)) {
-        ts_cli_error(cmd, 1, "cannot load the model");
-        return TS_EXIT_FAIL;
-    }
-    t.length_penalty = lp;
-    ts_arena *arena = ts_arena_new(ARENA_START);
+    if ((parsed = ts_cli_load_model(cmd, model_path, sentence ? NULL : "a SENTENCE", lp, &t)) >= 0) return parsed;
+    ts_arena *arena = ts_arena_new(TS_CLI_ARENA_START);
     if (!arena) {
         ts_cli_error(cmd, 1, "cannot allocate");
         ts_translator_free(&t);
@@ -174,7 +152,7 @@ int ts_cmd_attend(int argc, char **argv) {
     attention_view v = {0};
     int rc;
     while ((rc = ts_translate_text(&t, &ctx, sentence, (int)beam, &v.hyp, &v.source, &v.S)) == TS_ERR_ARENA &&
-           !grow_arena(&ctx)) {
+           !ts_cli_grow_arena(&ctx, "the sentence")) {
     }
     char *unknown = rc ? NULL : ts_unknown_words(t.src_vocab, v.source);
     if (unknown)

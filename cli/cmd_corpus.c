@@ -137,72 +137,55 @@ static int run_read(const char *path, const ts_corpus_opts *opts, long min_count
 
 // A --prefix must keep at least one word after normalisation: an empty one
 // is a usage error, not a problem with the corpus.
-static int prefix_ok(const char *text) {
+typedef struct {
+    const char **items;  // (argc)
+    size_t n;
+} prefix_list;
+
+// --prefix P: P must have words once normalised.
+static int take_prefix(const char *cmd, const char *flag, const char *text, void *target) {
     char *tokens;
     size_t n;
     int rc = ts_normalize(text, strlen(text), &tokens, &n);
     if (rc) {
-        ts_cli_error(command, 0, "--prefix '%s': %s", text, ts_last_error());
-        return 0;
+        ts_cli_error(cmd, 0, "--%s '%s': %s", flag, text, ts_last_error());
+        return TS_EXIT_USAGE;
     }
     free(tokens);
-    if (n == 0) ts_cli_error(command, 0, "--prefix '%s' has no words", text);
-    return n > 0;
+    if (n == 0) {
+        ts_cli_error(cmd, 0, "--%s '%s' has no words", flag, text);
+        return TS_EXIT_USAGE;
+    }
+    prefix_list *list = target;
+    list->items[list->n++] = text;
+    return -1;
 }
 
 int ts_cmd_corpus(int argc, char **argv) {
-    ts_args args;
-    ts_args_init(&args, argc, argv, command);
     int toy = 0;
     long n = TS_TOY_PAIRS, seed = TS_TOY_SEED, max_len = 0, min_count = 1;
     const char *align_path = NULL, *stats_path = NULL, *normalize_path = NULL;
-    const char **prefixes = NULL;
-    size_t n_prefixes = 0;
-    int skip_bad = 0, code = -1;
-    const char *flag, *value;
-    while (code < 0 && ts_args_next(&args, &flag, &value)) {
-        if (!flag) {
-            ts_cli_error(command, 0, "unexpected argument '%s' (see %s --help)", value, command);
-            code = TS_EXIT_USAGE;
-        } else if (!strcmp(flag, "help")) {
-            help(stdout);
-            code = TS_EXIT_OK;
-        } else if (!strcmp(flag, "toy")) {
-            toy = 1;
-        } else if (!strcmp(flag, "skip-bad")) {
-            skip_bad = 1;
-        } else if (!strcmp(flag, "n") || !strcmp(flag, "seed") || !strcmp(flag, "max-len") ||
-                   !strcmp(flag, "min-count")) {
-            const char *text = ts_args_value(&args, flag);
-            long *dst = !strcmp(flag, "n") ? &n : !strcmp(flag, "seed") ? &seed
-                      : !strcmp(flag, "max-len") ? &max_len : &min_count;
-            long lo = !strcmp(flag, "n") || !strcmp(flag, "min-count") ? 1 : 0;
-            long hi = !strcmp(flag, "seed") ? 4294967295L : 100000000L;
-            if (!text || ts_parse_int(command, flag, text, lo, hi, dst) != 0) code = TS_EXIT_USAGE;
-        } else if (!strcmp(flag, "align") || !strcmp(flag, "stats") || !strcmp(flag, "normalize") ||
-                   !strcmp(flag, "prefix")) {
-            const char *text = ts_args_value(&args, flag);
-            if (!text) {
-                code = TS_EXIT_USAGE;
-            } else if (!strcmp(flag, "prefix") && !prefix_ok(text)) {
-                code = TS_EXIT_USAGE;
-            } else if (!strcmp(flag, "prefix")) {
-                const char **grown = realloc(prefixes, (n_prefixes + 1) * sizeof *grown);
-                if (!grown) {
-                    ts_cli_error(command, 0, "out of memory");
-                    code = TS_EXIT_FAIL;
-                } else {
-                    prefixes = grown;
-                    prefixes[n_prefixes++] = text;
-                }
-            } else {
-                *(!strcmp(flag, "align") ? &align_path : !strcmp(flag, "stats") ? &stats_path
-                                                                                : &normalize_path) = text;
-            }
-        } else {
-            code = ts_unknown_flag(command, flag);
-        }
+    // Each --prefix P, in order (argv outlives them): at most one per argument.
+    prefix_list prefixes = {malloc((size_t)argc * sizeof(const char *)), 0};
+    int skip_bad = 0;
+    if (!prefixes.items) {
+        ts_cli_error(command, 0, "out of memory");
+        return TS_EXIT_FAIL;
     }
+    const ts_flag flags[] = {
+        TS_SWITCH("toy", &toy),
+        TS_INT("n", &n, 1, 100000000L),
+        TS_INT("seed", &seed, 0, 4294967295L),
+        TS_STRING("align", &align_path),
+        TS_STRING("stats", &stats_path),
+        TS_STRING("normalize", &normalize_path),
+        TS_INT("max-len", &max_len, 0, 100000000L),
+        TS_INT("min-count", &min_count, 1, 100000000L),
+        TS_CHOICE("prefix", &prefixes, take_prefix),
+        TS_SWITCH("skip-bad", &skip_bad),
+    };
+    ts_cli_spec spec = {.command = command, .help = help, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
+    int code = ts_cli_parse(&spec, argc, argv);
     if (code < 0 && toy + !!stats_path + !!normalize_path != 1) {
         ts_cli_error(command, 0, "give exactly one of --toy, --stats FILE, --normalize FILE "
                                  "(see %s --help)", command);
@@ -215,9 +198,9 @@ int ts_cmd_corpus(int argc, char **argv) {
     if (code < 0 && toy) {
         code = run_toy(n, seed, align_path);
     } else if (code < 0) {
-        ts_corpus_opts opts = {(size_t)max_len, prefixes, n_prefixes, skip_bad};
+        ts_corpus_opts opts = {(size_t)max_len, prefixes.items, prefixes.n, skip_bad};
         code = run_read(stats_path ? stats_path : normalize_path, &opts, min_count, !!stats_path);
     }
-    free(prefixes);
+    free(prefixes.items);
     return code;
 }

@@ -2,6 +2,7 @@
 // by source length), exact match and, with gold alignments, the AER of the
 // attention against the diagonal baseline.
 #include "cli/cli.h"
+#include "cli/common.h"
 
 #include "data/corpus.h"
 #include "infer/evaluate.h"
@@ -157,47 +158,23 @@ int ts_cmd_eval(int argc, char **argv) {
     long beam = 1, max_len = -1, show = 3, batch = 64;
     ts_length_penalty lp = {0, 0.0};
     int skip_bad = 0;
-    ts_args args;
-    ts_args_init(&args, argc, argv, cmd);
-    const char *flag, *value;
-    while (ts_args_next(&args, &flag, &value)) {
-        if (!flag) {
-            ts_cli_error(cmd, 0, "unexpected argument '%s' (see %s --help)", value, cmd);
-            return TS_EXIT_USAGE;
-        }
-        if (!strcmp(flag, "help")) {
-            fputs(usage, stdout);
-            return TS_EXIT_OK;
-        } else if (!strcmp(flag, "skip-bad")) {
-            skip_bad = 1;
-        } else if (!strcmp(flag, "model") || !strcmp(flag, "corpus") || !strcmp(flag, "align")) {
-            const char **slot = flag[0] == 'm' ? &model_path : flag[0] == 'c' ? &corpus_path : &align_path;
-            if (!(*slot = ts_args_value(&args, flag))) return TS_EXIT_USAGE;
-        } else if (!strcmp(flag, "beam") || !strcmp(flag, "max-len") || !strcmp(flag, "show") ||
-                   !strcmp(flag, "batch")) {
-            long *slot = flag[0] == 'm' ? &max_len : flag[0] == 's' ? &show : flag[1] == 'e' ? &beam : &batch;
-            long lo = slot == &beam || slot == &batch ? 1 : 0, hi = slot == &beam ? 1000 : 1000000;
-            if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, lo, hi, slot))
-                return TS_EXIT_USAGE;
-        } else if (!strcmp(flag, "length-penalty")) {
-            lp.gnmt = 1;
-            if (!(value = ts_args_value(&args, flag)) || ts_parse_double(cmd, flag, value, 0, 100, &lp.alpha))
-                return TS_EXIT_USAGE;
-        } else {
-            return ts_unknown_flag(cmd, flag);
-        }
-    }
-    if (!model_path || !corpus_path) {
-        ts_cli_error(cmd, 0, "%s is required (see %s --help)", model_path ? "--corpus FILE" : "--model CKPT", cmd);
-        return TS_EXIT_USAGE;
-    }
-
+    const ts_flag flags[] = {
+        TS_STRING("model", &model_path),
+        TS_STRING("corpus", &corpus_path),
+        TS_STRING("align", &align_path),
+        TS_INT("beam", &beam, 1, 1000),
+        {.name = "length-penalty", .kind = TS_FLAG_DOUBLE, .target = &lp.alpha, .lo = 0, .hi = 100,
+         .given = &lp.gnmt},
+        TS_INT("max-len", &max_len, 0, 1000000),
+        TS_INT("batch", &batch, 1, 1000000),
+        TS_INT("show", &show, 0, 1000000),
+        TS_SWITCH("skip-bad", &skip_bad),
+    };
+    ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
+    int parsed = ts_cli_parse(&spec, argc, argv);
+    if (parsed >= 0) return parsed;
     ts_translator t;
-    if (ts_translator_load(model_path, &t)) {
-        ts_cli_error(cmd, 1, "cannot load the model");
-        return TS_EXIT_FAIL;
-    }
-    t.length_penalty = lp;
+    if ((parsed = ts_cli_load_model(cmd, model_path, corpus_path ? NULL : "--corpus FILE", lp, &t)) >= 0) return parsed;
     // Read everything, filter below: a gold file corresponds to the pairs as read.
     ts_corpus *c = NULL;
     ts_corpus_opts copts = {.max_len = 0, .skip_bad = skip_bad};

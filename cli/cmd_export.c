@@ -27,30 +27,32 @@ static const char usage[] =
 
 static const char *cmd = "tinyseq export";
 
+// CKPT and OUT.npz, in this order.
+typedef struct {
+    const char **items;  // (2)
+    int n;
+} path_list;
+
+static int take_path(void *context, const char *command, const char *arg) {
+    path_list *list = context;
+    if (list->n == 2) {
+        ts_cli_error(command, 0, "unexpected argument '%s' (see %s --help)", arg, command);
+        return TS_EXIT_USAGE;
+    }
+    list->items[list->n++] = arg;
+    return -1;
+}
+
 int ts_cmd_export(int argc, char **argv) {
     const char *paths[2] = {NULL, NULL};
     int n_paths = 0, stored = 0, force = 0;
-    ts_args args;
-    ts_args_init(&args, argc, argv, cmd);
-    const char *flag, *value;
-    while (ts_args_next(&args, &flag, &value)) {
-        if (!flag) {
-            if (n_paths == 2) {
-                ts_cli_error(cmd, 0, "unexpected argument '%s' (see %s --help)", value, cmd);
-                return TS_EXIT_USAGE;
-            }
-            paths[n_paths++] = value;
-        } else if (!strcmp(flag, "help")) {
-            fputs(usage, stdout);
-            return TS_EXIT_OK;
-        } else if (!strcmp(flag, "stored")) {
-            stored = 1;
-        } else if (!strcmp(flag, "force")) {
-            force = 1;
-        } else {
-            return ts_unknown_flag(cmd, flag);
-        }
-    }
+    const ts_flag flags[] = {TS_SWITCH("stored", &stored), TS_SWITCH("force", &force)};
+    path_list list = {paths, 0};
+    ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = 2, .positional = take_path,
+                        .context = &list};
+    int parsed = ts_cli_parse(&spec, argc, argv);
+    if (parsed >= 0) return parsed;
+    n_paths = list.n;
     if (n_paths < 2) {
         ts_cli_error(cmd, 0, "%s is required (see %s --help)", n_paths ? "OUT.npz" : "CKPT", cmd);
         return TS_EXIT_USAGE;

@@ -51,58 +51,51 @@ static ts_tensor *loss_of(ts_ctx *ctx, void *user) {
     return ts_seq2seq_loss(c->model, ctx, &c->batch, c->tf, c->rng, NULL, NULL);
 }
 
+// --attn NAME and --decoder NAME narrow the range checked to one type; "all"
+// (the default) leaves it as it is.
+typedef struct {
+    int from, to;
+    int is_attn;
+} type_range;
+
+static int choose_range(const char *command, const char *flag, const char *value, void *target) {
+    type_range *r = target;
+    if (!strcmp(value, "all")) return -1;
+    int parsed;
+    if (r->is_attn) {
+        ts_attn_type type;
+        parsed = ts_attn_parse(value, &type) == TS_OK ? (int)type : -1;
+    } else {
+        ts_decoder_type type;
+        parsed = ts_decoder_parse(value, &type) == TS_OK ? (int)type : -1;
+    }
+    if (parsed < 0) {
+        ts_cli_error(command, 1, "--%s", flag);
+        return TS_EXIT_USAGE;
+    }
+    r->from = r->to = parsed;
+    return -1;
+}
+
 int ts_cmd_gradcheck(int argc, char **argv) {
     const char *cmd = "tinyseq gradcheck";
-    int attn_from = 0, attn_to = TS_ATTN_COUNT - 1, dec_from = 0, dec_to = TS_DECODER_COUNT - 1, bi = 0;
+    type_range attn = {0, TS_ATTN_COUNT - 1, 1}, dec = {0, TS_DECODER_COUNT - 1, 0};
+    int bi = 0;
     long seed = 1;
     double tf = 1.0;
     ts_gradcheck_opts opts = ts_gradcheck_defaults();
-    ts_args args;
-    ts_args_init(&args, argc, argv, cmd);
-    const char *flag, *value;
-    while (ts_args_next(&args, &flag, &value)) {
-        if (!flag) {
-            ts_cli_error(cmd, 0, "unexpected argument '%s' (see %s --help)", value, cmd);
-            return TS_EXIT_USAGE;
-        }
-        if (!strcmp(flag, "help")) {
-            fputs(usage, stdout);
-            return TS_EXIT_OK;
-        } else if (!strcmp(flag, "bidirectional")) {
-            bi = 1;
-        } else if (!strcmp(flag, "attn") || !strcmp(flag, "decoder")) {
-            const char *v = ts_args_value(&args, flag);
-            if (!v) return TS_EXIT_USAGE;
-            int is_attn = flag[0] == 'a';
-            if (!strcmp(v, "all")) continue;
-            int parsed;
-            if (is_attn) {
-                ts_attn_type type;
-                parsed = ts_attn_parse(v, &type) == TS_OK ? (int)type : -1;
-                if (parsed >= 0) attn_from = attn_to = parsed;
-            } else {
-                ts_decoder_type type;
-                parsed = ts_decoder_parse(v, &type) == TS_OK ? (int)type : -1;
-                if (parsed >= 0) dec_from = dec_to = parsed;
-            }
-            if (parsed < 0) {
-                ts_cli_error(cmd, 1, "--%s", flag);
-                return TS_EXIT_USAGE;
-            }
-        } else if (!strcmp(flag, "seed")) {
-            if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, 0, 2147483647L, &seed))
-                return TS_EXIT_USAGE;
-        } else if (!strcmp(flag, "tf")) {
-            if (!(value = ts_args_value(&args, flag)) || ts_parse_double(cmd, flag, value, 0, 1, &tf))
-                return TS_EXIT_USAGE;
-        } else if (!strcmp(flag, "rtol") || !strcmp(flag, "atol")) {
-            double *target = flag[0] == 'r' ? &opts.rtol : &opts.atol;
-            if (!(value = ts_args_value(&args, flag)) || ts_parse_double(cmd, flag, value, 1e-15, 1, target))
-                return TS_EXIT_USAGE;
-        } else {
-            return ts_unknown_flag(cmd, flag);
-        }
-    }
+    const ts_flag flags[] = {
+        TS_CHOICE("attn", &attn, choose_range),
+        TS_CHOICE("decoder", &dec, choose_range),
+        TS_SWITCH("bidirectional", &bi),
+        TS_INT("seed", &seed, 0, 2147483647L),
+        TS_DOUBLE("tf", &tf, 0, 1),
+        TS_DOUBLE("rtol", &opts.rtol, 1e-15, 1),
+        TS_DOUBLE("atol", &opts.atol, 1e-15, 1),
+    };
+    ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
+    int parsed = ts_cli_parse(&spec, argc, argv);
+    if (parsed >= 0) return parsed;
 
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     ts_arena *arena = ts_arena_new(16 << 20);
@@ -117,8 +110,8 @@ int ts_cmd_gradcheck(int argc, char **argv) {
     int passed = 0, failed = 0, status = TS_EXIT_OK;
     double worst = 0.0;
     printf("%-36s %-10s %8s  %s\n", "parameter", "shape", "values", "max rel err");
-    for (int a = attn_from; a <= attn_to && status == TS_EXIT_OK; a++)
-        for (int d = dec_from; d <= dec_to && status == TS_EXIT_OK; d++) {
+    for (int a = attn.from; a <= attn.to && status == TS_EXIT_OK; a++)
+        for (int d = dec.from; d <= dec.to && status == TS_EXIT_OK; d++) {
             ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4, .attn = (ts_attn_type)a,
                                    .decoder = (ts_decoder_type)d, .bidirectional = bi};
             gsl_rng_set(rng, (unsigned long)seed);

@@ -30,37 +30,30 @@ static const char usage[] =
 
 static const char *cmd = "tinyseq import";
 
+// The one IN.npz argument.
+static int take_path(void *context, const char *command, const char *arg) {
+    const char **path = context;
+    if (*path) {
+        ts_cli_error(command, 0, "unexpected argument '%s' (see %s --help)", arg, command);
+        return TS_EXIT_USAGE;
+    }
+    *path = arg;
+    return -1;
+}
+
 int ts_cmd_import(int argc, char **argv) {
     const char *in_path = NULL, *like_path = NULL, *out_path = NULL;
     int force = 0;
-    ts_args args;
-    ts_args_init(&args, argc, argv, cmd);
-    const char *flag, *value;
-    while (ts_args_next(&args, &flag, &value)) {
-        if (!flag && !strcmp(value, "-o")) {
-            if (args.index >= args.argc) {
-                ts_cli_error(cmd, 0, "-o needs a value");
-                return TS_EXIT_USAGE;
-            }
-            out_path = args.argv[args.index++];
-        } else if (!flag) {
-            if (in_path) {
-                ts_cli_error(cmd, 0, "unexpected argument '%s' (see %s --help)", value, cmd);
-                return TS_EXIT_USAGE;
-            }
-            in_path = value;
-        } else if (!strcmp(flag, "help")) {
-            fputs(usage, stdout);
-            return TS_EXIT_OK;
-        } else if (!strcmp(flag, "like") || !strcmp(flag, "out")) {
-            const char **slot = flag[0] == 'l' ? &like_path : &out_path;
-            if (!(*slot = ts_args_value(&args, flag))) return TS_EXIT_USAGE;
-        } else if (!strcmp(flag, "force")) {
-            force = 1;
-        } else {
-            return ts_unknown_flag(cmd, flag);
-        }
-    }
+    const ts_flag flags[] = {
+        TS_STRING("like", &like_path),
+        TS_STRING("out", &out_path),
+        TS_STRING("-o", &out_path),
+        TS_SWITCH("force", &force),
+    };
+    ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0],
+                        .positional = take_path, .context = &in_path};
+    int parsed = ts_cli_parse(&spec, argc, argv);
+    if (parsed >= 0) return parsed;
     if (!in_path || !like_path || !out_path) {
         ts_cli_error(cmd, 0, "%s is required (see %s --help)",
                      !in_path ? "IN.npz" : !like_path ? "--like CKPT" : "-o OUT.ckpt", cmd);

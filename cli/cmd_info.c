@@ -265,32 +265,25 @@ static void print_json(const char *path, const ts_ckpt *ck, const ts_translator 
 
 // ---- the command ----------------------------------------------------------------------
 
+// The one CKPT argument.
+static int take_path(void *context, const char *command, const char *arg) {
+    const char **path = context;
+    if (*path) {
+        ts_cli_error(command, 0, "one checkpoint at a time: '%s' and '%s' (see %s --help)", *path, arg, command);
+        return TS_EXIT_USAGE;
+    }
+    *path = arg;
+    return -1;
+}
+
 int ts_cmd_info(int argc, char **argv) {
     const char *path = NULL;
     int json = 0;
-    ts_args args;
-    ts_args_init(&args, argc, argv, cmd);
-    const char *flag, *value;
-    while (ts_args_next(&args, &flag, &value)) {
-        if (!flag) {
-            if (path) {
-                ts_cli_error(cmd, 0, "one checkpoint at a time: '%s' and '%s' (see %s --help)", path, value, cmd);
-                return TS_EXIT_USAGE;
-            }
-            path = value;
-        } else if (!strcmp(flag, "help")) {
-            fputs(usage, stdout);
-            return TS_EXIT_OK;
-        } else if (!strcmp(flag, "json")) {
-            if (strchr(argv[args.index - 1], '=')) {  // "--json=..."
-                ts_cli_error(cmd, 0, "--json takes no value, got '%s'", argv[args.index - 1]);
-                return TS_EXIT_USAGE;
-            }
-            json = 1;
-        } else {
-            return ts_unknown_flag(cmd, flag);
-        }
-    }
+    const ts_flag flags[] = {TS_SWITCH("json", &json)};
+    ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = 1, .positional = take_path,
+                        .context = &path};
+    int parsed = ts_cli_parse(&spec, argc, argv);
+    if (parsed >= 0) return parsed;
     if (!path) {
         ts_cli_error(cmd, 0, "which checkpoint? usage: %s CKPT [--json]", cmd);
         return TS_EXIT_USAGE;

@@ -136,96 +136,52 @@ int ts_cmd_train(int argc, char **argv) {
     struct tm tm;
     strftime(default_out, sizeof default_out, "runs/%Y%m%d-%H%M%S", localtime_r(&now, &tm));
     o.out_dir = default_out;
-    ts_args args;
-    ts_args_init(&args, argc, argv, cmd);
-    const char *flag, *value;
-    while (ts_args_next(&args, &flag, &value)) {
-        if (!flag) {
-            ts_cli_error(cmd, 0, "unexpected argument '%s' (see %s --help)", value, cmd);
-            return TS_EXIT_USAGE;
-        }
-        if (!strcmp(flag, "help")) {
-            fputs(usage, stdout);
-            return TS_EXIT_OK;
-        }
-        if (!strcmp(flag, "bidirectional") || !strcmp(flag, "skip-bad") || !strcmp(flag, "force")) {
-            if (ts_args_switch(&args, flag)) return TS_EXIT_USAGE;
-            *(flag[0] == 'b' ? &o.model.bidirectional : flag[0] == 's' ? &o.skip_bad : &o.force) = 1;
-            continue;
-        }
-        // Every other option takes a value.
-        struct { const char *name; long *target; long lo, hi; } ints[] = {
-            {"max-len", &o.max_len, 1, 100000}, {"dev", &o.dev_pairs, 1, 10000000},
-            {"min-count", &o.min_count, 1, 1000000}, {"toy-pairs", &o.toy_pairs, 10, 10000000},
-            {"batch", &o.batch, 1, 100000}, {"epochs", &o.epochs, 1, TS_MAX_EPOCHS}, {"steps", &o.steps, 1, 1000000000},
-            {"patience", &o.patience, 1, 100000}, {"seed", &o.seed, 0, 2147483647L}, {"threads", &o.threads, 1, TS_MAX_THREADS},
-            {"show", &o.show, 0, 1000},
-        };
-        long emb = o.model.emb, hidden = o.model.hidden;
-        struct { const char *name; double *target; double lo, hi; } reals[] = {
-            {"lr", &o.lr, 1e-12, 100}, {"clip", &o.clip, 0, 1e12}, {"tf", &o.tf, 0, 1}, {"lr-decay", &o.lr_decay, 1e-6, 1},
-            {"dropout", &o.dropout, 0, 0.99}, {"label-smoothing", &o.label_smoothing, 0, 0.99},
-        };
-        int known = 0;
-        for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !known; i++)
-            if (!strcmp(flag, ints[i].name)) {
-                known = 1;
-                if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, ints[i].lo, ints[i].hi, ints[i].target))
-                    return TS_EXIT_USAGE;
-            }
-        for (size_t i = 0; i < sizeof reals / sizeof reals[0] && !known; i++)
-            if (!strcmp(flag, reals[i].name)) {
-                known = 1;
-                if (!(value = ts_args_value(&args, flag)) || ts_parse_double(cmd, flag, value, reals[i].lo, reals[i].hi, reals[i].target))
-                    return TS_EXIT_USAGE;
-            }
-        if (known) continue;
-        if (!strcmp(flag, "emb") || !strcmp(flag, "hidden")) {
-            long *target = flag[0] == 'e' ? &emb : &hidden;
-            if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, 1, flag[0] == 'e' ? TS_MODEL_MAX_EMB : TS_MODEL_MAX_HIDDEN, target)) return TS_EXIT_USAGE;
-            o.model.emb = (int)emb;
-            o.model.hidden = (int)hidden;
-            continue;
-        }
-        static const char *const text_flags[] = {"corpus", "out", "resume", "attn", "decoder", "optim"};
-        for (size_t i = 0; i < sizeof text_flags / sizeof text_flags[0] && !known; i++) known = !strcmp(flag, text_flags[i]);
-        if (!known) return ts_unknown_flag(cmd, flag);
-        if (!(value = ts_args_value(&args, flag))) return TS_EXIT_USAGE;
-        if (!strcmp(flag, "corpus")) {
-            o.corpus = value;
-        } else if (!strcmp(flag, "out")) {
-            o.out_dir = value;
-        } else if (!strcmp(flag, "resume")) {
-            o.resume = value;
-        } else if (!strcmp(flag, "attn")) {
-            if (ts_attn_parse(value, &o.model.attn)) {
-                ts_cli_error(cmd, 1, "--attn");
-                return TS_EXIT_USAGE;
-            }
-        } else if (!strcmp(flag, "decoder")) {
-            if (ts_decoder_parse(value, &o.model.decoder)) {
-                ts_cli_error(cmd, 1, "--decoder");
-                return TS_EXIT_USAGE;
-            }
-            decoder_given = 1;
-        } else if (!strcmp(flag, "optim")) {
-            if (ts_optim_parse(value, &o.optim)) {
-                ts_cli_error(cmd, 1, "--optim");
-                return TS_EXIT_USAGE;
-            }
-        }
+    long emb = o.model.emb, hidden = o.model.hidden;
+    const ts_flag flags[] = {
+        TS_STRING("corpus", &o.corpus),
+        TS_INT("max-len", &o.max_len, 1, 100000),
+        TS_INT("dev", &o.dev_pairs, 1, 10000000),
+        TS_INT("min-count", &o.min_count, 1, 1000000),
+        TS_SWITCH("skip-bad", &o.skip_bad),
+        TS_INT("toy-pairs", &o.toy_pairs, 10, 10000000),
+        TS_CHOICE("attn", &o.model.attn, ts_choose_attn),
+        {.name = "decoder", .kind = TS_FLAG_CHOICE, .target = &o.model.decoder, .choose = ts_choose_decoder,
+         .given = &decoder_given},
+        TS_SWITCH("bidirectional", &o.model.bidirectional),
+        TS_INT("emb", &emb, 1, TS_MODEL_MAX_EMB),
+        TS_INT("hidden", &hidden, 1, TS_MODEL_MAX_HIDDEN),
+        TS_CHOICE("optim", &o.optim, ts_choose_optim),
+        TS_DOUBLE("lr", &o.lr, 1e-12, 100),
+        TS_DOUBLE("clip", &o.clip, 0, 1e12),
+        TS_DOUBLE("tf", &o.tf, 0, 1),
+        TS_DOUBLE("dropout", &o.dropout, 0, 0.99),
+        TS_DOUBLE("label-smoothing", &o.label_smoothing, 0, 0.99),
+        TS_INT("batch", &o.batch, 1, 100000),
+        TS_INT("epochs", &o.epochs, 1, TS_MAX_EPOCHS),
+        TS_INT("steps", &o.steps, 1, 1000000000),
+        TS_DOUBLE("lr-decay", &o.lr_decay, 1e-6, 1),
+        TS_INT("patience", &o.patience, 1, 100000),
+        TS_INT("seed", &o.seed, 0, 2147483647L),
+        TS_INT("threads", &o.threads, 1, TS_MAX_THREADS),
+        TS_STRING("out", &o.out_dir),
+        TS_STRING("resume", &o.resume),
+        TS_SWITCH("force", &o.force),
+        TS_INT("show", &o.show, 0, 1000),
+    };
+    ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
+    int parsed = ts_cli_parse(&spec, argc, argv);
+    if (parsed >= 0) return parsed;
+    o.model.emb = (int)emb;
+    o.model.hidden = (int)hidden;
+    // The corpus is checked up front, before any work: one that cannot be
+    // read is a failure at run time (exit 1). The trainer reads --resume's
+    // checkpoint first thing, once.
+    FILE *corpus = o.corpus ? fopen(o.corpus, "rb") : NULL;
+    if (o.corpus && !corpus) {
+        ts_cli_error(cmd, 0, "--corpus: cannot open '%s': %s", o.corpus, strerror(errno));
+        return TS_EXIT_FAIL;
     }
-    // Input files named on the command line are checked up front, before any
-    // work: one that cannot be read is a failure at run time (exit 1).
-    const char *inputs[2][2] = {{"corpus", o.corpus}, {"resume", o.resume}};
-    for (int i = 0; i < 2; i++) {
-        FILE *f = inputs[i][1] ? fopen(inputs[i][1], "rb") : NULL;
-        if (inputs[i][1] && !f) {
-            ts_cli_error(cmd, 0, "--%s: cannot open '%s': %s", inputs[i][0], inputs[i][1], strerror(errno));
-            return TS_EXIT_FAIL;
-        }
-        if (f) fclose(f);
-    }
+    if (corpus) fclose(corpus);
     // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
     if (!decoder_given) o.model.decoder = o.model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
     ts_train_report report;

@@ -1,6 +1,7 @@
 // tinyseq translate: a checkpoint's translations of the arguments, or of
 // stdin line by line, one output line per input line.
 #include "cli/cli.h"
+#include "cli/common.h"
 
 #include "data/normalize.h"
 #include "infer/load.h"
@@ -34,18 +35,17 @@ static const char *cmd = "tinyseq translate";
 
 // The arena starts here and doubles (up to the cap) whenever a sentence needs
 // more: one long sentence should not make every short one pay.
-enum { ARENA_START = 64 << 20 };
-#define ARENA_CAP ((size_t)4 << 30)
+// The SENTENCE arguments, in order (argv outlives them).
+typedef struct {
+    const char **items;  // (argc)
+    int n;
+} sentence_list;
 
-// Replaces ctx's arena with one twice as large. TS_OK, or the failure.
-static int grow_arena(ts_ctx *ctx) {
-    size_t want = ts_arena_capacity(ctx->arena) * 2;
-    if (want > ARENA_CAP) return ts_fail(TS_ERR_ARENA, "a sentence needs more than %zu MiB", ARENA_CAP >> 20);
-    ts_arena *bigger = ts_arena_new(want);
-    if (!bigger) return TS_ERR_NOMEM;
-    ts_arena_free(ctx->arena);
-    ts_ctx_init(ctx, bigger);
-    return TS_OK;
+static int take_sentence(void *context, const char *command, const char *arg) {
+    (void)command;
+    sentence_list *list = context;
+    list->items[list->n++] = arg;
+    return -1;
 }
 
 // Writes the words of ids[0..n) joined by spaces, then a newline.
@@ -92,7 +92,8 @@ static int translate_one(ts_translator *t, ts_ctx *ctx, const char *text, size_t
     if (n == 0) return putchar('\n') == EOF ? -1 : 0;
     ts_hypothesis h;
     char *source;
-    while ((rc = ts_translate_text(t, ctx, text, beam, &h, &source, NULL)) == TS_ERR_ARENA && !grow_arena(ctx)) {
+    while ((rc = ts_translate_text(t, ctx, text, beam, &h, &source, NULL)) == TS_ERR_ARENA &&
+           !ts_cli_grow_arena(ctx, "a sentence")) {
     }
     if (rc) {  // this input only (too long, too large): say so and go on with the next
         ts_cli_error(cmd, 1, "%s %ld", where, number);
@@ -124,7 +125,8 @@ static int flush(pending *p, ts_translator *t, ts_ctx *ctx) {
     if (p->n == 0) return 0;
     ts_hypothesis h[BATCH];
     int rc;
-    while ((rc = ts_translate_batch(t, ctx, (const char *const *)p->text, p->n, h)) == TS_ERR_ARENA && !grow_arena(ctx)) {
+    while ((rc = ts_translate_batch(t, ctx, (const char *const *)p->text, p->n, h)) == TS_ERR_ARENA &&
+           !ts_cli_grow_arena(ctx, "a sentence")) {
     }
     for (int i = 0; i < p->n; i++) {
         if (!rc) rc = print_tokens(t->tgt_vocab, h[i].tokens, h[i].len);
@@ -163,52 +165,27 @@ int ts_cmd_translate(int argc, char **argv) {
     ts_length_penalty lp = {0, 0.0};
     // Positional arguments are the sentences; argv outlives this function.
     const char **sentences = malloc((size_t)argc * sizeof *sentences);
-    int n_sentences = 0;
     if (!sentences) {
         ts_cli_error(cmd, 0, "out of memory");
         return TS_EXIT_FAIL;
     }
-    ts_args args;
-    ts_args_init(&args, argc, argv, cmd);
-    const char *flag, *value;
-    while (ts_args_next(&args, &flag, &value)) {
-        int usage_rc = -1;
-        if (!flag) {
-            sentences[n_sentences++] = value;
-        } else if (!strcmp(flag, "help")) {
-            fputs(usage, stdout);
-            usage_rc = TS_EXIT_OK;
-        } else if (!strcmp(flag, "model")) {
-            if (!(model_path = ts_args_value(&args, flag))) usage_rc = TS_EXIT_USAGE;
-        } else if (!strcmp(flag, "beam")) {
-            if (!(value = ts_args_value(&args, flag)) || ts_parse_int(cmd, flag, value, 1, 1000, &beam))
-                usage_rc = TS_EXIT_USAGE;
-        } else if (!strcmp(flag, "length-penalty")) {
-            lp.gnmt = 1;
-            if (!(value = ts_args_value(&args, flag)) || ts_parse_double(cmd, flag, value, 0, 100, &lp.alpha))
-                usage_rc = TS_EXIT_USAGE;
-        } else {
-            usage_rc = ts_unknown_flag(cmd, flag);
-        }
-        if (usage_rc >= 0) {
-            free(sentences);
-            return usage_rc;
-        }
-    }
-    if (!model_path) {
-        ts_cli_error(cmd, 0, "--model CKPT is required (see %s --help)", cmd);
-        free(sentences);
-        return TS_EXIT_USAGE;
-    }
-
+    const ts_flag flags[] = {
+        TS_STRING("model", &model_path),
+        TS_INT("beam", &beam, 1, 1000),
+        {.name = "length-penalty", .kind = TS_FLAG_DOUBLE, .target = &lp.alpha, .lo = 0, .hi = 100, .given = &lp.gnmt},
+    };
+    sentence_list list = {sentences, 0};
+    ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0],
+                        .positional = take_sentence, .context = &list};
+    int parsed = ts_cli_parse(&spec, argc, argv);
+    int n_sentences = list.n;
     ts_translator t;
-    if (ts_translator_load(model_path, &t)) {
-        ts_cli_error(cmd, 1, "cannot load the model");
+    if (parsed < 0) parsed = ts_cli_load_model(cmd, model_path, NULL, lp, &t);
+    if (parsed >= 0) {
         free(sentences);
-        return TS_EXIT_FAIL;
+        return parsed;
     }
-    t.length_penalty = lp;
-    ts_arena *arena = ts_arena_new(ARENA_START);
+    ts_arena *arena = ts_arena_new(TS_CLI_ARENA_START);
     if (!arena) {
         ts_cli_error(cmd, 1, "cannot allocate");
         ts_translator_free(&t);

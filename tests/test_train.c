@@ -273,6 +273,36 @@ Test(train, resume_refuses_another_model_or_other_flags) {
     fclose(o.out);
 }
 
+// Dot and scaled-dot attention have the same parameters (none of their own):
+// a checkpoint of one must not continue as the other, whose scores differ.
+Test(train, resume_refuses_another_attention_with_the_same_parameters) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *a = join(dir, "a"), *b = join(dir, "b");
+    ts_train_report r;
+    ts_train_opts o = tiny_opts(corpus, a);
+    o.steps = 3;
+    o.model.attn = TS_ATTN_DOT;
+    o.model.decoder = TS_DECODER_LUONG;
+    cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+    o.out_dir = b;
+    char *last = join(a, "last.ckpt");
+    o.resume = last;
+    o.steps = 4;
+    o.model.attn = TS_ATTN_SCALED_DOT;
+    cr_assert_eq(ts_train(&o, &r), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "another model configuration"), "%s", ts_last_error());
+    cr_assert(strstr(ts_last_error(), last), "names the file: %s", ts_last_error());
+    o.model.attn = TS_ATTN_DOT;
+    cr_assert_eq(ts_train(&o, &r), TS_OK, "the same attention continues: %s", ts_last_error());
+    cr_assert_eq(r.steps, 4);
+    free(dir);
+    free(corpus);
+    free(a);
+    free(b);
+    free(last);
+    fclose(o.out);
+}
+
 Test(train, a_blow_up_is_skipped_and_never_saved) {
     char *dir = test_tmpdir();
     char *corpus = write_tiny_corpus(dir), *out = join(dir, "run");
@@ -562,5 +592,24 @@ Test(train, best_ckpt_is_for_inference_and_last_ckpt_for_resuming) {
     free(b);
     free(best);
     free(last);
+    fclose(o.out);
+}
+
+// The checkpoint to resume from is read first: one that cannot be read fails
+// with the flag's message before --out is made or the corpus is read.
+Test(train, an_unreadable_resume_checkpoint_fails_before_anything_is_written) {
+    char *dir = test_tmpdir();
+    char *out = join(dir, "never"), *missing = join(dir, "missing.ckpt");
+    ts_train_report r;
+    ts_train_opts o = tiny_opts("/nonexistent/corpus.tsv", out);
+    o.resume = missing;
+    cr_assert_eq(ts_train(&o, &r), TS_ERR_IO);
+    char want[4200];
+    snprintf(want, sizeof want, "--resume: cannot open '%s': ", missing);
+    cr_assert(!strncmp(ts_last_error(), want, strlen(want)), "%s", ts_last_error());
+    cr_assert_neq(access(out, F_OK), 0, "--out was created");
+    free(dir);
+    free(out);
+    free(missing);
     fclose(o.out);
 }

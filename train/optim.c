@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,5 +159,51 @@ int ts_optim_parse(const char *name, ts_optim_kind *kind) {
     if (!strcmp(name, "adam")) *kind = TS_OPTIM_ADAM;
     else if (!strcmp(name, "sgd")) *kind = TS_OPTIM_SGD;
     else return ts_fail(TS_ERR_ARG, "unknown optimizer '%s' (adam, sgd)", name);
+    return TS_OK;
+}
+
+// ---- state in a checkpoint ---------------------------------------------------------
+
+// The name of moment k (0: m or the velocity, 1: v) of parameter `param`.
+static void moment_name(char *buf, size_t n, const ts_optim *o, int k, const char *param) {
+    snprintf(buf, n, "%s.%s", k == 0 ? (o->kind == TS_OPTIM_SGD ? "sgd.velocity" : "adam.m") : "adam.v", param);
+}
+
+int ts_optim_save(const ts_optim *o, const ts_params *p, ts_ckpt *ck) {
+    int rc = ts_ckpt_set_int(ck, "state.optimizer_step", o->step);
+    for (int i = 0; !rc && i < p->count; i++) {
+        const ts_tensor *param = p->items[i];
+        size_t shape[3] = {(size_t)param->shape[0], (size_t)param->shape[1], (size_t)param->shape[2]};
+        for (int k = 0; k < 2 && !rc; k++) {
+            const double *moment = k == 0 ? o->m[i] : o->v[i];
+            if (!moment) continue;
+            char name[128];
+            moment_name(name, sizeof name, o, k, param->name);
+            rc = ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, name, param->ndim, shape, moment);
+        }
+    }
+    return rc;
+}
+
+int ts_optim_load(ts_optim *o, const ts_params *p, const ts_ckpt *ck, long max_step) {
+    int64_t step;
+    int rc = ts_ckpt_get_int(ck, "state.optimizer_step", 0, max_step, &step);
+    if (rc) return rc;
+    // Every moment is checked before any is copied: a failure leaves o as it was.
+    for (int copy = 0; copy < 2; copy++)
+        for (int i = 0; i < p->count; i++) {
+            const ts_tensor *param = p->items[i];
+            size_t shape[3] = {(size_t)param->shape[0], (size_t)param->shape[1], (size_t)param->shape[2]};
+            for (int k = 0; k < 2; k++) {
+                double *moment = k == 0 ? o->m[i] : o->v[i];
+                if (!moment) continue;
+                char name[128];
+                moment_name(name, sizeof name, o, k, param->name);
+                const ts_ckpt_tensor *stored;
+                if ((rc = ts_ckpt_expect_tensor(ck, TS_CKPT_OPTIM, name, param->ndim, shape, &stored))) return rc;
+                if (copy) memcpy(moment, stored->data, param->size * sizeof(double));
+            }
+        }
+    o->step = step;
     return TS_OK;
 }

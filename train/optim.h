@@ -5,6 +5,7 @@
 #define TS_OPTIM_H
 
 #include "autograd/params.h"
+#include "ckpt/ckpt.h"
 
 typedef enum { TS_OPTIM_ADAM, TS_OPTIM_SGD } ts_optim_kind;
 
@@ -44,6 +45,19 @@ double ts_grad_norm(const ts_params *p, int threads);
 // PyTorch's clip_grad_norm_: min(1, max_norm / (norm + 1e-6)); 1 when
 // max_norm <= 0 (no clipping) or norm is not finite.
 double ts_clip_factor(double norm, double max_norm);
+
+// The optimizer's own state in a checkpoint: the header key
+// state.optimizer_step and, for every parameter of p, its moments as
+// TS_CKPT_OPTIM tensors "adam.m.<name>" and "adam.v.<name>" (Adam) or
+// "sgd.velocity.<name>" (SGD). Errors: the checkpoint setters'.
+int ts_optim_save(const ts_optim *o, const ts_params *p, ts_ckpt *ck);
+
+// Restores what ts_optim_save wrote, into an optimizer made by ts_optim_init
+// for the same parameters and kind. The step count must lie in 0..max_step
+// (the run's steps: an optimizer never steps more often) and every moment
+// must have its parameter's shape; else TS_ERR_FORMAT naming the key or
+// tensor, and nothing is used.
+int ts_optim_load(ts_optim *o, const ts_params *p, const ts_ckpt *ck, long max_step);
 
 // "adam" / "sgd" <-> kind. Parse returns TS_ERR_ARG naming the choices.
 const char *ts_optim_name(ts_optim_kind kind);

@@ -1,0 +1,27 @@
+#include "cli/common.h"
+
+#include "cli/cli.h"
+
+int ts_cli_grow_arena(ts_ctx *ctx, const char *what) {
+    size_t want = ts_arena_capacity(ctx->arena) * 2;
+    if (want > TS_CLI_ARENA_CAP) return ts_fail(TS_ERR_ARENA, "%s needs more than %zu MiB", what, TS_CLI_ARENA_CAP >> 20);
+    ts_arena *bigger = ts_arena_new(want);
+    if (!bigger) return TS_ERR_NOMEM;
+    ts_arena_free(ctx->arena);
+    ts_ctx_init(ctx, bigger);
+    return TS_OK;
+}
+
+int ts_cli_load_model(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
+                      ts_translator *t) {
+    if (!model_path || missing) {
+        ts_cli_error(command, 0, "%s is required (see %s --help)", model_path ? missing : "--model CKPT", command);
+        return TS_EXIT_USAGE;
+    }
+    if (ts_translator_load(model_path, t)) {
+        ts_cli_error(command, 1, "cannot load the model");
+        return TS_EXIT_FAIL;
+    }
+    t->length_penalty = lp;
+    return -1;
+}

@@ -1,0 +1,27 @@
+// What several subcommands share beyond argument parsing: loading the model
+// named by --model, and the per-sentence arena of translate and attend.
+#ifndef TS_CLI_COMMON_H
+#define TS_CLI_COMMON_H
+
+#include "autograd/graph.h"
+#include "infer/load.h"
+
+// The arena translate and attend start each sentence with, and the most it
+// may grow to: the limit bounds the memory one input can ask for.
+enum { TS_CLI_ARENA_START = 64 << 20 };
+#define TS_CLI_ARENA_CAP ((size_t)4 << 30)
+
+// Replaces ctx's arena with one twice as large. TS_OK; TS_ERR_ARENA ("<what>
+// needs more than N MiB") past TS_CLI_ARENA_CAP; TS_ERR_NOMEM.
+int ts_cli_grow_arena(ts_ctx *ctx, const char *what);
+
+// The model of --model for a command: when model_path is NULL prints
+// "CMD: --model CKPT is required (see CMD --help)" and returns TS_EXIT_USAGE;
+// else, when `missing` names another required argument that is absent,
+// prints "CMD: <missing> is required (see CMD --help)" likewise. Then loads
+// the checkpoint (a failure prints "CMD: cannot load the model: <why>" and
+// returns TS_EXIT_FAIL) with beam search's length penalty lp. -1 on success.
+int ts_cli_load_model(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
+                      ts_translator *t);
+
+#endif

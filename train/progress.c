@@ -1,0 +1,66 @@
+#include "train/progress.h"
+
+#include <time.h>
+#include <unistd.h>
+
+double ts_progress_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double ts_progress_rate(const ts_progress *p) {
+    return p->measured_seconds > 0 ? p->measured_tokens / p->measured_seconds : 0;
+}
+
+void ts_progress_step(ts_progress *p, double seconds, int tokens, int measured) {
+    p->step_seconds += seconds;
+    p->run_tokens += tokens;
+    p->run_seconds += seconds;
+    if (measured) {
+        p->measured_tokens += tokens;
+        p->measured_seconds += seconds;
+    }
+}
+
+static void format_duration(char *buf, size_t n, double seconds) {
+    long s = (long)(seconds + 0.5);
+    if (s >= 3600) snprintf(buf, n, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+    else snprintf(buf, n, "%ld:%02ld", s / 60, s % 60);
+}
+
+void ts_progress_show(ts_progress *p, FILE *log, long epoch, long position, size_t total, double loss, int final) {
+    if (!log) return;
+    int tty = isatty(fileno(log));
+    double elapsed = ts_progress_now() - p->started;
+    if (!tty && !final && elapsed - p->last_log < 5.0) return;
+    if (tty && !final && elapsed - p->last_log < 0.1) return;
+    p->last_log = elapsed;
+    double rate = ts_progress_rate(p);
+    double per_batch = position > 0 ? p->step_seconds / (double)position : 0;
+    char eta[32];
+    format_duration(eta, sizeof eta, per_batch * (double)(total - (size_t)position));
+    if (tty) {
+        int width = 24, filled = total ? (int)((double)position / (double)total * width) : 0;
+        char bar[64];
+        for (int i = 0; i < width; i++) bar[i] = i < filled ? '=' : i == filled ? '>' : ' ';
+        bar[width] = '\0';
+        fprintf(log, "\r\033[Kepoch %ld [%s] %ld/%zu  loss %.4f  %.0f tok/s  ETA %s", epoch + 1, bar, position, total,
+                loss, rate, eta);
+        if (final) fputc('\n', log);
+    } else {
+        fprintf(log, "epoch %ld: %ld/%zu batches, loss %.4f, %.0f tok/s, ETA %s\n", epoch + 1, position, total, loss,
+                rate, eta);
+    }
+    fflush(log);
+}
+
+void ts_progress_epoch(const ts_progress *p, FILE *out, long epoch, double train_loss, const ts_eval_result *res,
+                       double lr, double elapsed, int improved) {
+    fprintf(out,
+            "epoch %ld: train loss %.4f, dev loss %.4f, dev ppl %.3f, dev BLEU %.4f, chrF %.4f, exact %.1f%%, lr %.3g, "
+            "%.0f tok/s, %.1f s%s\n",
+            epoch, train_loss, res->loss, res->perplexity, res->bleu, res->chrf, 100 * res->exact, lr, ts_progress_rate(p),
+            elapsed, improved ? " (best)" : "");
+    fflush(out);
+}

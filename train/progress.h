@@ -1,0 +1,39 @@
+// Progress of a training run: the live bar on a terminal (else a line every
+// few seconds) on the log stream, and the summary line of each epoch on the
+// output stream. Timing is measured here and never saved in checkpoints.
+#ifndef TS_TRAIN_PROGRESS_H
+#define TS_TRAIN_PROGRESS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "infer/evaluate.h"
+
+typedef struct {
+    double started, last_log;                  // seconds (ts_progress_now)
+    double step_seconds;                       // this epoch's steps in this run
+    double measured_tokens, measured_seconds;  // steps after the warm-up
+    double run_tokens, run_seconds;            // every step of this run, warm-up included
+} ts_progress;
+
+// A monotonic clock, in seconds.
+double ts_progress_now(void);
+
+// Target tokens a second after the warm-up (0 before any step is measured).
+double ts_progress_rate(const ts_progress *p);
+
+// Counts one step of `seconds` over `tokens` target tokens (measured after the
+// warm-up when `measured`).
+void ts_progress_step(ts_progress *p, double seconds, int tokens, int measured);
+
+// Where epoch `epoch` (0-based) stands: `position` of `total` batches done,
+// `loss` its mean so far. At most every 0.1 s on a terminal, 5 s elsewhere,
+// unless `final`. Nothing when log is NULL.
+void ts_progress_show(ts_progress *p, FILE *log, long epoch, long position, size_t total, double loss, int final);
+
+// "epoch N: train loss ..., dev loss ..., ... (best)" on out; `elapsed`
+// seconds since the run started.
+void ts_progress_epoch(const ts_progress *p, FILE *out, long epoch, double train_loss, const ts_eval_result *dev,
+                       double lr, double elapsed, int improved);
+
+#endif

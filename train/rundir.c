@@ -1,0 +1,245 @@
+// The run directory (train/rundir.h): --out holds one run. A new run
+// refuses a directory that holds one (unless --force, which deletes that
+// run's files and nothing else); --resume from a checkpoint in the same
+// directory continues it, dropping what the previous run wrote after that
+// checkpoint.
+#include "train/rundir.h"
+
+#include "viz/heatmap.h"
+#include "viz/plot.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int ts_path_join(char *buf, size_t n, const char *dir, const char *name) {
+    if ((size_t)snprintf(buf, n, "%s/%s", dir, name) >= n) return ts_fail(TS_ERR_ARG, "path too long: %s/%s", dir, name);
+    return TS_OK;
+}
+
+// mkdir -p
+int ts_make_dirs(const char *path) {
+    char buf[4096];
+    if (strlen(path) >= sizeof buf) return ts_fail(TS_ERR_ARG, "output path too long");
+    strcpy(buf, path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char saved = *p;
+            *p = '\0';
+            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+                return ts_fail(TS_ERR_IO, "cannot create directory '%s': %s", buf, strerror(errno));
+            *p = saved;
+            if (!saved) break;
+        }
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return ts_fail(TS_ERR_IO, "'%s' is not a directory", path);
+    return TS_OK;
+}
+
+// The length of the run file name that `name` starts with (last.ckpt ...
+// attention-<epoch>.svg), or 0; *epoch gets an attention figure's epoch (else -1).
+static size_t run_file_stem(const char *name, long *epoch) {
+    static const char *const fixed[] = {"last.ckpt", "best.ckpt", "metrics.csv", "config.txt", "loss.svg"};
+    *epoch = -1;
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (!strncmp(name, fixed[i], strlen(fixed[i]))) return strlen(fixed[i]);
+    if (strncmp(name, "attention-", 10) || name[10] < '0' || name[10] > '9') return 0;
+    char *end;
+    long n = strtol(name + 10, &end, 10);
+    if (strncmp(end, ".svg", 4)) return 0;
+    *epoch = n;
+    return (size_t)(end + 4 - name);
+}
+
+// 1 when `name` is a file tinyseq train writes: a run file, or the temporary
+// file of one's atomic save ("<name>.tmp" for figures, "<name>.tmp-XXXXXX"
+// for checkpoints) left by a killed run.
+static int is_run_file(const char *name, long *epoch) {
+    size_t n = run_file_stem(name, epoch);
+    if (!n) return 0;
+    const char *rest = name + n;
+    return !*rest || !strcmp(rest, ".tmp") || (!strncmp(rest, ".tmp-", 5) && strlen(rest + 5) == 6);
+}
+
+// Counts the run files in dir and lists up to a few in `names` (for the message).
+static int find_run_files(const char *dir, size_t *count, char *names, size_t names_size) {
+    DIR *d = opendir(dir);
+    if (!d) return ts_fail(TS_ERR_IO, "cannot list '%s': %s", dir, strerror(errno));
+    *count = 0;
+    names[0] = '\0';
+    struct dirent *e;
+    long epoch;
+    while ((e = readdir(d)))
+        if (is_run_file(e->d_name, &epoch) && (*count)++ < 4) {
+            size_t len = strlen(names);
+            snprintf(names + len, names_size - len, "%s%s", len ? ", " : "", e->d_name);
+        }
+    closedir(d);
+    if (*count > 4) {
+        size_t len = strlen(names);
+        snprintf(names + len, names_size - len, ", ...");
+    }
+    return TS_OK;
+}
+
+// Deletes the run files of dir: every one (all = 1), or the attention figures
+// of epochs after `epoch` (all = 0). Nothing else in dir is touched.
+static int remove_run_files(const char *dir, int all, long epoch) {
+    DIR *d = opendir(dir);
+    if (!d) return ts_fail(TS_ERR_IO, "cannot list '%s': %s", dir, strerror(errno));
+    int rc = TS_OK;
+    struct dirent *e;
+    long figure_epoch;
+    while (!rc && (e = readdir(d))) {
+        if (!is_run_file(e->d_name, &figure_epoch) || (!all && figure_epoch <= epoch)) continue;
+        char path[4096];
+        if (!(rc = ts_path_join(path, sizeof path, dir, e->d_name)) && unlink(path) != 0 && errno != ENOENT)
+            rc = ts_fail(TS_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
+    }
+    closedir(d);
+    return rc;
+}
+
+// 1 when the checkpoint `ckpt` lies in directory `dir`.
+static int in_directory(const char *ckpt, const char *dir) {
+    char parent[4096];
+    const char *slash = strrchr(ckpt, '/');
+    if (!slash) snprintf(parent, sizeof parent, ".");
+    else if ((size_t)(slash - ckpt) >= sizeof parent) return 0;
+    else snprintf(parent, sizeof parent, "%.*s", slash == ckpt ? 1 : (int)(slash - ckpt), ckpt);
+    struct stat a, b;
+    return stat(parent, &a) == 0 && stat(dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+
+// What this run does with --out: start in an empty one, continue the run it
+// holds (--resume from its own checkpoint), or replace it (--force). A
+// directory holding a run is refused otherwise (TS_ERR_ARG).
+int ts_rundir_check(const ts_train_opts *o, ts_rundir_use *use) {
+    size_t count = 0;
+    char names[512];
+    int rc = find_run_files(o->out_dir, &count, names, sizeof names);
+    if (rc) return rc;
+    *use = count == 0 ? TS_RUN_NEW : o->resume && in_directory(o->resume, o->out_dir) ? TS_RUN_CONTINUE : o->force ? TS_RUN_REPLACE : TS_RUN_NEW;
+    if (count > 0 && *use == TS_RUN_NEW)
+        return ts_fail(TS_ERR_ARG,
+                       "--out %s already holds a run (%s): continue it with --resume %s/last.ckpt (and its flags), "
+                       "or start over with --force (deletes that run's checkpoints, metrics and figures), or choose another --out",
+                       o->out_dir, names, o->out_dir);
+    return TS_OK;
+}
+
+// A continued run's metrics.csv keeps the header and the rows of the epochs
+// up to the checkpoint's; later ones are the previous run's future.
+static int trim_metrics(const char *dir, long epoch) {
+    char path[4096], tmp[4200];
+    int rc = ts_path_join(path, sizeof path, dir, "metrics.csv");
+    if (rc) return rc;
+    FILE *in = fopen(path, "r");
+    if (!in) return errno == ENOENT ? TS_OK : ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *out = fopen(tmp, "w");
+    if (!out) {
+        fclose(in);
+        return ts_fail(TS_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+    }
+    char line[1024];
+    int first = 1;
+    while (fgets(line, sizeof line, in)) {
+        char *end;
+        long row_epoch = strtol(line, &end, 10);
+        int header = first && !strncmp(line, "epoch,", 6);
+        first = 0;
+        if (header || (end != line && *end == ',' && row_epoch >= 1 && row_epoch <= epoch)) fputs(line, out);
+    }
+    int failed = ferror(in);
+    fclose(in);
+    if (fclose(out) != 0 || failed) rc = ts_fail(TS_ERR_IO, "cannot rewrite '%s'", path);
+    if (!rc && rename(tmp, path) != 0) rc = ts_fail(TS_ERR_IO, "cannot rename '%s': %s", tmp, strerror(errno));
+    if (rc) unlink(tmp);
+    return rc;
+}
+
+int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev) {
+    char path[4096];
+    int rc = ts_path_join(path, sizeof path, o->out_dir, "config.txt");
+    if (rc) return rc;
+    FILE *f = fopen(path, "w");
+    if (!f) return ts_fail(TS_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    const ts_model_config *c = &m->cfg;
+    fprintf(f, "corpus=%s\n", o->corpus ? o->corpus : "toy");
+    if (!o->corpus) fprintf(f, "toy_pairs=%ld\ntoy_seed=%ld\n", o->toy_pairs, o->toy_seed);  // only what applies
+    fprintf(f, "max_len=%ld\ndev_pairs=%zu\ntrain_pairs=%zu\nmin_count=%ld\n", o->max_len, n_dev, n_train, o->min_count);
+    fprintf(f, "attention=%s\ndecoder=%s\nbidirectional=%d\nemb=%d\nhidden=%d\nsource_vocabulary=%d\ntarget_vocabulary=%d\n",
+            ts_attn_name(c->attn), ts_decoder_name(c->decoder), c->bidirectional, c->emb, c->hidden, c->src_vocab,
+            c->tgt_vocab);
+    fprintf(f, "optimizer=%s\nlr=%g\nclip=%g\ntf=%g\ndropout=%g\nlabel_smoothing=%g\nbatch=%ld\nepochs=%ld\nsteps=%ld\n"
+               "lr_decay=%g\npatience=%ld\nseed=%ld\n",
+            ts_optim_name(o->optim), o->lr, o->clip, o->tf, o->dropout, o->label_smoothing, o->batch, o->epochs, o->steps,
+            o->lr_decay, o->patience, o->seed);
+    fprintf(f, "parameters=%zu\nresume=%s\n", ts_params_size(&m->params), o->resume ? o->resume : "");
+    if (fclose(f) != 0) return ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    return TS_OK;
+}
+
+int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch) {
+    if (use == TS_RUN_REPLACE) return remove_run_files(dir, 1, 0);
+    if (use != TS_RUN_CONTINUE) return TS_OK;
+    int rc = trim_metrics(dir, epoch);
+    return rc ? rc : remove_run_files(dir, 0, epoch);
+}
+
+int ts_rundir_append_metrics(const char *dir, const ts_metrics_row *r) {
+    char path[4096];
+    int rc = ts_path_join(path, sizeof path, dir, "metrics.csv");
+    if (rc) return rc;
+    FILE *csv = fopen(path, "a");
+    if (!csv) return ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    if (ftell(csv) == 0)
+        fputs("epoch,step,train_loss,dev_loss,dev_ppl,dev_bleu,dev_chrf,dev_exact,lr,tokens_per_s,elapsed_s\n", csv);
+    fprintf(csv, "%ld,%ld,%.6f,%.6f,%.4f,%.6f,%.6f,%.6f,%.6g,%.1f,%.2f\n", r->epoch, r->step, r->train_loss, r->dev->loss,
+            r->dev->perplexity, r->dev->bleu, r->dev->chrf, r->dev->exact, r->lr, r->tokens_per_s, r->elapsed);
+    if (fclose(csv) != 0) return ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    return TS_OK;
+}
+
+// The hypothesis was decoded in a batch: its rows are h->S wide (the batch's
+// longest source), of which the first n are this sentence's words.
+int ts_rundir_write_attention(const char *dir, long epoch, const ts_model_config *cfg, const ts_vocab *tgt_vocab,
+                              const ts_pair *pair, const ts_hypothesis *h) {
+    if (cfg->attn == TS_ATTN_NONE || !h->attention) return TS_OK;
+    size_t T = (size_t)h->len + 1, n = (size_t)pair->src_len, S = (size_t)h->S;
+    if (n > S) return ts_fail(TS_ERR_SHAPE, "figure: %zu source words, attention rows of %zu", n, S);
+    const char **target = malloc(T * sizeof *target);
+    double *weights = malloc(T * n * sizeof *weights);  // (T, n) without the batch's padding
+    if (!target || !weights) {
+        free(target);
+        free(weights);
+        return ts_fail(TS_ERR_NOMEM, "figure labels");
+    }
+    for (size_t j = 0; j < T; j++) memcpy(weights + j * n, h->attention + j * S, n * sizeof *weights);
+    for (size_t j = 0; j < T; j++) {
+        const char *w = j < (size_t)h->len ? ts_vocab_word(tgt_vocab, h->tokens[j]) : h->ended ? "<eos>" : "<cut>";
+        target[j] = w ? w : "<unk>";
+    }
+    char name[64], path[4096], title[128];
+    snprintf(name, sizeof name, "attention-%ld.svg", epoch);
+    snprintf(title, sizeof title, "attention: %s (%s decoder), epoch %ld", ts_attn_name(cfg->attn),
+             ts_decoder_name(cfg->decoder), epoch);
+    int rc = ts_path_join(path, sizeof path, dir, name);
+    if (!rc) rc = ts_render_heatmap_svg_path(path, weights, T, n, target, (const char *const *)pair->src, title);
+    free(target);
+    free(weights);
+    return rc;
+}
+
+int ts_rundir_write_loss(const char *dir, const double *train, const double *dev, long epochs) {
+    char path[4096];
+    int rc = ts_path_join(path, sizeof path, dir, "loss.svg");
+    return rc ? rc : ts_render_loss_svg_path(path, train, dev, (size_t)epochs, "loss per epoch");
+}

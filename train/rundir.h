@@ -1,0 +1,55 @@
+// The run directory: everything `tinyseq train` writes into --out besides
+// the checkpoints' bytes. --out holds one run (last.ckpt, best.ckpt,
+// metrics.csv, config.txt, loss.svg, attention-<epoch>.svg, and the
+// temporary files of their atomic saves); nothing else in it is touched.
+#ifndef TS_TRAIN_RUNDIR_H
+#define TS_TRAIN_RUNDIR_H
+
+#include <stddef.h>
+
+#include "data/corpus.h"
+#include "data/vocab.h"
+#include "models/seq2seq.h"
+#include "infer/evaluate.h"
+#include "train/trainer.h"
+
+// buf = dir/name; TS_ERR_ARG when it does not fit in n bytes.
+int ts_path_join(char *buf, size_t n, const char *dir, const char *name);
+
+// mkdir -p path; TS_ERR_IO naming the directory that cannot be made.
+int ts_make_dirs(const char *path);
+
+typedef enum { TS_RUN_NEW, TS_RUN_CONTINUE, TS_RUN_REPLACE } ts_rundir_use;
+
+// What this run does with --out: start in an empty one, continue the run it
+// holds (--resume from its own checkpoint), or replace it (--force). A
+// directory holding a run is refused otherwise (TS_ERR_ARG). Changes nothing.
+int ts_rundir_check(const ts_train_opts *o, ts_rundir_use *use);
+
+// Makes the directory ready once everything else is: deletes the old run's
+// files (TS_RUN_REPLACE), or keeps metrics.csv's rows up to `epoch` and the
+// attention figures up to it (TS_RUN_CONTINUE).
+int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch);
+
+// config.txt: the options, the data's sizes and the model's.
+int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev);
+
+typedef struct {
+    long epoch, step;
+    double train_loss;
+    const ts_eval_result *dev;
+    double lr, tokens_per_s, elapsed;
+} ts_metrics_row;
+
+// Appends one row to metrics.csv (with the header when it is new).
+int ts_rundir_append_metrics(const char *dir, const ts_metrics_row *row);
+
+// attention-<epoch>.svg: hypothesis h's attention over the source of `pair`
+// (nothing for a model without attention).
+int ts_rundir_write_attention(const char *dir, long epoch, const ts_model_config *cfg, const ts_vocab *tgt_vocab,
+                              const ts_pair *pair, const ts_hypothesis *h);
+
+// loss.svg: the train and dev loss of each finished epoch.
+int ts_rundir_write_loss(const char *dir, const double *train, const double *dev, long epochs);
+
+#endif

@@ -1,0 +1,293 @@
+// The trainer's state and its checkpoints (train/state.h). Everything that
+// decides what a continued run computes is saved; nothing that depends on
+// time or the machine is.
+#include "train/state.h"
+
+#include "infer/load.h"
+#include "train/rundir.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ts_train_state_init(ts_train_state *s, long seed, long max_epochs) {
+    memset(s, 0, sizeof *s);
+    s->best_dev = INFINITY;
+    s->shuffle_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    s->tf_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    s->history_train = calloc((size_t)max_epochs + 1, sizeof(double));
+    s->history_dev = calloc((size_t)max_epochs + 1, sizeof(double));
+    if (!s->shuffle_rng || !s->tf_rng || !s->history_train || !s->history_dev ||
+        !(s->epoch_start_state = malloc(gsl_rng_size(s->shuffle_rng))))
+        return ts_fail(TS_ERR_NOMEM, "out of memory: cannot allocate the trainer");
+    gsl_rng_set(s->shuffle_rng, (unsigned long)seed + 1);
+    gsl_rng_set(s->tf_rng, (unsigned long)seed + 2);
+    memcpy(s->epoch_start_state, gsl_rng_state(s->shuffle_rng), gsl_rng_size(s->shuffle_rng));
+    return TS_OK;
+}
+
+void ts_train_state_free(ts_train_state *s) {
+    if (s->shuffle_rng) gsl_rng_free(s->shuffle_rng);
+    if (s->tf_rng) gsl_rng_free(s->tf_rng);
+    free(s->epoch_start_state);
+    free(s->history_train);
+    free(s->history_dev);
+}
+
+// ---- saving --------------------------------------------------------------------
+
+// The options a checkpoint records, in the order it records them: `saved`
+// rows are written here (data.max_len comes with the model), rows with a
+// flag are compared on resume (checkpoints from before an `optional` flag
+// existed trained without it: 0).
+typedef enum { OPTION_INT, OPTION_REAL, OPTION_TEXT } option_kind;
+typedef struct {
+    const char *key, *flag;
+    option_kind kind;
+    long whole;
+    double real;
+    const char *text;
+    int saved, optional;
+} option;
+
+enum { N_OPTIONS = 18 };
+
+static void run_options(const ts_train_opts *o, double lr_now, option out[N_OPTIONS]) {
+    const option rows[N_OPTIONS] = {
+        {"data.corpus", NULL, OPTION_TEXT, 0, 0, o->corpus ? o->corpus : "toy", 1, 0},
+        {"data.toy_pairs", "--toy-pairs", OPTION_INT, o->toy_pairs, 0, NULL, 1, 0},
+        {"data.toy_seed", "toy seed", OPTION_INT, o->toy_seed, 0, NULL, 1, 0},
+        {"data.max_len", "--max-len", OPTION_INT, o->max_len, 0, NULL, 0, 0},
+        {"data.dev_pairs", "--dev", OPTION_INT, o->dev_pairs, 0, NULL, 1, 0},
+        {"data.min_count", "--min-count", OPTION_INT, o->min_count, 0, NULL, 1, 0},
+        {"data.skip_bad", "--skip-bad", OPTION_INT, o->skip_bad, 0, NULL, 1, 0},
+        {"train.optimizer", NULL, OPTION_TEXT, 0, 0, ts_optim_name(o->optim), 1, 0},
+        {"train.lr", NULL, OPTION_REAL, 0, lr_now, NULL, 1, 0},
+        {"train.lr_initial", "--lr", OPTION_REAL, 0, o->lr, NULL, 1, 0},
+        {"train.clip", "--clip", OPTION_REAL, 0, o->clip, NULL, 1, 0},
+        {"train.tf", "--tf", OPTION_REAL, 0, o->tf, NULL, 1, 0},
+        {"train.dropout", "--dropout", OPTION_REAL, 0, o->dropout, NULL, 1, 1},
+        {"train.label_smoothing", "--label-smoothing", OPTION_REAL, 0, o->label_smoothing, NULL, 1, 1},
+        {"train.batch", "--batch", OPTION_INT, o->batch, 0, NULL, 1, 0},
+        {"train.lr_decay", "--lr-decay", OPTION_REAL, 0, o->lr_decay, NULL, 1, 0},
+        {"train.patience", "--patience", OPTION_INT, o->patience, 0, NULL, 1, 0},
+        {"train.seed", "--seed", OPTION_INT, o->seed, 0, NULL, 1, 0},
+    };
+    memcpy(out, rows, sizeof rows);
+}
+
+// Without `full` (best.ckpt), only what inference needs and how the model was
+// trained: no optimizer state, RNGs or position, a third of the bytes to load
+// for translate.
+int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const ts_seq2seq *m, const ts_vocab *src,
+                        const ts_vocab *tgt, const ts_optim *optim, const char *name, int full) {
+    // An update can overflow even when its loss and gradient were finite:
+    // refuse to write such a model (the previous file stays as it was).
+    for (int i = 0; i < m->params.count; i++) {
+        const ts_tensor *p = m->params.items[i];
+        for (size_t k = 0; k < p->size; k++)
+            if (!isfinite(p->data[k]))
+                return ts_fail(TS_ERR_NUMERIC, "step %ld: %s[%zu] is %g; not saving %s", s->step, p->name, k, p->data[k], name);
+    }
+    ts_ckpt *ck = ts_ckpt_new();
+    if (!ck) return ts_fail(TS_ERR_NOMEM, "cannot allocate a checkpoint");
+    int rc = ts_model_to_ckpt(ck, m, src, tgt, (int)o->max_len);
+    option options[N_OPTIONS];
+    run_options(o, optim->lr, options);
+    for (int i = 0; !rc && i < N_OPTIONS; i++) {
+        const option *r = &options[i];
+        if (!r->saved) continue;
+        rc = r->kind == OPTION_TEXT  ? ts_ckpt_set(ck, r->key, r->text)
+             : r->kind == OPTION_INT ? ts_ckpt_set_int(ck, r->key, r->whole)
+                                     : ts_ckpt_set_double(ck, r->key, r->real);
+    }
+    if (!rc) rc = ts_ckpt_set(ck, "checkpoint.kind", full ? "training" : "inference");
+    if (!rc && !full) goto save;
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.step", s->step);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.epoch", s->epoch);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.position", s->position);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.stale", s->stale);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.skipped", s->skipped);
+    if (!rc) rc = ts_ckpt_set_double(ck, "state.best_dev_loss", s->best_dev);
+    if (!rc) rc = ts_ckpt_set_double(ck, "state.epoch_loss_sum", s->epoch_loss_sum);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.epoch_tokens", s->epoch_tokens);
+    if (!rc) rc = ts_ckpt_set_blob(ck, "rng.shuffle_epoch_start", s->epoch_start_state, gsl_rng_size(s->shuffle_rng));
+    if (!rc) rc = ts_ckpt_set_blob(ck, "rng.teacher_forcing", gsl_rng_state(s->tf_rng), gsl_rng_size(s->tf_rng));
+    if (!rc) rc = ts_optim_save(optim, &m->params, ck);
+    if (!rc && s->epoch > 0) {
+        size_t n = (size_t)s->epoch;
+        rc = ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, "history.train_loss", 1, &n, s->history_train);
+        if (!rc) rc = ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, "history.dev_loss", 1, &n, s->history_dev);
+    }
+save:;
+    char path[4096];
+    if (!rc) rc = ts_path_join(path, sizeof path, o->out_dir, name);
+    if (!rc) rc = ts_ckpt_save(ck, path);
+    ts_ckpt_free(ck);
+    return rc;
+}
+
+// ---- resuming --------------------------------------------------------------------
+
+// Puts "<checkpoint path>: " before the message of a failure rc, unless the
+// message names it already.
+static int in_checkpoint(int rc, const char *path) {
+    if (!rc || strstr(ts_last_error(), path)) return rc;
+    char message[2048];  // ts_fail writes into the buffer ts_last_error reads
+    snprintf(message, sizeof message, "%s", ts_last_error());
+    return ts_fail(rc, "%s: %s", path, message);
+}
+
+int ts_train_state_load(const char *path, ts_ckpt **out) {
+    int rc = ts_ckpt_load(path, NULL, out);
+    // The container says "cannot open checkpoint PATH: reason"; the flag says it here.
+    char opening[4200];
+    snprintf(opening, sizeof opening, "cannot open checkpoint %s: ", path);
+    if (rc == TS_ERR_IO && !strncmp(ts_last_error(), opening, strlen(opening))) {
+        char reason[512];
+        snprintf(reason, sizeof reason, "%s", ts_last_error() + strlen(opening));
+        return ts_fail(rc, "--resume: cannot open '%s': %s", path, reason);
+    }
+    return in_checkpoint(rc, path);
+}
+
+// The vocabulary a checkpoint was trained with must be the one this run's
+// data builds, word for word: the same size with other words would make
+// every id mean another word.
+static int check_same_vocab(const char *side, const ts_vocab *saved, const ts_vocab *now) {
+    size_t n_saved = ts_vocab_size(saved), n_now = ts_vocab_size(now);
+    for (size_t id = 0; id < n_saved || id < n_now; id++) {
+        const char *a = id < n_saved ? ts_vocab_word(saved, (int32_t)id) : NULL;
+        const char *b = id < n_now ? ts_vocab_word(now, (int32_t)id) : NULL;
+        if (a && b && !strcmp(a, b)) continue;
+        return ts_fail(TS_ERR_ARG,
+                       "the data changed since it was saved: %s word %zu is %s%s%s in the checkpoint but %s%s%s in this "
+                       "run's corpus (%zu words then, %zu now); resuming needs the same corpus and flags",
+                       side, id, a ? "'" : "", a ? a : "absent", a ? "'" : "", b ? "'" : "", b ? b : "absent", b ? "'" : "",
+                       n_saved, n_now);
+    }
+    return TS_OK;
+}
+
+int ts_train_state_resume_model(const ts_ckpt *ck, const char *path, const ts_vocab *src, const ts_vocab *tgt,
+                                const ts_model_config *cfg, ts_seq2seq **model) {
+    *model = NULL;
+    ts_translator loaded;
+    int rc = ts_translator_from_ckpt(ck, &loaded);
+    if (rc) return in_checkpoint(rc, path);
+    rc = check_same_vocab("source", loaded.src_vocab, src);
+    if (!rc) rc = check_same_vocab("target", loaded.tgt_vocab, tgt);
+    const ts_model_config *saved = &loaded.model->cfg;
+    if (!rc && (saved->src_vocab != cfg->src_vocab || saved->tgt_vocab != cfg->tgt_vocab || saved->emb != cfg->emb ||
+                saved->hidden != cfg->hidden || saved->attn != cfg->attn || saved->decoder != cfg->decoder ||
+                saved->bidirectional != cfg->bidirectional))
+        rc = ts_fail(TS_ERR_ARG, "it was trained with another model configuration (--attn, --decoder, --bidirectional, --emb, --hidden)");
+    if (!rc) {
+        *model = loaded.model;  // the one model of the run; the data's vocabularies are the same words
+        loaded.model = NULL;
+    }
+    ts_translator_free(&loaded);
+    return in_checkpoint(rc, path);
+}
+
+static int restore_rng(const ts_ckpt *ck, const char *name, gsl_rng *rng, unsigned char *into) {
+    const void *bytes;
+    size_t n;
+    int rc = ts_ckpt_get_blob(ck, name, &bytes, &n);
+    if (rc) return rc;
+    if (n != gsl_rng_size(rng)) return ts_fail(TS_ERR_FORMAT, "blob %s has %zu bytes, the RNG needs %zu", name, n, gsl_rng_size(rng));
+    memcpy(into ? (void *)into : gsl_rng_state(rng), bytes, n);
+    return TS_OK;
+}
+
+// A resumed run must ask for what the saved run did, or it would not
+// continue it exactly: every option that shapes the computation is compared.
+static int check_same_options(const ts_ckpt *ck, const ts_train_opts *o) {
+    option options[N_OPTIONS];
+    run_options(o, 0, options);
+    // The whole numbers first, then the real ones: the first difference is reported.
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < N_OPTIONS; i++) {
+            const option *r = &options[i];
+            if (!r->flag || r->kind != (pass == 0 ? OPTION_INT : OPTION_REAL)) continue;
+            int rc;
+            if (r->kind == OPTION_INT) {
+                int64_t saved;
+                if ((rc = ts_ckpt_get_int(ck, r->key, INT64_MIN, INT64_MAX, &saved))) return rc;
+                if (saved != r->whole)
+                    return ts_fail(TS_ERR_ARG, "%s was trained with %s %lld; this run asks for %ld (resuming must keep the flags)",
+                                   o->resume, r->flag, (long long)saved, r->whole);
+                continue;
+            }
+            double saved = 0.0;
+            const char *present;
+            if (r->optional && ts_ckpt_get_string(ck, r->key, &present) != TS_OK)
+                ts_clear_error();
+            else if ((rc = ts_ckpt_get_double(ck, r->key, -INFINITY, INFINITY, &saved)))
+                return rc;
+            if (saved != r->real)
+                return ts_fail(TS_ERR_ARG, "%s was trained with %s %g; this run asks for %g (resuming must keep the flags)",
+                               o->resume, r->flag, saved, r->real);
+        }
+    const char *optimizer;
+    int rc = ts_ckpt_get_string(ck, "train.optimizer", &optimizer);
+    if (!rc && strcmp(optimizer, ts_optim_name(o->optim)))
+        rc = ts_fail(TS_ERR_ARG, "%s was trained with --optim %s; this run asks for %s", o->resume, optimizer,
+                     ts_optim_name(o->optim));
+    return rc;
+}
+
+static int restore_state(ts_train_state *s, ts_optim *optim, const ts_params *params, const ts_ckpt *ck,
+                         const ts_train_opts *o, long batches, long max_epochs) {
+    int64_t step, epoch, position, stale, skipped, tokens;
+    double lr, best_dev, loss_sum;
+    const char *kind;
+    if (!ts_ckpt_get_string(ck, "checkpoint.kind", &kind) && !strcmp(kind, "inference"))
+        return ts_fail(TS_ERR_FORMAT, "%s holds a model for inference, no training state: resume from last.ckpt", o->resume);
+    int rc = ts_ckpt_get_int(ck, "state.step", 0, TS_COUNT_MAX, &step);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch", 0, TS_MAX_EPOCHS, &epoch);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.position", 0, batches, &position);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.stale", 0, o->patience, &stale);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.skipped", 0, step, &skipped);
+    if (!rc) rc = ts_ckpt_get_int(ck, "state.epoch_tokens", 0, TS_COUNT_MAX, &tokens);
+    if (!rc) rc = ts_ckpt_get_double(ck, "state.best_dev_loss", 0, INFINITY, &best_dev);
+    if (!rc) rc = ts_ckpt_get_double(ck, "state.epoch_loss_sum", 0, DBL_MAX, &loss_sum);
+    if (!rc) rc = ts_ckpt_get_double(ck, "train.lr", 0, o->lr, &lr);  // decay only lowers it
+    if (!rc) rc = restore_rng(ck, "rng.shuffle_epoch_start", s->shuffle_rng, s->epoch_start_state);
+    if (!rc) rc = restore_rng(ck, "rng.teacher_forcing", s->tf_rng, NULL);
+    if (!rc) rc = ts_optim_load(optim, params, ck, (long)step);
+    if (rc) return rc;
+    if (epoch > max_epochs)  // only with --epochs: max_epochs is TS_MAX_EPOCHS with --steps
+        return ts_fail(TS_ERR_ARG, "it has done %lld epochs; --epochs %ld asks for fewer (give --epochs %lld or more to continue it)",
+                       (long long)epoch, o->epochs, (long long)epoch);
+    if (o->steps > 0 && step > o->steps)
+        return ts_fail(TS_ERR_ARG, "it has done %lld steps; --steps %ld asks for fewer (give --steps %lld or more to continue it)",
+                       (long long)step, o->steps, (long long)step);
+    s->step = step;
+    s->epoch = epoch;
+    s->position = position;
+    s->stale = stale;
+    s->skipped = skipped;
+    s->epoch_tokens = tokens;
+    s->best_dev = best_dev;
+    s->epoch_loss_sum = loss_sum;
+    optim->lr = lr;
+    if (epoch > 0) {
+        size_t n = (size_t)epoch;
+        const ts_ckpt_tensor *train, *dev;
+        if ((rc = ts_ckpt_expect_tensor(ck, TS_CKPT_OPTIM, "history.train_loss", 1, &n, &train)) ||
+            (rc = ts_ckpt_expect_tensor(ck, TS_CKPT_OPTIM, "history.dev_loss", 1, &n, &dev)))
+            return rc;
+        memcpy(s->history_train, train->data, n * sizeof(double));
+        memcpy(s->history_dev, dev->data, n * sizeof(double));
+    }
+    return TS_OK;
+}
+
+int ts_train_state_restore(ts_train_state *s, ts_optim *optim, const ts_params *params, const ts_ckpt *ck,
+                           const ts_train_opts *o, long batches, long max_epochs) {
+    int rc = check_same_options(ck, o);
+    if (!rc) rc = restore_state(s, optim, params, ck, o, batches, max_epochs);
+    return in_checkpoint(rc, o->resume);
+}

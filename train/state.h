@@ -1,0 +1,62 @@
+// The trainer's state in one place: the counters, running sums, epoch
+// histories and RNGs that a checkpoint saves, and the checks that make a
+// resumed run continue the saved one exactly. A checkpoint written here holds
+// the model (infer's model <-> checkpoint mapping), the options that shape
+// the computation (data.*, train.*), and with `full` the state (state.*,
+// rng.*, history.*) and the optimizer's own state (train/optim.h).
+#ifndef TS_TRAIN_STATE_H
+#define TS_TRAIN_STATE_H
+
+#include <gsl/gsl_rng.h>
+
+#include "data/vocab.h"
+#include "ckpt/ckpt.h"
+#include "train/optim.h"
+#include "train/trainer.h"
+
+// The most any saved counter (steps, tokens of an epoch) may reach: far past
+// any real run (2^52 steps), low enough that no increment from a loaded value
+// can overflow, and exact as a double.
+#define TS_COUNT_MAX ((long)1 << 52)
+
+typedef struct {
+    long step, epoch, position, stale, skipped;
+    double best_dev, epoch_loss_sum;
+    long epoch_tokens;
+    double *history_train, *history_dev;  // (max_epochs + 1) losses of the finished epochs
+    gsl_rng *shuffle_rng, *tf_rng;        // seeded seed + 1 and seed + 2
+    unsigned char *epoch_start_state;     // (gsl_rng_size) the shuffle RNG before this epoch's shuffle
+} ts_train_state;
+
+// A fresh run's state (best_dev infinite, RNGs seeded from `seed`). TS_OK or
+// TS_ERR_NOMEM (then free with ts_train_state_free, which takes a zeroed one).
+int ts_train_state_init(ts_train_state *s, long seed, long max_epochs);
+void ts_train_state_free(ts_train_state *s);
+
+// Writes out_dir/name: the model and its vocabularies, the options, and with
+// `full` the state and the optimizer's. Refuses (TS_ERR_NUMERIC) a model with
+// a non-finite parameter: the previous file stays as it was.
+int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const ts_seq2seq *m, const ts_vocab *src,
+                        const ts_vocab *tgt, const ts_optim *optim, const char *name, int full);
+
+// Reads the checkpoint to resume from, once. An unreadable file fails with
+// "--resume: cannot open 'PATH': reason" (TS_ERR_IO).
+int ts_train_state_load(const char *path, ts_ckpt **out);
+
+// The model of checkpoint ck, checked to be the one this run builds: the
+// same vocabularies as the data's (src, tgt, word for word) and the same
+// configuration as cfg (TS_ERR_ARG otherwise). On success *model is the
+// file's model (owned by the caller); the file's vocabularies are dropped.
+int ts_train_state_resume_model(const ts_ckpt *ck, const char *path, const ts_vocab *src, const ts_vocab *tgt,
+                                const ts_model_config *cfg, ts_seq2seq **model);
+
+// Restores the state and the optimizer's from ck after checking that the run
+// asks for the options the checkpoint was trained with (TS_ERR_ARG naming the
+// flag). Each field is bounded here, once, by what a run can have written
+// (`batches`: an epoch's): a value outside is a damaged or hostile file
+// (TS_ERR_FORMAT), and nothing later needs to doubt it. An --epochs or
+// --steps below what the checkpoint has done is TS_ERR_ARG.
+int ts_train_state_restore(ts_train_state *s, ts_optim *optim, const ts_params *params, const ts_ckpt *ck,
+                           const ts_train_opts *o, long batches, long max_epochs);
+
+#endif
