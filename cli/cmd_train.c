@@ -55,6 +55,8 @@ static const char usage[] =
     "  --force           start over in an --out holding a run: deletes that run's checkpoints,\n"
     "                    metrics.csv, config.txt and figures (nothing else)\n"
     "  --show N          dev examples printed at the end (default 4)\n"
+    "  --keep N          also keep the last N epochs' models as DIR/epoch-<E>.ckpt (for\n"
+    "                    tinyseq average; default 0: none)\n"
     "\n"
     "Writes DIR/last.ckpt (every epoch and at the end), DIR/best.ckpt (best dev loss; the\n"
     "final model if no epoch has ended), DIR/metrics.csv, DIR/config.txt, DIR/loss.svg\n"
@@ -167,6 +169,7 @@ int ts_cmd_train(int argc, char **argv) {
         TS_STRING("resume", &o.resume),
         TS_SWITCH("force", &o.force),
         TS_INT("show", &o.show, 0, 1000),
+        TS_INT("keep", &o.keep, 0, 1000),
     };
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
     int parsed = ts_cli_parse(&spec, argc, argv);

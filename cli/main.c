@@ -24,6 +24,7 @@ static const subcommand subcommands[] = {
     {"info", ts_cmd_info, "what a checkpoint holds: model, vocabularies, parameters, training state"},
     {"export", ts_cmd_export, "write a checkpoint's weights as a NumPy .npz (for NumPy and PyTorch)"},
     {"import", ts_cmd_import, "read weights from an .npz into the model of a checkpoint"},
+    {"average", ts_cmd_average, "the mean of several checkpoints of one model (e.g. the last epochs of a run)"},
     {NULL, NULL, NULL},
 };
 

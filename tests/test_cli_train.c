@@ -467,3 +467,40 @@ Test(cli_train, continuing_from_an_earlier_checkpoint_drops_the_later_epochs, .t
     snprintf(path, sizeof path, "%s/epoch1.ckpt", run);
     cr_assert_eq(access(path, F_OK), 0, "the user's epoch1.ckpt was deleted");
 }
+
+// --keep N keeps the last N epochs' models; tinyseq average takes them and
+// writes one checkpoint that translates; --force removes the kept files too.
+Test(cli_train, keep_then_average_gives_a_model_that_translates, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char run[1024], args[4096], path[1100], cmd[8192];
+    snprintf(run, sizeof run, "%s/run", dir);
+    const char *flags = "--toy-pairs 300 --emb 4 --hidden 4 --patience 10 --show 0";
+    snprintf(args, sizeof args, "%s --epochs 3 --keep 2 --out %s", flags, run);
+    expect_exit(0, args, "epoch 3:");
+    for (int e = 1; e <= 3; e++) {
+        snprintf(path, sizeof path, "%s/epoch-%d.ckpt", run, e);
+        cr_assert_eq(access(path, F_OK) == 0, e >= 2, "epoch-%d.ckpt %s", e, e >= 2 ? "is missing" : "was kept");
+    }
+    char *out;
+    snprintf(cmd, sizeof cmd, "%s average %s/epoch-2.ckpt %s/epoch-3.ckpt -o %s/avg.ckpt", TS_PROGRAM, run, run, dir);
+    int rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, out);
+    cr_assert(strstr(out, "average: 2 checkpoints -> "), "%s", out);
+    free(out);
+    rc = test_run(cmd, &out);  // the output exists now
+    cr_assert(rc == 1 && strstr(out, "exists; pass --force"), "exit %d: %s", rc, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s translate --model %s/avg.ckpt 'the cat sleeps .'", TS_PROGRAM, dir);
+    rc = test_run(cmd, &out);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s average %s/epoch-2.ckpt", TS_PROGRAM, run);
+    rc = test_run(cmd, &out);
+    cr_assert(rc == 2 && strstr(out, "-o OUT.ckpt is required"), "exit %d: %s", rc, out);
+    free(out);
+    snprintf(args, sizeof args, "%s --epochs 1 --force --out %s", flags, run);
+    expect_exit(0, args, "epoch 1:");
+    snprintf(path, sizeof path, "%s/epoch-3.ckpt", run);
+    cr_assert_neq(access(path, F_OK), 0, "--force left the old run's epoch-3.ckpt");
+    free(dir);
+}

@@ -42,18 +42,24 @@ int ts_make_dirs(const char *path) {
 }
 
 // The length of the run file name that `name` starts with (last.ckpt ...
-// attention-<epoch>.svg), or 0; *epoch gets an attention figure's epoch (else -1).
+// attention-<epoch>.svg, epoch-<epoch>.ckpt), or 0; *epoch gets the epoch of
+// a per-epoch file (else -1).
 static size_t run_file_stem(const char *name, long *epoch) {
     static const char *const fixed[] = {"last.ckpt", "best.ckpt", "metrics.csv", "config.txt", "loss.svg"};
+    static const struct { const char *prefix, *suffix; } per_epoch[] = {{"attention-", ".svg"}, {"epoch-", ".ckpt"}};
     *epoch = -1;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         if (!strncmp(name, fixed[i], strlen(fixed[i]))) return strlen(fixed[i]);
-    if (strncmp(name, "attention-", 10) || name[10] < '0' || name[10] > '9') return 0;
-    char *end;
-    long n = strtol(name + 10, &end, 10);
-    if (strncmp(end, ".svg", 4)) return 0;
-    *epoch = n;
-    return (size_t)(end + 4 - name);
+    for (size_t i = 0; i < sizeof per_epoch / sizeof per_epoch[0]; i++) {
+        size_t n = strlen(per_epoch[i].prefix), m = strlen(per_epoch[i].suffix);
+        if (strncmp(name, per_epoch[i].prefix, n) || name[n] < '0' || name[n] > '9') continue;
+        char *end;
+        long e = strtol(name + n, &end, 10);
+        if (strncmp(end, per_epoch[i].suffix, m)) return 0;
+        *epoch = e;
+        return (size_t)(end + m - name);
+    }
+    return 0;
 }
 
 // 1 when `name` is a file tinyseq train writes: a run file, or the temporary
@@ -87,8 +93,9 @@ static int find_run_files(const char *dir, size_t *count, char *names, size_t na
     return TS_OK;
 }
 
-// Deletes the run files of dir: every one (all = 1), or the attention figures
-// of epochs after `epoch` (all = 0). Nothing else in dir is touched.
+// Deletes the run files of dir: every one (all = 1), or the per-epoch files
+// (figures, kept checkpoints) of epochs after `epoch` (all = 0). Nothing else
+// in dir is touched.
 static int remove_run_files(const char *dir, int all, long epoch) {
     DIR *d = opendir(dir);
     if (!d) return ts_fail(TS_ERR_IO, "cannot list '%s': %s", dir, strerror(errno));

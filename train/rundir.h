@@ -1,7 +1,8 @@
 // The run directory: everything `tinyseq train` writes into --out besides
 // the checkpoints' bytes. --out holds one run (last.ckpt, best.ckpt,
-// metrics.csv, config.txt, loss.svg, attention-<epoch>.svg, and the
-// temporary files of their atomic saves); nothing else in it is touched.
+// epoch-<epoch>.ckpt with --keep, metrics.csv, config.txt, loss.svg,
+// attention-<epoch>.svg, and the temporary files of their atomic saves);
+// nothing else in it is touched.
 #ifndef TS_TRAIN_RUNDIR_H
 #define TS_TRAIN_RUNDIR_H
 
@@ -28,7 +29,7 @@ int ts_rundir_check(const ts_train_opts *o, ts_rundir_use *use);
 
 // Makes the directory ready once everything else is: deletes the old run's
 // files (TS_RUN_REPLACE), or keeps metrics.csv's rows up to `epoch` and the
-// attention figures up to it (TS_RUN_CONTINUE).
+// per-epoch figures and checkpoints up to it (TS_RUN_CONTINUE).
 int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch);
 
 // config.txt: the options, the data's sizes and the model's.

@@ -22,6 +22,7 @@
 #include "train/rundir.h"
 #include "train/state.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,20 @@ static int evaluate_dev(trainer *t, ts_eval_result *res, ts_hypothesis **hyps) {
 }
 
 
+// --keep N: this epoch's model as epoch-<E>.ckpt (inference kind, for
+// `tinyseq average`), and the one N epochs older deleted.
+static int keep_epoch(trainer *t) {
+    const ts_train_opts *o = t->opts;
+    char name[64], path[4096];
+    snprintf(name, sizeof name, "epoch-%ld.ckpt", t->s.epoch);
+    int rc = save_checkpoint(t, name, 0);
+    if (rc || t->s.epoch <= o->keep) return rc;
+    snprintf(name, sizeof name, "epoch-%ld.ckpt", t->s.epoch - o->keep);
+    if ((rc = ts_path_join(path, sizeof path, o->out_dir, name))) return rc;
+    if (unlink(path) != 0 && errno != ENOENT) return ts_fail(TS_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
+    return TS_OK;
+}
+
 // After an epoch: evaluate, keep the best, decay on a plateau, record, save.
 // Sets *stop when early stopping says so.
 static int end_epoch(trainer *t, int *stop) {
@@ -180,6 +195,7 @@ static int end_epoch(trainer *t, int *stop) {
     if ((rc = ts_rundir_append_metrics(o->out_dir, &row))) goto done;
     if (improved && (rc = save_checkpoint(t, "best.ckpt", 0))) goto done;
     if ((rc = save_checkpoint(t, "last.ckpt", 1))) goto done;
+    if (o->keep > 0 && (rc = keep_epoch(t))) goto done;
     if (hyps && t->split.n_dev > 0 &&
         (rc = ts_rundir_write_attention(o->out_dir, t->s.epoch, &t->model->cfg, t->tgt_vocab,
                                         &t->corpus->pairs[t->split.dev[0]], &hyps[0])))

@@ -47,6 +47,7 @@ typedef struct {
     const char *out_dir;       // where checkpoints, metrics.csv, config.txt and figures go
     const char *resume;        // a last.ckpt / best.ckpt to continue from, or NULL
     int force;                 // out_dir may hold another run: delete its files (never anything else)
+    long keep;                 // also keep the last `keep` epochs as epoch-<N>.ckpt (inference kind; 0: none)
     long warmup;               // steps excluded from tokens/s (default 3)
     long show;                 // dev examples printed at the end (default 4)
     FILE *out;                 // summaries and results (stdout)
