@@ -59,7 +59,7 @@ fi
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTS_BUILD_TESTS=OFF >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target tinyseq >/dev/null
 libs=()
-for m in train data models autograd tensor; do libs+=("$BUILD_DIR/libtinyseq_$m.a"); done
+for m in train viz infer ckpt models autograd data tensor; do libs+=("$BUILD_DIR/libtinyseq_$m.a"); done
 mkdir -p "$BUILD_DIR/bench"
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I. bench/profile_step.c "${libs[@]}" \
   -lgsl -lopenblas -lz -lunistring -lm -pthread -o "$BUILD_DIR/bench/profile_step"
