@@ -43,9 +43,10 @@ int ts_gemm_ld(int trans_a, int trans_b, int m, int n, int k, double alpha, cons
 // a row with every entry masked becomes all zeros.
 void ts_softmax_rows(double *y, const double *x, size_t rows, size_t cols, const double *mask);
 
-// Elementwise y[i] = f(x[i]) for i < n, vectorised (y may be x). Within
-// 2 ulp of libm's exp / tanh; exp underflows to 0 below -708.39 (no
-// subnormal results) and is +Inf above 709.78; NaN stays NaN.
+// Elementwise y[i] = f(x[i]) for i < n, vectorised (y may be x). exp is
+// within 1 ulp of libm's, tanh and sigmoid within 2; exp gives subnormal
+// results below -708.39 (gradually, as libm's does), 0 below -745.13 and
+// +Inf above 709.78; NaN stays NaN.
 void ts_exp_array(double *y, const double *x, size_t n);
 void ts_tanh_array(double *y, const double *x, size_t n);
 void ts_sigmoid_array(double *y, const double *x, size_t n);  // 1 / (1 + exp(-x))

@@ -124,3 +124,20 @@ Test(init, orthogonal_rows_or_columns) {
     }
     gsl_rng_free(rng);
 }
+
+// The contract of kernels.h: exp as libm's at the ends of its range, with
+// subnormal results before it reaches 0.
+Test(kernels, exp_array_underflows_through_subnormals_like_libm) {
+    const double x[] = {-700.0, -720.0, -740.0, -745.0, -746.0, -1e4, 709.0, 710.0, NAN};
+    double y[9];
+    ts_exp_array(y, x, 9);
+    for (int i = 0; i < 8; i++) {
+        double want = exp(x[i]);
+        cr_assert(y[i] == want || fabs(y[i] - want) <= 2.3e-16 * fabs(want) || (fpclassify(want) == FP_SUBNORMAL &&
+                                                                               fabs(y[i] - want) <= 4.95e-324),
+                  "exp(%g): %.17g, libm %.17g", x[i], y[i], want);
+    }
+    cr_assert_eq(fpclassify(y[2]), FP_SUBNORMAL, "exp(-740) is subnormal, got %g", y[2]);
+    cr_assert_eq(y[4], 0.0);
+    cr_assert(isinf(y[7]) && isnan(y[8]));
+}
