@@ -6,8 +6,125 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+// --dev N or --dev FILE: a whole number is a count of pairs held out, anything
+// else a held-out corpus (the last --dev given wins).
+typedef struct {
+    long *pairs;
+    const char **file;
+} dev_choice;
+
+static int choose_dev(const char *command, const char *flag, const char *value, void *target) {
+    dev_choice *d = target;
+    char *end;
+    long n = strtol(value, &end, 10);
+    if (end != value && *end == '\0') {
+        if (ts_parse_int(command, flag, value, 1, 10000000, &n)) return TS_EXIT_USAGE;
+        *d->pairs = n;
+        *d->file = NULL;
+    } else {
+        *d->file = value;
+        *d->pairs = 0;
+    }
+    return -1;
+}
+
+// ---- --config FILE -------------------------------------------------------------
+
+// The keys of config.txt: each names a flag (NULL: a fact about the run that
+// is read back but not applied). A 0 under a key marked zero_unset means the
+// option was not given.
+static const struct {
+    const char *key, *flag;
+    int zero_unset;
+} config_keys[] = {
+    {"corpus", "corpus", 0},          {"toy_pairs", "toy-pairs", 0},       {"max_len", "max-len", 1},
+    {"dev", "dev", 0},                {"test", "test", 0},                 {"min_count", "min-count", 0},
+    {"skip_bad", "skip-bad", 0},      {"attention", "attn", 0},            {"decoder", "decoder", 0},
+    {"bidirectional", "bidirectional", 0}, {"emb", "emb", 0},              {"hidden", "hidden", 0},
+    {"optimizer", "optim", 0},        {"lr", "lr", 0},                     {"clip", "clip", 0},
+    {"tf", "tf", 0},                  {"dropout", "dropout", 0},           {"label_smoothing", "label-smoothing", 0},
+    {"batch", "batch", 0},            {"epochs", "epochs", 0},             {"steps", "steps", 1},
+    {"lr_decay", "lr-decay", 0},      {"patience", "patience", 0},         {"seed", "seed", 0},
+    {"keep", "keep", 0},              {"toy_seed", NULL, 0},               {"dev_pairs", NULL, 0},
+    {"train_pairs", NULL, 0},         {"source_vocabulary", NULL, 0},      {"target_vocabulary", NULL, 0},
+    {"parameters", NULL, 0},          {"resume", NULL, 0},
+};
+
+static char *trim(char *s) {
+    while (*s == ' ' || *s == '\t') s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r')) s[--n] = '\0';
+    return s;
+}
+
+// The --config FILE of argv (also --config=FILE), or NULL.
+static const char *config_path(int argc, char **argv) {
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--config") && i + 1 < argc) path = argv[++i];
+        else if (!strncmp(argv[i], "--config=", 9)) path = argv[i] + 9;
+    }
+    return path;
+}
+
+// Applies every line of the config file through spec's flag table, as if
+// given on the command line before the real flags: -1 when done, else the
+// exit status (messages name FILE:LINE).
+static int apply_config(const char *path, const ts_cli_spec *spec) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        ts_cli_error(spec->command, 0, "--config: cannot open '%s': %s", path, strerror(errno));
+        return TS_EXIT_FAIL;
+    }
+    char line[4096], where[4200], flag[64];
+    int status = -1;
+    for (long number = 1; status < 0 && fgets(line, sizeof line, f); number++) {
+        snprintf(where, sizeof where, "%s: %s:%ld", spec->command, path, number);
+        if (!strchr(line, '\n') && !feof(f)) {
+            fprintf(stderr, "%s: line longer than %zu bytes\n", where, sizeof line - 2);
+            status = TS_EXIT_USAGE;
+            break;
+        }
+        char *hash = strchr(line, '#');
+        if (hash) *hash = '\0';
+        char *text = trim(line), *eq = strchr(text, '=');
+        if (!*text) continue;
+        if (!eq) {
+            fprintf(stderr, "%s: expected key = value, got '%s'\n", where, text);
+            status = TS_EXIT_USAGE;
+            break;
+        }
+        *eq = '\0';
+        char *key = trim(text), *value = trim(eq + 1);
+        size_t k = 0, n_keys = sizeof config_keys / sizeof config_keys[0];
+        while (k < n_keys && strcmp(config_keys[k].key, key)) k++;
+        if (k == n_keys) {
+            fprintf(stderr, "%s: unknown key '%s' (the keys are those of a run's config.txt)\n", where, key);
+            status = TS_EXIT_USAGE;
+            break;
+        }
+        int is_switch = !strcmp(key, "bidirectional") || !strcmp(key, "skip_bad");
+        if (!config_keys[k].flag || !*value || (config_keys[k].zero_unset && !strcmp(value, "0")) ||
+            (is_switch && !strcmp(value, "0")) || (!strcmp(key, "corpus") && !strcmp(value, "toy")))
+            continue;  // a fact, or the option's default
+        if (is_switch && strcmp(value, "1")) {
+            fprintf(stderr, "%s: %s is 0 or 1, got '%s'\n", where, key, value);
+            status = TS_EXIT_USAGE;
+            break;
+        }
+        snprintf(flag, sizeof flag, "--%s", config_keys[k].flag);
+        char *args[3] = {(char *)"train", flag, value};
+        ts_cli_spec at_line = *spec;
+        at_line.command = where;
+        status = ts_cli_parse(&at_line, is_switch ? 2 : 3, args);
+    }
+    fclose(f);
+    return status;
+}
 
 static const char usage[] =
     "usage: tinyseq train [--corpus FILE] [--attn NAME] [--decoder bahdanau|luong] [--bidirectional]\n"
@@ -21,7 +138,9 @@ static const char usage[] =
     "data\n"
     "  --corpus FILE     tab-separated pairs: source<TAB>target[<TAB>ignored]\n"
     "  --max-len N       keep pairs with at most N tokens per side (default: no limit)\n"
-    "  --dev N           dev pairs held out (default: 500 or a tenth of the corpus, whichever is fewer)\n"
+    "  --dev N|FILE      dev pairs held out (default: 500 or a tenth of the corpus, whichever is\n"
+    "                    fewer), or a TSV file to use as the dev set (then nothing is held out)\n"
+    "  --test FILE       a TSV file the final model is evaluated on (a \"test:\" line at the end)\n"
     "  --min-count N     vocabulary: words seen at least N times (default 1)\n"
     "  --skip-bad        skip malformed corpus lines (and count them) instead of stopping\n"
     "  --toy-pairs N     size of the toy corpus (default 15000)\n"
@@ -47,6 +166,8 @@ static const char usage[] =
     "  --patience N      stop after N epochs without a better dev loss (default 3)\n"
     "  --seed N          initialisation, split, shuffling and teacher forcing (default 1)\n"
     "  --threads N       BLAS threads, 1 to 64 (default: OPENBLAS_NUM_THREADS, else the cores)\n"
+    "  --config FILE     read options from FILE first: key = value lines as DIR/config.txt\n"
+    "                    writes them (# starts a comment); flags on the command line win\n"
     "output\n"
     "  --out DIR         where everything is written (default runs/<date-time>); it holds one run:\n"
     "                    a new run into a directory holding one is refused without --force\n"
@@ -139,10 +260,14 @@ int ts_cmd_train(int argc, char **argv) {
     strftime(default_out, sizeof default_out, "runs/%Y%m%d-%H%M%S", localtime_r(&now, &tm));
     o.out_dir = default_out;
     long emb = o.model.emb, hidden = o.model.hidden;
+    dev_choice dev = {&o.dev_pairs, &o.dev_file};
+    const char *config = NULL;
     const ts_flag flags[] = {
         TS_STRING("corpus", &o.corpus),
         TS_INT("max-len", &o.max_len, 1, 100000),
-        TS_INT("dev", &o.dev_pairs, 1, 10000000),
+        TS_CHOICE("dev", &dev, choose_dev),
+        TS_STRING("test", &o.test_file),
+        TS_STRING("config", &config),
         TS_INT("min-count", &o.min_count, 1, 1000000),
         TS_SWITCH("skip-bad", &o.skip_bad),
         TS_INT("toy-pairs", &o.toy_pairs, 10, 10000000),
@@ -172,7 +297,10 @@ int ts_cmd_train(int argc, char **argv) {
         TS_INT("keep", &o.keep, 0, 1000),
     };
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
-    int parsed = ts_cli_parse(&spec, argc, argv);
+    const char *config_file = config_path(argc, argv);
+    int parsed = config_file ? apply_config(config_file, &spec) : -1;
+    if (parsed >= 0) return parsed;
+    parsed = ts_cli_parse(&spec, argc, argv);
     if (parsed >= 0) return parsed;
     o.model.emb = (int)emb;
     o.model.hidden = (int)hidden;

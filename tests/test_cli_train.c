@@ -504,3 +504,71 @@ Test(cli_train, keep_then_average_gives_a_model_that_translates, .timeout = 120)
     cr_assert_neq(access(path, F_OK), 0, "--force left the old run's epoch-3.ckpt");
     free(dir);
 }
+
+// A run's config.txt read back with --config repeats the run to the bit;
+// flags on the command line win; bad lines are named by file and line.
+Test(cli_train, config_txt_repeats_the_run_and_names_bad_lines, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char args[4096], path[1100], cmd[8192];
+    snprintf(args, sizeof args, "--toy-pairs 300 --emb 6 --hidden 8 --steps 12 --lr 0.0123456789 --dropout 0.1 "
+                                "--show 0 --out %s/a", dir);
+    expect_exit(0, args, "train: tokens_per_s=");
+    snprintf(args, sizeof args, "--config %s/a/config.txt --out %s/b", dir, dir);
+    expect_exit(0, args, "train: tokens_per_s=");
+    snprintf(cmd, sizeof cmd, "cmp %s/a/last.ckpt %s/b/last.ckpt", dir, dir);
+    cr_assert_eq(test_run(cmd, NULL), 0, "the run repeated from config.txt differs");
+    snprintf(args, sizeof args, "--config %s/a/config.txt --hidden 10 --out %s/c", dir, dir);
+    expect_exit(0, args, "train: tokens_per_s=");
+    snprintf(path, sizeof path, "%s/c/config.txt", dir);
+    char *text = NULL;
+    cr_assert_eq(test_run((snprintf(cmd, sizeof cmd, "cat %s", path), cmd), &text), 0);
+    cr_assert(strstr(text, "hidden = 10\n") && strstr(text, "emb = 6\n") && strstr(text, "dropout = 0.1\n"), "%s", text);
+    free(text);
+
+    char *bad = test_write_file(dir, "bad.txt", "# mine\nemb = 6\n\nwidth = 3\n", 25);
+    snprintf(args, sizeof args, "--config %s --out %s/d", bad, dir);
+    char message[2048];
+    snprintf(message, sizeof message, "%s:4: unknown key 'width'", bad);
+    expect_exit(2, args, message);
+    char *zero = test_write_file(dir, "zero.txt", "emb = 0\n", 8);
+    snprintf(args, sizeof args, "--config %s --out %s/d", zero, dir);
+    snprintf(message, sizeof message, "%s:1: --emb must be between 1 and", zero);
+    expect_exit(2, args, message);
+    char *no_eq = test_write_file(dir, "noeq.txt", "emb 6\n", 6);
+    snprintf(args, sizeof args, "--config %s --out %s/d", no_eq, dir);
+    expect_exit(2, args, ":1: expected key = value");
+    snprintf(args, sizeof args, "--config %s/missing.txt --out %s/d", dir, dir);
+    expect_exit(1, args, "--config: cannot open");
+    free(bad);
+    free(zero);
+    free(no_eq);
+    free(dir);
+}
+
+// --dev FILE is the dev set (nothing held out of the corpus), --test FILE is
+// evaluated at the end; a resumed run must keep the same --dev.
+Test(cli_train, dev_and_test_files_are_held_out_corpora, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char args[4096], cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s corpus --toy --n 40 --seed 7 > %s/dev.tsv && %s corpus --toy --n 30 --seed 8 > %s/test.tsv",
+             TS_PROGRAM, dir, TS_PROGRAM, dir);
+    cr_assert_eq(test_run(cmd, NULL), 0);
+    snprintf(args, sizeof args, "--toy-pairs 300 --emb 4 --hidden 4 --epochs 1 --show 0 --dev %s/dev.tsv "
+                                "--test %s/test.tsv --out %s/run", dir, dir, dir);
+    expect_exit(0, args, "test: loss ");
+    expect_exit(2, args, "already holds a run");  // (the same run again is refused, as any)
+    char *text = NULL;
+    snprintf(cmd, sizeof cmd, "cat %s/run/config.txt", dir);
+    cr_assert_eq(test_run(cmd, &text), 0);
+    cr_assert(strstr(text, "dev_pairs = 40\n") && strstr(text, "train_pairs = 300\n") && strstr(text, "/dev.tsv\n"),
+              "%s", text);
+    free(text);
+    snprintf(cmd, sizeof cmd, "cp %s/dev.tsv %s/other.tsv", dir, dir);
+    cr_assert_eq(test_run(cmd, NULL), 0);
+    snprintf(args, sizeof args, "--toy-pairs 300 --emb 4 --hidden 4 --epochs 2 --show 0 --dev %s/other.tsv "
+                                "--resume %s/run/last.ckpt --out %s/run2", dir, dir, dir);
+    expect_exit(2, args, "was trained with --dev");
+    snprintf(args, sizeof args, "--toy-pairs 300 --emb 4 --hidden 4 --epochs 1 --dev %s/none.tsv --out %s/x", dir, dir);
+    expect_exit(1, args, "none.tsv");
+    free(dir);
+}

@@ -228,7 +228,7 @@ Test(train, dropout_and_label_smoothing_change_the_run_and_report_plain_loss) {
     char *config = join(c, "config.txt");
     size_t len;
     char *text = read_file(config, &len);
-    cr_assert(strstr(text, "label_smoothing=0.2\n") && strstr(text, "dropout=0\n"), "%s", text);
+    cr_assert(strstr(text, "label_smoothing = 0.2\n") && strstr(text, "dropout = 0\n"), "%s", text);
     cr_assert_null(strstr(text, "toy_pairs"), "a TSV run's config.txt lists no toy_* keys:\n%s", text);
     free(text);
     free(config);

@@ -172,6 +172,15 @@ static int trim_metrics(const char *dir, long epoch) {
     return rc;
 }
 
+// The shortest decimal that reads back as x (so --config repeats the run).
+static const char *exact(char buf[32], double x) {
+    for (int digits = 6; digits <= 17; digits++) {
+        snprintf(buf, 32, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x) break;
+    }
+    return buf;
+}
+
 int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev) {
     char path[4096];
     int rc = ts_path_join(path, sizeof path, o->out_dir, "config.txt");
@@ -179,17 +188,28 @@ int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n
     FILE *f = fopen(path, "w");
     if (!f) return ts_fail(TS_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
     const ts_model_config *c = &m->cfg;
-    fprintf(f, "corpus=%s\n", o->corpus ? o->corpus : "toy");
-    if (!o->corpus) fprintf(f, "toy_pairs=%ld\ntoy_seed=%ld\n", o->toy_pairs, o->toy_seed);  // only what applies
-    fprintf(f, "max_len=%ld\ndev_pairs=%zu\ntrain_pairs=%zu\nmin_count=%ld\n", o->max_len, n_dev, n_train, o->min_count);
-    fprintf(f, "attention=%s\ndecoder=%s\nbidirectional=%d\nemb=%d\nhidden=%d\nsource_vocabulary=%d\ntarget_vocabulary=%d\n",
-            ts_attn_name(c->attn), ts_decoder_name(c->decoder), c->bidirectional, c->emb, c->hidden, c->src_vocab,
-            c->tgt_vocab);
-    fprintf(f, "optimizer=%s\nlr=%g\nclip=%g\ntf=%g\ndropout=%g\nlabel_smoothing=%g\nbatch=%ld\nepochs=%ld\nsteps=%ld\n"
-               "lr_decay=%g\npatience=%ld\nseed=%ld\n",
-            ts_optim_name(o->optim), o->lr, o->clip, o->tf, o->dropout, o->label_smoothing, o->batch, o->epochs, o->steps,
-            o->lr_decay, o->patience, o->seed);
-    fprintf(f, "parameters=%zu\nresume=%s\n", ts_params_size(&m->params), o->resume ? o->resume : "");
+    char b[6][32];
+    fprintf(f, "# the options of this run: `tinyseq train --config %s` repeats it (flags given\n"
+               "# on the command line win); the facts at the end are read back but not applied\n", path);
+    fprintf(f, "corpus = %s\n", o->corpus ? o->corpus : "toy");
+    if (!o->corpus) fprintf(f, "toy_pairs = %ld\n", o->toy_pairs);  // only what applies
+    fprintf(f, "max_len = %ld\n", o->max_len);
+    if (o->dev_file) fprintf(f, "dev = %s\n", o->dev_file);
+    else if (o->dev_pairs > 0) fprintf(f, "dev = %ld\n", o->dev_pairs);  // the actual size is a fact below
+    if (o->test_file) fprintf(f, "test = %s\n", o->test_file);
+    fprintf(f, "min_count = %ld\nskip_bad = %d\n", o->min_count, o->skip_bad);
+    fprintf(f, "attention = %s\ndecoder = %s\nbidirectional = %d\nemb = %d\nhidden = %d\n", ts_attn_name(c->attn),
+            ts_decoder_name(c->decoder), c->bidirectional, c->emb, c->hidden);
+    fprintf(f, "optimizer = %s\nlr = %s\nclip = %s\ntf = %s\ndropout = %s\nlabel_smoothing = %s\n",
+            ts_optim_name(o->optim), exact(b[0], o->lr), exact(b[1], o->clip), exact(b[2], o->tf),
+            exact(b[3], o->dropout), exact(b[4], o->label_smoothing));
+    fprintf(f, "batch = %ld\nepochs = %ld\nsteps = %ld\nlr_decay = %s\npatience = %ld\nseed = %ld\nkeep = %ld\n",
+            o->batch, o->epochs, o->steps, exact(b[5], o->lr_decay), o->patience, o->seed, o->keep);
+    fprintf(f, "# facts\n");
+    if (!o->corpus) fprintf(f, "toy_seed = %ld\n", o->toy_seed);
+    fprintf(f, "dev_pairs = %zu\ntrain_pairs = %zu\nsource_vocabulary = %d\ntarget_vocabulary = %d\nparameters = %zu\n",
+            n_dev, n_train, c->src_vocab, c->tgt_vocab, ts_params_size(&m->params));
+    fprintf(f, "resume = %s\n", o->resume ? o->resume : "");
     if (fclose(f) != 0) return ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     return TS_OK;
 }

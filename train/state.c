@@ -51,7 +51,7 @@ typedef struct {
     int saved, optional;
 } option;
 
-enum { N_OPTIONS = 18 };
+enum { N_OPTIONS = 19 };
 
 static void run_options(const ts_train_opts *o, double lr_now, option out[N_OPTIONS]) {
     const option rows[N_OPTIONS] = {
@@ -60,6 +60,7 @@ static void run_options(const ts_train_opts *o, double lr_now, option out[N_OPTI
         {"data.toy_seed", "toy seed", OPTION_INT, o->toy_seed, 0, NULL, 1, 0},
         {"data.max_len", "--max-len", OPTION_INT, o->max_len, 0, NULL, 0, 0},
         {"data.dev_pairs", "--dev", OPTION_INT, o->dev_pairs, 0, NULL, 1, 0},
+        {"data.dev_file", "--dev", OPTION_TEXT, 0, 0, o->dev_file ? o->dev_file : "", 1, 1},
         {"data.min_count", "--min-count", OPTION_INT, o->min_count, 0, NULL, 1, 0},
         {"data.skip_bad", "--skip-bad", OPTION_INT, o->skip_bad, 0, NULL, 1, 0},
         {"train.optimizer", NULL, OPTION_TEXT, 0, 0, ts_optim_name(o->optim), 1, 0},
@@ -206,12 +207,27 @@ static int restore_rng(const ts_ckpt *ck, const char *name, gsl_rng *rng, unsign
 static int check_same_options(const ts_ckpt *ck, const ts_train_opts *o) {
     option options[N_OPTIONS];
     run_options(o, 0, options);
-    // The whole numbers first, then the real ones: the first difference is reported.
-    for (int pass = 0; pass < 2; pass++)
+    // The whole numbers first, then the real ones, then the texts: the first
+    // difference is reported.
+    static const option_kind order[3] = {OPTION_INT, OPTION_REAL, OPTION_TEXT};
+    for (int pass = 0; pass < 3; pass++)
         for (int i = 0; i < N_OPTIONS; i++) {
             const option *r = &options[i];
-            if (!r->flag || r->kind != (pass == 0 ? OPTION_INT : OPTION_REAL)) continue;
+            if (!r->flag || r->kind != order[pass]) continue;
             int rc;
+            if (r->kind == OPTION_TEXT) {
+                const char *saved = "";
+                if (r->optional && ts_ckpt_get_string(ck, r->key, &saved) != TS_OK) {
+                    ts_clear_error();
+                    saved = "";
+                } else if (!r->optional && (rc = ts_ckpt_get_string(ck, r->key, &saved))) {
+                    return rc;
+                }
+                if (strcmp(saved, r->text))
+                    return ts_fail(TS_ERR_ARG, "%s was trained with %s '%s'; this run asks for '%s' (resuming must keep the flags)",
+                                   o->resume, r->flag, saved, r->text);
+                continue;
+            }
             if (r->kind == OPTION_INT) {
                 int64_t saved;
                 if ((rc = ts_ckpt_get_int(ck, r->key, INT64_MIN, INT64_MAX, &saved))) return rc;

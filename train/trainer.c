@@ -51,6 +51,11 @@ typedef struct {
     const ts_train_opts *opts;
     ts_corpus *corpus;
     ts_split split;
+    ts_corpus *dev_file;               // --dev FILE, or NULL: the dev set is held out of corpus
+    ts_corpus *test;                   // --test FILE (read up front, evaluated at the end), or NULL
+    const ts_corpus *dev;              // the dev set: dev_rows of this corpus
+    const size_t *dev_rows;
+    size_t n_dev;
     ts_vocab *src_vocab, *tgt_vocab;
     ts_batcher *batcher;
     ts_seq2seq *model;
@@ -141,9 +146,25 @@ static int evaluate_dev(trainer *t, ts_eval_result *res, ts_hypothesis **hyps) {
     ts_eval_opts eo = {.beam = 1, .batch = 64};
     int rc;
     // A failed ts_evaluate has freed its hypotheses.
-    while ((rc = ts_evaluate(&view, &t->ctx, t->corpus, t->split.dev, t->split.n_dev, &eo, res, hyps)) == TS_ERR_ARENA)
+    while ((rc = ts_evaluate(&view, &t->ctx, t->dev, t->dev_rows, t->n_dev, &eo, res, hyps)) == TS_ERR_ARENA)
         if ((rc = grow_arena(t))) break;
     ts_ctx_reset(&t->ctx);
+    return rc;
+}
+
+// --test FILE: the final model on a held-out corpus, one line on o->out.
+static int evaluate_test(trainer *t) {
+    const ts_train_opts *o = t->opts;
+    ts_translator view = view_of(t);
+    ts_eval_opts eo = {.beam = 1, .batch = 64};
+    ts_eval_result res;
+    int rc;
+    while ((rc = ts_evaluate(&view, &t->ctx, t->test, NULL, 0, &eo, &res, NULL)) == TS_ERR_ARENA)
+        if ((rc = grow_arena(t))) break;
+    ts_ctx_reset(&t->ctx);
+    if (!rc && o->out)
+        fprintf(o->out, "test: loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%% on %zu pairs of %s (last model)\n",
+                res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact, res.pairs, o->test_file);
     return rc;
 }
 
@@ -196,13 +217,13 @@ static int end_epoch(trainer *t, int *stop) {
     if (improved && (rc = save_checkpoint(t, "best.ckpt", 0))) goto done;
     if ((rc = save_checkpoint(t, "last.ckpt", 1))) goto done;
     if (o->keep > 0 && (rc = keep_epoch(t))) goto done;
-    if (hyps && t->split.n_dev > 0 &&
+    if (hyps && t->n_dev > 0 &&
         (rc = ts_rundir_write_attention(o->out_dir, t->s.epoch, &t->model->cfg, t->tgt_vocab,
-                                        &t->corpus->pairs[t->split.dev[0]], &hyps[0])))
+                                        &t->dev->pairs[t->dev_rows[0]], &hyps[0])))
         goto done;
     rc = ts_rundir_write_loss(o->out_dir, t->s.history_train, t->s.history_dev, t->s.epoch);
 done:
-    free_hyps(hyps, t->split.n_dev);
+    free_hyps(hyps, t->n_dev);
     return rc;
 }
 
@@ -231,13 +252,23 @@ static int load_data(trainer *t) {
     if (n_pairs < 2)
         return ts_fail(TS_ERR_FORMAT, "%s has %zu usable pairs%s; training needs at least 2", o->corpus ? o->corpus : "the toy corpus",
                        n_pairs, o->max_len ? " within --max-len" : "");
-    // --dev N is held out as asked; without it, 500 or a tenth of the corpus.
+    // --dev N is held out as asked; --dev FILE holds nothing out; without
+    // either, 500 or a tenth of the corpus.
     size_t n_dev = (size_t)o->dev_pairs;
+    // Held-out files are read now: a bad one fails before any training.
+    if (o->dev_file) {
+        if ((rc = ts_corpus_read(o->dev_file, &co, &t->dev_file))) return rc;
+        if (t->dev_file->n_pairs == 0) return ts_fail(TS_ERR_FORMAT, "--dev %s has no usable pairs", o->dev_file);
+    }
+    if (o->test_file) {
+        if ((rc = ts_corpus_read(o->test_file, &co, &t->test))) return rc;
+        if (t->test->n_pairs == 0) return ts_fail(TS_ERR_FORMAT, "--test %s has no usable pairs", o->test_file);
+    }
     if (n_dev >= n_pairs)
         return ts_fail(TS_ERR_ARG, "--dev %zu: %s has %zu usable pairs, so at most %zu can be held out", n_dev,
                        o->corpus ? o->corpus : "the toy corpus", n_pairs, n_pairs - 1);
-    if (n_dev == 0) n_dev = n_pairs / 10 < TS_DEFAULT_DEV_PAIRS ? n_pairs / 10 : TS_DEFAULT_DEV_PAIRS;
-    if (n_dev == 0) n_dev = 1;
+    if (n_dev == 0 && !o->dev_file) n_dev = n_pairs / 10 < TS_DEFAULT_DEV_PAIRS ? n_pairs / 10 : TS_DEFAULT_DEV_PAIRS;
+    if (n_dev == 0 && !o->dev_file) n_dev = 1;
     gsl_rng *split_rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!split_rng) return ts_fail(TS_ERR_NOMEM, "rng");
     gsl_rng_set(split_rng, (unsigned long)o->seed);
@@ -247,10 +278,26 @@ static int load_data(trainer *t) {
     if (!rc) rc = ts_vocab_build(t->corpus, TS_TGT, t->split.train, t->split.n_train, (size_t)o->min_count, &t->tgt_vocab);
     ts_batcher_opts bo = {.batch_size = (size_t)o->batch, .bucket_batches = 50};
     if (!rc) rc = ts_batcher_new(t->corpus, t->split.train, t->split.n_train, t->src_vocab, t->tgt_vocab, &bo, &t->batcher);
-    return rc;
+    if (rc) return rc;
+    if (t->dev_file) {
+        size_t *rows = malloc(t->dev_file->n_pairs * sizeof *rows);  // every pair, in file order
+        if (!rows) return ts_fail(TS_ERR_NOMEM, "no memory for the dev rows");
+        for (size_t i = 0; i < t->dev_file->n_pairs; i++) rows[i] = i;
+        t->dev = t->dev_file;
+        t->dev_rows = rows;
+        t->n_dev = t->dev_file->n_pairs;
+    } else {
+        t->dev = t->corpus;
+        t->dev_rows = t->split.dev;
+        t->n_dev = t->split.n_dev;
+    }
+    return TS_OK;
 }
 
 static void trainer_free(trainer *t) {
+    if (t->dev_file) free((size_t *)t->dev_rows);
+    ts_corpus_free(t->dev_file);
+    ts_corpus_free(t->test);
     ts_corpus_free(t->corpus);
     ts_split_free(&t->split);
     ts_vocab_free(t->src_vocab);
@@ -342,17 +389,17 @@ static int finish_run(trainer *t) {
     // resumed from here computes what an uninterrupted one does.
     int best_is_last = t->s.epoch == 0 && isinf(t->s.best_dev);
     if (best_is_last && (rc = save_checkpoint(t, "best.ckpt", 0))) {
-        free_hyps(hyps, t->split.n_dev);
+        free_hyps(hyps, t->n_dev);
         return rc;
     }
     if (!o->out) {
-        free_hyps(hyps, t->split.n_dev);
-        return TS_OK;
+        free_hyps(hyps, t->n_dev);
+        return o->test_file ? evaluate_test(t) : TS_OK;
     }
-    size_t n = (size_t)o->show < t->split.n_dev ? (size_t)o->show : t->split.n_dev;
+    size_t n = (size_t)o->show < t->n_dev ? (size_t)o->show : t->n_dev;
     char buf[4096];
     for (size_t i = 0; i < n; i++) {
-        const ts_pair *p = &t->corpus->pairs[t->split.dev[i]];
+        const ts_pair *p = &t->dev->pairs[t->dev_rows[i]];
         fputs("  source:    ", o->out);
         for (int k = 0; k < p->src_len; k++) fprintf(o->out, "%s%s", k ? " " : "", p->src[k]);
         fputs("\n  reference: ", o->out);
@@ -373,8 +420,8 @@ static int finish_run(trainer *t) {
     else if (best_is_last)
         fprintf(o->out, "best: step %ld (no epoch has ended yet), dev loss %.4f (%s/best.ckpt)\n", t->s.step, res.loss,
                 o->out_dir);
-    free_hyps(hyps, t->split.n_dev);
-    return TS_OK;
+    free_hyps(hyps, t->n_dev);
+    return o->test_file ? evaluate_test(t) : TS_OK;
 }
 
 int ts_train(const ts_train_opts *o, ts_train_report *report) {
@@ -440,11 +487,11 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         goto done;
     // Everything is ready: only now is the directory changed.
     if ((rc = ts_rundir_prepare(o->out_dir, use, t.s.epoch))) goto done;
-    if ((rc = ts_rundir_write_config(o, t.model, t.split.n_train, t.split.n_dev))) goto done;
+    if ((rc = ts_rundir_write_config(o, t.model, t.split.n_train, t.n_dev))) goto done;
     if (o->out) {
         fprintf(o->out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_blas_threads());
         fprintf(o->out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
-                t.split.n_train, t.split.n_dev, cfg.src_vocab, cfg.tgt_vocab);
+                t.split.n_train, t.n_dev, cfg.src_vocab, cfg.tgt_vocab);
         fprintf(o->out, "model: %s attention, %s decoder%s, emb %d, hidden %d, %zu parameters; %s lr %g, batch %ld\n",
                 ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder), cfg.bidirectional ? ", bidirectional" : "", cfg.emb,
                 cfg.hidden, ts_params_size(&t.model->params), ts_optim_name(o->optim), t.optim.lr, o->batch);

@@ -24,6 +24,8 @@ typedef struct {
     long toy_seed;             // seed of the toy corpus (default TS_TOY_SEED): a fixed data set
     long max_len;              // keep pairs with 1..max_len tokens per side (0: no limit)
     long dev_pairs;            // held-out dev pairs (0, the default: TS_DEFAULT_DEV_PAIRS or a tenth of the corpus, whichever is fewer)
+    const char *dev_file;      // a TSV corpus to use as the dev set instead (then nothing is held out; dev_pairs is 0)
+    const char *test_file;     // a TSV corpus to evaluate the final model on (NULL: none)
     long min_count;            // vocabulary: words seen at least this often (default 1)
     int skip_bad;              // skip malformed corpus lines instead of failing
     // model: vocabulary sizes are filled from the data
