@@ -19,6 +19,7 @@ int ts_cmd_info(int argc, char **argv);
 int ts_cmd_export(int argc, char **argv);
 int ts_cmd_import(int argc, char **argv);
 int ts_cmd_average(int argc, char **argv);
+int ts_cmd_report(int argc, char **argv);
 
 // ---- argument parsing shared by the subcommands ------------------------
 // Each subcommand describes its flags in one table and hands it, with argv,

@@ -25,6 +25,7 @@ static const subcommand subcommands[] = {
     {"export", ts_cmd_export, "write a checkpoint's weights as a NumPy .npz (for NumPy and PyTorch)"},
     {"import", ts_cmd_import, "read weights from an .npz into the model of a checkpoint"},
     {"average", ts_cmd_average, "the mean of several checkpoints of one model (e.g. the last epochs of a run)"},
+    {"report", ts_cmd_report, "a run directory as one HTML page: curves and an attention explorer"},
     {NULL, NULL, NULL},
 };
 

@@ -10,6 +10,7 @@ packages=(
   libxml2-utils            # xmllint: tests check the SVG heatmaps are well-formed XML
   clang libclang-rt-dev    # libFuzzer harnesses for the checkpoint loader and the .npz reader
   python3-numpy            # tests load tinyseq export's .npz with numpy.load (Debian's /usr/bin/python3)
+  chromium                 # tests render tinyseq report's page in headless Chromium
 )
 
 missing=()

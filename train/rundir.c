@@ -45,7 +45,8 @@ int ts_make_dirs(const char *path) {
 // attention-<epoch>.svg, epoch-<epoch>.ckpt), or 0; *epoch gets the epoch of
 // a per-epoch file (else -1).
 static size_t run_file_stem(const char *name, long *epoch) {
-    static const char *const fixed[] = {"last.ckpt", "best.ckpt", "metrics.csv", "config.txt", "loss.svg"};
+    static const char *const fixed[] = {"last.ckpt", "best.ckpt", "metrics.csv", "config.txt", "loss.svg",
+                                        "attention.jsonl", "report.html"};
     static const struct { const char *prefix, *suffix; } per_epoch[] = {{"attention-", ".svg"}, {"epoch-", ".ckpt"}};
     *epoch = -1;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
@@ -141,11 +142,22 @@ int ts_rundir_check(const ts_train_opts *o, ts_rundir_use *use) {
     return TS_OK;
 }
 
-// A continued run's metrics.csv keeps the header and the rows of the epochs
-// up to the checkpoint's; later ones are the previous run's future.
-static int trim_metrics(const char *dir, long epoch) {
+// The epoch a line of metrics.csv ("E,...") or attention.jsonl
+// ({"epoch":E,...) is about; 0 for metrics.csv's header; -1 for nothing.
+static long line_epoch(const char *line) {
+    if (!strncmp(line, "epoch,", 6)) return 0;
+    const char *p = !strncmp(line, "{\"epoch\":", 9) ? line + 9 : line;
+    char *end;
+    long e = strtol(p, &end, 10);
+    return end != p && *end == ',' && e >= 1 ? e : -1;
+}
+
+// A continued run's metrics.csv and attention.jsonl keep the header and the
+// lines of the epochs up to the checkpoint's; later ones are the previous
+// run's future.
+static int trim_lines(const char *dir, const char *name, long epoch) {
     char path[4096], tmp[4200];
-    int rc = ts_path_join(path, sizeof path, dir, "metrics.csv");
+    int rc = ts_path_join(path, sizeof path, dir, name);
     if (rc) return rc;
     FILE *in = fopen(path, "r");
     if (!in) return errno == ENOENT ? TS_OK : ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
@@ -155,15 +167,13 @@ static int trim_metrics(const char *dir, long epoch) {
         fclose(in);
         return ts_fail(TS_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
     }
-    char line[1024];
-    int first = 1;
-    while (fgets(line, sizeof line, in)) {
-        char *end;
-        long row_epoch = strtol(line, &end, 10);
-        int header = first && !strncmp(line, "epoch,", 6);
-        first = 0;
-        if (header || (end != line && *end == ',' && row_epoch >= 1 && row_epoch <= epoch)) fputs(line, out);
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, in) > 0) {
+        long e = line_epoch(line);
+        if (e >= 0 && e <= epoch) fputs(line, out);
     }
+    free(line);
     int failed = ferror(in);
     fclose(in);
     if (fclose(out) != 0 || failed) rc = ts_fail(TS_ERR_IO, "cannot rewrite '%s'", path);
@@ -217,7 +227,8 @@ int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n
 int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch) {
     if (use == TS_RUN_REPLACE) return remove_run_files(dir, 1, 0);
     if (use != TS_RUN_CONTINUE) return TS_OK;
-    int rc = trim_metrics(dir, epoch);
+    int rc = trim_lines(dir, "metrics.csv", epoch);
+    if (!rc) rc = trim_lines(dir, "attention.jsonl", epoch);
     return rc ? rc : remove_run_files(dir, 0, epoch);
 }
 
@@ -263,6 +274,72 @@ int ts_rundir_write_attention(const char *dir, long epoch, const ts_model_config
     free(target);
     free(weights);
     return rc;
+}
+
+// A JSON string: quotes, backslashes and control characters escaped, and
+// '<', '>', '&' too, so that no "</script>" can appear.
+static void json_string(FILE *f, const char *text) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&') fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void json_words(FILE *f, char *const *words, size_t n) {
+    fputc('[', f);
+    for (size_t k = 0; k < n; k++) {
+        if (k) fputc(',', f);
+        json_string(f, words[k]);
+    }
+    fputc(']', f);
+}
+
+// {"output": [...], "weights": [[...], ...]}: rows are the output words and
+// <eos> (or the cut), columns the S source words of the pair.
+static void json_hypothesis(FILE *f, const ts_vocab *tgt_vocab, const ts_hypothesis *h, size_t S) {
+    fputs("{\"output\":[", f);
+    for (int k = 0; k < h->len; k++) {
+        if (k) fputc(',', f);
+        json_string(f, ts_vocab_word(tgt_vocab, h->tokens[k]));
+    }
+    fprintf(f, "],\"ended\":%d,\"weights\":[", h->ended);
+    for (int r = 0; h->attention && r <= h->len; r++) {
+        fputs(r ? ",[" : "[", f);
+        for (size_t c = 0; c < S; c++) fprintf(f, c ? ",%.4g" : "%.4g", h->attention[(size_t)r * (size_t)h->S + c]);
+        fputc(']', f);
+    }
+    fputs("]}", f);
+}
+
+int ts_rundir_append_report(const char *dir, long epoch, const ts_eval_result *dev, const ts_vocab *tgt_vocab,
+                            const ts_report_sentence *sentences, size_t n) {
+    char path[4096];
+    int rc = ts_path_join(path, sizeof path, dir, "attention.jsonl");
+    if (rc) return rc;
+    FILE *f = fopen(path, "a");
+    if (!f) return ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    fprintf(f, "{\"epoch\":%ld,\"bleu_by_length\":[", epoch);
+    for (int b = 0; b < TS_EVAL_BUCKETS; b++)
+        fprintf(f, b ? ",[%.6g,%zu]" : "[%.6g,%zu]", dev->bucket_bleu[b], dev->bucket_pairs[b]);
+    fputs("],\"sentences\":[", f);
+    for (size_t i = 0; i < n; i++) {
+        const ts_pair *p = sentences[i].pair;
+        fputs(i ? ",{\"source\":" : "{\"source\":", f);
+        json_words(f, p->src, (size_t)p->src_len);
+        fputs(",\"reference\":", f);
+        json_words(f, p->tgt, (size_t)p->tgt_len);
+        fputs(",\"greedy\":", f);
+        json_hypothesis(f, tgt_vocab, sentences[i].greedy, (size_t)p->src_len);
+        fputs(",\"beam\":", f);
+        json_hypothesis(f, tgt_vocab, sentences[i].beam, (size_t)p->src_len);
+        fputc('}', f);
+    }
+    fputs("]}\n", f);
+    if (fclose(f) != 0) return ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    return TS_OK;
 }
 
 int ts_rundir_write_loss(const char *dir, const double *train, const double *dev, long epochs) {

@@ -50,6 +50,23 @@ int ts_rundir_append_metrics(const char *dir, const ts_metrics_row *row);
 int ts_rundir_write_attention(const char *dir, long epoch, const ts_model_config *cfg, const ts_vocab *tgt_vocab,
                               const ts_pair *pair, const ts_hypothesis *h);
 
+// How many dev sentences attention.jsonl follows through the epochs.
+#define TS_REPORT_SENTENCES 24
+
+// One sentence as attention.jsonl records it: the source pair and the greedy
+// and beam hypotheses of this epoch's model.
+typedef struct {
+    const ts_pair *pair;
+    const ts_hypothesis *greedy, *beam;
+} ts_report_sentence;
+
+// Appends one line to attention.jsonl (what `tinyseq report` reads): this
+// epoch's dev BLEU by source length and, for each sentence, its words and the
+// attention of its greedy and beam outputs. JSON; '<', '>' and '&' are
+// written as \u escapes so the line can sit inside an HTML script element.
+int ts_rundir_append_report(const char *dir, long epoch, const ts_eval_result *dev, const ts_vocab *tgt_vocab,
+                            const ts_report_sentence *sentences, size_t n);
+
 // loss.svg: the train and dev loss of each finished epoch.
 int ts_rundir_write_loss(const char *dir, const double *train, const double *dev, long epochs);
 

@@ -169,6 +169,30 @@ static int evaluate_test(trainer *t) {
 }
 
 
+// attention.jsonl for `tinyseq report`: the first TS_REPORT_SENTENCES dev
+// sentences with this epoch's greedy outputs (from the dev evaluation) and
+// beam-4 outputs, each with its attention.
+static int append_report(trainer *t, const ts_eval_result *res, const ts_hypothesis *greedy) {
+    size_t n = t->n_dev < TS_REPORT_SENTENCES ? t->n_dev : TS_REPORT_SENTENCES;
+    ts_hypothesis beam[TS_REPORT_SENTENCES];
+    ts_report_sentence rows[TS_REPORT_SENTENCES];
+    memset(beam, 0, sizeof beam);
+    int rc = TS_OK;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const ts_pair *p = &t->dev->pairs[t->dev_rows[i]];
+        int ids[TS_MAX_SENTENCE_TOKENS];
+        int len = p->src_len < TS_MAX_SENTENCE_TOKENS ? p->src_len : TS_MAX_SENTENCE_TOKENS;
+        for (int k = 0; k < len; k++) ids[k] = ts_vocab_id(t->src_vocab, p->src[k]);
+        while ((rc = ts_seq2seq_beam(t->model, &t->ctx, ids, len, 4, 2 * len + 10, NULL, &beam[i])) == TS_ERR_ARENA)
+            if ((rc = grow_arena(t))) break;
+        ts_ctx_reset(&t->ctx);
+        rows[i] = (ts_report_sentence){p, &greedy[i], &beam[i]};
+    }
+    if (!rc) rc = ts_rundir_append_report(t->opts->out_dir, t->s.epoch, res, t->tgt_vocab, rows, n);
+    for (size_t i = 0; i < n; i++) ts_hypothesis_free(&beam[i]);
+    return rc;
+}
+
 // --keep N: this epoch's model as epoch-<E>.ckpt (inference kind, for
 // `tinyseq average`), and the one N epochs older deleted.
 static int keep_epoch(trainer *t) {
@@ -221,7 +245,8 @@ static int end_epoch(trainer *t, int *stop) {
         (rc = ts_rundir_write_attention(o->out_dir, t->s.epoch, &t->model->cfg, t->tgt_vocab,
                                         &t->dev->pairs[t->dev_rows[0]], &hyps[0])))
         goto done;
-    rc = ts_rundir_write_loss(o->out_dir, t->s.history_train, t->s.history_dev, t->s.epoch);
+    if (!rc && t->n_dev > 0 && hyps) rc = append_report(t, &res, hyps);
+    if (!rc) rc = ts_rundir_write_loss(o->out_dir, t->s.history_train, t->s.history_dev, t->s.epoch);
 done:
     free_hyps(hyps, t->n_dev);
     return rc;

@@ -1,0 +1,144 @@
+// tinyseq report: a run directory as one self-contained HTML page.
+#include "cli/cli.h"
+
+#include "tensor/status.h"
+#include "viz/report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char usage[] =
+    "usage: tinyseq report RUN_DIR [-o FILE] [--force]\n"
+    "\n"
+    "Writes one self-contained HTML file (inline CSS, JavaScript and SVG; it\n"
+    "fetches nothing) from what tinyseq train wrote into RUN_DIR: the train and\n"
+    "dev loss and the dev BLEU and chrF per epoch (metrics.csv), dev BLEU by\n"
+    "source length, and an attention explorer: pick one of the first 24 dev\n"
+    "sentences, step through the epochs, compare the greedy and beam-4 outputs'\n"
+    "attention, hover a cell for its words and weight (attention.jsonl).\n"
+    "\n"
+    "  -o, --out FILE  where to write (default RUN_DIR/report.html, replaced if there)\n"
+    "  --force         replace FILE if it exists (otherwise that is an error)\n"
+    "\n"
+    "Exit status: 0 ok, 1 not a run directory, a damaged file or a failed\n"
+    "write, 2 usage error.\n";
+
+static const char *cmd = "tinyseq report";
+
+static int take_dir(void *context, const char *command, const char *arg) {
+    const char **dir = context;
+    if (*dir) {
+        ts_cli_error(command, 0, "unexpected argument '%s' (see %s --help)", arg, command);
+        return TS_EXIT_USAGE;
+    }
+    *dir = arg;
+    return -1;
+}
+
+// The whole of dir/name (NUL-terminated) in *text, or NULL when the file
+// does not exist; -1 after a message when it cannot be read.
+static int read_all(const char *dir, const char *name, char **text, size_t *len) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    *text = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT) return 0;
+        ts_cli_error(cmd, 0, "cannot open '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 1 << 16;
+    char *buf = malloc(cap + 1);
+    size_t got;
+    while (buf && (got = fread(buf + *len, 1, cap - *len, f)) > 0) {
+        *len += got;
+        if (*len == cap) {
+            char *bigger = cap < ((size_t)1 << 30) ? realloc(buf, 2 * cap + 1) : NULL;
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+    }
+    int failed = ferror(f) || !buf;
+    fclose(f);
+    if (failed) {
+        free(buf);
+        ts_cli_error(cmd, 0, "cannot read '%s' (over 1 GiB, or a read error)", path);
+        return -1;
+    }
+    buf[*len] = '\0';
+    *text = buf;
+    return 0;
+}
+
+int ts_cmd_report(int argc, char **argv) {
+    const char *dir = NULL, *out_path = NULL;
+    int force = 0;
+    const ts_flag flags[] = {TS_STRING("-o", &out_path), TS_STRING("out", &out_path), TS_SWITCH("force", &force)};
+    ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = 3, .positional = take_dir,
+                        .context = &dir};
+    int parsed = ts_cli_parse(&spec, argc, argv);
+    if (parsed >= 0) return parsed;
+    if (!dir) {
+        ts_cli_error(cmd, 0, "RUN_DIR is required (see %s --help)", cmd);
+        return TS_EXIT_USAGE;
+    }
+    char config[4200], default_out[4200];
+    snprintf(config, sizeof config, "%s/config.txt", dir);
+    struct stat st;
+    if (stat(config, &st) != 0) {
+        ts_cli_error(cmd, 0, "'%s' is not a tinyseq run directory (no config.txt)", dir);
+        return TS_EXIT_FAIL;
+    }
+    snprintf(default_out, sizeof default_out, "%s/report.html", dir);
+    if (!out_path) out_path = default_out;
+    else if (!force && stat(out_path, &st) == 0) {
+        ts_cli_error(cmd, 0, "'%s' exists; pass --force to replace it", out_path);
+        return TS_EXIT_FAIL;
+    }
+    char *metrics, *jsonl;
+    size_t metrics_len, jsonl_len;
+    if (read_all(dir, "metrics.csv", &metrics, &metrics_len)) return TS_EXIT_FAIL;
+    if (read_all(dir, "attention.jsonl", &jsonl, &jsonl_len)) {
+        free(metrics);
+        return TS_EXIT_FAIL;
+    }
+    // One entry per line of attention.jsonl (split in place).
+    size_t n = 0;
+    for (size_t i = 0; i < jsonl_len; i++) n += jsonl[i] == '\n';
+    const char **lines = malloc((n + 1) * sizeof *lines);
+    size_t n_lines = 0;
+    for (char *p = jsonl; lines && p && *p;) {
+        char *end = strchr(p, '\n');
+        if (end) *end = '\0';
+        lines[n_lines++] = p;
+        p = end ? end + 1 : NULL;
+    }
+    char metrics_name[4200], jsonl_name[4200];
+    snprintf(metrics_name, sizeof metrics_name, "%s/metrics.csv", dir);
+    snprintf(jsonl_name, sizeof jsonl_name, "%s/attention.jsonl", dir);
+    ts_report_input in = {.title = dir, .metrics_csv = metrics, .metrics_name = metrics_name, .epochs = lines,
+                          .n_epochs = n_lines, .epochs_name = jsonl_name};
+    int status = TS_EXIT_OK;
+    if (!lines) {
+        ts_cli_error(cmd, 0, "out of memory");
+        status = TS_EXIT_FAIL;
+    } else if (ts_report_write_html(out_path, &in)) {
+        ts_cli_error(cmd, 1, "cannot write the report");
+        status = TS_EXIT_FAIL;
+    } else {
+        printf("report: %s (%zu epochs of attention, %s)\n", out_path, n_lines, metrics ? "with metrics" : "no metrics.csv yet");
+    }
+    free(lines);
+    free(metrics);
+    free(jsonl);
+    return status;
+}

@@ -1,0 +1,147 @@
+// tinyseq report: a run directory as one self-contained HTML page. A
+// structural check always runs; headless Chromium, when installed, renders
+// the page and its script must draw the attention explorer without errors.
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char *dir, run[1024];
+
+static void setup(void) {
+    dir = test_tmpdir();
+    snprintf(run, sizeof run, "%s/run", dir);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s train --toy-pairs 400 --emb 8 --hidden 8 --epochs 2 --show 0 --out %s", TS_PROGRAM, run);
+    cr_assert_eq(test_run(cmd, NULL), 0, "training the run failed");
+}
+static void teardown(void) {
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    test_run(cmd, NULL);
+    free(dir);
+}
+TestSuite(cli_report, .init = setup, .fini = teardown);
+
+static int report(char **out, const char *args) {
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s report %s", TS_PROGRAM, args);
+    return test_run(cmd, out);
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *text = malloc((size_t)n + 1);
+    cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+static size_t count(const char *text, const char *what) {
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p++) n++;
+    return n;
+}
+
+Test(cli_report, the_page_holds_the_run_and_fetches_nothing) {
+    char *out, path[1200];
+    int rc = report(&out, run);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, out);
+    cr_assert(strstr(out, "2 epochs of attention, with metrics"), "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/report.html", run);
+    char *html = slurp(path);
+    cr_assert(strstr(html, "const METRICS={\"columns\":[\"epoch\",\"step\",\"train_loss\",\"dev_loss\""), "metrics");
+    cr_assert_eq(count(html, "{\"epoch\":"), 2, "one attention.jsonl line per epoch");
+    cr_assert_eq(count(html, "\"sentences\":["), 2);
+    cr_assert(strstr(html, "\"greedy\":{\"output\":") && strstr(html, "\"beam\":{\"output\":"));
+    // Self-contained: no external scripts, styles, images or fetches.
+    const char *fetches[] = {"src=", "href=", "<link", "@import", "url(", "fetch(", "XMLHttpRequest", "<iframe"};
+    for (size_t i = 0; i < sizeof fetches / sizeof fetches[0]; i++)
+        cr_assert_null(strstr(html, fetches[i]), "the page fetches something: %s", fetches[i]);
+    cr_assert_eq(count(html, "<script>"), count(html, "</script>"));
+    cr_assert_eq(count(html, "</script>"), 2, "no '</script>' inside the data");
+    free(html);
+}
+
+Test(cli_report, chromium_renders_the_explorer_without_script_errors, .timeout = 120) {
+    if (access("/usr/bin/chromium", X_OK) != 0) {
+        cr_log_warn("skipped: /usr/bin/chromium is not installed (scripts/setup.sh installs it)");
+        cr_skip_test("/usr/bin/chromium is not installed");
+    }
+    char *out, cmd[8192];
+    cr_assert_eq(report(&out, run), 0, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+             "--disable-background-networking --disable-component-update --disable-sync --user-data-dir=%s/chromium "
+             "--enable-logging=stderr --v=0 --dump-dom file://%s/report.html > %s/dom.html 2> %s/chromium.log",
+             dir, run, dir, dir);
+    cr_assert_eq(test_run(cmd, NULL), 0, "chromium failed: see %s/chromium.log", dir);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/dom.html", dir);
+    char *dom = slurp(path);
+    const char *mark = strstr(dom, "data-rendered=\"");
+    cr_assert_not_null(mark, "the script did not finish drawing");
+    long cells = strtol(mark + 15, NULL, 10);
+    cr_assert_gt(cells, 10, "only %ld heatmap cells drawn", cells);
+    cr_assert(strstr(dom, "<polyline"), "no loss curve drawn");
+    free(dom);
+    snprintf(path, sizeof path, "%s/chromium.log", dir);
+    char *log = slurp(path);
+    cr_assert_null(strstr(log, "Uncaught"), "script error:\n%s", log);
+    free(log);
+}
+
+Test(cli_report, bad_runs_and_files_are_refused_by_name) {
+    char *out, args[4096], path[1200];
+    cr_assert_eq(report(&out, ""), 2, "%s", out);
+    cr_assert(strstr(out, "RUN_DIR is required"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "%s/nothing", dir);
+    cr_assert_eq(report(&out, args), 1, "%s", out);
+    cr_assert(strstr(out, "is not a tinyseq run directory"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "%s -o %s/run/config.txt", run, dir);
+    cr_assert_eq(report(&out, args), 1, "%s", out);
+    cr_assert(strstr(out, "exists; pass --force"), "%s", out);
+    free(out);
+    // A line that would close the page's script is refused, naming file:line.
+    snprintf(path, sizeof path, "%s/attention.jsonl", run);
+    FILE *f = fopen(path, "a");
+    fputs("{\"epoch\":3,\"x\":\"</script><script>alert(1)</script>\"}\n", f);
+    fclose(f);
+    cr_assert_eq(report(&out, run), 1, "%s", out);
+    cr_assert(strstr(out, "attention.jsonl:3: not a line tinyseq train writes"), "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/metrics.csv", run);
+    f = fopen(path, "a");
+    fputs("3,9,abc,1,1,1,1,1,1,1,1\n", f);
+    fclose(f);
+    cr_assert_eq(report(&out, run), 1, "%s", out);
+    cr_assert(strstr(out, "metrics.csv:4: field 3 is not a number"), "%s", out);
+    free(out);
+}
+
+// A continued run drops the epochs after its checkpoint from attention.jsonl too.
+Test(cli_report, a_continued_run_keeps_the_attention_of_its_own_epochs) {
+    char cmd[16384], path[1200];
+    snprintf(cmd, sizeof cmd, "cp %s/last.ckpt %s/two.ckpt && %s train --toy-pairs 400 --emb 8 --hidden 8 --epochs 3 "
+                              "--show 0 --resume %s/last.ckpt --out %s && %s train --toy-pairs 400 --emb 8 --hidden 8 "
+                              "--epochs 3 --show 0 --resume %s/two.ckpt --out %s",
+             run, run, TS_PROGRAM, run, run, TS_PROGRAM, run, run);
+    cr_assert_eq(test_run(cmd, NULL), 0);
+    snprintf(path, sizeof path, "%s/attention.jsonl", run);
+    char *text = slurp(path);
+    cr_assert_eq(count(text, "{\"epoch\":"), 3, "%zu lines", count(text, "{\"epoch\":"));
+    cr_assert(strstr(text, "{\"epoch\":1,") && strstr(text, "{\"epoch\":2,") && strstr(text, "{\"epoch\":3,"));
+    free(text);
+}

@@ -1,0 +1,196 @@
+// The run report (viz/report.h): data checked and embedded as JSON, drawn by
+// a small inline script.
+#include "viz/report.h"
+
+#include "tensor/status.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+// 1 when s[0..n) is valid UTF-8 without control characters.
+static int clean_text(const unsigned char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        int extra = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
+        if (extra < 0 || (extra == 0 && (c < 0x20 || c == 0x7F)) || i + (size_t)extra >= n) return 0;
+        for (int k = 1; k <= extra; k++)
+            if ((s[i + k] & 0xC0) != 0x80) return 0;
+        i += (size_t)extra + 1;
+    }
+    return 1;
+}
+
+// metrics.csv as {"columns": [...], "rows": [[...], ...]}.
+static int write_metrics(FILE *f, const ts_report_input *in) {
+    fputs("{\"columns\":[", f);
+    const char *p = in->metrics_csv ? in->metrics_csv : "";
+    long line = 1;
+    size_t columns = 0;
+    // The header: names of [a-z_].
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    for (size_t i = 0, start = 0; *p && i <= len; i++) {
+        if (i < len && p[i] != ',') {
+            if (!((p[i] >= 'a' && p[i] <= 'z') || p[i] == '_'))
+                return ts_fail(TS_ERR_FORMAT, "%s:1: a column name has '%c'", in->metrics_name, p[i]);
+            continue;
+        }
+        fprintf(f, "%s\"%.*s\"", columns++ ? "," : "", (int)(i - start), p + start);
+        start = i + 1;
+    }
+    fputs("],\"rows\":[", f);
+    p = end ? end + 1 : p + len;
+    for (long row = 0; *p; row++) {
+        line++;
+        end = strchr(p, '\n');
+        len = end ? (size_t)(end - p) : strlen(p);
+        fputs(row ? ",[" : "[", f);
+        size_t fields = 0;
+        for (const char *q = p; q < p + len;) {
+            char *stop;
+            double v = strtod(q, &stop);
+            if (stop == q || (stop < p + len && *stop != ',') || v != v)
+                return ts_fail(TS_ERR_FORMAT, "%s:%ld: field %zu is not a number", in->metrics_name, line, fields + 1);
+            fprintf(f, "%s%.17g", fields++ ? "," : "", v);
+            q = stop < p + len ? stop + 1 : stop;
+        }
+        if (fields != columns)
+            return ts_fail(TS_ERR_FORMAT, "%s:%ld: %zu fields, the header has %zu", in->metrics_name, line, fields, columns);
+        fputc(']', f);
+        p = end ? end + 1 : p + len;
+    }
+    fputs("]}", f);
+    return TS_OK;
+}
+
+static const char page_head[] =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    "<meta name=\"viewport\" content=\"width=device-width\">\n<title>tinyseq report</title>\n<style>\n"
+    "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}\n"
+    "h1{font-size:20px}h2{font-size:16px;margin-top:28px}\n"
+    ".charts{display:flex;flex-wrap:wrap;gap:16px}.charts svg{border:1px solid #ddd;background:#fff}\n"
+    ".pair{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}\n"
+    "table.heat{border-collapse:collapse}table.heat td{width:34px;height:22px;text-align:center;font-size:10px}\n"
+    "table.heat th{font-weight:normal;font-size:12px;padding:2px 4px}\n"
+    "table.heat th.src{writing-mode:vertical-rl;transform:rotate(180deg);height:70px;vertical-align:bottom}\n"
+    "#tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:4px 8px;border-radius:4px;"
+    "font-size:12px;display:none}\n.controls{display:flex;gap:16px;align-items:center;flex-wrap:wrap}\n"
+    ".muted{color:#777}\n</style></head>\n<body>\n";
+
+static const char page_script[] =
+    "<script>\n"
+    "'use strict';\n"
+    "const NS='http://www.w3.org/2000/svg';\n"  // a namespace name, never fetched
+    "function el(tag,attrs,parent,ns){const e=ns?document.createElementNS(NS,tag):document.createElement(tag);"
+    "for(const k in attrs||{})e.setAttribute(k,attrs[k]);if(parent)parent.appendChild(e);return e;}\n"
+    "function txt(tag,attrs,text,parent,ns){const e=el(tag,attrs,parent,ns);e.textContent=text;return e;}\n"
+    "const VIRIDIS=[[68,1,84],[59,82,139],[33,145,140],[94,201,98],[253,231,37]];\n"
+    "function colour(w){w=Math.max(0,Math.min(1,isFinite(w)?w:0))*(VIRIDIS.length-1);const i=Math.min(Math.floor(w),"
+    "VIRIDIS.length-2),t=w-i;return VIRIDIS[i].map((c,k)=>Math.round(c+(VIRIDIS[i+1][k]-c)*t));}\n"
+    "function lineChart(parent,title,series,xlabel){const W=420,H=260,L=50,R=110,T=28,B=40;"
+    "const svg=el('svg',{width:W,height:H,viewBox:`0 0 ${W} ${H}`},parent,true);"
+    "txt('text',{x:L,y:18,'font-size':13},title,svg,true);"
+    "const xs=series.flatMap(s=>s.xs),ys=series.flatMap(s=>s.ys).filter(isFinite);"
+    "if(!xs.length||!ys.length){txt('text',{x:L,y:H/2,'class':'muted'},'no data yet',svg,true);return svg;}"
+    "const x0=Math.min(...xs),x1=Math.max(...xs,x0+1),y0=Math.min(0,...ys),y1=Math.max(...ys,y0+1e-9);"
+    "const X=x=>L+(x-x0)/(x1-x0)*(W-L-R),Y=y=>H-B-(y-y0)/(y1-y0)*(H-T-B);"
+    "el('line',{x1:L,y1:H-B,x2:W-R,y2:H-B,stroke:'#888'},svg,true);el('line',{x1:L,y1:T,x2:L,y2:H-B,stroke:'#888'},svg,true);"
+    "for(let k=0;k<=4;k++){const y=y0+(y1-y0)*k/4;txt('text',{x:L-6,y:Y(y)+4,'text-anchor':'end','font-size':10},"
+    "y.toPrecision(3),svg,true);}"
+    "txt('text',{x:(L+W-R)/2,y:H-8,'text-anchor':'middle','font-size':11},xlabel,svg,true);"
+    "for(let k=x0;k<=x1;k++)txt('text',{x:X(k),y:H-B+14,'text-anchor':'middle','font-size':10},String(k),svg,true);"
+    "series.forEach((s,i)=>{const pts=s.xs.map((x,k)=>[X(x),Y(s.ys[k])]).filter(p=>isFinite(p[1]));"
+    "el('polyline',{points:pts.map(p=>p.join(',')).join(' '),fill:'none',stroke:s.color,'stroke-width':2},svg,true);"
+    "pts.forEach((p,k)=>{const c=el('circle',{cx:p[0],cy:p[1],r:3,fill:s.color},svg,true);"
+    "txt('title',{},`${s.name}, ${xlabel} ${s.xs[k]}: ${s.ys[k]}`,c,true);});"
+    "el('rect',{x:W-R+10,y:T+i*18,width:12,height:12,fill:s.color},svg,true);"
+    "txt('text',{x:W-R+26,y:T+i*18+10,'font-size':11},s.name,svg,true);});return svg;}\n"
+    "function column(name){const i=METRICS.columns.indexOf(name);return i<0?null:METRICS.rows.map(r=>r[i]);}\n"
+    "const charts=document.getElementById('charts');const ep=column('epoch')||[];\n"
+    "const series=(names)=>names.map(([n,c])=>({name:n,color:c,xs:ep,ys:column(n)||[]})).filter(s=>s.ys.length);\n"
+    "lineChart(charts,'loss per epoch',series([['train_loss','#1f77b4'],['dev_loss','#d62728']]),'epoch');\n"
+    "lineChart(charts,'dev BLEU and chrF per epoch',series([['dev_bleu','#2ca02c'],['dev_chrf','#9467bd']]),'epoch');\n"
+    "const tip=document.getElementById('tip');let cells=0;\n"
+    "function heatmap(parent,label,src,h){const box=el('div',{},parent);"
+    "txt('div',{},`${label}: ${h.output.join(' ')}${h.ended?'':' (cut at the length limit)'}`,box);"
+    "if(!h.weights.length||!h.weights[0].length){txt('div',{'class':'muted'},'no attention (a model without it)',box);return;}"
+    "const t=el('table',{'class':'heat'},box),head=el('tr',{},t);el('th',{},head);"
+    "src.forEach(w=>txt('th',{'class':'src'},w,head));"
+    "h.weights.forEach((row,j)=>{const tr=el('tr',{},t);const tw=j<h.output.length?h.output[j]:(h.ended?'<eos>':'<cut>');"
+    "txt('th',{style:'text-align:right'},tw,tr);row.forEach((w,i)=>{const [r,g,b]=colour(w);"
+    "const td=txt('td',{style:`background:rgb(${r},${g},${b});color:${r*0.3+g*0.6+b*0.1>140?'#000':'#fff'}`},"
+    "w>=0.1?w.toFixed(2):'',tr);td.dataset.tip=`${src[i]} \\u2192 ${tw}: ${Number(w).toFixed(4)}`;cells++;});});}\n"
+    "document.addEventListener('mousemove',e=>{const d=e.target&&e.target.dataset&&e.target.dataset.tip;"
+    "if(d){tip.textContent=d;tip.style.display='block';tip.style.left=(e.clientX+12)+'px';tip.style.top=(e.clientY+12)+'px';}"
+    "else tip.style.display='none';});\n"
+    "const pick=document.getElementById('sentence'),slider=document.getElementById('epoch'),"
+    "shown=document.getElementById('epoch_label'),view=document.getElementById('view'),"
+    "buckets=document.getElementById('buckets');\n"
+    "function drawBuckets(e){buckets.textContent='';const names=['1-5','6-10','11-15','16+'];"
+    "const b=EPOCHS[e].bleu_by_length;const W=420,H=200,L=40,B=30;"
+    "const svg=el('svg',{width:W,height:H},buckets,true);"
+    "txt('text',{x:L,y:16,'font-size':13},`dev BLEU by source length, epoch ${EPOCHS[e].epoch}`,svg,true);"
+    "b.forEach(([bleu,pairs],k)=>{const x=L+k*90,h=(H-B-30)*Math.max(0,Math.min(1,bleu));"
+    "const r=el('rect',{x:x,y:H-B-h,width:60,height:h,fill:'#1f77b4'},svg,true);"
+    "txt('title',{},`${names[k]} words: BLEU ${bleu.toFixed(4)} on ${pairs} pairs`,r,true);"
+    "txt('text',{x:x+30,y:H-B+14,'text-anchor':'middle','font-size':11},`${names[k]} (${pairs})`,svg,true);"
+    "txt('text',{x:x+30,y:H-B-h-4,'text-anchor':'middle','font-size':11},bleu.toFixed(3),svg,true);});}\n"
+    "function draw(){const e=Number(slider.value),s=Number(pick.value);view.textContent='';"
+    "if(!EPOCHS.length){txt('p',{'class':'muted'},'attention.jsonl has no epochs yet',view);return;}"
+    "shown.textContent=`epoch ${EPOCHS[e].epoch}`;drawBuckets(e);const sent=EPOCHS[e].sentences[s];if(!sent)return;"
+    "txt('p',{},`source: ${sent.source.join(' ')}`,view);txt('p',{},`reference: ${sent.reference.join(' ')}`,view);"
+    "const pair=el('div',{'class':'pair'},view);heatmap(pair,'greedy',sent.source,sent.greedy);"
+    "heatmap(pair,'beam 4',sent.source,sent.beam);document.body.dataset.rendered=String(cells);}\n"
+    "if(EPOCHS.length){slider.max=String(EPOCHS.length-1);slider.value=slider.max;"
+    "EPOCHS[EPOCHS.length-1].sentences.forEach((s,i)=>txt('option',{value:i},"
+    "`${i+1}: ${s.source.slice(0,10).join(' ')}${s.source.length>10?' ...':''}`,pick));}\n"
+    "pick.addEventListener('change',draw);slider.addEventListener('input',draw);draw();\n"
+    "document.body.dataset.rendered=String(cells);\n"
+    "</script>\n</body></html>\n";
+
+static int write_page(FILE *f, const ts_report_input *in) {
+    fputs(page_head, f);
+    fputs("<h1>tinyseq run: ", f);
+    for (const char *p = in->title; *p; p++) {
+        if (*p == '<') fputs("&lt;", f);
+        else if (*p == '&') fputs("&amp;", f);
+        else fputc(*p, f);
+    }
+    fputs("</h1>\n<h2>Training</h2>\n<div class=\"charts\" id=\"charts\"></div>\n"
+          "<h2>Attention explorer</h2>\n<div class=\"controls\"><label>sentence <select id=\"sentence\"></select></label>"
+          "<label>epoch <input type=\"range\" id=\"epoch\" min=\"0\" max=\"0\" value=\"0\"></label>"
+          "<span id=\"epoch_label\"></span></div>\n<div id=\"buckets\"></div>\n<div id=\"view\"></div>\n"
+          "<div id=\"tip\"></div>\n<p class=\"muted\">Rows: the output words (and &lt;eos&gt;); columns: the source"
+          " words; each row sums to 1. Hover a cell for its words and weight.</p>\n<script>\nconst METRICS=", f);
+    int rc = write_metrics(f, in);
+    if (rc) return rc;
+    fputs(";\nconst EPOCHS=[\n", f);
+    for (size_t i = 0; i < in->n_epochs; i++) {
+        const char *line = in->epochs[i];
+        size_t n = strlen(line);
+        if (n < 2 || line[0] != '{' || line[n - 1] != '}' || strchr(line, '<') ||
+            !clean_text((const unsigned char *)line, n))
+            return ts_fail(TS_ERR_FORMAT, "%s:%zu: not a line tinyseq train writes (one JSON object, UTF-8, no '<')",
+                           in->epochs_name, i + 1);
+        fputs(line, f);
+        fputs(i + 1 < in->n_epochs ? ",\n" : "\n", f);
+    }
+    fputs("];\n</script>\n", f);
+    fputs(page_script, f);
+    return TS_OK;
+}
+
+int ts_report_write_html(const char *path, const ts_report_input *in) {
+    char tmp[4200];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) return ts_fail(TS_ERR_ARG, "path too long: %s", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return ts_fail(TS_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+    int rc = write_page(f, in);
+    if (fclose(f) != 0 && !rc) rc = ts_fail(TS_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+    if (!rc && rename(tmp, path) != 0) rc = ts_fail(TS_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+    if (rc) unlink(tmp);
+    return rc;
+}
