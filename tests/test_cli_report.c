@@ -32,19 +32,6 @@ static int report(char **out, const char *args) {
     return test_run(cmd, out);
 }
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    rewind(f);
-    char *text = malloc((size_t)n + 1);
-    cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
-}
-
 static size_t count(const char *text, const char *what) {
     size_t n = 0;
     for (const char *p = text; (p = strstr(p, what)); p++) n++;
@@ -58,7 +45,7 @@ Test(cli_report, the_page_holds_the_run_and_fetches_nothing) {
     cr_assert(strstr(out, "2 epochs of attention, with metrics"), "%s", out);
     free(out);
     snprintf(path, sizeof path, "%s/report.html", run);
-    char *html = slurp(path);
+    char *html = test_read_file(path, NULL);
     cr_assert(strstr(html, "const METRICS={\"columns\":[\"epoch\",\"step\",\"train_loss\",\"dev_loss\""), "metrics");
     cr_assert_eq(count(html, "{\"epoch\":"), 2, "one attention.jsonl line per epoch");
     cr_assert_eq(count(html, "\"sentences\":["), 2);
@@ -88,7 +75,7 @@ Test(cli_report, chromium_renders_the_explorer_without_script_errors, .timeout =
     cr_assert_eq(test_run(cmd, NULL), 0, "chromium failed: see %s/chromium.log", dir);
     char path[1200];
     snprintf(path, sizeof path, "%s/dom.html", dir);
-    char *dom = slurp(path);
+    char *dom = test_read_file(path, NULL);
     const char *mark = strstr(dom, "data-rendered=\"");
     cr_assert_not_null(mark, "the script did not finish drawing");
     long cells = strtol(mark + 15, NULL, 10);
@@ -96,7 +83,7 @@ Test(cli_report, chromium_renders_the_explorer_without_script_errors, .timeout =
     cr_assert(strstr(dom, "<polyline"), "no loss curve drawn");
     free(dom);
     snprintf(path, sizeof path, "%s/chromium.log", dir);
-    char *log = slurp(path);
+    char *log = test_read_file(path, NULL);
     cr_assert_null(strstr(log, "Uncaught"), "script error:\n%s", log);
     free(log);
 }
@@ -140,7 +127,7 @@ Test(cli_report, a_continued_run_keeps_the_attention_of_its_own_epochs) {
              run, run, TS_PROGRAM, run, run, TS_PROGRAM, run, run);
     cr_assert_eq(test_run(cmd, NULL), 0);
     snprintf(path, sizeof path, "%s/attention.jsonl", run);
-    char *text = slurp(path);
+    char *text = test_read_file(path, NULL);
     cr_assert_eq(count(text, "{\"epoch\":"), 3, "%zu lines", count(text, "{\"epoch\":"));
     cr_assert(strstr(text, "{\"epoch\":1,") && strstr(text, "{\"epoch\":2,") && strstr(text, "{\"epoch\":3,"));
     free(text);

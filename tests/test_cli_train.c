@@ -133,19 +133,6 @@ Test(cli_train, a_short_run_writes_its_files_and_translates_unknown_words, .time
     free(out);
 }
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 // An attention figure as the trainer wrote it: the cell values row by row,
 // and the source words (the rotated column labels), XML entities undone.
 typedef struct {
@@ -173,7 +160,7 @@ static void unescape_into(char *out, size_t cap, const char *text, size_t n) {
 }
 
 static void read_svg_figure(const char *path, svg_figure *fig) {
-    char *svg = slurp(path);
+    char *svg = test_read_file(path, NULL);
     memset(fig, 0, sizeof *fig);
     double first_y = -1, row_y = -1;
     int n = 0;
@@ -205,7 +192,7 @@ static void read_svg_figure(const char *path, svg_figure *fig) {
 
 // The numbers of "weights" in attend's JSON, in order.
 static int read_json_weights(const char *path, double *out, int cap) {
-    char *json = slurp(path);
+    char *json = test_read_file(path, NULL);
     const char *p = strstr(json, "\"weights\"");
     cr_assert_not_null(p, "%s has no weights", path);
     const char *end = strstr(p, "]]");
@@ -268,7 +255,7 @@ Test(cli_train, attention_figures_have_rows_that_sum_to_1_and_match_attend, .tim
 static int metrics_epochs(const char *dir, int *epochs, int cap) {
     char path[1024];
     snprintf(path, sizeof path, "%s/metrics.csv", dir);
-    char *csv = slurp(path);
+    char *csv = test_read_file(path, NULL);
     cr_assert(!strncmp(csv, "epoch,step,", 11), "metrics.csv starts with: %.40s", csv);
     int n = 0;
     for (char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
@@ -354,7 +341,7 @@ Test(cli_train, sigint_saves_a_checkpoint_that_resumes_exactly, .timeout = 600) 
     kill(pid, SIGINT);
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
-    char *out = slurp(log);
+    char *out = test_read_file(log, NULL);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d:\n%s", status, out);
     cr_assert(strstr(out, "stopped by SIGINT at step "), "%s", out);
     char saved[1100];
@@ -388,7 +375,7 @@ Test(cli_train, sigint_saves_a_checkpoint_that_resumes_exactly, .timeout = 600) 
         char a[1100], b[1100];
         snprintf(a, sizeof a, "%s/a/%s", dir, names[i]);
         snprintf(b, sizeof b, "%s/b/%s", dir, names[i]);
-        char *x = slurp(a), *y = slurp(b);
+        char *x = test_read_file(a, NULL), *y = test_read_file(b, NULL);
         struct stat sa, sb;
         stat(a, &sa);
         stat(b, &sb);

@@ -15,16 +15,7 @@
 static char *read_source_file(const char *relative) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", TS_SOURCE_DIR, relative);
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "cannot open %s", path);
-    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
-    long n = ftell(f);
-    rewind(f);
-    char *text = malloc((size_t)n + 1);
-    cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = '\0';
-    fclose(f);
-    return text;
+    return test_read_file(path, NULL);
 }
 
 // The README's synopsis of `command` (section "The program"): the line

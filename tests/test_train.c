@@ -54,23 +54,9 @@ static ts_train_opts tiny_opts(const char *corpus, const char *out_dir) {
     return o;
 }
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
 static void assert_same_file(char *a, char *b) {  // frees both paths
     size_t la, lb;
-    char *x = read_file(a, &la), *y = read_file(b, &lb);
+    char *x = test_read_file(a, &la), *y = test_read_file(b, &lb);
     cr_assert(la == lb && memcmp(x, y, la) == 0, "%s (%zu bytes) and %s (%zu bytes) differ", a, la, b, lb);
     free(x);
     free(y);
@@ -95,7 +81,7 @@ Test(train, the_loss_goes_down_on_a_tiny_corpus) {
     // metrics.csv: one row per epoch; the last train loss is well below the first.
     char *csv_path = join(out, "metrics.csv");
     size_t len;
-    char *csv = read_file(csv_path, &len);
+    char *csv = test_read_file(csv_path, &len);
     cr_assert(!strncmp(csv, "epoch,step,train_loss,dev_loss", 30), "header: %.60s", csv);
     double first = -1, last = -1, loss;
     int rows = 0;
@@ -227,7 +213,7 @@ Test(train, dropout_and_label_smoothing_change_the_run_and_report_plain_loss) {
     cr_assert(smoothed.last_loss < plain.last_loss + 0.5, "%g vs %g", smoothed.last_loss, plain.last_loss);
     char *config = join(c, "config.txt");
     size_t len;
-    char *text = read_file(config, &len);
+    char *text = test_read_file(config, &len);
     cr_assert(strstr(text, "label_smoothing = 0.2\n") && strstr(text, "dropout = 0\n"), "%s", text);
     cr_assert_null(strstr(text, "toy_pairs"), "a TSV run's config.txt lists no toy_* keys:\n%s", text);
     free(text);
@@ -525,7 +511,7 @@ Test(train, resuming_on_a_corpus_with_other_words_is_refused) {
     char *dir = test_tmpdir();
     char *corpus = write_tiny_corpus(dir), *last = train_tiny(corpus, dir, "a", 0, 5);
     size_t len;
-    char *text = read_file(corpus, &len);
+    char *text = test_read_file(corpus, &len);
     for (char *p = strstr(text, "chat"); p; p = strstr(p + 4, "chat")) memcpy(p, "chut", 4);  // one word renamed
     char *other = test_write_file(dir, "other.tsv", text, len);
     int rc = resume_tiny(other, last, dir, "b", 0, 10);

@@ -127,3 +127,18 @@ void fixture_free(fixture *f) {
     f->records = NULL;
     f->count = 0;
 }
+
+char *test_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    rewind(f);
+    char *text = malloc((size_t)n + 1);
+    cr_assert_not_null(text);
+    cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n, "cannot read %s", path);
+    text[n] = '\0';
+    fclose(f);
+    if (len) *len = (size_t)n;
+    return text;
+}

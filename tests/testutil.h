@@ -16,6 +16,10 @@ char *test_tmpdir(void);
 // Writes `len` bytes to dir/name and returns the malloc'd full path.
 char *test_write_file(const char *dir, const char *name, const void *bytes, size_t len);
 
+// The whole of a file, NUL-terminated and malloc'd; *len (may be NULL) gets
+// its size. Fails the test when it cannot be read.
+char *test_read_file(const char *path, size_t *len);
+
 // Runs `cmd` through /bin/sh, captures stdout+stderr (up to 1 MiB) into a
 // malloc'd string stored in *output (may be NULL), and returns the exit status
 // (or 128 + signal number when killed by a signal).
