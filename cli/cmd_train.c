@@ -73,33 +73,51 @@ static const char *config_path(int argc, char **argv) {
 
 // Applies every line of the config file through spec's flag table, as if
 // given on the command line before the real flags: -1 when done, else the
-// exit status (messages name FILE:LINE).
-static int apply_config(const char *path, const ts_cli_spec *spec) {
-    FILE *f = fopen(path, "r");
+// exit status (messages name FILE:LINE). The values stay in *text (the whole
+// file, malloc'd), which the caller frees after the run: string flags point
+// into it.
+static int apply_config(const char *path, const ts_cli_spec *spec, char **text) {
+    FILE *f = fopen(path, "rb");
     if (!f) {
         ts_cli_error(spec->command, 0, "--config: cannot open '%s': %s", path, strerror(errno));
         return TS_EXIT_FAIL;
     }
-    char line[4096], where[4200], flag[64];
+    size_t cap = 1 << 16, len = 0, got;
+    char *buf = malloc(cap + 1);
+    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0 && (len += got) == cap) {
+        char *bigger = cap < ((size_t)1 << 24) ? realloc(buf, 2 * cap + 1) : NULL;  // over 16 MiB is not a config
+        if (!bigger) free(buf);
+        buf = bigger;
+        cap *= 2;
+    }
+    int failed = ferror(f) || !buf;
+    fclose(f);
+    if (failed) {
+        free(buf);
+        ts_cli_error(spec->command, 0, "--config: cannot read '%s' (a read error, or over 16 MiB)", path);
+        return TS_EXIT_FAIL;
+    }
+    buf[len] = '\0';
+    *text = buf;
+    char where[4200], flag[64];
     int status = -1;
-    for (long number = 1; status < 0 && fgets(line, sizeof line, f); number++) {
+    char *next = buf;
+    for (long number = 1; status < 0 && next && *next; number++) {
+        char *line = next, *end = strchr(line, '\n');
+        if (end) *end = '\0';
+        next = end ? end + 1 : NULL;
         snprintf(where, sizeof where, "%s: %s:%ld", spec->command, path, number);
-        if (!strchr(line, '\n') && !feof(f)) {
-            fprintf(stderr, "%s: line longer than %zu bytes\n", where, sizeof line - 2);
-            status = TS_EXIT_USAGE;
-            break;
-        }
         char *hash = strchr(line, '#');
         if (hash) *hash = '\0';
-        char *text = trim(line), *eq = strchr(text, '=');
-        if (!*text) continue;
+        char *content = trim(line), *eq = strchr(content, '=');
+        if (!*content) continue;
         if (!eq) {
-            fprintf(stderr, "%s: expected key = value, got '%s'\n", where, text);
+            fprintf(stderr, "%s: expected key = value, got '%s'\n", where, content);
             status = TS_EXIT_USAGE;
             break;
         }
         *eq = '\0';
-        char *key = trim(text), *value = trim(eq + 1);
+        char *key = trim(content), *value = trim(eq + 1);
         size_t k = 0, n_keys = sizeof config_keys / sizeof config_keys[0];
         while (k < n_keys && strcmp(config_keys[k].key, key)) k++;
         if (k == n_keys) {
@@ -122,7 +140,6 @@ static int apply_config(const char *path, const ts_cli_spec *spec) {
         at_line.command = where;
         status = ts_cli_parse(&at_line, is_switch ? 2 : 3, args);
     }
-    fclose(f);
     return status;
 }
 
@@ -250,7 +267,7 @@ static void print_resume_command(const char *program, int argc, char **argv, con
     fputc('\n', stderr);
 }
 
-int ts_cmd_train(int argc, char **argv) {
+static int train_command(int argc, char **argv, char **config_text) {
     const char *cmd = "tinyseq train";
     ts_train_opts o = ts_train_defaults();
     int decoder_given = 0;
@@ -298,7 +315,7 @@ int ts_cmd_train(int argc, char **argv) {
     };
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
     const char *config_file = config_path(argc, argv);
-    int parsed = config_file ? apply_config(config_file, &spec) : -1;
+    int parsed = config_file ? apply_config(config_file, &spec, config_text) : -1;
     if (parsed >= 0) return parsed;
     parsed = ts_cli_parse(&spec, argc, argv);
     if (parsed >= 0) return parsed;
@@ -330,4 +347,11 @@ int ts_cmd_train(int argc, char **argv) {
         return 128 + report.stopped;
     }
     return TS_EXIT_OK;
+}
+
+int ts_cmd_train(int argc, char **argv) {
+    char *config_text = NULL;  // --config's values live here until the run ends
+    int status = train_command(argc, argv, &config_text);
+    free(config_text);
+    return status;
 }

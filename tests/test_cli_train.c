@@ -512,6 +512,23 @@ Test(cli_train, config_txt_repeats_the_run_and_names_bad_lines, .timeout = 120) 
     cr_assert(strstr(text, "hidden = 10\n") && strstr(text, "emb = 6\n") && strstr(text, "dropout = 0.1\n"), "%s", text);
     free(text);
 
+    // Paths given in the file stay valid while later lines are read.
+    snprintf(cmd, sizeof cmd, "%s corpus --toy --n 200 --seed 3 > %s/pairs.tsv && %s corpus --toy --n 20 --seed 4 > %s/held.tsv",
+             TS_PROGRAM, dir, TS_PROGRAM, dir);
+    cr_assert_eq(test_run(cmd, NULL), 0);
+    char lines[4096];
+    int n = snprintf(lines, sizeof lines, "corpus = %s/pairs.tsv   # a comment\ndev = %s/held.tsv\nemb = 4\nhidden = 4\n"
+                                          "epochs = 1\nbidirectional = 1\n", dir, dir);
+    char *paths = test_write_file(dir, "paths.txt", lines, (size_t)n);
+    snprintf(args, sizeof args, "--config %s --show 0 --out %s/e", paths, dir);
+    expect_exit(0, args, "epoch 1:");
+    snprintf(cmd, sizeof cmd, "cat %s/e/config.txt", dir);
+    cr_assert_eq(test_run(cmd, &text), 0);
+    snprintf(lines, sizeof lines, "corpus = %s/pairs.tsv\n", dir);
+    cr_assert(strstr(text, lines) && strstr(text, "/held.tsv\n") && strstr(text, "bidirectional = 1\n"), "%s", text);
+    free(text);
+    free(paths);
+
     char *bad = test_write_file(dir, "bad.txt", "# mine\nemb = 6\n\nwidth = 3\n", 25);
     snprintf(args, sizeof args, "--config %s --out %s/d", bad, dir);
     char message[2048];
