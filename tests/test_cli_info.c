@@ -28,16 +28,6 @@ static void teardown(void) {
 
 TestSuite(cli_info, .init = setup, .fini = teardown);
 
-// Runs a formatted shell command; returns its exit status, output in *out.
-static int run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int run(char **out, const char *fmt, ...) {
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    return test_run(cmd, out);
-}
 
 // dir/name, malloc'd.
 static char *in_dir(const char *name) {
@@ -82,7 +72,7 @@ static char *make_checkpoint(const char *name, ...) {
 // A one-epoch run of the real trainer on a tiny toy corpus: its last.ckpt.
 static char *train_checkpoint(void) {
     char *out, *run_dir = in_dir("run");
-    int rc = run(&out, "'%s' train --toy-pairs 200 --dev 20 --emb 4 --hidden 5 --epochs 1 --threads 1 --out '%s'",
+    int rc = test_runf(&out, "'%s' train --toy-pairs 200 --dev 20 --emb 4 --hidden 5 --epochs 1 --threads 1 --out '%s'",
                  TS_PROGRAM, run_dir);
     cr_assert_eq(rc, 0, "train: exit %d\n%s", rc, out);
     free(out);
@@ -122,7 +112,7 @@ static void python_check(const char *file, const char *check) {
         return;
     }
     char *out;
-    int rc = run(&out, "/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert %s, d' '%s'",
+    int rc = test_runf(&out, "/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert %s, d' '%s'",
                  check, file);
     cr_assert_eq(rc, 0, "json.load / check failed (%s):\n%s", check, out);
     free(out);
@@ -130,7 +120,7 @@ static void python_check(const char *file, const char *check) {
 
 Test(cli_info, shows_a_training_checkpoint_in_decimal, .timeout = 120) {
     char *ckpt = train_checkpoint(), *out;
-    int rc = run(&out, "'%s' info '%s'", TS_PROGRAM, ckpt);
+    int rc = test_runf(&out, "'%s' info '%s'", TS_PROGRAM, ckpt);
     cr_assert_eq(rc, 0, "exit %d\n%s", rc, out);
     ts_ckpt *ck;
     cr_assert_eq(ts_ckpt_load(ckpt, NULL, &ck), TS_OK, "%s", ts_last_error());
@@ -172,10 +162,10 @@ Test(cli_info, shows_a_training_checkpoint_in_decimal, .timeout = 120) {
 
     // --json: the same facts, valid JSON.
     char *json_path = in_dir("info.json");
-    rc = run(NULL, "'%s' info --json '%s' > '%s'", TS_PROGRAM, ckpt, json_path);
+    rc = test_runf(NULL, "'%s' info --json '%s' > '%s'", TS_PROGRAM, ckpt, json_path);
     cr_assert_eq(rc, 0);
     free(out);
-    rc = run(&out, "cat '%s'", json_path);
+    rc = test_runf(&out, "cat '%s'", json_path);
     assert_json_shape(out);
     snprintf(line, sizeof line, "\"parameter_count\": %zu", total);
     cr_assert(strstr(out, line), "no '%s' in\n%s", line, out);
@@ -197,7 +187,7 @@ Test(cli_info, shows_a_training_checkpoint_in_decimal, .timeout = 120) {
 
 Test(cli_info, an_inference_only_checkpoint_has_no_training_state) {
     char *ckpt = make_checkpoint("plain.ckpt", NULL), *out;
-    int rc = run(&out, "'%s' info '%s'", TS_PROGRAM, ckpt);
+    int rc = test_runf(&out, "'%s' info '%s'", TS_PROGRAM, ckpt);
     cr_assert_eq(rc, 0, "exit %d\n%s", rc, out);
     cr_assert(strstr(out, "model: general attention, luong decoder, bidirectional encoder, embedding 5, hidden 6"),
               "%s", out);
@@ -207,8 +197,8 @@ Test(cli_info, an_inference_only_checkpoint_has_no_training_state) {
     cr_assert(strstr(out, "optimizer tensors: 0\n"), "%s", out);
     free(out);
     char *json_path = in_dir("plain.json");
-    cr_assert_eq(run(NULL, "'%s' info '%s' --json > '%s'", TS_PROGRAM, ckpt, json_path), 0);
-    run(&out, "cat '%s'", json_path);
+    cr_assert_eq(test_runf(NULL, "'%s' info '%s' --json > '%s'", TS_PROGRAM, ckpt, json_path), 0);
+    test_runf(&out, "cat '%s'", json_path);
     assert_json_shape(out);
     cr_assert(strstr(out, "\"training\": null"), "%s", out);
     cr_assert(strstr(out, "\"bidirectional\": true"), "%s", out);
@@ -224,14 +214,14 @@ Test(cli_info, a_run_without_a_dev_evaluation_yet_and_odd_header_text) {
     char *ckpt = make_checkpoint("fresh.ckpt", "state.epoch", "0", "state.step", "3", "state.best_dev_loss", "inf",
                                  "train.lr", "0x1.89374bc6a7efap-9", "data.corpus", "my \"data\"\\x\x01.tsv", NULL);
     char *out;
-    int rc = run(&out, "'%s' info '%s'", TS_PROGRAM, ckpt);
+    int rc = test_runf(&out, "'%s' info '%s'", TS_PROGRAM, ckpt);
     cr_assert_eq(rc, 0, "exit %d\n%s", rc, out);
     cr_assert(strstr(out, "training state: epoch 0, step 3, best dev loss none yet, lr 0.003\n"), "%s", out);
     cr_assert(strstr(out, "  data.corpus = my \"data\"\\x\\x01.tsv\n"), "%s", out);
     free(out);
     char *json_path = in_dir("fresh.json");
-    cr_assert_eq(run(NULL, "'%s' info --json '%s' > '%s'", TS_PROGRAM, ckpt, json_path), 0);
-    run(&out, "cat '%s'", json_path);
+    cr_assert_eq(test_runf(NULL, "'%s' info --json '%s' > '%s'", TS_PROGRAM, ckpt, json_path), 0);
+    test_runf(&out, "cat '%s'", json_path);
     assert_json_shape(out);
     cr_assert(strstr(out, "\"best_dev_loss\": null"), "%s", out);
     python_check(json_path, "d[\"training\"][\"best_dev_loss\"] is None and d[\"training\"][\"step\"] == 3"
@@ -246,8 +236,8 @@ Test(cli_info, hostile_files_get_the_loaders_errors_and_exit_1) {
     // Missing, a directory, truncated, one flipped byte, not gzip at all.
     char *missing = in_dir("missing.ckpt");
     char *truncated = in_dir("truncated.ckpt"), *flipped = in_dir("flipped.ckpt");
-    cr_assert_eq(run(NULL, "head -c 200 '%s' > '%s'", good, truncated), 0);
-    cr_assert_eq(run(NULL, "zcat '%s' > '%s.raw' && { head -c 600 '%s.raw'; printf X; tail -c +602 '%s.raw'; } | gzip > '%s'",
+    cr_assert_eq(test_runf(NULL, "head -c 200 '%s' > '%s'", good, truncated), 0);
+    cr_assert_eq(test_runf(NULL, "zcat '%s' > '%s.raw' && { head -c 600 '%s.raw'; printf X; tail -c +602 '%s.raw'; } | gzip > '%s'",
                      good, flipped, flipped, flipped, flipped), 0);
     char *text = test_write_file(dir, "text.ckpt", "hello\n", 6);
     // A valid container whose header disagrees with its tensors.
@@ -257,13 +247,13 @@ Test(cli_info, hostile_files_get_the_loaders_errors_and_exit_1) {
     const char *const cases[] = {missing, dir, truncated, flipped, text, liar, bad_state};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int json = 0; json < 2; json++) {
-            int rc = run(&out, "'%s' info %s '%s'", TS_PROGRAM, json ? "--json" : "", cases[i]);
+            int rc = test_runf(&out, "'%s' info %s '%s'", TS_PROGRAM, json ? "--json" : "", cases[i]);
             cr_assert_eq(rc, 1, "%s: exit %d\n%s", cases[i], rc, out);
             cr_assert(strstr(out, cases[i]), "the message names the file %s:\n%s", cases[i], out);
             free(out);
         }
     }
-    cr_assert_eq(run(&out, "'%s' info '%s' 2>&1", TS_PROGRAM, bad_state), 1);
+    cr_assert_eq(test_runf(&out, "'%s' info '%s' 2>&1", TS_PROGRAM, bad_state), 1);
     cr_assert(strstr(out, "state.epoch"), "the message names the key:\n%s", out);
     free(out);
     free(good), free(missing), free(truncated), free(flipped), free(text), free(liar), free(bad_state);
@@ -273,15 +263,15 @@ Test(cli_info, usage_errors_exit_2_and_help_exits_0) {
     char *ckpt = make_checkpoint("m.ckpt", NULL), *out;
     const char *const bad[] = {"", "--bogus", "--json=1", "--json=", "a.ckpt b.ckpt", "--model"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        int rc = run(&out, "'%s' info %s %s 2>&1", TS_PROGRAM, bad[i], i == 4 || i == 0 ? "" : ckpt);
+        int rc = test_runf(&out, "'%s' info %s %s 2>&1", TS_PROGRAM, bad[i], i == 4 || i == 0 ? "" : ckpt);
         cr_assert_eq(rc, 2, "info %s: exit %d\n%s", bad[i], rc, out);
         cr_assert(strstr(out, "tinyseq info:"), "%s", out);
         free(out);
     }
-    cr_assert_eq(run(&out, "'%s' info --help", TS_PROGRAM), 0);
+    cr_assert_eq(test_runf(&out, "'%s' info --help", TS_PROGRAM), 0);
     cr_assert(strstr(out, "usage: tinyseq info CKPT [--json]"), "%s", out);
     free(out);
-    cr_assert_eq(run(&out, "'%s' --help", TS_PROGRAM), 0);
+    cr_assert_eq(test_runf(&out, "'%s' --help", TS_PROGRAM), 0);
     cr_assert(strstr(out, "  info "), "tinyseq --help lists info:\n%s", out);
     free(out);
     free(ckpt);

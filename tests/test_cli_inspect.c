@@ -94,16 +94,6 @@ static void teardown(void) {
 
 TestSuite(cli_inspect, .init = setup, .fini = teardown);
 
-// Runs a formatted shell command; returns its exit status, output in *out.
-static int run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int run(char **out, const char *fmt, ...) {
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    return test_run(cmd, out);
-}
 
 // What the library itself makes of `text`: the reference for the program.
 static char *translate_in_process(const char *text) {
@@ -145,14 +135,14 @@ static int count_lines(const char *text) {
 
 Test(cli_inspect, translate_prints_one_line_per_argument) {
     char *out, *want1 = translate_in_process("le chat dort ."), *want2 = translate_in_process("oui");
-    int rc = run(&out, "%s translate --model '%s' 'Le Chat dort.' oui", TS_PROGRAM, ckpt);
+    int rc = test_runf(&out, "%s translate --model '%s' 'Le Chat dort.' oui", TS_PROGRAM, ckpt);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert_eq(count_lines(out), 2, "%s", out);
     cr_assert_str_eq(line_at(out, 0), want1, "normalised like training: %s", out);
     cr_assert_str_eq(line_at(out, 1), want2);
     free(out);
     // Beam search takes the same path.
-    rc = run(&out, "%s translate --model '%s' --beam 3 oui", TS_PROGRAM, ckpt);
+    rc = test_runf(&out, "%s translate --model '%s' --beam 3 oui", TS_PROGRAM, ckpt);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert_eq(count_lines(out), 1, "%s", out);
     free(out);
@@ -162,7 +152,7 @@ Test(cli_inspect, translate_prints_one_line_per_argument) {
 
 Test(cli_inspect, translate_reads_stdin_and_keeps_blank_lines) {
     char *out, *want = translate_in_process("le chat dort .");
-    int rc = run(&out, "printf 'le chat dort .\\n\\n  \\r\\nle chat dort .\\r\\n' | %s translate --model '%s'", TS_PROGRAM,
+    int rc = test_runf(&out, "printf 'le chat dort .\\n\\n  \\r\\nle chat dort .\\r\\n' | %s translate --model '%s'", TS_PROGRAM,
                  ckpt);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert_eq(count_lines(out), 4, "one output line per input line:\n%s", out);
@@ -172,7 +162,7 @@ Test(cli_inspect, translate_reads_stdin_and_keeps_blank_lines) {
     cr_assert_str_eq(line_at(out, 3), want, "CRLF input");
     free(out);
     // Lone CR line ends (old Mac files): one output line per line.
-    rc = run(&out, "printf 'le chat dort .\\roui\\r\\rle chat dort .' | %s translate --model '%s'", TS_PROGRAM, ckpt);
+    rc = test_runf(&out, "printf 'le chat dort .\\roui\\r\\rle chat dort .' | %s translate --model '%s'", TS_PROGRAM, ckpt);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert_eq(count_lines(out), 4, "%s", out);
     cr_assert_str_eq(line_at(out, 0), want);
@@ -184,12 +174,12 @@ Test(cli_inspect, translate_reads_stdin_and_keeps_blank_lines) {
 
 Test(cli_inspect, translate_copes_with_unknown_words) {
     char *out;
-    int rc = run(&out, "{ %s translate --model '%s' 'zorglub blorp chat' 'le chat' 2>%s/err; }", TS_PROGRAM, ckpt, dir);
+    int rc = test_runf(&out, "{ %s translate --model '%s' 'zorglub blorp chat' 'le chat' 2>%s/err; }", TS_PROGRAM, ckpt, dir);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert_eq(count_lines(out), 2, "%s", out);
     free(out);
     // Named on stderr, for the argument that has them only.
-    rc = run(&out, "cat %s/err", dir);
+    rc = test_runf(&out, "cat %s/err", dir);
     cr_assert(strstr(out, "argument 1: unknown words, read as <unk>: zorglub, blorp\n"), "%s", out);
     cr_assert_null(strstr(out, "argument 2"), "%s", out);
     free(out);
@@ -199,7 +189,7 @@ Test(cli_inspect, translate_copes_with_unknown_words) {
 // next line is still translated.
 Test(cli_inspect, translate_refuses_an_overlong_line_and_goes_on) {
     char *out;
-    int rc = run(&out,
+    int rc = test_runf(&out,
                  "{ { echo oui; yes 'le chat' | head -n 501 | tr '\\n' ' '; echo; echo 'non .'; } | "
                  "%s translate --model '%s' --beam 10 2>%s/err; }",
                  TS_PROGRAM, ckpt, dir);
@@ -208,25 +198,25 @@ Test(cli_inspect, translate_refuses_an_overlong_line_and_goes_on) {
     cr_assert_str_eq(line_at(out, 1), "", "%s", out);
     cr_assert(line_at(out, 2)[0] != '\0', "the line after it is translated:\n%s", out);
     free(out);
-    rc = run(&out, "cat %s/err", dir);
+    rc = test_runf(&out, "cat %s/err", dir);
     cr_assert(strstr(out, "line 2") && strstr(out, "1002 tokens, more than the 1000"), "%s", out);
     free(out);
 }
 
 Test(cli_inspect, attend_marks_unknown_words_in_every_figure) {
     char *out;
-    int rc = run(&out, "{ %s attend --model '%s' --svg %s/u.svg --json %s/u.json --color always 'le zorglub dort' 2>%s/err; }",
+    int rc = test_runf(&out, "{ %s attend --model '%s' --svg %s/u.svg --json %s/u.json --color always 'le zorglub dort' 2>%s/err; }",
                  TS_PROGRAM, ckpt, dir, dir, dir);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "<unk>:zorglub"), "terminal:\n%s", out);
     free(out);
-    rc = run(&out, "cat %s/err", dir);
+    rc = test_runf(&out, "cat %s/err", dir);
     cr_assert(strstr(out, "unknown words, read as <unk>: zorglub\n"), "%s", out);
     free(out);
-    rc = run(&out, "cat %s/u.svg", dir);
+    rc = test_runf(&out, "cat %s/u.svg", dir);
     cr_assert(strstr(out, ">&lt;unk&gt;:zorglub<"), "SVG:\n%s", out);
     free(out);
-    rc = run(&out, "/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"source\"])' %s/u.json", dir);
+    rc = test_runf(&out, "/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"source\"])' %s/u.json", dir);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert(strstr(out, "[\'le\', \'<unk>:zorglub\', \'dort\']"), "JSON: %s", out);
     free(out);
@@ -235,14 +225,14 @@ Test(cli_inspect, attend_marks_unknown_words_in_every_figure) {
 Test(cli_inspect, translate_names_a_bad_line_and_goes_on) {
     char *out;
     // Braces: test_run adds 2>&1 after the command, which must not reach the program.
-    int rc = run(&out, "{ printf 'oui\\n\\377 non\\nnon .\\n' | %s translate --model '%s' 2>%s/err; }", TS_PROGRAM,
+    int rc = test_runf(&out, "{ printf 'oui\\n\\377 non\\nnon .\\n' | %s translate --model '%s' 2>%s/err; }", TS_PROGRAM,
                  ckpt, dir);
     cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
     cr_assert_eq(count_lines(out), 3, "the bad line still gets its (blank) output line:\n%s", out);
     cr_assert_str_eq(line_at(out, 1), "");
     cr_assert(line_at(out, 2)[0] != '\0', "the line after it is translated");
     free(out);
-    rc = run(&out, "cat %s/err", dir);
+    rc = test_runf(&out, "cat %s/err", dir);
     cr_assert(strstr(out, "line 2") && strstr(out, "invalid UTF-8"), "%s", out);
     free(out);
 }
@@ -269,7 +259,7 @@ static void parse_eval_line(const char *out, double *bleu, double *ppl, double *
 
 Test(cli_inspect, eval_ends_with_the_summary_line) {
     char *out;
-    int rc = run(&out, "%s eval --model '%s' --corpus '%s'", TS_PROGRAM, ckpt, corpus_path);
+    int rc = test_runf(&out, "%s eval --model '%s' --corpus '%s'", TS_PROGRAM, ckpt, corpus_path);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     double bleu, ppl, exact;
     size_t pairs;
@@ -288,7 +278,7 @@ Test(cli_inspect, eval_ends_with_the_summary_line) {
 Test(cli_inspect, eval_explains_a_bleu_of_zero_on_short_targets) {
     const char tsv[] = "le chat dort .\tthe cat sleeps\nle chien dort .\tthe dog sleeps\n";
     char *path = test_write_file(dir, "short.tsv", tsv, strlen(tsv)), *out;
-    int rc = run(&out, "%s eval --model '%s' --corpus '%s' --show 0", TS_PROGRAM, ckpt, path);
+    int rc = test_runf(&out, "%s eval --model '%s' --corpus '%s' --show 0", TS_PROGRAM, ckpt, path);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     double bleu, ppl, exact;
     size_t pairs;
@@ -303,7 +293,7 @@ Test(cli_inspect, eval_explains_a_bleu_of_zero_on_short_targets) {
 
 Test(cli_inspect, eval_with_gold_alignments_reports_aer) {
     char *out;
-    int rc = run(&out, "%s eval --model '%s' --corpus '%s' --align '%s' --beam 2 --show 0", TS_PROGRAM, ckpt,
+    int rc = test_runf(&out, "%s eval --model '%s' --corpus '%s' --align '%s' --beam 2 --show 0", TS_PROGRAM, ckpt,
                  corpus_path, gold_path);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     double bleu, ppl, exact, aer, diag;
@@ -316,7 +306,7 @@ Test(cli_inspect, eval_with_gold_alignments_reports_aer) {
     cr_assert(aer >= 0 && aer <= 1 && diag >= 0 && diag <= 1);
     free(out);
     // --max-len drops pairs and their gold lines together.
-    rc = run(&out, "%s eval --model '%s' --corpus '%s' --align '%s' --max-len 3", TS_PROGRAM, ckpt, corpus_path,
+    rc = test_runf(&out, "%s eval --model '%s' --corpus '%s' --align '%s' --max-len 3", TS_PROGRAM, ckpt, corpus_path,
              gold_path);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "pairs=4 aer="), "%s", out);
@@ -326,12 +316,12 @@ Test(cli_inspect, eval_with_gold_alignments_reports_aer) {
 Test(cli_inspect, eval_refuses_gold_alignments_that_do_not_correspond) {
     const char *two_lines = "0-0\n0-0\n", *bad_link = "0-0\n0-9\n\n\n\n\n\n\n";
     char *out, *short_gold = test_write_file(dir, "short.align", two_lines, strlen(two_lines));
-    int rc = run(&out, "%s eval --model '%s' --corpus '%s' --align '%s'", TS_PROGRAM, ckpt, corpus_path, short_gold);
+    int rc = test_runf(&out, "%s eval --model '%s' --corpus '%s' --align '%s'", TS_PROGRAM, ckpt, corpus_path, short_gold);
     cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "has 2 lines") && strstr(out, "has 8 sentence pairs"), "%s", out);
     free(out);
     char *bad_gold = test_write_file(dir, "bad.align", bad_link, strlen(bad_link));
-    rc = run(&out, "%s eval --model '%s' --corpus '%s' --align '%s'", TS_PROGRAM, ckpt, corpus_path, bad_gold);
+    rc = test_runf(&out, "%s eval --model '%s' --corpus '%s' --align '%s'", TS_PROGRAM, ckpt, corpus_path, bad_gold);
     cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "bad.align:2") && strstr(out, "0-9"), "%s", out);
     free(out);
@@ -341,7 +331,7 @@ Test(cli_inspect, eval_refuses_gold_alignments_that_do_not_correspond) {
 
 Test(cli_inspect, attend_draws_svg_json_and_pharaoh) {
     char *out;
-    int rc = run(&out, "%s attend --model '%s' --svg %s/a.svg --json %s/a.json --pharaoh 'Le chien mange le pain.'",
+    int rc = test_runf(&out, "%s attend --model '%s' --svg %s/a.svg --json %s/a.json --pharaoh 'Le chien mange le pain.'",
                  TS_PROGRAM, ckpt, dir, dir);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "attention: bahdanau (luong decoder)"), "%s", out);
@@ -360,15 +350,15 @@ Test(cli_inspect, attend_draws_svg_json_and_pharaoh) {
     }
     free(out);
 
-    rc = run(&out, "xmllint --noout %s/a.svg", dir);
+    rc = test_runf(&out, "xmllint --noout %s/a.svg", dir);
     cr_assert_eq(rc, 0, "xmllint: %s", out);
     free(out);
     const char *words[] = {">le<", ">chien<", ">mange<", ">pain<", ">.<"};
-    rc = run(&out, "cat %s/a.svg", dir);
+    rc = test_runf(&out, "cat %s/a.svg", dir);
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
         cr_assert(strstr(out, words[i]), "the SVG lacks source word %s", words[i]);
     free(out);
-    rc = run(&out,
+    rc = test_runf(&out,
              "/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
              "assert d[\"source\"]==[\"le\",\"chien\",\"mange\",\"le\",\"pain\",\".\"], d[\"source\"]; "
              "assert d[\"target\"][-1]==\"<eos>\" or d[\"target\"][-1]==\"<cut>\"; "
@@ -381,13 +371,13 @@ Test(cli_inspect, attend_draws_svg_json_and_pharaoh) {
 
 Test(cli_inspect, attend_plain_table_with_beam_search) {
     char *out;
-    int rc = run(&out, "%s attend --model '%s' --beam 4 'le chat dort .'", TS_PROGRAM, ckpt);
+    int rc = test_runf(&out, "%s attend --model '%s' --beam 4 'le chat dort .'", TS_PROGRAM, ckpt);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "beam 4"), "%s", out);
     cr_assert(strstr(out, "chat") && strstr(out, "dort"), "source words head the columns:\n%s", out);
     cr_assert(!strchr(out, '\033'), "no escape codes when stdout is not a terminal");
     free(out);
-    rc = run(&out, "%s attend --model '%s' --color always --values oui", TS_PROGRAM, ckpt);
+    rc = test_runf(&out, "%s attend --model '%s' --color always --values oui", TS_PROGRAM, ckpt);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert(strchr(out, '\033'), "--color always colours even a pipe");
     free(out);
@@ -395,12 +385,12 @@ Test(cli_inspect, attend_plain_table_with_beam_search) {
 
 Test(cli_inspect, attend_says_when_there_is_no_attention) {
     char *out;
-    int rc = run(&out, "%s attend --model '%s' --svg %s/none.svg 'le chat dort .'", TS_PROGRAM, ckpt_none, dir);
+    int rc = test_runf(&out, "%s attend --model '%s' --svg %s/none.svg 'le chat dort .'", TS_PROGRAM, ckpt_none, dir);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "output: "), "the translation is still printed:\n%s", out);
     cr_assert(strstr(out, "no attention"), "%s", out);
     free(out);
-    rc = run(&out, "test -e %s/none.svg", dir);
+    rc = test_runf(&out, "test -e %s/none.svg", dir);
     cr_assert_neq(rc, 0, "no SVG for a model without attention");
     free(out);
 }
@@ -409,24 +399,24 @@ Test(cli_inspect, usage_errors_exit_2) {
     const char *commands[] = {"translate", "eval", "attend"};
     for (int i = 0; i < 3; i++) {
         char *out;
-        int rc = run(&out, "%s %s --model '%s' --no-such-flag x", TS_PROGRAM, commands[i], ckpt);
+        int rc = test_runf(&out, "%s %s --model '%s' --no-such-flag x", TS_PROGRAM, commands[i], ckpt);
         cr_assert_eq(rc, 2, "%s: exit %d\n%s", commands[i], rc, out);
         cr_assert(strstr(out, "unknown option --no-such-flag"), "%s", out);
         free(out);
-        rc = run(&out, "%s %s --help", TS_PROGRAM, commands[i]);
+        rc = test_runf(&out, "%s %s --help", TS_PROGRAM, commands[i]);
         cr_assert_eq(rc, 0, "%s --help", commands[i]);
         cr_assert(strstr(out, "usage: tinyseq"), "%s", out);
         free(out);
-        rc = run(&out, "%s %s x", TS_PROGRAM, commands[i]);
+        rc = test_runf(&out, "%s %s x", TS_PROGRAM, commands[i]);
         cr_assert_eq(rc, 2, "%s without --model: exit %d\n%s", commands[i], rc, out);
         free(out);
     }
     char *out;
-    cr_assert_eq(run(&out, "%s translate --model '%s' --beam 0 oui", TS_PROGRAM, ckpt), 2, "%s", out);
+    cr_assert_eq(test_runf(&out, "%s translate --model '%s' --beam 0 oui", TS_PROGRAM, ckpt), 2, "%s", out);
     free(out);
-    cr_assert_eq(run(&out, "%s attend --model '%s' --color sometimes oui", TS_PROGRAM, ckpt), 2, "%s", out);
+    cr_assert_eq(test_runf(&out, "%s attend --model '%s' --color sometimes oui", TS_PROGRAM, ckpt), 2, "%s", out);
     free(out);
-    cr_assert_eq(run(&out, "%s eval --model '%s' --corpus x --show -1", TS_PROGRAM, ckpt), 2, "%s", out);
+    cr_assert_eq(test_runf(&out, "%s eval --model '%s' --corpus x --show -1", TS_PROGRAM, ckpt), 2, "%s", out);
     free(out);
 }
 
@@ -436,7 +426,7 @@ Test(cli_inspect, missing_or_corrupt_checkpoints_exit_1_naming_the_file) {
     for (int i = 0; i < 3; i++) {
         char args[4096], *out;
         snprintf(args, sizeof args, commands[i], dir);
-        int rc = run(&out, "%s %s", TS_PROGRAM, args);
+        int rc = test_runf(&out, "%s %s", TS_PROGRAM, args);
         cr_assert_eq(rc, 1, "%s: exit %d\n%s", args, rc, out);
         cr_assert(strstr(out, "missing.ckpt"), "the message names the file:\n%s", out);
         free(out);
@@ -446,12 +436,12 @@ Test(cli_inspect, missing_or_corrupt_checkpoints_exit_1_naming_the_file) {
     char *out;
     for (int i = 0; i < 3; i++) {
         const char *cmd = i == 0 ? "translate" : i == 1 ? "attend" : "eval --corpus /dev/null";
-        int rc = run(&out, "%s %s --model '%s'%s", TS_PROGRAM, cmd, text, i < 2 ? " oui" : "");
+        int rc = test_runf(&out, "%s %s --model '%s'%s", TS_PROGRAM, cmd, text, i < 2 ? " oui" : "");
         cr_assert_eq(rc, 1, "%s: exit %d (a signal is 128+)\n%s", cmd, rc, out);
         cr_assert(strstr(out, "notes.ckpt"), "%s", out);
         free(out);
     }
-    int rc = run(&out, "head -c 300 '%s' > %s/half.ckpt && %s translate --model %s/half.ckpt oui", ckpt, dir,
+    int rc = test_runf(&out, "head -c 300 '%s' > %s/half.ckpt && %s translate --model %s/half.ckpt oui", ckpt, dir,
                  TS_PROGRAM, dir);
     cr_assert_eq(rc, 1, "truncated checkpoint: exit %d\n%s", rc, out);
     cr_assert(strstr(out, "half.ckpt"), "%s", out);
@@ -463,7 +453,7 @@ Test(cli_inspect, missing_or_corrupt_checkpoints_exit_1_naming_the_file) {
 // --max-len 0, instead of sizing the evaluation for it.
 Test(cli_inspect, eval_leaves_out_pairs_past_the_maximum_length) {
     char *out;
-    int rc = run(&out,
+    int rc = test_runf(&out,
                  "{ echo 'le chat dort .\tthe cat sleeps .'; yes chat | head -n 1001 | tr '\\n' ' '; "
                  "printf '\tthe cat\\n'; } > %s/long.tsv && %s eval --model '%s' --corpus %s/long.tsv --max-len 0",
                  dir, TS_PROGRAM, ckpt, dir);
@@ -483,7 +473,7 @@ Test(cli_inspect, eval_leaves_out_pairs_past_the_maximum_length) {
 // the old figure intact, no temporary file left.
 Test(cli_inspect, attend_figure_write_failures_say_why_and_keep_the_old_file) {
     char *out;
-    int rc = run(&out, "%s attend --model '%s' --svg %s/missing/a.svg oui", TS_PROGRAM, ckpt, dir);
+    int rc = test_runf(&out, "%s attend --model '%s' --svg %s/missing/a.svg oui", TS_PROGRAM, ckpt, dir);
     cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "missing/a.svg") && strstr(out, strerror(ENOENT)), "%s", out);
     free(out);
@@ -514,7 +504,7 @@ Test(cli_inspect, attend_figure_write_failures_say_why_and_keep_the_old_file) {
         cr_assert(WIFEXITED(status), "%s: killed by signal %d", flags[i], WIFSIGNALED(status) ? WTERMSIG(status) : 0);
         cr_assert_eq(WEXITSTATUS(status), 1, "%s: %s", flags[i], message);
         cr_assert(strstr(message, strerror(EFBIG)), "%s: says why: %s", flags[i], message);
-        rc = run(&out, "cat '%s'; ls '%s'", old, dir);
+        rc = test_runf(&out, "cat '%s'; ls '%s'", old, dir);
         cr_assert(!strncmp(out, "old figure\n", 11), "%s: the old file is intact:\n%s", flags[i], out);
         cr_assert_null(strstr(out, ".tmp"), "%s: no temporary file left:\n%s", flags[i], out);
         free(out);
@@ -524,7 +514,7 @@ Test(cli_inspect, attend_figure_write_failures_say_why_and_keep_the_old_file) {
 
 Test(cli_inspect, eval_reports_an_unreadable_corpus) {
     char *out;
-    int rc = run(&out, "%s eval --model '%s' --corpus %s/nope.tsv", TS_PROGRAM, ckpt, dir);
+    int rc = test_runf(&out, "%s eval --model '%s' --corpus %s/nope.tsv", TS_PROGRAM, ckpt, dir);
     cr_assert_eq(rc, 1, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "nope.tsv"), "%s", out);
     free(out);
@@ -549,7 +539,7 @@ static void numbers_after(const char *out, const char *label, double v[3]) {
 
 Test(attention_basics, prints_the_reference_numbers) {
     char *path = example_path(), *out;
-    int rc = run(&out, "'%s'", path);
+    int rc = test_runf(&out, "'%s'", path);
     cr_assert_eq(rc, 0, "%s: exit %d\n%s", path, rc, out);
     cr_assert(strstr(out, "927") && strstr(out, "397") && strstr(out, "148") && strstr(out, "929"), "scores");
     cr_assert(strstr(out, "exp(929) = inf"), "the overflow is shown:\n%s", out);

@@ -17,21 +17,11 @@
 
 static char *dir;
 
-// Runs a formatted shell command; returns its exit status, output in *out.
-static int run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int run(char **out, const char *fmt, ...) {
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    return test_run(cmd, out);
-}
 
 // Trains `name` for a few steps on a small toy corpus; returns its last.ckpt.
 static char *train(const char *name, const char *flags) {
     char *out;
-    int rc = run(&out, "%s train --toy-pairs 300 --emb 8 --hidden 16 --steps 12 --dev 20 --show 0 %s --out %s/%s",
+    int rc = test_runf(&out, "%s train --toy-pairs 300 --emb 8 --hidden 16 --steps 12 --dev 20 --show 0 %s --out %s/%s",
                  TS_PROGRAM, flags, dir, name);
     cr_assert_eq(rc, 0, "train %s exited %d:\n%s", flags, rc, out);
     free(out);
@@ -83,7 +73,7 @@ static const char *const sentences[] = {"the cat sees a dog .", "a small bird si
 // The translations of `sentences` by `ckpt` with beam `beam`, one per line.
 static char *translations(const char *ckpt, int beam) {
     char *out;
-    int rc = run(&out, "%s translate --model %s --beam %d '%s' '%s' '%s' '%s' '%s'", TS_PROGRAM, ckpt, beam,
+    int rc = test_runf(&out, "%s translate --model %s --beam %d '%s' '%s' '%s' '%s' '%s'", TS_PROGRAM, ckpt, beam,
                  sentences[0], sentences[1], sentences[2], sentences[3], sentences[4]);
     cr_assert_eq(rc, 0, "translate exited %d:\n%s", rc, out);
     return out;
@@ -96,11 +86,11 @@ static char *round_trip(const char *ckpt, const char *like, const char *export_f
     snprintf(npz_name, sizeof npz_name, "%s.npz", stem);
     snprintf(out_name, sizeof out_name, "%s.ckpt", stem);
     char *npz = in_dir(npz_name), *imported = in_dir(out_name);
-    int rc = run(&out, "%s export %s %s %s", TS_PROGRAM, ckpt, npz, export_flags);
+    int rc = test_runf(&out, "%s export %s %s %s", TS_PROGRAM, ckpt, npz, export_flags);
     cr_assert_eq(rc, 0, "export exited %d:\n%s", rc, out);
     cr_assert(strstr(out, "export: "), "%s", out);
     free(out);
-    rc = run(&out, "%s import %s --like %s -o %s", TS_PROGRAM, npz, like, imported);
+    rc = test_runf(&out, "%s import %s --like %s -o %s", TS_PROGRAM, npz, like, imported);
     cr_assert_eq(rc, 0, "import exited %d:\n%s", rc, out);
     free(out);
     free(npz);
@@ -143,7 +133,7 @@ Test(cli_interop, import_takes_the_weights_from_the_npz_not_from_like) {
     char *imported = round_trip(a, b, "", "a-into-b");
     // The same checkpoint exports to the same bytes.
     char *out;
-    cr_assert_eq(run(&out, "%s export %s %s/again.npz && cmp %s/a-into-b.npz %s/again.npz", TS_PROGRAM, a, dir, dir,
+    cr_assert_eq(test_runf(&out, "%s export %s %s/again.npz && cmp %s/a-into-b.npz %s/again.npz", TS_PROGRAM, a, dir, dir,
                      dir), 0, "%s", out);
     free(out);
     ts_ckpt *ca = load_ckpt(a), *cb = load_ckpt(b), *ci = load_ckpt(imported);
@@ -176,7 +166,7 @@ Test(cli_interop, numpy_loads_the_export_and_numpy_written_files_import) {
     if (!have_numpy()) cr_skip_test("Debian's /usr/bin/python3 has no numpy (apt-get install python3-numpy)");
     char *ckpt = train("np", "--attn concat --decoder luong");
     char *npz = in_dir("np.npz"), *script_path = in_dir("check.py"), *out;
-    cr_assert_eq(run(&out, "%s export %s %s", TS_PROGRAM, ckpt, npz), 0, "%s", out);
+    cr_assert_eq(test_runf(&out, "%s export %s %s", TS_PROGRAM, ckpt, npz), 0, "%s", out);
     free(out);
     ts_ckpt *ck = load_ckpt(ckpt);
     // A Python script with the expected names, shapes and values written in.
@@ -227,14 +217,14 @@ Test(cli_interop, numpy_loads_the_export_and_numpy_written_files_import) {
     fclose(f);
     free(script);
     char *saved = in_dir("numpy.npz"), *compressed = in_dir("numpy-compressed.npz");
-    int rc = run(&out, "/usr/bin/python3 %s %s %s %s", script_path, npz, saved, compressed);
+    int rc = test_runf(&out, "/usr/bin/python3 %s %s %s %s", script_path, npz, saved, compressed);
     cr_assert_eq(rc, 0, "numpy check failed (%d):\n%s", rc, out);
     cr_log_info("%s", out);
     free(out);
     const char *files[] = {saved, compressed};
     for (int i = 0; i < 2; i++) {
         char *imported = in_dir(i ? "from-compressed.ckpt" : "from-savez.ckpt");
-        rc = run(&out, "%s import %s --like %s -o %s", TS_PROGRAM, files[i], ckpt, imported);
+        rc = test_runf(&out, "%s import %s --like %s -o %s", TS_PROGRAM, files[i], ckpt, imported);
         cr_assert_eq(rc, 0, "import of %s exited %d:\n%s", files[i], rc, out);
         free(out);
         ts_ckpt *back = load_ckpt(imported);
@@ -309,7 +299,7 @@ Test(cli_interop, bad_files_exit_1_naming_the_file_and_the_entry) {
     const char *p = TS_PROGRAM;
     char *ckpt = train("m", ""), *small = train("small", "--hidden 8"), *npz = in_dir("m.npz"),
          *out_ckpt = in_dir("out.ckpt"), *bad = in_dir("bad.npz"), *out;
-    cr_assert_eq(run(&out, "%s export %s %s", p, ckpt, npz), 0, "%s", out);
+    cr_assert_eq(test_runf(&out, "%s export %s %s", p, ckpt, npz), 0, "%s", out);
     free(out);
     // Unreadable inputs.
     expect(1, "/nonexistent/x.ckpt", "%s export /nonexistent/x.ckpt %s/y.npz", p, dir);
@@ -317,7 +307,7 @@ Test(cli_interop, bad_files_exit_1_naming_the_file_and_the_entry) {
     expect(1, "cannot open /nonexistent/x.npz", "%s import /nonexistent/x.npz --like %s -o %s", p, ckpt, out_ckpt);
     expect(1, "no zip end-of-central-directory record", "%s import %s --like %s -o %s", p, ckpt, ckpt, out_ckpt);
     // A truncated export.
-    cr_assert_eq(run(NULL, "head -c 3000 %s > %s", npz, bad), 0);
+    cr_assert_eq(test_runf(NULL, "head -c 3000 %s > %s", npz, bad), 0);
     expect(1, bad, "%s import %s --like %s -o %s", p, bad, ckpt, out_ckpt);
     // Another configuration: names the entry and both shapes.
     expect(1, "entry 'encoder.gru.weight_ih_l0' has shape (48, 8), the model needs (24, 8)",
@@ -381,16 +371,16 @@ Test(cli_interop, never_overwrites_without_force) {
     char *existing = test_write_file(dir, "m.npz", keep, sizeof keep - 1);
     expect(1, "exists; pass --force to replace it", "%s export %s %s", p, ckpt, npz);
     char *content;
-    cr_assert_eq(run(&content, "cat %s", existing), 0);
+    cr_assert_eq(test_runf(&content, "cat %s", existing), 0);
     cr_assert_str_eq(content, keep);
     free(content);
-    cr_assert_eq(run(&out, "%s export %s %s --force", p, ckpt, npz), 0, "%s", out);
+    cr_assert_eq(test_runf(&out, "%s export %s %s --force", p, ckpt, npz), 0, "%s", out);
     free(out);
     char *existing_ckpt = test_write_file(dir, "out.ckpt", keep, sizeof keep - 1);
     expect(1, "out.ckpt' exists; pass --force", "%s import %s --like %s -o %s", p, npz, ckpt, out_ckpt);
     // A failing import with --force leaves it too.
     expect(1, "no zip end-of-central-directory", "%s import %s --like %s -o %s --force", p, ckpt, ckpt, out_ckpt);
-    cr_assert_eq(run(&content, "cat %s", existing_ckpt), 0);
+    cr_assert_eq(test_runf(&content, "cat %s", existing_ckpt), 0);
     cr_assert_str_eq(content, keep);
     free(content);
     expect(0, "import: ", "%s import %s --like %s -o %s --force", p, npz, ckpt, out_ckpt);

@@ -2,6 +2,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,4 +142,14 @@ char *test_read_file(const char *path, size_t *len) {
     fclose(f);
     if (len) *len = (size_t)n;
     return text;
+}
+
+int test_runf(char **output, const char *fmt, ...) {
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    cr_assert(n >= 0 && (size_t)n < sizeof cmd, "command longer than %zu bytes", sizeof cmd);
+    return test_run(cmd, output);
 }

@@ -25,6 +25,9 @@ char *test_read_file(const char *path, size_t *len);
 // (or 128 + signal number when killed by a signal).
 int test_run(const char *cmd, char **output);
 
+// test_run of a printf-formatted command (up to 8 KiB).
+int test_runf(char **output, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 // 1 when the ../shared folder beside the project exists (CI always has it).
 int test_have_shared(void);
 
