@@ -406,9 +406,11 @@ static void write_tokens(FILE *f, char *const *toks, int32_t n) {
     }
 }
 
-int ts_corpus_write_tsv(const ts_corpus *c, FILE *f) {
-    for (size_t i = 0; i < c->n_pairs; i++) {
-        const ts_pair *p = &c->pairs[i];
+int ts_corpus_write_tsv(const ts_corpus *c, FILE *f) { return ts_corpus_write_rows(c, NULL, c->n_pairs, f); }
+
+int ts_corpus_write_rows(const ts_corpus *c, const size_t *rows, size_t n, FILE *f) {
+    for (size_t i = 0; i < n; i++) {
+        const ts_pair *p = &c->pairs[rows ? rows[i] : i];
         write_tokens(f, p->src, p->src_len);
         putc('\t', f);
         write_tokens(f, p->tgt, p->tgt_len);

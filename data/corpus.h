@@ -105,6 +105,9 @@ int ts_corpus_filter(ts_corpus *c, const ts_corpus_opts *opts);
 // Returns TS_OK or TS_ERR_IO when writing fails.
 int ts_corpus_write_tsv(const ts_corpus *c, FILE *f);
 
+// The same for the pairs rows[0..n) only, in that order.
+int ts_corpus_write_rows(const ts_corpus *c, const size_t *rows, size_t n, FILE *f);
+
 // Writes the gold alignments, one line per pair in Pharaoh format
 // ("0-0 1-2 2-1", source-target, sorted by source then target). Explicitly
 // unaligned target tokens are simply absent, as Pharaoh has no mark for them.

@@ -576,3 +576,31 @@ Test(cli_train, dev_and_test_files_are_held_out_corpora, .timeout = 120) {
     expect_exit(1, args, "none.tsv");
     free(dir);
 }
+
+// dev-pairs.tsv holds the pairs the run evaluated on: eval on it repeats the run's
+// final dev line. (Without it a user could not reproduce a held-out score.)
+Test(cli_train, dev_tsv_repeats_the_final_dev_line_with_eval, .timeout = 120) {
+    char *dir = test_tmpdir(), *train_out = NULL, *eval_out = NULL;
+    cr_assert_eq(test_runf(&train_out, "%s train --toy-pairs 1500 --emb 16 --hidden 32 --epochs 6 --lr 0.01 --show 0 --out %s/run",
+                           TS_PROGRAM, dir), 0);
+    cr_assert_eq(test_runf(&eval_out, "%s eval --model %s/run/last.ckpt --corpus %s/run/dev-pairs.tsv --show 0", TS_PROGRAM,
+                           dir, dir), 0, "%s", eval_out);
+    double loss, ppl, bleu, chrf, exact, e_bleu, e_chrf, e_ppl, e_exact;
+    int pairs, e_pairs;
+    const char *dev = strstr(train_out, "\ndev: ");
+    cr_assert(dev && sscanf(dev, "\ndev: loss %lf, ppl %lf, BLEU %lf, chrF %lf, exact %lf%% on %d pairs", &loss, &ppl,
+                            &bleu, &chrf, &exact, &pairs) == 6, "%s", train_out);
+    const char *ev = strstr(eval_out, "\neval: ");
+    cr_assert(ev && sscanf(ev, "\neval: bleu=%lf chrf=%lf ppl=%lf exact=%lf pairs=%d", &e_bleu, &e_chrf, &e_ppl, &e_exact,
+                           &e_pairs) == 5, "%s", eval_out);
+    cr_assert_eq(e_pairs, pairs);
+    cr_assert_eq(pairs, 150, "a tenth of 1500 pairs is held out");
+    cr_assert_gt(bleu, 0.01, "BLEU %g: too little training to compare it", bleu);
+    cr_assert_float_eq(e_ppl, ppl, 5e-3 * ppl, "ppl %g vs %g", e_ppl, ppl);
+    cr_assert_float_eq(e_bleu, bleu, 1e-4, "BLEU %g vs %g", e_bleu, bleu);
+    cr_assert_float_eq(e_chrf, chrf, 1e-4, "chrF %g vs %g", e_chrf, chrf);
+    cr_assert_float_eq(100 * e_exact, exact, 0.05, "exact %g vs %g", e_exact, exact);
+    free(train_out);
+    free(eval_out);
+    free(dir);
+}

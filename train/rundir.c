@@ -45,7 +45,7 @@ int ts_make_dirs(const char *path) {
 // attention-<epoch>.svg, epoch-<epoch>.ckpt), or 0; *epoch gets the epoch of
 // a per-epoch file (else -1).
 static size_t run_file_stem(const char *name, long *epoch) {
-    static const char *const fixed[] = {"last.ckpt", "best.ckpt", "metrics.csv", "config.txt", "loss.svg",
+    static const char *const fixed[] = {"last.ckpt", "best.ckpt", "metrics.csv", "config.txt", "dev-pairs.tsv", "loss.svg",
                                         "attention.jsonl", "report.html"};
     static const struct { const char *prefix, *suffix; } per_epoch[] = {{"attention-", ".svg"}, {"epoch-", ".ckpt"}};
     *epoch = -1;
@@ -222,6 +222,20 @@ int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n
     fprintf(f, "resume = %s\n", o->resume ? o->resume : "");
     if (fclose(f) != 0) return ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     return TS_OK;
+}
+
+int ts_rundir_write_dev(const char *dir, const ts_corpus *c, const size_t *rows, size_t n) {
+    char path[4096], tmp[4200];
+    int rc = ts_path_join(path, sizeof path, dir, "dev-pairs.tsv");
+    if (rc) return rc;
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return ts_fail(TS_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
+    rc = ts_corpus_write_rows(c, rows, n, f);
+    if (fclose(f) != 0 && !rc) rc = ts_fail(TS_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+    if (!rc && rename(tmp, path) != 0) rc = ts_fail(TS_ERR_IO, "cannot rename '%s': %s", tmp, strerror(errno));
+    if (rc) unlink(tmp);
+    return rc;
 }
 
 int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch) {

@@ -1,6 +1,6 @@
 // The run directory: everything `tinyseq train` writes into --out besides
 // the checkpoints' bytes. --out holds one run (last.ckpt, best.ckpt,
-// epoch-<epoch>.ckpt with --keep, metrics.csv, config.txt, loss.svg,
+// epoch-<epoch>.ckpt with --keep, metrics.csv, config.txt, dev-pairs.tsv, loss.svg,
 // attention-<epoch>.svg, and the temporary files of their atomic saves);
 // nothing else in it is touched.
 #ifndef TS_TRAIN_RUNDIR_H
@@ -31,6 +31,10 @@ int ts_rundir_check(const ts_train_opts *o, ts_rundir_use *use);
 // files (TS_RUN_REPLACE), or keeps metrics.csv's rows up to `epoch` and the
 // per-epoch figures and checkpoints up to it (TS_RUN_CONTINUE).
 int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch);
+
+// dev-pairs.tsv: the dev pairs held out of the corpus, normalised, in the order the
+// run evaluates them (so `tinyseq eval --corpus DIR/dev-pairs.tsv` repeats its numbers).
+int ts_rundir_write_dev(const char *dir, const ts_corpus *c, const size_t *rows, size_t n);
 
 // config.txt: the options, the data's sizes and the model's.
 int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev);

@@ -513,6 +513,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     // Everything is ready: only now is the directory changed.
     if ((rc = ts_rundir_prepare(o->out_dir, use, t.s.epoch))) goto done;
     if ((rc = ts_rundir_write_config(o, t.model, t.split.n_train, t.n_dev))) goto done;
+    if (!t.dev_file && (rc = ts_rundir_write_dev(o->out_dir, t.dev, t.dev_rows, t.n_dev))) goto done;
     if (o->out) {
         fprintf(o->out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_blas_threads());
         fprintf(o->out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
