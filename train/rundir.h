@@ -32,8 +32,9 @@ int ts_rundir_check(const ts_train_opts *o, ts_rundir_use *use);
 // per-epoch figures and checkpoints up to it (TS_RUN_CONTINUE).
 int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch);
 
-// config.txt: the options, the data's sizes and the model's.
-int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev);
+// config.txt: the options, the data's sizes and the model's, and the ranks
+// that trained it (a fact: the same options train the same model on any).
+int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev, int ranks);
 
 typedef struct {
     long epoch, step;
