@@ -247,12 +247,14 @@ static void print_shell_word(FILE *out, const char *arg) {
 
 // Where an interrupted run stopped, and the command that continues it: this
 // one's arguments without --out, --resume and --force, then --out DIR
-// --resume DIR/last.ckpt. `program` is how tinyseq was started.
+// --resume DIR/last.ckpt. `program` is how tinyseq was started; `ranks` > 1
+// puts "mpirun -np RANKS" before it.
 static void print_resume_command(const char *program, int argc, char **argv, const ts_train_opts *o,
-                                 const ts_train_report *r) {
+                                 const ts_train_report *r, int ranks) {
     fprintf(stderr, "tinyseq train: stopped by %s at step %ld (epoch %ld, %ld of %ld batches done); saved %s/last.ckpt\n",
             r->stopped == SIGTERM ? "SIGTERM" : "SIGINT", r->steps, r->epoch + 1, r->position, r->epoch_batches, o->out_dir);
     fputs("continue with: ", stderr);
+    if (ranks > 1) fprintf(stderr, "mpirun -np %d ", ranks);
     print_shell_word(stderr, program);
     fputs(" train", stderr);
     for (int i = 1; i < argc; i++) {
@@ -350,7 +352,7 @@ static int train_command(int argc, char **argv, char **config_text) {
     char **mpi_argv = argv;
     int rc = ts_dist_init(&dist, &mpi_argc, &mpi_argv);
     if (rc) {
-        ts_cli_error(cmd, 0, "%s", ts_last_error());
+        if (!dist.quiet) ts_cli_error(cmd, 0, "%s", ts_last_error());
         return rc == TS_ERR_ARG ? TS_EXIT_USAGE : TS_EXIT_FAIL;
     }
     o.dist = &dist;
@@ -378,7 +380,7 @@ static int train_command(int argc, char **argv, char **config_text) {
         fflush(stdout);
         if (dist.rank != 0) return 128 + report.stopped;
         // main() hands a subcommand argv + 1: argv[-1] is the program as it was started.
-        print_resume_command(argv[-1], argc, argv, &o, &report);
+        print_resume_command(argv[-1], argc, argv, &o, &report, dist.size);
         return 128 + report.stopped;
     }
     return TS_EXIT_OK;

@@ -57,6 +57,10 @@ int ts_dist_init(ts_dist *d, int *argc, char ***argv) {
     return TS_OK;
 #else
     (void)argc, (void)argv, (void)launched;
+    long rank = env_long("OMPI_COMM_WORLD_RANK");
+    if (rank < 0) rank = env_long("PMI_RANK");
+    if (rank < 0) rank = env_long("PMIX_RANK");
+    d->quiet = rank > 0;  // one message for the job, from its first rank
     if (n > 1)
         return ts_fail(TS_ERR_ARG,
                        "this build of tinyseq has no MPI, and mpirun started it as one of %d ranks (each would train "

@@ -39,7 +39,9 @@ int ts_dist_launched_size(void);
 // Joins the group: MPI_Init when the program was started by mpirun (else a
 // group of one, MPI untouched). TS_ERR_ARG when mpirun started several
 // ranks and this build has no MPI (each would train alone, over the same
-// files); TS_ERR_IO when MPI cannot start. Call before any thread starts.
+// files): then d->quiet is set on every rank but the first, so the job
+// prints one message. TS_ERR_IO when MPI cannot start. Call before any
+// thread starts.
 int ts_dist_init(ts_dist *d, int *argc, char ***argv);
 
 // Leaves the group (MPI_Finalize if it was started). Every rank must call it.
