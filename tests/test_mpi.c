@@ -184,6 +184,52 @@ Test(mpi, a_resumed_mpi_run_is_the_uninterrupted_one_to_the_bit, .timeout = 120)
     free(dir);
 }
 
+Test(mpi, a_signal_to_one_rank_stops_every_rank_at_one_step_and_the_run_continues, .timeout = 120) {
+    need_mpi();
+    // Rank 1 raises SIGTERM after step 20: its flag travels in step 21's
+    // allreduce, so both ranks stop after step 21 and rank 0 saves there.
+    char *dir = test_tmpdir(), cmd[8192], *out;
+    snprintf(cmd, sizeof cmd, MPIRUN " -np 2 %s train " SMALL " --steps 40 --out %s/whole", TS_PROGRAM, dir);
+    free(must_run("uninterrupted", cmd));
+    int rc = test_runf(&out, "TINYSEQ_TEST_KILL=1:20:15 " MPIRUN " -np 2 %s train " SMALL " --steps 40 --out %s/part",
+                       TS_PROGRAM, dir);
+    cr_expect_neq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "stopped by SIGTERM at step 21 "), "%s", out);
+    char want[2048];
+    snprintf(want, sizeof want, "continue with: mpirun -np 2 %s train ", TS_PROGRAM);
+    cr_expect(strstr(out, want), "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, MPIRUN " -np 2 %s train " SMALL " --steps 40 --out %s/part --resume %s/part/last.ckpt",
+             TS_PROGRAM, dir, dir);
+    free(must_run("continued", cmd));
+    char a[1100], b[1100];
+    snprintf(a, sizeof a, "%s/whole/last.ckpt", dir);
+    snprintf(b, sizeof b, "%s/part/last.ckpt", dir);
+    size_t na, nb;
+    char *x = test_read_file(a, &na), *y = test_read_file(b, &nb);
+    cr_expect(na == nb && !memcmp(x, y, na), "the stopped and continued run's last.ckpt differs from the uninterrupted run's");
+    free(x);
+    free(y);
+    free(dir);
+}
+
+Test(mpi, a_run_of_two_ranks_continues_in_one_process, .timeout = 120) {
+    need_mpi();
+    // The ranks are not among what a checkpoint must match: one process
+    // continues a 2-rank run and ends where one process alone does (to rounding).
+    char *dir = test_tmpdir(), cmd[8192], alone[1024], moved[1024];
+    snprintf(alone, sizeof alone, "%s/alone", dir);
+    snprintf(moved, sizeof moved, "%s/moved", dir);
+    snprintf(cmd, sizeof cmd, "%s train " SMALL " --steps 40 --out %s", TS_PROGRAM, alone);
+    free(must_run("one process", cmd));
+    snprintf(cmd, sizeof cmd, MPIRUN " -np 2 %s train " SMALL " --steps 25 --out %s", TS_PROGRAM, moved);
+    free(must_run("two ranks", cmd));
+    snprintf(cmd, sizeof cmd, "%s train " SMALL " --steps 40 --out %s --resume %s/last.ckpt", TS_PROGRAM, moved, moved);
+    free(must_run("continued in one process", cmd));
+    expect_same_training(alone, moved, "2 ranks for 25 steps, then 1 process, vs 1 process");
+    free(dir);
+}
+
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

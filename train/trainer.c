@@ -86,7 +86,8 @@ typedef struct {
     gsl_rng *shard_rng;                // a shard's dropout and teacher-forcing draws, seeded per (seed, step, shard)
     double *flat;                      // (parameters + 4) the gradients and the step's sums, allreduced at once
     int stop_agreed;                   // with ranks: a rank was asked to stop (every rank knows it at the same step)
-    long kill_rank, kill_step;         // tests: TINYSEQ_TEST_KILL=RANK:STEP raises SIGKILL there
+    long kill_rank, kill_step;         // tests: TINYSEQ_TEST_KILL=RANK:STEP[:SIGNAL] raises SIGNAL (SIGKILL) there
+    int kill_signal;
 } trainer;
 
 // Rank 0 prints and writes the run directory; the other ranks only compute.
@@ -687,8 +688,9 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     int setup_agreed = 0;
     ts_ckpt *resume = NULL;
     t.kill_rank = t.kill_step = -1;
-    const char *kill = getenv("TINYSEQ_TEST_KILL");  // tests only: "RANK:STEP"
-    if (kill && sscanf(kill, "%ld:%ld", &t.kill_rank, &t.kill_step) != 2) t.kill_rank = t.kill_step = -1;
+    t.kill_signal = SIGKILL;
+    const char *kill = getenv("TINYSEQ_TEST_KILL");  // tests only: "RANK:STEP[:SIGNAL]"
+    if (kill && sscanf(kill, "%ld:%ld:%d", &t.kill_rank, &t.kill_step, &t.kill_signal) < 2) t.kill_rank = t.kill_step = -1;
     t.shards = t.dist->size * (int)(o->accumulate > 0 && o->accumulate <= INT32_MAX / t.dist->size ? o->accumulate : 1);
     if (o->threads < 0 || o->threads > TS_MAX_THREADS) {
         rc = ts_fail(TS_ERR_ARG, "--threads must be between 1 and %d, got %ld", TS_MAX_THREADS, o->threads);
@@ -793,7 +795,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         for (size_t i = (size_t)t.s.position; i < total && !stop; i++) {
             if ((stop = should_stop(&t))) break;  // a step boundary: last.ckpt resumes here
             if ((rc = train_step(&t, ts_batcher_get(t.batcher, i)))) goto done;
-            if (t.s.step == t.kill_step && t.dist->rank == t.kill_rank) raise(SIGKILL);
+            if (t.s.step == t.kill_step && t.dist->rank == t.kill_rank) raise(t.kill_signal);
             show_progress(&t, total, 0);
             if (o->steps > 0 && t.s.step >= o->steps && (size_t)t.s.position < total) stop = 1;
         }
