@@ -138,7 +138,9 @@ ts_tensor *ts_constant(ts_ctx *ctx, int ndim, const int *dims, const double *val
     return t;
 }
 
-int ts_backward(ts_ctx *ctx, ts_tensor *loss) {
+int ts_backward(ts_ctx *ctx, ts_tensor *loss) { return ts_backward_weighted(ctx, loss, 1.0); }
+
+int ts_backward_weighted(ts_ctx *ctx, ts_tensor *loss, double weight) {
     if (ctx->status) return ctx->status;
     if (!loss) return ts_fail(TS_ERR_ARG, "backward: no loss tensor");
     if (loss->size != 1) {
@@ -151,7 +153,7 @@ int ts_backward(ts_ctx *ctx, ts_tensor *loss) {
                                                  " (grad mode off?)");
     double *seed = ts_grad(ctx, loss);
     if (!seed) return ctx->status;
-    seed[0] += 1.0;
+    seed[0] += weight;
     for (ts_tensor *node = ctx->tape; node; node = node->tape_prev) {
         if (!node->grad) continue;  // nothing flows from the loss through this node
         int rc = ts_ops[node->op].backward(ctx, node);

@@ -84,6 +84,11 @@ int ts_set_grad_enabled(ts_ctx *ctx, int enabled);
 // gradient. Returns TS_OK or the failure (also when the forward pass failed).
 int ts_backward(ts_ctx *ctx, ts_tensor *loss);
 
+// ts_backward with d total / d loss = weight instead of 1: the gradients of
+// weight * loss are added. A batch split into parts (train/trainer.c) weighs
+// each part's mean loss by its share of the batch's tokens.
+int ts_backward_weighted(ts_ctx *ctx, ts_tensor *loss, double weight);
+
 // The gradient buffer of t, allocated zeroed in the arena the first time.
 // NULL (with ctx->status set) when the arena is full.
 double *ts_grad(ts_ctx *ctx, ts_tensor *t);

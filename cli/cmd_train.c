@@ -47,11 +47,11 @@ static const struct {
     {"bidirectional", "bidirectional", 0}, {"emb", "emb", 0},              {"hidden", "hidden", 0},
     {"optimizer", "optim", 0},        {"lr", "lr", 0},                     {"clip", "clip", 0},
     {"tf", "tf", 0},                  {"dropout", "dropout", 0},           {"label_smoothing", "label-smoothing", 0},
-    {"batch", "batch", 0},            {"epochs", "epochs", 0},             {"steps", "steps", 1},
+    {"batch", "batch", 0},            {"accumulate", "accumulate", 0},     {"epochs", "epochs", 0},             {"steps", "steps", 1},
     {"lr_decay", "lr-decay", 0},      {"patience", "patience", 0},         {"seed", "seed", 0},
     {"keep", "keep", 0},              {"toy_seed", NULL, 0},               {"dev_pairs", NULL, 0},
     {"train_pairs", NULL, 0},         {"source_vocabulary", NULL, 0},      {"target_vocabulary", NULL, 0},
-    {"parameters", NULL, 0},          {"resume", NULL, 0},
+    {"parameters", NULL, 0},          {"resume", NULL, 0},                 {"ranks", NULL, 0},
 };
 
 static char *trim(char *s) {
@@ -147,6 +147,7 @@ static const char usage[] =
     "usage: tinyseq train [--corpus FILE] [--attn NAME] [--decoder bahdanau|luong] [--bidirectional]\n"
     "                     [--emb N] [--hidden N] [--batch N] [--epochs N | --steps N] [--lr X]\n"
     "                     [--optim adam|sgd] [--clip X] [--tf RATIO] [--max-len N] [--seed N]\n"
+    "                     [--accumulate K]\n"
     "                     [--out DIR] [--resume CKPT] [--force] [more options below]\n"
     "\n"
     "Without --corpus it trains on the built-in toy English -> French-like corpus\n"
@@ -176,13 +177,18 @@ static const char usage[] =
     "                    in [0, 0.99] (default 0; docs/models.md)\n"
     "  --label-smoothing E  PyTorch's label smoothing in [0, 0.99] (default 0); the reported\n"
     "                    losses and perplexity stay plain cross-entropy\n"
-    "  --batch N         sentences per batch (default 32)\n"
+    "  --batch N         sentences per batch (default 32); under mpirun the batch of all the\n"
+    "                    ranks together: the same flags train the same model on any number\n"
+    "  --accumulate K    run each batch as K parts one after another, summing their gradients,\n"
+    "                    then one update: the same update with about 1/K of the activation\n"
+    "                    memory, so a batch K times larger than fits (default 1)\n"
     "  --epochs N        epochs (default 5)\n"
     "  --steps N         stop after N optimizer steps in all, counting those before --resume\n"
     "  --lr-decay X      multiply the learning rate by X when dev loss does not improve (default 0.5)\n"
     "  --patience N      stop after N epochs without a better dev loss (default 3)\n"
     "  --seed N          initialisation, split, shuffling and teacher forcing (default 1)\n"
-    "  --threads N       BLAS threads, 1 to 64 (default: OPENBLAS_NUM_THREADS, else the cores)\n"
+    "  --threads N       BLAS threads, 1 to 64 (default: OPENBLAS_NUM_THREADS, else the cores;\n"
+    "                    under mpirun, the cores shared among the machine's ranks)\n"
     "  --config FILE     read options from FILE first: key = value lines as DIR/config.txt\n"
     "                    writes them (# starts a comment); flags on the command line win\n"
     "output\n"
@@ -203,6 +209,9 @@ static const char usage[] =
     "Ctrl-C (SIGINT) or SIGTERM stops at the next step, saves DIR/last.ckpt, prints the\n"
     "command that continues the run and exits 130 (143 for SIGTERM); a second Ctrl-C\n"
     "stops at once (the last saved checkpoint stays intact).\n"
+    "Data-parallel on several processes or machines (docs/scaling.md):\n"
+    "  mpirun -np N tinyseq train ...   (as root: --allow-run-as-root; more ranks than\n"
+    "  cores: --oversubscribe). Rank 0 prints and writes DIR; the ranks must share the flags.\n"
     "Exit status: 0 done, 1 failure at run time (unreadable or bad file, failed save,\n"
     "out of memory), 2 usage error (bad flag or value, flags a checkpoint cannot resume).\n";
 
@@ -239,12 +248,14 @@ static void print_shell_word(FILE *out, const char *arg) {
 
 // Where an interrupted run stopped, and the command that continues it: this
 // one's arguments without --out, --resume and --force, then --out DIR
-// --resume DIR/last.ckpt. `program` is how tinyseq was started.
+// --resume DIR/last.ckpt. `program` is how tinyseq was started; `ranks` > 1
+// puts "mpirun -np RANKS" before it.
 static void print_resume_command(const char *program, int argc, char **argv, const ts_train_opts *o,
-                                 const ts_train_report *r) {
+                                 const ts_train_report *r, int ranks) {
     fprintf(stderr, "tinyseq train: stopped by %s at step %ld (epoch %ld, %ld of %ld batches done); saved %s/last.ckpt\n",
             r->stopped == SIGTERM ? "SIGTERM" : "SIGINT", r->steps, r->epoch + 1, r->position, r->epoch_batches, o->out_dir);
     fputs("continue with: ", stderr);
+    if (ranks > 1) fprintf(stderr, "mpirun -np %d ", ranks);
     print_shell_word(stderr, program);
     fputs(" train", stderr);
     for (int i = 1; i < argc; i++) {
@@ -301,6 +312,7 @@ static int train_command(int argc, char **argv, char **config_text) {
         TS_DOUBLE("dropout", &o.dropout, 0, 0.99),
         TS_DOUBLE("label-smoothing", &o.label_smoothing, 0, 0.99),
         TS_INT("batch", &o.batch, 1, 100000),
+        TS_INT("accumulate", &o.accumulate, 1, 100000),
         TS_INT("epochs", &o.epochs, 1, TS_MAX_EPOCHS),
         TS_INT("steps", &o.steps, 1, 1000000000),
         TS_DOUBLE("lr-decay", &o.lr_decay, 1e-6, 1),
@@ -335,15 +347,41 @@ static int train_command(int argc, char **argv, char **config_text) {
     ts_train_report report;
     catch_stop_signals();
     o.stop = &stop_signal;
-    int rc = ts_train(&o, &report);
+    // Under mpirun: the ranks train together; rank 0 alone prints.
+    ts_dist dist;
+    int mpi_argc = argc;  // MPI may edit what it is given; argv[-1] is read below
+    char **mpi_argv = argv;
+    int rc = ts_dist_init(&dist, &mpi_argc, &mpi_argv);
     if (rc) {
-        ts_cli_error(cmd, 0, "%s", ts_last_error());
+        if (!dist.quiet) ts_cli_error(cmd, 0, "%s", ts_last_error());
         return rc == TS_ERR_ARG ? TS_EXIT_USAGE : TS_EXIT_FAIL;
     }
+    o.dist = &dist;
+    if (dist.rank != 0) o.out = o.log = NULL;
+    rc = ts_train(&o, &report);
+    if (rc) {
+        int status = rc == TS_ERR_ARG ? TS_EXIT_USAGE : TS_EXIT_FAIL;
+        if (dist.size > 1 && !dist.quiet) {
+            char rank[64];
+            snprintf(rank, sizeof rank, "%s (rank %d of %d)", cmd, dist.rank, dist.size);
+            ts_cli_error(rank, 0, "%s", ts_last_error());
+        } else if (!dist.quiet) {
+            ts_cli_error(cmd, 0, "%s", ts_last_error());
+        }
+        fflush(stdout);
+        fflush(stderr);
+        // A failure of this rank alone: the others may wait in a collective,
+        // so the whole job ends here.
+        if (!dist.agreed_failure) ts_dist_abort(&dist, status);
+        ts_dist_finalize(&dist);
+        return status;
+    }
+    ts_dist_finalize(&dist);
     if (report.stopped) {
         fflush(stdout);
+        if (dist.rank != 0) return 128 + report.stopped;
         // main() hands a subcommand argv + 1: argv[-1] is the program as it was started.
-        print_resume_command(argv[-1], argc, argv, &o, &report);
+        print_resume_command(argv[-1], argc, argv, &o, &report, dist.size);
         return 128 + report.stopped;
     }
     return TS_EXIT_OK;

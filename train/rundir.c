@@ -191,7 +191,7 @@ static const char *exact(char buf[32], double x) {
     return buf;
 }
 
-int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev) {
+int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev, int ranks) {
     char path[4096];
     int rc = ts_path_join(path, sizeof path, o->out_dir, "config.txt");
     if (rc) return rc;
@@ -213,13 +213,14 @@ int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n
     fprintf(f, "optimizer = %s\nlr = %s\nclip = %s\ntf = %s\ndropout = %s\nlabel_smoothing = %s\n",
             ts_optim_name(o->optim), exact(b[0], o->lr), exact(b[1], o->clip), exact(b[2], o->tf),
             exact(b[3], o->dropout), exact(b[4], o->label_smoothing));
-    fprintf(f, "batch = %ld\nepochs = %ld\nsteps = %ld\nlr_decay = %s\npatience = %ld\nseed = %ld\nkeep = %ld\n",
-            o->batch, o->epochs, o->steps, exact(b[5], o->lr_decay), o->patience, o->seed, o->keep);
+    fprintf(f, "batch = %ld\naccumulate = %ld\nepochs = %ld\nsteps = %ld\nlr_decay = %s\npatience = %ld\nseed = %ld\nkeep = %ld\n",
+            o->batch, o->accumulate, o->epochs, o->steps, exact(b[5], o->lr_decay), o->patience, o->seed, o->keep);
     fprintf(f, "# facts\n");
     if (!o->corpus) fprintf(f, "toy_seed = %ld\n", o->toy_seed);
     fprintf(f, "dev_pairs = %zu\ntrain_pairs = %zu\nsource_vocabulary = %d\ntarget_vocabulary = %d\nparameters = %zu\n",
             n_dev, n_train, c->src_vocab, c->tgt_vocab, ts_params_size(&m->params));
     fprintf(f, "resume = %s\n", o->resume ? o->resume : "");
+    fprintf(f, "ranks = %d\n", ranks);
     if (fclose(f) != 0) return ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     return TS_OK;
 }

@@ -36,8 +36,9 @@ int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch);
 // run evaluates them (so `tinyseq eval --corpus DIR/dev-pairs.tsv` repeats its numbers).
 int ts_rundir_write_dev(const char *dir, const ts_corpus *c, const size_t *rows, size_t n);
 
-// config.txt: the options, the data's sizes and the model's.
-int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev);
+// config.txt: the options, the data's sizes and the model's, and the ranks
+// that trained it (a fact: the same options train the same model on any).
+int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev, int ranks);
 
 typedef struct {
     long epoch, step;

@@ -6,6 +6,15 @@
 // the step, the epoch and the position in it, the shuffling RNG's state at the
 // epoch's start (the epoch's batch order is replayed from it), the teacher-
 // forcing RNG's state, and every running sum a later checkpoint depends on.
+//
+// Data-parallel (docs/scaling.md): with N ranks (train/dist.h) and
+// --accumulate K, every rank builds the same batches and cuts each into N*K
+// shards of contiguous columns; rank r runs shards rK .. rK+K-1 one after
+// another, each weighted by its share of the batch's target tokens, so the
+// summed gradient is that of the whole batch's mean loss. One allreduce per
+// step sums the gradients over the ranks, and every rank takes the same
+// update. Rank 0 alone evaluates dev (and broadcasts the loss that every
+// rank's decisions read), prints and writes out_dir.
 #include "train/trainer.h"
 
 #include "data/batch.h"
@@ -24,6 +33,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,7 +51,7 @@ ts_train_opts ts_train_defaults(void) {
     return (ts_train_opts){
         .toy_pairs = TS_TOY_PAIRS, .toy_seed = TS_TOY_SEED, .max_len = 0, .dev_pairs = 0, .min_count = 1,
         .model = {.emb = 64, .hidden = 128, .attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_BAHDANAU},
-        .optim = TS_OPTIM_ADAM, .lr = 3e-3, .clip = 5.0, .tf = 1.0, .batch = 32, .epochs = 5, .steps = 0,
+        .optim = TS_OPTIM_ADAM, .lr = 3e-3, .clip = 5.0, .tf = 1.0, .batch = 32, .accumulate = 1, .epochs = 5, .steps = 0,
         .lr_decay = 0.5, .patience = 3, .seed = 1, .out_dir = "runs/default", .warmup = 3, .show = 4,
         .out = stdout, .log = stderr,
     };
@@ -67,7 +78,20 @@ typedef struct {
     long skipped_in_row;
     ts_progress progress;              // measurement only (never saved)
     double last_loss;
+    // Data-parallel and --accumulate (shards > 1)
+    ts_dist *dist;                     // the group; a group of one when the options give none
+    int shards;                        // ranks x accumulate: the parts of a batch
+    int32_t *shard_ids;                // (shard_room) one shard's src (S, b), src_len (b), tgt_in, tgt_out (T, b)
+    size_t shard_room;
+    gsl_rng *shard_rng;                // a shard's dropout and teacher-forcing draws, seeded per (seed, step, shard)
+    double *flat;                      // (parameters + 4) the gradients and the step's sums, allreduced at once
+    int stop_agreed;                   // with ranks: a rank was asked to stop (every rank knows it at the same step)
+    long kill_rank, kill_step;         // tests: TINYSEQ_TEST_KILL=RANK:STEP[:SIGNAL] raises SIGNAL (SIGKILL) there
+    int kill_signal;
 } trainer;
+
+// Rank 0 prints and writes the run directory; the other ranks only compute.
+static int leader(const trainer *t) { return t->dist->rank == 0; }
 
 // Adds n >= 0 to a counter that checkpoints save, refusing to pass TS_COUNT_MAX
 // (only a checkpoint that says it is nearly there can bring it close).
@@ -108,6 +132,7 @@ static int check_checkpoint_size(const ts_train_opts *o, const ts_model_config *
 }
 
 static int save_checkpoint(trainer *t, const char *name, int full) {
+    if (!leader(t)) return TS_OK;
     return ts_train_state_save(&t->s, t->opts, t->model, t->src_vocab, t->tgt_vocab, &t->optim, name, full);
 }
 
@@ -211,10 +236,15 @@ static int keep_epoch(trainer *t) {
 // Sets *stop when early stopping says so.
 static int end_epoch(trainer *t, int *stop) {
     const ts_train_opts *o = t->opts;
-    ts_eval_result res;
+    ts_eval_result res = {0};
     ts_hypothesis *hyps = NULL;
-    int rc = evaluate_dev(t, &res, &hyps);
-    if (rc) return rc;
+    // Rank 0 evaluates; every rank's decisions below read its dev loss.
+    int rc = leader(t) ? evaluate_dev(t, &res, &hyps) : TS_OK;
+    if (!rc) rc = ts_dist_broadcast(t->dist, &res.loss, 1);
+    if (rc) {
+        free_hyps(hyps, t->n_dev);
+        return rc;
+    }
     double train_loss = t->s.epoch_tokens ? t->s.epoch_loss_sum / (double)t->s.epoch_tokens : NAN;
     t->s.history_train[t->s.epoch] = train_loss;
     t->s.history_dev[t->s.epoch] = res.loss;
@@ -233,6 +263,7 @@ static int end_epoch(trainer *t, int *stop) {
     *stop = t->s.stale >= o->patience;
     // The next epoch starts here, so a checkpoint saved now resumes into it.
     memcpy(t->s.epoch_start_state, gsl_rng_state(t->s.shuffle_rng), gsl_rng_size(t->s.shuffle_rng));
+    if (!leader(t)) return TS_OK;
     double elapsed = ts_progress_now() - t->progress.started;
     ts_progress_epoch(&t->progress, o->out, t->s.epoch, train_loss, &res, t->optim.lr, elapsed, improved);
     ts_metrics_row row = {.epoch = t->s.epoch, .step = t->s.step, .train_loss = train_loss, .dev = &res,
@@ -333,6 +364,9 @@ static void trainer_free(trainer *t) {
     ts_arena_free(t->arena);
     ts_train_state_free(&t->s);
     free(t->tf_state);
+    free(t->shard_ids);
+    free(t->flat);
+    if (t->shard_rng) gsl_rng_free(t->shard_rng);
 }
 
 // ---- the loop ------------------------------------------------------------------------
@@ -345,6 +379,124 @@ static void show_progress(trainer *t, size_t total, int final) {
 // The value of the caller's stop flag (0: carry on).
 static int stop_requested(const ts_train_opts *o) { return o->stop ? (int)*o->stop : 0; }
 
+// Whether to stop at this step boundary: with ranks, what the last step's
+// allreduce said (a signal reaches the ranks at different times, and they
+// must stop at the same step).
+static int should_stop(const trainer *t) { return t->dist->size > 1 ? t->stop_agreed : stop_requested(t->opts); }
+
+// ---- one step: this rank's shards, the sum over ranks, the update --------------------
+
+// A shard's draws (dropout, teacher forcing) when a batch is cut into parts:
+// a generator seeded from (seed, step, shard) at each step, so they depend on
+// nothing a rank would have to share or a checkpoint to save (splitmix64's
+// finaliser mixes the three).
+static unsigned long shard_seed(long seed, long step, int shard) {
+    uint64_t z = (uint64_t)seed * 0x9E3779B97F4A7C15ull ^ (uint64_t)step * 0xBF58476D1CE4E5B9ull ^ (uint64_t)shard * 0x94D049BB133111EBull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (unsigned long)(z ^ (z >> 31));
+}
+
+// Columns [c0, c1) of b as a batch of their own, trimmed to their longest
+// source and target; the ids are copied into t->shard_ids.
+static int shard_of(trainer *t, const ts_batch *b, int c0, int c1, ts_batch_view *out) {
+    int n = c1 - c0, S = 0, T = 0;
+    for (int c = c0; c < c1; c++) {
+        if (b->src_len[c] > S) S = b->src_len[c];
+        if (b->tgt_len[c] > T) T = b->tgt_len[c];
+    }
+    size_t need = (size_t)n * ((size_t)S + 1 + 2 * (size_t)T);
+    if (need > t->shard_room) {
+        int32_t *bigger = realloc(t->shard_ids, need * sizeof *bigger);
+        if (!bigger) return ts_fail(TS_ERR_NOMEM, "out of memory: a shard of %d sentences", n);
+        t->shard_ids = bigger;
+        t->shard_room = need;
+    }
+    int32_t *src = t->shard_ids, *src_len = src + (size_t)S * n;   // (S, n), (n)
+    int32_t *tgt_in = src_len + n, *tgt_out = tgt_in + (size_t)T * n;  // (T, n) each
+    for (int s = 0; s < S; s++) memcpy(src + (size_t)s * n, b->src + (size_t)s * b->B + c0, (size_t)n * sizeof *src);
+    memcpy(src_len, b->src_len + c0, (size_t)n * sizeof *src_len);
+    for (int k = 0; k < T; k++) {
+        memcpy(tgt_in + (size_t)k * n, b->tgt_in + (size_t)k * b->B + c0, (size_t)n * sizeof *tgt_in);
+        memcpy(tgt_out + (size_t)k * n, b->tgt_out + (size_t)k * b->B + c0, (size_t)n * sizeof *tgt_out);
+    }
+    *out = (ts_batch_view){.B = n, .S = S, .T = T, .src = src, .src_len = src_len, .tgt_in = tgt_in, .tgt_out = tgt_out};
+    return TS_OK;
+}
+
+// What run_shards sums over this rank's shards (and the allreduce over ranks).
+enum { SUM_LOSS, SUM_PLAIN, SUM_BAD, SUM_STOP, N_SUMS };
+
+// Forward and backward of this rank's shards of b (all of b when it is one
+// part), each shard's gradient weighted by its share of the batch's n_batch
+// target tokens and added into the parameters'. sums[SUM_LOSS] and
+// sums[SUM_PLAIN] get the optimised loss and its plain cross-entropy times
+// tokens, sums[SUM_BAD] the shards whose loss was not finite (no backward
+// for them). *plain is the one part's mean cross-entropy. On failure the
+// gradients hold part of the work: the caller zeroes them.
+static int run_shards(trainer *t, const ts_batch *b, long n_batch, double sums[N_SUMS], double *plain) {
+    const ts_train_opts *o = t->opts;
+    ts_regularizer reg = {o->dropout, o->label_smoothing};
+    int K = (int)o->accumulate;
+    memset(sums, 0, N_SUMS * sizeof *sums);
+    *plain = NAN;
+    for (int k = 0; k < K; k++) {
+        ts_batch_view view = {.B = b->B, .S = b->S, .T = b->T, .src = b->src, .src_len = b->src_len,
+                              .tgt_in = b->tgt_in, .tgt_out = b->tgt_out};
+        gsl_rng *rng = t->s.tf_rng;
+        if (t->shards > 1) {
+            int shard = t->dist->rank * K + k;
+            int c0 = (int)((long)shard * b->B / t->shards), c1 = (int)((long)(shard + 1) * b->B / t->shards);
+            if (c0 == c1) continue;  // a last batch of the epoch with fewer sentences than shards
+            int rc = shard_of(t, b, c0, c1, &view);
+            if (rc) return rc;
+            rng = t->shard_rng;
+            gsl_rng_set(rng, shard_seed(o->seed, t->s.step, shard));
+        }
+        ts_ctx_reset(&t->ctx);
+        int n_tokens = 0;
+        ts_tensor *loss = ts_seq2seq_loss(t->model, &t->ctx, &view, o->tf, rng, &reg, &n_tokens);
+        if (!loss) return t->ctx.status;
+        double value = loss->data[0];
+        *plain = ts_cross_entropy_nll(loss);
+        if (!isfinite(value)) {
+            sums[SUM_BAD] += 1;
+            continue;
+        }
+        // One part: the weight is 1 and the step is what it always was.
+        double weight = t->shards > 1 ? (double)n_tokens / (double)n_batch : 1.0;
+        int rc = ts_backward_weighted(&t->ctx, loss, weight);
+        if (rc) return rc;
+        sums[SUM_LOSS] += value * n_tokens;
+        sums[SUM_PLAIN] += *plain * n_tokens;
+    }
+    return TS_OK;
+}
+
+// The gradients and sums of every rank, summed, on every rank: one
+// allreduce of one flat buffer (parameters in registration order, then the
+// sums). Also carries each rank's stop flag.
+static int sum_over_ranks(trainer *t, double sums[N_SUMS]) {
+    ts_params *p = &t->model->params;
+    size_t at = 0;
+    for (int i = 0; i < p->count; i++) {
+        memcpy(t->flat + at, p->items[i]->grad, p->items[i]->size * sizeof(double));
+        at += p->items[i]->size;
+    }
+    sums[SUM_STOP] = stop_requested(t->opts) ? 1 : 0;
+    memcpy(t->flat + at, sums, N_SUMS * sizeof *sums);
+    int rc = ts_dist_allreduce_sum(t->dist, t->flat, at + N_SUMS);
+    if (rc) return rc;
+    at = 0;
+    for (int i = 0; i < p->count; i++) {
+        memcpy(p->items[i]->grad, t->flat + at, p->items[i]->size * sizeof(double));
+        at += p->items[i]->size;
+    }
+    memcpy(sums, t->flat + at, N_SUMS * sizeof *sums);
+    t->stop_agreed = sums[SUM_STOP] > 0;
+    return TS_OK;
+}
+
 // One optimizer step on batch b. A non-finite loss or gradient skips the
 // update (the parameters stay finite) and counts; too many in a row fail.
 // The gradients are zero on entry and on return: ts_optim_step zeroes them
@@ -352,40 +504,37 @@ static int stop_requested(const ts_train_opts *o) { return o->stop ? (int)*o->st
 static int train_step(trainer *t, const ts_batch *b) {
     const ts_train_opts *o = t->opts;
     double t0 = ts_progress_now();
-    ts_batch_view view = {.B = b->B, .S = b->S, .T = b->T, .src = b->src, .src_len = b->src_len,
-                          .tgt_in = b->tgt_in, .tgt_out = b->tgt_out};
-    int n_tokens = 0;
-    double value, plain;  // the loss optimised, and its plain cross-entropy (they differ with label smoothing)
-    ts_regularizer reg = {o->dropout, o->label_smoothing};
+    long n_batch = 0;  // the loss's divisor, the same on every rank: no communication needed
+    for (size_t i = 0; i < (size_t)b->T * b->B; i++) n_batch += b->tgt_out[i] != TS_PAD;
+    double sums[N_SUMS], plain;
     // A full arena redoes the step in a larger one, with the teacher-forcing
     // draws it made given back: the step computes what it would have.
     size_t tf_bytes = gsl_rng_size(t->s.tf_rng);
     memcpy(t->tf_state, gsl_rng_state(t->s.tf_rng), tf_bytes);
-    for (;;) {
-        ts_ctx_reset(&t->ctx);
-        ts_tensor *loss = ts_seq2seq_loss(t->model, &t->ctx, &view, o->tf, t->s.tf_rng, &reg, &n_tokens);
-        int rc = loss ? TS_OK : t->ctx.status;
-        value = loss ? loss->data[0] : NAN;
-        plain = loss ? ts_cross_entropy_nll(loss) : NAN;
-        if (!rc && isfinite(value)) rc = ts_backward(&t->ctx, loss);
-        if (!rc) break;
+    int rc;
+    while ((rc = run_shards(t, b, n_batch, sums, &plain))) {
         ts_params_zero_grad(&t->model->params);
         if (rc != TS_ERR_ARENA || (rc = grow_arena(t))) return rc;
         memcpy(gsl_rng_state(t->s.tf_rng), t->tf_state, tf_bytes);
     }
-    double norm = isfinite(value) ? ts_grad_norm(&t->model->params, t->optim.threads) : NAN;
-    int rc = count_up(&t->s.step, 1, "step");
-    if (rc) {
+    if (t->dist->size > 1 && (rc = sum_over_ranks(t, sums))) {
+        ts_params_zero_grad(&t->model->params);
+        return rc;
+    }
+    if (t->shards > 1) plain = sums[SUM_PLAIN] / (double)n_batch;
+    int finite_loss = sums[SUM_BAD] == 0;
+    double norm = finite_loss ? ts_grad_norm(&t->model->params, t->optim.threads) : NAN;
+    if ((rc = count_up(&t->s.step, 1, "step"))) {
         ts_params_zero_grad(&t->model->params);
         return rc;
     }
     t->s.position++;  // at most the epoch's batches (restore_state checks a loaded one)
-    if (!isfinite(value) || !isfinite(norm)) {
+    if (!finite_loss || !isfinite(norm)) {
         ts_params_zero_grad(&t->model->params);
         t->s.skipped++;  // at most t->s.step
         if (o->log)
             fprintf(o->log, "\nstep %ld: %s is %s; update skipped (%ld in a row)\n", t->s.step,
-                    isfinite(value) ? "the gradient norm" : "the loss", isfinite(value) ? (isnan(norm) ? "NaN" : "Inf") : (isnan(value) ? "NaN" : "Inf"),
+                    finite_loss ? "the gradient norm" : "the loss", finite_loss ? (isnan(norm) ? "NaN" : "Inf") : "not finite",
                     t->skipped_in_row + 1);
         if (++t->skipped_in_row >= MAX_SKIPPED_IN_A_ROW)
             return ts_fail(TS_ERR_NUMERIC, "%d steps in a row had a non-finite loss or gradient (last: step %ld); stopping without saving them",
@@ -394,9 +543,9 @@ static int train_step(trainer *t, const ts_batch *b) {
     }
     t->skipped_in_row = 0;
     if ((rc = ts_optim_step(&t->optim, &t->model->params, ts_clip_factor(norm, o->clip)))) return rc;
-    ts_progress_step(&t->progress, ts_progress_now() - t0, n_tokens, t->s.step > o->warmup);
-    if ((rc = count_up(&t->s.epoch_tokens, n_tokens, "epoch token"))) return rc;
-    t->s.epoch_loss_sum += plain * n_tokens;  // reported train loss: comparable with dev loss
+    ts_progress_step(&t->progress, ts_progress_now() - t0, (int)n_batch, t->s.step > o->warmup);
+    if ((rc = count_up(&t->s.epoch_tokens, n_batch, "epoch token"))) return rc;
+    t->s.epoch_loss_sum += sums[SUM_PLAIN];  // reported train loss: comparable with dev loss
     t->last_loss = plain;
     return TS_OK;
 }
@@ -449,26 +598,125 @@ static int finish_run(trainer *t) {
     return o->test_file ? evaluate_test(t) : TS_OK;
 }
 
+// ---- the same run on every rank ------------------------------------------------------
+
+// x in the fewest digits that read back as x ("0.1", not 0.10000000000000001).
+static void shortest(char *out, size_t size, double x) {
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(out, size, "%.*g", digits, x);
+        if (strtod(out, NULL) == x) return;
+    }
+}
+
+// Every option that decides what the ranks compute or where rank 0 writes,
+// compared across ranks before anything else (train/dist.h): ranks that
+// disagree would sum gradients of different models. --threads is left out:
+// each machine may want its own (it changes no result).
+static int check_same_config(trainer *t) {
+    const ts_train_opts *o = t->opts;
+    enum { N = 33 };
+    char numbers[N][48];
+    const char *what[N], *values[N];
+    int n = 0;
+#define TEXT(flag, value) (what[n] = (flag), values[n] = (value) ? (value) : "", n++)
+#define WHOLE(flag, value) (snprintf(numbers[n], sizeof numbers[n], "%ld", (long)(value)), TEXT(flag, numbers[n]))
+#define REAL(flag, value) (shortest(numbers[n], sizeof numbers[n], value), TEXT(flag, numbers[n]))
+    TEXT("--corpus", o->corpus);
+    WHOLE("--toy-pairs", o->toy_pairs);
+    WHOLE("toy seeds", o->toy_seed);
+    WHOLE("--max-len", o->max_len);
+    WHOLE("--dev", o->dev_pairs);
+    TEXT("--dev files", o->dev_file);
+    TEXT("--test", o->test_file);
+    WHOLE("--min-count", o->min_count);
+    WHOLE("--skip-bad", o->skip_bad);
+    TEXT("--attn", ts_attn_name(o->model.attn));
+    TEXT("--decoder", ts_decoder_name(o->model.decoder));
+    WHOLE("--bidirectional", o->model.bidirectional);
+    WHOLE("--emb", o->model.emb);
+    WHOLE("--hidden", o->model.hidden);
+    TEXT("--optim", ts_optim_name(o->optim));
+    REAL("--lr", o->lr);
+    REAL("--clip", o->clip);
+    REAL("--tf", o->tf);
+    REAL("--dropout", o->dropout);
+    REAL("--label-smoothing", o->label_smoothing);
+    WHOLE("--batch", o->batch);
+    WHOLE("--accumulate", o->accumulate);
+    WHOLE("--epochs", o->epochs);
+    WHOLE("--steps", o->steps);
+    REAL("--lr-decay", o->lr_decay);
+    WHOLE("--patience", o->patience);
+    WHOLE("--seed", o->seed);
+    TEXT("--out", o->out_dir);
+    TEXT("--resume", o->resume);
+    WHOLE("--force", o->force);
+    WHOLE("--keep", o->keep);
+    WHOLE("warm-up steps", o->warmup);
+    WHOLE("--show", o->show);
+#undef TEXT
+#undef WHOLE
+#undef REAL
+    return ts_dist_check_same(t->dist, what, values, n);
+}
+
+// Every rank's setup succeeded, or every rank fails here together, so the
+// ranks enter the loop's collectives all or none. The first rank that failed
+// prints its message; the others stay quiet and fail with its kind.
+static int agree_on_setup(trainer *t, int rc) {
+    ts_dist *d = t->dist;
+    if (d->size <= 1) return rc;
+    long first = rc ? 2L * (d->size - d->rank) + (rc == TS_ERR_ARG) : 0;  // the lowest failed rank wins
+    int mpi = ts_dist_max(d, &first);
+    if (mpi) return mpi;
+    if (!first) return TS_OK;
+    d->agreed_failure = 1;
+    int rank = d->size - (int)(first / 2);
+    d->quiet = d->rank != rank;
+    return rc ? rc : ts_fail(first % 2 ? TS_ERR_ARG : TS_ERR_IO, "rank %d failed to start", rank);
+}
+
 int ts_train(const ts_train_opts *o, ts_train_report *report) {
-    trainer t = {.opts = o};
+    ts_dist alone = {.rank = 0, .size = 1, .local_size = 1};
+    trainer t = {.opts = o, .dist = o->dist ? o->dist : &alone};
     memset(report, 0, sizeof *report);
     ts_gsl_quiet();
-    if (o->threads < 0 || o->threads > TS_MAX_THREADS)
-        return ts_fail(TS_ERR_ARG, "--threads must be between 1 and %d, got %ld", TS_MAX_THREADS, o->threads);
+    // The ranks compare their flags first: every check below then fails on
+    // every rank alike.
+    int rc = check_same_config(&t);
+    if (rc) return rc;
+    int setup_agreed = 0;
+    ts_ckpt *resume = NULL;
+    t.kill_rank = t.kill_step = -1;
+    t.kill_signal = SIGKILL;
+    const char *kill = getenv("TINYSEQ_TEST_KILL");  // tests only: "RANK:STEP[:SIGNAL]"
+    if (kill && sscanf(kill, "%ld:%ld:%d", &t.kill_rank, &t.kill_step, &t.kill_signal) < 2) t.kill_rank = t.kill_step = -1;
+    t.shards = t.dist->size * (int)(o->accumulate > 0 && o->accumulate <= INT32_MAX / t.dist->size ? o->accumulate : 1);
+    if (o->threads < 0 || o->threads > TS_MAX_THREADS) {
+        rc = ts_fail(TS_ERR_ARG, "--threads must be between 1 and %d, got %ld", TS_MAX_THREADS, o->threads);
+        goto done;
+    }
+    if (o->accumulate < 1 || o->accumulate > o->batch || t.dist->size * o->accumulate > o->batch) {
+        rc = ts_fail(TS_ERR_ARG, "--batch %ld cannot be cut into %ld parts (%d rank%s x --accumulate %ld): each needs a "
+                     "sentence; give --batch %ld or more", o->batch, t.dist->size * o->accumulate, t.dist->size,
+                     t.dist->size > 1 ? "s" : "", o->accumulate, t.dist->size * o->accumulate);
+        goto done;
+    }
     // The checkpoint to resume from is read once, first: a file that cannot
     // be read fails before any work or any change to --out.
-    ts_ckpt *resume = NULL;
-    if (o->resume) {
-        int rc = ts_train_state_load(o->resume, &resume);
-        if (rc) return rc;
-    }
+    if (o->resume && (rc = ts_train_state_load(o->resume, &resume))) goto done;
     // Set even when it is OpenBLAS's own count: that turns on ts_gemm's
-    // one-thread path for small products.
+    // one-thread path for small products. Ranks on one machine share its
+    // cores unless the user said otherwise.
     int threads = o->threads > 0 ? (int)o->threads : ts_blas_threads();
+    if (!o->threads && t.dist->local_size > 1 && !getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS"))
+        threads = threads / t.dist->local_size > 1 ? threads / t.dist->local_size : 1;
     ts_blas_set_threads(threads);
-    int rc = ts_make_dirs(o->out_dir);
     ts_rundir_use use = TS_RUN_NEW;
-    if (!rc) rc = ts_rundir_check(o, &use);
+    if (leader(&t)) {
+        rc = ts_make_dirs(o->out_dir);
+        if (!rc) rc = ts_rundir_check(o, &use);
+    }
     if (!rc) rc = load_data(&t);
     if (rc) goto done;
     ts_model_config cfg = o->model;
@@ -504,6 +752,14 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         goto done;
     }
     if ((rc = ts_optim_init(&t.optim, &t.model->params, o->optim, o->lr))) goto done;
+    if (t.shards > 1 && !(t.shard_rng = gsl_rng_alloc(gsl_rng_mt19937))) {
+        rc = ts_fail(TS_ERR_NOMEM, "rng");
+        goto done;
+    }
+    if (t.dist->size > 1 && !(t.flat = malloc((ts_params_size(&t.model->params) + N_SUMS) * sizeof *t.flat))) {
+        rc = ts_fail(TS_ERR_NOMEM, "out of memory: the gradients' buffer for the ranks");
+        goto done;
+    }
     ts_ctx_init(&t.ctx, t.arena);
     ts_params_zero_grad(&t.model->params);  // train_step's invariant
     t.optim.threads = threads > 1 ? 2 : 1;  // the memory-bound passes gain little beyond two
@@ -511,9 +767,14 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
                                                (long)ts_batcher_count(t.batcher), max_epochs)))
         goto done;
     // Everything is ready: only now is the directory changed.
-    if ((rc = ts_rundir_prepare(o->out_dir, use, t.s.epoch))) goto done;
-    if ((rc = ts_rundir_write_config(o, t.model, t.split.n_train, t.n_dev))) goto done;
-    if (!t.dev_file && (rc = ts_rundir_write_dev(o->out_dir, t.dev, t.dev_rows, t.n_dev))) goto done;
+    if (leader(&t) && (rc = ts_rundir_prepare(o->out_dir, use, t.s.epoch))) goto done;
+    if (leader(&t) && (rc = ts_rundir_write_config(o, t.model, t.split.n_train, t.n_dev, t.dist->size))) goto done;
+    if (leader(&t) && !t.dev_file && (rc = ts_rundir_write_dev(o->out_dir, t.dev, t.dev_rows, t.n_dev))) goto done;
+    setup_agreed = 1;
+    if ((rc = agree_on_setup(&t, TS_OK))) goto done;
+    if (o->out && t.shards > 1)
+        fprintf(o->out, "data-parallel: %d rank%s x --accumulate %ld: a batch of %ld sentences in %d parts of about %ld\n",
+                t.dist->size, t.dist->size > 1 ? "s" : "", o->accumulate, o->batch, t.shards, o->batch / t.shards);
     if (o->out) {
         fprintf(o->out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_blas_threads());
         fprintf(o->out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
@@ -533,12 +794,13 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         size_t total = ts_batcher_count(t.batcher);
         t.progress.step_seconds = 0;
         for (size_t i = (size_t)t.s.position; i < total && !stop; i++) {
-            if ((stop = stop_requested(o))) break;  // a step boundary: last.ckpt resumes here
+            if ((stop = should_stop(&t))) break;  // a step boundary: last.ckpt resumes here
             if ((rc = train_step(&t, ts_batcher_get(t.batcher, i)))) goto done;
+            if (t.s.step == t.kill_step && t.dist->rank == t.kill_rank) raise(t.kill_signal);
             show_progress(&t, total, 0);
             if (o->steps > 0 && t.s.step >= o->steps && (size_t)t.s.position < total) stop = 1;
         }
-        if (stop_requested(o)) break;  // a step boundary too, before the epoch's evaluation
+        if (should_stop(&t)) break;  // a step boundary too, before the epoch's evaluation
         if ((size_t)t.s.position == total) {
             show_progress(&t, total, 1);
             if ((rc = end_epoch(&t, &stop))) goto done;
@@ -548,13 +810,16 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
             fputc('\n', o->log);
         }
     }
-    report->stopped = stop_requested(o);  // read once: a signal from here on waits for the end
+    // Read once: a signal from here on waits for the end. A rank stopped by
+    // another's signal says SIGTERM.
+    report->stopped = t.dist->size > 1 ? (t.stop_agreed ? (stop_requested(o) ? stop_requested(o) : SIGTERM) : 0)
+                                       : stop_requested(o);
     if (o->log && report->stopped && isatty(fileno(o->log))) fputc('\n', o->log);
     if ((rc = save_checkpoint(&t, "last.ckpt", 1))) goto done;
     report->epoch = t.s.epoch;
     report->position = t.s.position;
     report->epoch_batches = (long)ts_batcher_count(t.batcher);
-    if (!report->stopped && (rc = finish_run(&t))) goto done;
+    if (!report->stopped && leader(&t) && (rc = finish_run(&t))) goto done;
     report->steps = t.s.step;
     report->skipped = t.s.skipped;
     report->last_loss = t.last_loss;
@@ -563,11 +828,16 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     report->tokens_per_s = t.progress.measured_seconds > 0 ? ts_progress_rate(&t.progress)
                            : t.progress.run_seconds > 0    ? t.progress.run_tokens / t.progress.run_seconds
                                                   : 0;
+    if (o->out && !report->stopped && t.dist->size > 1 && t.dist->allreduce_calls > 0)
+        fprintf(o->out, "allreduce: %ld steps, %.3f s in all, %.3f ms a step, %zu bytes a step (%zu parameters)\n",
+                t.dist->allreduce_calls, t.dist->allreduce_seconds, 1e3 * t.dist->allreduce_seconds / (double)t.dist->allreduce_calls,
+                t.dist->allreduce_bytes, ts_params_size(&t.model->params));
     if (o->out && !report->stopped) {
         fprintf(o->out, "train: tokens_per_s=%.1f steps=%ld loss=%.4f\n", report->tokens_per_s, t.s.step, t.last_loss);
         fflush(o->out);
     }
 done:
+    if (!setup_agreed) rc = agree_on_setup(&t, rc);
     ts_ckpt_free(resume);
     trainer_free(&t);
     return rc;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "models/seq2seq.h"
+#include "train/dist.h"
 #include "train/optim.h"
 
 #define TS_DEFAULT_DEV_PAIRS 500
@@ -37,7 +38,10 @@ typedef struct {
     double tf;                 // teacher-forcing ratio (default 1)
     double dropout;            // dropout probability in [0, 1) (docs/models.md "Regularisation"; default 0)
     double label_smoothing;    // label smoothing in [0, 1) (PyTorch's; default 0); perplexity stays plain
-    long batch;                // sentences per batch (default 32)
+    long batch;                // sentences per batch (default 32): the global batch, whatever the ranks
+    long accumulate;           // K >= 1: each rank runs its share of a batch as K parts one after another
+                               // (summing gradients, then one update): the same update with 1/K of the
+                               // activation memory (default 1)
     long epochs;               // default 5
     long steps;                // stop after this many optimizer steps in all (0: run the epochs)
     double lr_decay;           // multiply the learning rate by this when dev loss stalls (default 0.5)
@@ -58,6 +62,9 @@ typedef struct {
     // the next step boundary, saves last.ckpt (resumable from there) and
     // returns TS_OK with report->stopped = *stop; no dev evaluation, no summary.
     volatile sig_atomic_t *stop;  // NULL: never
+    // The data-parallel group (train/dist.h) this process trains in; NULL: alone.
+    // Only rank 0 prints and writes out_dir (the cli gives the others no streams).
+    ts_dist *dist;
 } ts_train_opts;
 
 // The defaults above, model included (bahdanau attention and decoder, emb 64, hidden 128).
