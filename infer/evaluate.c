@@ -29,6 +29,8 @@
 #include <string.h>
 
 enum { EVAL_DEFAULT_BATCH = 64 };
+// A reference id that matches no output: a word outside the vocabulary.
+enum { NO_WORD = -1 };
 
 // Bucket of a source length: 1-5, 6-10, 11-15, 16+.
 static int bucket_of(int n) {
@@ -241,6 +243,11 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
             const ts_pair *p = &c->pairs[row];
             int ref_len = batch->tgt_len[b] - 1;  // without <eos>
             column(batch->tgt_out, B, b, ref_len, acc.ref);
+            // BLEU and exact match compare words as written (NLTK's BLEU on
+            // strings): a reference word outside the vocabulary matches
+            // nothing, least of all an output <unk>.
+            for (int j = 0; j < ref_len; j++)
+                if (acc.ref[j] == TS_UNK) acc.ref[j] = NO_WORD;
             gold_view gold = {0};
             if (o.gold) gold = (gold_view){o.gold[k], (size_t)o.gold_counts[k]};
             else if (c->has_align) gold = (gold_view){p->links, (size_t)p->n_links};

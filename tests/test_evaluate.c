@@ -329,3 +329,45 @@ Test(evaluate_no_attention, has_no_alignment_diagnostics) {
     cr_assert(r.bleu >= 0.0 && r.bleu <= 1.0);
     cr_assert_eq(r.pad_mass, 0.0);
 }
+
+// A reference word outside the vocabulary matches nothing, not even an output
+// <unk> (as NLTK's BLEU on strings): otherwise a model trained to say <unk>
+// for rare words scores for it. Here the reference's four words were seen
+// once (so they are <unk> to a vocabulary of words seen twice) and the model
+// says <unk> four times: ids would call that a perfect translation.
+Test(evaluate, an_output_unk_never_matches_an_unknown_reference_word) {
+    ts_corpus *c = ts_corpus_new();
+    cr_assert(c);
+    cr_assert_eq(ts_corpus_add(c, "a b c d", "alpha beta gamma delta", NULL, 0), TS_OK);
+    cr_assert_eq(ts_corpus_add(c, "a b", "the the", NULL, 0), TS_OK);
+    ts_vocab *src, *tgt;
+    cr_assert_eq(ts_vocab_build(c, TS_SRC, NULL, 0, 1, &src), TS_OK);
+    cr_assert_eq(ts_vocab_build(c, TS_TGT, NULL, 0, 2, &tgt), TS_OK);
+    cr_assert_eq(ts_vocab_id(tgt, "alpha"), TS_UNK);
+    ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(src), .tgt_vocab = (int)ts_vocab_size(tgt), .emb = 5,
+                           .hidden = 6, .attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_LUONG};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 5);
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    gsl_rng_free(rng);
+    cr_assert(m, "%s", ts_last_error());
+    ts_tensor *bias = ts_params_find(&m->params, "decoder.out.bias");
+    cr_assert(bias);
+    bias->data[TS_UNK] = 50.0;  // every output word is <unk>, up to the limit of 4
+    ts_translator t = {.model = m, .src_vocab = src, .tgt_vocab = tgt, .max_len = 4};
+    ts_eval_opts opts = {.beam = 1, .batch = 4, .max_len = 4};
+    size_t first = 0;
+    ts_eval_result r;
+    ts_hypothesis *h;
+    cr_assert_eq(ts_evaluate(&t, &env.ctx, c, &first, 1, &opts, &r, &h), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(h[0].len, 4);
+    for (int k = 0; k < 4; k++) cr_assert_eq(h[0].tokens[k], TS_UNK);
+    cr_assert_eq(r.bleu, 0.0, "BLEU %g from <unk> matching unknown reference words", r.bleu);
+    cr_assert_eq(r.exact, 0.0, "exact %g", r.exact);
+    cr_assert_lt(r.chrf, 0.1, "chrF %g", r.chrf);
+    free_hyps(h, 1);
+    ts_seq2seq_free(m);
+    ts_vocab_free(src);
+    ts_vocab_free(tgt);
+    ts_corpus_free(c);
+}
