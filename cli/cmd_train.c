@@ -49,7 +49,7 @@ static const struct {
     {"tf", "tf", 0},                  {"dropout", "dropout", 0},           {"label_smoothing", "label-smoothing", 0},
     {"batch", "batch", 0},            {"accumulate", "accumulate", 0},     {"epochs", "epochs", 0},             {"steps", "steps", 1},
     {"lr_decay", "lr-decay", 0},      {"patience", "patience", 0},         {"seed", "seed", 0},
-    {"keep", "keep", 0},              {"toy_seed", NULL, 0},               {"dev_pairs", NULL, 0},
+    {"keep", "keep", 0},              {"beam", "beam", 0},              {"toy_seed", NULL, 0},               {"dev_pairs", NULL, 0},
     {"train_pairs", NULL, 0},         {"source_vocabulary", NULL, 0},      {"target_vocabulary", NULL, 0},
     {"parameters", NULL, 0},          {"resume", NULL, 0},                 {"ranks", NULL, 0},
 };
@@ -175,7 +175,7 @@ static const char usage[] =
     "  --tf RATIO        teacher-forcing ratio in [0, 1] (default 1)\n"
     "  --dropout P       dropout on embeddings, encoder outputs and the pre-output layer,\n"
     "                    in [0, 0.99] (default 0; docs/models.md)\n"
-    "  --label-smoothing E  PyTorch's label smoothing in [0, 0.99] (default 0); the reported\n"
+    "  --label-smoothing E  PyTorch's label smoothing in [0, 0.99] (default 0.1); the reported\n"
     "                    losses and perplexity stay plain cross-entropy\n"
     "  --batch N         sentences per batch (default 32); under mpirun the batch of all the\n"
     "                    ranks together: the same flags train the same model on any number\n"
@@ -199,6 +199,8 @@ static const char usage[] =
     "  --force           start over in an --out holding a run: deletes that run's checkpoints,\n"
     "                    metrics.csv, config.txt and figures (nothing else)\n"
     "  --show N          dev examples printed at the end (default 4)\n"
+    "  --beam K          the final dev (and --test) evaluation also decodes with beam K,\n"
+    "                    as tinyseq eval --beam K would (default 5; 0: greedy only)\n"
     "  --keep N          also keep the last N epochs' models as DIR/epoch-<E>.ckpt (for\n"
     "                    tinyseq average; default 0: none)\n"
     "\n"
@@ -323,6 +325,7 @@ static int train_command(int argc, char **argv, char **config_text) {
         TS_STRING("resume", &o.resume),
         TS_SWITCH("force", &o.force),
         TS_INT("show", &o.show, 0, 1000),
+        TS_INT("beam", &o.beam, 0, 1000),
         TS_INT("keep", &o.keep, 0, 1000),
     };
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};

@@ -578,7 +578,7 @@ Test(cli_train, dev_and_test_files_are_held_out_corpora, .timeout = 120) {
 }
 
 // dev-pairs.tsv holds the pairs the run evaluated on: eval on it repeats the run's
-// final dev line. (Without it a user could not reproduce a held-out score.)
+// final dev lines, greedy and beam. (Without it a user could not reproduce a held-out score.)
 Test(cli_train, dev_tsv_repeats_the_final_dev_line_with_eval, .timeout = 120) {
     char *dir = test_tmpdir(), *train_out = NULL, *eval_out = NULL;
     cr_assert_eq(test_runf(&train_out, "%s train --toy-pairs 1500 --emb 16 --hidden 32 --epochs 6 --lr 0.01 --show 0 --out %s/run",
@@ -600,6 +600,25 @@ Test(cli_train, dev_tsv_repeats_the_final_dev_line_with_eval, .timeout = 120) {
     cr_assert_float_eq(e_bleu, bleu, 1e-4, "BLEU %g vs %g", e_bleu, bleu);
     cr_assert_float_eq(e_chrf, chrf, 1e-4, "chrF %g vs %g", e_chrf, chrf);
     cr_assert_float_eq(100 * e_exact, exact, 0.05, "exact %g vs %g", e_exact, exact);
+    // The final beam line (--beam 5 by default) is eval --beam 5's.
+    free(eval_out);
+    cr_assert_eq(test_runf(&eval_out, "%s eval --model %s/run/last.ckpt --corpus %s/run/dev-pairs.tsv --beam 5 --show 0",
+                           TS_PROGRAM, dir, dir), 0, "%s", eval_out);
+    const char *beam = strstr(train_out, "\ndev, beam 5: ");
+    cr_assert(beam && sscanf(beam, "\ndev, beam 5: BLEU %lf, chrF %lf, exact %lf%%", &bleu, &chrf, &exact) == 3, "%s",
+              train_out);
+    ev = strstr(eval_out, "\neval: ");
+    cr_assert(ev && sscanf(ev, "\neval: bleu=%lf chrf=%lf ppl=%lf exact=%lf", &e_bleu, &e_chrf, &e_ppl, &e_exact) == 4,
+              "%s", eval_out);
+    cr_assert_float_eq(e_bleu, bleu, 1e-4, "beam BLEU %g vs %g", e_bleu, bleu);
+    cr_assert_float_eq(e_chrf, chrf, 1e-4, "beam chrF %g vs %g", e_chrf, chrf);
+    cr_assert_float_eq(100 * e_exact, exact, 0.05, "beam exact %g vs %g", e_exact, exact);
+    // The defaults the run used are written down (docs/models.md: the recipe).
+    char path[4200];
+    snprintf(path, sizeof path, "%s/run/config.txt", dir);
+    char *config = test_read_file(path, NULL);
+    cr_assert(strstr(config, "\nlabel_smoothing = 0.1\n") && strstr(config, "\nbeam = 5\n"), "%s", config);
+    free(config);
     free(train_out);
     free(eval_out);
     free(dir);

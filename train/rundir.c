@@ -213,8 +213,8 @@ int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n
     fprintf(f, "optimizer = %s\nlr = %s\nclip = %s\ntf = %s\ndropout = %s\nlabel_smoothing = %s\n",
             ts_optim_name(o->optim), exact(b[0], o->lr), exact(b[1], o->clip), exact(b[2], o->tf),
             exact(b[3], o->dropout), exact(b[4], o->label_smoothing));
-    fprintf(f, "batch = %ld\naccumulate = %ld\nepochs = %ld\nsteps = %ld\nlr_decay = %s\npatience = %ld\nseed = %ld\nkeep = %ld\n",
-            o->batch, o->accumulate, o->epochs, o->steps, exact(b[5], o->lr_decay), o->patience, o->seed, o->keep);
+    fprintf(f, "batch = %ld\naccumulate = %ld\nepochs = %ld\nsteps = %ld\nlr_decay = %s\npatience = %ld\nseed = %ld\nkeep = %ld\nbeam = %ld\n",
+            o->batch, o->accumulate, o->epochs, o->steps, exact(b[5], o->lr_decay), o->patience, o->seed, o->keep, o->beam);
     fprintf(f, "# facts\n");
     if (!o->corpus) fprintf(f, "toy_seed = %ld\n", o->toy_seed);
     fprintf(f, "dev_pairs = %zu\ntrain_pairs = %zu\nsource_vocabulary = %d\ntarget_vocabulary = %d\nparameters = %zu\n",

@@ -37,7 +37,7 @@ typedef struct {
     double clip;               // global gradient-norm limit (default 5; 0: none)
     double tf;                 // teacher-forcing ratio (default 1)
     double dropout;            // dropout probability in [0, 1) (docs/models.md "Regularisation"; default 0)
-    double label_smoothing;    // label smoothing in [0, 1) (PyTorch's; default 0); perplexity stays plain
+    double label_smoothing;    // label smoothing in [0, 1) (PyTorch's; default 0.1); perplexity stays plain
     long batch;                // sentences per batch (default 32): the global batch, whatever the ranks
     long accumulate;           // K >= 1: each rank runs its share of a batch as K parts one after another
                                // (summing gradients, then one update): the same update with 1/K of the
@@ -56,6 +56,8 @@ typedef struct {
     long keep;                 // also keep the last `keep` epochs as epoch-<N>.ckpt (inference kind; 0: none)
     long warmup;               // steps excluded from tokens/s (default 3)
     long show;                 // dev examples printed at the end (default 4)
+    long beam;                 // the final dev (and --test) evaluation also decodes with this beam
+                               // width (default 5; 0 or 1: greedy only); epochs are evaluated greedily
     FILE *out;                 // summaries and results (stdout)
     FILE *log;                 // progress (stderr): a live bar on a terminal, else a line every few seconds
     // When *stop becomes non-zero (a signal handler sets it), the run stops at
