@@ -174,7 +174,7 @@ static void emit_tensors(struct sink *s, const ts_ckpt *ck, int section) {
             size_t m = 0;
             for (; m < 512 && k < t->pub.size; m++, k++) {
                 uint64_t bits;
-                memcpy(&bits, &t->data[k], 8);
+                memcpy(&bits, &t->pub.data[k], 8);
                 put_u64(b + 8 * m, bits);
             }
             emit(s, b, 8 * m);

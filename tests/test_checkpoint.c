@@ -347,6 +347,35 @@ Test(checkpoint, round_trips_an_empty_container) {
     free(buf);
 }
 
+// A view is saved as the copy would be, from the caller's memory as it is
+// when saving; the container neither frees nor hands it out.
+Test(checkpoint, a_tensor_view_saves_the_bytes_a_copy_saves) {
+    double values[6] = {1.5, -0.0, 1e-300, NAN, INFINITY, 3};
+    size_t shape[2] = {2, 3};
+    ts_ckpt *copy = ts_ckpt_new(), *view = ts_ckpt_new();
+    cr_assert_eq(ts_ckpt_add_tensor(copy, TS_CKPT_OPTIM, "w", 2, shape, values), TS_OK);
+    values[5] = 4;  // after the copy was taken, before the view is saved
+    cr_assert_eq(ts_ckpt_add_tensor_view(view, TS_CKPT_OPTIM, "w", 2, shape, values), TS_OK);
+    cr_assert_null(ts_ckpt_take_tensor_data(view, TS_CKPT_OPTIM, "w"), "a view is not the container's to give");
+    cr_assert_eq(ts_ckpt_find_tensor(view, TS_CKPT_OPTIM, "w")->data, values);
+    unsigned char *a, *b;
+    size_t la, lb;
+    save_mem(view, &b, &lb);
+    ts_ckpt *back = NULL;
+    cr_assert_eq(ts_ckpt_load_mem(b, lb, NULL, &back), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_find_tensor(back, TS_CKPT_OPTIM, "w")->data[5], 4.0, "the view's data as it was when saved");
+    ts_ckpt_free(back);
+    free(b);
+    values[5] = 3;
+    save_mem(copy, &a, &la);
+    save_mem(view, &b, &lb);
+    cr_assert(la == lb && !memcmp(a, b, la), "the same values give the same file");
+    ts_ckpt_free(copy);
+    ts_ckpt_free(view);  // must not free values (ASan)
+    free(a);
+    free(b);
+}
+
 Test(checkpoint, header_doubles_round_trip_bit_exact) {
     ts_ckpt *ck = ts_ckpt_new();
     double fixed[] = {0.0, -0.0, 0.1, -1e-3, 1.0 / 3, DBL_MAX, -DBL_MAX, DBL_MIN, DBL_TRUE_MIN,
