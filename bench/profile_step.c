@@ -26,6 +26,7 @@
 #include "infer/load.h"
 #include "train/optim.h"
 
+#include <gsl/gsl_cblas.h>
 #include <gsl/gsl_rng.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +119,41 @@ static double dgemm_rate(int ta, int tb, int m, int n, int k, double seconds) {
     for (int trial = 0; trial < 3; trial++) {
         double t0 = now();
         for (long r = 0; r < reps; r++) ts_gemm(ta, tb, m, n, k, 1.0, A, B, 0.0, C);
+        double g = 2.0 * m * n * k * (double)reps / (now() - t0) / 1e9;
+        if (g > best) best = g;
+    }
+    free(A);
+    free(B);
+    free(C);
+    return best;
+}
+
+// The same in float32 (cblas_sgemm, OpenBLAS's), for the float64 ceiling
+// against PyTorch float32: the rate a float32 tinyseq could at most reach.
+static double sgemm_rate(int ta, int tb, int m, int n, int k, double seconds) {
+    float *A = malloc((size_t)m * k * sizeof(float)), *B = malloc((size_t)k * n * sizeof(float));
+    float *C = calloc((size_t)m * n, sizeof(float));
+    if (!A || !B || !C) die("sgemm buffers");
+    for (size_t i = 0; i < (size_t)m * k; i++) A[i] = (float)(i % 17) / 17.0f - 0.5f;
+    for (size_t i = 0; i < (size_t)k * n; i++) B[i] = (float)(i % 13) / 13.0f - 0.5f;
+    enum CBLAS_TRANSPOSE tA = ta ? CblasTrans : CblasNoTrans, tB = tb ? CblasTrans : CblasNoTrans;
+    int lda = ta ? m : k, ldb = tb ? k : n;
+    cblas_sgemm(CblasRowMajor, tA, tB, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, n);
+    long reps = 1;
+    for (;;) {
+        double t0 = now();
+        for (long r = 0; r < reps; r++) cblas_sgemm(CblasRowMajor, tA, tB, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, n);
+        double dt = now() - t0;
+        if (dt > 0.02) {
+            reps = (long)((double)reps * seconds / 3.0 / dt) + 1;
+            break;
+        }
+        reps *= 2;
+    }
+    double best = 0;
+    for (int trial = 0; trial < 3; trial++) {
+        double t0 = now();
+        for (long r = 0; r < reps; r++) cblas_sgemm(CblasRowMajor, tA, tB, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, n);
         double g = 2.0 * m * n * k * (double)reps / (now() - t0) / 1e9;
         if (g > best) best = g;
     }
@@ -269,6 +305,16 @@ int main(int argc, char **argv) {
         }
         printf("dgemm_rate %.1f GFLOP/s (output projection forward + backward, %d threads)\n", flops_sum / time_sum,
                threads);
+        double sflops = 0, stime = 0;
+        for (int i = 0; i < 3; i++) {
+            double g = sgemm_rate(shapes[i].ta, shapes[i].tb, shapes[i].m, shapes[i].n, shapes[i].k, dgemm_seconds);
+            double f = 2.0 * shapes[i].m * shapes[i].n * shapes[i].k;
+            sflops += f, stime += f / g;
+            printf("sgemm %-30s %5d x %5d x %5d  %7.1f GFLOP/s\n", shapes[i].name, shapes[i].m, shapes[i].n,
+                   shapes[i].k, g);
+        }
+        printf("sgemm_rate %.1f GFLOP/s (the same mix in float32; %.2fx dgemm)\n", sflops / stime,
+               sflops / stime / (flops_sum / time_sum));
     }
 
     // Greedy translation of single dev sentences (no tape), as `tinyseq translate` runs it.

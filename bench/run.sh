@@ -101,6 +101,7 @@ echo "# $THREADS threads, $DATA --max-len $MAX_LEN, $STEPS steps per run (tokens
 # One pass over the configs. $1: "default" (no variables) or a core name set
 # as OPENBLAS_CORETYPE for both programs.
 summary=()
+targets=()
 run_pass() {
   local pass=$1 envs=()
   [ "$pass" != default ] && envs=(OPENBLAS_CORETYPE="$pass")
@@ -132,6 +133,7 @@ run_pass() {
     local mflop dgemm ts_med ts_rss gflops frac
     mflop=$(sed -n 's/.*(\([0-9.]*\) MFLOP\/token.*/\1/p' "$WORK/prof.txt")
     dgemm=$(sed -n 's/^dgemm_rate \([0-9.]*\).*/\1/p' "$WORK/prof.txt")
+    sgemm=$(sed -n 's/^sgemm_rate \([0-9.]*\).*/\1/p' "$WORK/prof.txt")
     ts_med=$(median <"$WORK/ts.txt")
     ts_rss=$(sort -g "$WORK/ts_rss.txt" | tail -1)  # the largest of the rounds
     gflops=$(awk -v t="$ts_med" -v f="$mflop" 'BEGIN {printf "%.1f", t * f / 1000}')
@@ -149,6 +151,10 @@ run_pass() {
       echo "ratio        tinyseq / torch f64 = ${r64}x, tinyseq / torch f32 = ${r32}x"
     fi
     echo "flops        ${mflop} MFLOP/token (matmuls, forward + backward) -> ${gflops} GFLOP/s = ${frac}% of dgemm ${dgemm} GFLOP/s (this run, output-projection shapes, $THREADS threads)"
+    # The float64 ceiling: every matmul at the dgemm rate, nothing else costing time.
+    ceiling=$(awk -v d="$dgemm" -v f="$mflop" 'BEGIN {printf "%.0f", d * 1000 / f}')
+    echo "ceiling      float64 at 100% of dgemm: ${ceiling} tokens/s$([ -n "$PY" ] && echo " = $(ratio "$ceiling" "$p32")x torch f32"); sgemm ${sgemm} GFLOP/s = $(ratio "$sgemm" "$dgemm")x dgemm (same shapes, this run)"
+    [ "$pass" = default ] && targets+=("$E/$H/$B: tinyseq / torch f32 = ${r32}x (target >= $([ "$E" = 256 ] && echo 2.0 || echo 3)x); float64 ceiling $(ratio "$ceiling" "$p32")x; ${frac}% of dgemm; peak RSS ${ts_rss} MB = $(ratio "$ts_rss" "$rss64") of torch f64's, $(ratio "$ts_rss" "$rss32") of torch f32's (target <= 0.33)")
     summary+=("| $E/$H/$B $ATTN | $pass | $ts_med | $p64 | $p32 | ${r64} / ${r32} | $gflops / $dgemm ($frac%) | $ts_rss / $rss64 / $rss32 |")
   done
 }
@@ -166,7 +172,7 @@ fi
 # best.ckpt); untrained, it runs to its length limit (2n + 10) more often
 # than a trained one.
 "$PROFILE" --corpus "$DATA" --max-len "$MAX_LEN" --emb 256 --hidden 256 --batch 64 --attn bahdanau \
-  --threads "$THREADS" --steps 1 --warmup 0 --greedy "$GREEDY" --greedy-batch 64 \
+  --threads "$THREADS" --steps 1 --warmup 0 --greedy "$GREEDY" --greedy-batch 128 \
   --save-model "$WORK/model.ckpt" --save-dev "$WORK/dev.txt" >"$WORK/greedy.txt"
 : >"$WORK/start.txt"
 for r in 1 2 3 4 5; do
@@ -182,8 +188,10 @@ echo "| config | kernels | tinyseq f64 tok/s | torch f64 | torch f32 | ratio to 
 echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${summary[@]}"
 echo
-echo "translate, one sentence, start to finish (${model_mb} MB inference checkpoint, emb 256, hidden 256): median $(median <"$WORK/start.txt") ms (runs: $(paste -sd' ' "$WORK/start.txt"))"
+start_med=$(median <"$WORK/start.txt")
+echo "translate, one sentence, start to finish (${model_mb} MB inference checkpoint, emb 256, hidden 256): median $start_med ms (runs: $(paste -sd' ' "$WORK/start.txt"))"
 grep '^greedy' "$WORK/greedy.txt"
+targets+=("translate one sentence, start to finish: $start_med ms (target < 100 ms)")
 
 # ---- time to quality (opt-in): TTQ_EPOCHS epochs of Tatoeba, 256/256/64,
 # tinyseq (with its per-epoch dev evaluation) then torch_ref.py float32.
@@ -200,7 +208,26 @@ if [ "${BENCH_TTQ:-0}" = 1 ]; then
       --dtype float32 --threads "$THREADS" --bucket --epochs "$TTQ_EPOCHS" --greedy-eval 500 >"$WORK/ttq_pt.txt" 2>&1
     pt_wall=$(($(date +%s) - s))
     echo "time to quality, $TTQ_EPOCHS epochs 256/256/64: torch_ref f32 ${pt_wall} s wall; $(grep -iE 'bleu|RESULT' "$WORK/ttq_pt.txt" | tail -2 | paste -sd' ')"
+    targets+=("time to quality, $TTQ_EPOCHS epochs: tinyseq ${ts_wall} s / torch_ref f32 ${pt_wall} s = $(ratio "$ts_wall" "$pt_wall")x (target <= 1)")
   fi
+  # Greedy with the trained model: 500 corpus sentences (every 33rd line, up
+  # to 9 words) against one, (T500 - T1) / 499, three rounds.
+  awk -F'\t' 'NR % 33 == 0 && split($1, w, " ") <= 9 {print $1}' "$DATA" | head -500 >"$WORK/s500.txt"
+  head -1 "$WORK/s500.txt" >"$WORK/s1.txt"
+  : >"$WORK/greedy_trained.txt"
+  for r in 1 2 3; do
+    s=$(date +%s%N); "$TINYSEQ" translate --model "$WORK/ttq/best.ckpt" <"$WORK/s500.txt" >/dev/null 2>&1; e=$(date +%s%N)
+    s1=$(date +%s%N); "$TINYSEQ" translate --model "$WORK/ttq/best.ckpt" <"$WORK/s1.txt" >/dev/null 2>&1; e1=$(date +%s%N)
+    awk -v a=$((e - s)) -v b=$((e1 - s1)) 'BEGIN {printf "%.3f\n", (a - b) / 499 / 1e6}' >>"$WORK/greedy_trained.txt"
+  done
+  g_med=$(median <"$WORK/greedy_trained.txt")
+  echo "greedy, trained model ($TTQ_EPOCHS epochs), 500 sentences in batches of 128: median $g_med ms per sentence (runs: $(paste -sd' ' "$WORK/greedy_trained.txt"))"
+  targets+=("greedy per sentence, trained model, batched file: $g_med ms (target < 1 ms)")
+else
+  targets+=("time to quality and greedy with a trained model (targets <= 1x torch f32, < 1 ms): BENCH_TTQ=1 trains the model and measures both")
 fi
+echo
+echo "== targets of issue 15 (out of the box, this run; load: $(cut -d' ' -f1-3 /proc/loadavg))"
+printf '%s\n' "${targets[@]}"
 [ "${BENCH_SMOKE:-0}" = 1 ] && echo "(smoke mode: $STEPS steps, numbers are not measurements)"
 exit 0

@@ -382,8 +382,9 @@ int ts_ckpt_push_tensor(ts_ckpt *ck, enum ts_ckpt_section section, char *name, i
     return TS_OK;
 }
 
-int ts_ckpt_add_tensor(ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
-                       int ndim, const size_t *shape, const double *data) {
+// ts_ckpt_add_tensor (copy) and ts_ckpt_add_tensor_view (!copy).
+static int add_tensor(ts_ckpt *ck, enum ts_ckpt_section section, const char *name, int ndim, const size_t *shape,
+                      const double *data, int copy) {
     if (!ck || !name || (ndim > 0 && !shape))
         return ts_fail(TS_ERR_ARG, "ts_ckpt_add_tensor: NULL argument");
     if (!section_ok(section))
@@ -408,14 +409,30 @@ int ts_ckpt_add_tensor(ts_ckpt *ck, enum ts_ckpt_section section, const char *na
         return ts_fail(TS_ERR_ARG, "checkpoint tensor '%s': shape too large", name);
     if (!data) return ts_fail(TS_ERR_ARG, "checkpoint tensor '%s': NULL data", name);
     char *name_copy = ts_ckpt_dup(name, strlen(name));
-    double *copy = malloc(size * sizeof *copy);
-    if (!name_copy || !copy) {
+    double *values = copy ? malloc(size * sizeof *values) : NULL;
+    if (!name_copy || (copy && !values)) {
         free(name_copy);
-        free(copy);
+        free(values);
         return ts_fail(TS_ERR_NOMEM, "checkpoint tensor '%s': out of memory", name);
     }
-    memcpy(copy, data, size * sizeof *copy);
-    return ts_ckpt_push_tensor(ck, section, name_copy, ndim, shape, size, copy);
+    if (!copy) {
+        int rc = ts_ckpt_push_tensor(ck, section, name_copy, ndim, shape, size, NULL);
+        if (rc) return rc;
+        ck->tensors[section][ck->n_tensors[section] - 1].pub.data = data;  // read from, never freed
+        return TS_OK;
+    }
+    memcpy(values, data, size * sizeof *values);
+    return ts_ckpt_push_tensor(ck, section, name_copy, ndim, shape, size, values);
+}
+
+int ts_ckpt_add_tensor(ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
+                       int ndim, const size_t *shape, const double *data) {
+    return add_tensor(ck, section, name, ndim, shape, data, 1);
+}
+
+int ts_ckpt_add_tensor_view(ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
+                            int ndim, const size_t *shape, const double *data) {
+    return add_tensor(ck, section, name, ndim, shape, data, 0);
 }
 
 double *ts_ckpt_take_tensor_data(ts_ckpt *ck, enum ts_ckpt_section section, const char *name) {
@@ -423,6 +440,7 @@ double *ts_ckpt_take_tensor_data(ts_ckpt *ck, enum ts_ckpt_section section, cons
     for (size_t i = 0; i < ck->n_tensors[section]; i++) {
         struct tensor *t = &ck->tensors[section][i];
         if (strcmp(t->name, name)) continue;
+        if (!t->data) return NULL;  // a view, or taken already
         double *data = t->data;
         t->data = NULL;
         t->pub.data = NULL;

@@ -98,6 +98,13 @@ int ts_ckpt_add_vocab(ts_ckpt *ck, const char *name, const char *const *tokens, 
 int ts_ckpt_add_tensor(ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
                        int ndim, const size_t *shape, const double *data);
 
+// As ts_ckpt_add_tensor, without the copy: the container reads `data` where
+// it is, so it must stay unchanged and alive until the container is saved
+// or freed (saving a training state this way needs no second copy of the
+// weights and Adam's moments). ts_ckpt_take_tensor_data gives NULL for it.
+int ts_ckpt_add_tensor_view(ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
+                            int ndim, const size_t *shape, const double *data);
+
 // Sets blob `name` (names as for tensors) to a copy of bytes[0..n),
 // replacing an existing blob of that name. For RNG state (gsl_rng_state,
 // gsl_rng_size) and the like. Errors: TS_ERR_ARG, TS_ERR_NOMEM.

@@ -44,9 +44,9 @@ struct vocab {
 };
 
 struct tensor {
-    ts_ckpt_tensor pub;  // pub.name / pub.data alias name / data
+    ts_ckpt_tensor pub;  // pub.name / pub.data alias name / data (a view: pub.data is the caller's)
     char *name;
-    double *data;
+    double *data;        // owned; NULL for a view (ts_ckpt_add_tensor_view)
 };
 
 struct blob {

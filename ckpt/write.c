@@ -59,6 +59,8 @@ struct sink {
     gz_header gzhead;
     int z_ready;
     uint32_t crc_section, crc_payload;
+    int in_section;          // between section_begin and section_end
+    uint64_t section_bytes;  // emitted since section_begin
     unsigned char stage[CHUNK];
     size_t staged;
     unsigned char out[CHUNK];
@@ -124,8 +126,14 @@ static void emit(struct sink *s, const void *bytes, size_t n) {
         size_t piece = sizeof s->stage - s->staged;
         if (piece > n) piece = n;
         memcpy(s->stage + s->staged, p, piece);
-        s->crc_section = ts_ckpt_crc(s->crc_section, p, piece);
-        s->crc_payload = ts_ckpt_crc(s->crc_payload, p, piece);
+        // Inside a section only its CRC: section_end folds it into the
+        // payload's (crc32_combine), one pass over the bytes instead of two.
+        if (s->in_section) {
+            s->crc_section = ts_ckpt_crc(s->crc_section, p, piece);
+            s->section_bytes += piece;
+        } else {
+            s->crc_payload = ts_ckpt_crc(s->crc_payload, p, piece);
+        }
         s->staged += piece;
         p += piece;
         n -= piece;
@@ -153,11 +161,15 @@ static void emit_name(struct sink *s, const char *name) {
 
 static void section_begin(struct sink *s, int tag, uint64_t body_len) {
     s->crc_section = 0;
+    s->section_bytes = 0;
+    s->in_section = 1;
     emit(s, SECTION_TAGS[tag], 4);
     emit_u64(s, body_len);
 }
 
 static void section_end(struct sink *s) {
+    s->in_section = 0;
+    s->crc_payload = (uint32_t)crc32_combine(s->crc_payload, s->crc_section, (z_off_t)s->section_bytes);
     emit_u32(s, s->crc_section); // itself covered by the payload CRC only
 }
 
@@ -174,7 +186,7 @@ static void emit_tensors(struct sink *s, const ts_ckpt *ck, int section) {
             size_t m = 0;
             for (; m < 512 && k < t->pub.size; m++, k++) {
                 uint64_t bits;
-                memcpy(&bits, &t->data[k], 8);
+                memcpy(&bits, &t->pub.data[k], 8);
                 put_u64(b + 8 * m, bits);
             }
             emit(s, b, 8 * m);

@@ -22,7 +22,7 @@ static const char usage[] =
     "\n"
     "  --model CKPT   checkpoint written by tinyseq train (required)\n"
     "  --beam K       beam width, 1..1000 (default 1: greedy; greedy decodes up to\n"
-    "                 64 sentences together, several times faster per sentence)\n"
+    "                 128 sentences together, several times faster per sentence)\n"
     "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"
     "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
     "                 |y| counts <eos>); larger A favours longer outputs\n"
@@ -113,7 +113,7 @@ static int translate_one(ts_translator *t, ts_ctx *ctx, const char *text, size_t
 // Greedy decoding (beam 1) translates up to BATCH sentences at once
 // (infer/translate.h): lines wait here, copied, until the batch is full,
 // the input ends, or a line that is blank or bad must be printed after them.
-enum { BATCH = 64 };
+enum { BATCH = 128 };
 typedef struct {
     char *text[BATCH];
     int n;

@@ -223,7 +223,7 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
             for (int b = 0; !rc && b < B; b++) {
                 int own = limit_for(&o, batch->src_len[b]);
                 if (h[b].len > own) {
-                    h[b].len = own;  // score still covers the longer decode
+                    h[b].len = own;
                     h[b].ended = 0;
                 }
             }

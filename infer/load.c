@@ -31,7 +31,7 @@ int ts_model_to_ckpt(ts_ckpt *ck, const ts_seq2seq *m, const ts_vocab *src, cons
     for (int i = 0; !rc && i < m->params.count; i++) {
         ts_tensor *p = m->params.items[i];
         size_t shape[3] = {(size_t)p->shape[0], (size_t)p->shape[1], (size_t)p->shape[2]};
-        rc = ts_ckpt_add_tensor(ck, TS_CKPT_PARAMS, p->name, p->ndim, shape, p->data);
+        rc = ts_ckpt_add_tensor_view(ck, TS_CKPT_PARAMS, p->name, p->ndim, shape, p->data);
     }
     return rc;
 }

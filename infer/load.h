@@ -22,8 +22,9 @@ typedef struct {
 } ts_translator;
 
 // Adds the model's configuration (header keys model.*), both vocabularies
-// ("source", "target") and every parameter to ck. Errors: those of the
-// checkpoint setters (TS_ERR_ARG, TS_ERR_NOMEM).
+// ("source", "target") and every parameter to ck. The parameters are views
+// (ts_ckpt_add_tensor_view): save or free ck before changing or freeing m.
+// Errors: those of the checkpoint setters (TS_ERR_ARG, TS_ERR_NOMEM).
 int ts_model_to_ckpt(ts_ckpt *ck, const ts_seq2seq *m, const ts_vocab *src, const ts_vocab *tgt, int max_len);
 
 // Rebuilds everything from a loaded checkpoint: the configuration from the

@@ -30,12 +30,6 @@ static int alloc_hypothesis(ts_hypothesis *h, int max_len, int S) {
     return TS_OK;
 }
 
-// log softmax(row)[k], stable.
-static double log_prob(const double *row, int n, int k) {
-    double max = ts_max_array(row, (size_t)n);
-    return (row[k] - max) - log(ts_sum_exp_shift(row, (size_t)n, max));
-}
-
 // Decoding step t runs in scratch arena t % 2: what step t makes (state,
 // weights, logits) stays readable during step t + 1, and is forgotten by step
 // t + 2. Memory is one step's worth, however long the output; the encoder's
@@ -65,7 +59,8 @@ static size_t step_guess(const ts_seq2seq *m, int B, int S) {
 
 // One decoder step on inputs (B): the logits (B, V), *weights (B, S) or NULL,
 // st advanced, all in scratch arena t % 2. When parents is not NULL the state
-// is first reordered to rows parents[0..B) (beam search). NULL on failure
+// is first reordered to rows parents[0..B) (beam search; greedy dropping
+// the rows of ended sentences). NULL on failure
 // (status returned in *rc); a full scratch arena is grown and the step rerun
 // from the same state.
 static ts_tensor *reorder_rows(ts_ctx *ctx, ts_tensor *t, const int *parents, int K);
@@ -103,6 +98,20 @@ static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, int t
     }
 }
 
+// Sentences that finished leave the batch: the encoder's tensors keep only
+// rows keep[0..R) (their state follows through decode_step's parents), so
+// later steps compute rows only for sentences still decoding. The copies go
+// to the caller's arena. TS_OK or TS_ERR_ARENA.
+static int drop_finished_rows(ts_ctx *ctx, ts_encoded *enc, const int *keep, int R) {
+    ts_tensor *memory = reorder_rows(ctx, enc->memory, keep, R);  // (R, S, M)
+    ts_tensor *keys = reorder_rows(ctx, enc->keys, keep, R);      // (R, S, ..) or NULL for `none`
+    double *mask = ts_arena_alloc(ctx->arena, (size_t)R * enc->S * sizeof(double));  // (R, S)
+    if (!memory || (enc->keys && !keys) || !mask) return TS_ERR_ARENA;
+    for (int r = 0; r < R; r++) memcpy(mask + (size_t)r * enc->S, enc->mask + (size_t)keep[r] * enc->S, (size_t)enc->S * sizeof(double));
+    *enc = (ts_encoded){.B = R, .S = enc->S, .memory = memory, .keys = keys, .init = NULL, .mask = mask};
+    return TS_OK;
+}
+
 int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int max_len, ts_hypothesis *out) {
     int B = bv->B, S = bv->S, V = m->cfg.tgt_vocab;
     if (max_len < 1) return ts_fail(TS_ERR_ARG, "greedy: max_len %d", max_len);
@@ -112,40 +121,45 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
     for (int b = 0; b < B && !rc; b++) rc = alloc_hypothesis(&out[b], max_len, S);
     ts_encoded enc;
     step_arenas sa = {{NULL, NULL}};
-    int *inputs = NULL, *done = calloc((size_t)B, sizeof(int));
-    if (!rc && !done) rc = ts_fail(TS_ERR_NOMEM, "greedy: out of memory");
+    int *inputs = NULL;                            // (R) the next step's tokens, per row
+    int *sentence = malloc((size_t)B * sizeof(int));  // (R) the sentence of each row still decoding
+    int *keep = malloc((size_t)B * sizeof(int));      // (R) after a step: the rows that decode on
+    if (!rc && (!sentence || !keep)) rc = ts_fail(TS_ERR_NOMEM, "greedy: out of memory");
     if (!rc) rc = step_arenas_new(&sa, step_guess(m, B, S));
     if (!rc) rc = ts_seq2seq_encode(m, ctx, bv, &enc);
     if (!rc && !(inputs = ts_arena_alloc(ctx->arena, (size_t)B * sizeof(int)))) rc = TS_ERR_ARENA;
     if (!rc) {
         ts_decoder_state st;
         ts_decoder_start(ctx, &m->dec, &enc, &st);
-        for (int b = 0; b < B; b++) inputs[b] = TS_SOS;
-        int remaining = B;
-        for (int t = 0; t <= max_len && remaining > 0; t++) {
+        for (int b = 0; b < B; b++) inputs[b] = TS_SOS, sentence[b] = b;
+        int R = B, dropped = 0;  // rows decoding; whether the last step dropped some
+        for (int t = 0; t <= max_len && R > 0; t++) {
             ts_tensor *weights;
-            ts_tensor *logits = decode_step(m, ctx, &sa, t, &enc, &st, NULL, inputs, B, &weights, &rc);
+            ts_tensor *logits = decode_step(m, ctx, &sa, t, &enc, &st, dropped ? keep : NULL, inputs, R, &weights, &rc);
             if (!logits) break;
-            for (int b = 0; b < B; b++) {
-                if (done[b]) continue;
-                ts_hypothesis *h = &out[b];
-                if (weights) memcpy(h->attention + (size_t)t * S, weights->data + (size_t)b * S, (size_t)S * sizeof(double));
-                const double *row = logits->data + (size_t)b * V;
-                int best = ts_seq2seq_argmax_token(row, V);
+            int next = 0;
+            for (int r = 0; r < R; r++) {
+                ts_hypothesis *h = &out[sentence[r]];
+                if (weights) memcpy(h->attention + (size_t)t * S, weights->data + (size_t)r * S, (size_t)S * sizeof(double));
+                // The argmax of the logits is the argmax of the log-probabilities;
+                // greedy keeps no score (beam width 1 gives the same tokens with theirs).
+                int best = ts_seq2seq_argmax_token(logits->data + (size_t)r * V, V);
                 if (best == TS_EOS || t == max_len) {  // at the limit the last row is kept, the token is not
                     h->ended = best == TS_EOS;
-                    if (h->ended) h->score += log_prob(row, V, best);
-                    done[b] = 1;
-                    remaining--;
                     continue;
                 }
-                h->score += log_prob(row, V, best);
                 h->tokens[h->len++] = best;
-                inputs[b] = best;
+                keep[next] = r;  // next <= r: the arrays compact in place
+                sentence[next] = sentence[r];
+                inputs[next++] = best;
             }
+            dropped = next < R;
+            if (dropped && next > 0 && (rc = drop_finished_rows(ctx, &enc, keep, next))) break;
+            R = next;
         }
     }
-    free(done);
+    free(sentence);
+    free(keep);
     step_arenas_free(&sa);
     ts_set_grad_enabled(ctx, grad_before);
     if (rc) {
@@ -179,7 +193,10 @@ static void keep_best(beam_candidate *list, int *count, int cap, beam_candidate 
 // A copy of rows `parents` of t (K, ...), as a tensor with no gradient.
 static ts_tensor *reorder_rows(ts_ctx *ctx, ts_tensor *t, const int *parents, int K) {
     if (!t) return NULL;
-    ts_tensor *copy = ts_node(ctx, TS_OP_LEAF, t->ndim, t->shape, 0, NULL);
+    int shape[TS_MAX_DIMS];
+    memcpy(shape, t->shape, (size_t)t->ndim * sizeof(int));
+    shape[0] = K;  // greedy keeps fewer rows than it had
+    ts_tensor *copy = ts_node(ctx, TS_OP_LEAF, t->ndim, shape, 0, NULL);
     if (!copy) return NULL;
     size_t row = t->size / (size_t)t->shape[0];
     for (int k = 0; k < K; k++) memcpy(copy->data + k * row, t->data + (size_t)parents[k] * row, row * sizeof(double));

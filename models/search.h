@@ -17,7 +17,7 @@ typedef struct {
     int *tokens;        // (len) malloc'd
     double *attention;  // (len + 1, S) malloc'd, NULL if not requested
     int S;
-    double score;       // total log-probability (beam: as ts_length_penalized ranks it)
+    double score;       // beam: total log-probability as ts_length_penalized ranks it; greedy: 0
     int ended;
 } ts_hypothesis;
 
@@ -25,9 +25,13 @@ typedef struct {
 void ts_hypothesis_free(ts_hypothesis *h);
 
 // Greedy decoding of every sentence of the batch (tgt fields unused), at most
-// max_len tokens each. out[B] receives malloc'd results. Runs without a
-// tape; resets nothing (call ts_ctx_reset after). TS_OK or the failure
-// (then out[] holds nothing to free).
+// max_len tokens each. out[B] receives malloc'd results, score 0 (greedy
+// takes the argmax of the logits and computes no log-probability;
+// ts_seq2seq_beam with width 1 gives the same tokens with their score). A
+// sentence that ends leaves the batch: the caller's arena receives a copy of
+// the encoder's remaining rows after each step in which some ended. Runs
+// without a tape; resets nothing (call ts_ctx_reset after). TS_OK or the
+// failure (then out[] holds nothing to free).
 int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, int max_len,
                       ts_hypothesis *out);
 

@@ -1,3 +1,4 @@
+#define _DEFAULT_SOURCE  // MAP_ANONYMOUS
 #include "tensor/arena.h"
 
 #include "tensor/status.h"
@@ -5,8 +6,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 enum { ARENA_ALIGN = 64 };
+
+// Blocks of at least ARENA_MAP bytes are mapped from the kernel directly: a
+// page is resident once touched, and all of it goes back on free. From
+// malloc, glibc serves blocks under 32 MB from its heap once a freed block
+// has raised its threshold, and decoding batch after batch (two scratch
+// arenas each) then spread over fresh heap pages: +50 MB of peak RSS at the
+// end of a 256/256/64 run.
+#define ARENA_MAP ((size_t)1 << 20)
 
 struct ts_arena {
     unsigned char *base;  // (capacity) bytes, ARENA_ALIGN-aligned
@@ -23,7 +33,12 @@ ts_arena *ts_arena_new(size_t capacity) {
     }
     capacity = (capacity + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
     if (capacity == 0) capacity = ARENA_ALIGN;
-    a->base = aligned_alloc(ARENA_ALIGN, capacity);
+    if (capacity >= ARENA_MAP) {
+        void *p = mmap(NULL, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        a->base = p == MAP_FAILED ? NULL : p;  // page-aligned
+    } else {
+        a->base = aligned_alloc(ARENA_ALIGN, capacity);
+    }
     if (!a->base) {
         free(a);
         ts_fail(TS_ERR_NOMEM, "arena: cannot reserve %zu bytes", capacity);
@@ -63,6 +78,7 @@ size_t ts_arena_capacity(const ts_arena *a) { return a->capacity; }
 
 void ts_arena_free(ts_arena *a) {
     if (!a) return;
-    free(a->base);
+    if (a->capacity >= ARENA_MAP) munmap(a->base, a->capacity);
+    else free(a->base);
     free(a);
 }

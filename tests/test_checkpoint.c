@@ -347,6 +347,35 @@ Test(checkpoint, round_trips_an_empty_container) {
     free(buf);
 }
 
+// A view is saved as the copy would be, from the caller's memory as it is
+// when saving; the container neither frees nor hands it out.
+Test(checkpoint, a_tensor_view_saves_the_bytes_a_copy_saves) {
+    double values[6] = {1.5, -0.0, 1e-300, NAN, INFINITY, 3};
+    size_t shape[2] = {2, 3};
+    ts_ckpt *copy = ts_ckpt_new(), *view = ts_ckpt_new();
+    cr_assert_eq(ts_ckpt_add_tensor(copy, TS_CKPT_OPTIM, "w", 2, shape, values), TS_OK);
+    values[5] = 4;  // after the copy was taken, before the view is saved
+    cr_assert_eq(ts_ckpt_add_tensor_view(view, TS_CKPT_OPTIM, "w", 2, shape, values), TS_OK);
+    cr_assert_null(ts_ckpt_take_tensor_data(view, TS_CKPT_OPTIM, "w"), "a view is not the container's to give");
+    cr_assert_eq(ts_ckpt_find_tensor(view, TS_CKPT_OPTIM, "w")->data, values);
+    unsigned char *a, *b;
+    size_t la, lb;
+    save_mem(view, &b, &lb);
+    ts_ckpt *back = NULL;
+    cr_assert_eq(ts_ckpt_load_mem(b, lb, NULL, &back), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_find_tensor(back, TS_CKPT_OPTIM, "w")->data[5], 4.0, "the view's data as it was when saved");
+    ts_ckpt_free(back);
+    free(b);
+    values[5] = 3;
+    save_mem(copy, &a, &la);
+    save_mem(view, &b, &lb);
+    cr_assert(la == lb && !memcmp(a, b, la), "the same values give the same file");
+    ts_ckpt_free(copy);
+    ts_ckpt_free(view);  // must not free values (ASan)
+    free(a);
+    free(b);
+}
+
 Test(checkpoint, header_doubles_round_trip_bit_exact) {
     ts_ckpt *ck = ts_ckpt_new();
     double fixed[] = {0.0, -0.0, 0.1, -1e-3, 1.0 / 3, DBL_MAX, -DBL_MAX, DBL_MIN, DBL_TRUE_MIN,
@@ -1237,6 +1266,8 @@ Test(checkpoint, fail_may_quote_the_current_message) {
 }
 
 // A small model's checkpoint, as train writes it (without the trainer's state).
+static ts_ckpt *copy_without(const ts_ckpt *ck, const char *skip);
+
 static ts_ckpt *model_ckpt(ts_attn_type attn, ts_decoder_type decoder, int bidirectional) {
     ts_vocab *src, *tgt;
     cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "le", "chat"}, 6, &src),
@@ -1248,8 +1279,10 @@ static ts_ckpt *model_ckpt(ts_attn_type attn, ts_decoder_type decoder, int bidir
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
     cr_assert_not_null(m, "%s", ts_last_error());
-    ts_ckpt *ck = ts_ckpt_new();
-    cr_assert_eq(ts_model_to_ckpt(ck, m, src, tgt, 10), TS_OK, "%s", ts_last_error());
+    ts_ckpt *view = ts_ckpt_new();
+    cr_assert_eq(ts_model_to_ckpt(view, m, src, tgt, 10), TS_OK, "%s", ts_last_error());
+    ts_ckpt *ck = copy_without(view, "");  // owned copies: the model's weights are only viewed
+    ts_ckpt_free(view);
     ts_seq2seq_free(m);
     gsl_rng_free(rng);
     ts_vocab_free(src);
@@ -1325,8 +1358,10 @@ Test(checkpoint, every_model_load_error_names_the_file_once) {
         snprintf(name, sizeof name, "header-%zu.ckpt", i);
         assert_load_names_file(ck, dir, name, headers[i].fragment);
     }
-    assert_load_names_file(copy_without(model_ckpt(TS_ATTN_BAHDANAU, TS_DECODER_LUONG, 0), "decoder.out.bias"), dir,
-                           "missing.ckpt", "has no parameter tensor 'decoder.out.bias'");
+    ts_ckpt *whole = model_ckpt(TS_ATTN_BAHDANAU, TS_DECODER_LUONG, 0);
+    assert_load_names_file(copy_without(whole, "decoder.out.bias"), dir, "missing.ckpt",
+                           "has no parameter tensor 'decoder.out.bias'");
+    ts_ckpt_free(whole);
     ts_ckpt *extra = model_ckpt(TS_ATTN_DOT, TS_DECODER_BAHDANAU, 0);
     cr_assert_eq(ts_ckpt_add_tensor(extra, TS_CKPT_PARAMS, "decoder.extra", 1, (size_t[]){1}, (double[]){0}), TS_OK);
     assert_load_names_file(extra, dir, "extra.ckpt", "parameter 'decoder.extra' that a dot/bahdanau model does not");

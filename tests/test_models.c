@@ -457,6 +457,62 @@ Test(models, beam_width_one_equals_greedy) {
         }
 }
 
+// Greedy drops a sentence's rows from the batch once it ends: the sentences
+// still decoding must keep their own state, memory and mask. Six sentences
+// of lengths 1..6 decode in one batch as each does alone. Returns whether
+// some ended before others (so rows were dropped).
+static int batch_decodes_as_each_alone(ts_seq2seq *m, const char *name) {
+    enum { B = 6, S = 6, MAX = 12 };
+    int src[S * B], len[B], one[S];  // src (S, B) time-major
+    for (int b = 0; b < B; b++) len[b] = b + 1;
+    for (int s = 0; s < S; s++)
+        for (int b = 0; b < B; b++) src[s * B + b] = s < len[b] ? 3 + (5 * s + 3 * b) % 4 : TS_PAD;
+    ts_batch_view bv = {.B = B, .S = S, .src = src, .src_len = len};
+    ts_hypothesis batch[B];
+    ts_ctx_reset(&ctx);
+    cr_assert_eq(ts_seq2seq_greedy(m, &ctx, &bv, MAX, batch), TS_OK, "%s", ts_last_error());
+    int shortest = MAX, longest = 0;
+    for (int b = 0; b < B; b++) {
+        for (int s = 0; s < len[b]; s++) one[s] = src[s * B + b];
+        ts_batch_view alone = {.B = 1, .S = len[b], .src = one, .src_len = &len[b]};
+        ts_hypothesis h;
+        ts_ctx_reset(&ctx);
+        cr_assert_eq(ts_seq2seq_greedy(m, &ctx, &alone, MAX, &h), TS_OK, "%s", ts_last_error());
+        cr_assert_eq(batch[b].len, h.len, "%s sentence %d: %d tokens in the batch, %d alone", name, b, batch[b].len, h.len);
+        cr_assert_eq(batch[b].ended, h.ended, "%s sentence %d", name, b);
+        cr_assert_arr_eq(batch[b].tokens, h.tokens, (size_t)h.len * sizeof(int), "%s sentence %d", name, b);
+        for (int t = 0; t <= h.len; t++)  // the batch's rows have S columns, the sentence's len[b]
+            assert_allclose(batch[b].attention + t * S, h.attention + t * len[b], (size_t)len[b], 1e-12, 1e-12);
+        if (h.len < shortest) shortest = h.len;
+        if (h.len > longest) longest = h.len;
+        ts_hypothesis_free(&h);
+        ts_hypothesis_free(&batch[b]);
+    }
+    return shortest < longest;
+}
+
+Test(models, batched_greedy_equals_each_sentence_alone) {
+    for (int a = 0; a < TS_ATTN_COUNT; a++)
+        for (int d = 0; d < TS_DECODER_COUNT; d++) {
+            ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 9, .emb = 3, .hidden = 6, .attn = (ts_attn_type)a,
+                                   .decoder = (ts_decoder_type)d, .bidirectional = a % 2};
+            ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+            char name[64];
+            snprintf(name, sizeof name, "%s/%s", ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder));
+            // An untrained model picks <eos> always or never; raising its
+            // logit step by step finds biases where sentences end at different steps.
+            int early_ends = 0;
+            double bias = m->dec.out_bias->data[TS_EOS];
+            for (size_t i = 0; i < m->dec.out_weight->size; i++) m->dec.out_weight->data[i] *= 4;  // outputs that vary more
+            for (int k = 0; k <= 80 && !early_ends; k++) {
+                m->dec.out_bias->data[TS_EOS] = bias - 2 + 0.05 * k;
+                early_ends = batch_decodes_as_each_alone(m, name);
+            }
+            cr_assert(early_ends, "%s: no bias made some sentences end before others", name);
+            ts_seq2seq_free(m);
+        }
+}
+
 Test(models, decoded_attention_rows_are_distributions_over_real_positions) {
     static const int src[8] = {4, 5, 6, 4, 6, 5, 0, 0};  // two sentences, time-major, the second padded
     static const int len[2] = {4, 2};

@@ -18,9 +18,9 @@ Test(translate_batch, a_file_translates_as_its_sentences_one_by_one, .timeout = 
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     free(out);
     // A poor model, but with ~50 distinct outputs for the sentences below,
-    // so order mistakes show. 70 sentences (two batches) of the toy
+    // so order mistakes show. 140 sentences (two batches) of the toy
     // corpus's kind, a blank line and a line that is not UTF-8 among them.
-    snprintf(cmd, sizeof cmd, "%s corpus --toy --n 70 --seed 7 | cut -f1 > %s/in.txt && "
+    snprintf(cmd, sizeof cmd, "%s corpus --toy --n 140 --seed 7 | cut -f1 > %s/in.txt && "
              "sed -i '5s/.*//; 9s/.*/bad \\xff line/' %s/in.txt", TS_PROGRAM, dir, dir);
     cr_assert_eq(test_run(cmd, NULL), 0);
     snprintf(cmd, sizeof cmd, "%s translate --model %s/run/best.ckpt < %s/in.txt > %s/batched.txt 2>/dev/null; echo $?",
@@ -36,7 +36,7 @@ Test(translate_batch, a_file_translates_as_its_sentences_one_by_one, .timeout = 
     cr_assert_eq(test_run(cmd, NULL), 0);
     snprintf(cmd, sizeof cmd, "wc -l < %s/batched.txt; cmp %s/batched.txt %s/single.txt && echo same", dir, dir, dir);
     rc = test_run(cmd, &out);
-    cr_assert(strstr(out, "70\n"), "one output line per input line:\n%s", out);
+    cr_assert(strstr(out, "140\n"), "one output line per input line:\n%s", out);
     cr_assert(strstr(out, "same"), "batched and one-by-one translations differ:\n%s", out);
     free(out);
     snprintf(cmd, sizeof cmd, "sed -n '5p;9p' %s/batched.txt | tr -d '\\n' | wc -c", dir);

@@ -179,7 +179,7 @@ int ts_optim_save(const ts_optim *o, const ts_params *p, ts_ckpt *ck) {
             if (!moment) continue;
             char name[128];
             moment_name(name, sizeof name, o, k, param->name);
-            rc = ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, name, param->ndim, shape, moment);
+            rc = ts_ckpt_add_tensor_view(ck, TS_CKPT_OPTIM, name, param->ndim, shape, moment);
         }
     }
     return rc;

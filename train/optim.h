@@ -49,7 +49,8 @@ double ts_clip_factor(double norm, double max_norm);
 // The optimizer's own state in a checkpoint: the header key
 // state.optimizer_step and, for every parameter of p, its moments as
 // TS_CKPT_OPTIM tensors "adam.m.<name>" and "adam.v.<name>" (Adam) or
-// "sgd.velocity.<name>" (SGD). Errors: the checkpoint setters'.
+// "sgd.velocity.<name>" (SGD), as views of o's buffers (save or free ck
+// before the next step). Errors: the checkpoint setters'.
 int ts_optim_save(const ts_optim *o, const ts_params *p, ts_ckpt *ck);
 
 // Restores what ts_optim_save wrote, into an optimizer made by ts_optim_init
