@@ -8,9 +8,9 @@
 // translation of single sentences. Built by bench/run.sh against the static
 // libraries of a build directory:
 //
-//   cc -O2 -I. bench/profile_step.c BUILD/libtinyseq_{train,data,models,autograd,tensor}.a \
-//      -lgsl -lopenblas -lz -lunistring -lm
-//   OPENBLAS_CORETYPE=Haswell ./profile_step --corpus ../shared/data/tatoeba-eng-fra.tsv \
+//   cc -O2 -I. bench/profile_step.c BUILD/libtinyseq_{train,data,models,autograd,tensor}.a
+//      -lgsl -lopenblas -lz -lunistring -lm    (one command)
+//   OPENBLAS_CORETYPE=Haswell ./profile_step --corpus ../shared/data/tatoeba-eng-fra.tsv
 //      --max-len 10 --emb 256 --hidden 256 --batch 64 --attn bahdanau --steps 40 --threads 2
 //
 // B = batch, T = target steps, H = hidden, V = target vocabulary.
@@ -96,18 +96,30 @@ static int timed_backward(ts_ctx *ctx, ts_tensor *loss, op_time *per_op, double 
     return TS_OK;
 }
 
-// Best-of-3 GFLOP/s of ts_gemm (gsl_blas_dgemm) on one shape, ~seconds in all.
-static double dgemm_rate(int ta, int tb, int m, int n, int k, double seconds) {
-    double *A = malloc((size_t)m * k * sizeof(double)), *B = malloc((size_t)k * n * sizeof(double));
-    double *C = calloc((size_t)m * n, sizeof(double));
-    if (!A || !B || !C) die("dgemm buffers");
-    for (size_t i = 0; i < (size_t)m * k; i++) A[i] = (double)(i % 17) / 17.0 - 0.5;
-    for (size_t i = 0; i < (size_t)k * n; i++) B[i] = (double)(i % 13) / 13.0 - 0.5;
-    ts_gemm(ta, tb, m, n, k, 1.0, A, B, 0.0, C);
+// One product of an (m, k) by (k, n) shape, in double or single precision.
+typedef struct {
+    int ta, tb, m, n, k;
+    double *A, *B, *C;   // (m, k) (k, n) (m, n): float64, ts_gemm
+    float *a, *b, *c;    // the same in float32, cblas_sgemm
+} product;
+
+static void run_product(const product *p) {
+    if (p->A) {
+        ts_gemm(p->ta, p->tb, p->m, p->n, p->k, 1.0, p->A, p->B, 0.0, p->C);
+        return;
+    }
+    int lda = p->ta ? p->m : p->k, ldb = p->tb ? p->k : p->n;
+    cblas_sgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans, p->m, p->n, p->k,
+                1.0f, p->a, lda, p->b, ldb, 0.0f, p->c, p->n);
+}
+
+// Best-of-3 GFLOP/s of p, ~seconds in all (the repetitions calibrated first).
+static double product_rate(const product *p, double seconds) {
+    run_product(p);
     long reps = 1;
     for (;;) {
         double t0 = now();
-        for (long r = 0; r < reps; r++) ts_gemm(ta, tb, m, n, k, 1.0, A, B, 0.0, C);
+        for (long r = 0; r < reps; r++) run_product(p);
         double dt = now() - t0;
         if (dt > 0.02) {
             reps = (long)((double)reps * seconds / 3.0 / dt) + 1;
@@ -118,48 +130,39 @@ static double dgemm_rate(int ta, int tb, int m, int n, int k, double seconds) {
     double best = 0;
     for (int trial = 0; trial < 3; trial++) {
         double t0 = now();
-        for (long r = 0; r < reps; r++) ts_gemm(ta, tb, m, n, k, 1.0, A, B, 0.0, C);
-        double g = 2.0 * m * n * k * (double)reps / (now() - t0) / 1e9;
+        for (long r = 0; r < reps; r++) run_product(p);
+        double g = 2.0 * p->m * p->n * p->k * (double)reps / (now() - t0) / 1e9;
         if (g > best) best = g;
     }
-    free(A);
-    free(B);
-    free(C);
+    return best;
+}
+
+// GFLOP/s of ts_gemm (gsl_blas_dgemm) on one shape.
+static double dgemm_rate(int ta, int tb, int m, int n, int k, double seconds) {
+    product p = {ta, tb, m, n, k, malloc((size_t)m * k * sizeof(double)), malloc((size_t)k * n * sizeof(double)),
+                 calloc((size_t)m * n, sizeof(double)), NULL, NULL, NULL};
+    if (!p.A || !p.B || !p.C) die("dgemm buffers");
+    for (size_t i = 0; i < (size_t)m * k; i++) p.A[i] = (double)(i % 17) / 17.0 - 0.5;
+    for (size_t i = 0; i < (size_t)k * n; i++) p.B[i] = (double)(i % 13) / 13.0 - 0.5;
+    double best = product_rate(&p, seconds);
+    free(p.A);
+    free(p.B);
+    free(p.C);
     return best;
 }
 
 // The same in float32 (cblas_sgemm, OpenBLAS's), for the float64 ceiling
 // against PyTorch float32: the rate a float32 tinyseq could at most reach.
 static double sgemm_rate(int ta, int tb, int m, int n, int k, double seconds) {
-    float *A = malloc((size_t)m * k * sizeof(float)), *B = malloc((size_t)k * n * sizeof(float));
-    float *C = calloc((size_t)m * n, sizeof(float));
-    if (!A || !B || !C) die("sgemm buffers");
-    for (size_t i = 0; i < (size_t)m * k; i++) A[i] = (float)(i % 17) / 17.0f - 0.5f;
-    for (size_t i = 0; i < (size_t)k * n; i++) B[i] = (float)(i % 13) / 13.0f - 0.5f;
-    enum CBLAS_TRANSPOSE tA = ta ? CblasTrans : CblasNoTrans, tB = tb ? CblasTrans : CblasNoTrans;
-    int lda = ta ? m : k, ldb = tb ? k : n;
-    cblas_sgemm(CblasRowMajor, tA, tB, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, n);
-    long reps = 1;
-    for (;;) {
-        double t0 = now();
-        for (long r = 0; r < reps; r++) cblas_sgemm(CblasRowMajor, tA, tB, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, n);
-        double dt = now() - t0;
-        if (dt > 0.02) {
-            reps = (long)((double)reps * seconds / 3.0 / dt) + 1;
-            break;
-        }
-        reps *= 2;
-    }
-    double best = 0;
-    for (int trial = 0; trial < 3; trial++) {
-        double t0 = now();
-        for (long r = 0; r < reps; r++) cblas_sgemm(CblasRowMajor, tA, tB, m, n, k, 1.0f, A, lda, B, ldb, 0.0f, C, n);
-        double g = 2.0 * m * n * k * (double)reps / (now() - t0) / 1e9;
-        if (g > best) best = g;
-    }
-    free(A);
-    free(B);
-    free(C);
+    product p = {ta, tb, m, n, k, NULL, NULL, NULL, malloc((size_t)m * k * sizeof(float)),
+                 malloc((size_t)k * n * sizeof(float)), calloc((size_t)m * n, sizeof(float))};
+    if (!p.a || !p.b || !p.c) die("sgemm buffers");
+    for (size_t i = 0; i < (size_t)m * k; i++) p.a[i] = (float)(i % 17) / 17.0f - 0.5f;
+    for (size_t i = 0; i < (size_t)k * n; i++) p.b[i] = (float)(i % 13) / 13.0f - 0.5f;
+    double best = product_rate(&p, seconds);
+    free(p.a);
+    free(p.b);
+    free(p.c);
     return best;
 }
 
