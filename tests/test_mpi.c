@@ -175,11 +175,7 @@ Test(mpi, a_resumed_mpi_run_is_the_uninterrupted_one_to_the_bit, .timeout = 120)
         char a[1100], b[1100];
         snprintf(a, sizeof a, "%s/whole/%s", dir, names[i]);
         snprintf(b, sizeof b, "%s/parts/%s", dir, names[i]);
-        size_t na, nb;
-        char *x = test_read_file(a, &na), *y = test_read_file(b, &nb);
-        cr_expect(na == nb && !memcmp(x, y, na), "%s of the resumed run differs from the uninterrupted run's", names[i]);
-        free(x);
-        free(y);
+        cr_expect(test_same_bytes(a, b), "%s of the resumed run differs from the uninterrupted run's", names[i]);
     }
     free(dir);
 }
@@ -205,11 +201,7 @@ Test(mpi, a_signal_to_one_rank_stops_every_rank_at_one_step_and_the_run_continue
     char a[1100], b[1100];
     snprintf(a, sizeof a, "%s/whole/last.ckpt", dir);
     snprintf(b, sizeof b, "%s/part/last.ckpt", dir);
-    size_t na, nb;
-    char *x = test_read_file(a, &na), *y = test_read_file(b, &nb);
-    cr_expect(na == nb && !memcmp(x, y, na), "the stopped and continued run's last.ckpt differs from the uninterrupted run's");
-    free(x);
-    free(y);
+    cr_expect(test_same_bytes(a, b), "the stopped and continued run's last.ckpt differs from the uninterrupted run's");
     free(dir);
 }
 

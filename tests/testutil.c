@@ -153,3 +153,12 @@ int test_runf(char **output, const char *fmt, ...) {
     cr_assert(n >= 0 && (size_t)n < sizeof cmd, "command longer than %zu bytes", sizeof cmd);
     return test_run(cmd, output);
 }
+
+int test_same_bytes(const char *a, const char *b) {
+    size_t na, nb;
+    char *x = test_read_file(a, &na), *y = test_read_file(b, &nb);
+    int same = na == nb && !memcmp(x, y, na);
+    free(x);
+    free(y);
+    return same;
+}

@@ -20,6 +20,9 @@ char *test_write_file(const char *dir, const char *name, const void *bytes, size
 // its size. Fails the test when it cannot be read.
 char *test_read_file(const char *path, size_t *len);
 
+// 1 when files a and b hold the same bytes (both must be readable).
+int test_same_bytes(const char *a, const char *b);
+
 // Runs `cmd` through /bin/sh, captures stdout+stderr (up to 1 MiB) into a
 // malloc'd string stored in *output (may be NULL), and returns the exit status
 // (or 128 + signal number when killed by a signal).
