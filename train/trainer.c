@@ -78,6 +78,12 @@ typedef struct {
     long skipped_in_row;
     ts_progress progress;              // measurement only (never saved)
     double last_loss;
+    // The last epoch's dev evaluation (rank 0) and the step of the last
+    // last.ckpt: a run that ends where an epoch ended neither evaluates nor
+    // saves the same model twice.
+    ts_eval_result epoch_dev;
+    ts_hypothesis *epoch_hyps;         // (n_dev) or NULL
+    long epoch_dev_step, last_saved_step;
     // Data-parallel and --accumulate (shards > 1)
     ts_dist *dist;                     // the group; a group of one when the options give none
     int shards;                        // ranks x accumulate: the parts of a batch
@@ -280,6 +286,7 @@ static int end_epoch(trainer *t, int *stop) {
     if ((rc = ts_rundir_append_metrics(o->out_dir, &row))) goto done;
     if (improved && (rc = save_checkpoint(t, "best.ckpt", 0))) goto done;
     if ((rc = save_checkpoint(t, "last.ckpt", 1))) goto done;
+    t->last_saved_step = t->s.step;
     if (o->keep > 0 && (rc = keep_epoch(t))) goto done;
     if (hyps && t->n_dev > 0 &&
         (rc = ts_rundir_write_attention(o->out_dir, t->s.epoch, &t->model->cfg, t->tgt_vocab,
@@ -288,7 +295,10 @@ static int end_epoch(trainer *t, int *stop) {
     if (!rc && t->n_dev > 0 && hyps) rc = append_report(t, &res, hyps);
     if (!rc) rc = ts_rundir_write_loss(o->out_dir, t->s.history_train, t->s.history_dev, t->s.epoch);
 done:
-    free_hyps(hyps, t->n_dev);
+    free_hyps(t->epoch_hyps, t->n_dev);  // kept for finish_run
+    t->epoch_dev = res;
+    t->epoch_hyps = hyps;
+    t->epoch_dev_step = t->s.step;
     return rc;
 }
 
@@ -372,6 +382,7 @@ static void trainer_free(trainer *t) {
     ts_optim_free(&t->optim);
     ts_arena_free(t->arena);
     ts_train_state_free(&t->s);
+    free_hyps(t->epoch_hyps, t->n_dev);
     free(t->tf_state);
     free(t->shard_ids);
     free(t->flat);
@@ -566,8 +577,14 @@ static int finish_run(trainer *t) {
     const ts_train_opts *o = t->opts;
     ts_eval_result res;
     ts_hypothesis *hyps = NULL;
-    int rc = evaluate_dev(t, 1, &res, &hyps);
-    if (rc) return rc;
+    int rc = TS_OK;
+    if (t->epoch_hyps && t->epoch_dev_step == t->s.step) {  // the model the last epoch's evaluation saw
+        res = t->epoch_dev;
+        hyps = t->epoch_hyps;
+        t->epoch_hyps = NULL;
+    } else if ((rc = evaluate_dev(t, 1, &res, &hyps))) {
+        return rc;
+    }
     // The saved state is left as it is (best_dev stays unset), so a run
     // resumed from here computes what an uninterrupted one does.
     int best_is_last = t->s.epoch == 0 && isinf(t->s.best_dev);
@@ -699,7 +716,7 @@ static int agree_on_setup(trainer *t, int rc) {
 
 int ts_train(const ts_train_opts *o, ts_train_report *report) {
     ts_dist alone = {.rank = 0, .size = 1, .local_size = 1};
-    trainer t = {.opts = o, .dist = o->dist ? o->dist : &alone};
+    trainer t = {.opts = o, .dist = o->dist ? o->dist : &alone, .epoch_dev_step = -1, .last_saved_step = -1};
     memset(report, 0, sizeof *report);
     ts_gsl_quiet();
     // The ranks compare their flags first: every check below then fails on
@@ -836,7 +853,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     report->stopped = t.dist->size > 1 ? (t.stop_agreed ? (stop_requested(o) ? stop_requested(o) : SIGTERM) : 0)
                                        : stop_requested(o);
     if (o->log && report->stopped && isatty(fileno(o->log))) fputc('\n', o->log);
-    if ((rc = save_checkpoint(&t, "last.ckpt", 1))) goto done;
+    if (t.last_saved_step != t.s.step && (rc = save_checkpoint(&t, "last.ckpt", 1))) goto done;
     report->epoch = t.s.epoch;
     report->position = t.s.position;
     report->epoch_batches = (long)ts_batcher_count(t.batcher);
