@@ -618,6 +618,8 @@ Test(cli_train, dev_tsv_repeats_the_final_dev_line_with_eval, .timeout = 120) {
     snprintf(path, sizeof path, "%s/run/config.txt", dir);
     char *config = test_read_file(path, NULL);
     cr_assert(strstr(config, "\nlabel_smoothing = 0.1\n") && strstr(config, "\nbeam = 5\n"), "%s", config);
+    cr_assert(strstr(train_out, "\ntraining: label smoothing 0.1, dropout 0, teacher forcing 1; final dev evaluation "
+                                "greedy and beam 5\n"), "the run does not say its defaults:\n%s", train_out);
     free(config);
     free(train_out);
     free(eval_out);

@@ -820,6 +820,11 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         fprintf(o->out, "model: %s attention, %s decoder%s, emb %d, hidden %d, %zu parameters; %s lr %g, batch %ld\n",
                 ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder), cfg.bidirectional ? ", bidirectional" : "", cfg.emb,
                 cfg.hidden, ts_params_size(&t.model->params), ts_optim_name(o->optim), t.optim.lr, o->batch);
+        // The regularisers and the final search are defaults a user may not expect: say them.
+        char search[32] = "";
+        if (o->beam > 1) snprintf(search, sizeof search, " and beam %ld", o->beam);
+        fprintf(o->out, "training: label smoothing %g, dropout %g, teacher forcing %g; final dev evaluation greedy%s\n",
+                o->label_smoothing, o->dropout, o->tf, search);
         if (resume) fprintf(o->out, "resumed from %s at step %ld (epoch %ld, batch %ld)\n", o->resume, t.s.step, t.s.epoch + 1, t.s.position);
         fflush(o->out);
     }
