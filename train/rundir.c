@@ -182,9 +182,8 @@ static int trim_lines(const char *dir, const char *name, long epoch) {
     return rc;
 }
 
-// The shortest decimal that reads back as x (so --config repeats the run).
-static const char *exact(char buf[32], double x) {
-    for (int digits = 6; digits <= 17; digits++) {
+const char *ts_format_exact(char buf[32], double x) {
+    for (int digits = 1; digits <= 17; digits++) {
         snprintf(buf, 32, "%.*g", digits, x);
         if (strtod(buf, NULL) == x) break;
     }
@@ -211,10 +210,10 @@ int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n
     fprintf(f, "attention = %s\ndecoder = %s\nbidirectional = %d\nemb = %d\nhidden = %d\n", ts_attn_name(c->attn),
             ts_decoder_name(c->decoder), c->bidirectional, c->emb, c->hidden);
     fprintf(f, "optimizer = %s\nlr = %s\nclip = %s\ntf = %s\ndropout = %s\nlabel_smoothing = %s\n",
-            ts_optim_name(o->optim), exact(b[0], o->lr), exact(b[1], o->clip), exact(b[2], o->tf),
-            exact(b[3], o->dropout), exact(b[4], o->label_smoothing));
+            ts_optim_name(o->optim), ts_format_exact(b[0], o->lr), ts_format_exact(b[1], o->clip), ts_format_exact(b[2], o->tf),
+            ts_format_exact(b[3], o->dropout), ts_format_exact(b[4], o->label_smoothing));
     fprintf(f, "batch = %ld\naccumulate = %ld\nepochs = %ld\nsteps = %ld\nlr_decay = %s\npatience = %ld\nseed = %ld\nkeep = %ld\nbeam = %ld\n",
-            o->batch, o->accumulate, o->epochs, o->steps, exact(b[5], o->lr_decay), o->patience, o->seed, o->keep, o->beam);
+            o->batch, o->accumulate, o->epochs, o->steps, ts_format_exact(b[5], o->lr_decay), o->patience, o->seed, o->keep, o->beam);
     fprintf(f, "# facts\n");
     if (!o->corpus) fprintf(f, "toy_seed = %ld\n", o->toy_seed);
     fprintf(f, "dev_pairs = %zu\ntrain_pairs = %zu\nsource_vocabulary = %d\ntarget_vocabulary = %d\nparameters = %zu\n",

@@ -36,6 +36,10 @@ int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch);
 // run evaluates them (so `tinyseq eval --corpus DIR/dev-pairs.tsv` repeats its numbers).
 int ts_rundir_write_dev(const char *dir, const ts_corpus *c, const size_t *rows, size_t n);
 
+// buf = the shortest decimal that reads back as x ("0.1", not
+// 0.10000000000000001), so config.txt repeats the run; returns buf.
+const char *ts_format_exact(char buf[32], double x);
+
 // config.txt: the options, the data's sizes and the model's, and the ranks
 // that trained it (a fact: the same options train the same model on any).
 int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev, int ranks);

@@ -637,14 +637,6 @@ static int finish_run(trainer *t) {
 
 // ---- the same run on every rank ------------------------------------------------------
 
-// x in the fewest digits that read back as x ("0.1", not 0.10000000000000001).
-static void shortest(char *out, size_t size, double x) {
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(out, size, "%.*g", digits, x);
-        if (strtod(out, NULL) == x) return;
-    }
-}
-
 // Every option that decides what the ranks compute or where rank 0 writes,
 // compared across ranks before anything else (train/dist.h): ranks that
 // disagree would sum gradients of different models. --threads is left out:
@@ -657,7 +649,7 @@ static int check_same_config(trainer *t) {
     int n = 0;
 #define TEXT(flag, value) (what[n] = (flag), values[n] = (value) ? (value) : "", n++)
 #define WHOLE(flag, value) (snprintf(numbers[n], sizeof numbers[n], "%ld", (long)(value)), TEXT(flag, numbers[n]))
-#define REAL(flag, value) (shortest(numbers[n], sizeof numbers[n], value), TEXT(flag, numbers[n]))
+#define REAL(flag, value) (ts_format_exact(numbers[n], value), TEXT(flag, numbers[n]))
     TEXT("--corpus", o->corpus);
     WHOLE("--toy-pairs", o->toy_pairs);
     WHOLE("toy seeds", o->toy_seed);
