@@ -1,5 +1,6 @@
 // tinyseq report: a run directory as one self-contained HTML page.
 #include "cli/cli.h"
+#include "cli/common.h"
 
 #include "tensor/status.h"
 #include "viz/report.h"
@@ -51,30 +52,12 @@ static int read_all(const char *dir, const char *name, char **text, size_t *len)
         ts_cli_error(cmd, 0, "cannot open '%s': %s", path, strerror(errno));
         return -1;
     }
-    size_t cap = 1 << 16;
-    char *buf = malloc(cap + 1);
-    size_t got;
-    while (buf && (got = fread(buf + *len, 1, cap - *len, f)) > 0) {
-        *len += got;
-        if (*len == cap) {
-            char *bigger = cap < ((size_t)1 << 30) ? realloc(buf, 2 * cap + 1) : NULL;
-            if (!bigger) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-    }
-    int failed = ferror(f) || !buf;
+    char *buf = ts_cli_read_stream(f, (size_t)1 << 30, len);
     fclose(f);
-    if (failed) {
-        free(buf);
+    if (!buf) {
         ts_cli_error(cmd, 0, "cannot read '%s' (over 1 GiB, or a read error)", path);
         return -1;
     }
-    buf[*len] = '\0';
     *text = buf;
     return 0;
 }

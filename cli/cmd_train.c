@@ -1,5 +1,6 @@
 // tinyseq train: train an attention seq2seq model (default: the toy corpus).
 #include "cli/cli.h"
+#include "cli/common.h"
 
 #include "train/trainer.h"
 
@@ -82,18 +83,10 @@ static int apply_config(const char *path, const ts_cli_spec *spec, char **text) 
         ts_cli_error(spec->command, 0, "--config: cannot open '%s': %s", path, strerror(errno));
         return TS_EXIT_FAIL;
     }
-    size_t cap = 1 << 16, len = 0, got;
-    char *buf = malloc(cap + 1);
-    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0 && (len += got) == cap) {
-        char *bigger = cap < ((size_t)1 << 24) ? realloc(buf, 2 * cap + 1) : NULL;  // over 16 MiB is not a config
-        if (!bigger) free(buf);
-        buf = bigger;
-        cap *= 2;
-    }
-    int failed = ferror(f) || !buf;
+    size_t len;
+    char *buf = ts_cli_read_stream(f, (size_t)1 << 24, &len);  // over 16 MiB is not a config
     fclose(f);
-    if (failed) {
-        free(buf);
+    if (!buf) {
         ts_cli_error(spec->command, 0, "--config: cannot read '%s' (a read error, or over 16 MiB)", path);
         return TS_EXIT_FAIL;
     }

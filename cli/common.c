@@ -25,3 +25,21 @@ int ts_cli_load_model(const char *command, const char *model_path, const char *m
     t->length_penalty = lp;
     return -1;
 }
+
+char *ts_cli_read_stream(FILE *f, size_t limit, size_t *len) {
+    size_t cap = 1 << 16, n = 0, got;
+    char *buf = malloc(cap + 1);
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0 && (n += got) == cap) {
+        char *bigger = cap < limit ? realloc(buf, 2 * cap + 1) : NULL;
+        if (!bigger) free(buf);
+        buf = bigger;
+        cap *= 2;
+    }
+    if (!buf || ferror(f)) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}

@@ -3,6 +3,8 @@
 #ifndef TS_CLI_COMMON_H
 #define TS_CLI_COMMON_H
 
+#include <stdio.h>
+
 #include "autograd/graph.h"
 #include "infer/load.h"
 
@@ -23,5 +25,10 @@ int ts_cli_grow_arena(ts_ctx *ctx, const char *what);
 // returns TS_EXIT_FAIL) with beam search's length penalty lp. -1 on success.
 int ts_cli_load_model(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
                       ts_translator *t);
+
+// The rest of f, NUL-terminated and malloc'd, its length in *len; NULL (no
+// message: the caller names the file) on a read error, no memory, or more
+// than about `limit` bytes. f stays open.
+char *ts_cli_read_stream(FILE *f, size_t limit, size_t *len);
 
 #endif

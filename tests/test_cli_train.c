@@ -543,6 +543,8 @@ Test(cli_train, config_txt_repeats_the_run_and_names_bad_lines, .timeout = 120) 
     expect_exit(2, args, ":1: expected key = value");
     snprintf(args, sizeof args, "--config %s/missing.txt --out %s/d", dir, dir);
     expect_exit(1, args, "--config: cannot open");
+    snprintf(args, sizeof args, "--config %s --out %s/d", dir, dir);  // a directory opens but cannot be read
+    expect_exit(1, args, "--config: cannot read");
     free(bad);
     free(zero);
     free(no_eq);
