@@ -59,33 +59,59 @@ Test(cli_report, the_page_holds_the_run_and_fetches_nothing) {
     free(html);
 }
 
-Test(cli_report, chromium_renders_the_explorer_without_script_errors, .timeout = 120) {
+// Renders run_dir/report.html in headless Chromium and returns the DOM its
+// script left (malloc'd); fails the test on a script error. Skips the test
+// when Chromium is not installed.
+static char *render_report(const char *run_dir) {
     if (access("/usr/bin/chromium", X_OK) != 0) {
         cr_log_warn("skipped: /usr/bin/chromium is not installed (scripts/setup.sh installs it)");
         cr_skip_test("/usr/bin/chromium is not installed");
     }
     char *out, cmd[8192];
-    cr_assert_eq(report(&out, run), 0, "%s", out);
+    cr_assert_eq(report(&out, run_dir), 0, "%s", out);
     free(out);
     snprintf(cmd, sizeof cmd,
              "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
              "--disable-background-networking --disable-component-update --disable-sync --user-data-dir=%s/chromium "
              "--enable-logging=stderr --v=0 --dump-dom file://%s/report.html > %s/dom.html 2> %s/chromium.log",
-             dir, run, dir, dir);
+             dir, run_dir, dir, dir);
     cr_assert_eq(test_run(cmd, NULL), 0, "chromium failed: see %s/chromium.log", dir);
     char path[1200];
-    snprintf(path, sizeof path, "%s/dom.html", dir);
-    char *dom = test_read_file(path, NULL);
-    const char *mark = strstr(dom, "data-rendered=\"");
-    cr_assert_not_null(mark, "the script did not finish drawing");
-    long cells = strtol(mark + 15, NULL, 10);
-    cr_assert_gt(cells, 10, "only %ld heatmap cells drawn", cells);
-    cr_assert(strstr(dom, "<polyline"), "no loss curve drawn");
-    free(dom);
     snprintf(path, sizeof path, "%s/chromium.log", dir);
     char *log = test_read_file(path, NULL);
     cr_assert_null(strstr(log, "Uncaught"), "script error:\n%s", log);
     free(log);
+    snprintf(path, sizeof path, "%s/dom.html", dir);
+    char *dom = test_read_file(path, NULL);
+    cr_assert_not_null(strstr(dom, "data-rendered=\""), "the script did not finish drawing");
+    return dom;
+}
+
+Test(cli_report, chromium_renders_the_explorer_without_script_errors, .timeout = 120) {
+    char *dom = render_report(run);
+    long cells = strtol(strstr(dom, "data-rendered=\"") + 15, NULL, 10);
+    cr_assert_gt(cells, 10, "only %ld heatmap cells drawn", cells);
+    cr_assert(strstr(dom, "<polyline"), "no loss curve drawn");
+    free(dom);
+}
+
+// A model without attention records no weights (not rows of zeros, which
+// docs/runs.md's "each row sums to 1" forbids), and the page says so
+// instead of drawing a solid block.
+Test(cli_report, a_model_without_attention_has_no_weights_and_says_so, .timeout = 180) {
+    char none[1200], path[1300];
+    snprintf(none, sizeof none, "%s/none", dir);
+    cr_assert_eq(test_runf(NULL, "%s train --toy-pairs 400 --emb 8 --hidden 8 --epochs 1 --show 0 --attn none --out %s",
+                           TS_PROGRAM, none), 0);
+    snprintf(path, sizeof path, "%s/attention.jsonl", none);
+    char *text = test_read_file(path, NULL);
+    cr_assert_gt(count(text, "\"weights\":[]"), 0, "%s", text);
+    cr_assert_eq(count(text, "\"weights\":[]"), count(text, "\"weights\":"), "a none model wrote weights");
+    free(text);
+    char *dom = render_report(none);
+    cr_assert_eq(strtol(strstr(dom, "data-rendered=\"") + 15, NULL, 10), 0, "heatmap cells drawn for a none model");
+    cr_assert(strstr(dom, "this model has no attention"), "no message saying the model has no attention");
+    free(dom);
 }
 
 Test(cli_report, bad_runs_and_files_are_refused_by_name) {

@@ -312,15 +312,16 @@ static void json_words(FILE *f, char *const *words, size_t n) {
 }
 
 // {"output": [...], "weights": [[...], ...]}: rows are the output words and
-// <eos> (or the cut), columns the S source words of the pair.
-static void json_hypothesis(FILE *f, const ts_vocab *tgt_vocab, const ts_hypothesis *h, size_t S) {
+// <eos> (or the cut), columns the S source words of the pair; no rows when
+// the model does not attend (its hypotheses hold zeros, not weights).
+static void json_hypothesis(FILE *f, const ts_vocab *tgt_vocab, const ts_hypothesis *h, size_t S, int attends) {
     fputs("{\"output\":[", f);
     for (int k = 0; k < h->len; k++) {
         if (k) fputc(',', f);
         json_string(f, ts_vocab_word(tgt_vocab, h->tokens[k]));
     }
     fprintf(f, "],\"ended\":%d,\"weights\":[", h->ended);
-    for (int r = 0; h->attention && r <= h->len; r++) {
+    for (int r = 0; attends && h->attention && r <= h->len; r++) {
         fputs(r ? ",[" : "[", f);
         for (size_t c = 0; c < S; c++) fprintf(f, c ? ",%.4g" : "%.4g", h->attention[(size_t)r * (size_t)h->S + c]);
         fputc(']', f);
@@ -329,7 +330,7 @@ static void json_hypothesis(FILE *f, const ts_vocab *tgt_vocab, const ts_hypothe
 }
 
 int ts_rundir_append_report(const char *dir, long epoch, const ts_eval_result *dev, const ts_vocab *tgt_vocab,
-                            const ts_report_sentence *sentences, size_t n) {
+                            int attends, const ts_report_sentence *sentences, size_t n) {
     char path[4096];
     int rc = ts_path_join(path, sizeof path, dir, "attention.jsonl");
     if (rc) return rc;
@@ -346,9 +347,9 @@ int ts_rundir_append_report(const char *dir, long epoch, const ts_eval_result *d
         fputs(",\"reference\":", f);
         json_words(f, p->tgt, (size_t)p->tgt_len);
         fputs(",\"greedy\":", f);
-        json_hypothesis(f, tgt_vocab, sentences[i].greedy, (size_t)p->src_len);
+        json_hypothesis(f, tgt_vocab, sentences[i].greedy, (size_t)p->src_len, attends);
         fputs(",\"beam\":", f);
-        json_hypothesis(f, tgt_vocab, sentences[i].beam, (size_t)p->src_len);
+        json_hypothesis(f, tgt_vocab, sentences[i].beam, (size_t)p->src_len, attends);
         fputc('}', f);
     }
     fputs("]}\n", f);

@@ -71,10 +71,11 @@ typedef struct {
 
 // Appends one line to attention.jsonl (what `tinyseq report` reads): this
 // epoch's dev BLEU by source length and, for each sentence, its words and the
-// attention of its greedy and beam outputs. JSON; '<', '>' and '&' are
-// written as \u escapes so the line can sit inside an HTML script element.
+// attention of its greedy and beam outputs (none when `attends` is 0: a model
+// with attention "none"). JSON; '<', '>' and '&' are written as \u escapes so
+// the line can sit inside an HTML script element.
 int ts_rundir_append_report(const char *dir, long epoch, const ts_eval_result *dev, const ts_vocab *tgt_vocab,
-                            const ts_report_sentence *sentences, size_t n);
+                            int attends, const ts_report_sentence *sentences, size_t n);
 
 // loss.svg: the train and dev loss of each finished epoch.
 int ts_rundir_write_loss(const char *dir, const double *train, const double *dev, long epochs);

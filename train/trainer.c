@@ -228,7 +228,8 @@ static int append_report(trainer *t, const ts_eval_result *res, const ts_hypothe
         ts_ctx_reset(&t->ctx);
         rows[i] = (ts_report_sentence){p, &greedy[i], &beam[i]};
     }
-    if (!rc) rc = ts_rundir_append_report(t->opts->out_dir, t->s.epoch, res, t->tgt_vocab, rows, n);
+    if (!rc) rc = ts_rundir_append_report(t->opts->out_dir, t->s.epoch, res, t->tgt_vocab,
+                                               t->model->cfg.attn != TS_ATTN_NONE, rows, n);
     for (size_t i = 0; i < n; i++) ts_hypothesis_free(&beam[i]);
     return rc;
 }

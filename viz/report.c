@@ -116,7 +116,7 @@ static const char page_script[] =
     "const tip=document.getElementById('tip');let cells=0;\n"
     "function heatmap(parent,label,src,h){const box=el('div',{},parent);"
     "txt('div',{},`${label}: ${h.output.join(' ')}${h.ended?'':' (cut at the length limit)'}`,box);"
-    "if(!h.weights.length||!h.weights[0].length){txt('div',{'class':'muted'},'no attention (a model without it)',box);return;}"
+    "if(!h.weights.length||!h.weights[0].length){txt('div',{'class':'muted'},'no weights to show: this model has no attention (--attn none)',box);return;}"
     "const t=el('table',{'class':'heat'},box),head=el('tr',{},t);el('th',{},head);"
     "src.forEach(w=>txt('th',{'class':'src'},w,head));"
     "h.weights.forEach((row,j)=>{const tr=el('tr',{},t);const tw=j<h.output.length?h.output[j]:(h.ended?'<eos>':'<cut>');"
