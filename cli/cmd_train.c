@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 
+#include "train/rundir.h"
 #include "train/trainer.h"
 
 #include <errno.h>
@@ -191,6 +192,8 @@ static const char usage[] =
     "                    the checkpoint's own directory, metrics.csv continues where it stopped\n"
     "  --force           start over in an --out holding a run: deletes that run's checkpoints,\n"
     "                    metrics.csv, config.txt and figures (nothing else)\n"
+    "  --check-out       train nothing: exit 0 when --out is new, empty or holds only a run's\n"
+    "                    files (what --force replaces), else name what else it holds, exit 2\n"
     "  --show N          dev examples printed at the end (default 4)\n"
     "  --beam K          the final dev (and --test) evaluation also decodes with beam K,\n"
     "                    as tinyseq eval --beam K would (default 5; 0: greedy only)\n"
@@ -285,6 +288,7 @@ static int train_command(int argc, char **argv, char **config_text) {
     long emb = o.model.emb, hidden = o.model.hidden;
     dev_choice dev = {&o.dev_pairs, &o.dev_file};
     const char *config = NULL;
+    int check_out = 0;
     const ts_flag flags[] = {
         TS_STRING("corpus", &o.corpus),
         TS_INT("max-len", &o.max_len, 1, 100000),
@@ -317,6 +321,7 @@ static int train_command(int argc, char **argv, char **config_text) {
         TS_STRING("out", &o.out_dir),
         TS_STRING("resume", &o.resume),
         TS_SWITCH("force", &o.force),
+        TS_SWITCH("check-out", &check_out),
         TS_INT("show", &o.show, 0, 1000),
         TS_INT("beam", &o.beam, 0, 1000),
         TS_INT("keep", &o.keep, 0, 1000),
@@ -329,6 +334,11 @@ static int train_command(int argc, char **argv, char **config_text) {
     if (parsed >= 0) return parsed;
     o.model.emb = (int)emb;
     o.model.hidden = (int)hidden;
+    if (check_out) {  // what scripts/demo.sh asks before it replaces an earlier run
+        int rc = ts_rundir_holds_only_a_run(o.out_dir);
+        if (rc) ts_cli_error(cmd, 0, "%s", ts_last_error());
+        return !rc ? TS_EXIT_OK : rc == TS_ERR_ARG ? TS_EXIT_USAGE : TS_EXIT_FAIL;
+    }
     // The corpus is checked up front, before any work: one that cannot be
     // read is a failure at run time (exit 1). The trainer reads --resume's
     // checkpoint first thing, once.

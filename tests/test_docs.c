@@ -1,7 +1,7 @@
 // The README and docs/ against the program: the synopsis lists every flag of
 // every command's --help, every BLEU figure is on the scale tinyseq prints,
 // docs/attention.md quotes what the example prints; and scripts/demo.sh never
-// deletes a directory that is not a tinyseq run.
+// deletes a directory that is not a tinyseq run, and replaces one that is.
 #include <criterion/criterion.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -154,12 +154,16 @@ Test(docs, attention_md_quotes_what_the_example_prints) {
 
 // ---- scripts/demo.sh: the directories it must leave alone ------------------
 
-// Runs demo.sh with `arg` from directory `cwd`; returns its exit status.
-static int run_demo(const char *cwd, const char *arg, char **out) {
-    char cmd[8400];
-    snprintf(cmd, sizeof cmd, "cd '%s' && bash '%s/scripts/demo.sh' '%s'", cwd, TS_SOURCE_DIR, arg);
+// Runs demo.sh with `arg` from directory `cwd` with the tinyseq `program`
+// (the built one when NULL); returns its exit status.
+static int run_demo_with(const char *program, const char *cwd, const char *arg, char **out) {
+    char cmd[12600];
+    snprintf(cmd, sizeof cmd, "cd '%s' && TINYSEQ='%s' bash '%s/scripts/demo.sh' '%s'", cwd, program ? program : TS_PROGRAM,
+             TS_SOURCE_DIR, arg);
     return test_run(cmd, out);
 }
+
+static int run_demo(const char *cwd, const char *arg, char **out) { return run_demo_with(NULL, cwd, arg, out); }
 
 static void remove_dir(char *dir) {
     char cmd[4200];
@@ -169,7 +173,7 @@ static void remove_dir(char *dir) {
 }
 
 static int exists(const char *dir, const char *name) {
-    char path[4200];
+    char path[8400];
     struct stat st;
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return stat(path, &st) == 0;
@@ -196,6 +200,42 @@ Test(demo, refuses_a_directory_with_anything_but_a_run_in_it) {
     cr_assert_eq(rc, 2, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "'notes.txt'"), "the message names the foreign entry:\n%s", out);
     cr_assert(exists(dir, "notes.txt") && exists(dir, "last.ckpt"), "demo.sh deleted files");
+    free(out);
+    remove_dir(dir);
+}
+
+// The README's first command, twice, on a real run: the demo asks the trainer
+// whether its directory holds only a run (every file train and report write
+// there: attention.jsonl, dev-pairs.tsv, epoch-<E>.ckpt, report.html ...),
+// and keeps no list of its own. A stand-in for `train` (without
+// --check-out) keeps the test short; everything else is the real program.
+Test(demo, replaces_a_real_run_directory_any_number_of_times, .timeout = 120) {
+    char *dir = test_tmpdir(), *out, run[4200], cmd[8400];
+    snprintf(run, sizeof run, "%s/run", dir);
+    int rc = test_runf(&out, "%s train --toy-pairs 300 --emb 4 --hidden 4 --epochs 2 --keep 2 --show 0 --out '%s'",
+                       TS_PROGRAM, run);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    char stub[4300];
+    snprintf(stub, sizeof stub, "%s/tinyseq", dir);
+    snprintf(cmd, sizeof cmd,
+             "#!/bin/sh\n"
+             "case \" $* \" in *' train '*' --check-out'*) ;; *' train '*) echo \"trained: $*\"; exit 0 ;; esac\n"
+             "exec '%s' \"$@\"\n",
+             TS_PROGRAM);
+    free(test_write_file(dir, "tinyseq", cmd, strlen(cmd)));
+    cr_assert_eq(chmod(stub, 0755), 0);
+    for (int time = 1; time <= 2; time++) {
+        rc = run_demo_with(stub, dir, "run", &out);
+        cr_assert_eq(rc, 0, "demo run %d exited %d:\n%s", time, rc, out);
+        cr_assert(strstr(out, "trained: train --out") && strstr(out, "--force"), "run %d:\n%s", time, out);
+        free(out);
+    }
+    cr_assert(exists(run, "report.html") && exists(run, "attention.jsonl") && exists(run, "epoch-2.ckpt"));
+    // ... and a file of the user's in it still makes the demo leave it alone.
+    free(test_write_file(run, "notes.txt", "mine\n", 5));
+    rc = run_demo_with(stub, dir, "run", &out);
+    cr_assert(rc == 2 && strstr(out, "'notes.txt'") && strstr(out, "left alone"), "exit %d:\n%s", rc, out);
     free(out);
     remove_dir(dir);
 }

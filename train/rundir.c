@@ -113,6 +113,26 @@ static int remove_run_files(const char *dir, int all, long epoch) {
     return rc;
 }
 
+int ts_rundir_holds_only_a_run(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? TS_OK : ts_fail(TS_ERR_IO, "cannot list '%s': %s", dir, strerror(errno));
+    int rc = TS_OK;
+    struct dirent *e;
+    long epoch;
+    while (!rc && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char path[4096];
+        struct stat st;
+        if ((rc = ts_path_join(path, sizeof path, dir, e->d_name))) break;
+        // A directory or a link under a run file's name is still not one.
+        if (!is_run_file(e->d_name, &epoch) || lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            rc = ts_fail(TS_ERR_ARG, "'%s' is not a tinyseq run directory ('%s' is not a file tinyseq writes there)", dir,
+                         e->d_name);
+    }
+    closedir(d);
+    return rc;
+}
+
 // 1 when the checkpoint `ckpt` lies in directory `dir`.
 static int in_directory(const char *ckpt, const char *dir) {
     char parent[4096];

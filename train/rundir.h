@@ -27,6 +27,11 @@ typedef enum { TS_RUN_NEW, TS_RUN_CONTINUE, TS_RUN_REPLACE } ts_rundir_use;
 // directory holding a run is refused otherwise (TS_ERR_ARG). Changes nothing.
 int ts_rundir_check(const ts_train_opts *o, ts_rundir_use *use);
 
+// TS_OK when dir is absent, empty, or holds nothing but a run's files (the
+// ones --force replaces); else TS_ERR_ARG naming the first other entry, or
+// TS_ERR_IO when dir cannot be listed. Changes nothing (train --check-out).
+int ts_rundir_holds_only_a_run(const char *dir);
+
 // Makes the directory ready once everything else is: deletes the old run's
 // files (TS_RUN_REPLACE), or keeps metrics.csv's rows up to `epoch` and the
 // per-epoch figures and checkpoints up to it (TS_RUN_CONTINUE).
