@@ -26,7 +26,7 @@ typedef struct {
 } ts_gradcheck_opts;
 
 typedef struct {
-    char name[48];          // the tensor's name
+    char name[TS_NAME_SIZE]; // the tensor's name
     size_t checked;         // values compared
     double max_abs_err;     // max |analytic - numeric|
     double max_rel_err;     // max |a - n| / max(|n|, atol / rtol)

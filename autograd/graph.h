@@ -56,6 +56,11 @@ enum ts_op {
     TS_OP_ATTN_DOT,      // e[b, s] = q[b] . k[b, s]
     TS_OP_ATTN_ADDITIVE, // e[b, s] = v . tanh(q[b] + k[b, s])
     TS_OP_ATTN_CONTEXT,  // c[b] = sum_s w[b, s] m[b, s]
+    TS_OP_BMM,           // y[g] = op(a[g]) op(b[g])
+    TS_OP_SPLIT_HEADS,   // y[b H + h, t, j] = x[b, t, h Dh + j]
+    TS_OP_MERGE_HEADS,   // y[b, t, h Dh + j] = x[b H + h, t, j]
+    TS_OP_LAYER_NORM,    // y = (x - mean) / sqrt(var + eps) * gamma + beta per row
+    TS_OP_MHA,           // y_h = softmax(q_h k_h^T / sqrt(Dh), masked) v_h per head (fused)
     TS_OP_COUNT
 };
 

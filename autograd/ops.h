@@ -36,6 +36,11 @@ ts_tensor *ts_matmul(ts_ctx *ctx, ts_tensor *a, ts_tensor *b, int trans_a, int t
 // part of a product that is known early run for many rows at once.
 ts_tensor *ts_linear(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, int col0, ts_tensor *bias, ts_tensor *addend);
 
+// Batched product: a (G, m, k) times b (G, k, n) -> (G, m, n), one product per
+// leading index g, each operand transposed per matrix when its flag is set
+// (a then stored (G, k, m), b (G, n, k)).
+ts_tensor *ts_bmm(ts_ctx *ctx, ts_tensor *a, ts_tensor *b, int trans_a, int trans_b);
+
 // ---- reductions (ops_reduce.c) ----
 ts_tensor *ts_sum(ts_ctx *ctx, ts_tensor *a);   // (1): sum of every element
 ts_tensor *ts_mean(ts_ctx *ctx, ts_tensor *a);  // (1): mean of every element
@@ -60,6 +65,11 @@ ts_tensor *ts_swap01(ts_ctx *ctx, ts_tensor *a);
 // inputs agree on every other dimension. The list is copied.
 ts_tensor *ts_stack_rows(ts_ctx *ctx, ts_tensor *const *xs, int n);
 
+// Heads apart and together: x (B, T, H * Dh) -> (B * H, T, Dh) and back
+// (y[b H + h, t, j] = x[b, t, h Dh + j]). `heads` must divide the last dimension.
+ts_tensor *ts_split_heads(ts_ctx *ctx, ts_tensor *x, int heads);
+ts_tensor *ts_merge_heads(ts_ctx *ctx, ts_tensor *x, int heads);
+
 // ---- softmax and loss (ops_softmax.c) ----
 // Per row of a (rows, cols). With a mask (rows * cols doubles, 0 = masked,
 // read only during the call) masked entries get exactly 0 weight; mask NULL
@@ -82,6 +92,12 @@ double ts_cross_entropy_nll(const ts_tensor *loss);
 // The backward may run once per tape (as ts_backward does).
 ts_tensor *ts_linear_cross_entropy(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_tensor *bias, const int *targets,
                                    int ignore_index, double smoothing);
+
+// ---- normalisation (ops_norm.c) ----
+// torch.nn.LayerNorm(D, eps) over the last dimension: x (rows, D),
+// gamma (D), beta (D) -> y = (x - mean) / sqrt(var + eps) gamma + beta, with
+// the biased variance of each row.
+ts_tensor *ts_layer_norm(ts_ctx *ctx, ts_tensor *x, ts_tensor *gamma, ts_tensor *beta, double eps);
 
 // ---- regularisation (ops_dropout.c) ----
 // Zeroes each element with probability p (drawn from rng) and scales the rest
@@ -106,5 +122,22 @@ ts_tensor *ts_attn_additive(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tenso
 
 // Context: weights (B, S), memory (B, S, M) -> (B, M), c[b] = sum_s w[b, s] memory[b, s].
 ts_tensor *ts_attn_context(ts_ctx *ctx, ts_tensor *weights, ts_tensor *memory);
+
+// Multi-head scaled dot-product attention (ops_mha.c), one fused node:
+// q (B, T, D), keys and values (B, S, D), already projected; head h is the
+// column block h Dh .. (h + 1) Dh - 1, Dh = D / heads. For each b and h:
+//   weights (T, S) = softmax(q_h keys_h^T / sqrt(Dh)), masked;  out_h = weights values_h
+// Returns out (B, T, D), heads side by side as PyTorch concatenates them.
+// key_mask (B, S; 1 = real key, 0 = padding; copied) or NULL; causal: query t
+// sees keys s <= t only. A query with no visible key gets zero weights.
+ts_tensor *ts_mha(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values, int heads,
+                  const double *key_mask, int causal);
+// The attention weights of a ts_mha output, (B, heads, T, S) row-major, kept
+// for inspection in the step arena (they live as long as the output).
+const double *ts_mha_weights(const ts_tensor *out);
+// ts_mha composed from split_heads, bmm, scale, softmax and merge_heads: the
+// same values and gradients, more nodes and memory (tests, measurements).
+ts_tensor *ts_mha_composed(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values, int heads,
+                           const double *key_mask, int causal);
 
 #endif

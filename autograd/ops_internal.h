@@ -35,6 +35,11 @@ int ts_gru_cell_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_attn_dot_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_attn_additive_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_attn_context_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_bmm_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_split_heads_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_merge_heads_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_layer_norm_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_mha_backward(ts_ctx *ctx, ts_tensor *out);
 
 // The gradient of input i of `out` if it needs one (allocating it), else NULL.
 // Backward code: `double *da = input_grad(ctx, out, 0); if (da) ...`.

@@ -113,3 +113,49 @@ int ts_linear_backward(ts_ctx *ctx, ts_tensor *y) {
     if (rc && !ctx->status) ctx->status = rc;
     return ctx->status;
 }
+
+// y[g] (m, n) = op(a[g]) op(b[g]) for g < G, iarg[0] = trans_a, iarg[1] = trans_b
+ts_tensor *ts_bmm(ts_ctx *ctx, ts_tensor *a, ts_tensor *b, int trans_a, int trans_b) {
+    if (!a || !b) return NULL;
+    char sa[48], sb[48];
+    if (a->ndim != 3 || b->ndim != 3 || a->shape[0] != b->shape[0])
+        return ts_ctx_fail(ctx, TS_ERR_SHAPE, "bmm: inputs must be (G, ., .) with one G, got %s and %s",
+                           SHAPE(a, sa), SHAPE(b, sb));
+    int G = a->shape[0];
+    int m = trans_a ? a->shape[2] : a->shape[1], k = trans_a ? a->shape[1] : a->shape[2];
+    int kb = trans_b ? b->shape[2] : b->shape[1], n = trans_b ? b->shape[1] : b->shape[2];
+    if (k != kb)
+        return ts_ctx_fail(ctx, TS_ERR_SHAPE, "bmm: %s%s times %s%s: inner sizes %d and %d differ", SHAPE(a, sa),
+                           trans_a ? "^T" : "", SHAPE(b, sb), trans_b ? "^T" : "", k, kb);
+    ts_tensor *src[2] = {a, b};
+    ts_tensor *y = ts_node(ctx, TS_OP_BMM, 3, (int[]){G, m, n}, 2, src);
+    if (!y) return NULL;
+    y->iarg[0] = trans_a;
+    y->iarg[1] = trans_b;
+    size_t a_size = (size_t)m * k, b_size = (size_t)k * n, y_size = (size_t)m * n;
+    for (int g = 0; g < G; g++) {
+        int rc = ts_gemm(trans_a, trans_b, m, n, k, 1.0, a->data + g * a_size, b->data + g * b_size, 0.0,
+                         y->data + g * y_size);
+        if (rc) return ts_ctx_fail(ctx, rc, "bmm: %s", ts_last_error());
+    }
+    return y;
+}
+// Per g, as ts_matmul_backward.
+int ts_bmm_backward(ts_ctx *ctx, ts_tensor *y) {
+    ts_tensor *a = y->src[0], *b = y->src[1];
+    int ta = y->iarg[0], tb = y->iarg[1];
+    int G = y->shape[0], m = y->shape[1], n = y->shape[2];
+    int k = ta ? a->shape[1] : a->shape[2];
+    double *da = input_grad(ctx, y, 0), *db = input_grad(ctx, y, 1);
+    size_t a_size = (size_t)m * k, b_size = (size_t)k * n, y_size = (size_t)m * n;
+    int rc = TS_OK;
+    for (int g = 0; g < G && !rc; g++) {
+        const double *ag = a->data + g * a_size, *bg = b->data + g * b_size, *dy = y->grad + g * y_size;
+        if (da && !ta) rc = ts_gemm(0, !tb, m, k, n, 1.0, dy, bg, 1.0, da + g * a_size);
+        else if (da) rc = ts_gemm(tb, 1, k, m, n, 1.0, bg, dy, 1.0, da + g * a_size);
+        if (!rc && db && !tb) rc = ts_gemm(!ta, 0, k, n, m, 1.0, ag, dy, 1.0, db + g * b_size);
+        else if (!rc && db) rc = ts_gemm(1, ta, n, k, m, 1.0, dy, ag, 1.0, db + g * b_size);
+    }
+    if (rc && !ctx->status) ctx->status = rc;
+    return ctx->status;
+}

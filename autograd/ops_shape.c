@@ -235,3 +235,47 @@ int ts_swap01_backward(ts_ctx *ctx, ts_tensor *y) {
         }
     return ctx->status;
 }
+
+// Heads: x (B, T, H Dh) <-> (B H, T, Dh). One copy kernel serves all four
+// directions: `to_heads` says which side the heads are split on.
+static void permute_heads(double *dst, const double *src, int B, int T, int H, int Dh, int to_heads, int add) {
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                size_t merged = ((size_t)b * T + t) * H * Dh + (size_t)h * Dh;  // x[b, t, h Dh]
+                size_t split = (((size_t)b * H + h) * T + t) * Dh;              // y[b H + h, t, 0]
+                double *d = dst + (to_heads ? split : merged);
+                const double *s = src + (to_heads ? merged : split);
+                for (int j = 0; j < Dh; j++) d[j] = add ? d[j] + s[j] : s[j];
+            }
+}
+
+static ts_tensor *heads_node(ts_ctx *ctx, int op, ts_tensor *x, int heads) {
+    if (!x) return NULL;
+    int split = op == TS_OP_SPLIT_HEADS;
+    int width = split ? x->shape[2] : x->shape[2] * heads;
+    if (x->ndim != 3 || heads < 1 || width % heads || (!split && x->shape[0] % heads)) {
+        char sx[48];
+        return ts_ctx_fail(ctx, TS_ERR_SHAPE, "%s: %s does not hold %d heads", ts_ops[op].name, SHAPE(x, sx), heads);
+    }
+    int B = split ? x->shape[0] : x->shape[0] / heads, T = x->shape[1], Dh = width / heads;
+    int dims[3] = {split ? B * heads : B, T, split ? Dh : width};
+    ts_tensor *y = ts_node(ctx, op, 3, dims, 1, &x);
+    if (!y) return NULL;
+    y->iarg[0] = heads;
+    permute_heads(y->data, x->data, B, T, heads, Dh, split, 0);
+    return y;
+}
+static int heads_backward(ts_ctx *ctx, ts_tensor *y, int split) {
+    double *dx = input_grad(ctx, y, 0);
+    if (!dx) return ctx->status;
+    int H = y->iarg[0], T = y->shape[1];
+    int B = split ? y->shape[0] / H : y->shape[0], Dh = split ? y->shape[2] : y->shape[2] / H;
+    permute_heads(dx, y->grad, B, T, H, Dh, !split, 1);
+    return ctx->status;
+}
+
+ts_tensor *ts_split_heads(ts_ctx *ctx, ts_tensor *x, int heads) { return heads_node(ctx, TS_OP_SPLIT_HEADS, x, heads); }
+int ts_split_heads_backward(ts_ctx *ctx, ts_tensor *y) { return heads_backward(ctx, y, 1); }
+ts_tensor *ts_merge_heads(ts_ctx *ctx, ts_tensor *x, int heads) { return heads_node(ctx, TS_OP_MERGE_HEADS, x, heads); }
+int ts_merge_heads_backward(ts_ctx *ctx, ts_tensor *y) { return heads_backward(ctx, y, 0); }

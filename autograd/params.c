@@ -7,7 +7,7 @@ void ts_params_init(ts_params *p) { memset(p, 0, sizeof *p); }
 
 ts_tensor *ts_params_add(ts_params *p, const char *name, int ndim, const int *dims) {
     if (strlen(name) >= sizeof(((ts_tensor *)0)->name)) {
-        ts_fail(TS_ERR_ARG, "parameter name '%s' is longer than 47 bytes", name);
+        ts_fail(TS_ERR_ARG, "parameter name '%s' is longer than %d bytes", name, TS_NAME_SIZE - 1);
         return NULL;
     }
     if (ts_params_find(p, name)) {

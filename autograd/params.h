@@ -16,7 +16,7 @@ void ts_params_init(ts_params *p);
 
 // Registers a new zero-initialised parameter that owns its data and
 // gradient. NULL (with ts_last_error set) on a duplicate or too long name
-// (47 bytes max), a bad shape or no memory. The registry owns the tensor.
+// (TS_NAME_SIZE - 1 bytes max), a bad shape or no memory. The registry owns the tensor.
 ts_tensor *ts_params_add(ts_params *p, const char *name, int ndim, const int *dims);
 
 // The parameter called `name`, or NULL.

@@ -58,7 +58,7 @@ int ts_model_check_ids(ts_ctx *ctx, const char *what, const int *ids, size_t n, 
 
 // The name and shape of one parameter, as ts_seq2seq_new registers it.
 typedef struct {
-    char name[48];
+    char name[TS_NAME_SIZE];
     int ndim;      // 1 or 2
     int shape[2];  // shape[1] is 0 when ndim is 1
 } ts_param_shape;

@@ -16,6 +16,9 @@
 
 #define TS_MAX_DIMS 3
 #define TS_MAX_SRC 4
+// Bytes of a tensor name with its NUL: the longest PyTorch state_dict key of
+// a Transformer ("transformer.decoder.layers.11.multihead_attn.out_proj.weight", 60) fits.
+#define TS_NAME_SIZE 64
 
 typedef struct ts_tensor ts_tensor;
 struct ts_tensor {
@@ -35,7 +38,7 @@ struct ts_tensor {
     ts_tensor *tape_prev;        // the node recorded before this one
     unsigned requires_grad : 1;  // a gradient must flow into this tensor
     unsigned persistent : 1;     // owns malloc'd data/grad (parameters, test inputs)
-    char name[48];               // "encoder.gru.weight_ih", or the op's name
+    char name[TS_NAME_SIZE];     // "encoder.gru.weight_ih", or the op's name
 };
 
 // Number of rows when the last dimension is taken as the row length.
@@ -60,7 +63,7 @@ ts_tensor *ts_tensor_new(ts_arena *arena, int ndim, const int *dims);
 ts_tensor *ts_tensor_zeros(ts_arena *arena, int ndim, const int *dims);
 
 // A tensor that owns malloc'd, zeroed data and gradient, named `name` (copied,
-// truncated to 47 bytes). Free with ts_tensor_free_persistent. NULL on error.
+// truncated to TS_NAME_SIZE - 1 bytes). Free with ts_tensor_free_persistent. NULL on error.
 ts_tensor *ts_tensor_new_persistent(int ndim, const int *dims, const char *name);
 void ts_tensor_free_persistent(ts_tensor *t);
 

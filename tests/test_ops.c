@@ -636,3 +636,172 @@ Test(ops, linear_cross_entropy_equals_matmul_add_bias_cross_entropy) {
     for (int t = 0; t < 3; t++) ts_tensor_free_persistent(all[t]);
     ts_arena_free(arena);
 }
+
+// ---- the Transformer's ops: layer norm, batched products, heads, attention ----
+
+static ts_tensor *op_layer_norm(ts_ctx *c, ts_tensor **x, void *a) {
+    (void)a;
+    return ts_layer_norm(c, x[0], x[1], x[2], 1e-5);
+}
+Test(ops, layer_norm_gradcheck) {
+    const int cases[][3][4] = {
+        {{2, 1, 1, 0}, {1, 1, 0, 0}, {1, 1, 0, 0}},  // D = 1: y = beta, dx = 0
+        {{2, 3, 5, 0}, {1, 5, 0, 0}, {1, 5, 0, 0}},
+        {{3, 2, 3, 4}, {1, 4, 0, 0}, {1, 4, 0, 0}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_op("layer_norm", op_layer_norm, NULL, 3, cases[i], 0);
+}
+
+Test(ops, layer_norm_rows_have_mean_beta_and_spread_gamma) {
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double x[8] = {1, 2, 3, 4, -10, 0, 10, 1e3}, g[4] = {2, 2, 2, 2}, b[4] = {0.5, 0.5, 0.5, 0.5};
+    ts_tensor *y = ts_layer_norm(&ctx, ts_constant(&ctx, 2, (int[]){2, 4}, x), ts_constant(&ctx, 1, (int[]){4}, g),
+                                 ts_constant(&ctx, 1, (int[]){4}, b), 1e-5);
+    cr_assert_not_null(y, "%s", ts_last_error());
+    for (int r = 0; r < 2; r++) {
+        double mean = 0, var = 0;
+        for (int c = 0; c < 4; c++) mean += y->data[r * 4 + c] / 4;
+        for (int c = 0; c < 4; c++) var += (y->data[r * 4 + c] - mean) * (y->data[r * 4 + c] - mean) / 4;
+        cr_assert(fabs(mean - 0.5) < 1e-12, "row %d mean %.17g", r, mean);
+        double xvar = r == 0 ? 1.25 : 0;  // row 0's biased variance; eps matters there
+        if (r == 0) cr_assert(fabs(var - 4 * xvar / (xvar + 1e-5)) < 1e-12, "row 0 variance %.17g", var);
+    }
+    cr_assert_null(ts_layer_norm(&ctx, ts_constant(&ctx, 2, (int[]){2, 4}, x), ts_constant(&ctx, 1, (int[]){3}, g),
+                                 ts_constant(&ctx, 1, (int[]){4}, b), 1e-5));
+    cr_assert(strstr(ts_last_error(), "layer_norm"), "%s", ts_last_error());
+    ts_arena_free(arena);
+}
+
+static ts_tensor *op_bmm(ts_ctx *c, ts_tensor **x, void *a) {
+    const int *t = a;
+    return ts_bmm(c, x[0], x[1], t[0], t[1]);
+}
+Test(ops, bmm_gradcheck_all_transposes) {
+    const int gmnk[][4] = {{1, 1, 1, 1}, {3, 2, 1, 3}, {2, 3, 4, 2}};
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (size_t s = 0; s < sizeof gmnk / sizeof gmnk[0]; s++) {
+                int g = gmnk[s][0], m = gmnk[s][1], n = gmnk[s][2], k = gmnk[s][3];
+                int shapes[2][4] = {{3, g, ta ? k : m, ta ? m : k}, {3, g, tb ? n : k, tb ? k : n}};
+                int flags[2] = {ta, tb};
+                char what[64];
+                snprintf(what, sizeof what, "bmm(ta=%d, tb=%d, %dx%dx%dx%d)", ta, tb, g, m, n, k);
+                check_op(what, op_bmm, flags, 2, (const int(*)[4])shapes, 0);
+            }
+}
+
+static ts_tensor *op_split_heads(ts_ctx *c, ts_tensor **x, void *a) { return ts_split_heads(c, x[0], *(int *)a); }
+static ts_tensor *op_merge_heads(ts_ctx *c, ts_tensor **x, void *a) { return ts_merge_heads(c, x[0], *(int *)a); }
+Test(ops, split_and_merge_heads_gradcheck_and_layout) {
+    int two = 2, three = 3;
+    const int split_shape[1][4] = {{3, 2, 3, 6}}, merge_shape[1][4] = {{3, 6, 2, 2}};
+    check_op("split_heads", op_split_heads, &two, 1, split_shape, 0);
+    check_op("split_heads(3)", op_split_heads, &three, 1, split_shape, 0);
+    check_op("merge_heads", op_merge_heads, &three, 1, merge_shape, 0);
+
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double x[36];
+    for (int i = 0; i < 36; i++) x[i] = i;
+    ts_tensor *in = ts_constant(&ctx, 3, (int[]){2, 3, 6}, x);  // (B 2, T 3, 3 heads of 2)
+    ts_tensor *split = ts_split_heads(&ctx, in, 3);
+    cr_assert_eq(split->shape[0], 6);
+    cr_assert_eq(split->shape[2], 2);
+    // y[b H + h, t, j] = x[b, t, h Dh + j]: b 1, h 2, t 1, j 1 -> x[1, 1, 5] = 18 + 6 + 5
+    cr_assert_eq(split->data[((1 * 3 + 2) * 3 + 1) * 2 + 1], 29.0);
+    ts_tensor *back = ts_merge_heads(&ctx, split, 3);
+    assert_allclose(back->data, x, 36, 0, 0);
+    ts_arena_free(arena);
+}
+
+// x[0] = q (B, T, D), x[1] = keys (B, S, D), x[2] = values (B, S, D)
+typedef struct {
+    int heads, causal;
+    const double *key_mask;
+    int composed;
+} mha_arg;
+static ts_tensor *op_mha(ts_ctx *c, ts_tensor **x, void *a) {
+    const mha_arg *m = a;
+    return (m->composed ? ts_mha_composed : ts_mha)(c, x[0], x[1], x[2], m->heads, m->key_mask, m->causal);
+}
+static ts_tensor *op_self_attention(ts_ctx *c, ts_tensor **x, void *a) {
+    const mha_arg *m = a;
+    return ts_mha(c, x[0], x[0], x[0], m->heads, m->key_mask, m->causal);
+}
+Test(ops, mha_gradcheck_with_padding_and_causal_masks) {
+    static const double key_mask[] = {1, 1, 1, 0, 1, 0, 0, 0};  // (B 2, S 4): lengths 3 and 1
+    const int cross[3][4] = {{3, 2, 3, 4}, {3, 2, 4, 4}, {3, 2, 4, 4}};
+    const int self[1][4] = {{3, 2, 4, 4}};
+    const int one_query[3][4] = {{3, 1, 1, 6}, {3, 1, 2, 6}, {3, 1, 2, 6}};
+    for (int heads = 1; heads <= 2; heads++) {
+        mha_arg plain = {heads, 0, NULL, 0}, padded = {heads, 0, key_mask, 0}, causal = {heads, 1, NULL, 0};
+        mha_arg both = {heads, 1, key_mask, 0};
+        check_op("mha", op_mha, &plain, 3, cross, 0);
+        check_op("mha(key mask)", op_mha, &padded, 3, cross, 0);
+        check_op("mha(causal, self)", op_self_attention, &causal, 1, self, 0);
+        check_op("mha(causal, key mask, self)", op_self_attention, &both, 1, self, 0);
+    }
+    mha_arg three = {3, 0, NULL, 0};
+    check_op("mha(3 heads, T 1)", op_mha, &three, 3, one_query, 0);
+}
+
+// The fused node and its composition agree on values and on every gradient,
+// and the weights it keeps are softmax rows with masked entries exactly 0.
+Test(ops, mha_equals_its_composition_and_keeps_masked_weights) {
+    enum { B = 2, T = 3, S = 4, D = 6, H = 3 };
+    static const double key_mask[B * S] = {1, 1, 0, 0, 1, 1, 1, 1};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    ts_tensor *in[3] = {ts_tensor_new_persistent(3, (int[]){B, T, D}, "q"),
+                        ts_tensor_new_persistent(3, (int[]){B, S, D}, "k"),
+                        ts_tensor_new_persistent(3, (int[]){B, S, D}, "v")};
+    for (int i = 0; i < 3; i++)
+        for (size_t k = 0; k < in[i]->size; k++) in[i]->data[k] = 4 * gsl_rng_uniform(rng) - 2;
+    ts_arena *arena = ts_arena_new(1 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double grads[2][3][B * S * D], out[2][B * T * D];
+    for (int composed = 0; composed < 2; composed++) {
+        for (int i = 0; i < 3; i++) memset(in[i]->grad, 0, in[i]->size * sizeof(double));
+        ts_ctx_reset(&ctx);
+        mha_arg arg = {H, 1, key_mask, composed};
+        ts_tensor *y = op_mha(&ctx, in, &arg);
+        cr_assert_not_null(y, "%s", ts_last_error());
+        memcpy(out[composed], y->data, sizeof out[0]);
+        cr_assert_eq(ts_backward(&ctx, weighted_sum(&ctx, y)), TS_OK, "%s", ts_last_error());
+        for (int i = 0; i < 3; i++) memcpy(grads[composed][i], in[i]->grad, in[i]->size * sizeof(double));
+        if (composed) continue;
+        const double *w = ts_mha_weights(y);  // (B, H, T, S)
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++)
+                for (int t = 0; t < T; t++) {
+                    const double *row = w + (((size_t)b * H + h) * T + t) * S;
+                    double sum = 0;
+                    for (int s = 0; s < S; s++) {
+                        if (!key_mask[b * S + s] || s > t) cr_assert(row[s] == 0.0, "w[%d,%d,%d,%d] = %g", b, h, t, s, row[s]);
+                        sum += row[s];
+                    }
+                    cr_assert(fabs(sum - 1) < 1e-14);
+                }
+    }
+    assert_allclose(out[1], out[0], B * T * D, 1e-14, 1e-13);
+    assert_allclose(grads[1][0], grads[0][0], B * T * D, 1e-14, 1e-12);
+    for (int i = 1; i < 3; i++) assert_allclose(grads[1][i], grads[0][i], B * S * D, 1e-14, 1e-12);
+    for (int i = 0; i < 3; i++) ts_tensor_free_persistent(in[i]);
+    ts_arena_free(arena);
+    gsl_rng_free(rng);
+}
+
+Test(ops, mha_refuses_heads_that_do_not_divide_the_width) {
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double x[2 * 2 * 6] = {0};
+    ts_tensor *q = ts_constant(&ctx, 3, (int[]){2, 2, 6}, x);
+    cr_assert_null(ts_mha(&ctx, q, q, q, 4, NULL, 0));
+    cr_assert_eq(ctx.status, TS_ERR_SHAPE);
+    cr_assert(strstr(ts_last_error(), "4 heads do not divide the width 6"), "%s", ts_last_error());
+    ts_arena_free(arena);
+}
