@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #ifdef TS_CKPT_FUZZING
@@ -578,6 +579,11 @@ int ts_ckpt_load(const char *path, const ts_ckpt_load_opts *opts, ts_ckpt **out)
     *out = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return ts_fail(TS_ERR_IO, "cannot open checkpoint %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {  // fopen opens one, reading it then fails
+        fclose(f);
+        return ts_fail(TS_ERR_IO, "%s is a directory, not a checkpoint", path);
+    }
     struct source src = {.file = f, .chunk = malloc(CHUNK), .what = path};
     int rc = src.chunk ? load_from(&src, opts, out)
                        : ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", path);

@@ -73,22 +73,93 @@ static int take_flag(const ts_cli_spec *spec, const ts_flag *f, const char *inli
     return -1;
 }
 
+// The edit distance between a[0..n) and b, counting a swap of two neighbours
+// as one edit ("--lenght" is one from "--length"); stops counting past 3.
+static size_t edit_distance(const char *a, size_t n, const char *b) {
+    size_t m = strlen(b);
+    if (n > 40 || m > 40) return 4;
+    size_t d[41][41];
+    for (size_t i = 0; i <= n; i++) d[i][0] = i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[n][m];
+}
+
+// The long flag a mistyped name[0..n) most likely meant: the only one it is
+// the start of, else the nearest within two edits (fewer for short names); or NULL.
+static const ts_flag *nearest_flag(const ts_cli_spec *spec, const char *name, size_t n) {
+    const ts_flag *best = NULL, *prefixed = NULL;
+    size_t best_distance = n <= 2 ? 1 : n <= 4 ? 2 : 3;  // more than this many edits is another word
+    int n_prefixed = 0;
+    for (size_t i = 0; i < spec->n_flags; i++) {
+        const ts_flag *f = &spec->flags[i];
+        if (f->name[0] == '-') continue;
+        if (n >= 3 && !strncmp(f->name, name, n)) {
+            prefixed = f;
+            n_prefixed++;
+        }
+        size_t d = edit_distance(name, n, f->name);
+        if (d < best_distance) {
+            best = f;
+            best_distance = d;
+        }
+    }
+    return n_prefixed == 1 ? prefixed : best;
+}
+
+// "unknown option -x": the message for an option that no row takes, with the
+// flag it most likely meant.
+static int unknown_option(const ts_cli_spec *spec, const char *dashes_given, const char *name, size_t n) {
+    const ts_flag *near = nearest_flag(spec, name, n);
+    if (near)
+        ts_cli_error(spec->command, 0, "unknown option %s%.*s: did you mean --%s? (see %s --help)", dashes_given, (int)n,
+                     name, near->name, spec->command);
+    else
+        ts_cli_error(spec->command, 0, "unknown option %s%.*s (see %s --help)", dashes_given, (int)n, name, spec->command);
+    return TS_EXIT_USAGE;
+}
+
+static int print_help(const ts_cli_spec *spec) {
+    if (spec->usage) fputs(spec->usage, stdout);
+    else spec->help(stdout);
+    return TS_EXIT_OK;
+}
+
+// 1 for a word like "-h" or "-epochs" (a dash, then a letter, no space): an
+// option, never a positional ("-", "-5" and "- a" are positionals).
+static int looks_like_short_option(const char *arg) {
+    return arg[0] == '-' && ((arg[1] >= 'a' && arg[1] <= 'z') || (arg[1] >= 'A' && arg[1] <= 'Z')) &&
+           !strpbrk(arg, " \t\n");
+}
+
 int ts_cli_parse(const ts_cli_spec *spec, int argc, char **argv) {
     const char *cmd = spec->command;
+    int options_ended = 0;  // after "--" every argument is positional
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        int is_flag = !strncmp(arg, "--", 2) && arg[2] != '\0';
+        if (!options_ended && !strcmp(arg, "--")) {
+            options_ended = 1;
+            continue;
+        }
+        int is_flag = !options_ended && !strncmp(arg, "--", 2) && arg[2] != '\0';
         const char *inline_value;
-        const ts_flag *f = find_flag(spec, arg, &inline_value);
+        const ts_flag *f = options_ended ? NULL : find_flag(spec, arg, &inline_value);
         if (!f && is_flag) {
             size_t n = strcspn(arg + 2, "=");
-            if (n == 4 && !strncmp(arg + 2, "help", 4)) {
-                if (spec->usage) fputs(spec->usage, stdout);
-                else spec->help(stdout);
-                return TS_EXIT_OK;
-            }
-            ts_cli_error(cmd, 0, "unknown option --%.*s (see %s --help)", (int)n, arg + 2, cmd);
-            return TS_EXIT_USAGE;
+            if (n == 4 && !strncmp(arg + 2, "help", 4)) return print_help(spec);
+            return unknown_option(spec, "--", arg + 2, n);
+        }
+        if (!f && !options_ended && looks_like_short_option(arg)) {
+            if (!strcmp(arg, "-h")) return print_help(spec);
+            return unknown_option(spec, "-", arg + 1, strcspn(arg + 1, "="));
         }
         int rc;
         if (f) {

@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
     "usage: tinyseq attend --model CKPT [--beam K] [--svg FILE] [--json FILE] [--pharaoh]\n"
-    "                      [--values] [--color auto|always|never] SENTENCE\n"
+    "                      [--values] [--color auto|always|never] [SENTENCE]\n"
     "\n"
-    "Translates SENTENCE and shows its attention matrix: one row per output word\n"
+    "Translates SENTENCE (else the one line of standard input; at a terminal it\n"
+    "asks for it) and shows its attention matrix: one row per output word\n"
     "(and <eos>), one column per source word; row t is the distribution over\n"
     "source words the decoder used while producing output word t. A word the\n"
     "model does not know is read as <unk>: it is named on standard error and\n"
@@ -51,14 +53,55 @@ static int choose_color(const char *command, const char *flag, const char *value
     return -1;
 }
 
-// The one SENTENCE.
+// The SENTENCE arguments (one is right; more were meant as one, unquoted).
+typedef struct {
+    const char **items;  // (argc)
+    int n;
+} sentence_list;
+
 static int take_sentence(void *context, const char *command, const char *arg) {
-    const char **sentence = context;
-    if (*sentence) {
-        ts_cli_error(command, 0, "one SENTENCE only (quote it), got also '%s'", arg);
+    (void)command;
+    sentence_list *list = context;
+    list->items[list->n++] = arg;
+    return -1;
+}
+
+// The SENTENCE from standard input when none is given: one line (a prompt
+// at a terminal); from a pipe or file, the one line that is not blank.
+// -1 with *sentence malloc'd, else the exit status after a message.
+static int read_sentence(char **sentence) {
+    int tty = isatty(STDIN_FILENO);
+    if (tty) fprintf(stderr, "%s: type a sentence and press Enter: ", cmd);
+    size_t len = 0;
+    char *text = tty ? NULL : ts_cli_read_stream(stdin, (size_t)1 << 24, &len);
+    if (tty) {
+        size_t cap = 0;
+        ssize_t got = getline(&text, &cap, stdin);
+        if (got < 0) {
+            free(text);
+            text = NULL;
+        }
+    }
+    if (!text) {
+        ts_cli_error(cmd, 0, ferror(stdin) ? "cannot read standard input" : "no SENTENCE: give one, or a line on standard input");
+        return ferror(stdin) ? TS_EXIT_FAIL : TS_EXIT_USAGE;
+    }
+    // The first line that is not blank; any other is an error (translate takes many).
+    char *line = NULL, *next = text;
+    int lines = 0;
+    for (char *at = strtok_r(text, "\r\n", &next); at; at = strtok_r(NULL, "\r\n", &next)) {
+        if (strspn(at, " \t") == strlen(at)) continue;
+        if (!line) line = at;
+        lines++;
+    }
+    if (lines != 1) {
+        if (lines) ts_cli_error(cmd, 0, "standard input holds %d sentences; attend reads one (tinyseq translate reads many)", lines);
+        else ts_cli_error(cmd, 0, "no SENTENCE: give one, or a line on standard input");
+        free(text);
         return TS_EXIT_USAGE;
     }
-    *sentence = arg;
+    memmove(text, line, strlen(line) + 1);
+    *sentence = text;
     return -1;
 }
 
@@ -121,10 +164,15 @@ static void print_words(const char *label, const char *const *words, int n) {
 }
 
 int ts_cmd_attend(int argc, char **argv) {
-    const char *model_path = NULL, *svg_path = NULL, *json_path = NULL, *sentence = NULL, *color = "auto";
+    const char *model_path = NULL, *svg_path = NULL, *json_path = NULL, *color = "auto";
     long beam = 1;
     ts_length_penalty lp = {0, 0.0};
     int pharaoh = 0, values = 0;
+    sentence_list list = {malloc((size_t)argc * sizeof(char *)), 0};
+    if (!list.items) {
+        ts_cli_error(cmd, 0, "out of memory");
+        return TS_EXIT_FAIL;
+    }
     const ts_flag flags[] = {
         TS_STRING("model", &model_path),
         TS_INT("beam", &beam, 1, 1000),
@@ -136,15 +184,24 @@ int ts_cmd_attend(int argc, char **argv) {
         TS_CHOICE("color", &color, choose_color),
     };
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0],
-                        .positional = take_sentence, .context = &sentence};
+                        .positional = take_sentence, .context = &list};
     int parsed = ts_cli_parse(&spec, argc, argv);
-    if (parsed >= 0) return parsed;
+    if (parsed < 0 && list.n > 1) parsed = ts_cli_quote_hint(cmd, "attend reads one SENTENCE", list.items, list.n);
+    char *typed = NULL;  // the sentence read from stdin when no argument gives it
+    if (parsed < 0 && list.n == 0 && model_path) parsed = read_sentence(&typed);
+    const char *sentence = list.n ? list.items[0] : typed;
     ts_translator t;
-    if ((parsed = ts_cli_load_model(cmd, model_path, sentence ? NULL : "a SENTENCE", lp, &t)) >= 0) return parsed;
+    if (parsed < 0) parsed = ts_cli_load_model(cmd, model_path, NULL, lp, &t);
+    free(list.items);
+    if (parsed >= 0) {
+        free(typed);
+        return parsed;
+    }
     ts_arena *arena = ts_arena_new(TS_CLI_ARENA_START);
     if (!arena) {
         ts_cli_error(cmd, 1, "cannot allocate");
         ts_translator_free(&t);
+        free(typed);
         return TS_EXIT_FAIL;
     }
     ts_ctx ctx;
@@ -164,6 +221,7 @@ int ts_cmd_attend(int argc, char **argv) {
         ts_cli_error(cmd, 1, "cannot translate the sentence");
         view_free(&v);
         ts_translator_free(&t);
+        free(typed);
         return TS_EXIT_FAIL;
     }
 
@@ -228,5 +286,6 @@ done:
     }
     view_free(&v);
     ts_translator_free(&t);
+    free(typed);
     return status;
 }

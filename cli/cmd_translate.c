@@ -29,7 +29,9 @@ static const char usage[] =
     "\n"
     "An input that is not valid UTF-8, or longer than 1000 tokens, gives a\n"
     "message naming its line (or argument) and a blank output line; the next\n"
-    "ones are still translated and the exit status is then 1.\n";
+    "ones are still translated and the exit status is then 1. Several SENTENCE\n"
+    "arguments of one word each are refused (exit 2) as a sentence typed without\n"
+    "quotes; one word per line on standard input translates words one by one.\n";
 
 static const char *cmd = "tinyseq translate";
 
@@ -179,6 +181,15 @@ int ts_cmd_translate(int argc, char **argv) {
                         .positional = take_sentence, .context = &list};
     int parsed = ts_cli_parse(&spec, argc, argv);
     int n_sentences = list.n;
+    // "translate --model M the small cat ." is one sentence typed unquoted,
+    // not four one-word ones.
+    int one_word_each = n_sentences > 1;
+    for (int i = 0; one_word_each && i < n_sentences; i++) one_word_each = !strpbrk(sentences[i], " \t");
+    if (parsed < 0 && one_word_each) {
+        char why[128];
+        snprintf(why, sizeof why, "%d SENTENCE arguments of one word each", n_sentences);
+        parsed = ts_cli_quote_hint(cmd, why, sentences, n_sentences);
+    }
     ts_translator t;
     if (parsed < 0) parsed = ts_cli_load_model(cmd, model_path, NULL, lp, &t);
     if (parsed >= 0) {

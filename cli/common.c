@@ -2,6 +2,11 @@
 
 #include "cli/cli.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 int ts_cli_grow_arena(ts_ctx *ctx, const char *what) {
     size_t want = ts_arena_capacity(ctx->arena) * 2;
     if (want > TS_CLI_ARENA_CAP) return ts_fail(TS_ERR_ARENA, "%s needs more than %zu MiB", what, TS_CLI_ARENA_CAP >> 20);
@@ -20,6 +25,11 @@ int ts_cli_load_model(const char *command, const char *model_path, const char *m
     }
     if (ts_translator_load(model_path, t)) {
         ts_cli_error(command, 1, "cannot load the model");
+        char best[4200];
+        struct stat st;
+        snprintf(best, sizeof best, "%s/best.ckpt", model_path);
+        if (stat(model_path, &st) == 0 && S_ISDIR(st.st_mode) && stat(best, &st) == 0)  // a run directory
+            fprintf(stderr, "%s: did you mean --model %s?\n", command, best);
         return TS_EXIT_FAIL;
     }
     t->length_penalty = lp;
@@ -42,4 +52,16 @@ char *ts_cli_read_stream(FILE *f, size_t limit, size_t *len) {
     buf[n] = '\0';
     *len = n;
     return buf;
+}
+
+int ts_cli_quote_hint(const char *command, const char *why, const char *const *words, int n) {
+    fprintf(stderr, "%s: %s; quote the sentence to give it whole:\n  %s --model CKPT '", command, why, command);
+    for (int i = 0; i < n; i++) {
+        if (i) fputc(' ', stderr);
+        for (const char *c = words[i]; *c; c++)
+            if (*c == '\'') fputs("'\\''", stderr);
+            else fputc(*c, stderr);
+    }
+    fputs("'\n", stderr);
+    return TS_EXIT_USAGE;
 }

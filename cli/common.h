@@ -21,10 +21,16 @@ int ts_cli_grow_arena(ts_ctx *ctx, const char *what);
 // "CMD: --model CKPT is required (see CMD --help)" and returns TS_EXIT_USAGE;
 // else, when `missing` names another required argument that is absent,
 // prints "CMD: <missing> is required (see CMD --help)" likewise. Then loads
-// the checkpoint (a failure prints "CMD: cannot load the model: <why>" and
-// returns TS_EXIT_FAIL) with beam search's length penalty lp. -1 on success.
+// the checkpoint (a failure prints "CMD: cannot load the model: <why>", and
+// "did you mean --model DIR/best.ckpt?" for a run directory, and returns
+// TS_EXIT_FAIL) with beam search's length penalty lp. -1 on success.
 int ts_cli_load_model(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
                       ts_translator *t);
+
+// For SENTENCE arguments that were meant as one (typed unquoted): prints
+// "CMD: <why>; quote the sentence to give it whole:" and the command with
+// words[0..n) joined and quoted for the shell. Returns TS_EXIT_USAGE.
+int ts_cli_quote_hint(const char *command, const char *why, const char *const *words, int n);
 
 // The rest of f, NUL-terminated and malloc'd, its length in *len; NULL (no
 // message: the caller names the file) on a read error, no memory, or more

@@ -56,9 +56,14 @@ Test(cli_args, takes_every_kind_inline_or_not_and_positionals_in_order) {
     cr_assert_eq(p.n_rest, 2);
     cr_assert_str_eq(p.rest[0], "a");
     cr_assert_str_eq(p.rest[1], "b");
-    cr_assert_eq(parse(&p, ARGS("-o", "out", "--", "-x")), -1);
+    cr_assert_eq(parse(&p, ARGS("-o", "out", "--", "-x", "--n", "--")), -1);
     cr_assert_str_eq(p.name, "out");
-    cr_assert_eq(p.n_rest, 2, "'--' and '-x' are positional");
+    cr_assert_eq(p.n_rest, 3, "after '--' every argument is positional");
+    cr_assert_str_eq(p.rest[0], "-x");
+    cr_assert_str_eq(p.rest[1], "--n");
+    cr_assert_str_eq(p.rest[2], "--");
+    cr_assert_eq(parse(&p, ARGS("-", "-5", "- a")), -1);
+    cr_assert_eq(p.n_rest, 3, "'-', '-5' and '- a' are not options");
     cr_assert_eq(p.n, 7, "a fresh parse starts from the defaults");
     cr_assert_not(p.n_given);
 }
@@ -89,11 +94,41 @@ Test(cli_args, the_first_problem_is_reported_and_ends_the_parse) {
     expect_error(ARGS("--nn=3"), TS_EXIT_USAGE, "unknown option --nn (see tinyseq test --help)");
     expect_error(ARGS("--bogus", "--n", "99"), TS_EXIT_USAGE, "unknown option --bogus");
     expect_error(ARGS("1", "2", "3", "4", "5"), TS_EXIT_USAGE, "too many");
+    expect_error(ARGS("a", "-q", "b"), TS_EXIT_USAGE, "unknown option -q (see tinyseq test --help)");
+    expect_error(ARGS("-x"), TS_EXIT_USAGE, "unknown option -x: did you mean --x?");
+}
+
+// A near miss names the flag it most likely meant, in every command at once.
+Test(cli_args, a_near_miss_suggests_the_flag) {
+    expect_error(ARGS("--verbos"), TS_EXIT_USAGE, "unknown option --verbos: did you mean --verbose?");
+    expect_error(ARGS("--nmae=w"), TS_EXIT_USAGE, "unknown option --nmae: did you mean --name?");
+    expect_error(ARGS("--verb"), TS_EXIT_USAGE, "did you mean --verbose?");
+    expect_error(ARGS("-verbose"), TS_EXIT_USAGE, "unknown option -verbose: did you mean --verbose?");
+    expect_error(ARGS("--zebra"), TS_EXIT_USAGE, "unknown option --zebra (see tinyseq test --help)");
+    static const char *const cases[][3] = {
+        {"train", "--epoch 2", "did you mean --epochs?"},
+        {"train", "--hiden 8", "did you mean --hidden?"},
+        {"eval", "--lenght-penalty 1", "did you mean --length-penalty?"},
+        {"attend", "--value", "did you mean --values?"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out;
+        int rc = test_runf(&out, "%s %s %s", TS_PROGRAM, cases[i][0], cases[i][1]);
+        cr_assert(rc == 2 && strstr(out, cases[i][2]), "%s %s: exit %d\n%s", cases[i][0], cases[i][1], rc, out);
+        free(out);
+    }
 }
 
 Test(cli_args, help_prints_the_usage_and_exits_0, .init = cr_redirect_stdout) {
     parsed_args p;
     cr_assert_eq(parse(&p, ARGS("--n", "2", "--help", "--bogus")), TS_EXIT_OK);
+    fflush(stdout);
+    cr_assert_stdout_eq_str("usage: test\n");
+}
+
+Test(cli_args, dash_h_prints_the_usage_too, .init = cr_redirect_stdout) {
+    parsed_args p;
+    cr_assert_eq(parse(&p, ARGS("a", "-h")), TS_EXIT_OK);
     fflush(stdout);
     cr_assert_stdout_eq_str("usage: test\n");
 }
