@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tensor/atomic_write.h"
+
 // ---- format limits (a loaded file that exceeds one is rejected) ------------
 #define TS_CKPT_VERSION 1u
 #define TS_CKPT_MAX_NAME 255               // keys, vocab/tensor/blob names: bytes
@@ -172,16 +174,11 @@ int ts_ckpt_get_blob(const ts_ckpt *ck, const char *name, const void **bytes, si
 // ---- saving ----------------------------------------------------------------------
 
 // Fault injection for tests: replacements for write(2) and fsync(2) on the
-// temporary file. NULL members (or NULL opts) mean the real calls. They follow
-// the POSIX contracts (return -1 and set errno on failure).
-typedef struct ts_ckpt_save_opts {
-    ssize_t (*write)(void *ctx, int fd, const void *buf, size_t n);
-    int (*fsync)(void *ctx, int fd);
-    void *ctx;
-} ts_ckpt_save_opts;
+// temporary file (tensor/atomic_write.h).
+typedef ts_write_hooks ts_ckpt_save_opts;
 
-// Writes `ck` to `path` atomically: serialises and compresses into a new
-// temporary file "<path>.tmp-XXXXXX" in the same directory (mode 0644),
+// Writes `ck` to `path` with ts_write_atomic: serialises and compresses into
+// a new temporary file "<path>.tmp-XXXXXX" in the same directory (mode 0644),
 // fsyncs it, renames it over `path`, then fsyncs the directory.
 // The same content always gives the same bytes (fixed compression level,
 // gzip header with mtime 0, no name, OS 255) for a given zlib version.

@@ -1,18 +1,15 @@
 // Writing a checkpoint: streams the payload through deflate (no second copy
 // of the parameters); a sizing pass first computes every length so the
-// prelude can declare the payload size up front. Saving to a path writes a
-// temporary file and renames it over the target. Byte layout: docs/checkpoint.md.
+// prelude can declare the payload size up front. Saving to a path goes
+// through the atomic writer (tensor/atomic_write.h). Byte layout: docs/checkpoint.md.
 #include "ckpt/format.h"
 
+#include "tensor/atomic_write.h"
 #include "tensor/status.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 // ---- writing: sizing pass ------------------------------------------------------------
@@ -64,40 +61,26 @@ struct sink {
     unsigned char stage[CHUNK];
     size_t staged;
     unsigned char out[CHUNK];
-    // file target
-    int fd;
-    const ts_ckpt_save_opts *opts;
-    const char *path;
-    // memory target (fd < 0)
+    FILE *file;  // the file target, or NULL for memory:
     unsigned char *mem;
     size_t mem_len, mem_cap;
     int status; // first failure, TS_OK until then
 };
 
 static int sink_output(struct sink *s, const unsigned char *p, size_t n) {
-    if (s->fd < 0) {
-        if (n > s->mem_cap - s->mem_len) {
-            size_t cap = s->mem_cap ? s->mem_cap : CHUNK;
-            while (n > cap - s->mem_len) cap *= 2;
-            unsigned char *grown = realloc(s->mem, cap);
-            if (!grown) return ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
-            s->mem = grown;
-            s->mem_cap = cap;
-        }
-        memcpy(s->mem + s->mem_len, p, n);
-        s->mem_len += n;
-        return TS_OK;
+    if (s->file) {  // the atomic writer names a failed write's cause
+        return fwrite(p, 1, n, s->file) == n ? TS_OK : ts_fail(TS_ERR_IO, "checkpoint: write error");
     }
-    while (n > 0) {
-        ssize_t w = s->opts && s->opts->write ? s->opts->write(s->opts->ctx, s->fd, p, n)
-                                              : write(s->fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0)
-            return ts_fail(TS_ERR_IO, "cannot save checkpoint %s: write failed: %s", s->path,
-                           w < 0 ? strerror(errno) : "wrote 0 bytes");
-        p += w;
-        n -= (size_t)w;
+    if (n > s->mem_cap - s->mem_len) {
+        size_t cap = s->mem_cap ? s->mem_cap : CHUNK;
+        while (n > cap - s->mem_len) cap *= 2;
+        unsigned char *grown = realloc(s->mem, cap);
+        if (!grown) return ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
+        s->mem = grown;
+        s->mem_cap = cap;
     }
+    memcpy(s->mem + s->mem_len, p, n);
+    s->mem_len += n;
     return TS_OK;
 }
 
@@ -275,7 +258,6 @@ int ts_ckpt_save_mem(const ts_ckpt *ck, unsigned char **out, size_t *len) {
     if (!ck || !out || !len) return ts_fail(TS_ERR_ARG, "ts_ckpt_save_mem: NULL argument");
     struct sink *s = calloc(1, sizeof *s);
     if (!s) return ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
-    s->fd = -1;
     int rc = serialise(s, ck);
     sink_close(s);
     if (rc == TS_OK) {
@@ -288,84 +270,20 @@ int ts_ckpt_save_mem(const ts_ckpt *ck, unsigned char **out, size_t *len) {
     return rc;
 }
 
-// The directory part of `path` ("." when it has none), malloc'd.
-static char *dir_of(const char *path) {
-    const char *slash = strrchr(path, '/');
-    if (!slash) return ts_ckpt_dup(".", 1);
-    if (slash == path) return ts_ckpt_dup("/", 1);
-    return ts_ckpt_dup(path, (size_t)(slash - path));
+static int fill_file(void *ctx, FILE *out) {
+    const ts_ckpt *ck = ctx;
+    struct sink *s = calloc(1, sizeof *s);
+    if (!s) return ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
+    s->file = out;
+    int rc = serialise(s, ck);
+    sink_close(s);
+    free(s);
+    return rc;
 }
 
 int ts_ckpt_save(const ts_ckpt *ck, const char *path) { return ts_ckpt_save_ex(ck, path, NULL); }
 
 int ts_ckpt_save_ex(const ts_ckpt *ck, const char *path, const ts_ckpt_save_opts *opts) {
     if (!ck || !path || !*path) return ts_fail(TS_ERR_ARG, "ts_ckpt_save: NULL argument");
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + sizeof ".tmp-XXXXXX");
-    char *dir = dir_of(path);
-    struct sink *s = calloc(1, sizeof *s);
-    if (!tmp || !dir || !s) {
-        free(tmp);
-        free(dir);
-        free(s);
-        return ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
-    }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp-XXXXXX", sizeof ".tmp-XXXXXX");
-
-    int rc = TS_OK;
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        rc = ts_fail(TS_ERR_IO, "cannot save checkpoint %s: cannot create temporary file "
-                     "in %s: %s", path, dir, strerror(errno));
-        goto done;
-    }
-    // mkstemp makes 0600; a checkpoint is an ordinary file.
-    if (fchmod(fd, 0644) != 0) {
-        rc = ts_fail(TS_ERR_IO, "cannot save checkpoint %s: fchmod %s: %s", path, tmp,
-                     strerror(errno));
-        goto fail;
-    }
-    s->fd = fd;
-    s->opts = opts;
-    s->path = path;
-    rc = serialise(s, ck);
-    if (rc != TS_OK) goto fail;
-    int synced = opts && opts->fsync ? opts->fsync(opts->ctx, fd) : fsync(fd);
-    if (synced != 0) {
-        rc = ts_fail(TS_ERR_IO, "cannot save checkpoint %s: fsync %s: %s", path, tmp,
-                     strerror(errno));
-        goto fail;
-    }
-    int closed = close(fd);
-    fd = -1;
-    if (closed != 0) {
-        rc = ts_fail(TS_ERR_IO, "cannot save checkpoint %s: close %s: %s", path, tmp,
-                     strerror(errno));
-        goto fail;
-    }
-    if (rename(tmp, path) != 0) {
-        rc = ts_fail(TS_ERR_IO, "cannot save checkpoint %s: rename from %s: %s", path, tmp,
-                     strerror(errno));
-        goto fail;
-    }
-    // The rename is only durable once the directory entry is on disk.
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd < 0 || (fsync(dfd) != 0 && errno != EINVAL)) {
-        rc = ts_fail(TS_ERR_IO, "checkpoint %s was renamed into place but fsync of directory "
-                     "%s failed: %s", path, dir, strerror(errno));
-    }
-    if (dfd >= 0) close(dfd);
-    goto done;
-
-fail:
-    if (fd >= 0) close(fd);
-    unlink(tmp);
-done:
-    sink_close(s);
-    free(s);
-    free(tmp);
-    free(dir);
-    return rc;
+    return ts_write_atomic(path, fill_file, (void *)ck, opts);
 }
-

@@ -3,15 +3,12 @@
 // Layout: docs/interop.md.
 #include "interop/npz_internal.h"
 
+#include "tensor/atomic_write.h"
 #include "tensor/status.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 // ---- writing --------------------------------------------------------------------
@@ -199,67 +196,24 @@ int ts_npz_save_mem(const ts_npz *z, enum ts_npz_method method, unsigned char **
     return TS_OK;
 }
 
-static char *dir_of(const char *path) {
-    const char *slash = strrchr(path, '/');
-    if (!slash) return strdup(".");
-    if (slash == path) return strdup("/");
-    return strndup(path, (size_t)(slash - path));
+struct bytes {
+    const unsigned char *p;
+    size_t n;
+};
+
+static int fill_bytes(void *ctx, FILE *out) {
+    const struct bytes *b = ctx;
+    fwrite(b->p, 1, b->n, out);  // the atomic writer sees and names a failure
+    return TS_OK;
 }
 
 int ts_npz_save(const ts_npz *z, const char *path, enum ts_npz_method method) {
+    struct bytes b;
     unsigned char *bytes;
-    size_t len;
-    int rc = ts_npz_save_mem(z, method, &bytes, &len);
+    int rc = ts_npz_save_mem(z, method, &bytes, &b.n);
     if (rc) return rc;
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + sizeof ".tmp-XXXXXX");
-    char *dir = dir_of(path);
-    if (!tmp || !dir) {
-        rc = ts_fail(TS_ERR_NOMEM, "npz %s: out of memory", path);
-        goto done;
-    }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp-XXXXXX", sizeof ".tmp-XXXXXX");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        rc = ts_fail(TS_ERR_IO, "cannot save %s: cannot create a temporary file in %s: %s", path, dir,
-                     strerror(errno));
-        goto done;
-    }
-    const char *step = "fchmod";
-    if (fchmod(fd, 0644) != 0) goto fail;
-    step = "write";
-    for (size_t off = 0; off < len;) {
-        ssize_t n = write(fd, bytes + off, len - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            if (n == 0) errno = EIO;
-            goto fail;
-        }
-        off += (size_t)n;
-    }
-    step = "fsync";
-    if (fsync(fd) != 0) goto fail;
-    step = "close";
-    int closed = close(fd);
-    fd = -1;
-    if (closed != 0) goto fail;
-    step = "rename";
-    if (rename(tmp, path) != 0) goto fail;
-    // The rename is only durable once the directory entry is on disk.
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (dfd < 0 || (fsync(dfd) != 0 && errno != EINVAL))
-        rc = ts_fail(TS_ERR_IO, "%s was renamed into place but fsync of directory %s failed: %s", path, dir,
-                     strerror(errno));
-    if (dfd >= 0) close(dfd);
-    goto done;
-fail:
-    rc = ts_fail(TS_ERR_IO, "cannot save %s: %s %s: %s", path, step, tmp, strerror(errno));
-    if (fd >= 0) close(fd);
-    unlink(tmp);
-done:
-    free(tmp);
-    free(dir);
+    b.p = bytes;
+    rc = ts_write_atomic(path, fill_bytes, &b, NULL);
     free(bytes);
     return rc;
 }

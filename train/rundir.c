@@ -5,6 +5,7 @@
 // checkpoint.
 #include "train/rundir.h"
 
+#include "tensor/atomic_write.h"
 #include "viz/heatmap.h"
 #include "viz/plot.h"
 
@@ -175,30 +176,32 @@ static long line_epoch(const char *line) {
 // A continued run's metrics.csv and attention.jsonl keep the header and the
 // lines of the epochs up to the checkpoint's; later ones are the previous
 // run's future.
-static int trim_lines(const char *dir, const char *name, long epoch) {
-    char path[4096], tmp[4200];
-    int rc = ts_path_join(path, sizeof path, dir, name);
-    if (rc) return rc;
-    FILE *in = fopen(path, "r");
-    if (!in) return errno == ENOENT ? TS_OK : ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *out = fopen(tmp, "w");
-    if (!out) {
-        fclose(in);
-        return ts_fail(TS_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
-    }
+struct kept_lines {
+    FILE *in;
+    const char *path;
+    long epoch;
+};
+
+static int fill_kept_lines(void *ctx, FILE *out) {
+    struct kept_lines *k = ctx;
     char *line = NULL;
     size_t cap = 0;
-    while (getline(&line, &cap, in) > 0) {
+    while (getline(&line, &cap, k->in) > 0) {
         long e = line_epoch(line);
-        if (e >= 0 && e <= epoch) fputs(line, out);
+        if (e >= 0 && e <= k->epoch) fputs(line, out);
     }
     free(line);
-    int failed = ferror(in);
-    fclose(in);
-    if (fclose(out) != 0 || failed) rc = ts_fail(TS_ERR_IO, "cannot rewrite '%s'", path);
-    if (!rc && rename(tmp, path) != 0) rc = ts_fail(TS_ERR_IO, "cannot rename '%s': %s", tmp, strerror(errno));
-    if (rc) unlink(tmp);
+    return ferror(k->in) ? ts_fail(TS_ERR_IO, "cannot read '%s'", k->path) : TS_OK;
+}
+
+static int trim_lines(const char *dir, const char *name, long epoch) {
+    char path[4096];
+    int rc = ts_path_join(path, sizeof path, dir, name);
+    if (rc) return rc;
+    struct kept_lines k = {fopen(path, "r"), path, epoch};
+    if (!k.in) return errno == ENOENT ? TS_OK : ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    rc = ts_write_atomic(path, fill_kept_lines, &k, NULL);
+    fclose(k.in);
     return rc;
 }
 
@@ -210,13 +213,21 @@ const char *ts_format_exact(char buf[32], double x) {
     return buf;
 }
 
-int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev, int ranks) {
-    char path[4096];
-    int rc = ts_path_join(path, sizeof path, o->out_dir, "config.txt");
-    if (rc) return rc;
-    FILE *f = fopen(path, "w");
-    if (!f) return ts_fail(TS_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
-    const ts_model_config *c = &m->cfg;
+struct config_args {
+    const ts_train_opts *o;
+    const ts_seq2seq *m;
+    size_t n_train, n_dev;
+    int ranks;
+    const char *path;
+};
+
+static int fill_config(void *ctx, FILE *f) {
+    const struct config_args *a = ctx;
+    const ts_train_opts *o = a->o;
+    const char *path = a->path;
+    size_t n_train = a->n_train, n_dev = a->n_dev;
+    int ranks = a->ranks;
+    const ts_model_config *c = &a->m->cfg;
     char b[6][32];
     fprintf(f, "# the options of this run: `tinyseq train --config %s` repeats it (flags given\n"
                "# on the command line win); the facts at the end are read back but not applied\n", path);
@@ -237,25 +248,37 @@ int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n
     fprintf(f, "# facts\n");
     if (!o->corpus) fprintf(f, "toy_seed = %ld\n", o->toy_seed);
     fprintf(f, "dev_pairs = %zu\ntrain_pairs = %zu\nsource_vocabulary = %d\ntarget_vocabulary = %d\nparameters = %zu\n",
-            n_dev, n_train, c->src_vocab, c->tgt_vocab, ts_params_size(&m->params));
+            n_dev, n_train, c->src_vocab, c->tgt_vocab, ts_params_size(&a->m->params));
     fprintf(f, "resume = %s\n", o->resume ? o->resume : "");
     fprintf(f, "ranks = %d\n", ranks);
-    if (fclose(f) != 0) return ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     return TS_OK;
 }
 
+int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev, int ranks) {
+    char path[4096];
+    int rc = ts_path_join(path, sizeof path, o->out_dir, "config.txt");
+    if (rc) return rc;
+    struct config_args a = {o, m, n_train, n_dev, ranks, path};
+    return ts_write_atomic(path, fill_config, &a, NULL);
+}
+
+struct dev_rows {
+    const ts_corpus *c;
+    const size_t *rows;
+    size_t n;
+};
+
+static int fill_dev(void *ctx, FILE *out) {
+    const struct dev_rows *d = ctx;
+    return ts_corpus_write_rows(d->c, d->rows, d->n, out);
+}
+
 int ts_rundir_write_dev(const char *dir, const ts_corpus *c, const size_t *rows, size_t n) {
-    char path[4096], tmp[4200];
+    char path[4096];
     int rc = ts_path_join(path, sizeof path, dir, "dev-pairs.tsv");
     if (rc) return rc;
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return ts_fail(TS_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
-    rc = ts_corpus_write_rows(c, rows, n, f);
-    if (fclose(f) != 0 && !rc) rc = ts_fail(TS_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
-    if (!rc && rename(tmp, path) != 0) rc = ts_fail(TS_ERR_IO, "cannot rename '%s': %s", tmp, strerror(errno));
-    if (rc) unlink(tmp);
-    return rc;
+    struct dev_rows d = {c, rows, n};
+    return ts_write_atomic(path, fill_dev, &d, NULL);
 }
 
 int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch) {

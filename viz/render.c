@@ -6,9 +6,9 @@
 // T = target length (rows), S = source length (columns); weights (T, S).
 #include "viz/render.h"
 
+#include "tensor/atomic_write.h"
 #include "tensor/status.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,30 +166,19 @@ int ts_render_pharaoh(FILE *out, const ts_link *links, size_t n_links) {
 
 // ---- writing to a path -----------------------------------------------------
 
+struct figure {
+    ts_figure_writer write;
+    const ts_figure_args *args;
+};
+
+static int fill_figure(void *ctx, FILE *out) {
+    const struct figure *fig = ctx;
+    return fig->write(out, fig->args);
+}
+
 int ts_render_to_path(const char *path, ts_figure_writer write, const ts_figure_args *a) {
-    size_t n = strlen(path) + 5;
-    char *tmp = malloc(n);
-    if (!tmp) return ts_fail(TS_ERR_NOMEM, "render: no memory for a path");
-    snprintf(tmp, n, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        int status = ts_fail(TS_ERR_IO, "render: cannot create %s: %s", tmp, strerror(errno));
-        free(tmp);
-        return status;
-    }
-    errno = 0;
-    int status = write(f, a);
-    int write_errno = errno;  // a failed write (ENOSPC, EFBIG...) leaves its reason here
-    int closed = fclose(f);
-    if (status == TS_OK && closed != 0) write_errno = errno;
-    if (status == TS_ERR_IO || (status == TS_OK && closed != 0))
-        status = ts_fail(TS_ERR_IO, "render: cannot write %s: %s", tmp,
-                         write_errno ? strerror(write_errno) : "write error");
-    if (status == TS_OK && rename(tmp, path) != 0)
-        status = ts_fail(TS_ERR_IO, "render: cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    if (status != TS_OK) remove(tmp);
-    free(tmp);
-    return status;
+    struct figure fig = {write, a};
+    return ts_write_atomic(path, fill_figure, &fig, NULL);
 }
 
 static int json_writer(FILE *out, const ts_figure_args *a) {

@@ -77,9 +77,10 @@ typedef struct {
 
 typedef int (*ts_figure_writer)(FILE *out, const ts_figure_args *a);
 
-// Writes path.tmp with `write`, then renames it over path: readers see the old
-// file or the whole new one. Errors: TS_ERR_NOMEM; TS_ERR_IO naming the path
-// and strerror, the temporary file removed; the writer's own errors.
+// Writes path through `write` with ts_write_atomic (tensor/atomic_write.h):
+// readers see the old file or the whole new one. Errors: TS_ERR_NOMEM;
+// TS_ERR_IO naming the path and strerror, the temporary file removed; the
+// writer's own errors.
 int ts_render_to_path(const char *path, ts_figure_writer write, const ts_figure_args *a);
 
 // ---- building blocks (used by the writers above, public for other figures) --

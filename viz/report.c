@@ -2,13 +2,12 @@
 // a small inline script.
 #include "viz/report.h"
 
+#include "tensor/atomic_write.h"
 #include "tensor/status.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 // 1 when s[0..n) is valid UTF-8 without control characters.
 static int clean_text(const unsigned char *s, size_t n) {
@@ -183,14 +182,8 @@ static int write_page(FILE *f, const ts_report_input *in) {
     return TS_OK;
 }
 
+static int fill_page(void *ctx, FILE *out) { return write_page(out, ctx); }
+
 int ts_report_write_html(const char *path, const ts_report_input *in) {
-    char tmp[4200];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) return ts_fail(TS_ERR_ARG, "path too long: %s", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return ts_fail(TS_ERR_IO, "cannot create '%s': %s", tmp, strerror(errno));
-    int rc = write_page(f, in);
-    if (fclose(f) != 0 && !rc) rc = ts_fail(TS_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
-    if (!rc && rename(tmp, path) != 0) rc = ts_fail(TS_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-    if (rc) unlink(tmp);
-    return rc;
+    return ts_write_atomic(path, fill_page, (void *)in, NULL);
 }

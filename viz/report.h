@@ -16,7 +16,7 @@ typedef struct {
     const char *epochs_name;           // its file name, for messages
 } ts_report_input;
 
-// Writes the report to path atomically (path.tmp, then rename). Checks what
+// Writes the report to path with ts_write_atomic (tensor/atomic_write.h). Checks what
 // it embeds: metrics.csv must be a header of names and rows of numbers, each
 // attention.jsonl line one object with no '<' (our writer escapes it) and
 // valid UTF-8; a bad line is TS_ERR_FORMAT naming file:line. TS_ERR_IO names
