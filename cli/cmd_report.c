@@ -15,11 +15,12 @@ static const char usage[] =
     "usage: tinyseq report RUN_DIR [-o FILE] [--force]\n"
     "\n"
     "Writes one self-contained HTML file (inline CSS, JavaScript and SVG; it\n"
-    "fetches nothing) from what tinyseq train wrote into RUN_DIR: the train and\n"
-    "dev loss and the dev BLEU and chrF per epoch (metrics.csv), dev BLEU by\n"
-    "source length, and an attention explorer: pick one of the first 24 dev\n"
-    "sentences, step through the epochs, compare the greedy and beam-4 outputs'\n"
-    "attention, hover a cell for its words and weight (attention.jsonl).\n"
+    "fetches nothing) from what tinyseq train wrote into RUN_DIR: the training\n"
+    "loss over the steps (steps.csv) with the dev loss, BLEU, chrF and exact\n"
+    "match of each evaluation (metrics.csv), dev BLEU by source length, and an\n"
+    "attention explorer: pick one of the first 24 dev sentences, step through\n"
+    "the evaluations, compare the greedy and beam-4 outputs' attention, hover a\n"
+    "cell for its words and weight (attention.jsonl).\n"
     "\n"
     "  -o, --out FILE  where to write (default RUN_DIR/report.html, replaced if there)\n"
     "  --force         replace FILE if it exists (otherwise that is an error)\n"
@@ -87,11 +88,12 @@ int ts_cmd_report(int argc, char **argv) {
         ts_cli_error(cmd, 0, "'%s' exists; pass --force to replace it", out_path);
         return TS_EXIT_FAIL;
     }
-    char *metrics, *jsonl;
-    size_t metrics_len, jsonl_len;
+    char *metrics, *steps = NULL, *jsonl;
+    size_t metrics_len, steps_len, jsonl_len;
     if (read_all(dir, "metrics.csv", &metrics, &metrics_len)) return TS_EXIT_FAIL;
-    if (read_all(dir, "attention.jsonl", &jsonl, &jsonl_len)) {
+    if (read_all(dir, "steps.csv", &steps, &steps_len) || read_all(dir, "attention.jsonl", &jsonl, &jsonl_len)) {
         free(metrics);
+        free(steps);
         return TS_EXIT_FAIL;
     }
     // One entry per line of attention.jsonl (split in place).
@@ -105,10 +107,12 @@ int ts_cmd_report(int argc, char **argv) {
         lines[n_lines++] = p;
         p = end ? end + 1 : NULL;
     }
-    char metrics_name[4200], jsonl_name[4200];
+    char metrics_name[4200], steps_name[4200], jsonl_name[4200];
     snprintf(metrics_name, sizeof metrics_name, "%s/metrics.csv", dir);
+    snprintf(steps_name, sizeof steps_name, "%s/steps.csv", dir);
     snprintf(jsonl_name, sizeof jsonl_name, "%s/attention.jsonl", dir);
-    ts_report_input in = {.title = dir, .metrics_csv = metrics, .metrics_name = metrics_name, .epochs = lines,
+    ts_report_input in = {.title = dir, .metrics_csv = metrics, .metrics_name = metrics_name, .steps_csv = steps,
+                          .steps_name = steps_name, .epochs = lines,
                           .n_epochs = n_lines, .epochs_name = jsonl_name};
     int status = TS_EXIT_OK;
     if (!lines) {
@@ -118,10 +122,12 @@ int ts_cmd_report(int argc, char **argv) {
         ts_cli_error(cmd, 1, "cannot write the report");
         status = TS_EXIT_FAIL;
     } else {
-        printf("report: %s (%zu epochs of attention, %s)\n", out_path, n_lines, metrics ? "with metrics" : "no metrics.csv yet");
+        printf("report: %s (%zu evaluation%s with attention, %s)\n", out_path, n_lines, n_lines == 1 ? "" : "s",
+               metrics ? "with metrics" : "no metrics.csv yet");
     }
     free(lines);
     free(metrics);
+    free(steps);
     free(jsonl);
     return status;
 }

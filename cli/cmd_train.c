@@ -51,7 +51,8 @@ static const struct {
     {"tf", "tf", 0},                  {"dropout", "dropout", 0},           {"label_smoothing", "label-smoothing", 0},
     {"batch", "batch", 0},            {"accumulate", "accumulate", 0},     {"epochs", "epochs", 0},             {"steps", "steps", 1},
     {"lr_decay", "lr-decay", 0},      {"patience", "patience", 0},         {"seed", "seed", 0},
-    {"keep", "keep", 0},              {"beam", "beam", 0},              {"toy_seed", NULL, 0},               {"dev_pairs", NULL, 0},
+    {"keep", "keep", 0},              {"beam", "beam", 0},                 {"log_every", "log-every", 1},
+    {"eval_every", "eval-every", 1},              {"toy_seed", NULL, 0},               {"dev_pairs", NULL, 0},
     {"train_pairs", NULL, 0},         {"source_vocabulary", NULL, 0},      {"target_vocabulary", NULL, 0},
     {"parameters", NULL, 0},          {"resume", NULL, 0},                 {"ranks", NULL, 0},
 };
@@ -199,10 +200,17 @@ static const char usage[] =
     "                    as tinyseq eval --beam K would (default 5; 0: greedy only)\n"
     "  --keep N          also keep the last N epochs' models as DIR/epoch-<E>.ckpt (for\n"
     "                    tinyseq average; default 0: none)\n"
+    "  --log-every N     the training loss into DIR/steps.csv every N steps (default: about 20\n"
+    "                    rows an epoch, a round N), at each epoch's end and where the run stops\n"
+    "  --eval-every N    also evaluate dev every N steps inside an epoch, recorded like the\n"
+    "                    epochs' evaluations (default: at each epoch's end only; the learning\n"
+    "                    rate, early stopping and best.ckpt follow the epochs' alone)\n"
     "\n"
     "Writes DIR/last.ckpt (every epoch and at the end), DIR/best.ckpt (best dev loss; the\n"
-    "final model if no epoch has ended), DIR/metrics.csv, DIR/config.txt, DIR/dev-pairs.tsv (the\n"
-    "held-out dev pairs, for tinyseq eval), DIR/loss.svg and DIR/attention-<epoch>.svg.\n"
+    "final model if no epoch has ended), DIR/metrics.csv (each dev evaluation), DIR/steps.csv,\n"
+    "DIR/config.txt, DIR/dev-pairs.tsv (the held-out dev pairs, for tinyseq eval), DIR/loss.svg,\n"
+    "DIR/attention-<epoch>.svg (attention-step-<step>.svg between epochs) and DIR/attention.jsonl\n"
+    "(for tinyseq report). A run that stops inside an epoch records its final evaluation too.\n"
     "Ends with: train: tokens_per_s=T steps=N loss=L\n"
     "Ctrl-C (SIGINT) or SIGTERM stops at the next step, saves DIR/last.ckpt, prints the\n"
     "command that continues the run and exits 130 (143 for SIGTERM); a second Ctrl-C\n"
@@ -325,6 +333,8 @@ static int train_command(int argc, char **argv, char **config_text) {
         TS_INT("show", &o.show, 0, 1000),
         TS_INT("beam", &o.beam, 0, 1000),
         TS_INT("keep", &o.keep, 0, 1000),
+        TS_INT("log-every", &o.log_every, 1, 1000000000),
+        TS_INT("eval-every", &o.eval_every, 1, 1000000000),
     };
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
     const char *config_file = config_path(argc, argv);

@@ -38,11 +38,29 @@ static size_t count(const char *text, const char *what) {
     return n;
 }
 
+// The whole of run_dir/name (malloc'd); fails the test when it is missing.
+static char *run_file(const char *run_dir, const char *name) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/%s", run_dir, name);
+    cr_assert_eq(access(path, R_OK), 0, "%s was not written", path);
+    return test_read_file(path, NULL);
+}
+
+// The step column (`field`) of a CSV file's rows, as "a b c".
+static void steps_of(const char *csv, int field, char *out, size_t n) {
+    out[0] = '\0';
+    for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        const char *p = line + 1;
+        for (int k = 0; k < field; k++) p = strchr(p, ',') + 1;
+        snprintf(out + strlen(out), n - strlen(out), "%s%ld", out[0] ? " " : "", strtol(p, NULL, 10));
+    }
+}
+
 Test(cli_report, the_page_holds_the_run_and_fetches_nothing) {
     char *out, path[1200];
     int rc = report(&out, run);
     cr_assert_eq(rc, 0, "exit %d: %s", rc, out);
-    cr_assert(strstr(out, "2 epochs of attention, with metrics"), "%s", out);
+    cr_assert(strstr(out, "2 evaluations with attention, with metrics"), "%s", out);
     free(out);
     snprintf(path, sizeof path, "%s/report.html", run);
     char *html = test_read_file(path, NULL);
@@ -95,6 +113,66 @@ Test(cli_report, chromium_renders_the_explorer_without_script_errors, .timeout =
     free(dom);
 }
 
+// A run shorter than an epoch (45 batches here) ends with its training rows
+// every --log-every steps (default: about 20 an epoch, 2 here), its final
+// evaluation's metrics row, attention figure and attention.jsonl line, a
+// loss.svg with the curve and the dev point, and a report that draws them;
+// --eval-every adds evaluations inside the epoch; a continued run keeps the
+// rows up to its checkpoint's step (issue 22 item 2).
+Test(cli_report, a_run_shorter_than_an_epoch_ends_with_its_rows_and_figures, .timeout = 180) {
+    char short_run[1200], steps[256];
+    snprintf(short_run, sizeof short_run, "%s/short", dir);
+    const char *flags = "--toy-pairs 400 --emb 8 --hidden 8 --batch 8 --show 0";
+    cr_assert_eq(test_runf(NULL, "%s train %s --steps 10 --out %s", TS_PROGRAM, flags, short_run), 0);
+    char *csv = run_file(short_run, "steps.csv");
+    cr_assert(!strncmp(csv, "step,epoch,train_loss,", 22), "%s", csv);
+    steps_of(csv, 0, steps, sizeof steps);
+    cr_assert_str_eq(steps, "2 4 6 8 10", "steps.csv rows at steps %s", steps);
+    free(csv);
+    csv = run_file(short_run, "metrics.csv");
+    steps_of(csv, 1, steps, sizeof steps);
+    cr_assert_str_eq(steps, "10", "metrics.csv rows at steps %s", steps);
+    cr_assert(strstr(csv, "\n0.222,10,"), "epoch 10/45 of the first: %s", csv);
+    free(csv);
+    char *jsonl = run_file(short_run, "attention.jsonl");
+    cr_assert(!strncmp(jsonl, "{\"epoch\":0.222,\"step\":10,", 25), "%.60s", jsonl);
+    free(jsonl);
+    free(run_file(short_run, "attention-step-10.svg"));
+    char *svg = run_file(short_run, "loss.svg");
+    cr_assert(strstr(svg, "<polyline fill=\"none\" stroke=\"#1f77b4\""), "no training curve in loss.svg");
+    cr_assert(strstr(svg, "<circle"), "no dev point in loss.svg");
+    free(svg);
+    char *dom = render_report(short_run);
+    cr_assert_gt(strtol(strstr(dom, "data-rendered=\"") + 15, NULL, 10), 10, "no heatmap drawn");
+    cr_assert_null(strstr(dom, ">no data yet<"), "a chart says 'no data yet'");
+    free(dom);
+
+    // --eval-every and --log-every, then a continued run.
+    cr_assert_eq(test_runf(NULL, "%s train %s --steps 10 --eval-every 4 --log-every 3 --force --out %s", TS_PROGRAM, flags,
+                           short_run), 0);
+    csv = run_file(short_run, "metrics.csv");
+    steps_of(csv, 1, steps, sizeof steps);
+    cr_assert_str_eq(steps, "4 8 10", "metrics.csv rows at steps %s", steps);
+    free(csv);
+    free(run_file(short_run, "attention-step-4.svg"));
+    cr_assert_eq(test_runf(NULL, "cp %s/last.ckpt %s/ten.ckpt && %s train %s --steps 14 --eval-every 4 --log-every 3 "
+                           "--resume %s/last.ckpt --out %s && %s train %s --steps 13 --eval-every 4 --log-every 3 "
+                           "--resume %s/ten.ckpt --out %s",
+                           short_run, short_run, TS_PROGRAM, flags, short_run, short_run, TS_PROGRAM, flags, short_run,
+                           short_run), 0);
+    csv = run_file(short_run, "steps.csv");
+    steps_of(csv, 0, steps, sizeof steps);
+    cr_assert_str_eq(steps, "3 6 9 10 12 13", "steps.csv rows at steps %s", steps);
+    free(csv);
+    csv = run_file(short_run, "metrics.csv");
+    steps_of(csv, 1, steps, sizeof steps);
+    cr_assert_str_eq(steps, "4 8 10 12 13", "metrics.csv rows at steps %s", steps);
+    free(csv);
+    char path[1300];
+    snprintf(path, sizeof path, "%s/attention-step-14.svg", short_run);
+    cr_assert_neq(access(path, F_OK), 0, "the figure of step 14 outlived its run");
+}
+
 // A model without attention records no weights (not rows of zeros, which
 // docs/runs.md's "each row sums to 1" forbids), and the page says so
 // instead of drawing a solid block.
@@ -110,7 +188,7 @@ Test(cli_report, a_model_without_attention_has_no_weights_and_says_so, .timeout 
     free(text);
     char *dom = render_report(none);
     cr_assert_eq(strtol(strstr(dom, "data-rendered=\"") + 15, NULL, 10), 0, "heatmap cells drawn for a none model");
-    cr_assert(strstr(dom, "this model has no attention"), "no message saying the model has no attention");
+    cr_assert(strstr(dom, "muted\">no weights to show: this model has no attention"), "no message saying the model has no attention");
     free(dom);
 }
 

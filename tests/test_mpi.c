@@ -61,7 +61,9 @@ static double max_relative_difference(const char *a_path, const char *b_path) {
     return worst;
 }
 
-// metrics.csv's dev_loss column (6 decimals), one line per epoch.
+// metrics.csv's dev_loss column (6 decimals): the epochs' lines and the last
+// (a run that stops inside an epoch also records its final model, so a run
+// continued from a --steps stop has one more line than one that went on).
 static char *dev_losses(const char *dir) {
     char path[1100];
     snprintf(path, sizeof path, "%s/metrics.csv", dir);
@@ -70,6 +72,10 @@ static char *dev_losses(const char *dir) {
     while (line && line[1]) {
         line++;
         const char *field = line;
+        if (line[strcspn(line, ",.")] == '.' && strchr(line, '\n') && strchr(line, '\n')[1]) {
+            line = strchr(line, '\n');  // between epochs, not the last line
+            continue;
+        }
         for (int comma = 0; comma < 3 && field; comma++) field = strchr(field, ',') + 1;  // epoch,step,train_loss,
         strncat(out, field, strcspn(field, ","));
         strcat(out, " ");

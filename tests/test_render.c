@@ -316,41 +316,48 @@ Test(render, pharaoh_line_of_argmax_alignment) {
 // ---- loss curve ------------------------------------------------------------
 
 Test(render, loss_svg_is_well_formed_in_every_shape) {
+    const double steps[6] = {20, 40, 60, 80, 100, 120};
     const double train[6] = {4.2, 3.1, NAN, 2.0, 1.7, 1.65};
-    const double dev[6] = {4.5, 3.6, 3.0, INFINITY, 2.6, 2.62};
-    const double one[1] = {2.5};
+    const double dev_steps[3] = {40, 80, 120};
+    const double dev[3] = {4.5, INFINITY, 2.62};
+    const double one[1] = {2.5}, one_step[1] = {150};
     const double none[2] = {NAN, NAN};
     const double flat[3] = {0, 0, 0};
     char *dir = test_tmpdir();
     struct {
         const char *name;
-        const double *train, *dev;
-        size_t epochs;
+        ts_loss_curves c;
     } cases[] = {
-        {"curve.svg", train, dev, 6}, {"one.svg", one, one, 1}, {"none.svg", none, none, 2},
-        {"flat.svg", flat, NULL, 3},  {"empty.svg", NULL, NULL, 0},
+        {"curve.svg", {steps, train, 6, dev_steps, dev, 3}},
+        {"one.svg", {one_step, one, 1, one_step, one, 1}},
+        {"none.svg", {steps, none, 2, steps, none, 2}},
+        {"flat.svg", {steps, flat, 3, NULL, NULL, 0}},
+        {"empty.svg", {NULL, NULL, 0, NULL, NULL, 0}},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char *path = join(dir, cases[k].name);
-        cr_assert_eq(ts_render_loss_svg_path(path, cases[k].train, cases[k].dev,
-                                             cases[k].epochs, "loss & <toy>"), TS_OK,
-                     "%s: %s", cases[k].name, ts_last_error());
+        cr_assert_eq(ts_render_loss_svg_path(path, &cases[k].c, "loss & <toy>"), TS_OK, "%s: %s", cases[k].name,
+                     ts_last_error());
         assert_xml_well_formed(path);
         char *svg = read_all(path);
         cr_assert_null(strstr(svg, "nan"), "%s has a NaN coordinate", cases[k].name);
         cr_assert_null(strstr(svg, "inf"), "%s has an Inf coordinate", cases[k].name);
-        cr_assert_not_null(strstr(svg, ">epoch<"));
+        cr_assert_not_null(strstr(svg, ">step<"));
         cr_assert_not_null(strstr(svg, ">loss<"));
         free(svg);
         free(path);
     }
     char *path = join(dir, "curve.svg"), *svg = read_all(path);
     free(path);
-    // The NaN at epoch 3 breaks train into two polylines; dev's Inf at 4 too.
-    int polylines = 0;
-    for (char *p = svg; (p = strstr(p, "stroke-width=\"2\" points=")); p++) polylines++;
-    cr_assert_eq(polylines, 4, "got %d polylines", polylines);
+    // The NaN at step 60 breaks the training curve in two; dev's Inf at 80
+    // breaks its line too, leaving two dev points alone.
+    int polylines = 0, dots = 0;
+    for (char *p = svg; (p = strstr(p, " points=\"")); p++) polylines++;
+    for (char *p = svg; (p = strstr(p, "<circle")); p++) dots++;
+    cr_assert_eq(polylines, 1 + 4, "got %d polylines (the axes and four pieces)", polylines);
+    cr_assert_eq(dots, 2, "got %d dots: the dev points", dots);
     cr_assert_not_null(strstr(svg, ">dev<"));
+    cr_assert_not_null(strstr(svg, ">training<"));
     free(svg);
     path = join(dir, "none.svg");
     svg = read_all(path);
@@ -358,4 +365,24 @@ Test(render, loss_svg_is_well_formed_in_every_shape) {
     free(svg);
     free(path);
     free(dir);
+}
+
+// Tick labels are round numbers (1, 1.5, 2 or 0, 50, 100), never the data's
+// own values (1.91, 1.43, 0.955): issue 22 item 8.
+Test(render, loss_svg_ticks_are_round_numbers) {
+    const double steps[3] = {50, 100, 150}, train[3] = {1.91, 1.43, 0.955};
+    ts_loss_curves c = {steps, train, 3, NULL, NULL, 0};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(ts_render_loss_svg(f, &c, NULL), TS_OK);
+    fclose(f);
+    for (const char *p = buf; (p = strstr(p, "text-anchor=\"end\">")); p++) {
+        double v = strtod(p + 19, NULL);
+        cr_assert_float_eq(v * 10, round(v * 10), 1e-9, "y tick %g is not round", v);
+    }
+    cr_assert_not_null(strstr(buf, ">1.0<"), "%s", buf);
+    cr_assert_not_null(strstr(buf, ">150<"), "%s", buf);
+    cr_assert_null(strstr(buf, "1.91<"));
+    free(buf);
 }

@@ -43,22 +43,24 @@ int ts_make_dirs(const char *path) {
 }
 
 // The length of the run file name that `name` starts with (last.ckpt ...
-// attention-<epoch>.svg, epoch-<epoch>.ckpt), or 0; *epoch gets the epoch of
-// a per-epoch file (else -1).
-static size_t run_file_stem(const char *name, long *epoch) {
-    static const char *const fixed[] = {"last.ckpt", "best.ckpt", "metrics.csv", "config.txt", "dev-pairs.tsv", "loss.svg",
-                                        "attention.jsonl", "report.html"};
-    static const struct { const char *prefix, *suffix; } per_epoch[] = {{"attention-", ".svg"}, {"epoch-", ".ckpt"}};
-    *epoch = -1;
+// attention-<epoch>.svg, attention-step-<step>.svg, epoch-<epoch>.ckpt), or
+// 0; *epoch gets the epoch of a per-epoch file, *step the step of a per-step
+// one (else -1).
+static size_t run_file_stem(const char *name, long *epoch, long *step) {
+    static const char *const fixed[] = {"last.ckpt", "best.ckpt", "metrics.csv", "steps.csv", "config.txt",
+                                        "dev-pairs.tsv", "loss.svg", "attention.jsonl", "report.html"};
+    static const struct { const char *prefix, *suffix; int per_step; } numbered[] = {
+        {"attention-", ".svg", 0}, {"epoch-", ".ckpt", 0}, {"attention-step-", ".svg", 1}};
+    *epoch = *step = -1;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         if (!strncmp(name, fixed[i], strlen(fixed[i]))) return strlen(fixed[i]);
-    for (size_t i = 0; i < sizeof per_epoch / sizeof per_epoch[0]; i++) {
-        size_t n = strlen(per_epoch[i].prefix), m = strlen(per_epoch[i].suffix);
-        if (strncmp(name, per_epoch[i].prefix, n) || name[n] < '0' || name[n] > '9') continue;
+    for (size_t i = 0; i < sizeof numbered / sizeof numbered[0]; i++) {
+        size_t n = strlen(numbered[i].prefix), m = strlen(numbered[i].suffix);
+        if (strncmp(name, numbered[i].prefix, n) || name[n] < '0' || name[n] > '9') continue;
         char *end;
         long e = strtol(name + n, &end, 10);
-        if (strncmp(end, per_epoch[i].suffix, m)) return 0;
-        *epoch = e;
+        if (strncmp(end, numbered[i].suffix, m)) return 0;
+        *(numbered[i].per_step ? step : epoch) = e;
         return (size_t)(end + m - name);
     }
     return 0;
@@ -67,8 +69,8 @@ static size_t run_file_stem(const char *name, long *epoch) {
 // 1 when `name` is a file tinyseq train writes: a run file, or the temporary
 // file of one's atomic save ("<name>.tmp" for figures, "<name>.tmp-XXXXXX"
 // for checkpoints) left by a killed run.
-static int is_run_file(const char *name, long *epoch) {
-    size_t n = run_file_stem(name, epoch);
+static int is_run_file(const char *name, long *epoch, long *step) {
+    size_t n = run_file_stem(name, epoch, step);
     if (!n) return 0;
     const char *rest = name + n;
     return !*rest || !strcmp(rest, ".tmp") || (!strncmp(rest, ".tmp-", 5) && strlen(rest + 5) == 6);
@@ -81,9 +83,9 @@ static int find_run_files(const char *dir, size_t *count, char *names, size_t na
     *count = 0;
     names[0] = '\0';
     struct dirent *e;
-    long epoch;
+    long epoch, step;
     while ((e = readdir(d)))
-        if (is_run_file(e->d_name, &epoch) && (*count)++ < 4) {
+        if (is_run_file(e->d_name, &epoch, &step) && (*count)++ < 4) {
             size_t len = strlen(names);
             snprintf(names + len, names_size - len, "%s%s", len ? ", " : "", e->d_name);
         }
@@ -95,17 +97,18 @@ static int find_run_files(const char *dir, size_t *count, char *names, size_t na
     return TS_OK;
 }
 
-// Deletes the run files of dir: every one (all = 1), or the per-epoch files
-// (figures, kept checkpoints) of epochs after `epoch` (all = 0). Nothing else
-// in dir is touched.
-static int remove_run_files(const char *dir, int all, long epoch) {
+// Deletes the run files of dir: every one (all = 1), or the per-epoch and
+// per-step files (figures, kept checkpoints) of epochs after `epoch` and
+// steps after `step` (all = 0). Nothing else in dir is touched.
+static int remove_run_files(const char *dir, int all, long epoch, long step) {
     DIR *d = opendir(dir);
     if (!d) return ts_fail(TS_ERR_IO, "cannot list '%s': %s", dir, strerror(errno));
     int rc = TS_OK;
     struct dirent *e;
-    long figure_epoch;
+    long file_epoch, file_step;
     while (!rc && (e = readdir(d))) {
-        if (!is_run_file(e->d_name, &figure_epoch) || (!all && figure_epoch <= epoch)) continue;
+        if (!is_run_file(e->d_name, &file_epoch, &file_step) || (!all && file_epoch <= epoch && file_step <= step))
+            continue;
         char path[4096];
         if (!(rc = ts_path_join(path, sizeof path, dir, e->d_name)) && unlink(path) != 0 && errno != ENOENT)
             rc = ts_fail(TS_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
@@ -119,14 +122,14 @@ int ts_rundir_holds_only_a_run(const char *dir) {
     if (!d) return errno == ENOENT ? TS_OK : ts_fail(TS_ERR_IO, "cannot list '%s': %s", dir, strerror(errno));
     int rc = TS_OK;
     struct dirent *e;
-    long epoch;
+    long epoch, step;
     while (!rc && (e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         char path[4096];
         struct stat st;
         if ((rc = ts_path_join(path, sizeof path, dir, e->d_name))) break;
         // A directory or a link under a run file's name is still not one.
-        if (!is_run_file(e->d_name, &epoch) || lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        if (!is_run_file(e->d_name, &epoch, &step) || lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
             rc = ts_fail(TS_ERR_ARG, "'%s' is not a tinyseq run directory ('%s' is not a file tinyseq writes there)", dir,
                          e->d_name);
     }
@@ -163,42 +166,53 @@ int ts_rundir_check(const ts_train_opts *o, ts_rundir_use *use) {
     return TS_OK;
 }
 
-// The epoch a line of metrics.csv ("E,...") or attention.jsonl
-// ({"epoch":E,...) is about; 0 for metrics.csv's header; -1 for nothing.
-static long line_epoch(const char *line) {
-    if (!strncmp(line, "epoch,", 6)) return 0;
-    const char *p = !strncmp(line, "{\"epoch\":", 9) ? line + 9 : line;
+// Whether a continued run keeps this line of metrics.csv, steps.csv (rows
+// whose field `step_field` is at most `step`, and the header) or
+// attention.jsonl ({"epoch":E,"step":S,...: S at most `step`; a line from
+// before steps were recorded: E at most `epoch`).
+static int line_kept(const char *line, int step_field, long epoch, long step) {
+    if (line[0] >= 'a' && line[0] <= 'z') return 1;  // a CSV header
+    const char *p = line;
+    if (line[0] == '{') {
+        const char *key = strstr(line, "\"step\":");
+        if (!key && strncmp(line, "{\"epoch\":", 9)) return 0;
+        p = key ? key + 7 : line + 9;
+        step = key ? step : epoch;
+    } else {
+        for (int k = 0; k < step_field && p; k++)
+            if ((p = strchr(p, ','))) p++;
+        if (!p) return 0;
+    }
     char *end;
-    long e = strtol(p, &end, 10);
-    return end != p && *end == ',' && e >= 1 ? e : -1;
+    double at = strtod(p, &end);
+    return end != p && (*end == ',' || *end == '\n' || !*end) && at >= 0 && at <= step;
 }
 
-// A continued run's metrics.csv and attention.jsonl keep the header and the
-// lines of the epochs up to the checkpoint's; later ones are the previous
-// run's future.
+// A continued run's metrics.csv, steps.csv and attention.jsonl keep the
+// header and the lines up to the checkpoint's step; later ones are the
+// previous run's future.
 struct kept_lines {
     FILE *in;
     const char *path;
-    long epoch;
+    int step_field;
+    long epoch, step;
 };
 
 static int fill_kept_lines(void *ctx, FILE *out) {
     struct kept_lines *k = ctx;
     char *line = NULL;
     size_t cap = 0;
-    while (getline(&line, &cap, k->in) > 0) {
-        long e = line_epoch(line);
-        if (e >= 0 && e <= k->epoch) fputs(line, out);
-    }
+    while (getline(&line, &cap, k->in) > 0)
+        if (line_kept(line, k->step_field, k->epoch, k->step)) fputs(line, out);
     free(line);
     return ferror(k->in) ? ts_fail(TS_ERR_IO, "cannot read '%s'", k->path) : TS_OK;
 }
 
-static int trim_lines(const char *dir, const char *name, long epoch) {
+static int trim_lines(const char *dir, const char *name, int step_field, long epoch, long step) {
     char path[4096];
     int rc = ts_path_join(path, sizeof path, dir, name);
     if (rc) return rc;
-    struct kept_lines k = {fopen(path, "r"), path, epoch};
+    struct kept_lines k = {fopen(path, "r"), path, step_field, epoch, step};
     if (!k.in) return errno == ENOENT ? TS_OK : ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     rc = ts_write_atomic(path, fill_kept_lines, &k, NULL);
     fclose(k.in);
@@ -245,6 +259,7 @@ static int fill_config(void *ctx, FILE *f) {
             ts_format_exact(b[3], o->dropout), ts_format_exact(b[4], o->label_smoothing));
     fprintf(f, "batch = %ld\naccumulate = %ld\nepochs = %ld\nsteps = %ld\nlr_decay = %s\npatience = %ld\nseed = %ld\nkeep = %ld\nbeam = %ld\n",
             o->batch, o->accumulate, o->epochs, o->steps, ts_format_exact(b[5], o->lr_decay), o->patience, o->seed, o->keep, o->beam);
+    fprintf(f, "log_every = %ld\neval_every = %ld\n", o->log_every, o->eval_every);
     fprintf(f, "# facts\n");
     if (!o->corpus) fprintf(f, "toy_seed = %ld\n", o->toy_seed);
     fprintf(f, "dev_pairs = %zu\ntrain_pairs = %zu\nsource_vocabulary = %d\ntarget_vocabulary = %d\nparameters = %zu\n",
@@ -281,32 +296,71 @@ int ts_rundir_write_dev(const char *dir, const ts_corpus *c, const size_t *rows,
     return ts_write_atomic(path, fill_dev, &d, NULL);
 }
 
-int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch) {
-    if (use == TS_RUN_REPLACE) return remove_run_files(dir, 1, 0);
+int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch, long step) {
+    if (use == TS_RUN_REPLACE) return remove_run_files(dir, 1, 0, 0);
     if (use != TS_RUN_CONTINUE) return TS_OK;
-    int rc = trim_lines(dir, "metrics.csv", epoch);
-    if (!rc) rc = trim_lines(dir, "attention.jsonl", epoch);
-    return rc ? rc : remove_run_files(dir, 0, epoch);
+    int rc = trim_lines(dir, "metrics.csv", 1, epoch, step);
+    if (!rc) rc = trim_lines(dir, "steps.csv", 0, epoch, step);
+    if (!rc) rc = trim_lines(dir, "attention.jsonl", 0, epoch, step);
+    return rc ? rc : remove_run_files(dir, 0, epoch, step);
 }
 
-int ts_rundir_append_metrics(const char *dir, const ts_metrics_row *r) {
-    char path[4096];
-    int rc = ts_path_join(path, sizeof path, dir, "metrics.csv");
+const char *ts_run_point_epoch(char buf[32], const ts_run_point *at) {
+    if (at->epoch == floor(at->epoch)) snprintf(buf, 32, "%.0f", at->epoch);
+    else snprintf(buf, 32, "%.3f", at->epoch);
+    return buf;
+}
+
+// buf = x with 6 decimals, or "" when it is not finite (an empty CSV field:
+// a value not measured, as `tinyseq report` and pandas read it).
+static const char *loss_field(char buf[32], double x) {
+    if (isfinite(x)) snprintf(buf, 32, "%.6f", x);
+    else buf[0] = '\0';
+    return buf;
+}
+
+// Opens dir/name to append a line, writing `header` first when it is new.
+static int open_csv(const char *dir, const char *name, const char *header, FILE **csv, char path[4096]) {
+    int rc = ts_path_join(path, 4096, dir, name);
     if (rc) return rc;
-    FILE *csv = fopen(path, "a");
-    if (!csv) return ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    if (ftell(csv) == 0)
-        fputs("epoch,step,train_loss,dev_loss,dev_ppl,dev_bleu,dev_chrf,dev_exact,lr,tokens_per_s,elapsed_s\n", csv);
-    fprintf(csv, "%ld,%ld,%.6f,%.6f,%.4f,%.6f,%.6f,%.6f,%.6g,%.1f,%.2f\n", r->epoch, r->step, r->train_loss, r->dev->loss,
-            r->dev->perplexity, r->dev->bleu, r->dev->chrf, r->dev->exact, r->lr, r->tokens_per_s, r->elapsed);
+    if (!(*csv = fopen(path, "a"))) return ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    if (ftell(*csv) == 0) fputs(header, *csv);
+    return TS_OK;
+}
+
+static int close_csv(FILE *csv, const char *path) {
     if (fclose(csv) != 0) return ts_fail(TS_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     return TS_OK;
 }
 
+int ts_rundir_append_metrics(const char *dir, const ts_metrics_row *r) {
+    char path[4096], epoch[32], train[32], dev[32];
+    FILE *csv;
+    int rc = open_csv(dir, "metrics.csv",
+                      "epoch,step,train_loss,dev_loss,dev_ppl,dev_bleu,dev_chrf,dev_exact,lr,tokens_per_s,elapsed_s\n", &csv,
+                      path);
+    if (rc) return rc;
+    fprintf(csv, "%s,%ld,%s,%s,%.4f,%.6f,%.6f,%.6f,%.6g,%.1f,%.2f\n", ts_run_point_epoch(epoch, &r->at), r->at.step,
+            loss_field(train, r->train_loss), loss_field(dev, r->dev->loss), r->dev->perplexity, r->dev->bleu, r->dev->chrf, r->dev->exact, r->lr,
+            r->tokens_per_s, r->elapsed);
+    return close_csv(csv, path);
+}
+
+int ts_rundir_append_steps(const char *dir, const ts_steps_row *r) {
+    char path[4096], epoch[32], train[32];
+    FILE *csv;
+    int rc = open_csv(dir, "steps.csv", "step,epoch,train_loss,lr,tokens_per_s,elapsed_s\n", &csv, path);
+    if (rc) return rc;
+    fprintf(csv, "%ld,%s,%s,%.6g,%.1f,%.2f\n", r->at.step, ts_run_point_epoch(epoch, &r->at),
+            loss_field(train, r->train_loss), r->lr,
+            r->tokens_per_s, r->elapsed);
+    return close_csv(csv, path);
+}
+
 // The hypothesis was decoded in a batch: its rows are h->S wide (the batch's
 // longest source), of which the first n are this sentence's words.
-int ts_rundir_write_attention(const char *dir, long epoch, const ts_model_config *cfg, const ts_vocab *tgt_vocab,
-                              const ts_pair *pair, const ts_hypothesis *h) {
+int ts_rundir_write_attention(const char *dir, const ts_run_point *at, const ts_model_config *cfg,
+                              const ts_vocab *tgt_vocab, const ts_pair *pair, const ts_hypothesis *h) {
     if (cfg->attn == TS_ATTN_NONE || !h->attention) return TS_OK;
     size_t T = (size_t)h->len + 1, n = (size_t)pair->src_len, S = (size_t)h->S;
     if (n > S) return ts_fail(TS_ERR_SHAPE, "figure: %zu source words, attention rows of %zu", n, S);
@@ -322,10 +376,11 @@ int ts_rundir_write_attention(const char *dir, long epoch, const ts_model_config
         const char *w = j < (size_t)h->len ? ts_vocab_word(tgt_vocab, h->tokens[j]) : h->ended ? "<eos>" : "<cut>";
         target[j] = w ? w : "<unk>";
     }
-    char name[64], path[4096], title[128];
-    snprintf(name, sizeof name, "attention-%ld.svg", epoch);
-    snprintf(title, sizeof title, "attention: %s (%s decoder), epoch %ld", ts_attn_name(cfg->attn),
-             ts_decoder_name(cfg->decoder), epoch);
+    char name[64], path[4096], title[160], epoch[32];
+    if (at->epoch_end) snprintf(name, sizeof name, "attention-%s.svg", ts_run_point_epoch(epoch, at));
+    else snprintf(name, sizeof name, "attention-step-%ld.svg", at->step);
+    snprintf(title, sizeof title, "attention: %s (%s decoder), epoch %s, step %ld", ts_attn_name(cfg->attn),
+             ts_decoder_name(cfg->decoder), ts_run_point_epoch(epoch, at), at->step);
     int rc = ts_path_join(path, sizeof path, dir, name);
     if (!rc) rc = ts_render_heatmap_svg_path(path, weights, T, n, target, (const char *const *)pair->src, title);
     free(target);
@@ -372,14 +427,14 @@ static void json_hypothesis(FILE *f, const ts_vocab *tgt_vocab, const ts_hypothe
     fputs("]}", f);
 }
 
-int ts_rundir_append_report(const char *dir, long epoch, const ts_eval_result *dev, const ts_vocab *tgt_vocab,
-                            int attends, const ts_report_sentence *sentences, size_t n) {
-    char path[4096];
+int ts_rundir_append_report(const char *dir, const ts_run_point *at, const ts_eval_result *dev,
+                            const ts_vocab *tgt_vocab, int attends, const ts_report_sentence *sentences, size_t n) {
+    char path[4096], epoch[32];
     int rc = ts_path_join(path, sizeof path, dir, "attention.jsonl");
     if (rc) return rc;
     FILE *f = fopen(path, "a");
     if (!f) return ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    fprintf(f, "{\"epoch\":%ld,\"bleu_by_length\":[", epoch);
+    fprintf(f, "{\"epoch\":%s,\"step\":%ld,\"bleu_by_length\":[", ts_run_point_epoch(epoch, at), at->step);
     for (int b = 0; b < TS_EVAL_BUCKETS; b++)
         fprintf(f, b ? ",[%.6g,%zu]" : "[%.6g,%zu]", dev->bucket_bleu[b], dev->bucket_pairs[b]);
     fputs("],\"sentences\":[", f);
@@ -400,8 +455,63 @@ int ts_rundir_append_report(const char *dir, long epoch, const ts_eval_result *d
     return TS_OK;
 }
 
-int ts_rundir_write_loss(const char *dir, const double *train, const double *dev, long epochs) {
+// Fields x_field and y_field of every row of dir/name (a CSV file with a
+// header) into malloc'd arrays; a missing file is no rows. Rows whose fields
+// are not numbers are skipped: the figure shows what can be read.
+static int read_csv_columns(const char *dir, const char *name, int x_field, int y_field, double **x, double **y,
+                            size_t *n) {
     char path[4096];
-    int rc = ts_path_join(path, sizeof path, dir, "loss.svg");
-    return rc ? rc : ts_render_loss_svg_path(path, train, dev, (size_t)epochs, "loss per epoch");
+    *x = *y = NULL;
+    *n = 0;
+    int rc = ts_path_join(path, sizeof path, dir, name);
+    if (rc) return rc;
+    FILE *f = fopen(path, "r");
+    if (!f) return errno == ENOENT ? TS_OK : ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0, room = 0;
+    for (long row = 0; !rc && getline(&line, &cap, f) > 0; row++) {
+        if (row == 0) continue;  // the header
+        double value[2];
+        int fields[2] = {x_field, y_field}, ok = 1;
+        for (int k = 0; k < 2 && ok; k++) {
+            const char *p = line;
+            for (int skip = 0; skip < fields[k] && p; skip++)
+                if ((p = strchr(p, ','))) p++;
+            char *end;
+            value[k] = p ? strtod(p, &end) : NAN;
+            ok = p && end != p && isfinite(value[k]);
+        }
+        if (!ok) continue;
+        if (*n == room) {
+            room = room ? 2 * room : 64;
+            double *bigger_x = realloc(*x, room * sizeof **x), *bigger_y = bigger_x ? realloc(*y, room * sizeof **y) : NULL;
+            if (bigger_x) *x = bigger_x;
+            if (!bigger_y) {
+                rc = ts_fail(TS_ERR_NOMEM, "no memory for the rows of '%s'", path);
+                break;
+            }
+            *y = bigger_y;
+        }
+        (*x)[*n] = value[0];
+        (*y)[(*n)++] = value[1];
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+int ts_rundir_write_loss(const char *dir) {
+    ts_loss_curves c = {0};
+    double *train_step = NULL, *train_loss = NULL, *dev_step = NULL, *dev_loss = NULL;
+    int rc = read_csv_columns(dir, "steps.csv", 0, 2, &train_step, &train_loss, &c.n_train);
+    if (!rc) rc = read_csv_columns(dir, "metrics.csv", 1, 3, &dev_step, &dev_loss, &c.n_dev);
+    char path[4096];
+    if (!rc) rc = ts_path_join(path, sizeof path, dir, "loss.svg");
+    c.train_step = train_step, c.train_loss = train_loss, c.dev_step = dev_step, c.dev_loss = dev_loss;
+    if (!rc) rc = ts_render_loss_svg_path(path, &c, "loss");
+    free(train_step);
+    free(train_loss);
+    free(dev_step);
+    free(dev_loss);
+    return rc;
 }

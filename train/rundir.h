@@ -1,7 +1,8 @@
 // The run directory: everything `tinyseq train` writes into --out besides
 // the checkpoints' bytes. --out holds one run (last.ckpt, best.ckpt,
-// epoch-<epoch>.ckpt with --keep, metrics.csv, config.txt, dev-pairs.tsv, loss.svg,
-// attention-<epoch>.svg, and the temporary files of their atomic saves);
+// epoch-<epoch>.ckpt with --keep, metrics.csv, steps.csv, config.txt, dev-pairs.tsv,
+// loss.svg, attention-<epoch>.svg, attention-step-<step>.svg, attention.jsonl,
+// report.html, and the temporary files of their atomic saves);
 // nothing else in it is touched.
 #ifndef TS_TRAIN_RUNDIR_H
 #define TS_TRAIN_RUNDIR_H
@@ -33,9 +34,10 @@ int ts_rundir_check(const ts_train_opts *o, ts_rundir_use *use);
 int ts_rundir_holds_only_a_run(const char *dir);
 
 // Makes the directory ready once everything else is: deletes the old run's
-// files (TS_RUN_REPLACE), or keeps metrics.csv's rows up to `epoch` and the
-// per-epoch figures and checkpoints up to it (TS_RUN_CONTINUE).
-int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch);
+// files (TS_RUN_REPLACE), or keeps the lines of metrics.csv, steps.csv and
+// attention.jsonl up to `step`, the per-epoch figures and checkpoints up to
+// `epoch` and the per-step figures up to `step` (TS_RUN_CONTINUE).
+int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch, long step);
 
 // dev-pairs.tsv: the dev pairs held out of the corpus, normalised, in the order the
 // run evaluates them (so `tinyseq eval --corpus DIR/dev-pairs.tsv` repeats its numbers).
@@ -49,9 +51,23 @@ const char *ts_format_exact(char buf[32], double x);
 // that trained it (a fact: the same options train the same model on any).
 int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev, int ranks);
 
+// Where a run stands when it writes a row or a figure: epochs done, with the
+// fraction of the current one (1.5: half of the second epoch), the
+// optimizer step, and whether an epoch has just ended (epoch is then whole).
 typedef struct {
-    long epoch, step;
-    double train_loss;
+    double epoch;
+    long step;
+    int epoch_end;
+} ts_run_point;
+
+// buf = at's epoch as the files write it ("3", "0.330"); returns buf.
+const char *ts_run_point_epoch(char buf[32], const ts_run_point *at);
+
+// A dev evaluation: at the end of each epoch, every --eval-every steps, and
+// at the end of a run that stopped inside an epoch.
+typedef struct {
+    ts_run_point at;
+    double train_loss;  // the mean training loss of the epoch so far
     const ts_eval_result *dev;
     double lr, tokens_per_s, elapsed;
 } ts_metrics_row;
@@ -59,10 +75,22 @@ typedef struct {
 // Appends one row to metrics.csv (with the header when it is new).
 int ts_rundir_append_metrics(const char *dir, const ts_metrics_row *row);
 
-// attention-<epoch>.svg: hypothesis h's attention over the source of `pair`
-// (nothing for a model without attention).
-int ts_rundir_write_attention(const char *dir, long epoch, const ts_model_config *cfg, const ts_vocab *tgt_vocab,
-                              const ts_pair *pair, const ts_hypothesis *h);
+// The training loss, logged every --log-every steps, at each epoch's end and
+// where the run stops.
+typedef struct {
+    ts_run_point at;
+    double train_loss;  // the mean over the steps since the last row
+    double lr, tokens_per_s, elapsed;
+} ts_steps_row;
+
+// Appends one row to steps.csv (with the header when it is new).
+int ts_rundir_append_steps(const char *dir, const ts_steps_row *row);
+
+// attention-<epoch>.svg at an epoch's end, else attention-step-<step>.svg:
+// hypothesis h's attention over the source of `pair` (nothing for a model
+// without attention).
+int ts_rundir_write_attention(const char *dir, const ts_run_point *at, const ts_model_config *cfg,
+                              const ts_vocab *tgt_vocab, const ts_pair *pair, const ts_hypothesis *h);
 
 // How many dev sentences attention.jsonl follows through the epochs.
 #define TS_REPORT_SENTENCES 24
@@ -75,14 +103,16 @@ typedef struct {
 } ts_report_sentence;
 
 // Appends one line to attention.jsonl (what `tinyseq report` reads): this
-// epoch's dev BLEU by source length and, for each sentence, its words and the
+// evaluation's point, its dev BLEU by source length and, for each sentence, its words and the
 // attention of its greedy and beam outputs (none when `attends` is 0: a model
 // with attention "none"). JSON; '<', '>' and '&' are written as \u escapes so
 // the line can sit inside an HTML script element.
-int ts_rundir_append_report(const char *dir, long epoch, const ts_eval_result *dev, const ts_vocab *tgt_vocab,
-                            int attends, const ts_report_sentence *sentences, size_t n);
+int ts_rundir_append_report(const char *dir, const ts_run_point *at, const ts_eval_result *dev,
+                            const ts_vocab *tgt_vocab, int attends, const ts_report_sentence *sentences, size_t n);
 
-// loss.svg: the train and dev loss of each finished epoch.
-int ts_rundir_write_loss(const char *dir, const double *train, const double *dev, long epochs);
+// loss.svg: the training loss of steps.csv as a curve over the steps and
+// the dev loss of metrics.csv as points on it (read back from the files, so
+// a continued run draws its whole history).
+int ts_rundir_write_loss(const char *dir);
 
 #endif

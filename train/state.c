@@ -37,6 +37,9 @@ void ts_train_state_free(ts_train_state *s) {
 
 // ---- saving --------------------------------------------------------------------
 
+// --log-every and --eval-every are not here: they change what the run
+// directory records, never what is computed, so a continued run may change
+// them.
 // The options a checkpoint records, in the order it records them: `saved`
 // rows are written here (data.max_len comes with the model), rows with a
 // flag are compared on resume (checkpoints from before an `optional` flag

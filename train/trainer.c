@@ -94,6 +94,13 @@ typedef struct {
     int stop_agreed;                   // with ranks: a rank was asked to stop (every rank knows it at the same step)
     long kill_rank, kill_step;         // tests: TINYSEQ_TEST_KILL=RANK:STEP[:SIGNAL] raises SIGNAL (SIGKILL) there
     int kill_signal;
+    // What the run directory records (rank 0), never saved: a continued run
+    // starts a new window where the previous one stopped (and logged).
+    long log_every;                    // steps between steps.csv rows
+    double window_loss;                // plain cross-entropy x tokens of the steps since the last row
+    long window_tokens;
+    long start_step;                   // the step this run started from
+    long recorded_step;                // the step of the last evaluation recorded in the files (-1: none)
 } trainer;
 
 // Rank 0 prints and writes the run directory; the other ranks only compute.
@@ -106,6 +113,18 @@ static int count_up(long *counter, long n, const char *name) {
         return ts_fail(TS_ERR_NUMERIC, "the %s counter (%ld) cannot grow by %ld past its limit %ld", name, *counter, n, TS_COUNT_MAX);
     *counter += n;
     return TS_OK;
+}
+
+// The 1-2-5 number nearest to x (at least 1): --log-every's default, so the
+// rows fall on round steps (20, 50, 100).
+static long round_count(double x) {
+    long best = 1;
+    for (long mag = 1; mag <= TS_COUNT_MAX / 10; mag *= 10)
+        for (int k = 0; k < 3; k++) {
+            long v = mag * (k == 0 ? 1 : k == 1 ? 2 : 5);
+            if (fabs((double)v - x) < fabs((double)best - x)) best = v;
+        }
+    return best;
 }
 
 // ---- checkpoints -------------------------------------------------------------
@@ -212,7 +231,7 @@ static int evaluate_test(trainer *t) {
 // attention.jsonl for `tinyseq report`: the first TS_REPORT_SENTENCES dev
 // sentences with this epoch's greedy outputs (from the dev evaluation) and
 // beam-4 outputs, each with its attention.
-static int append_report(trainer *t, const ts_eval_result *res, const ts_hypothesis *greedy) {
+static int append_report(trainer *t, const ts_run_point *at, const ts_eval_result *res, const ts_hypothesis *greedy) {
     size_t n = t->n_dev < TS_REPORT_SENTENCES ? t->n_dev : TS_REPORT_SENTENCES;
     ts_hypothesis beam[TS_REPORT_SENTENCES];
     ts_report_sentence rows[TS_REPORT_SENTENCES];
@@ -228,7 +247,7 @@ static int append_report(trainer *t, const ts_eval_result *res, const ts_hypothe
         ts_ctx_reset(&t->ctx);
         rows[i] = (ts_report_sentence){p, &greedy[i], &beam[i]};
     }
-    if (!rc) rc = ts_rundir_append_report(t->opts->out_dir, t->s.epoch, res, t->tgt_vocab,
+    if (!rc) rc = ts_rundir_append_report(t->opts->out_dir, at, res, t->tgt_vocab,
                                                t->model->cfg.attn != TS_ATTN_NONE, rows, n);
     for (size_t i = 0; i < n; i++) ts_hypothesis_free(&beam[i]);
     return rc;
@@ -248,6 +267,72 @@ static int keep_epoch(trainer *t) {
     return TS_OK;
 }
 
+// Where the run stands; at an epoch's end (epoch_end) the epoch is whole.
+static ts_run_point run_point(const trainer *t, int epoch_end) {
+    double total = (double)ts_batcher_count(t->batcher);
+    return (ts_run_point){.epoch = (double)t->s.epoch + (epoch_end ? 0 : (double)t->s.position / total),
+                          .step = t->s.step, .epoch_end = epoch_end};
+}
+
+static double elapsed_seconds(const trainer *t) { return ts_progress_now() - t->progress.started; }
+
+// The mean training loss of the epoch so far (NaN before its first step).
+static double epoch_train_loss(const trainer *t) {
+    return t->s.epoch_tokens ? t->s.epoch_loss_sum / (double)t->s.epoch_tokens : NAN;
+}
+
+// A steps.csv row for the steps since the last one (rank 0; nothing when
+// there were none).
+static int log_steps(trainer *t) {
+    if (!leader(t) || t->window_tokens == 0) return TS_OK;
+    size_t total = ts_batcher_count(t->batcher);
+    ts_steps_row row = {.at = run_point(t, 0), .train_loss = t->window_loss / (double)t->window_tokens,
+                        .lr = t->optim.lr, .tokens_per_s = ts_progress_rate(&t->progress), .elapsed = elapsed_seconds(t)};
+    if ((size_t)t->s.position == total) row.at.epoch = (double)t->s.epoch + 1;  // exact, not e + total / total
+    t->window_loss = 0;
+    t->window_tokens = 0;
+    return ts_rundir_append_steps(t->opts->out_dir, &row);
+}
+
+// An evaluation into the run directory (rank 0): its metrics.csv row, the
+// first dev sentence's attention figure, its attention.jsonl line, and
+// loss.svg redrawn.
+static int record_evaluation(trainer *t, const ts_run_point *at, double train_loss, const ts_eval_result *res,
+                             const ts_hypothesis *hyps) {
+    const ts_train_opts *o = t->opts;
+    if (!leader(t)) return TS_OK;
+    ts_metrics_row row = {.at = *at, .train_loss = train_loss, .dev = res, .lr = t->optim.lr,
+                          .tokens_per_s = ts_progress_rate(&t->progress), .elapsed = elapsed_seconds(t)};
+    int rc = ts_rundir_append_metrics(o->out_dir, &row);
+    if (!rc && hyps && t->n_dev > 0)
+        rc = ts_rundir_write_attention(o->out_dir, at, &t->model->cfg, t->tgt_vocab, &t->dev->pairs[t->dev_rows[0]],
+                                       &hyps[0]);
+    if (!rc && hyps && t->n_dev > 0) rc = append_report(t, at, res, hyps);
+    if (!rc) rc = ts_rundir_write_loss(o->out_dir);
+    t->recorded_step = at->step;
+    return rc;
+}
+
+// --eval-every: dev evaluated inside an epoch and recorded (rank 0 alone;
+// nothing any rank decides reads it).
+static int evaluate_between(trainer *t) {
+    if (!leader(t)) return TS_OK;
+    ts_eval_result res;
+    ts_hypothesis *hyps = NULL;
+    int rc = evaluate_dev(t, 1, &res, &hyps);
+    if (rc) return rc;
+    ts_run_point at = run_point(t, 0);
+    char epoch[32];
+    if (t->opts->out) {
+        fprintf(t->opts->out, "step %ld (epoch %s): dev loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%%\n", at.step,
+                ts_run_point_epoch(epoch, &at), res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact);
+        fflush(t->opts->out);
+    }
+    rc = record_evaluation(t, &at, epoch_train_loss(t), &res, hyps);
+    free_hyps(hyps, t->n_dev);
+    return rc;
+}
+
 // After an epoch: evaluate, keep the best, decay on a plateau, record, save.
 // Sets *stop when early stopping says so.
 static int end_epoch(trainer *t, int *stop) {
@@ -261,7 +346,7 @@ static int end_epoch(trainer *t, int *stop) {
         free_hyps(hyps, t->n_dev);
         return rc;
     }
-    double train_loss = t->s.epoch_tokens ? t->s.epoch_loss_sum / (double)t->s.epoch_tokens : NAN;
+    double train_loss = epoch_train_loss(t);
     t->s.history_train[t->s.epoch] = train_loss;
     t->s.history_dev[t->s.epoch] = res.loss;
     t->s.epoch++;  // below max_epochs <= TS_MAX_EPOCHS: the loop stops there
@@ -280,21 +365,14 @@ static int end_epoch(trainer *t, int *stop) {
     // The next epoch starts here, so a checkpoint saved now resumes into it.
     memcpy(t->s.epoch_start_state, gsl_rng_state(t->s.shuffle_rng), gsl_rng_size(t->s.shuffle_rng));
     if (!leader(t)) return TS_OK;
-    double elapsed = ts_progress_now() - t->progress.started;
+    double elapsed = elapsed_seconds(t);
     ts_progress_epoch(&t->progress, o->out, t->s.epoch, train_loss, &res, t->optim.lr, elapsed, improved);
-    ts_metrics_row row = {.epoch = t->s.epoch, .step = t->s.step, .train_loss = train_loss, .dev = &res,
-                          .lr = t->optim.lr, .tokens_per_s = ts_progress_rate(&t->progress), .elapsed = elapsed};
-    if ((rc = ts_rundir_append_metrics(o->out_dir, &row))) goto done;
     if (improved && (rc = save_checkpoint(t, "best.ckpt", 0))) goto done;
     if ((rc = save_checkpoint(t, "last.ckpt", 1))) goto done;
     t->last_saved_step = t->s.step;
     if (o->keep > 0 && (rc = keep_epoch(t))) goto done;
-    if (hyps && t->n_dev > 0 &&
-        (rc = ts_rundir_write_attention(o->out_dir, t->s.epoch, &t->model->cfg, t->tgt_vocab,
-                                        &t->dev->pairs[t->dev_rows[0]], &hyps[0])))
-        goto done;
-    if (!rc && t->n_dev > 0 && hyps) rc = append_report(t, &res, hyps);
-    if (!rc) rc = ts_rundir_write_loss(o->out_dir, t->s.history_train, t->s.history_dev, t->s.epoch);
+    ts_run_point at = run_point(t, 1);
+    rc = record_evaluation(t, &at, train_loss, &res, hyps);
 done:
     free_hyps(t->epoch_hyps, t->n_dev);  // kept for finish_run
     t->epoch_dev = res;
@@ -567,6 +645,8 @@ static int train_step(trainer *t, const ts_batch *b) {
     ts_progress_step(&t->progress, ts_progress_now() - t0, (int)n_batch, t->s.step > o->warmup);
     if ((rc = count_up(&t->s.epoch_tokens, n_batch, "epoch token"))) return rc;
     t->s.epoch_loss_sum += sums[SUM_PLAIN];  // reported train loss: comparable with dev loss
+    t->window_loss += sums[SUM_PLAIN];
+    t->window_tokens += n_batch;
     t->last_loss = plain;
     return TS_OK;
 }
@@ -585,6 +665,14 @@ static int finish_run(trainer *t) {
         t->epoch_hyps = NULL;
     } else if ((rc = evaluate_dev(t, 1, &res, &hyps))) {
         return rc;
+    } else if (t->s.step > t->start_step && t->recorded_step != t->s.step) {
+        // A run that stopped inside an epoch (--steps) records its final
+        // model too: every run that trained ends with its rows and figures.
+        ts_run_point at = run_point(t, 0);
+        if ((rc = record_evaluation(t, &at, epoch_train_loss(t), &res, hyps))) {
+            free_hyps(hyps, t->n_dev);
+            return rc;
+        }
     }
     // The saved state is left as it is (best_dev stays unset), so a run
     // resumed from here computes what an uninterrupted one does.
@@ -644,7 +732,7 @@ static int finish_run(trainer *t) {
 // each machine may want its own (it changes no result).
 static int check_same_config(trainer *t) {
     const ts_train_opts *o = t->opts;
-    enum { N = 34 };
+    enum { N = 36 };
     char numbers[N][48];
     const char *what[N], *values[N];
     int n = 0;
@@ -685,6 +773,8 @@ static int check_same_config(trainer *t) {
     WHOLE("warm-up steps", o->warmup);
     WHOLE("--show", o->show);
     WHOLE("--beam", o->beam);
+    WHOLE("--log-every", o->log_every);
+    WHOLE("--eval-every", o->eval_every);
 #undef TEXT
 #undef WHOLE
 #undef REAL
@@ -709,7 +799,8 @@ static int agree_on_setup(trainer *t, int rc) {
 
 int ts_train(const ts_train_opts *o, ts_train_report *report) {
     ts_dist alone = {.rank = 0, .size = 1, .local_size = 1};
-    trainer t = {.opts = o, .dist = o->dist ? o->dist : &alone, .epoch_dev_step = -1, .last_saved_step = -1};
+    trainer t = {.opts = o, .dist = o->dist ? o->dist : &alone, .epoch_dev_step = -1, .last_saved_step = -1,
+                 .recorded_step = -1};
     memset(report, 0, sizeof *report);
     ts_gsl_quiet();
     // The ranks compare their flags first: every check below then fails on
@@ -797,8 +888,10 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     if (resume && (rc = ts_train_state_restore(&t.s, &t.optim, &t.model->params, resume, o,
                                                (long)ts_batcher_count(t.batcher), max_epochs)))
         goto done;
+    t.start_step = t.s.step;
+    t.log_every = o->log_every > 0 ? o->log_every : round_count((double)ts_batcher_count(t.batcher) / 20);
     // Everything is ready: only now is the directory changed.
-    if (leader(&t) && (rc = ts_rundir_prepare(o->out_dir, use, t.s.epoch))) goto done;
+    if (leader(&t) && (rc = ts_rundir_prepare(o->out_dir, use, t.s.epoch, t.s.step))) goto done;
     if (leader(&t) && (rc = ts_rundir_write_config(o, t.model, t.split.n_train, t.n_dev, t.dist->size))) goto done;
     if (leader(&t) && !t.dev_file && (rc = ts_rundir_write_dev(o->out_dir, t.dev, t.dev_rows, t.n_dev))) goto done;
     setup_agreed = 1;
@@ -834,6 +927,10 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
             if ((rc = train_step(&t, ts_batcher_get(t.batcher, i)))) goto done;
             if (t.s.step == t.kill_step && t.dist->rank == t.kill_rank) raise(t.kill_signal);
             show_progress(&t, total, 0);
+            if ((t.s.step % t.log_every == 0 || (size_t)t.s.position == total) && (rc = log_steps(&t))) goto done;
+            if (o->eval_every > 0 && t.s.step % o->eval_every == 0 && (size_t)t.s.position < total &&
+                (rc = evaluate_between(&t)))
+                goto done;
             if (o->steps > 0 && t.s.step >= o->steps && (size_t)t.s.position < total) stop = 1;
         }
         if (should_stop(&t)) break;  // a step boundary too, before the epoch's evaluation
@@ -851,6 +948,8 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     report->stopped = t.dist->size > 1 ? (t.stop_agreed ? (stop_requested(o) ? stop_requested(o) : SIGTERM) : 0)
                                        : stop_requested(o);
     if (o->log && report->stopped && isatty(fileno(o->log))) fputc('\n', o->log);
+    // Where the run stops, its last steps' row and the curve that shows it.
+    if (t.window_tokens && leader(&t) && ((rc = log_steps(&t)) || (rc = ts_rundir_write_loss(o->out_dir)))) goto done;
     if (t.last_saved_step != t.s.step && (rc = save_checkpoint(&t, "last.ckpt", 1))) goto done;
     report->epoch = t.s.epoch;
     report->position = t.s.position;

@@ -56,6 +56,11 @@ typedef struct {
     long keep;                 // also keep the last `keep` epochs as epoch-<N>.ckpt (inference kind; 0: none)
     long warmup;               // steps excluded from tokens/s (default 3)
     long show;                 // dev examples printed at the end (default 4)
+    long log_every;            // the training loss goes to steps.csv every N steps, at each epoch's end and where
+                               // the run stops (0, the default: about 20 rows an epoch, a round N)
+    long eval_every;           // also evaluate dev every N steps inside an epoch (0, the default: at each epoch's
+                               // end only); a record (metrics.csv, attention.jsonl, figures), never a decision
+                               // (the learning rate, early stopping and best.ckpt follow the epochs' evaluations)
     long beam;                 // the final dev (and --test) evaluation also decodes with this beam
                                // width (default 5; 0 or 1: greedy only); epochs are evaluated greedily
     FILE *out;                 // summaries and results (stdout)
@@ -86,7 +91,7 @@ typedef struct {
 } ts_train_report;
 
 // Trains as the options say, writing out_dir/{last.ckpt,best.ckpt,metrics.csv,
-// config.txt,loss.svg,attention-<epoch>.svg}. out_dir holds one run: if it
+// steps.csv,config.txt,loss.svg,attention-<epoch>.svg,attention.jsonl} (docs/runs.md). out_dir holds one run: if it
 // holds one already, the run continues it when `resume` is a checkpoint in
 // out_dir (metrics.csv keeps the rows up to the checkpoint's epoch), replaces
 // it with `force`, and fails with TS_ERR_ARG otherwise. Returns TS_OK or the

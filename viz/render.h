@@ -68,8 +68,9 @@ int ts_render_pharaoh(FILE *out, const ts_link *links, size_t n_links);
 
 // What a figure writer needs; each writer reads the fields it uses.
 typedef struct {
-    const double *weights, *train, *dev;
-    size_t T, S, epochs;
+    const double *weights;
+    size_t T, S;
+    const void *curves;  // the loss chart's ts_loss_curves (viz/plot.h)
     const char *const *target;
     const char *const *source;
     const char *text;  // title or attention name

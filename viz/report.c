@@ -5,6 +5,7 @@
 #include "tensor/atomic_write.h"
 #include "tensor/status.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,11 @@ static int clean_text(const unsigned char *s, size_t n) {
     return 1;
 }
 
-// metrics.csv as {"columns": [...], "rows": [[...], ...]}.
-static int write_metrics(FILE *f, const ts_report_input *in) {
+// A CSV file of ours (metrics.csv, steps.csv) as {"columns": [...], "rows":
+// [[...], ...]}; an empty field is null.
+static int write_csv(FILE *f, const char *text, const char *name) {
     fputs("{\"columns\":[", f);
-    const char *p = in->metrics_csv ? in->metrics_csv : "";
+    const char *p = text ? text : "";
     long line = 1;
     size_t columns = 0;
     // The header: names of [a-z_].
@@ -34,7 +36,7 @@ static int write_metrics(FILE *f, const ts_report_input *in) {
     for (size_t i = 0, start = 0; *p && i <= len; i++) {
         if (i < len && p[i] != ',') {
             if (!((p[i] >= 'a' && p[i] <= 'z') || p[i] == '_'))
-                return ts_fail(TS_ERR_FORMAT, "%s:1: a column name has '%c'", in->metrics_name, p[i]);
+                return ts_fail(TS_ERR_FORMAT, "%s:1: a column name has '%c'", name, p[i]);
             continue;
         }
         fprintf(f, "%s\"%.*s\"", columns++ ? "," : "", (int)(i - start), p + start);
@@ -48,16 +50,21 @@ static int write_metrics(FILE *f, const ts_report_input *in) {
         len = end ? (size_t)(end - p) : strlen(p);
         fputs(row ? ",[" : "[", f);
         size_t fields = 0;
-        for (const char *q = p; q < p + len;) {
+        for (const char *q = p; q <= p + len;) {
+            if (q == p + len || *q == ',') {  // an empty field
+                fputs(fields++ ? ",null" : "null", f);
+                q++;
+                continue;
+            }
             char *stop;
             double v = strtod(q, &stop);
-            if (stop == q || (stop < p + len && *stop != ',') || v != v)
-                return ts_fail(TS_ERR_FORMAT, "%s:%ld: field %zu is not a number", in->metrics_name, line, fields + 1);
+            if (stop == q || (stop < p + len && *stop != ',') || !isfinite(v))
+                return ts_fail(TS_ERR_FORMAT, "%s:%ld: field %zu is not a number", name, line, fields + 1);
             fprintf(f, "%s%.17g", fields++ ? "," : "", v);
-            q = stop < p + len ? stop + 1 : stop;
+            q = stop + 1;
         }
         if (fields != columns)
-            return ts_fail(TS_ERR_FORMAT, "%s:%ld: %zu fields, the header has %zu", in->metrics_name, line, fields, columns);
+            return ts_fail(TS_ERR_FORMAT, "%s:%ld: %zu fields, the header has %zu", name, line, fields, columns);
         fputc(']', f);
         p = end ? end + 1 : p + len;
     }
@@ -89,29 +96,45 @@ static const char page_script[] =
     "const VIRIDIS=[[68,1,84],[59,82,139],[33,145,140],[94,201,98],[253,231,37]];\n"
     "function colour(w){w=Math.max(0,Math.min(1,isFinite(w)?w:0))*(VIRIDIS.length-1);const i=Math.min(Math.floor(w),"
     "VIRIDIS.length-2),t=w-i;return VIRIDIS[i].map((c,k)=>Math.round(c+(VIRIDIS[i+1][k]-c)*t));}\n"
-    "function lineChart(parent,title,series,xlabel){const W=420,H=260,L=50,R=110,T=28,B=40;"
+    // Axes at round values (1-2-5 steps), as viz/plot.c draws loss.svg.
+    "function niceStep(range,n){const raw=range/n,mag=Math.pow(10,Math.floor(Math.log10(raw))),f=raw/mag;"
+    "return (f<=1?1:f<=2?2:f<=5?5:10)*mag;}\n"
+    "function roundAxis(lo,hi,n){if(hi-lo<1e-12*Math.max(1,Math.abs(hi))){const p=Math.abs(hi)>0?0.1*Math.abs(hi):1;"
+    "lo-=p;hi+=p;}const step=niceStep(hi-lo,n);return {lo:Math.floor(lo/step)*step,hi:Math.ceil(hi/step)*step,step};}\n"
+    "function tickLabels(a){const d=a.step>=1?0:Math.ceil(-Math.log10(a.step)-1e-9),out=[];"
+    "for(let k=0;k<=Math.round((a.hi-a.lo)/a.step);k++){const v=a.lo+k*a.step;"
+    "out.push([v,(Math.abs(v)<a.step*1e-9?0:v).toFixed(d)]);}return out;}\n"
+    // series: {name, color, xs, ys, points}: a line, or (points) dots joined by a dashed line.
+    "function lineChart(parent,title,series,xlabel,ylabel){const W=460,H=280,L=54,R=130,T=28,B=44;"
     "const svg=el('svg',{width:W,height:H,viewBox:`0 0 ${W} ${H}`},parent,true);"
     "txt('text',{x:L,y:18,'font-size':13},title,svg,true);"
-    "const xs=series.flatMap(s=>s.xs),ys=series.flatMap(s=>s.ys).filter(isFinite);"
-    "if(!xs.length||!ys.length){txt('text',{x:L,y:H/2,'class':'muted'},'no data yet',svg,true);return svg;}"
-    "const x0=Math.min(...xs),x1=Math.max(...xs,x0+1),y0=Math.min(0,...ys),y1=Math.max(...ys,y0+1e-9);"
-    "const X=x=>L+(x-x0)/(x1-x0)*(W-L-R),Y=y=>H-B-(y-y0)/(y1-y0)*(H-T-B);"
+    "series=series.map(s=>({...s,pts:s.xs.map((x,k)=>[x,s.ys[k]]).filter(p=>p[0]!==null&&p[1]!==null&&isFinite(p[0])&&isFinite(p[1]))}));"
+    "const all=series.flatMap(s=>s.pts);"
+    "if(!all.length){txt('text',{x:L,y:H/2,'class':'muted'},'no data yet',svg,true);return svg;}"
+    "const ya=roundAxis(Math.min(...all.map(p=>p[1])),Math.max(...all.map(p=>p[1])),5),"
+    "xa=roundAxis(0,Math.max(1,...all.map(p=>p[0])),5);xa.lo=0;"
+    "const X=x=>L+(x-xa.lo)/(xa.hi-xa.lo)*(W-L-R),Y=y=>H-B-(y-ya.lo)/(ya.hi-ya.lo)*(H-T-B);"
+    "tickLabels(ya).forEach(([v,t])=>{el('line',{x1:L,y1:Y(v),x2:W-R,y2:Y(v),stroke:'#eee'},svg,true);"
+    "txt('text',{x:L-6,y:Y(v)+4,'text-anchor':'end','font-size':10},t,svg,true);});"
+    "tickLabels(xa).forEach(([v,t])=>{el('line',{x1:X(v),y1:H-B,x2:X(v),y2:H-B+4,stroke:'#888'},svg,true);"
+    "txt('text',{x:X(v),y:H-B+16,'text-anchor':'middle','font-size':10},t,svg,true);});"
     "el('line',{x1:L,y1:H-B,x2:W-R,y2:H-B,stroke:'#888'},svg,true);el('line',{x1:L,y1:T,x2:L,y2:H-B,stroke:'#888'},svg,true);"
-    "for(let k=0;k<=4;k++){const y=y0+(y1-y0)*k/4;txt('text',{x:L-6,y:Y(y)+4,'text-anchor':'end','font-size':10},"
-    "y.toPrecision(3),svg,true);}"
     "txt('text',{x:(L+W-R)/2,y:H-8,'text-anchor':'middle','font-size':11},xlabel,svg,true);"
-    "for(let k=x0;k<=x1;k++)txt('text',{x:X(k),y:H-B+14,'text-anchor':'middle','font-size':10},String(k),svg,true);"
-    "series.forEach((s,i)=>{const pts=s.xs.map((x,k)=>[X(x),Y(s.ys[k])]).filter(p=>isFinite(p[1]));"
-    "el('polyline',{points:pts.map(p=>p.join(',')).join(' '),fill:'none',stroke:s.color,'stroke-width':2},svg,true);"
-    "pts.forEach((p,k)=>{const c=el('circle',{cx:p[0],cy:p[1],r:3,fill:s.color},svg,true);"
-    "txt('title',{},`${s.name}, ${xlabel} ${s.xs[k]}: ${s.ys[k]}`,c,true);});"
+    "txt('text',{x:14,y:(T+H-B)/2,'text-anchor':'middle','font-size':11,transform:`rotate(-90 14 ${(T+H-B)/2})`},ylabel,svg,true);"
+    "series.forEach((s,i)=>{const pts=s.pts.map(([x,y])=>[X(x),Y(y)]);"
+    "const attrs={points:pts.map(p=>p.join(',')).join(' '),fill:'none',stroke:s.color,'stroke-width':2};"
+    "if(s.points)attrs['stroke-dasharray']='5 4';el('polyline',attrs,svg,true);"
+    "pts.forEach((p,k)=>{if(!s.points&&pts.length>1)return;const c=el('circle',{cx:p[0],cy:p[1],r:4,fill:s.color},svg,true);"
+    "txt('title',{},`${s.name} at ${xlabel} ${s.pts[k][0]}: ${Number(s.pts[k][1]).toFixed(4)}`,c,true);});"
     "el('rect',{x:W-R+10,y:T+i*18,width:12,height:12,fill:s.color},svg,true);"
     "txt('text',{x:W-R+26,y:T+i*18+10,'font-size':11},s.name,svg,true);});return svg;}\n"
-    "function column(name){const i=METRICS.columns.indexOf(name);return i<0?null:METRICS.rows.map(r=>r[i]);}\n"
-    "const charts=document.getElementById('charts');const ep=column('epoch')||[];\n"
-    "const series=(names)=>names.map(([n,c])=>({name:n,color:c,xs:ep,ys:column(n)||[]})).filter(s=>s.ys.length);\n"
-    "lineChart(charts,'loss per epoch',series([['train_loss','#1f77b4'],['dev_loss','#d62728']]),'epoch');\n"
-    "lineChart(charts,'dev BLEU and chrF per epoch',series([['dev_bleu','#2ca02c'],['dev_chrf','#9467bd']]),'epoch');\n"
+    "function column(table,name){const i=table.columns.indexOf(name);return i<0?[]:table.rows.map(r=>r[i]);}\n"
+    "const charts=document.getElementById('charts');\n"
+    "lineChart(charts,'loss',[{name:'training',color:'#1f77b4',xs:column(STEPS,'step'),ys:column(STEPS,'train_loss')},"
+    "{name:'dev',color:'#d62728',xs:column(METRICS,'step'),ys:column(METRICS,'dev_loss'),points:true}],'step','loss');\n"
+    "lineChart(charts,'dev scores',[{name:'BLEU',color:'#2ca02c',xs:column(METRICS,'step'),ys:column(METRICS,'dev_bleu'),points:true},"
+    "{name:'chrF',color:'#9467bd',xs:column(METRICS,'step'),ys:column(METRICS,'dev_chrf'),points:true},"
+    "{name:'exact match',color:'#8c564b',xs:column(METRICS,'step'),ys:column(METRICS,'dev_exact'),points:true}],'step','score (0 to 1)');\n"
     "const tip=document.getElementById('tip');let cells=0;\n"
     "function heatmap(parent,label,src,h){const box=el('div',{},parent);"
     "txt('div',{},`${label}: ${h.output.join(' ')}${h.ended?'':' (cut at the length limit)'}`,box);"
@@ -128,10 +151,11 @@ static const char page_script[] =
     "const pick=document.getElementById('sentence'),slider=document.getElementById('epoch'),"
     "shown=document.getElementById('epoch_label'),view=document.getElementById('view'),"
     "buckets=document.getElementById('buckets');\n"
+    "function when(E){return `epoch ${E.epoch}`+(E.step!==undefined?`, step ${E.step}`:'');}\n"
     "function drawBuckets(e){buckets.textContent='';const names=['1-5','6-10','11-15','16+'];"
     "const b=EPOCHS[e].bleu_by_length;const W=420,H=200,L=40,B=30;"
     "const svg=el('svg',{width:W,height:H},buckets,true);"
-    "txt('text',{x:L,y:16,'font-size':13},`dev BLEU by source length, epoch ${EPOCHS[e].epoch}`,svg,true);"
+    "txt('text',{x:L,y:16,'font-size':13},`dev BLEU by source length, ${when(EPOCHS[e])}`,svg,true);"
     "b.forEach(([bleu,pairs],k)=>{const x=L+k*90,h=(H-B-30)*Math.max(0,Math.min(1,bleu));"
     "const r=el('rect',{x:x,y:H-B-h,width:60,height:h,fill:'#1f77b4'},svg,true);"
     "txt('title',{},`${names[k]} words: BLEU ${bleu.toFixed(4)} on ${pairs} pairs`,r,true);"
@@ -139,7 +163,7 @@ static const char page_script[] =
     "txt('text',{x:x+30,y:H-B-h-4,'text-anchor':'middle','font-size':11},bleu.toFixed(3),svg,true);});}\n"
     "function draw(){const e=Number(slider.value),s=Number(pick.value);view.textContent='';"
     "if(!EPOCHS.length){txt('p',{'class':'muted'},'attention.jsonl has no epochs yet',view);return;}"
-    "shown.textContent=`epoch ${EPOCHS[e].epoch}`;drawBuckets(e);const sent=EPOCHS[e].sentences[s];if(!sent)return;"
+    "shown.textContent=when(EPOCHS[e]);drawBuckets(e);const sent=EPOCHS[e].sentences[s];if(!sent)return;"
     "txt('p',{},`source: ${sent.source.join(' ')}`,view);txt('p',{},`reference: ${sent.reference.join(' ')}`,view);"
     "const pair=el('div',{'class':'pair'},view);heatmap(pair,'greedy',sent.source,sent.greedy);"
     "heatmap(pair,'beam 4',sent.source,sent.beam);document.body.dataset.rendered=String(cells);}\n"
@@ -160,12 +184,14 @@ static int write_page(FILE *f, const ts_report_input *in) {
     }
     fputs("</h1>\n<h2>Training</h2>\n<div class=\"charts\" id=\"charts\"></div>\n"
           "<h2>Attention explorer</h2>\n<div class=\"controls\"><label>sentence <select id=\"sentence\"></select></label>"
-          "<label>epoch <input type=\"range\" id=\"epoch\" min=\"0\" max=\"0\" value=\"0\"></label>"
+          "<label>evaluation <input type=\"range\" id=\"epoch\" min=\"0\" max=\"0\" value=\"0\"></label>"
           "<span id=\"epoch_label\"></span></div>\n<div id=\"buckets\"></div>\n<div id=\"view\"></div>\n"
           "<div id=\"tip\"></div>\n<p class=\"muted\">Rows: the output words (and &lt;eos&gt;); columns: the source"
           " words; each row sums to 1. Hover a cell for its words and weight.</p>\n<script>\nconst METRICS=", f);
-    int rc = write_metrics(f, in);
+    int rc = write_csv(f, in->metrics_csv, in->metrics_name);
     if (rc) return rc;
+    fputs(";\nconst STEPS=", f);
+    if ((rc = write_csv(f, in->steps_csv, in->steps_name))) return rc;
     fputs(";\nconst EPOCHS=[\n", f);
     for (size_t i = 0; i < in->n_epochs; i++) {
         const char *line = in->epochs[i];

@@ -11,13 +11,16 @@ typedef struct {
     const char *title;                 // shown at the top (the run directory)
     const char *metrics_csv;           // metrics.csv's text (header + rows), or NULL
     const char *metrics_name;          // its file name, for messages
+    const char *steps_csv;             // steps.csv's text (the training loss every few steps), or NULL
+    const char *steps_name;
     const char *const *epochs;         // (n_epochs) lines of attention.jsonl, each one JSON object
     size_t n_epochs;
     const char *epochs_name;           // its file name, for messages
 } ts_report_input;
 
 // Writes the report to path with ts_write_atomic (tensor/atomic_write.h). Checks what
-// it embeds: metrics.csv must be a header of names and rows of numbers, each
+// it embeds: metrics.csv and steps.csv must be a header of names and rows of
+// numbers (an empty field is a value not measured), each
 // attention.jsonl line one object with no '<' (our writer escapes it) and
 // valid UTF-8; a bad line is TS_ERR_FORMAT naming file:line. TS_ERR_IO names
 // the path and strerror.
