@@ -10,19 +10,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
     "usage: tinyseq translate --model CKPT [--beam K] [SENTENCE ...]\n"
     "\n"
     "Translates each SENTENCE, or else every line of standard input (LF, CRLF\n"
     "or CR line ends), and prints one line of output tokens (separated by\n"
-    "spaces) per input. Input is normalised as in training (lowercase, NFC,\n"
-    "punctuation split off); words the model has never seen become <unk>\n"
-    "(named on standard error). A blank input line gives a blank output line.\n"
+    "spaces) per input; at a terminal it asks for lines and answers each one\n"
+    "as it is typed (Ctrl-D ends). Input is normalised as in training\n"
+    "(lowercase, NFC, punctuation split off); words the model has never seen\n"
+    "become <unk> (named on standard error). A blank input line gives a blank\n"
+    "output line.\n"
     "\n"
     "  --model CKPT   checkpoint written by tinyseq train (required)\n"
     "  --beam K       beam width, 1..1000 (default 1: greedy; greedy decodes up to\n"
-    "                 128 sentences together, several times faster per sentence)\n"
+    "                 128 lines of a pipe or file together, several times faster each)\n"
     "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"
     "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
     "                 |y| counts <eos>); larger A favours longer outputs\n"
@@ -215,6 +218,10 @@ int ts_cmd_translate(int argc, char **argv) {
             failed |= r < 0;
         }
     } else {
+        // At a terminal each line is answered as it is typed (a batch would
+        // wait for 128 lines); from a pipe or a file greedy lines go in batches.
+        int typed = isatty(STDIN_FILENO);
+        if (typed) fprintf(stderr, "%s: type a sentence and press Enter; Ctrl-D ends\n> ", cmd);
         char *line = NULL;
         size_t cap = 0;
         ssize_t got;
@@ -229,14 +236,16 @@ int ts_cmd_translate(int argc, char **argv) {
                 while (end < len && line[end] != '\r') end++;
                 line[end] = '\0';
                 line_no++;
-                int r = beam == 1 ? submit(&batch, &t, &ctx, line + start, end - start, "line", line_no)
-                                  : translate_one(&t, &ctx, line + start, end - start, (int)beam, "line", line_no);
+                int r = beam == 1 && !typed ? submit(&batch, &t, &ctx, line + start, end - start, "line", line_no)
+                                            : translate_one(&t, &ctx, line + start, end - start, (int)beam, "line", line_no);
                 bad |= r == 1;
                 failed |= r < 0;
                 if (end >= len) break;
                 start = end + 1;
             }
+            if (typed && fflush(stdout) != EOF) fputs("> ", stderr);
         }
+        if (typed) fputc('\n', stderr);  // the line Ctrl-D left open
         if (!failed && ferror(stdin)) {
             ts_cli_error(cmd, 0, "cannot read standard input");
             failed = 1;

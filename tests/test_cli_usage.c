@@ -1,10 +1,17 @@
 // What a learner types in the first hour, and what the program makes of it
 // (issue 22): a sentence without quotes, -h and -- after --model, a run
-// directory given as --model, attend's sentence on standard input.
+// directory given as --model, attend's sentence on standard input, and
+// translate at a terminal (a pseudo-terminal drives the real program).
 #include <criterion/criterion.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -109,4 +116,63 @@ Test(cli_usage, attend_reads_the_sentence_from_standard_input) {
     rc = test_runf(&out, "%s attend --model '%s' < /dev/null", TS_PROGRAM, model);
     cr_assert(rc == 2 && strstr(out, "no SENTENCE"), "exit %d\n%s", rc, out);
     free(out);
+}
+
+// Reads from fd into text[*len..cap) until `want` appears in it or
+// `seconds` pass; 1 when it appeared.
+static int read_until(int fd, char *text, size_t *len, size_t cap, const char *want, int seconds) {
+    time_t end = time(NULL) + seconds;
+    while (!strstr(text, want) && time(NULL) < end && *len + 1 < cap) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 200) <= 0) continue;
+        ssize_t got = read(fd, text + *len, cap - 1 - *len);
+        if (got <= 0) break;  // the program closed the terminal
+        *len += (size_t)got;
+        text[*len] = '\0';
+    }
+    return strstr(text, want) != NULL;
+}
+
+// At a terminal greedy translate once waited for 128 lines, silent: now it
+// prompts and answers each line as it is typed, before the input ends.
+Test(cli_usage, translate_at_a_terminal_answers_each_line_as_typed, .timeout = 60) {
+    char *want;
+    cr_assert_eq(test_runf(&want, "(echo 'the small cat .' | %s translate --model '%s' 2>/dev/null)", TS_PROGRAM, model), 0);
+    int master;
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    cr_assert_neq(pid, -1, "forkpty failed");
+    if (pid == 0) {
+        execl(TS_PROGRAM, TS_PROGRAM, "translate", "--model", model, (char *)NULL);
+        _exit(127);
+    }
+    static char text[1 << 16];
+    size_t len = 0;
+    text[0] = '\0';
+    int prompted = read_until(master, text, &len, sizeof text, "> ", 20);
+    cr_assert(write(master, "the small cat .\n", 16) == 16);
+    // The pty turns "\n" into "\r\n": look for the words of the line.
+    want[strcspn(want, "\n")] = '\0';
+    int answered = read_until(master, text, &len, sizeof text, want, 20);
+    int prompted_again = answered && read_until(master, text, &len, sizeof text, "\n> ", 5);
+    cr_assert(write(master, "\x04", 1) == 1);  // Ctrl-D: the end of the input
+    int status = 0;
+    for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; i++) {
+        char drain[256];
+        struct pollfd p = {.fd = master, .events = POLLIN};
+        if (poll(&p, 1, 100) > 0 && read(master, drain, sizeof drain) <= 0) {
+            waitpid(pid, &status, 0);
+            break;
+        }
+    }
+    if (waitpid(pid, &status, WNOHANG) == 0) {  // still running: the test has failed; do not leave it behind
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        cr_assert_fail("translate did not end after Ctrl-D:\n%s", text);
+    }
+    close(master);
+    cr_assert(prompted, "no prompt at a terminal:\n%s", text);
+    cr_assert(answered, "the line was not answered while the input stayed open (want '%s'):\n%s", want, text);
+    cr_assert(prompted_again, "no prompt for the next line:\n%s", text);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d:\n%s", status, text);
+    free(want);
 }
