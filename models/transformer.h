@@ -1,0 +1,125 @@
+// The Transformer encoder-decoder of docs/models.md ("Transformer"):
+// exactly torch.nn.Transformer(d_model D, nhead H, L encoder and L decoder
+// layers, dim_feedforward F, relu, layer_norm_eps 1e-5, batch_first,
+// norm_first) between embeddings scaled by sqrt(D) plus sinusoidal positions
+// and an output Linear(D, V) with bias, as ../shared/bench/torch_ref.py
+// --arch transformer builds it. Every parameter is named by that module's
+// state_dict key, so an export loads into it with load_state_dict.
+//
+// Each layer is a function of its own parameters and sizes (llm.c style);
+// their ops (ts_layer_norm, ts_mha, ts_linear, ...) record the backward.
+//
+// Legend: B batch, S source length, T target length (with <eos>), D model
+// width, H heads, Dh = D / H, F feed-forward width, L layers per stack,
+// V vocabulary. Batches arrive time-major (ids (S, B), (T, B)); inside, rows
+// are batch-major: (B*S, D) is sentence b's positions at rows b*S .. b*S+S-1.
+#ifndef TS_MODELS_TRANSFORMER_H
+#define TS_MODELS_TRANSFORMER_H
+
+#include "models/seq2seq.h"
+
+enum {
+    TS_TRANSFORMER_MAX_LAYERS = 16,
+    TS_TRANSFORMER_MAX_PARAMS = 8 + 30 * TS_TRANSFORMER_MAX_LAYERS,  // per layer: encoder 12, decoder 18
+};
+
+typedef struct {
+    int src_vocab, tgt_vocab;  // including the four special tokens
+    int d_model, heads, layers, ff;
+} ts_transformer_config;
+
+// TS_OK, or TS_ERR_ARG naming the field out of range (heads must divide d_model).
+int ts_transformer_config_check(const ts_transformer_config *cfg);
+
+typedef struct {
+    ts_tensor *weight, *bias;  // (out, in), (out): torch.nn.Linear
+} ts_linear_params;
+
+typedef struct {
+    ts_tensor *weight, *bias;  // (D), (D): torch.nn.LayerNorm's gamma and beta
+} ts_norm_params;
+
+typedef struct {
+    ts_tensor *in_proj_weight, *in_proj_bias;  // (3D, D), (3D): rows [q; k; v], packed as torch's
+    ts_linear_params out_proj;                 // (D, D), (D)
+} ts_attention_params;
+
+typedef struct {
+    ts_attention_params self_attn;
+    ts_linear_params linear1, linear2;  // (F, D), (D, F)
+    ts_norm_params norm1, norm2;        // before self-attention, before the feed-forward
+} ts_encoder_layer;
+
+typedef struct {
+    ts_attention_params self_attn, multihead_attn;  // causal self-attention, cross-attention
+    ts_linear_params linear1, linear2;
+    ts_norm_params norm1, norm2, norm3;  // before each of the three blocks
+} ts_decoder_layer;
+
+typedef struct ts_transformer {
+    ts_transformer_config cfg;
+    ts_params params;  // every tensor below, by its state_dict key
+    ts_tensor *src_embedding, *tgt_embedding;  // (Vs, D), (Vt, D): encoder.embedding.weight, decoder.embedding.weight
+    ts_encoder_layer enc[TS_TRANSFORMER_MAX_LAYERS];
+    ts_norm_params enc_norm;  // transformer.encoder.norm
+    ts_decoder_layer dec[TS_TRANSFORMER_MAX_LAYERS];
+    ts_norm_params dec_norm;  // transformer.decoder.norm
+    ts_linear_params out;     // decoder.out: (Vt, D), (Vt)
+} ts_transformer;
+
+// Every parameter's name and shape for cfg in registration order, as
+// ts_transformer_new registers them (room for TS_TRANSFORMER_MAX_PARAMS).
+// TS_OK, or TS_ERR_ARG for a bad cfg.
+int ts_transformer_layout(const ts_transformer_config *cfg, ts_param_shape *out, int *n);
+
+// A model initialised from rng as torch.nn.Transformer initialises itself:
+// Xavier-uniform matrices inside the stacks, zero attention biases,
+// U(-1/sqrt(in), 1/sqrt(in)) feed-forward biases, LayerNorm gamma 1 and
+// beta 0, N(0, 1) embeddings (the <pad> rows 0), torch.nn.Linear's default
+// for decoder.out. rng NULL: zeros (values are loaded next). NULL on a bad
+// cfg or no memory (ts_last_error()). Free with ts_transformer_free.
+ts_transformer *ts_transformer_new(const ts_transformer_config *cfg, gsl_rng *rng);
+void ts_transformer_free(ts_transformer *m);
+
+// The attention nodes of one pass, for inspection: each a ts_mha output
+// whose ts_mha_weights are (B, H, T_query, T_key). Entries past cfg.layers
+// stay NULL; so do the encoder's when only the decoder ran.
+typedef struct {
+    ts_tensor *enc_self[TS_TRANSFORMER_MAX_LAYERS];  // (B, H, S, S)
+    ts_tensor *dec_self[TS_TRANSFORMER_MAX_LAYERS];  // (B, H, T, T), causal
+    ts_tensor *cross[TS_TRANSFORMER_MAX_LAYERS];     // (B, H, T, S)
+} ts_transformer_attention;
+
+// What the encoder hands the decoder; lives in the step arena.
+typedef struct {
+    int B, S;
+    ts_tensor *memory;  // (B*S, D): the encoder stack's output after its final norm
+    double *mask;       // (B, S): 1 for real source positions, 0 for padding
+} ts_transformer_memory;
+
+// Encodes the batch's sources (tgt fields unused). With dropout p > 0
+// (training) masks come from rng. attn (may be NULL) receives the encoder's
+// self-attention nodes. TS_OK or the failure (also in ctx->status): ids
+// outside the vocabulary, a length outside 1..S, a full arena.
+int ts_transformer_encode(const ts_transformer *m, ts_ctx *ctx, const ts_batch_view *batch, double p, gsl_rng *rng,
+                          ts_transformer_memory *out, ts_transformer_attention *attn);
+
+// The decoder stack over tokens (B, T) batch-major (<sos> first), every
+// position at once under the causal mask: returns (B*T, D) after the final
+// norm, before decoder.out. NULL on failure.
+ts_tensor *ts_transformer_decode(const ts_transformer *m, ts_ctx *ctx, const ts_transformer_memory *mem,
+                                 const int *tokens, int T, double p, gsl_rng *rng, ts_transformer_attention *attn);
+
+// The training loss of a batch in one teacher-forced pass: mean
+// cross-entropy over non-pad targets of tgt_out, with reg's dropout (on
+// the embeddings, every residual branch and the feed-forward's hidden layer)
+// and label smoothing (reg may be NULL: the plain loss). *n_tokens (may be
+// NULL) receives the non-pad target count. NULL on failure.
+ts_tensor *ts_transformer_loss(const ts_transformer *m, ts_ctx *ctx, const ts_batch_view *batch, gsl_rng *rng,
+                               const ts_regularizer *reg, int *n_tokens);
+
+// PE (n, D) for positions first .. first + n - 1: PE[p, 2i] = sin(p / 10000^(2i/D)),
+// PE[p, 2i+1] = cos(p / 10000^(2i/D)). Any position: there is no table to run past.
+void ts_transformer_positions(double *pe, int first, int n, int D);
+
+#endif

@@ -1,0 +1,234 @@
+// The Transformer (models/transformer.c) against PyTorch's nn.Transformer on
+// fixtures (tools/make_transformer_fixtures.py), a whole-model gradient check,
+// padding invariance, positions and configuration checks.
+#include <criterion/criterion.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd/gradcheck.h"
+#include "autograd/ops.h"
+#include "models/transformer.h"
+#include "testutil.h"
+
+static ts_arena *arena;
+static ts_ctx ctx;
+static void setup(void) {
+    arena = ts_arena_new((size_t)64 << 20);
+    ts_ctx_init(&ctx, arena);
+}
+static void teardown(void) { ts_arena_free(arena); }
+TestSuite(transformer, .init = setup, .fini = teardown);
+
+typedef struct {
+    ts_transformer *model;
+    ts_batch_view batch;
+    double smoothing;
+} fixture_model;
+
+// The model of fixture f with its parameters, and its batch (pointing into f).
+static fixture_model load_fixture_model(const fixture *f) {
+    const fixture_record *c = fixture_get(f, "config");
+    ts_transformer_config cfg = {c->ints[0], c->ints[1], c->ints[2], c->ints[3], c->ints[4], c->ints[5]};
+    ts_transformer *m = ts_transformer_new(&cfg, NULL);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    int in_fixture = 0;
+    for (int i = 0; i < f->count; i++) in_fixture += !f->records[i].is_ints && strchr(f->records[i].name, '.') &&
+                                                     strncmp(f->records[i].name, "grad.", 5);
+    cr_assert_eq(m->params.count, in_fixture, "the model has %d parameters, PyTorch's state_dict %d", m->params.count,
+                 in_fixture);
+    for (int i = 0; i < m->params.count; i++) {
+        ts_tensor *p = m->params.items[i];
+        const fixture_record *r = fixture_get(f, p->name);  // fails the test when a name is not PyTorch's
+        cr_assert_eq(r->n, p->size, "%s: %zu values, PyTorch has %zu", p->name, p->size, r->n);
+        memcpy(p->data, r->values, p->size * sizeof(double));
+    }
+    const fixture_record *len = fixture_get(f, "src_len");
+    int B = (int)len->n;
+    fixture_model fm = {m,
+                        {.B = B,
+                         .S = (int)fixture_get(f, "src")->n / B,
+                         .T = (int)fixture_get(f, "tgt_in")->n / B,
+                         .src = fixture_get(f, "src")->ints,
+                         .src_len = len->ints,
+                         .tgt_in = fixture_get(f, "tgt_in")->ints,
+                         .tgt_out = fixture_get(f, "tgt_out")->ints},
+                        fixture_get(f, "label_smoothing")->values[0]};
+    return fm;
+}
+
+static void check_against_pytorch(const char *file) {
+    fixture f = fixture_load(file);
+    fixture_model fm = load_fixture_model(&f);
+    ts_regularizer reg = {0.0, fm.smoothing};
+    int tokens = 0;
+    ts_tensor *loss = ts_transformer_loss(fm.model, &ctx, &fm.batch, NULL, &reg, &tokens);
+    cr_assert_not_null(loss, "%s", ts_last_error());
+    assert_allclose(loss->data, fixture_get(&f, "loss")->values, 1, 1e-10, 1e-10);
+    cr_assert_eq(ts_backward(&ctx, loss), TS_OK, "%s", ts_last_error());
+    for (int i = 0; i < fm.model->params.count; i++) {
+        ts_tensor *p = fm.model->params.items[i];
+        char name[96];
+        snprintf(name, sizeof name, "grad.%s", p->name);
+        assert_allclose(p->grad, fixture_get(&f, name)->values, p->size, 1e-10, 1e-10);
+    }
+    ts_transformer_free(fm.model);
+    fixture_free(&f);
+}
+
+Test(transformer, loss_and_every_gradient_match_pytorch_on_a_padded_batch) {
+    check_against_pytorch("transformer_2layer.txt");
+}
+
+Test(transformer, three_heads_and_label_smoothing_match_pytorch) { check_against_pytorch("transformer_3head_smoothed.txt"); }
+
+// ---- a small random model and a padded batch, time-major ----
+enum { B = 3, S = 4, T = 4 };
+static const int src[S * B] = {4, 5, 6, 7, 8, 9, 5, 0, 6, 6, 0, 0};  // lengths 4, 2, 3
+static const int src_len[B] = {4, 2, 3};
+static const int tgt_in[T * B] = {1, 1, 1, 5, 6, 4, 7, 0, 5, 4, 0, 0};
+static const int tgt_out[T * B] = {5, 6, 4, 7, 2, 5, 4, 0, 2, 2, 0, 0};
+
+static ts_transformer *random_model(int d, int heads, int layers, int ff, unsigned long seed) {
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, seed);
+    ts_transformer_config cfg = {10, 9, d, heads, layers, ff};
+    ts_transformer *m = ts_transformer_new(&cfg, rng);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    // Biases and norms away from their 0 / 1 start, so that their gradients mean something.
+    for (int i = 0; i < m->params.count; i++)
+        for (size_t k = 0; k < m->params.items[i]->size; k++) m->params.items[i]->data[k] += 0.3 * gsl_rng_uniform(rng) - 0.15;
+    gsl_rng_free(rng);
+    return m;
+}
+
+static ts_batch_view small_batch(void) {
+    return (ts_batch_view){.B = B, .S = S, .T = T, .src = src, .src_len = src_len, .tgt_in = tgt_in, .tgt_out = tgt_out};
+}
+
+typedef struct {
+    ts_transformer *model;
+    ts_batch_view batch;
+} loss_case;
+static ts_tensor *model_loss(ts_ctx *c, void *user) {
+    loss_case *lc = user;
+    ts_regularizer reg = {0.0, 0.1};
+    return ts_transformer_loss(lc->model, c, &lc->batch, NULL, &reg, NULL);
+}
+
+Test(transformer, whole_model_gradcheck_with_padding) {
+    ts_transformer *m = random_model(6, 2, 2, 5, 11);
+    loss_case lc = {m, small_batch()};
+    gsl_rng *pick = gsl_rng_alloc(gsl_rng_mt19937);
+    ts_gradcheck_opts opts = ts_gradcheck_defaults();
+    opts.max_per_tensor = 8;
+    opts.rng = pick;
+    ts_gradcheck_result *res = calloc((size_t)m->params.count, sizeof *res);
+    cr_assert_eq(ts_gradcheck(&ctx, model_loss, &lc, m->params.items, m->params.count, &opts, res), TS_OK, "%s",
+                 ts_last_error());
+    for (int i = 0; i < m->params.count; i++)
+        cr_assert(res[i].passed, "d/d %s wrong at %zu: analytic %.12g, numeric %.12g", res[i].name, res[i].worst_index,
+                  res[i].worst_analytic, res[i].worst_numeric);
+    free(res);
+    gsl_rng_free(pick);
+    ts_transformer_free(m);
+}
+
+// The same sentences with two more pad positions on each side, and each
+// sentence alone: the decoder's outputs of the real positions agree.
+static ts_tensor *decode_batch(ts_transformer *m, const ts_batch_view *bv, const int *tokens_bt) {
+    ts_transformer_memory mem;
+    cr_assert_eq(ts_transformer_encode(m, &ctx, bv, 0.0, NULL, &mem, NULL), TS_OK, "%s", ts_last_error());
+    ts_tensor *y = ts_transformer_decode(m, &ctx, &mem, tokens_bt, bv->T, 0.0, NULL, NULL);
+    cr_assert_not_null(y, "%s", ts_last_error());
+    return y;
+}
+
+Test(transformer, padding_changes_nothing_and_each_sentence_gets_what_it_gets_alone) {
+    ts_transformer *m = random_model(4, 2, 2, 6, 5);
+    int D = 4, S2 = S + 2, T2 = T + 2;
+    int src2[S2 * B], tokens[B * T], tokens2[B * T2];  // batch-major tokens
+    memset(src2, 0, sizeof src2);
+    for (int s = 0; s < S; s++)
+        for (int b = 0; b < B; b++) src2[s * B + b] = src[s * B + b];
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T2; t++) {
+            if (t < T) tokens[b * T + t] = tgt_in[t * B + b];
+            tokens2[b * T2 + t] = t < T ? tgt_in[t * B + b] : 0;
+        }
+    ts_set_grad_enabled(&ctx, 0);
+    ts_batch_view bv = small_batch(), padded = bv;
+    padded.S = S2;
+    padded.T = T2;
+    padded.src = src2;
+    ts_tensor *y = decode_batch(m, &bv, tokens), *y2 = decode_batch(m, &padded, tokens2);
+    for (int b = 0; b < B; b++) {
+        int n = 0;  // real target positions of sentence b
+        while (n < T && tgt_out[n * B + b] != 0) n++;
+        for (int t = 0; t < n; t++)
+            assert_allclose(y2->data + ((size_t)b * T2 + t) * D, y->data + ((size_t)b * T + t) * D, D, 1e-13, 1e-12);
+        // alone: a batch of one, its own length
+        int len = src_len[b], alone_src[S], alone_tokens[T];
+        for (int s = 0; s < len; s++) alone_src[s] = src[s * B + b];
+        for (int t = 0; t < n; t++) alone_tokens[t] = tokens[b * T + t];
+        ts_batch_view one = {.B = 1, .S = len, .T = n, .src = alone_src, .src_len = &len};
+        ts_tensor *y1 = decode_batch(m, &one, alone_tokens);
+        assert_allclose(y1->data, y->data + (size_t)b * T * D, (size_t)n * D, 1e-13, 1e-12);
+    }
+    ts_transformer_free(m);
+}
+
+Test(transformer, positions_are_vaswanis_sinusoids_from_zero) {
+    double pe[3 * 6];
+    ts_transformer_positions(pe, 0, 3, 6);
+    double want_row0[6] = {0, 1, 0, 1, 0, 1};
+    assert_allclose(pe, want_row0, 6, 0, 0);
+    cr_assert(fabs(pe[6 + 0] - sin(1.0)) < 1e-15 && fabs(pe[6 + 1] - cos(1.0)) < 1e-15);
+    cr_assert(fabs(pe[12 + 2] - sin(2.0 / pow(10000.0, 2.0 / 6))) < 1e-15);
+    cr_assert(fabs(pe[12 + 5] - cos(2.0 / pow(10000.0, 4.0 / 6))) < 1e-15);
+    double later[6];  // a window further on is the same table
+    ts_transformer_positions(later, 2, 1, 6);
+    assert_allclose(later, pe + 12, 6, 0, 0);
+}
+
+Test(transformer, sentences_past_any_table_length_are_encoded) {
+    ts_transformer *m = random_model(4, 1, 1, 4, 3);
+    enum { LONG = 700 };  // torch_ref.py's table stops at 512
+    int *ids = malloc(LONG * sizeof *ids), len = LONG;
+    for (int s = 0; s < LONG; s++) ids[s] = 4 + s % 6;
+    ts_batch_view bv = {.B = 1, .S = LONG, .T = 1, .src = ids, .src_len = &len};
+    ts_transformer_memory mem;
+    ts_set_grad_enabled(&ctx, 0);
+    cr_assert_eq(ts_transformer_encode(m, &ctx, &bv, 0.0, NULL, &mem, NULL), TS_OK, "%s", ts_last_error());
+    for (size_t i = 0; i < mem.memory->size; i++) cr_assert(isfinite(mem.memory->data[i]));
+    free(ids);
+    ts_transformer_free(m);
+}
+
+Test(transformer, config_check_names_the_bad_field) {
+    ts_transformer_config ok = {10, 9, 8, 2, 2, 16};
+    cr_assert_eq(ts_transformer_config_check(&ok), TS_OK);
+    ts_transformer_config bad = ok;
+    bad.heads = 3;
+    cr_assert_eq(ts_transformer_config_check(&bad), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "heads 3 do not divide d_model 8"), "%s", ts_last_error());
+    bad = ok;
+    bad.layers = 0;
+    cr_assert_eq(ts_transformer_config_check(&bad), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "layers 0"), "%s", ts_last_error());
+    cr_assert_null(ts_transformer_new(&bad, NULL));
+}
+
+Test(transformer, layout_lists_the_state_dict_keys) {
+    ts_transformer_config cfg = {10, 9, 8, 2, 12, 16};
+    ts_param_shape *layout = malloc(TS_TRANSFORMER_MAX_PARAMS * sizeof *layout);
+    int n;
+    cr_assert_eq(ts_transformer_layout(&cfg, layout, &n), TS_OK);
+    cr_assert_eq(n, 8 + 30 * 12);
+    int found = 0;
+    for (int i = 0; i < n; i++)
+        found += !strcmp(layout[i].name, "transformer.decoder.layers.11.multihead_attn.out_proj.weight");
+    cr_assert_eq(found, 1, "the longest key must fit a tensor name");
+    free(layout);
+}
