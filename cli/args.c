@@ -2,9 +2,7 @@
 // messages they print.
 #include "cli/cli.h"
 
-#include "models/seq2seq.h"
 #include "tensor/status.h"
-#include "train/optim.h"
 
 #include <errno.h>
 #include <math.h>
@@ -173,24 +171,6 @@ int ts_cli_parse(const ts_cli_spec *spec, int argc, char **argv) {
         if (rc >= 0) return rc;
     }
     return -1;
-}
-
-int ts_choose_attn(const char *command, const char *flag, const char *value, void *target) {
-    if (!ts_attn_parse(value, target)) return -1;
-    ts_cli_error(command, 1, "--%s", flag);
-    return TS_EXIT_USAGE;
-}
-
-int ts_choose_decoder(const char *command, const char *flag, const char *value, void *target) {
-    if (!ts_decoder_parse(value, target)) return -1;
-    ts_cli_error(command, 1, "--%s", flag);
-    return TS_EXIT_USAGE;
-}
-
-int ts_choose_optim(const char *command, const char *flag, const char *value, void *target) {
-    if (!ts_optim_parse(value, target)) return -1;
-    ts_cli_error(command, 1, "--%s", flag);
-    return TS_EXIT_USAGE;
 }
 
 int ts_parse_int(const char *command, const char *flag, const char *text,

@@ -72,13 +72,6 @@ typedef struct {
 // error, or what a choose/positional callback returned.
 int ts_cli_parse(const ts_cli_spec *spec, int argc, char **argv);
 
-// TS_FLAG_CHOICE callbacks for the model's and the optimizer's names
-// (target: ts_attn_type *, ts_decoder_type *, ts_optim_kind *): a bad name is
-// "CMD: --flag: <the library's message naming the choices>", exit 2.
-int ts_choose_attn(const char *command, const char *flag, const char *value, void *target);
-int ts_choose_decoder(const char *command, const char *flag, const char *value, void *target);
-int ts_choose_optim(const char *command, const char *flag, const char *value, void *target);
-
 // Parse a flag's value with full checking (the whole string must be a number
 // inside [lo, hi]). On failure they print a message naming the flag and the
 // value and return -1; on success 0.

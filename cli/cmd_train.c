@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 
+#include "train/options.h"
 #include "train/rundir.h"
 #include "train/trainer.h"
 
@@ -12,50 +13,57 @@
 #include <string.h>
 #include <time.h>
 
-// --dev N or --dev FILE: a whole number is a count of pairs held out, anything
-// else a held-out corpus (the last --dev given wins).
+// The flags of the options table (train/options.h) that ts_cli_parse cannot
+// store by itself: a choice, an int field, or "--dev N|FILE".
 typedef struct {
-    long *pairs;
-    const char **file;
-} dev_choice;
+    ts_train_opts *o;
+    const ts_train_option *row;
+} option_target;
 
-static int choose_dev(const char *command, const char *flag, const char *value, void *target) {
-    dev_choice *d = target;
+// Two rows in a row with one flag take a count or a file.
+static int count_or_text(const ts_train_option *r) {
+    return r->flag && r + 1 < ts_train_options + ts_train_options_count && r[1].flag && !strcmp(r[1].flag, r->flag);
+}
+
+static int choose_option(const char *command, const char *flag, const char *value, void *target) {
+    const option_target *t = target;
+    const ts_train_option *r = t->row;
+    if (r->kind == TS_OPTION_CHOICE) {
+        if (!r->parse(t->o, value)) return -1;
+        ts_cli_error(command, 1, "--%s", flag);
+        return TS_EXIT_USAGE;
+    }
     char *end;
     long n = strtol(value, &end, 10);
-    if (end != value && *end == '\0') {
-        if (ts_parse_int(command, flag, value, 1, 10000000, &n)) return TS_EXIT_USAGE;
-        *d->pairs = n;
-        *d->file = NULL;
-    } else {
-        *d->file = value;
-        *d->pairs = 0;
+    int whole = end != value && *end == '\0';
+    if (count_or_text(r) && !whole) {
+        *(const char **)ts_train_option_field(t->o, r + 1) = value;
+        ts_train_option_set_whole(t->o, r, 0);
+        return -1;
     }
+    if (ts_parse_int(command, flag, value, (long)r->lo, (long)r->hi, &n)) return TS_EXIT_USAGE;
+    ts_train_option_set_whole(t->o, r, n);
+    if (count_or_text(r)) *(const char **)ts_train_option_field(t->o, r + 1) = NULL;
     return -1;
 }
 
-// ---- --config FILE -------------------------------------------------------------
+// The flag of row r, writing into o; targets[] holds what a choose callback needs.
+static ts_flag flag_of(const ts_train_option *r, ts_train_opts *o, option_target *target) {
+    void *field = ts_train_option_field(o, r);
+    *target = (option_target){o, r};
+    switch (r->kind) {
+    case TS_OPTION_SWITCH: return (ts_flag)TS_SWITCH(r->flag, field);
+    case TS_OPTION_REAL: return (ts_flag)TS_DOUBLE(r->flag, field, r->lo, r->hi);
+    case TS_OPTION_TEXT: return (ts_flag)TS_STRING(r->flag, field);
+    case TS_OPTION_INT:
+        if (r->size == sizeof(long) && !count_or_text(r)) return (ts_flag)TS_INT(r->flag, field, r->lo, r->hi);
+        break;
+    case TS_OPTION_CHOICE: break;
+    }
+    return (ts_flag)TS_CHOICE(r->flag, target, choose_option);
+}
 
-// The keys of config.txt: each names a flag (NULL: a fact about the run that
-// is read back but not applied). A 0 under a key marked zero_unset means the
-// option was not given.
-static const struct {
-    const char *key, *flag;
-    int zero_unset;
-} config_keys[] = {
-    {"corpus", "corpus", 0},          {"toy_pairs", "toy-pairs", 0},       {"max_len", "max-len", 1},
-    {"dev", "dev", 0},                {"test", "test", 0},                 {"min_count", "min-count", 0},
-    {"skip_bad", "skip-bad", 0},      {"attention", "attn", 0},            {"decoder", "decoder", 0},
-    {"bidirectional", "bidirectional", 0}, {"emb", "emb", 0},              {"hidden", "hidden", 0},
-    {"optimizer", "optim", 0},        {"lr", "lr", 0},                     {"clip", "clip", 0},
-    {"tf", "tf", 0},                  {"dropout", "dropout", 0},           {"label_smoothing", "label-smoothing", 0},
-    {"batch", "batch", 0},            {"accumulate", "accumulate", 0},     {"epochs", "epochs", 0},             {"steps", "steps", 1},
-    {"lr_decay", "lr-decay", 0},      {"patience", "patience", 0},         {"seed", "seed", 0},
-    {"keep", "keep", 0},              {"beam", "beam", 0},                 {"log_every", "log-every", 1},
-    {"eval_every", "eval-every", 1},              {"toy_seed", NULL, 0},               {"dev_pairs", NULL, 0},
-    {"train_pairs", NULL, 0},         {"source_vocabulary", NULL, 0},      {"target_vocabulary", NULL, 0},
-    {"parameters", NULL, 0},          {"resume", NULL, 0},                 {"ranks", NULL, 0},
-};
+// ---- --config FILE -------------------------------------------------------------
 
 static char *trim(char *s) {
     while (*s == ' ' || *s == '\t') s++;
@@ -113,23 +121,26 @@ static int apply_config(const char *path, const ts_cli_spec *spec, char **text) 
         }
         *eq = '\0';
         char *key = trim(content), *value = trim(eq + 1);
-        size_t k = 0, n_keys = sizeof config_keys / sizeof config_keys[0];
-        while (k < n_keys && strcmp(config_keys[k].key, key)) k++;
-        if (k == n_keys) {
+        const ts_train_option *r = ts_train_option_by_key(key);
+        int fact = 0;
+        for (int i = 0; i < TS_CONFIG_FACTS; i++) fact |= !strcmp(ts_config_facts[i], key);
+        if (!r && !fact) {
             fprintf(stderr, "%s: unknown key '%s' (the keys are those of a run's config.txt)\n", where, key);
             status = TS_EXIT_USAGE;
             break;
         }
-        int is_switch = !strcmp(key, "bidirectional") || !strcmp(key, "skip_bad");
-        if (!config_keys[k].flag || !*value || (config_keys[k].zero_unset && !strcmp(value, "0")) ||
-            (is_switch && !strcmp(value, "0")) || (!strcmp(key, "corpus") && !strcmp(value, "toy")))
+        int is_switch = r && r->kind == TS_OPTION_SWITCH;
+        // A number option whose default 0 is outside its flag's range: 0 is "not given".
+        int unset_zero = r && r->kind == TS_OPTION_INT && r->value == 0 && r->lo > 0;
+        if (fact || !*value || ((unset_zero || is_switch) && !strcmp(value, "0")) ||
+            (r->kind == TS_OPTION_TEXT && r->absent && !strcmp(value, r->absent)))
             continue;  // a fact, or the option's default
         if (is_switch && strcmp(value, "1")) {
             fprintf(stderr, "%s: %s is 0 or 1, got '%s'\n", where, key, value);
             status = TS_EXIT_USAGE;
             break;
         }
-        snprintf(flag, sizeof flag, "--%s", config_keys[k].flag);
+        snprintf(flag, sizeof flag, "--%s", r->flag);
         char *args[3] = {(char *)"train", flag, value};
         ts_cli_spec at_line = *spec;
         at_line.command = where;
@@ -138,7 +149,7 @@ static int apply_config(const char *path, const ts_cli_spec *spec, char **text) 
     return status;
 }
 
-static const char usage[] =
+static const char usage_head[] =
     "usage: tinyseq train [--corpus FILE] [--attn NAME] [--decoder bahdanau|luong] [--bidirectional]\n"
     "                     [--emb N] [--hidden N] [--batch N] [--epochs N | --steps N] [--lr X]\n"
     "                     [--optim adam|sgd] [--clip X] [--tf RATIO] [--max-len N] [--seed N]\n"
@@ -147,64 +158,19 @@ static const char usage[] =
     "\n"
     "Without --corpus it trains on the built-in toy English -> French-like corpus\n"
     "(15,000 generated pairs with gold alignments; see tinyseq corpus --toy).\n"
-    "\n"
-    "data\n"
-    "  --corpus FILE     tab-separated pairs: source<TAB>target[<TAB>ignored]\n"
-    "  --max-len N       keep pairs with at most N tokens per side (default: no limit)\n"
-    "  --dev N|FILE      dev pairs held out (default: 500 or a tenth of the corpus, whichever is\n"
-    "                    fewer), or a TSV file to use as the dev set (then nothing is held out)\n"
-    "  --test FILE       a TSV file the final model is evaluated on (a \"test:\" line at the end)\n"
-    "  --min-count N     vocabulary: words seen at least N times (default 1)\n"
-    "  --skip-bad        skip malformed corpus lines (and count them) instead of stopping\n"
-    "  --toy-pairs N     size of the toy corpus (default 15000)\n"
-    "model\n"
-    "  --attn NAME       bahdanau (default), dot, general, concat, scaled-dot, none\n"
-    "  --decoder NAME    bahdanau or luong (default: bahdanau for --attn bahdanau, else luong)\n"
-    "  --bidirectional   bidirectional encoder\n"
-    "  --emb N           embedding size (default 64)\n"
-    "  --hidden N        hidden size (default 128)\n"
-    "training\n"
-    "  --optim NAME      adam (default) or sgd (with momentum 0.9)\n"
-    "  --lr X            learning rate (default 0.003)\n"
-    "  --clip X          clip the global gradient norm at X (default 5; 0: off)\n"
-    "  --tf RATIO        teacher-forcing ratio in [0, 1] (default 1)\n"
-    "  --dropout P       dropout on embeddings, encoder outputs and the pre-output layer,\n"
-    "                    in [0, 0.99] (default 0; docs/models.md)\n"
-    "  --label-smoothing E  PyTorch's label smoothing in [0, 0.99] (default 0.1); the reported\n"
-    "                    losses and perplexity stay plain cross-entropy\n"
-    "  --batch N         sentences per batch (default 32); under mpirun the batch of all the\n"
-    "                    ranks together: the same flags train the same model on any number\n"
-    "  --accumulate K    run each batch as K parts one after another, summing their gradients,\n"
-    "                    then one update: the same update with about 1/K of the activation\n"
-    "                    memory, so a batch K times larger than fits (default 1)\n"
-    "  --epochs N        epochs (default 5)\n"
-    "  --steps N         stop after N optimizer steps in all, counting those before --resume\n"
-    "  --lr-decay X      multiply the learning rate by X when dev loss does not improve (default 0.5)\n"
-    "  --patience N      stop after N epochs without a better dev loss (default 3)\n"
-    "  --seed N          initialisation, split, shuffling and teacher forcing (default 1)\n"
-    "  --threads N       BLAS threads, 1 to 64 (default: OPENBLAS_NUM_THREADS, else the cores;\n"
-    "                    under mpirun, the cores shared among the machine's ranks)\n"
-    "  --config FILE     read options from FILE first: key = value lines as DIR/config.txt\n"
-    "                    writes them (# starts a comment); flags on the command line win\n"
-    "output\n"
-    "  --out DIR         where everything is written (default runs/<date-time>); it holds one run:\n"
-    "                    a new run into a directory holding one is refused without --force\n"
-    "  --resume CKPT     continue a run exactly from its last.ckpt (same data and flags); into\n"
-    "                    the checkpoint's own directory, metrics.csv continues where it stopped\n"
-    "  --force           start over in an --out holding a run: deletes that run's checkpoints,\n"
-    "                    metrics.csv, config.txt and figures (nothing else)\n"
-    "  --check-out       train nothing: exit 0 when --out is new, empty or holds only a run's\n"
-    "                    files (what --force replaces), else name what else it holds, exit 2\n"
-    "  --show N          dev examples printed at the end (default 4)\n"
-    "  --beam K          the final dev (and --test) evaluation also decodes with beam K,\n"
-    "                    as tinyseq eval --beam K would (default 5; 0: greedy only)\n"
-    "  --keep N          also keep the last N epochs' models as DIR/epoch-<E>.ckpt (for\n"
-    "                    tinyseq average; default 0: none)\n"
-    "  --log-every N     the training loss into DIR/steps.csv every N steps (default: about 20\n"
-    "                    rows an epoch, a round N), at each epoch's end and where the run stops\n"
-    "  --eval-every N    also evaluate dev every N steps inside an epoch, recorded like the\n"
-    "                    epochs' evaluations (default: at each epoch's end only; the learning\n"
-    "                    rate, early stopping and best.ckpt follow the epochs' alone)\n"
+    "\n";
+
+// The cli's own flags, listed after the options of their section.
+static const struct {
+    const char *section, *lines;
+} usage_cli[] = {
+    {"training", "  --config FILE     read options from FILE first: key = value lines as DIR/config.txt\n"
+                 "                    writes them (# starts a comment); flags on the command line win\n"},
+    {"output", "  --check-out       train nothing: exit 0 when --out is new, empty or holds only a run's\n"
+               "                    files (what --force replaces), else name what else it holds, exit 2\n"},
+};
+
+static const char usage_tail[] =
     "\n"
     "Writes DIR/last.ckpt (every epoch and at the end), DIR/best.ckpt (best dev loss; the\n"
     "final model if no epoch has ended), DIR/metrics.csv (each dev evaluation), DIR/steps.csv,\n"
@@ -220,6 +186,41 @@ static const char usage[] =
     "  cores: --oversubscribe). Rank 0 prints and writes DIR; the ranks must share the flags.\n"
     "Exit status: 0 done, 1 failure at run time (unreadable or bad file, failed save,\n"
     "out of memory), 2 usage error (bad flag or value, flags a checkpoint cannot resume).\n";
+
+// One option's lines: "  --flag META" in 18 columns, then its help with
+// "{}" replaced by the default and each further line indented to the help.
+static void print_option_help(FILE *out, const ts_train_option *r, const ts_train_opts *defaults) {
+    char head[64], number[32];
+    snprintf(head, sizeof head, "--%s%s%s", r->flag, r->meta ? " " : "", r->meta ? r->meta : "");
+    fprintf(out, "  %-16s  ", head);
+    for (const char *p = r->help; *p; p++) {
+        if (p[0] == '{' && p[1] == '}') {
+            fputs(ts_train_option_format(defaults, r, number), out);
+            p++;
+        } else {
+            fputc(*p, out);
+            if (*p == '\n') fputs("                    ", out);
+        }
+    }
+    fputc('\n', out);
+}
+
+// The usage: its head, the options table's rows section by section, its tail.
+static void print_usage(FILE *out) {
+    static const char *const sections[] = {"data", "model", "training", "output"};
+    ts_train_opts defaults = ts_train_defaults();
+    fputs(usage_head, out);
+    for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++) {
+        fprintf(out, "%s\n", sections[s]);
+        for (size_t i = 0; i < ts_train_options_count; i++) {
+            const ts_train_option *r = &ts_train_options[i];
+            if (r->flag && r->help && !strcmp(r->section, sections[s])) print_option_help(out, r, &defaults);
+        }
+        for (size_t i = 0; i < sizeof usage_cli / sizeof usage_cli[0]; i++)
+            if (!strcmp(usage_cli[i].section, sections[s])) fputs(usage_cli[i].lines, out);
+    }
+    fputs(usage_tail, out);
+}
 
 // The first SIGINT or SIGTERM only sets this flag (the trainer stops at the
 // next step boundary); SA_RESETHAND restores the default action, so a second
@@ -293,57 +294,28 @@ static int train_command(int argc, char **argv, char **config_text) {
     struct tm tm;
     strftime(default_out, sizeof default_out, "runs/%Y%m%d-%H%M%S", localtime_r(&now, &tm));
     o.out_dir = default_out;
-    long emb = o.model.emb, hidden = o.model.hidden;
-    dev_choice dev = {&o.dev_pairs, &o.dev_file};
     const char *config = NULL;
     int check_out = 0;
-    const ts_flag flags[] = {
-        TS_STRING("corpus", &o.corpus),
-        TS_INT("max-len", &o.max_len, 1, 100000),
-        TS_CHOICE("dev", &dev, choose_dev),
-        TS_STRING("test", &o.test_file),
-        TS_STRING("config", &config),
-        TS_INT("min-count", &o.min_count, 1, 1000000),
-        TS_SWITCH("skip-bad", &o.skip_bad),
-        TS_INT("toy-pairs", &o.toy_pairs, 10, 10000000),
-        TS_CHOICE("attn", &o.model.attn, ts_choose_attn),
-        {.name = "decoder", .kind = TS_FLAG_CHOICE, .target = &o.model.decoder, .choose = ts_choose_decoder,
-         .given = &decoder_given},
-        TS_SWITCH("bidirectional", &o.model.bidirectional),
-        TS_INT("emb", &emb, 1, TS_MODEL_MAX_EMB),
-        TS_INT("hidden", &hidden, 1, TS_MODEL_MAX_HIDDEN),
-        TS_CHOICE("optim", &o.optim, ts_choose_optim),
-        TS_DOUBLE("lr", &o.lr, 1e-12, 100),
-        TS_DOUBLE("clip", &o.clip, 0, 1e12),
-        TS_DOUBLE("tf", &o.tf, 0, 1),
-        TS_DOUBLE("dropout", &o.dropout, 0, 0.99),
-        TS_DOUBLE("label-smoothing", &o.label_smoothing, 0, 0.99),
-        TS_INT("batch", &o.batch, 1, 100000),
-        TS_INT("accumulate", &o.accumulate, 1, 100000),
-        TS_INT("epochs", &o.epochs, 1, TS_MAX_EPOCHS),
-        TS_INT("steps", &o.steps, 1, 1000000000),
-        TS_DOUBLE("lr-decay", &o.lr_decay, 1e-6, 1),
-        TS_INT("patience", &o.patience, 1, 100000),
-        TS_INT("seed", &o.seed, 0, 2147483647L),
-        TS_INT("threads", &o.threads, 1, TS_MAX_THREADS),
-        TS_STRING("out", &o.out_dir),
-        TS_STRING("resume", &o.resume),
-        TS_SWITCH("force", &o.force),
-        TS_SWITCH("check-out", &check_out),
-        TS_INT("show", &o.show, 0, 1000),
-        TS_INT("beam", &o.beam, 0, 1000),
-        TS_INT("keep", &o.keep, 0, 1000),
-        TS_INT("log-every", &o.log_every, 1, 1000000000),
-        TS_INT("eval-every", &o.eval_every, 1, 1000000000),
-    };
-    ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
+    // One flag a row of the options table, and --config.
+    ts_flag flags[TS_TRAIN_OPTIONS_MAX + 2];
+    option_target targets[TS_TRAIN_OPTIONS_MAX];
+    size_t n_flags = 0;
+    for (size_t i = 0; i < ts_train_options_count; i++) {
+        const ts_train_option *r = &ts_train_options[i];
+        if (!r->flag || (i > 0 && count_or_text(r - 1))) continue;
+        flags[n_flags] = flag_of(r, &o, &targets[n_flags]);
+        // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
+        if (!strcmp(r->flag, "decoder")) flags[n_flags].given = &decoder_given;
+        n_flags++;
+    }
+    flags[n_flags++] = (ts_flag)TS_STRING("config", &config);
+    flags[n_flags++] = (ts_flag)TS_SWITCH("check-out", &check_out);
+    ts_cli_spec spec = {.command = cmd, .help = print_usage, .flags = flags, .n_flags = n_flags};
     const char *config_file = config_path(argc, argv);
     int parsed = config_file ? apply_config(config_file, &spec, config_text) : -1;
     if (parsed >= 0) return parsed;
     parsed = ts_cli_parse(&spec, argc, argv);
     if (parsed >= 0) return parsed;
-    o.model.emb = (int)emb;
-    o.model.hidden = (int)hidden;
     if (check_out) {  // what scripts/demo.sh asks before it replaces an earlier run
         int rc = ts_rundir_holds_only_a_run(o.out_dir);
         if (rc) ts_cli_error(cmd, 0, "%s", ts_last_error());
@@ -358,7 +330,6 @@ static int train_command(int argc, char **argv, char **config_text) {
         return TS_EXIT_FAIL;
     }
     if (corpus) fclose(corpus);
-    // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
     if (!decoder_given) o.model.decoder = o.model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
     ts_train_report report;
     catch_stop_signals();

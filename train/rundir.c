@@ -6,6 +6,7 @@
 #include "train/rundir.h"
 
 #include "tensor/atomic_write.h"
+#include "train/options.h"
 #include "viz/heatmap.h"
 #include "viz/plot.h"
 
@@ -227,6 +228,9 @@ const char *ts_format_exact(char buf[32], double x) {
     return buf;
 }
 
+const char *const ts_config_facts[TS_CONFIG_FACTS] = {"toy_seed", "dev_pairs", "train_pairs", "source_vocabulary",
+                                                      "target_vocabulary", "parameters", "resume", "ranks"};
+
 struct config_args {
     const ts_train_opts *o;
     const ts_seq2seq *m;
@@ -242,30 +246,22 @@ static int fill_config(void *ctx, FILE *f) {
     size_t n_train = a->n_train, n_dev = a->n_dev;
     int ranks = a->ranks;
     const ts_model_config *c = &a->m->cfg;
-    char b[6][32];
     fprintf(f, "# the options of this run: `tinyseq train --config %s` repeats it (flags given\n"
                "# on the command line win); the facts at the end are read back but not applied\n", path);
-    fprintf(f, "corpus = %s\n", o->corpus ? o->corpus : "toy");
-    if (!o->corpus) fprintf(f, "toy_pairs = %ld\n", o->toy_pairs);  // only what applies
-    fprintf(f, "max_len = %ld\n", o->max_len);
-    if (o->dev_file) fprintf(f, "dev = %s\n", o->dev_file);
-    else if (o->dev_pairs > 0) fprintf(f, "dev = %ld\n", o->dev_pairs);  // the actual size is a fact below
-    if (o->test_file) fprintf(f, "test = %s\n", o->test_file);
-    fprintf(f, "min_count = %ld\nskip_bad = %d\n", o->min_count, o->skip_bad);
-    fprintf(f, "attention = %s\ndecoder = %s\nbidirectional = %d\nemb = %d\nhidden = %d\n", ts_attn_name(c->attn),
-            ts_decoder_name(c->decoder), c->bidirectional, c->emb, c->hidden);
-    fprintf(f, "optimizer = %s\nlr = %s\nclip = %s\ntf = %s\ndropout = %s\nlabel_smoothing = %s\n",
-            ts_optim_name(o->optim), ts_format_exact(b[0], o->lr), ts_format_exact(b[1], o->clip), ts_format_exact(b[2], o->tf),
-            ts_format_exact(b[3], o->dropout), ts_format_exact(b[4], o->label_smoothing));
-    fprintf(f, "batch = %ld\naccumulate = %ld\nepochs = %ld\nsteps = %ld\nlr_decay = %s\npatience = %ld\nseed = %ld\nkeep = %ld\nbeam = %ld\n",
-            o->batch, o->accumulate, o->epochs, o->steps, ts_format_exact(b[5], o->lr_decay), o->patience, o->seed, o->keep, o->beam);
-    fprintf(f, "log_every = %ld\neval_every = %ld\n", o->log_every, o->eval_every);
+    ts_train_options_write_config(f, o);
+    char numbers[TS_CONFIG_FACTS][32];
+    snprintf(numbers[0], 32, "%ld", o->toy_seed);
+    snprintf(numbers[1], 32, "%zu", n_dev);
+    snprintf(numbers[2], 32, "%zu", n_train);
+    snprintf(numbers[3], 32, "%d", c->src_vocab);
+    snprintf(numbers[4], 32, "%d", c->tgt_vocab);
+    snprintf(numbers[5], 32, "%zu", ts_params_size(&a->m->params));
+    snprintf(numbers[7], 32, "%d", ranks);
+    const char *facts[TS_CONFIG_FACTS] = {o->corpus ? NULL : numbers[0], numbers[1], numbers[2], numbers[3], numbers[4],
+                                          numbers[5], o->resume ? o->resume : "", numbers[7]};
     fprintf(f, "# facts\n");
-    if (!o->corpus) fprintf(f, "toy_seed = %ld\n", o->toy_seed);
-    fprintf(f, "dev_pairs = %zu\ntrain_pairs = %zu\nsource_vocabulary = %d\ntarget_vocabulary = %d\nparameters = %zu\n",
-            n_dev, n_train, c->src_vocab, c->tgt_vocab, ts_params_size(&a->m->params));
-    fprintf(f, "resume = %s\n", o->resume ? o->resume : "");
-    fprintf(f, "ranks = %d\n", ranks);
+    for (int i = 0; i < TS_CONFIG_FACTS; i++)
+        if (facts[i]) fprintf(f, "%s = %s\n", ts_config_facts[i], facts[i]);
     return TS_OK;
 }
 

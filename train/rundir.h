@@ -47,6 +47,11 @@ int ts_rundir_write_dev(const char *dir, const ts_corpus *c, const size_t *rows,
 // 0.10000000000000001), so config.txt repeats the run; returns buf.
 const char *ts_format_exact(char buf[32], double x);
 
+// config.txt's facts (after its options, train/options.h): what the run
+// found and did, read back by --config but not applied.
+#define TS_CONFIG_FACTS 8
+extern const char *const ts_config_facts[TS_CONFIG_FACTS];
+
 // config.txt: the options, the data's sizes and the model's, and the ranks
 // that trained it (a fact: the same options train the same model on any).
 int ts_rundir_write_config(const ts_train_opts *o, const ts_seq2seq *m, size_t n_train, size_t n_dev, int ranks);

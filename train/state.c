@@ -4,6 +4,7 @@
 #include "train/state.h"
 
 #include "infer/load.h"
+#include "train/options.h"
 #include "train/rundir.h"
 
 #include <float.h>
@@ -37,50 +38,6 @@ void ts_train_state_free(ts_train_state *s) {
 
 // ---- saving --------------------------------------------------------------------
 
-// --log-every and --eval-every are not here: they change what the run
-// directory records, never what is computed, so a continued run may change
-// them.
-// The options a checkpoint records, in the order it records them: `saved`
-// rows are written here (data.max_len comes with the model), rows with a
-// flag are compared on resume (checkpoints from before an `optional` flag
-// existed trained without it: 0).
-typedef enum { OPTION_INT, OPTION_REAL, OPTION_TEXT } option_kind;
-typedef struct {
-    const char *key, *flag;
-    option_kind kind;
-    long whole;
-    double real;
-    const char *text;
-    int saved, optional;
-} option;
-
-enum { N_OPTIONS = 19 };
-
-static void run_options(const ts_train_opts *o, double lr_now, option out[N_OPTIONS]) {
-    const option rows[N_OPTIONS] = {
-        {"data.corpus", NULL, OPTION_TEXT, 0, 0, o->corpus ? o->corpus : "toy", 1, 0},
-        {"data.toy_pairs", "--toy-pairs", OPTION_INT, o->toy_pairs, 0, NULL, 1, 0},
-        {"data.toy_seed", "toy seed", OPTION_INT, o->toy_seed, 0, NULL, 1, 0},
-        {"data.max_len", "--max-len", OPTION_INT, o->max_len, 0, NULL, 0, 0},
-        {"data.dev_pairs", "--dev", OPTION_INT, o->dev_pairs, 0, NULL, 1, 0},
-        {"data.dev_file", "--dev", OPTION_TEXT, 0, 0, o->dev_file ? o->dev_file : "", 1, 1},
-        {"data.min_count", "--min-count", OPTION_INT, o->min_count, 0, NULL, 1, 0},
-        {"data.skip_bad", "--skip-bad", OPTION_INT, o->skip_bad, 0, NULL, 1, 0},
-        {"train.optimizer", NULL, OPTION_TEXT, 0, 0, ts_optim_name(o->optim), 1, 0},
-        {"train.lr", NULL, OPTION_REAL, 0, lr_now, NULL, 1, 0},
-        {"train.lr_initial", "--lr", OPTION_REAL, 0, o->lr, NULL, 1, 0},
-        {"train.clip", "--clip", OPTION_REAL, 0, o->clip, NULL, 1, 0},
-        {"train.tf", "--tf", OPTION_REAL, 0, o->tf, NULL, 1, 0},
-        {"train.dropout", "--dropout", OPTION_REAL, 0, o->dropout, NULL, 1, 1},
-        {"train.label_smoothing", "--label-smoothing", OPTION_REAL, 0, o->label_smoothing, NULL, 1, 1},
-        {"train.batch", "--batch", OPTION_INT, o->batch, 0, NULL, 1, 0},
-        {"train.lr_decay", "--lr-decay", OPTION_REAL, 0, o->lr_decay, NULL, 1, 0},
-        {"train.patience", "--patience", OPTION_INT, o->patience, 0, NULL, 1, 0},
-        {"train.seed", "--seed", OPTION_INT, o->seed, 0, NULL, 1, 0},
-    };
-    memcpy(out, rows, sizeof rows);
-}
-
 // Without `full` (best.ckpt), only what inference needs and how the model was
 // trained: no optimizer state, RNGs or position, a third of the bytes to load
 // for translate.
@@ -97,15 +54,7 @@ int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const t
     ts_ckpt *ck = ts_ckpt_new();
     if (!ck) return ts_fail(TS_ERR_NOMEM, "cannot allocate a checkpoint");
     int rc = ts_model_to_ckpt(ck, m, src, tgt, (int)o->max_len);
-    option options[N_OPTIONS];
-    run_options(o, optim->lr, options);
-    for (int i = 0; !rc && i < N_OPTIONS; i++) {
-        const option *r = &options[i];
-        if (!r->saved) continue;
-        rc = r->kind == OPTION_TEXT  ? ts_ckpt_set(ck, r->key, r->text)
-             : r->kind == OPTION_INT ? ts_ckpt_set_int(ck, r->key, r->whole)
-                                     : ts_ckpt_set_double(ck, r->key, r->real);
-    }
+    if (!rc) rc = ts_train_options_save(ck, o, optim->lr);
     if (!rc) rc = ts_ckpt_set(ck, "checkpoint.kind", full ? "training" : "inference");
     if (!rc && !full) goto save;
     if (!rc) rc = ts_ckpt_set_int(ck, "state.step", s->step);
@@ -205,58 +154,6 @@ static int restore_rng(const ts_ckpt *ck, const char *name, gsl_rng *rng, unsign
     return TS_OK;
 }
 
-// A resumed run must ask for what the saved run did, or it would not
-// continue it exactly: every option that shapes the computation is compared.
-static int check_same_options(const ts_ckpt *ck, const ts_train_opts *o) {
-    option options[N_OPTIONS];
-    run_options(o, 0, options);
-    // The whole numbers first, then the real ones, then the texts: the first
-    // difference is reported.
-    static const option_kind order[3] = {OPTION_INT, OPTION_REAL, OPTION_TEXT};
-    for (int pass = 0; pass < 3; pass++)
-        for (int i = 0; i < N_OPTIONS; i++) {
-            const option *r = &options[i];
-            if (!r->flag || r->kind != order[pass]) continue;
-            int rc;
-            if (r->kind == OPTION_TEXT) {
-                const char *saved = "";
-                if (r->optional && ts_ckpt_get_string(ck, r->key, &saved) != TS_OK) {
-                    ts_clear_error();
-                    saved = "";
-                } else if (!r->optional && (rc = ts_ckpt_get_string(ck, r->key, &saved))) {
-                    return rc;
-                }
-                if (strcmp(saved, r->text))
-                    return ts_fail(TS_ERR_ARG, "%s was trained with %s '%s'; this run asks for '%s' (resuming must keep the flags)",
-                                   o->resume, r->flag, saved, r->text);
-                continue;
-            }
-            if (r->kind == OPTION_INT) {
-                int64_t saved;
-                if ((rc = ts_ckpt_get_int(ck, r->key, INT64_MIN, INT64_MAX, &saved))) return rc;
-                if (saved != r->whole)
-                    return ts_fail(TS_ERR_ARG, "%s was trained with %s %lld; this run asks for %ld (resuming must keep the flags)",
-                                   o->resume, r->flag, (long long)saved, r->whole);
-                continue;
-            }
-            double saved = 0.0;
-            const char *present;
-            if (r->optional && ts_ckpt_get_string(ck, r->key, &present) != TS_OK)
-                ts_clear_error();
-            else if ((rc = ts_ckpt_get_double(ck, r->key, -INFINITY, INFINITY, &saved)))
-                return rc;
-            if (saved != r->real)
-                return ts_fail(TS_ERR_ARG, "%s was trained with %s %g; this run asks for %g (resuming must keep the flags)",
-                               o->resume, r->flag, saved, r->real);
-        }
-    const char *optimizer;
-    int rc = ts_ckpt_get_string(ck, "train.optimizer", &optimizer);
-    if (!rc && strcmp(optimizer, ts_optim_name(o->optim)))
-        rc = ts_fail(TS_ERR_ARG, "%s was trained with --optim %s; this run asks for %s", o->resume, optimizer,
-                     ts_optim_name(o->optim));
-    return rc;
-}
-
 static int restore_state(ts_train_state *s, ts_optim *optim, const ts_params *params, const ts_ckpt *ck,
                          const ts_train_opts *o, long batches, long max_epochs) {
     int64_t step, epoch, position, stale, skipped, tokens;
@@ -306,7 +203,9 @@ static int restore_state(ts_train_state *s, ts_optim *optim, const ts_params *pa
 
 int ts_train_state_restore(ts_train_state *s, ts_optim *optim, const ts_params *params, const ts_ckpt *ck,
                            const ts_train_opts *o, long batches, long max_epochs) {
-    int rc = check_same_options(ck, o);
+    // A resumed run must ask for what the saved run did, or it would not
+    // continue it exactly: every option that shapes the computation is compared.
+    int rc = ts_train_options_compare(ck, o);
     if (!rc) rc = restore_state(s, optim, params, ck, o, batches, max_epochs);
     return in_checkpoint(rc, o->resume);
 }

@@ -27,6 +27,7 @@
 #include "ckpt/ckpt.h"
 #include "infer/evaluate.h"
 #include "infer/load.h"
+#include "train/options.h"
 #include "train/progress.h"
 #include "train/rundir.h"
 #include "train/state.h"
@@ -46,17 +47,6 @@ enum { MAX_SKIPPED_IN_A_ROW = 10 };
 // evaluation needs more (the work is then redone): its size follows the
 // longest batches of the data, not a guess.
 #define ARENA_START ((size_t)64 << 20)
-
-ts_train_opts ts_train_defaults(void) {
-    return (ts_train_opts){
-        .toy_pairs = TS_TOY_PAIRS, .toy_seed = TS_TOY_SEED, .max_len = 0, .dev_pairs = 0, .min_count = 1,
-        .model = {.emb = 64, .hidden = 128, .attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_BAHDANAU},
-        .optim = TS_OPTIM_ADAM, .lr = 3e-3, .clip = 5.0, .tf = 1.0, .label_smoothing = 0.1, .batch = 32, .accumulate = 1, .epochs = 5, .steps = 0,
-        .lr_decay = 0.5, .patience = 3, .seed = 1, .beam = 5, .out_dir = "runs/default", .warmup = 3, .show = 4,
-        .out = stdout, .log = stderr,
-    };
-}
-
 
 typedef struct {
     const ts_train_opts *opts;
@@ -726,61 +716,6 @@ static int finish_run(trainer *t) {
 
 // ---- the same run on every rank ------------------------------------------------------
 
-// Every option that decides what the ranks compute or where rank 0 writes,
-// compared across ranks before anything else (train/dist.h): ranks that
-// disagree would sum gradients of different models. --threads is left out:
-// each machine may want its own (it changes no result).
-static int check_same_config(trainer *t) {
-    const ts_train_opts *o = t->opts;
-    enum { N = 36 };
-    char numbers[N][48];
-    const char *what[N], *values[N];
-    int n = 0;
-#define TEXT(flag, value) (what[n] = (flag), values[n] = (value) ? (value) : "", n++)
-#define WHOLE(flag, value) (snprintf(numbers[n], sizeof numbers[n], "%ld", (long)(value)), TEXT(flag, numbers[n]))
-#define REAL(flag, value) (ts_format_exact(numbers[n], value), TEXT(flag, numbers[n]))
-    TEXT("--corpus", o->corpus);
-    WHOLE("--toy-pairs", o->toy_pairs);
-    WHOLE("toy seeds", o->toy_seed);
-    WHOLE("--max-len", o->max_len);
-    WHOLE("--dev", o->dev_pairs);
-    TEXT("--dev files", o->dev_file);
-    TEXT("--test", o->test_file);
-    WHOLE("--min-count", o->min_count);
-    WHOLE("--skip-bad", o->skip_bad);
-    TEXT("--attn", ts_attn_name(o->model.attn));
-    TEXT("--decoder", ts_decoder_name(o->model.decoder));
-    WHOLE("--bidirectional", o->model.bidirectional);
-    WHOLE("--emb", o->model.emb);
-    WHOLE("--hidden", o->model.hidden);
-    TEXT("--optim", ts_optim_name(o->optim));
-    REAL("--lr", o->lr);
-    REAL("--clip", o->clip);
-    REAL("--tf", o->tf);
-    REAL("--dropout", o->dropout);
-    REAL("--label-smoothing", o->label_smoothing);
-    WHOLE("--batch", o->batch);
-    WHOLE("--accumulate", o->accumulate);
-    WHOLE("--epochs", o->epochs);
-    WHOLE("--steps", o->steps);
-    REAL("--lr-decay", o->lr_decay);
-    WHOLE("--patience", o->patience);
-    WHOLE("--seed", o->seed);
-    TEXT("--out", o->out_dir);
-    TEXT("--resume", o->resume);
-    WHOLE("--force", o->force);
-    WHOLE("--keep", o->keep);
-    WHOLE("warm-up steps", o->warmup);
-    WHOLE("--show", o->show);
-    WHOLE("--beam", o->beam);
-    WHOLE("--log-every", o->log_every);
-    WHOLE("--eval-every", o->eval_every);
-#undef TEXT
-#undef WHOLE
-#undef REAL
-    return ts_dist_check_same(t->dist, what, values, n);
-}
-
 // Every rank's setup succeeded, or every rank fails here together, so the
 // ranks enter the loop's collectives all or none. The first rank that failed
 // prints its message; the others stay quiet and fail with its kind.
@@ -805,7 +740,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     ts_gsl_quiet();
     // The ranks compare their flags first: every check below then fails on
     // every rank alike.
-    int rc = check_same_config(&t);
+    int rc = ts_train_options_check_ranks(o, t.dist);
     if (rc) return rc;
     int setup_agreed = 0;
     ts_ckpt *resume = NULL;

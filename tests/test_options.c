@@ -1,0 +1,175 @@
+// The training options table (train/options.h) and its consumers agree:
+// every row's default is what ts_train_defaults gives and what its flag
+// accepts, every row reaches config.txt and --config reads it back, and
+// every checkpoint row is saved as the table says and checked on resume.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckpt/ckpt.h"
+#include "train/options.h"
+#include "train/state.h"
+#include "testutil.h"
+
+// A value of row r other than the one in o (for a row a run does not use).
+static void change(ts_train_opts *o, const ts_train_option *r) {
+    char before[32], buf[32];
+    const char *was = ts_train_option_format(o, r, before);
+    snprintf(buf, sizeof buf, "%s", was);
+    switch (r->kind) {
+    case TS_OPTION_INT:
+    case TS_OPTION_SWITCH: ts_train_option_set_whole(o, r, strtol(buf, NULL, 10) ^ 1); break;
+    case TS_OPTION_REAL: *(double *)ts_train_option_field(o, r) += 0.125; break;
+    case TS_OPTION_TEXT: *(const char **)ts_train_option_field(o, r) = "another"; break;
+    case TS_OPTION_CHOICE: {
+        static const char *const names[] = {"sgd", "adam", "general", "dot", "luong", "bahdanau"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0] && !strcmp(r->name_of(o), buf); i++) r->parse(o, names[i]);
+        break;
+    }
+    }
+    cr_assert_str_neq(ts_train_option_format(o, r, before), buf, "row %s kept its value", r->saved_as);
+}
+
+Test(options, every_default_is_the_tables_and_its_flag_accepts_it) {
+    ts_train_opts o = ts_train_defaults();
+    char buf[32];
+    for (size_t i = 0; i < ts_train_options_count; i++) {
+        const ts_train_option *r = &ts_train_options[i];
+        const char *value = ts_train_option_format(&o, r, buf);
+        if (r->kind == TS_OPTION_INT || r->kind == TS_OPTION_REAL) {
+            double v = strtod(value, NULL);
+            if (!(r->use & TS_OPTION_NOW)) cr_expect_eq(v, r->value, "row %zu: default %s, the table says %g", i, value, r->value);
+            // 0 outside the range is "not given" (--steps, --max-len, --threads).
+            if (r->flag && !(r->kind == TS_OPTION_INT && v == 0 && r->lo > 0))
+                cr_expect(v >= r->lo && v <= r->hi, "--%s: default %s outside [%g, %g]", r->flag, value, r->lo, r->hi);
+        } else if (r->kind == TS_OPTION_CHOICE) {
+            cr_expect_str_eq(value, r->text, "--%s", r->flag);
+        }
+        cr_expect(!r->flag || !r->help || r->section, "--%s has a help without a section", r->flag);
+        cr_expect(r->flag || r->name, "row %zu has neither a flag nor a name for messages", i);
+    }
+}
+
+// Every option row with a key, given a value that is not its default in a
+// file read with --config, comes back in the run's config.txt as it was
+// given, in the table's order. A row added to the table needs a line here.
+Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char cmd[8192], *out = NULL;
+    cr_assert_eq(test_runf(&out, "'%s' corpus --toy --n 20 --seed 4 > %s/held.tsv", TS_PROGRAM, dir), 0, "%s", out);
+    free(out);
+    char held[4200];
+    snprintf(held, sizeof held, "%s/held.tsv", dir);
+    const struct {
+        const char *key, *value;
+    } given[] = {
+        {"corpus", "toy"},     {"toy_pairs", "300"},  {"max_len", "30"},        {"dev", held},
+        {"test", held},        {"min_count", "2"},    {"skip_bad", "1"},        {"attention", "general"},
+        {"decoder", "bahdanau"}, {"bidirectional", "1"}, {"emb", "5"},          {"hidden", "7"},
+        {"optimizer", "sgd"},  {"lr", "0.02"},        {"clip", "2.5"},          {"tf", "0.75"},
+        {"dropout", "0.2"},    {"label_smoothing", "0.05"}, {"batch", "6"},     {"accumulate", "2"},
+        {"epochs", "2"},       {"steps", "3"},        {"lr_decay", "0.25"},     {"patience", "2"},
+        {"seed", "9"},         {"keep", "1"},         {"beam", "2"},            {"log_every", "2"},
+        {"eval_every", "2"},
+    };
+    size_t n_given = sizeof given / sizeof given[0];
+    // The lines in the table's order (config.txt's), each key once.
+    char lines[8192] = "";
+    const char *last_key = "";
+    for (size_t i = 0; i < ts_train_options_count; i++) {
+        const ts_train_option *r = &ts_train_options[i];
+        if (!r->key || !strcmp(r->key, last_key)) continue;
+        last_key = r->key;
+        size_t k = 0;
+        while (k < n_given && strcmp(given[k].key, r->key)) k++;
+        cr_assert(k < n_given, "config.txt key '%s' has no value in this test", r->key);
+        size_t len = strlen(lines);
+        snprintf(lines + len, sizeof lines - len, "%s = %s\n", r->key, given[k].value);
+    }
+    char *config = test_write_file(dir, "given.txt", lines, strlen(lines));
+    int rc = test_runf(&out, "'%s' train --config %s --show 0 --out %s/run", TS_PROGRAM, config, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/run/config.txt", dir);
+    char *written = test_read_file(cmd, NULL);
+    const char *options = strstr(written, "\ncorpus = ");
+    const char *facts = strstr(written, "# facts\n");
+    cr_assert(options && facts, "%s", written);
+    cr_assert_eq((size_t)(facts - options - 1), strlen(lines), "given:\n%s\nwritten:\n%s", lines, written);
+    cr_assert(!strncmp(options + 1, lines, strlen(lines)), "given:\n%s\nwritten:\n%s", lines, written);
+    free(written);
+    free(config);
+    free(dir);
+}
+
+// A small corpus: word-for-word pairs of 2-5 words.
+static char *write_corpus(const char *dir) {
+    static const char *words[] = {"red", "blue", "cat", "dog", "sees", "eats"};
+    char text[16384];
+    size_t len = 0;
+    for (int i = 0; i < 80; i++) {
+        int n = 2 + i % 4;
+        for (int side = 0; side < 2; side++) {
+            for (int k = 0; k < n; k++) len += (size_t)sprintf(text + len, "%s%s%s", k ? " " : "", side ? "t" : "", words[(i + k * 5) % 6]);
+            text[len++] = side ? '\n' : '\t';
+        }
+    }
+    return test_write_file(dir, "pairs.tsv", text, len);
+}
+
+// Each checkpoint row holds the option's value as the table formats it, and
+// the resume check refuses a run that changes any RESUME row, naming it.
+Test(options, every_checkpoint_row_is_saved_and_checked_on_resume, .timeout = 120) {
+    char *dir = test_tmpdir(), *corpus = write_corpus(dir), out_dir[4200], last[4300];
+    snprintf(out_dir, sizeof out_dir, "%s/run", dir);
+    snprintf(last, sizeof last, "%s/last.ckpt", out_dir);
+    ts_train_opts o = ts_train_defaults();
+    o.corpus = corpus;
+    o.out_dir = out_dir;
+    o.model.emb = 4;
+    o.model.hidden = 6;
+    o.batch = 8;
+    o.dev_pairs = 10;
+    o.steps = 3;
+    o.dropout = 0.1;
+    o.skip_bad = 1;
+    o.max_len = 40;
+    o.show = 0;
+    o.beam = 0;
+    o.out = o.log = NULL;
+    ts_train_report report;
+    cr_assert_eq(ts_train(&o, &report), TS_OK, "%s", ts_last_error());
+    ts_ckpt *ck;
+    cr_assert_eq(ts_train_state_load(last, &ck), TS_OK, "%s", ts_last_error());
+    o.resume = last;
+    char buf[32], label[64];
+    for (size_t i = 0; i < ts_train_options_count; i++) {
+        const ts_train_option *r = &ts_train_options[i];
+        if (!r->saved_as) continue;
+        const char *want = ts_train_option_format(&o, r, buf), *saved;
+        cr_assert_eq(ts_ckpt_get_string(ck, r->saved_as, &saved), TS_OK, "%s", ts_last_error());
+        if (r->kind == TS_OPTION_REAL) {
+            double value;
+            cr_assert_eq(ts_ckpt_get_double(ck, r->saved_as, -INFINITY, INFINITY, &value), TS_OK);
+            cr_expect_eq(value, strtod(want, NULL), "%s: saved %s, the run had %s", r->saved_as, saved, want);
+        } else {
+            cr_expect_str_eq(saved, want, "%s", r->saved_as);
+        }
+    }
+    cr_assert_eq(ts_train_options_compare(ck, &o), TS_OK, "%s", ts_last_error());
+    for (size_t i = 0; i < ts_train_options_count; i++) {
+        const ts_train_option *r = &ts_train_options[i];
+        if (!(r->use & TS_OPTION_RESUME)) continue;
+        ts_train_opts other = o;
+        change(&other, r);
+        cr_expect_eq(ts_train_options_compare(ck, &other), TS_ERR_ARG, "%s changed and not refused", r->saved_as);
+        char says[128];
+        snprintf(says, sizeof says, "was trained with %s ", ts_train_option_label(r, label));
+        cr_expect(strstr(ts_last_error(), says), "%s: %s", r->saved_as, ts_last_error());
+    }
+    ts_ckpt_free(ck);
+    free(corpus);
+    free(dir);
+}

@@ -1,0 +1,310 @@
+// The training options table (train/options.h) and the walks over it that
+// its consumers share: defaults, formatting, config.txt lines, checkpoint
+// rows and their resume check, the ranks' check.
+#include "train/options.h"
+
+#include "data/toy.h"
+#include "train/rundir.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+static const char *attn_name(const ts_train_opts *o) { return ts_attn_name(o->model.attn); }
+static int attn_parse(ts_train_opts *o, const char *text) { return ts_attn_parse(text, &o->model.attn); }
+static const char *decoder_name(const ts_train_opts *o) { return ts_decoder_name(o->model.decoder); }
+static int decoder_parse(ts_train_opts *o, const char *text) { return ts_decoder_parse(text, &o->model.decoder); }
+static const char *optim_name(const ts_train_opts *o) { return ts_optim_name(o->optim); }
+static int optim_parse(ts_train_opts *o, const char *text) { return ts_optim_parse(text, &o->optim); }
+
+// A row's field: its place, its size and its kind.
+#define FIELD(f) .offset = offsetof(ts_train_opts, f), .size = sizeof(((ts_train_opts *)0)->f)
+#define INT(f, low, high, v) .kind = TS_OPTION_INT, FIELD(f), .lo = (low), .hi = (high), .value = (v)
+#define REAL(f, low, high, v) .kind = TS_OPTION_REAL, FIELD(f), .lo = (low), .hi = (high), .value = (v)
+#define TEXT(f, v) .kind = TS_OPTION_TEXT, FIELD(f), .text = (v)
+#define SWITCH(f) .kind = TS_OPTION_SWITCH, FIELD(f)
+#define CHOICE(f, v, names) .kind = TS_OPTION_CHOICE, FIELD(f), .text = (v), .name_of = names##_name, .parse = names##_parse
+#define SAME TS_OPTION_SAME_RANKS
+#define RESUME TS_OPTION_RESUME
+
+// The order is config.txt's and the checkpoint's (their bytes follow it);
+// the usage lists each section's rows in this order.
+const ts_train_option ts_train_options[] = {
+    // data
+    {.flag = "corpus", .key = "corpus", .saved_as = "data.corpus", TEXT(corpus, NULL), .absent = "toy", .use = SAME,
+     .section = "data", .meta = "FILE", .help = "tab-separated pairs: source<TAB>target[<TAB>ignored]"},
+    {.flag = "toy-pairs", .key = "toy_pairs", .saved_as = "data.toy_pairs", INT(toy_pairs, 10, 10000000, TS_TOY_PAIRS),
+     .use = SAME | RESUME | TS_OPTION_TOY_ONLY, .section = "data", .meta = "N", .help = "size of the toy corpus (default {})"},
+    {.name = "toy seed", .saved_as = "data.toy_seed", INT(toy_seed, 0, 0, TS_TOY_SEED), .use = SAME | RESUME},
+    {.flag = "max-len", .key = "max_len", .saved_as = "data.max_len", INT(max_len, 1, 100000, 0),
+     .use = SAME | RESUME | TS_OPTION_IN_MODEL, .section = "data", .meta = "N",
+     .help = "keep pairs with at most N tokens per side (default: no limit)"},
+    {.flag = "dev", .key = "dev", .saved_as = "data.dev_pairs", INT(dev_pairs, 1, 10000000, 0),
+     .use = SAME | RESUME | TS_OPTION_IF_GIVEN, .section = "data", .meta = "N|FILE",
+     .help = "dev pairs held out (default: 500 or a tenth of the corpus, whichever is\n"
+             "fewer), or a TSV file to use as the dev set (then nothing is held out)"},
+    {.flag = "dev", .key = "dev", .saved_as = "data.dev_file", TEXT(dev_file, NULL), .use = SAME | RESUME | TS_OPTION_OLDER},
+    {.flag = "test", .key = "test", TEXT(test_file, NULL), .use = SAME, .section = "data", .meta = "FILE",
+     .help = "a TSV file the final model is evaluated on (a \"test:\" line at the end)"},
+    {.flag = "min-count", .key = "min_count", .saved_as = "data.min_count", INT(min_count, 1, 1000000, 1),
+     .use = SAME | RESUME, .section = "data", .meta = "N", .help = "vocabulary: words seen at least N times (default {})"},
+    {.flag = "skip-bad", .key = "skip_bad", .saved_as = "data.skip_bad", SWITCH(skip_bad), .use = SAME | RESUME,
+     .section = "data", .help = "skip malformed corpus lines (and count them) instead of stopping"},
+    // model
+    {.flag = "attn", .key = "attention", CHOICE(model.attn, "bahdanau", attn), .use = SAME, .section = "model",
+     .meta = "NAME", .help = "bahdanau, dot, general, concat, scaled-dot or none (default {})"},
+    {.flag = "decoder", .key = "decoder", CHOICE(model.decoder, "bahdanau", decoder), .use = SAME, .section = "model",
+     .meta = "NAME", .help = "bahdanau or luong (default: bahdanau for --attn bahdanau, else luong)"},
+    {.flag = "bidirectional", .key = "bidirectional", SWITCH(model.bidirectional), .use = SAME, .section = "model",
+     .help = "bidirectional encoder"},
+    {.flag = "emb", .key = "emb", INT(model.emb, 1, TS_MODEL_MAX_EMB, 64), .use = SAME, .section = "model", .meta = "N",
+     .help = "embedding size (default {})"},
+    {.flag = "hidden", .key = "hidden", INT(model.hidden, 1, TS_MODEL_MAX_HIDDEN, 128), .use = SAME, .section = "model",
+     .meta = "N", .help = "hidden size (default {})"},
+    // training
+    {.flag = "optim", .key = "optimizer", .saved_as = "train.optimizer", CHOICE(optim, "adam", optim), .use = SAME | RESUME,
+     .section = "training", .meta = "NAME", .help = "adam or sgd with momentum 0.9 (default {})"},
+    {.saved_as = "train.lr", .name = "learning rate now", REAL(lr, 0, 0, 0), .use = TS_OPTION_NOW},
+    {.flag = "lr", .key = "lr", .saved_as = "train.lr_initial", REAL(lr, 1e-12, 100, 3e-3), .use = SAME | RESUME,
+     .section = "training", .meta = "X", .help = "learning rate (default {})"},
+    {.flag = "clip", .key = "clip", .saved_as = "train.clip", REAL(clip, 0, 1e12, 5), .use = SAME | RESUME,
+     .section = "training", .meta = "X", .help = "clip the global gradient norm at X (default {}; 0: off)"},
+    {.flag = "tf", .key = "tf", .saved_as = "train.tf", REAL(tf, 0, 1, 1), .use = SAME | RESUME, .section = "training",
+     .meta = "RATIO", .help = "teacher-forcing ratio in [0, 1] (default {})"},
+    {.flag = "dropout", .key = "dropout", .saved_as = "train.dropout", REAL(dropout, 0, 0.99, 0),
+     .use = SAME | RESUME | TS_OPTION_OLDER, .section = "training", .meta = "P",
+     .help = "dropout on embeddings, encoder outputs and the pre-output layer,\nin [0, 0.99] (default {}; docs/models.md)"},
+    {.flag = "label-smoothing", .key = "label_smoothing", .saved_as = "train.label_smoothing",
+     REAL(label_smoothing, 0, 0.99, 0.1), .use = SAME | RESUME | TS_OPTION_OLDER, .section = "training", .meta = "E",
+     .help = "PyTorch's label smoothing in [0, 0.99] (default {}); the reported\n"
+             "losses and perplexity stay plain cross-entropy"},
+    {.flag = "batch", .key = "batch", .saved_as = "train.batch", INT(batch, 1, 100000, 32), .use = SAME | RESUME,
+     .section = "training", .meta = "N",
+     .help = "sentences per batch (default {}); under mpirun the batch of all the\n"
+             "ranks together: the same flags train the same model on any number"},
+    {.flag = "accumulate", .key = "accumulate", INT(accumulate, 1, 100000, 1), .use = SAME, .section = "training",
+     .meta = "K",
+     .help = "run each batch as K parts one after another, summing their gradients,\n"
+             "then one update: the same update with about 1/K of the activation\n"
+             "memory, so a batch K times larger than fits (default {})"},
+    {.flag = "epochs", .key = "epochs", INT(epochs, 1, TS_MAX_EPOCHS, 5), .use = SAME, .section = "training",
+     .meta = "N", .help = "epochs (default {})"},
+    {.flag = "steps", .key = "steps", INT(steps, 1, 1000000000, 0), .use = SAME, .section = "training", .meta = "N",
+     .help = "stop after N optimizer steps in all, counting those before --resume"},
+    {.flag = "lr-decay", .key = "lr_decay", .saved_as = "train.lr_decay", REAL(lr_decay, 1e-6, 1, 0.5),
+     .use = SAME | RESUME, .section = "training", .meta = "X",
+     .help = "multiply the learning rate by X when dev loss does not improve (default {})"},
+    {.flag = "patience", .key = "patience", .saved_as = "train.patience", INT(patience, 1, 100000, 3),
+     .use = SAME | RESUME, .section = "training", .meta = "N",
+     .help = "stop after N epochs without a better dev loss (default {})"},
+    {.flag = "seed", .key = "seed", .saved_as = "train.seed", INT(seed, 0, 2147483647L, 1), .use = SAME | RESUME,
+     .section = "training", .meta = "N", .help = "initialisation, split, shuffling and teacher forcing (default {})"},
+    // --threads changes no result: each machine may want its own.
+    {.flag = "threads", INT(threads, 1, TS_MAX_THREADS, 0), .section = "training", .meta = "N",
+     .help = "BLAS threads, 1 to 64 (default: OPENBLAS_NUM_THREADS, else the cores;\n"
+             "under mpirun, the cores shared among the machine's ranks)"},
+    // output
+    {.flag = "out", TEXT(out_dir, "runs/default"), .use = SAME, .section = "output", .meta = "DIR",
+     .help = "where everything is written (default runs/<date-time>); it holds one run:\n"
+             "a new run into a directory holding one is refused without --force"},
+    {.flag = "resume", TEXT(resume, NULL), .use = SAME, .section = "output", .meta = "CKPT",
+     .help = "continue a run exactly from its last.ckpt (same data and flags); into\n"
+             "the checkpoint's own directory, metrics.csv continues where it stopped"},
+    {.flag = "force", SWITCH(force), .use = SAME, .section = "output",
+     .help = "start over in an --out holding a run: deletes that run's checkpoints,\n"
+             "metrics.csv, config.txt and figures (nothing else)"},
+    {.flag = "show", INT(show, 0, 1000, 4), .use = SAME, .section = "output", .meta = "N",
+     .help = "dev examples printed at the end (default {})"},
+    {.flag = "keep", .key = "keep", INT(keep, 0, 1000, 0), .use = SAME, .section = "output", .meta = "N",
+     .help = "also keep the last N epochs' models as DIR/epoch-<E>.ckpt (for\ntinyseq average; default {}: none)"},
+    {.flag = "beam", .key = "beam", INT(beam, 0, 1000, 5), .use = SAME, .section = "output", .meta = "K",
+     .help = "the final dev (and --test) evaluation also decodes with beam K,\n"
+             "as tinyseq eval --beam K would (default {}; 0: greedy only)"},
+    // --log-every and --eval-every change what the run directory records, never
+    // what is computed: a continued run may change them (no checkpoint row).
+    {.flag = "log-every", .key = "log_every", INT(log_every, 1, 1000000000, 0), .use = SAME, .section = "output",
+     .meta = "N",
+     .help = "the training loss into DIR/steps.csv every N steps (default: about 20\n"
+             "rows an epoch, a round N), at each epoch's end and where the run stops"},
+    {.flag = "eval-every", .key = "eval_every", INT(eval_every, 1, 1000000000, 0), .use = SAME, .section = "output",
+     .meta = "N",
+     .help = "also evaluate dev every N steps inside an epoch, recorded like the\n"
+             "epochs' evaluations (default: at each epoch's end only; the learning\n"
+             "rate, early stopping and best.ckpt follow the epochs' alone)"},
+    {.name = "warm-up steps", INT(warmup, 0, 0, 3), .use = SAME},
+};
+const size_t ts_train_options_count = sizeof ts_train_options / sizeof ts_train_options[0];
+_Static_assert(sizeof ts_train_options / sizeof ts_train_options[0] < TS_TRAIN_OPTIONS_MAX, "raise TS_TRAIN_OPTIONS_MAX");
+
+#undef FIELD
+#undef INT
+#undef REAL
+#undef TEXT
+#undef SWITCH
+#undef CHOICE
+#undef SAME
+#undef RESUME
+
+void *ts_train_option_field(ts_train_opts *o, const ts_train_option *r) { return (char *)o + r->offset; }
+
+static const void *field_of(const ts_train_opts *o, const ts_train_option *r) { return (const char *)o + r->offset; }
+
+// An INT or SWITCH row's value.
+static long whole(const ts_train_opts *o, const ts_train_option *r) {
+    return r->size == sizeof(long) ? *(const long *)field_of(o, r) : *(const int *)field_of(o, r);
+}
+
+static double real(const ts_train_opts *o, const ts_train_option *r) { return *(const double *)field_of(o, r); }
+
+// A TEXT row's value as files spell it (NULL: `absent`, else "").
+static const char *text(const ts_train_opts *o, const ts_train_option *r) {
+    const char *value = *(const char *const *)field_of(o, r);
+    return value ? value : r->absent ? r->absent : "";
+}
+
+void ts_train_option_set_whole(ts_train_opts *o, const ts_train_option *r, long v) {
+    if (r->size == sizeof(long)) *(long *)ts_train_option_field(o, r) = v;
+    else *(int *)ts_train_option_field(o, r) = (int)v;
+}
+
+ts_train_opts ts_train_defaults(void) {
+    ts_train_opts o = {.out = stdout, .log = stderr};
+    for (size_t i = 0; i < ts_train_options_count; i++) {
+        const ts_train_option *r = &ts_train_options[i];
+        if (r->use & TS_OPTION_NOW) continue;  // the --lr row has the default
+        switch (r->kind) {
+        case TS_OPTION_INT:
+        case TS_OPTION_SWITCH: ts_train_option_set_whole(&o, r, (long)r->value); break;
+        case TS_OPTION_REAL: *(double *)ts_train_option_field(&o, r) = r->value; break;
+        case TS_OPTION_TEXT: *(const char **)ts_train_option_field(&o, r) = r->text; break;
+        case TS_OPTION_CHOICE: r->parse(&o, r->text); break;  // the table's own names: cannot fail
+        }
+    }
+    return o;
+}
+
+const ts_train_option *ts_train_option_by_flag(const char *flag) {
+    for (size_t i = 0; i < ts_train_options_count; i++)
+        if (ts_train_options[i].flag && !strcmp(ts_train_options[i].flag, flag)) return &ts_train_options[i];
+    return NULL;
+}
+
+const ts_train_option *ts_train_option_by_key(const char *key) {
+    for (size_t i = 0; i < ts_train_options_count; i++)
+        if (ts_train_options[i].key && ts_train_options[i].flag && !strcmp(ts_train_options[i].key, key))
+            return &ts_train_options[i];
+    return NULL;
+}
+
+const char *ts_train_option_label(const ts_train_option *r, char buf[64]) {
+    if (!r->flag) return r->name;
+    snprintf(buf, 64, "--%s", r->flag);
+    return buf;
+}
+
+const char *ts_train_option_format(const ts_train_opts *o, const ts_train_option *r, char buf[32]) {
+    switch (r->kind) {
+    case TS_OPTION_INT:
+    case TS_OPTION_SWITCH: snprintf(buf, 32, "%ld", whole(o, r)); return buf;
+    case TS_OPTION_REAL: return ts_format_exact(buf, real(o, r));
+    case TS_OPTION_TEXT: return text(o, r);
+    case TS_OPTION_CHOICE: return r->name_of(o);
+    }
+    return "";
+}
+
+void ts_train_options_write_config(FILE *f, const ts_train_opts *o) {
+    char buf[32];
+    for (size_t i = 0; i < ts_train_options_count; i++) {
+        const ts_train_option *r = &ts_train_options[i];
+        if (!r->key || ((r->use & TS_OPTION_TOY_ONLY) && o->corpus)) continue;
+        if (r->kind == TS_OPTION_TEXT && !*(const char *const *)field_of(o, r) && !r->absent) continue;
+        if ((r->use & TS_OPTION_IF_GIVEN) && whole(o, r) == 0) continue;
+        fprintf(f, "%s = %s\n", r->key, ts_train_option_format(o, r, buf));
+    }
+}
+
+int ts_train_options_save(ts_ckpt *ck, const ts_train_opts *o, double lr_now) {
+    int rc = TS_OK;
+    for (size_t i = 0; !rc && i < ts_train_options_count; i++) {
+        const ts_train_option *r = &ts_train_options[i];
+        if (!r->saved_as || (r->use & TS_OPTION_IN_MODEL)) continue;
+        switch (r->kind) {
+        case TS_OPTION_INT:
+        case TS_OPTION_SWITCH: rc = ts_ckpt_set_int(ck, r->saved_as, whole(o, r)); break;
+        case TS_OPTION_REAL: rc = ts_ckpt_set_double(ck, r->saved_as, r->use & TS_OPTION_NOW ? lr_now : real(o, r)); break;
+        case TS_OPTION_TEXT: rc = ts_ckpt_set(ck, r->saved_as, text(o, r)); break;
+        case TS_OPTION_CHOICE: rc = ts_ckpt_set(ck, r->saved_as, r->name_of(o)); break;
+        }
+    }
+    return rc;
+}
+
+// Row r of checkpoint ck against o: TS_OK when they agree.
+static int compare_row(const ts_ckpt *ck, const ts_train_opts *o, const ts_train_option *r) {
+    char label[64];
+    const char *flag = ts_train_option_label(r, label);
+    int older = r->use & TS_OPTION_OLDER, rc;
+    // An older checkpoint without the row trained with 0 or "".
+    const char *present;
+    if (older && ts_ckpt_get_string(ck, r->saved_as, &present) != TS_OK) {
+        ts_clear_error();
+        if (r->kind == TS_OPTION_REAL && real(o, r) != 0.0)
+            return ts_fail(TS_ERR_ARG, "%s was trained with %s %g; this run asks for %g (resuming must keep the flags)",
+                           o->resume, flag, 0.0, real(o, r));
+        if (r->kind == TS_OPTION_TEXT && *text(o, r))
+            return ts_fail(TS_ERR_ARG, "%s was trained with %s ''; this run asks for '%s' (resuming must keep the flags)",
+                           o->resume, flag, text(o, r));
+        return TS_OK;
+    }
+    if (r->kind == TS_OPTION_INT || r->kind == TS_OPTION_SWITCH) {
+        int64_t saved;
+        if ((rc = ts_ckpt_get_int(ck, r->saved_as, INT64_MIN, INT64_MAX, &saved))) return rc;
+        if (saved != whole(o, r))
+            return ts_fail(TS_ERR_ARG, "%s was trained with %s %lld; this run asks for %ld (resuming must keep the flags)",
+                           o->resume, flag, (long long)saved, whole(o, r));
+        return TS_OK;
+    }
+    if (r->kind == TS_OPTION_REAL) {
+        double saved;
+        if ((rc = ts_ckpt_get_double(ck, r->saved_as, -INFINITY, INFINITY, &saved))) return rc;
+        if (saved != real(o, r))
+            return ts_fail(TS_ERR_ARG, "%s was trained with %s %g; this run asks for %g (resuming must keep the flags)",
+                           o->resume, flag, saved, real(o, r));
+        return TS_OK;
+    }
+    const char *saved, *now = r->kind == TS_OPTION_CHOICE ? r->name_of(o) : text(o, r);
+    if ((rc = ts_ckpt_get_string(ck, r->saved_as, &saved))) return rc;
+    if (strcmp(saved, now))
+        return ts_fail(TS_ERR_ARG, "%s was trained with %s '%s'; this run asks for '%s' (resuming must keep the flags)",
+                       o->resume, flag, saved, now);
+    return TS_OK;
+}
+
+int ts_train_options_compare(const ts_ckpt *ck, const ts_train_opts *o) {
+    static const int pass_of[] = {[TS_OPTION_INT] = 0, [TS_OPTION_SWITCH] = 0, [TS_OPTION_REAL] = 1,
+                                  [TS_OPTION_TEXT] = 2, [TS_OPTION_CHOICE] = 2};
+    for (int pass = 0; pass < 3; pass++)
+        for (size_t i = 0; i < ts_train_options_count; i++) {
+            const ts_train_option *r = &ts_train_options[i];
+            if (!(r->use & TS_OPTION_RESUME) || pass_of[r->kind] != pass) continue;
+            int rc = compare_row(ck, o, r);
+            if (rc) return rc;
+        }
+    return TS_OK;
+}
+
+int ts_train_options_check_ranks(const ts_train_opts *o, ts_dist *d) {
+    enum { N = TS_TRAIN_OPTIONS_MAX };
+    char numbers[N][32], labels[N][64];
+    const char *what[N], *values[N];
+    int n = 0;
+    for (size_t i = 0; i < ts_train_options_count; i++) {
+        const ts_train_option *r = &ts_train_options[i];
+        if (!(r->use & TS_OPTION_SAME_RANKS)) continue;
+        what[n] = ts_train_option_label(r, labels[n]);
+        values[n] = ts_train_option_format(o, r, numbers[n]);
+        n++;
+    }
+    return ts_dist_check_same(d, what, values, n);
+}

@@ -1,0 +1,96 @@
+// The training options in one table (ggml's style): each row is one field of
+// ts_train_opts and says how every consumer treats it. The row drives
+//   its default                       ts_train_defaults()
+//   its --flag, range and help line   cli/cmd_train.c (flag table, usage, --config)
+//   its config.txt key                train/rundir.c writes it, --config reads it back
+//   its checkpoint key                train/state.c saves it and compares it on resume
+//   whether the ranks must agree      ts_train_options_check_ranks()
+// Adding an option: a field in ts_train_opts (train/trainer.h), one row in
+// train/options.c, and the code that uses it.
+#ifndef TS_TRAIN_OPTIONS_H
+#define TS_TRAIN_OPTIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ckpt/ckpt.h"
+#include "train/dist.h"
+#include "train/trainer.h"
+
+typedef enum {
+    TS_OPTION_INT,     // a long (or an int: size says) in [lo, hi]
+    TS_OPTION_REAL,    // a double in [lo, hi]
+    TS_OPTION_TEXT,    // a const char *; NULL: not given
+    TS_OPTION_SWITCH,  // an int, 0 or 1
+    TS_OPTION_CHOICE,  // a name among a few (attention, decoder, optimizer): name() and parse()
+} ts_option_kind;
+
+// What a row is used for, besides its flag, key and checkpoint key.
+enum {
+    TS_OPTION_SAME_RANKS = 1 << 0,  // every rank must be given the same value
+    TS_OPTION_RESUME = 1 << 1,      // a resumed run must ask for the value its checkpoint saved
+    TS_OPTION_OLDER = 1 << 2,       // checkpoints from before it existed lack it: they trained with 0 / ""
+    TS_OPTION_IN_MODEL = 1 << 3,    // the checkpoint gets it with the model (infer/load.c), not from state.c
+    TS_OPTION_TOY_ONLY = 1 << 4,    // config.txt has it only for the toy corpus
+    TS_OPTION_IF_GIVEN = 1 << 5,    // config.txt has it only when it is not 0
+    TS_OPTION_NOW = 1 << 6,         // the checkpoint saves the optimizer's value now, not the option's
+};
+
+typedef struct ts_train_option {
+    const char *flag;      // "max-len" for --max-len; NULL: no flag. Two rows in a row with one flag are
+                           // "--flag N|FILE": a whole number is the INT row's, anything else the TEXT row's
+    const char *key;       // its key in config.txt; NULL: not written there
+    const char *saved_as;  // its key in a checkpoint's header; NULL: not saved
+    const char *name;      // what messages call an option without a flag ("toy seed")
+    ts_option_kind kind;
+    size_t offset, size;   // the field in ts_train_opts
+    double lo, hi;         // INT, REAL: the values a flag accepts
+    double value;          // INT, REAL, SWITCH: the default
+    const char *text;      // TEXT, CHOICE: the default; TEXT: NULL is written as `absent`
+    const char *absent;    // TEXT: how NULL is spelled in config.txt and checkpoints ("toy"); NULL: ""
+    const char *(*name_of)(const ts_train_opts *o);    // CHOICE: the name of o's value
+    int (*parse)(ts_train_opts *o, const char *text);  // CHOICE: sets the value; TS_ERR_ARG naming the choices
+    unsigned use;          // TS_OPTION_* bits
+    const char *section;   // usage: "data", "model", "training" or "output"
+    const char *meta;      // usage: "N" in "--max-len N"
+    const char *help;      // usage: the help, lines split by '\n'; "{}" stands for the default
+} ts_train_option;
+
+// At most this many rows (the size of the arrays built from the table).
+#define TS_TRAIN_OPTIONS_MAX 64
+extern const ts_train_option ts_train_options[];
+extern const size_t ts_train_options_count;
+
+// The row of --flag, or NULL (the first of two rows sharing a flag).
+const ts_train_option *ts_train_option_by_flag(const char *flag);
+// The first row with config.txt key `key` that has a flag, or NULL.
+const ts_train_option *ts_train_option_by_key(const char *key);
+
+// What messages call the option: "--max-len" or the row's name.
+const char *ts_train_option_label(const ts_train_option *r, char buf[64]);
+
+// The value of r in o as config.txt writes it ("0.003", "toy", "bahdanau");
+// `buf` holds numbers; returns buf or the text.
+const char *ts_train_option_format(const ts_train_opts *o, const ts_train_option *r, char buf[32]);
+
+// The field of r in o (for the cli's flag table).
+void *ts_train_option_field(ts_train_opts *o, const ts_train_option *r);
+// Sets an INT row's field from v (long or int as the field is).
+void ts_train_option_set_whole(ts_train_opts *o, const ts_train_option *r, long v);
+
+// config.txt's option lines, "key = value", in table order.
+void ts_train_options_write_config(FILE *f, const ts_train_opts *o);
+
+// The checkpoint's option rows (lr_now: the optimizer's learning rate now).
+int ts_train_options_save(ts_ckpt *ck, const ts_train_opts *o, double lr_now);
+
+// TS_ERR_ARG naming the flag when o asks for another value of a RESUME row
+// than checkpoint ck saved (the whole numbers first, then the real ones,
+// then the texts: the first difference is reported); messages start with o->resume.
+int ts_train_options_compare(const ts_ckpt *ck, const ts_train_opts *o);
+
+// Every rank was given the same value of every SAME_RANKS row
+// (ts_dist_check_same; TS_ERR_ARG naming the first that differs).
+int ts_train_options_check_ranks(const ts_train_opts *o, ts_dist *d);
+
+#endif
