@@ -172,13 +172,15 @@ void ts_transformer_positions(double *pe, int first, int n, int D) {
     }
 }
 
-// ids (B, T) batch-major -> (B*T, D) = table[ids] sqrt(D) + PE[t], then dropout.
-static ts_tensor *embed(ts_ctx *ctx, ts_tensor *table, const int *ids, int B, int T, double p, gsl_rng *rng) {
+// ids (B, T) batch-major at positions first .. first + T - 1 ->
+// (B*T, D) = table[ids] sqrt(D) + PE[first + t], then dropout.
+static ts_tensor *embed(ts_ctx *ctx, ts_tensor *table, const int *ids, int B, int T, int first, double p,
+                        gsl_rng *rng) {
     if (ctx->status) return NULL;
     int D = table->shape[1];
     double *pe = ts_arena_alloc(ctx->arena, (size_t)B * T * D * sizeof(double));  // (B*T, D)
     if (!pe) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
-    ts_transformer_positions(pe, 0, T, D);
+    ts_transformer_positions(pe, first, T, D);
     for (int b = 1; b < B; b++) memcpy(pe + (size_t)b * T * D, pe, (size_t)T * D * sizeof(double));
     ts_tensor *x = ts_scale(ctx, ts_gather_rows(ctx, table, ids, B * T, TS_PAD), sqrt((double)D));
     return ts_dropout(ctx, ts_add(ctx, x, ts_constant(ctx, 2, (int[]){B * T, D}, pe)), p, rng);
@@ -188,22 +190,30 @@ static ts_tensor *layer_norm(ts_ctx *ctx, const ts_norm_params *n, ts_tensor *x)
     return ts_layer_norm(ctx, x, n->weight, n->bias, LN_EPS);
 }
 
-// torch.nn.MultiheadAttention: queries from x (B*T, D), keys and values from
-// kv (B*S, D), each through its block of rows of the packed in-projection;
-// heads side by side; out_proj. *node (may be NULL) gets the ts_mha node.
-static ts_tensor *attention(ts_ctx *ctx, const ts_attention_params *a, ts_tensor *x, ts_tensor *kv, int B, int T,
-                            int S, int heads, const double *key_mask, int causal, ts_tensor **node) {
+// x (N, D) times block i (0 q, 1 k, 2 v) of the packed in-projection's rows: (N, D).
+static ts_tensor *project(ts_ctx *ctx, const ts_attention_params *a, ts_tensor *x, int block) {
     int D = a->out_proj.weight->shape[0];
-    ts_tensor *proj[3];  // q (B*T, D), k, v (B*S, D)
-    for (int i = 0; i < 3; i++)
-        proj[i] = ts_linear(ctx, i ? kv : x, ts_slice_rows(ctx, a->in_proj_weight, i * D, D), 0,
-                            ts_slice_rows(ctx, a->in_proj_bias, i * D, D), NULL);
-    ts_tensor *q = ts_reshape(ctx, proj[0], 3, (int[]){B, T, D});
-    ts_tensor *k = ts_reshape(ctx, proj[1], 3, (int[]){B, S, D});
-    ts_tensor *v = ts_reshape(ctx, proj[2], 3, (int[]){B, S, D});
-    ts_tensor *mixed = ts_mha(ctx, q, k, v, heads, key_mask, causal);  // (B, T, D)
+    return ts_linear(ctx, x, ts_slice_rows(ctx, a->in_proj_weight, block * D, D), 0,
+                     ts_slice_rows(ctx, a->in_proj_bias, block * D, D), NULL);
+}
+
+// torch.nn.MultiheadAttention after its in-projection: q (B*T, D) against
+// keys and values (B*S, D), heads side by side, out_proj. *node (may be NULL)
+// gets the ts_mha node (its weights).
+static ts_tensor *attend(ts_ctx *ctx, const ts_attention_params *a, ts_tensor *q, ts_tensor *keys, ts_tensor *values,
+                         int B, int T, int S, int heads, const double *key_mask, int causal, ts_tensor **node) {
+    int D = a->out_proj.weight->shape[0];
+    ts_tensor *mixed = ts_mha(ctx, ts_reshape(ctx, q, 3, (int[]){B, T, D}), ts_reshape(ctx, keys, 3, (int[]){B, S, D}),
+                              ts_reshape(ctx, values, 3, (int[]){B, S, D}), heads, key_mask, causal);  // (B, T, D)
     if (node) *node = mixed;
     return ts_linear(ctx, ts_reshape(ctx, mixed, 2, (int[]){B * T, D}), a->out_proj.weight, 0, a->out_proj.bias, NULL);
+}
+
+// Self-attention of x (B*T, D) over itself.
+static ts_tensor *self_attention(ts_ctx *ctx, const ts_attention_params *a, ts_tensor *x, int B, int T, int heads,
+                                 const double *key_mask, int causal, ts_tensor **node) {
+    return attend(ctx, a, project(ctx, a, x, 0), project(ctx, a, x, 1), project(ctx, a, x, 2), B, T, T, heads, key_mask,
+                  causal, node);
 }
 
 // linear2(dropout(relu(linear1(x))))
@@ -222,19 +232,58 @@ static ts_tensor *residual(ts_ctx *ctx, ts_tensor *x, ts_tensor *branch, double 
 static ts_tensor *encoder_layer(ts_ctx *ctx, const ts_encoder_layer *e, ts_tensor *x, int B, int S, int heads,
                                 const double *key_mask, double p, gsl_rng *rng, ts_tensor **attn) {
     ts_tensor *h = layer_norm(ctx, &e->norm1, x);
-    x = residual(ctx, x, attention(ctx, &e->self_attn, h, h, B, S, S, heads, key_mask, 0, attn), p, rng);
+    x = residual(ctx, x, self_attention(ctx, &e->self_attn, h, B, S, heads, key_mask, 0, attn), p, rng);
     return residual(ctx, x, feed_forward(ctx, &e->linear1, &e->linear2, layer_norm(ctx, &e->norm2, x), p, rng), p, rng);
 }
 
-// One pre-LN decoder layer on y (B*T, D) with the encoder's memory (B*S, D).
-static ts_tensor *decoder_layer(ts_ctx *ctx, const ts_decoder_layer *d, ts_tensor *y, ts_tensor *memory, int B,
-                                int T, int S, int heads, const double *key_mask, double p, gsl_rng *rng,
+// The cross-attention keys and values of one decoder layer: the memory
+// (B*S, D) through its k and v blocks, once per source.
+typedef struct {
+    ts_tensor *keys, *values;  // (B*S, D)
+} cross_source;
+
+static cross_source cross_project(ts_ctx *ctx, const ts_decoder_layer *d, ts_tensor *memory) {
+    return (cross_source){project(ctx, &d->multihead_attn, memory, 1), project(ctx, &d->multihead_attn, memory, 2)};
+}
+
+// What a decoder layer's self-attention has seen: keys and values of the
+// positions before, (B, P, D) each (both NULL when P = 0).
+typedef struct {
+    ts_tensor *keys, *values;
+} self_cache;
+
+// [past (B, P, D); now (B*T, D) as (B, T, D)] along positions, as (B, P+T, D).
+static ts_tensor *append_positions(ts_ctx *ctx, ts_tensor *past, ts_tensor *now, int B, int T) {
+    int D = ts_cols(now);
+    ts_tensor *n = ts_reshape(ctx, now, 3, (int[]){B, T, D});
+    if (!past) return n;
+    int P = past->shape[1];
+    ts_tensor *rows[2] = {ts_reshape(ctx, past, 2, (int[]){B, P * D}), ts_reshape(ctx, n, 2, (int[]){B, T * D})};
+    return ts_reshape(ctx, ts_concat(ctx, rows, 2), 3, (int[]){B, P + T, D});
+}
+
+// One pre-LN decoder layer on y (B*T, D). Without a cache (training) the T
+// positions attend causally among themselves; with one (decoding, T = 1) the
+// position attends to every cached one and itself, and *cache becomes the
+// cache with it appended.
+static ts_tensor *decoder_layer(ts_ctx *ctx, const ts_decoder_layer *d, ts_tensor *y, int B, int T, self_cache *cache,
+                                cross_source cross, int S, int heads, const double *key_mask, double p, gsl_rng *rng,
                                 ts_tensor **self_attn, ts_tensor **cross_attn) {
+    const ts_attention_params *a = &d->self_attn;
     ts_tensor *h = layer_norm(ctx, &d->norm1, y);
-    y = residual(ctx, y, attention(ctx, &d->self_attn, h, h, B, T, T, heads, NULL, 1, self_attn), p, rng);
+    ts_tensor *keys = project(ctx, a, h, 1), *values = project(ctx, a, h, 2);
+    int P = cache && cache->keys ? cache->keys->shape[1] : 0;
+    if (cache) {
+        cache->keys = keys = append_positions(ctx, cache->keys, keys, B, T);
+        cache->values = values = append_positions(ctx, cache->values, values, B, T);
+    }
+    y = residual(ctx, y, attend(ctx, a, project(ctx, a, h, 0), keys, values, B, T, P + T, heads, NULL, !cache, self_attn),
+                 p, rng);
     h = layer_norm(ctx, &d->norm2, y);
-    y = residual(ctx, y, attention(ctx, &d->multihead_attn, h, memory, B, T, S, heads, key_mask, 0, cross_attn), p,
-                 rng);
+    y = residual(ctx, y,
+                 attend(ctx, &d->multihead_attn, project(ctx, &d->multihead_attn, h, 0), cross.keys, cross.values, B, T,
+                        S, heads, key_mask, 0, cross_attn),
+                 p, rng);
     return residual(ctx, y, feed_forward(ctx, &d->linear1, &d->linear2, layer_norm(ctx, &d->norm3, y), p, rng), p, rng);
 }
 
@@ -258,7 +307,7 @@ int ts_transformer_encode(const ts_transformer *m, ts_ctx *ctx, const ts_batch_v
             mask[(size_t)b * S + s] = s < bv->src_len[b];
         }
     }
-    ts_tensor *x = embed(ctx, m->src_embedding, ids, B, S, p, rng);
+    ts_tensor *x = embed(ctx, m->src_embedding, ids, B, S, 0, p, rng);
     for (int l = 0; l < m->cfg.layers; l++)
         x = encoder_layer(ctx, &m->enc[l], x, B, S, m->cfg.heads, mask, p, rng, attn ? &attn->enc_self[l] : NULL);
     *out = (ts_transformer_memory){.B = B, .S = S, .memory = layer_norm(ctx, &m->enc_norm, x), .mask = mask};
@@ -271,10 +320,10 @@ ts_tensor *ts_transformer_decode(const ts_transformer *m, ts_ctx *ctx, const ts_
     if (ctx->status) return NULL;
     if (T < 1) return ts_ctx_fail(ctx, TS_ERR_SHAPE, "decode: target length %d", T);
     if (!ts_model_check_ids(ctx, "target input", tokens, (size_t)B * T, m->cfg.tgt_vocab)) return NULL;
-    ts_tensor *y = embed(ctx, m->tgt_embedding, tokens, B, T, p, rng);
+    ts_tensor *y = embed(ctx, m->tgt_embedding, tokens, B, T, 0, p, rng);
     for (int l = 0; l < m->cfg.layers; l++)
-        y = decoder_layer(ctx, &m->dec[l], y, mem->memory, B, T, mem->S, m->cfg.heads, mem->mask, p, rng,
-                          attn ? &attn->dec_self[l] : NULL, attn ? &attn->cross[l] : NULL);
+        y = decoder_layer(ctx, &m->dec[l], y, B, T, NULL, cross_project(ctx, &m->dec[l], mem->memory), mem->S,
+                          m->cfg.heads, mem->mask, p, rng, attn ? &attn->dec_self[l] : NULL, attn ? &attn->cross[l] : NULL);
     return layer_norm(ctx, &m->dec_norm, y);
 }
 
@@ -301,4 +350,118 @@ ts_tensor *ts_transformer_loss(const ts_transformer *m, ts_ctx *ctx, const ts_ba
     }
     ts_tensor *y = ts_transformer_decode(m, ctx, &mem, tokens, T, p, rng, NULL);
     return ts_linear_cross_entropy(ctx, y, m->out.weight, m->out.bias, targets, TS_PAD, smoothing);
+}
+
+// ---- incremental decoding ----
+
+int ts_transformer_prepare(const ts_transformer *m, ts_ctx *ctx, const ts_batch_view *batch,
+                           ts_transformer_source *out) {
+    ts_transformer_memory mem;
+    memset(out, 0, sizeof *out);
+    if (ts_transformer_encode(m, ctx, batch, 0.0, NULL, &mem, NULL)) return ctx->status;
+    out->B = mem.B;
+    out->S = mem.S;
+    out->mask = mem.mask;
+    for (int l = 0; l < m->cfg.layers; l++) {
+        cross_source c = cross_project(ctx, &m->dec[l], mem.memory);
+        out->cross_keys[l] = c.keys;
+        out->cross_values[l] = c.values;
+    }
+    return ctx->status;
+}
+
+static ts_transformer_state *new_state(ts_ctx *ctx, const ts_transformer_source *src, int t) {
+    ts_transformer_state *st = ctx->status ? NULL : ts_arena_alloc(ctx->arena, sizeof *st);
+    if (!st && !ctx->status) ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    if (!st) return NULL;
+    memset(st, 0, sizeof *st);
+    st->src = src;
+    st->t = t;
+    return st;
+}
+
+ts_transformer_state *ts_transformer_start(ts_ctx *ctx, const ts_transformer_source *src) {
+    return new_state(ctx, src, 0);
+}
+
+// The heads' mean of one row of weights (B, H, 1, S) -> (B, S), no gradient.
+static ts_tensor *head_mean(ts_ctx *ctx, const ts_tensor *node, int B, int H, int S) {
+    const double *w = ts_mha_weights(node);
+    double *mean = w ? ts_arena_zeros(ctx->arena, (size_t)B * S) : NULL;
+    if (!mean) return ctx->status ? NULL : ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int s = 0; s < S; s++) mean[(size_t)b * S + s] += w[((size_t)b * H + h) * S + s] / H;
+    return ts_constant(ctx, 2, (int[]){B, S}, mean);
+}
+
+ts_tensor *ts_transformer_step(const ts_transformer *m, ts_ctx *ctx, const ts_transformer_state *state,
+                               const int *tokens, ts_transformer_state **next, ts_tensor **weights,
+                               ts_transformer_attention *attn) {
+    *next = NULL;
+    if (weights) *weights = NULL;
+    const ts_transformer_source *src = state->src;
+    int B = src->B, L = m->cfg.layers, H = m->cfg.heads;
+    if (!ts_model_check_ids(ctx, "token", tokens, (size_t)B, m->cfg.tgt_vocab)) return NULL;
+    ts_transformer_state *after = new_state(ctx, src, state->t + 1);
+    ts_tensor *cross[TS_TRANSFORMER_MAX_LAYERS] = {0};
+    ts_tensor *y = embed(ctx, m->tgt_embedding, tokens, B, 1, state->t, 0.0, NULL);  // (B, D)
+    for (int l = 0; l < L && after; l++) {
+        self_cache cache = {state->keys[l], state->values[l]};
+        y = decoder_layer(ctx, &m->dec[l], y, B, 1, &cache, (cross_source){src->cross_keys[l], src->cross_values[l]},
+                          src->S, H, src->mask, 0.0, NULL, attn ? &attn->dec_self[l] : NULL, &cross[l]);
+        after->keys[l] = cache.keys;
+        after->values[l] = cache.values;
+        if (attn) attn->cross[l] = cross[l];
+    }
+    ts_tensor *logits = ts_linear(ctx, layer_norm(ctx, &m->dec_norm, y), m->out.weight, 0, m->out.bias, NULL);
+    if (weights && logits) *weights = head_mean(ctx, cross[L - 1], B, H, src->S);
+    if (ctx->status) return NULL;
+    *next = after;
+    return logits;
+}
+
+// Rows rows[0..n) of t (B, ...) viewed as (B, rest), without a gradient: (n, ...).
+static ts_tensor *select_rows(ts_ctx *ctx, ts_tensor *t, int B, const int *rows, int n) {
+    if (!t) return NULL;
+    int rest = (int)(t->size / (size_t)B), dims[TS_MAX_DIMS];
+    memcpy(dims, t->shape, sizeof dims);
+    dims[0] = t->shape[0] / B * n;  // (B*S, D) -> (n*S, D); (B, t, D) -> (n, t, D)
+    ts_tensor *picked = ts_gather_rows(ctx, ts_reshape(ctx, t, 2, (int[]){B, rest}), rows, n, -1);
+    return ts_reshape(ctx, picked, t->ndim, dims);
+}
+
+ts_transformer_state *ts_transformer_reorder(const ts_transformer *m, ts_ctx *ctx, const ts_transformer_state *state,
+                                             const int *rows, int n, int whole) {
+    const ts_transformer_source *src = state->src;
+    int B = src->B, L = m->cfg.layers;
+    if (n < 1 || (!whole && n != B)) {
+        ts_ctx_fail(ctx, TS_ERR_ARG, "reorder: %d rows of %d (keeping the source needs all %d)", n, B, B);
+        return NULL;
+    }
+    for (int k = 0; k < n; k++)
+        if (rows[k] < 0 || rows[k] >= B) {
+            ts_ctx_fail(ctx, TS_ERR_ARG, "reorder: row %d of %d", rows[k], B);
+            return NULL;
+        }
+    if (whole) {
+        ts_transformer_source *picked = ctx->status ? NULL : ts_arena_alloc(ctx->arena, sizeof *picked);
+        double *mask = picked ? ts_arena_alloc(ctx->arena, (size_t)n * src->S * sizeof(double)) : NULL;  // (n, S)
+        if (!mask && !ctx->status) ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+        if (!mask) return NULL;
+        *picked = (ts_transformer_source){.B = n, .S = src->S, .mask = mask};
+        for (int k = 0; k < n; k++)
+            memcpy(mask + (size_t)k * src->S, src->mask + (size_t)rows[k] * src->S, (size_t)src->S * sizeof(double));
+        for (int l = 0; l < L; l++) {
+            picked->cross_keys[l] = select_rows(ctx, src->cross_keys[l], B, rows, n);
+            picked->cross_values[l] = select_rows(ctx, src->cross_values[l], B, rows, n);
+        }
+        src = picked;
+    }
+    ts_transformer_state *after = new_state(ctx, src, state->t);
+    for (int l = 0; l < L && after; l++) {
+        after->keys[l] = select_rows(ctx, state->keys[l], B, rows, n);
+        after->values[l] = select_rows(ctx, state->values[l], B, rows, n);
+    }
+    return ctx->status ? NULL : after;
 }

@@ -118,6 +118,49 @@ ts_tensor *ts_transformer_decode(const ts_transformer *m, ts_ctx *ctx, const ts_
 ts_tensor *ts_transformer_loss(const ts_transformer *m, ts_ctx *ctx, const ts_batch_view *batch, gsl_rng *rng,
                                const ts_regularizer *reg, int *n_tokens);
 
+// ---- incremental decoding (a key/value cache per decoder layer) ----
+
+// What decoding reads of a batch's sources: their padding mask and each
+// decoder layer's cross-attention keys and values, computed once.
+typedef struct {
+    int B, S;
+    double *mask;                                         // (B, S)
+    ts_tensor *cross_keys[TS_TRANSFORMER_MAX_LAYERS];     // (B*S, D)
+    ts_tensor *cross_values[TS_TRANSFORMER_MAX_LAYERS];   // (B*S, D)
+} ts_transformer_source;
+
+// After t decoded positions: each decoder layer's self-attention keys and
+// values of positions 0 .. t-1, (B, t, D) (NULL at t = 0).
+typedef struct {
+    const ts_transformer_source *src;
+    int t;
+    ts_tensor *keys[TS_TRANSFORMER_MAX_LAYERS], *values[TS_TRANSFORMER_MAX_LAYERS];
+} ts_transformer_state;
+
+// Encodes the batch's sources (no dropout) into *out, in ctx's arena. TS_OK or the failure.
+int ts_transformer_prepare(const ts_transformer *m, ts_ctx *ctx, const ts_batch_view *batch,
+                           ts_transformer_source *out);
+
+// The state before the first position (in ctx's arena); NULL on failure.
+ts_transformer_state *ts_transformer_start(ts_ctx *ctx, const ts_transformer_source *src);
+
+// One output position for tokens (B) (<sos> first): returns the logits
+// (B, Vt), equal to the full decoder's at that position; *next gets the
+// state after it (a new one in ctx's arena: `state` is only read, so a step
+// can be redone from it). *weights (may be NULL) gets the last layer's
+// cross-attention, the mean of its heads (B, S); attn (may be NULL) every
+// layer's nodes of this position. NULL on failure.
+ts_tensor *ts_transformer_step(const ts_transformer *m, ts_ctx *ctx, const ts_transformer_state *state,
+                               const int *tokens, ts_transformer_state **next, ts_tensor **weights,
+                               ts_transformer_attention *attn);
+
+// A state of n rows, row k being row rows[k] of state (new, in ctx's arena).
+// whole 1 gathers the source's rows too (a finished sentence leaves the
+// batch); whole 0 keeps the source (beam search: every row decodes the same
+// sentence, so n must equal its rows). NULL on failure.
+ts_transformer_state *ts_transformer_reorder(const ts_transformer *m, ts_ctx *ctx, const ts_transformer_state *state,
+                                             const int *rows, int n, int whole);
+
 // PE (n, D) for positions first .. first + n - 1: PE[p, 2i] = sin(p / 10000^(2i/D)),
 // PE[p, 2i+1] = cos(p / 10000^(2i/D)). Any position: there is no table to run past.
 void ts_transformer_positions(double *pe, int first, int n, int D);

@@ -232,3 +232,72 @@ Test(transformer, layout_lists_the_state_dict_keys) {
     cr_assert_eq(found, 1, "the longest key must fit a tensor name");
     free(layout);
 }
+
+// ---- incremental decoding: each step's logits are the full decoder's ----
+
+// logits (B*T, Vt) of the whole teacher-forced prefix, recomputed at once.
+static ts_tensor *full_logits(ts_transformer *m, const ts_batch_view *bv, const int *tokens_bt) {
+    ts_tensor *y = decode_batch(m, bv, tokens_bt);
+    return ts_linear(&ctx, y, m->out.weight, 0, m->out.bias, NULL);
+}
+
+Test(transformer, incremental_steps_equal_recomputing_the_prefix) {
+    ts_transformer *m = random_model(6, 3, 2, 5, 21);
+    int V = m->cfg.tgt_vocab, tokens[B * T];
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) tokens[b * T + t] = tgt_in[t * B + b];
+    ts_set_grad_enabled(&ctx, 0);
+    ts_batch_view bv = small_batch();
+    ts_tensor *full = full_logits(m, &bv, tokens);
+    ts_transformer_source source;
+    cr_assert_eq(ts_transformer_prepare(m, &ctx, &bv, &source), TS_OK, "%s", ts_last_error());
+    ts_transformer_state *st = ts_transformer_start(&ctx, &source);
+    for (int t = 0; t < T; t++) {
+        int column[B];
+        for (int b = 0; b < B; b++) column[b] = tgt_in[t * B + b];
+        ts_tensor *weights;
+        ts_tensor *logits = ts_transformer_step(m, &ctx, st, column, &st, &weights, NULL);
+        cr_assert_not_null(logits, "%s", ts_last_error());
+        for (int b = 0; b < B; b++) {
+            assert_allclose(logits->data + (size_t)b * V, full->data + ((size_t)b * T + t) * V, V, 1e-12, 1e-12);
+            double sum = 0;
+            for (int s = 0; s < S; s++) {
+                if (s >= src_len[b]) cr_assert(weights->data[b * S + s] == 0.0, "padding got weight");
+                sum += weights->data[b * S + s];
+            }
+            cr_assert(fabs(sum - 1) < 1e-12);
+        }
+        cr_assert_eq(st->t, t + 1);
+    }
+    ts_transformer_free(m);
+}
+
+Test(transformer, reordered_rows_decode_as_their_sentences) {
+    ts_transformer *m = random_model(4, 2, 2, 6, 8);
+    int V = m->cfg.tgt_vocab, tokens[B * T];
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) tokens[b * T + t] = tgt_in[t * B + b];
+    ts_set_grad_enabled(&ctx, 0);
+    ts_batch_view bv = small_batch();
+    ts_tensor *full = full_logits(m, &bv, tokens);
+    ts_transformer_source source;
+    cr_assert_eq(ts_transformer_prepare(m, &ctx, &bv, &source), TS_OK, "%s", ts_last_error());
+    ts_transformer_state *st = ts_transformer_start(&ctx, &source);
+    ts_tensor *logits = ts_transformer_step(m, &ctx, st, tgt_in, &st, NULL, NULL);  // position 0 of all three
+    cr_assert_not_null(logits, "%s", ts_last_error());
+    // Sentence 1 leaves; 2 and 0 go on, in that order (whole: the source rows follow).
+    const int keep[2] = {2, 0};
+    st = ts_transformer_reorder(m, &ctx, st, keep, 2, 1);
+    cr_assert_not_null(st, "%s", ts_last_error());
+    for (int t = 1; t < 3; t++) {
+        int column[2] = {tgt_in[t * B + 2], tgt_in[t * B + 0]};
+        logits = ts_transformer_step(m, &ctx, st, column, &st, NULL, NULL);
+        cr_assert_not_null(logits, "%s", ts_last_error());
+        for (int k = 0; k < 2; k++)
+            assert_allclose(logits->data + (size_t)k * V, full->data + ((size_t)keep[k] * T + t) * V, V, 1e-12, 1e-12);
+    }
+    // Keeping the source needs every row.
+    cr_assert_null(ts_transformer_reorder(m, &ctx, st, keep, 1, 0));
+    cr_assert(strstr(ts_last_error(), "reorder"), "%s", ts_last_error());
+    ts_transformer_free(m);
+}
