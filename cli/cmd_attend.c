@@ -37,7 +37,7 @@ static const char usage[] =
     "  --json FILE      also write {source, target, weights, attention} as JSON\n"
     "  --pharaoh        print the argmax alignment as source-target pairs (\"0-0 2-1\"),\n"
     "                   one link per output word, <eos> left out\n"
-    "  --values         print each weight (two decimals) in the coloured heatmap too\n"
+    "  --values         print each weight (.14) in the coloured heatmap too\n"
     "  --color WHEN     auto (default: colour on a terminal, a plain table otherwise),\n"
     "                   always, or never (shades on a terminal, no colour)\n";
 
@@ -234,10 +234,12 @@ int ts_cmd_attend(int argc, char **argv) {
                svg_path || json_path || pharaoh ? " (no SVG, JSON or alignment written)" : "");
         goto done;
     }
-    char title[96];
-    snprintf(title, sizeof title, "attention: %s (%s decoder)", ts_attn_name(cfg->attn), ts_decoder_name(cfg->decoder));
-    if (beam > 1) printf("%s, beam %ld\n\n", title, beam);
-    else printf("%s, greedy\n\n", title);
+    // The title names the search too: beam and greedy outputs differ.
+    char title[128], search[32] = "greedy";
+    if (beam > 1) snprintf(search, sizeof search, "beam %ld", beam);
+    snprintf(title, sizeof title, "attention: %s (%s decoder), %s", ts_attn_name(cfg->attn), ts_decoder_name(cfg->decoder),
+             search);
+    printf("%s\n\n", title);
 
     ts_term_opts term = {.mode = term_mode(color), .values = values};
     const double *weights = v.hyp.attention;  // (T, S)

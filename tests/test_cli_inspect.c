@@ -371,9 +371,15 @@ Test(cli_inspect, attend_draws_svg_json_and_pharaoh) {
 
 Test(cli_inspect, attend_plain_table_with_beam_search) {
     char *out;
-    int rc = test_runf(&out, "%s attend --model '%s' --beam 4 'le chat dort .'", TS_PROGRAM, ckpt);
+    int rc = test_runf(&out, "%s attend --model '%s' --beam 4 --svg %s/beam.svg 'le chat dort .'", TS_PROGRAM, ckpt, dir);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "beam 4"), "%s", out);
+    free(out);
+    // The figure's title names the search too (issue 22 item 9).
+    rc = test_runf(&out, "cat %s/beam.svg", dir);
+    cr_assert(strstr(out, "decoder), beam 4</text>"), "SVG:\n%s", out);
+    free(out);
+    rc = test_runf(&out, "%s attend --model '%s' --beam 4 'le chat dort .'", TS_PROGRAM, ckpt);
     cr_assert(strstr(out, "chat") && strstr(out, "dort"), "source words head the columns:\n%s", out);
     cr_assert(!strchr(out, '\033'), "no escape codes when stdout is not a terminal");
     free(out);

@@ -120,7 +120,7 @@ Test(cli_report, chromium_renders_the_explorer_without_script_errors, .timeout =
 // --eval-every adds evaluations inside the epoch; a continued run keeps the
 // rows up to its checkpoint's step (issue 22 item 2).
 Test(cli_report, a_run_shorter_than_an_epoch_ends_with_its_rows_and_figures, .timeout = 180) {
-    char short_run[1200], steps[256];
+    char short_run[1200], steps[256], *svg;
     snprintf(short_run, sizeof short_run, "%s/short", dir);
     const char *flags = "--toy-pairs 400 --emb 8 --hidden 8 --batch 8 --show 0";
     cr_assert_eq(test_runf(NULL, "%s train %s --steps 10 --out %s", TS_PROGRAM, flags, short_run), 0);
@@ -137,8 +137,15 @@ Test(cli_report, a_run_shorter_than_an_epoch_ends_with_its_rows_and_figures, .ti
     char *jsonl = run_file(short_run, "attention.jsonl");
     cr_assert(!strncmp(jsonl, "{\"epoch\":0.222,\"step\":10,", 25), "%.60s", jsonl);
     free(jsonl);
-    free(run_file(short_run, "attention-step-10.svg"));
-    char *svg = run_file(short_run, "loss.svg");
+    // The figure shows the reference, so a wrong output looks wrong (item 9).
+    char *tsv = run_file(short_run, "dev-pairs.tsv"), caption[512];
+    snprintf(caption, sizeof caption, ">reference: %.*s", (int)strcspn(strchr(tsv, '\t') + 1, "\n'&<>\""),
+             strchr(tsv, '\t') + 1);  // up to a character XML escapes
+    svg = run_file(short_run, "attention-step-10.svg");
+    cr_assert(strstr(svg, caption), "no '%s' in the figure", caption);
+    free(svg);
+    free(tsv);
+    svg = run_file(short_run, "loss.svg");
     cr_assert(strstr(svg, "<polyline fill=\"none\" stroke=\"#1f77b4\""), "no training curve in loss.svg");
     cr_assert(strstr(svg, "<circle"), "no dev point in loss.svg");
     free(svg);

@@ -221,27 +221,89 @@ Test(render, shade_mode_uses_shade_characters_and_no_escapes) {
     const char *const tgt[] = {"x"};
     char *got = term_output(w, 1, 5, tgt, src, TS_TERM_SHADE, 0);
     const char *want =
-        "    0  1  2  3  4\n"
-        "x    ░░░▒▒▒▓▓▓███\n"
-        "source:  0 a  1 b  2 c  3 d  4 e\n";
+        "   a  b  c  d  e\n"
+        "x    ░░░▒▒▒▓▓▓███\n";
     cr_assert_str_eq(got, want, "got:\n%s", got);
     free(got);
     got = term_output(w, 1, 5, tgt, src, TS_TERM_SHADE, 1);
-    cr_assert_not_null(strstr(got, "▒0.50"), "got:\n%s", got);
+    cr_assert_not_null(strstr(got, "▒.50"), "got:\n%s", got);
+    cr_assert_not_null(strstr(got, "█1.0"), "got:\n%s", got);
     cr_assert_null(strchr(got, '\x1b'));
     free(got);
+}
+
+// Columns are named by their words (issue 22 item 9), set as a staircase
+// when they are longer than a cell: each starts over its column.
+Test(render, terminal_columns_are_named_by_their_words) {
+    const double w[3] = {0.2, 0.3, 0.5};
+    const char *const src[] = {"the", "cat", "."};
+    const char *const tgt[] = {"le"};
+    char *got = term_output(w, 1, 3, tgt, src, TS_TERM_SHADE, 0);
+    const char *want =
+        "    the\n"
+        "    │  cat\n"
+        "    │  │  .\n"
+        "le ░░░░░░▒▒▒\n";
+    cr_assert_str_eq(got, want, "got:\n%s", got);
+    free(got);
+}
+
+// Display columns of the widest line, escape sequences not counted.
+static int widest_line(const char *text) {
+    int widest = 0, at = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (*p == '\x1b') {
+            while (*p && *p != 'm') p++;
+            continue;
+        }
+        if (*p == '\n') at = 0;
+        else if ((*p & 0xC0) != 0x80) at++;
+        if (at > widest) widest = at;
+    }
+    return widest;
 }
 
 Test(render, colour_modes_paint_backgrounds_and_reset_each_line) {
     char *got = term_output(two_by_three, 2, 3, tgt2, src3, TS_TERM_TRUECOLOR, 1);
     cr_assert_not_null(strstr(got, "\x1b[48;2;"));
-    cr_assert_not_null(strstr(got, "0.90"));
+    cr_assert_not_null(strstr(got, ".90"));
     cr_assert_not_null(strstr(got, "\x1b[0m\n<eos>"), "row 0 not reset");
-    cr_assert_not_null(strstr(got, "source:  0 le  1 chat  2 <eos>\n"), "got:\n%s", got);
+    cr_assert_not_null(strstr(got, "chat"), "got:\n%s", got);
     free(got);
     got = term_output(two_by_three, 2, 3, tgt2, src3, TS_TERM_256, 0);
     cr_assert_not_null(strstr(got, "\x1b[48;5;"));
-    cr_assert_null(strstr(got, "0.90"));
+    cr_assert_null(strstr(got, ".90"));
+    free(got);
+    // 24-bit colour tells 0.14, 0.20 and 0.29 apart (xterm's 256 merge two).
+    const double close[3] = {0.14, 0.20, 0.29};
+    got = term_output(close, 1, 3, tgt2, src3, TS_TERM_TRUECOLOR, 0);
+    char cells[3][32];
+    const char *p = got;
+    for (int k = 0; k < 3; k++) {
+        p = strstr(p, "\x1b[48;2;");
+        cr_assert_not_null(p);
+        snprintf(cells[k], sizeof cells[k], "%.*s", (int)strcspn(p, "m"), p);
+        p++;
+    }
+    cr_assert(strcmp(cells[0], cells[1]) && strcmp(cells[1], cells[2]), "%s %s %s", cells[0] + 1, cells[1] + 1,
+              cells[2] + 1);
+    free(got);
+}
+
+// A 25-word sentence with --values fits in 100 columns (it took 133).
+Test(render, a_long_sentence_with_values_fits_a_terminal) {
+    enum { S = 25, T = 4 };
+    char words[S][16];
+    const char *src[S], *const tgt[T] = {"un", "deux", "trois", "<eos>"};
+    double w[T * S];
+    for (int i = 0; i < S; i++) {
+        snprintf(words[i], sizeof words[i], "word%d", i);
+        src[i] = words[i];
+    }
+    for (int k = 0; k < T * S; k++) w[k] = 1.0 / S;
+    char *got = term_output(w, T, S, tgt, src, TS_TERM_TRUECOLOR, 1);
+    cr_assert_leq(widest_line(got), 100, "%d columns:\n%s", widest_line(got), got);
+    for (int i = 0; i < S; i++) cr_assert_not_null(strstr(got, words[i]), "no %s over its column", words[i]);
     free(got);
 }
 

@@ -92,12 +92,6 @@ static void spaces(FILE *out, int n) {
     for (; n > 0; n--) fputc(' ', out);
 }
 
-static int digits(size_t n) {
-    int d = 1;
-    for (; n >= 10; n /= 10) d++;
-    return d;
-}
-
 // " ░▒▓█" by the nearest quarter: < 0.125 blank, >= 0.875 full block.
 static const char *shade(double w) {
     static const char *const levels[5] = {" ", "\xe2\x96\x91", "\xe2\x96\x92",
@@ -138,11 +132,19 @@ static void plain_table(FILE *out, const double *weights, size_t T, size_t S,
     }
 }
 
+// A weight in three columns: ".14", "1.0" (0.995 and up), "  ?" for NaN.
+static void short_value(FILE *out, double w) {
+    if (isnan(w)) fputs("  ?", out);
+    else if (w >= 0.995) fputs("1.0", out);
+    else fprintf(out, ".%02ld", lround(w * 100 < 0 ? 0 : w * 100));
+}
+
 static void cell(FILE *out, double w, enum ts_term_mode mode, int values, int cw) {
     if (mode == TS_TERM_SHADE) {
         if (values) {
-            spaces(out, cw - 5);
-            fprintf(out, "%s%4.2f", shade(w), w);
+            spaces(out, cw - 4);
+            fputs(shade(w), out);
+            short_value(out, w);
         } else {
             for (int k = 0; k < cw; k++) fputs(shade(w), out);
         }
@@ -158,8 +160,42 @@ static void cell(FILE *out, double w, enum ts_term_mode mode, int values, int cw
         fprintf(out, "\x1b[48;5;%dm", cube_index(rgb));
         if (values) fputs(dark ? "\x1b[38;5;16m" : "\x1b[38;5;231m", out);
     }
-    if (values) fprintf(out, "%*.2f", cw, w);
-    else spaces(out, cw);
+    spaces(out, cw - (values ? 3 : 0));
+    if (values) short_value(out, w);
+}
+
+// The source words over their columns, as a staircase: each word starts
+// above the middle of its column and runs right, with a "│" down to its
+// column; a word sits above every word its text (and one space) would cover,
+// so nothing overlaps, and short words share the bottom line. Column i's
+// middle is at `first + i * cw` terminal columns.
+static int column_words(FILE *out, const label *cols, size_t S, int first, int cw) {
+    int *depth = malloc(S * sizeof *depth), top = 0;  // (S) lines above the cells' first line
+    if (!depth) return ts_fail(TS_ERR_NOMEM, "render heatmap: no memory for the column labels");
+    for (size_t i = S; i-- > 0;) {
+        depth[i] = 0;
+        for (size_t j = i + 1; j < S && (long)(j - i) * cw <= cols[i].cols; j++)
+            if (depth[j] + 1 > depth[i]) depth[i] = depth[j] + 1;
+        if (depth[i] > top) top = depth[i];
+    }
+    for (int line = top; line >= 0; line--) {
+        int at = 0;  // terminal columns written on this line
+        for (size_t i = 0; i < S; i++) {
+            int x = first + (int)i * cw;
+            if (depth[i] < line || x < at) continue;
+            spaces(out, x - at);
+            if (depth[i] == line) {
+                fputs(cols[i].text, out);
+                at = x + cols[i].cols;
+            } else {
+                fputs("\xe2\x94\x82", out);  // │
+                at = x + 1;
+            }
+        }
+        fputc('\n', out);
+    }
+    free(depth);
+    return TS_OK;
 }
 
 int ts_render_heatmap_term(FILE *out, const double *weights, size_t T, size_t S,
@@ -181,32 +217,19 @@ int ts_render_heatmap_term(FILE *out, const double *weights, size_t T, size_t S,
     if (mode == TS_TERM_PLAIN) {
         plain_table(out, weights, T, S, rows, cols, row_cols);
     } else {
-        // Column numbers over the cells; the words go in a legend below.
-        int cw = values ? (mode == TS_TERM_SHADE ? 6 : 5) : 3;
-        if (cw < digits(S - 1) + 1) cw = digits(S - 1) + 1;
-        spaces(out, row_cols + 1);
-        for (size_t i = 0; i < S; i++) fprintf(out, "%*zu", cw, i);
-        fputc('\n', out);
-        for (size_t j = 0; j < T; j++) {
+        // Three columns a cell (".14" fits), four for a shade and a value.
+        int cw = values && mode == TS_TERM_SHADE ? 4 : 3;
+        status = column_words(out, cols, S, row_cols + 1 + cw / 2, cw);
+        for (size_t j = 0; !status && j < T; j++) {
             fputs(rows[j].text, out);
             spaces(out, row_cols - rows[j].cols + 1);
             for (size_t i = 0; i < S; i++) cell(out, weights[j * S + i], mode, values, cw);
             // Reset before the newline so no colour bleeds into the next line.
             fputs(mode == TS_TERM_SHADE ? "\n" : "\x1b[0m\n", out);
         }
-        int at = fprintf(out, "source:");
-        for (size_t i = 0; i < S; i++) {
-            int width = 2 + digits(i) + 1 + cols[i].cols;
-            if (at + width > TERM_LINE_COLS && at > 7) {
-                fputs("\n       ", out);
-                at = 7;
-            }
-            fprintf(out, "  %zu %s", i, cols[i].text);
-            at += width;
-        }
-        fputc('\n', out);
     }
     free(all);
+    if (status) return status;
     return ferror(out) ? ts_fail(TS_ERR_IO, "render heatmap: write error") : TS_OK;
 }
 
@@ -218,6 +241,8 @@ int ts_render_heatmap_term(FILE *out, const double *weights, size_t T, size_t S,
 #define FONT 14.0
 #define VALUE_FONT 12.0
 #define TITLE_FONT 16.0
+#define CAPTION_FONT 13.0
+#define CAPTION_LINE 18.0
 #define BAR_W 18.0
 #define DIAG 0.70710678118654752  // cos 45 = sin 45
 enum { SVG_LABEL_COLS = 32 };
@@ -250,13 +275,21 @@ int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
         gx = fmax(gx, 12 + reach);
     }
     gx = ceil(gx);  // whole pixels: no anti-aliased seams between cells
-    double gy = title ? 52 : 20;
+    // The title's first line, then its other lines (a caption) in smaller type.
+    int title_lines = 0;
+    double title_px = 0;
+    for (const char *line = title; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        int len = (int)strcspn(line, "\n");
+        title_px = fmax(title_px, text_px(len, title_lines ? CAPTION_FONT : TITLE_FONT));
+        title_lines++;
+    }
+    double gy = title ? 52 + CAPTION_LINE * (title_lines - 1) : 20;
     double grid_w = S * CELL, grid_h = T * CELL;
     double bar_h = fmax(grid_h, 120);
     double bar_x = gx + grid_w + 24;
     double drop = col_px * DIAG + FONT * 0.5;  // depth of the rotated column labels
     double width = bar_x + BAR_W + 8 + 32 + 12;
-    if (title) width = fmax(width, text_px((int)strlen(title), TITLE_FONT) + 24);
+    if (title) width = fmax(width, title_px + 24);
     double height = fmax(gy + grid_h + 12 + drop + 34, gy + bar_h + 20);
 
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -265,9 +298,16 @@ int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
                  "sans-serif\" font-size=\"%.0f\">\n",
             ceil(width), ceil(height), ceil(width), ceil(height), FONT);
     fputs("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n", out);
-    if (title)
-        svg_text(out, width / 2, 30, "text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\"",
-                 title);
+    for (int k = 0; k < title_lines; k++) {
+        const char *line = title;
+        for (int skip = 0; skip < k; skip++) line = strchr(line, '\n') + 1;
+        char text[1024];
+        snprintf(text, sizeof text, "%.*s", (int)strcspn(line, "\n"), line);
+        svg_text(out, width / 2, 30 + (k ? 8 + CAPTION_LINE * k : 0),
+                 k ? "text-anchor=\"middle\" font-size=\"13\" fill=\"#333333\""
+                   : "text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\"",
+                 text);
+    }
 
     // Cells with their weights.
     fprintf(out, "<g font-size=\"%.0f\" text-anchor=\"middle\">\n", VALUE_FONT);

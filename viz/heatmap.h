@@ -12,9 +12,10 @@ typedef struct {
 } ts_term_opts;
 
 // Writes the heatmap, one line per target token. PLAIN is a table with the
-// source words as column headers. The other modes draw cells under column
-// numbers and end with a numbered legend of the source words ("0 le  1 chat"),
-// which stays readable when words are long or wide. Widths are counted in
+// source words as column headers. The other modes draw cells three columns
+// wide (".14" with values; four for a shade and a value) under the source
+// words, set as a staircase so long words need no wider cells: each word
+// starts over its column, with a "│" down to it. Widths are counted in
 // terminal columns (UTF-8 aware); row labels longer than 24 columns are cut
 // with "…". opts NULL means PLAIN. Needs T, S >= 1.
 int ts_render_heatmap_term(FILE *out, const double *weights, size_t T, size_t S,
@@ -27,7 +28,8 @@ int ts_render_heatmap_term(FILE *out, const double *weights, size_t T, size_t S,
 // bottom rotated -45 degrees, each cell coloured on a viridis ramp over the
 // fixed scale [0, 1] (so figures compare) with its weight written in it in
 // black or white, whichever contrasts more; a colour bar with ticks 0, 0.5, 1;
-// `title` on top (NULL for none). NaN cells are grey. Needs T, S >= 1.
+// `title` on top (NULL for none; its lines after the first, split at '\n',
+// are a caption in smaller type). NaN cells are grey. Needs T, S >= 1.
 int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
                           const char *const *target, const char *const *source,
                           const char *title);
