@@ -2,6 +2,7 @@
 #include "models/config.h"
 
 #include "tensor/init.h"
+#include "tensor/tokens.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ int ts_decoder_parse(const char *name, ts_decoder_type *type) {
 }
 
 int ts_model_config_check(const ts_model_config *c) {
+    if (c->arch < 0 || c->arch >= TS_ARCH_COUNT) return ts_fail(TS_ERR_ARG, "architecture %d", (int)c->arch);
     if (c->src_vocab < TS_MODEL_MIN_VOCAB || c->src_vocab > TS_MODEL_MAX_VOCAB)
         return ts_fail(TS_ERR_ARG, "source vocabulary of %d words", c->src_vocab);
     if (c->tgt_vocab < TS_MODEL_MIN_VOCAB || c->tgt_vocab > TS_MODEL_MAX_VOCAB)
@@ -68,8 +70,12 @@ int ts_param_specs_create(ts_params *params, gsl_rng *rng, const ts_param_spec *
         const ts_param_spec *s = &specs[i];
         ts_tensor *t = ts_params_add(params, s->shape.name, s->shape.ndim, s->shape.shape);
         if (!t) return TS_ERR_NOMEM;
-        if (s->bound < 0) ts_init_normal(t, rng, 1.0);
-        else ts_init_uniform(t, rng, -s->bound, s->bound);
+        if (s->bound == TS_INIT_EMBEDDING) {
+            ts_init_normal(t, rng, 1.0);
+            memset(t->data + (size_t)TS_PAD * t->shape[1], 0, (size_t)t->shape[1] * sizeof(double));
+        } else {
+            ts_init_uniform(t, rng, -s->bound, s->bound);
+        }
         *s->slot = t;
     }
     return TS_OK;

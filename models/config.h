@@ -38,7 +38,15 @@ const char *ts_decoder_name(ts_decoder_type type);  // "bahdanau", "luong"; "?" 
 // TS_OK and *type, or TS_ERR_ARG naming the accepted names.
 int ts_decoder_parse(const char *name, ts_decoder_type *type);
 
+// The architectures; their names and functions are the table in
+// models/model.c (one row per architecture, in this order).
+typedef enum {
+    TS_ARCH_GRU,  // the GRU encoder-decoder with attention (models/rnn.h)
+    TS_ARCH_COUNT
+} ts_model_arch;
+
 typedef struct {
+    ts_model_arch arch;        // the zero value is the GRU
     int src_vocab, tgt_vocab;  // including the four special tokens
     int emb, hidden;
     ts_attn_type attn;
@@ -67,9 +75,13 @@ typedef struct {
 // lists (ts_seq2seq_layout) parameters from these, so all three agree.
 typedef struct {
     ts_param_shape shape;
-    double bound;      // initial values U(-bound, bound); N(0, 1) when < 0
+    double bound;      // initial values U(-bound, bound), or TS_INIT_EMBEDDING
     ts_tensor **slot;  // where the registered tensor is stored
 } ts_param_spec;
+
+// A spec's bound for an embedding: N(0, 1), its <pad> row zero (as torch's
+// padding_idx: with no gradient reaching it, it stays zero).
+#define TS_INIT_EMBEDDING (-1.0)
 
 // Fills *spec (name from the printf format) and returns 1, the number of
 // specs written, so that layers count as they declare.

@@ -11,7 +11,7 @@ int ts_decoder_specs(ts_decoder *d, const ts_model_config *c, ts_param_spec *out
     *d = (ts_decoder){.type = c->decoder, .attends = c->attn != TS_ATTN_NONE, .E = E, .M = M};
     int luong = d->attends && c->decoder == TS_DECODER_LUONG;
     int gru_in = !d->attends ? E : luong ? E + H : E + M;  // [e; h~_{t-1}] or [e; c_t]
-    n += ts_param_spec_set(&out[n], &d->embedding, -1, 2, c->tgt_vocab, E, "decoder.embedding.weight");
+    n += ts_param_spec_set(&out[n], &d->embedding, TS_INIT_EMBEDDING, 2, c->tgt_vocab, E, "decoder.embedding.weight");
     n += ts_gru_specs(&d->gru, "decoder.gru", "", gru_in, H, &out[n]);
     if (luong)
         n += ts_param_spec_set(&out[n], &d->combine_weight, 1.0 / sqrt((double)(M + H)), 2, H, M + H,

@@ -11,7 +11,7 @@ int ts_encoder_specs(ts_encoder *enc, const ts_model_config *c, ts_param_spec *o
     int E = c->emb, H = c->hidden, n = 0;
     enc->vocab = c->src_vocab;
     enc->bidirectional = c->bidirectional;
-    n += ts_param_spec_set(&out[n], &enc->embedding, -1, 2, c->src_vocab, E, "encoder.embedding.weight");
+    n += ts_param_spec_set(&out[n], &enc->embedding, TS_INIT_EMBEDDING, 2, c->src_vocab, E, "encoder.embedding.weight");
     n += ts_gru_specs(&enc->fwd, "encoder.gru", "_l0", E, H, &out[n]);
     if (c->bidirectional) {
         double inv_2h = 1.0 / sqrt(2.0 * H);

@@ -8,15 +8,7 @@
 #define TS_MODELS_ENCODER_H
 
 #include "models/gru.h"
-
-// One batch, time-major, as the model reads it. Not owned.
-typedef struct {
-    int B, S, T;
-    const int *src;      // (S, B), TS_PAD past each length
-    const int *src_len;  // (B), each in 1..S
-    const int *tgt_in;   // (T, B): <sos> y_1 .. y_n, then TS_PAD (may be NULL for decoding)
-    const int *tgt_out;  // (T, B): y_1 .. y_n <eos>, then TS_PAD
-} ts_batch_view;
+#include "models/model.h"
 
 typedef struct {
     int vocab, bidirectional;

@@ -1,8 +1,9 @@
-// Greedy and beam-search decoding (models/search.h). No tape: each step
-// runs in one of two scratch arenas that alternate.
+// Greedy and beam-search decoding (models/search.h), through the model's
+// row of the model table: encode, start, then step (and reorder) per output
+// position. No tape: each step runs in one of two scratch arenas that
+// alternate.
 #include "models/search.h"
 
-#include "autograd/ops.h"
 #include "models/seq2seq.h"
 #include "tensor/kernels.h"
 
@@ -32,8 +33,9 @@ static int alloc_hypothesis(ts_hypothesis *h, int max_len, int S) {
 
 // Decoding step t runs in scratch arena t % 2: what step t makes (state,
 // weights, logits) stays readable during step t + 1, and is forgotten by step
-// t + 2. Memory is one step's worth, however long the output; the encoder's
-// tensors stay in the caller's arena.
+// t + 2, as the state rules of models/model.h allow. The memory, the first
+// state and what a state keeps across steps (a cache) stay in the caller's
+// arena.
 typedef struct {
     ts_arena *arena[2];
 } step_arenas;
@@ -49,39 +51,26 @@ static void step_arenas_free(step_arenas *sa) {
     ts_arena_free(sa->arena[1]);
 }
 
-// A first guess at one step's tensors for B rows (bytes); a step that does
-// not fit doubles its arena and runs again.
-static size_t step_guess(const ts_seq2seq *m, int B, int S) {
-    const ts_model_config *c = &m->cfg;
-    size_t per_row = 4 * (size_t)S + 4 * (size_t)c->tgt_vocab + 32 * (size_t)c->hidden + 4 * (size_t)c->emb;
-    return (size_t)B * per_row * sizeof(double) + ((size_t)1 << 20);
-}
-
-// One decoder step on inputs (B): the logits (B, V), *weights (B, S) or NULL,
-// st advanced, all in scratch arena t % 2. When parents is not NULL the state
-// is first reordered to rows parents[0..B) (beam search; greedy dropping
-// the rows of ended sentences). NULL on failure
-// (status returned in *rc); a full scratch arena is grown and the step rerun
-// from the same state.
-static ts_tensor *reorder_rows(ts_ctx *ctx, ts_tensor *t, const int *parents, int K);
-
-static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, int t, const ts_encoded *enc,
-                              ts_decoder_state *st, const int *parents, const int *inputs, int B, ts_tensor **weights,
-                              int *rc) {
+// One step of the model on tokens (B) from *state, in scratch arena t % 2:
+// the logits (B, V), *weights (B, S) or NULL, *state advanced. When parents
+// is not NULL the state's hypotheses are first reordered to rows parents[0..B)
+// (beam search). NULL on failure (status returned in *rc); a full scratch
+// arena is grown and the step redone from the same state.
+static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, int t, void **state, const int *parents,
+                              const int *tokens, int B, ts_tensor **weights, int *rc) {
     ts_arena *caller = ctx->arena;
-    const ts_decoder_state before = *st;  // lives in the other scratch arena (or the caller's)
     for (;;) {
         ts_arena *a = sa->arena[t % 2];
         ts_arena_reset(a);
         ctx->arena = a;
-        if (parents) {
-            st->state = reorder_rows(ctx, before.state, parents, B);
-            st->feed = before.feed ? reorder_rows(ctx, before.feed, parents, B) : NULL;
-        }
-        ts_tensor *emb = ts_gather_rows(ctx, m->dec.embedding, inputs, B, -1);
-        ts_tensor *logits = ts_decoder_logits(ctx, &m->dec, ts_decoder_step(ctx, &m->dec, &m->attn, enc, st, emb, weights));
+        const void *from = parents ? m->kind->reorder(m, ctx, *state, parents, B, 0) : *state;
+        void *next = NULL;
+        ts_tensor *logits = from ? m->kind->step(m, ctx, from, tokens, B, &next, weights) : NULL;
         ctx->arena = caller;
-        if (logits) return logits;
+        if (logits && !ctx->status) {
+            *state = next;
+            return logits;
+        }
         *rc = ctx->status ? ctx->status : TS_ERR_ARENA;
         size_t capacity = ts_arena_capacity(a);
         if (*rc != TS_ERR_ARENA || capacity > SIZE_MAX / 4) return NULL;
@@ -92,24 +81,9 @@ static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, int t
         }
         ts_arena_free(a);
         sa->arena[t % 2] = bigger;
-        *st = before;
         ctx->status = TS_OK;
         *rc = TS_OK;
     }
-}
-
-// Sentences that finished leave the batch: the encoder's tensors keep only
-// rows keep[0..R) (their state follows through decode_step's parents), so
-// later steps compute rows only for sentences still decoding. The copies go
-// to the caller's arena. TS_OK or TS_ERR_ARENA.
-static int drop_finished_rows(ts_ctx *ctx, ts_encoded *enc, const int *keep, int R) {
-    ts_tensor *memory = reorder_rows(ctx, enc->memory, keep, R);  // (R, S, M)
-    ts_tensor *keys = reorder_rows(ctx, enc->keys, keep, R);      // (R, S, ..) or NULL for `none`
-    double *mask = ts_arena_alloc(ctx->arena, (size_t)R * enc->S * sizeof(double));  // (R, S)
-    if (!memory || (enc->keys && !keys) || !mask) return TS_ERR_ARENA;
-    for (int r = 0; r < R; r++) memcpy(mask + (size_t)r * enc->S, enc->mask + (size_t)keep[r] * enc->S, (size_t)enc->S * sizeof(double));
-    *enc = (ts_encoded){.B = R, .S = enc->S, .memory = memory, .keys = keys, .init = NULL, .mask = mask};
-    return TS_OK;
 }
 
 int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int max_len, ts_hypothesis *out) {
@@ -119,23 +93,21 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
     int rc = TS_OK;
     memset(out, 0, (size_t)B * sizeof *out);  // a failure frees them all, allocated or not
     for (int b = 0; b < B && !rc; b++) rc = alloc_hypothesis(&out[b], max_len, S);
-    ts_encoded enc;
+    void *state = NULL;
     step_arenas sa = {{NULL, NULL}};
     int *inputs = NULL;                            // (R) the next step's tokens, per row
     int *sentence = malloc((size_t)B * sizeof(int));  // (R) the sentence of each row still decoding
     int *keep = malloc((size_t)B * sizeof(int));      // (R) after a step: the rows that decode on
     if (!rc && (!sentence || !keep)) rc = ts_fail(TS_ERR_NOMEM, "greedy: out of memory");
-    if (!rc) rc = step_arenas_new(&sa, step_guess(m, B, S));
-    if (!rc) rc = ts_seq2seq_encode(m, ctx, bv, &enc);
+    if (!rc) rc = step_arenas_new(&sa, m->kind->step_bytes(&m->cfg, B, S));
+    if (!rc && !(state = m->kind->start(m, ctx, m->kind->encode(m, ctx, bv), B, max_len))) rc = ctx->status;
     if (!rc && !(inputs = ts_arena_alloc(ctx->arena, (size_t)B * sizeof(int)))) rc = TS_ERR_ARENA;
     if (!rc) {
-        ts_decoder_state st;
-        ts_decoder_start(ctx, &m->dec, &enc, &st);
         for (int b = 0; b < B; b++) inputs[b] = TS_SOS, sentence[b] = b;
-        int R = B, dropped = 0;  // rows decoding; whether the last step dropped some
+        int R = B;  // rows decoding
         for (int t = 0; t <= max_len && R > 0; t++) {
             ts_tensor *weights;
-            ts_tensor *logits = decode_step(m, ctx, &sa, t, &enc, &st, dropped ? keep : NULL, inputs, R, &weights, &rc);
+            ts_tensor *logits = decode_step(m, ctx, &sa, t, &state, NULL, inputs, R, &weights, &rc);
             if (!logits) break;
             int next = 0;
             for (int r = 0; r < R; r++) {
@@ -153,8 +125,12 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
                 sentence[next] = sentence[r];
                 inputs[next++] = best;
             }
-            dropped = next < R;
-            if (dropped && next > 0 && (rc = drop_finished_rows(ctx, &enc, keep, next))) break;
+            // Sentences that ended leave the batch: later steps compute rows
+            // only for those still decoding. The copy goes to the caller's arena.
+            if (next < R && next > 0 && !(state = m->kind->reorder(m, ctx, state, keep, next, 1))) {
+                rc = ctx->status;
+                break;
+            }
             R = next;
         }
     }
@@ -188,19 +164,6 @@ static void keep_best(beam_candidate *list, int *count, int cap, beam_candidate 
         i--;
     }
     list[i] = c;
-}
-
-// A copy of rows `parents` of t (K, ...), as a tensor with no gradient.
-static ts_tensor *reorder_rows(ts_ctx *ctx, ts_tensor *t, const int *parents, int K) {
-    if (!t) return NULL;
-    int shape[TS_MAX_DIMS];
-    memcpy(shape, t->shape, (size_t)t->ndim * sizeof(int));
-    shape[0] = K;  // greedy keeps fewer rows than it had
-    ts_tensor *copy = ts_node(ctx, TS_OP_LEAF, t->ndim, shape, 0, NULL);
-    if (!copy) return NULL;
-    size_t row = t->size / (size_t)t->shape[0];
-    for (int k = 0; k < K; k++) memcpy(copy->data + k * row, t->data + (size_t)parents[k] * row, row * sizeof(double));
-    return copy;
 }
 
 // The history of a beam search as back-pointers: entry k live at step t has
@@ -281,7 +244,7 @@ static int beam_new(beam_search *b, ts_seq2seq *m, const int *src, int n, int K,
     for (int t = 0; t < n; t++)
         for (int k = 0; k < K; k++) b->src_k[(size_t)t * K + k] = src[t];
     for (int k = 0; k < K; k++) b->len_k[k] = n;
-    return step_arenas_new(&b->arenas, step_guess(m, K, n));
+    return step_arenas_new(&b->arenas, m->kind->step_bytes(&m->cfg, K, n));
 }
 
 static void beam_free(beam_search *b) {
@@ -374,18 +337,16 @@ int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam,
     memset(out, 0, sizeof *out);
     beam_search b;
     int rc = beam_new(&b, m, src, n, K, max_len, lp, out);
-    ts_encoded enc;
     ts_batch_view bv = {.B = K, .S = n, .T = 0, .src = b.src_k, .src_len = b.len_k};
-    if (!rc) rc = ts_seq2seq_encode(m, ctx, &bv, &enc);
+    void *state = NULL;
+    if (!rc && !(state = m->kind->start(m, ctx, m->kind->encode(m, ctx, &bv), K, max_len))) rc = ctx->status;
     int *inputs = rc ? NULL : ts_arena_alloc(ctx->arena, (size_t)K * sizeof(int));  // (K) the next step's tokens
     if (!rc && !inputs) rc = TS_ERR_ARENA;
-    ts_decoder_state st;
-    if (!rc) ts_decoder_start(ctx, &m->dec, &enc, &st);
     int alive = 1;
     for (int k = 0; k < K && inputs; k++) inputs[k] = TS_SOS;
     for (int t = 0; !rc && t <= max_len && alive > 0; t++) {
         ts_tensor *weights;
-        ts_tensor *logits = decode_step(m, ctx, &b.arenas, t, &enc, &st, t > 0 ? b.parents : NULL, inputs, K, &weights, &rc);
+        ts_tensor *logits = decode_step(m, ctx, &b.arenas, t, &state, t > 0 ? b.parents : NULL, inputs, K, &weights, &rc);
         if (!logits || (rc = history_reserve(&b.hist, t))) break;
         b.hist.steps = t + 1;
         int count = beam_expand(&b, t, logits, weights, alive);

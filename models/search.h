@@ -1,13 +1,12 @@
-// Decoding a trained model: hypotheses, greedy (a batch at once) and beam
-// search (one sentence, back-pointer history). Runs without a tape.
+// Decoding a trained model of any architecture, written once against the
+// model interface (models/model.h): hypotheses, greedy (a batch at once)
+// and beam search (one sentence, back-pointer history). Runs without a tape.
 //
 // Legend: B batch, S source length, K beam width, V target vocabulary.
 #ifndef TS_MODELS_SEARCH_H
 #define TS_MODELS_SEARCH_H
 
-#include "models/encoder.h"
-
-typedef struct ts_seq2seq ts_seq2seq;  // models/seq2seq.h, which includes this header
+#include "models/model.h"
 
 // A decoded sentence: tokens (without <eos>) and the attention matrix of
 // every output step, <eos> included: (len + 1) rows of S weights (all zero
@@ -29,7 +28,7 @@ void ts_hypothesis_free(ts_hypothesis *h);
 // takes the argmax of the logits and computes no log-probability;
 // ts_seq2seq_beam with width 1 gives the same tokens with their score). A
 // sentence that ends leaves the batch: the caller's arena receives a copy of
-// the encoder's remaining rows after each step in which some ended. Runs
+// the state's remaining rows (reorder, whole) after each step in which some ended. Runs
 // without a tape; resets nothing (call ts_ctx_reset after). TS_OK or the
 // failure (then out[] holds nothing to free).
 int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, int max_len,

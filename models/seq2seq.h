@@ -1,10 +1,9 @@
-// The attention seq2seq model of docs/models.md: it composes the layers
-// (models/encoder.h, attention.h, decoder.h), owns their parameters, and
-// computes the training loss; decoding is models/search.h. This header
-// includes the others, so callers need one include.
+// The model callers hold, of any architecture (models/model.h): making and
+// freeing it, its parameter layout, and the training loss; decoding is
+// models/search.h, which this header includes, so callers need one include.
+// Each function dispatches through the model's row of the model table.
 //
-// Legend: B batch, S source length, T target length (with <eos>), E embedding,
-// H hidden, M memory width (H, or 2H when bidirectional), V vocabulary.
+// Legend: B batch, T target length (with <eos>), V target vocabulary.
 // Batches are time-major: ids (S, B) and (T, B).
 #ifndef TS_SEQ2SEQ_H
 #define TS_SEQ2SEQ_H
@@ -13,17 +12,10 @@
 
 #include "autograd/graph.h"
 #include "autograd/params.h"
+#include "models/attention.h"
 #include "models/config.h"
-#include "models/decoder.h"
+#include "models/model.h"
 #include "tensor/tokens.h"
-
-typedef struct ts_seq2seq {
-    ts_model_config cfg;
-    ts_params params;  // every tensor of the layers below, by its docs/models.md name
-    ts_encoder enc;
-    ts_attention attn;
-    ts_decoder dec;
-} ts_seq2seq;
 
 enum { TS_SEQ2SEQ_MAX_PARAMS = 32 };
 
@@ -33,30 +25,18 @@ enum { TS_SEQ2SEQ_MAX_PARAMS = 32 };
 // configuration before trusting its sizes. TS_OK, or TS_ERR_ARG for a bad cfg.
 int ts_seq2seq_layout(const ts_model_config *cfg, ts_param_shape *out, int *n);
 
-// A model with every parameter registered and initialised from rng:
-// U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases (PyTorch's GRU
-// and Linear default), N(0, 1) for embeddings; rng NULL: zeros, for a model
-// whose values are loaded next. NULL on a bad config or no
-// memory (message in ts_last_error()). Free with ts_seq2seq_free.
+// A model of cfg's architecture with every parameter registered and
+// initialised from rng as its layers declare (for the GRU:
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases, PyTorch's GRU
+// and Linear default, N(0, 1) for embeddings); rng NULL: zeros, for a model
+// whose values are loaded next. NULL on a bad config or no memory (message
+// in ts_last_error()). Free with ts_seq2seq_free.
 ts_seq2seq *ts_seq2seq_new(const ts_model_config *cfg, gsl_rng *rng);
 void ts_seq2seq_free(ts_seq2seq *model);
 
 // The number of parameter values ts_seq2seq_new would allocate for cfg
 // (ts_params_size of the model), without allocating them; 0 for a bad cfg.
 size_t ts_seq2seq_param_count(const ts_model_config *cfg);
-
-// Runs the encoder and computes the attention keys into *out. TS_OK, or the
-// failure (also in ctx->status).
-int ts_seq2seq_encode(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, ts_encoded *out);
-
-// What training adds to the loss (docs/models.md, "Regularisation"); a NULL
-// or zero regularizer is the plain loss that evaluation uses.
-typedef struct {
-    double dropout;          // p in [0, 1): inverted dropout on the source and target
-                             // embeddings, the encoder memory and the decoder's
-                             // pre-output layer, masks drawn from the loss's rng
-    double label_smoothing;  // e in [0, 1): targets (1 - e) onehot + e / V (PyTorch's)
-} ts_regularizer;
 
 // The training loss of a batch: mean cross-entropy over non-pad targets.
 // tf is the teacher-forcing ratio in [0, 1]; below 1, each sentence's next

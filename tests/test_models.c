@@ -10,6 +10,7 @@
 
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
+#include "models/rnn.h"
 #include "models/seq2seq.h"
 #include "testutil.h"
 
@@ -113,9 +114,10 @@ static void check_attention_fixture(const char *type, int bi) {
     double mask[64];
     for (int b = 0; b < B; b++)
         for (int s = 0; s < S; s++) mask[b * S + s] = s < lengths->ints[b];
-    ts_encoded enc = {.B = B, .S = S, .memory = memory, .keys = ts_attention_keys(&ctx, &m->attn, memory), .mask = mask};
+    const ts_attention *attn = &((ts_rnn *)m->layers)->attn;
+    ts_encoded enc = {.B = B, .S = S, .memory = memory, .keys = ts_attention_keys(&ctx, attn, memory), .mask = mask};
     ts_tensor *weights;
-    ts_tensor *context = ts_attend(&ctx, &m->attn, &enc, q, &weights);
+    ts_tensor *context = ts_attend(&ctx, attn, &enc, q, &weights);
     const fixture_record *up_c = fixture_get(&fx, "upstream.context"), *up_w = fixture_get(&fx, "upstream.weights");
     ts_tensor *loss = ts_add(&ctx, ts_sum(&ctx, ts_mul(&ctx, context, ts_constant(&ctx, 2, up_c->dims, up_c->values))),
                              ts_sum(&ctx, ts_mul(&ctx, weights, ts_constant(&ctx, 2, up_w->dims, up_w->values))));
@@ -502,10 +504,11 @@ Test(models, batched_greedy_equals_each_sentence_alone) {
             // An untrained model picks <eos> always or never; raising its
             // logit step by step finds biases where sentences end at different steps.
             int early_ends = 0;
-            double bias = m->dec.out_bias->data[TS_EOS];
-            for (size_t i = 0; i < m->dec.out_weight->size; i++) m->dec.out_weight->data[i] *= 4;  // outputs that vary more
+            ts_decoder *dec = &((ts_rnn *)m->layers)->dec;
+            double bias = dec->out_bias->data[TS_EOS];
+            for (size_t i = 0; i < dec->out_weight->size; i++) dec->out_weight->data[i] *= 4;  // outputs that vary more
             for (int k = 0; k <= 80 && !early_ends; k++) {
-                m->dec.out_bias->data[TS_EOS] = bias - 2 + 0.05 * k;
+                dec->out_bias->data[TS_EOS] = bias - 2 + 0.05 * k;
                 early_ends = batch_decodes_as_each_alone(m, name);
             }
             cr_assert(early_ends, "%s: no bias made some sentences end before others", name);
@@ -571,22 +574,20 @@ Test(models, layout_lists_every_parameter_the_model_allocates) {
     cr_assert_eq(ts_seq2seq_layout(&bad, layout, &n), TS_ERR_ARG);
 }
 
-// Feeds h's tokens back step by step from src (length 6, vocabulary 9):
-// checks that each step's attention row is h's and returns the total
-// log-probability of the tokens (and of <eos> when h ended).
+// Feeds h's tokens back step by step from src (length 6, vocabulary 9)
+// through the model interface, all in one arena: checks that each step's
+// attention row is h's and returns the total log-probability of the tokens
+// (and of <eos> when h ended).
 static double forced_log_prob(ts_seq2seq *m, const int *src, const ts_hypothesis *h) {
     ts_ctx_reset(&ctx);
     int len[1] = {6}, input[1] = {TS_SOS};
     ts_batch_view bv = {.B = 1, .S = 6, .src = src, .src_len = len};
-    ts_encoded enc;
-    cr_assert_eq(ts_seq2seq_encode(m, &ctx, &bv, &enc), TS_OK);
-    ts_decoder_state st;
-    ts_decoder_start(&ctx, &m->dec, &enc, &st);
+    void *state = m->kind->start(m, &ctx, m->kind->encode(m, &ctx, &bv), 1, h->len);
+    cr_assert_not_null(state, "%s", ts_last_error());
     double total = 0;
     for (int t = 0; t <= h->len; t++) {
         ts_tensor *weights;
-        ts_tensor *emb = ts_gather_rows(&ctx, m->dec.embedding, input, 1, -1);
-        ts_tensor *logits = ts_decoder_logits(&ctx, &m->dec, ts_decoder_step(&ctx, &m->dec, &m->attn, &enc, &st, emb, &weights));
+        ts_tensor *logits = m->kind->step(m, &ctx, state, input, 1, &state, &weights);
         cr_assert_not_null(logits);
         double want[6] = {0};
         if (weights) memcpy(want, weights->data, sizeof want);
@@ -727,4 +728,74 @@ Test(models, greedy_out_of_memory_frees_only_what_it_allocated) {
     cr_assert_null(out[0].tokens);
     cr_assert_null(out[1].tokens);
     ts_seq2seq_free(m);
+}
+
+// The model table gives every architecture its name and parsing reads it
+// back; an unknown name, or an architecture out of range in a config, is
+// refused naming what is accepted.
+Test(models, architecture_names_come_from_the_table) {
+    for (int a = 0; a < TS_ARCH_COUNT; a++) {
+        ts_model_arch back = TS_ARCH_COUNT;
+        cr_assert_str_eq(ts_model_kind_of((ts_model_arch)a)->name, ts_arch_name((ts_model_arch)a));
+        cr_assert_eq(ts_arch_parse(ts_arch_name((ts_model_arch)a), &back), TS_OK);
+        cr_assert_eq(back, a);
+    }
+    ts_model_arch arch;
+    cr_assert_eq(ts_arch_parse("lstm", &arch), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "unknown architecture 'lstm' (gru"), "%s", ts_last_error());
+    cr_assert_str_eq(ts_arch_name(TS_ARCH_COUNT), "?");
+    ts_model_config c = {.arch = TS_ARCH_COUNT, .src_vocab = 7, .tgt_vocab = 9, .emb = 3, .hidden = 4};
+    cr_assert_eq(ts_model_config_check(&c), TS_ERR_ARG);
+    cr_assert_null(ts_seq2seq_new(&c, rng));
+}
+
+// Every embedding starts with its <pad> row zero (as torch's padding_idx)
+// and its other rows drawn.
+Test(models, embeddings_start_with_a_zero_pad_row) {
+    ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 9, .emb = 3, .hidden = 4, .attn = TS_ATTN_DOT};
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    const char *names[] = {"encoder.embedding.weight", "decoder.embedding.weight"};
+    for (int i = 0; i < 2; i++) {
+        ts_tensor *e = ts_params_find(&m->params, names[i]);
+        cr_assert_not_null(e, "%s", names[i]);
+        for (int j = 0; j < 3; j++) {
+            cr_assert_eq(e->data[TS_PAD * 3 + j], 0.0, "%s[<pad>][%d]", names[i], j);
+            cr_assert_neq(e->data[TS_EOS * 3 + j], 0.0, "%s[<eos>][%d]", names[i], j);
+        }
+    }
+    ts_seq2seq_free(m);
+}
+
+// Search redoes a step from the state it was given when its scratch arena
+// proves too small, and beam search reorders the same state it may step
+// from again: step and reorder must leave that state as it was. Two steps
+// from one state, with a reorder in between, give the same bits, in every
+// configuration.
+Test(models, a_step_can_be_redone_from_the_state_it_was_given) {
+    static const int src[12] = {4, 5, 6, 4, 5, 6, 5, 6, 4, 6, 0, 0}, len[2] = {6, 4};
+    static const int rows[2] = {1, 1};
+    for (int a = 0; a < TS_ATTN_COUNT; a++)
+        for (int d = 0; d < TS_DECODER_COUNT; d++) {
+            ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 9, .emb = 3, .hidden = 4, .attn = (ts_attn_type)a,
+                                   .decoder = (ts_decoder_type)d, .bidirectional = a % 2};
+            ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+            ts_ctx_reset(&ctx);
+            ts_batch_view bv = {.B = 2, .S = 6, .src = src, .src_len = len};
+            int tokens[2] = {TS_SOS, TS_SOS};
+            void *state = m->kind->start(m, &ctx, m->kind->encode(m, &ctx, &bv), 2, 4), *next;
+            ts_tensor *weights;
+            cr_assert_not_null(m->kind->step(m, &ctx, state, tokens, 2, &state, &weights), "%s", ts_last_error());
+            tokens[0] = 5, tokens[1] = 7;
+            ts_tensor *first = m->kind->step(m, &ctx, state, tokens, 2, &next, &weights);
+            cr_assert_not_null(first);
+            double logits[18];
+            memcpy(logits, first->data, sizeof logits);
+            cr_assert_not_null(m->kind->reorder(m, &ctx, state, rows, 2, 1));
+            cr_assert_not_null(m->kind->reorder(m, &ctx, next, rows, 2, 0));
+            ts_tensor *again = m->kind->step(m, &ctx, state, tokens, 2, &next, &weights);
+            cr_assert_not_null(again);
+            cr_assert_arr_eq(again->data, logits, sizeof logits, "%s/%s", ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder));
+            ts_seq2seq_free(m);
+        }
+    ts_ctx_reset(&ctx);
 }

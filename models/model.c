@@ -1,0 +1,41 @@
+// The table of architectures (models/model.h): one row per ts_model_arch,
+// each defined beside its layers in its own file.
+#include "models/model.h"
+
+#include "models/rnn.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const ts_model_kind *const kinds[] = {
+    [TS_ARCH_GRU] = &ts_rnn_kind,
+};
+_Static_assert(sizeof kinds / sizeof kinds[0] == TS_ARCH_COUNT, "one row per architecture");
+
+const ts_model_kind *ts_model_kind_of(ts_model_arch arch) { return kinds[arch]; }
+
+const char *ts_arch_name(ts_model_arch arch) { return arch >= 0 && arch < TS_ARCH_COUNT ? kinds[arch]->name : "?"; }
+
+int ts_arch_parse(const char *name, ts_model_arch *arch) {
+    char names[256] = "";
+    for (int i = 0; i < TS_ARCH_COUNT; i++) {
+        if (!strcmp(name, kinds[i]->name)) {
+            *arch = (ts_model_arch)i;
+            return TS_OK;
+        }
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", kinds[i]->name);
+    }
+    return ts_fail(TS_ERR_ARG, "unknown architecture '%s' (%s)", name, names);
+}
+
+ts_tensor *ts_rows_select(ts_ctx *ctx, const ts_tensor *t, const int *rows, int n) {
+    if (!t) return NULL;
+    int shape[TS_MAX_DIMS];
+    memcpy(shape, t->shape, (size_t)t->ndim * sizeof(int));
+    shape[0] = n;  // greedy keeps fewer rows than it had
+    ts_tensor *copy = ts_node(ctx, TS_OP_LEAF, t->ndim, shape, 0, NULL);
+    if (!copy) return NULL;
+    size_t row = t->size / (size_t)t->shape[0];
+    for (int k = 0; k < n; k++) memcpy(copy->data + k * row, t->data + (size_t)rows[k] * row, row * sizeof(double));
+    return copy;
+}

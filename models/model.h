@@ -1,0 +1,120 @@
+// The model interface: what every architecture implements, as one row of
+// the table in models/model.c (one row per ts_model_arch, like the attention
+// table). Training (ts_seq2seq_loss), greedy, batched greedy and beam search
+// (models/search.c) are written once against a row; none of them knows
+// which architecture it runs, and the decoding state is opaque to them.
+//
+// To add an architecture: a ts_model_arch value (models/config.h), its
+// folder entry (models/<name>.c with its layers struct and its row), and
+// one line in the table in models/model.c. docs/design.md, "How to add an
+// architecture", has the steps.
+//
+// Legend: B batch (rows decoding), S source length, T target length (with
+// <eos>), V target vocabulary, L the output length limit (max_len).
+// Batches are time-major: ids (S, B) and (T, B).
+#ifndef TS_MODELS_MODEL_H
+#define TS_MODELS_MODEL_H
+
+#include <gsl/gsl_rng.h>
+
+#include "autograd/graph.h"
+#include "autograd/params.h"
+#include "models/config.h"
+
+// One batch, time-major, as a model reads it. Not owned.
+typedef struct {
+    int B, S, T;
+    const int *src;      // (S, B), TS_PAD past each length
+    const int *src_len;  // (B), each in 1..S
+    const int *tgt_in;   // (T, B): <sos> y_1 .. y_n, then TS_PAD (may be NULL for decoding)
+    const int *tgt_out;  // (T, B): y_1 .. y_n <eos>, then TS_PAD
+} ts_batch_view;
+
+// What training adds to the loss (docs/models.md, "Regularisation"); a NULL
+// or zero regularizer is the plain loss that evaluation uses.
+typedef struct {
+    double dropout;          // p in [0, 1): inverted dropout on the source and target
+                             // embeddings, the encoder memory and the decoder's
+                             // pre-output layer, masks drawn from the loss's rng
+    double label_smoothing;  // e in [0, 1): targets (1 - e) onehot + e / V (PyTorch's)
+} ts_regularizer;
+
+typedef struct ts_model_kind ts_model_kind;
+
+// A model of any architecture: what callers hold (models/seq2seq.h makes,
+// frees and trains it; models/search.h decodes with it).
+typedef struct ts_seq2seq {
+    ts_model_config cfg;
+    ts_params params;           // every parameter, by its docs/models.md name
+    const ts_model_kind *kind;  // the row of cfg.arch
+    void *layers;               // the architecture's layers (kind->layers_size bytes, e.g. ts_rnn),
+                                // their parameter slots pointing into params
+} ts_seq2seq;
+
+// One row of the table: an architecture.
+//
+// Every function runs forward on ctx (recording on the tape when gradients
+// are enabled) and follows the sticky-error rule: NULL on failure with
+// ctx->status saying why, and a NULL input makes a NULL output.
+//
+// Decoding calls encode once, start once, then step per output position
+// with tokens (B): <sos> first, then each row's previous choice. Between
+// steps the search may call reorder to change which rows decode on. The
+// memory and the states are the architecture's own types, opaque to search.
+// The state rules that let the search run each step in a scratch arena
+// (models/search.c) and redo a step after growing it:
+//   - a state lives in ctx->arena of the call that made it, and stays
+//     readable until the step after next;
+//   - step and reorder never change what the state they are given reads
+//     (they make a new one), so a step can run again from the same state;
+//   - what must outlive a step, like a Transformer's per-layer key/value
+//     cache, start allocates in its own ctx->arena (the caller's, which
+//     outlives the search) sized up front for B rows and L + 1 positions:
+//     step t writes position t of it, and a reorder gathers rows into a
+//     second copy (alternating), so the state it was given stays intact.
+struct ts_model_kind {
+    const char *name;       // the user-visible name: flags, checkpoints ("gru")
+    size_t layers_size;     // bytes of the layers struct ts_seq2seq.layers points to
+    int (*specs)(void *layers, const ts_model_config *cfg, ts_param_spec *out);
+                            // declares the parameters for a checked cfg into out (room
+                            // for TS_SEQ2SEQ_MAX_PARAMS) in registration order, their
+                            // slots in layers; returns how many
+    ts_tensor *(*loss)(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, double tf, gsl_rng *rng,
+                       const ts_regularizer *reg);
+                            // the training loss of a batch whose targets ts_seq2seq_loss
+                            // has checked (reg never NULL): see there
+    void *(*encode)(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch);
+                            // the memory of the batch's sources (tgt fields unused), all
+                            // the decoder reads of them, for decoding (no dropout)
+    void *(*start)(const ts_seq2seq *m, ts_ctx *ctx, void *memory, int B, int max_len);
+                            // the state before the first step, B rows of memory; the
+                            // steps will write positions 0..max_len at most
+    ts_tensor *(*step)(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *tokens, int B,
+                       void **next, ts_tensor **weights);
+                            // one output position for tokens (B): the logits (B, V), the
+                            // state after it in *next, and in *weights (B, S) the
+                            // attention row each hypothesis records (attend, eval
+                            // --align), or NULL when the model has none
+    void *(*reorder)(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *rows, int n, int whole);
+                            // a state of n rows, row k being row rows[k] of state. whole 0
+                            // (beam: every row decodes the same sentence) keeps what was
+                            // computed from the source as it is; whole 1 (greedy dropping
+                            // finished sentences) gathers it too
+    size_t (*step_bytes)(const ts_model_config *cfg, int B, int S);
+                            // a first guess at one step's scratch memory for B rows (search
+                            // doubles an arena that proves too small and redoes the step)
+};
+
+// The row of arch (which must be in range).
+const ts_model_kind *ts_model_kind_of(ts_model_arch arch);
+
+// "gru"; "?" out of range.
+const char *ts_arch_name(ts_model_arch arch);
+// TS_OK and *arch, or TS_ERR_ARG naming the accepted names.
+int ts_arch_parse(const char *name, ts_model_arch *arch);
+
+// For reorder: a copy (n, ...) of t's rows rows[0..n), in ctx's arena, with
+// no gradient; NULL for a NULL t (an optional part of a state).
+ts_tensor *ts_rows_select(ts_ctx *ctx, const ts_tensor *t, const int *rows, int n);
+
+#endif

@@ -1,0 +1,167 @@
+// The GRU encoder-decoder (models/rnn.h): the layers composed, their
+// parameters, the training loss and the decoding steps, as the model
+// table's row "gru". The math is docs/models.md.
+#include "models/rnn.h"
+
+#include "autograd/ops.h"
+#include "models/seq2seq.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(TS_ENCODER_MAX_PARAMS + TS_ATTENTION_MAX_PARAMS + TS_DECODER_MAX_PARAMS <= TS_SEQ2SEQ_MAX_PARAMS,
+               "room for every parameter");
+
+// Every parameter in registration order: the encoder's, the attention's,
+// the decoder's.
+static int rnn_specs(void *layers, const ts_model_config *cfg, ts_param_spec *out) {
+    ts_rnn *r = layers;
+    int n = ts_encoder_specs(&r->enc, cfg, out);
+    n += ts_attention_specs(&r->attn, cfg, out + n);
+    n += ts_decoder_specs(&r->dec, cfg, out + n);
+    return n;
+}
+
+// The encoder and the attention keys; with dropout p > 0 (training) the
+// source embeddings and the memory are dropped out with masks drawn from rng.
+static int encode(const ts_rnn *r, ts_ctx *ctx, const ts_batch_view *bv, double p, gsl_rng *rng, ts_encoded *out) {
+    int rc = ts_encoder_run(ctx, &r->enc, bv, p, rng, out);
+    if (rc) return rc;
+    out->keys = ts_attention_keys(ctx, &r->attn, out->memory);
+    return ctx->status;
+}
+
+static ts_tensor *rnn_loss(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, double tf, gsl_rng *rng,
+                           const ts_regularizer *reg) {
+    const ts_rnn *r = m->layers;
+    const ts_decoder *dec = &r->dec;
+    int B = bv->B, T = bv->T, V = m->cfg.tgt_vocab;
+    double p = reg->dropout;
+    ts_encoded enc;
+    if (encode(r, ctx, bv, p, rng, &enc)) return NULL;
+    ts_decoder_state st;
+    ts_decoder_start(ctx, dec, &enc, &st);
+    int forced = tf >= 1.0;
+    // Teacher forcing: every input is known, so the embeddings and their
+    // share of the GRU input projection run for all T steps at once.
+    ts_tensor *embedded = forced ? ts_dropout(ctx, ts_gather_rows(ctx, dec->embedding, bv->tgt_in, T * B, TS_PAD), p, rng)
+                                 : NULL;  // (T*B, E)
+    ts_tensor *emb_gates = forced ? ts_decoder_input_gates(ctx, dec, embedded) : NULL;  // (T*B, 3H)
+    ts_tensor **steps = ts_arena_alloc(ctx->arena, (size_t)T * sizeof *steps);
+    int *inputs = ts_arena_alloc(ctx->arena, (size_t)B * sizeof(int));
+    if (!steps || !inputs) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    memcpy(inputs, bv->tgt_in, (size_t)B * sizeof(int));
+    for (int t = 0; t < T; t++) {
+        ts_tensor *gates = forced ? ts_slice_rows(ctx, emb_gates, t * B, B)
+                                  : ts_decoder_input_gates(ctx, dec, ts_dropout(ctx, ts_gather_rows(ctx, dec->embedding, inputs, B, TS_PAD),
+                                                                                p, rng));
+        ts_tensor *o = ts_decoder_step_gates(ctx, dec, &r->attn, &enc, &st, gates, NULL);
+        if (forced) {
+            steps[t] = o;  // projected all at once below
+            continue;
+        }
+        ts_tensor *logits = ts_decoder_logits(ctx, dec, ts_dropout(ctx, o, p, rng));  // (B, V)
+        if (!logits) return NULL;
+        steps[t] = logits;
+        for (int b = 0; t + 1 < T && b < B; b++) {
+            int gold = bv->tgt_in[(size_t)(t + 1) * B + b];
+            // Past a sentence's end its input is padding either way.
+            inputs[b] = gold == TS_PAD || gsl_rng_uniform(rng) < tf ? gold
+                                                                    : ts_seq2seq_argmax_token(logits->data + (size_t)b * V, V);
+        }
+    }
+    ts_tensor *stacked = ts_stack_rows(ctx, steps, T);  // (T*B, H) or (T*B, V)
+    if (forced) stacked = ts_dropout(ctx, stacked, p, rng);  // the pre-output layer
+    // Forced: the output projection of all steps and the loss in one node.
+    return forced ? ts_linear_cross_entropy(ctx, stacked, dec->out_weight, dec->out_bias, bv->tgt_out, TS_PAD,
+                                            reg->label_smoothing)
+                  : ts_cross_entropy(ctx, stacked, bv->tgt_out, TS_PAD, reg->label_smoothing);
+}
+
+// Decoding: the memory is a ts_encoded, a state a ts_rnn_decoding, both in
+// the arena of the call that made them.
+
+// NULL, with ctx failed for a full arena.
+static void *arena_full(ts_ctx *ctx) {
+    ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    return NULL;
+}
+
+static void *rnn_encode(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv) {
+    ts_encoded *enc = ts_arena_alloc(ctx->arena, sizeof *enc);
+    if (!enc) return arena_full(ctx);
+    return encode(m->layers, ctx, bv, 0.0, NULL, enc) ? NULL : enc;
+}
+
+static ts_rnn_decoding *new_decoding(ts_ctx *ctx, const ts_encoded *enc) {
+    ts_rnn_decoding *d = ctx->status ? NULL : ts_arena_alloc(ctx->arena, sizeof *d);
+    if (!d) return ctx->status ? NULL : arena_full(ctx);
+    d->enc = enc;
+    return d;
+}
+
+static void *rnn_start(const ts_seq2seq *m, ts_ctx *ctx, void *memory, int B, int max_len) {
+    (void)B, (void)max_len;  // a GRU's state does not grow: s and h~ are (B, H) at every step
+    const ts_rnn *r = m->layers;
+    ts_rnn_decoding *d = memory ? new_decoding(ctx, memory) : NULL;
+    if (d) ts_decoder_start(ctx, &r->dec, d->enc, &d->dec);
+    return ctx->status ? NULL : d;
+}
+
+static ts_tensor *rnn_step(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *tokens, int B, void **next,
+                           ts_tensor **weights) {
+    const ts_rnn *r = m->layers;
+    const ts_rnn_decoding *before = state;
+    *next = NULL;
+    if (weights) *weights = NULL;
+    ts_rnn_decoding *d = before ? new_decoding(ctx, before->enc) : NULL;
+    if (!d) return NULL;
+    d->dec = before->dec;  // the step replaces d->dec's tensors, never writes into them
+    ts_tensor *emb = ts_gather_rows(ctx, r->dec.embedding, tokens, B, -1);  // (B, E)
+    ts_tensor *logits = ts_decoder_logits(ctx, &r->dec, ts_decoder_step(ctx, &r->dec, &r->attn, d->enc, &d->dec, emb, weights));
+    *next = d;
+    return logits;
+}
+
+// Rows rows[0..n) of the source's tensors, as a ts_encoded in ctx's arena.
+static const ts_encoded *gather_encoded(ts_ctx *ctx, const ts_encoded *enc, const int *rows, int n) {
+    ts_encoded *out = ts_arena_alloc(ctx->arena, sizeof *out);
+    double *mask = ts_arena_alloc(ctx->arena, (size_t)n * enc->S * sizeof(double));  // (n, S)
+    if (!out || !mask) return arena_full(ctx);
+    for (int k = 0; k < n; k++)
+        memcpy(mask + (size_t)k * enc->S, enc->mask + (size_t)rows[k] * enc->S, (size_t)enc->S * sizeof(double));
+    *out = (ts_encoded){.B = n, .S = enc->S, .memory = ts_rows_select(ctx, enc->memory, rows, n),
+                        .keys = ts_rows_select(ctx, enc->keys, rows, n),  // NULL for `none`
+                        .init = NULL, .mask = mask};
+    return ctx->status ? NULL : out;
+}
+
+static void *rnn_reorder(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *rows, int n, int whole) {
+    (void)m;
+    const ts_rnn_decoding *before = state;
+    const ts_encoded *enc = before && whole ? gather_encoded(ctx, before->enc, rows, n) : before ? before->enc : NULL;
+    ts_rnn_decoding *d = enc ? new_decoding(ctx, enc) : NULL;
+    if (!d) return NULL;
+    d->dec.state = ts_rows_select(ctx, before->dec.state, rows, n);
+    d->dec.feed = ts_rows_select(ctx, before->dec.feed, rows, n);  // NULL without input feeding
+    return ctx->status ? NULL : d;
+}
+
+// Per row: S attention weights and scores, the logits and their softmax, a
+// GRU step's gates and states, the embedding; plus 1 MB for the rest.
+static size_t rnn_step_bytes(const ts_model_config *c, int B, int S) {
+    size_t per_row = 4 * (size_t)S + 4 * (size_t)c->tgt_vocab + 32 * (size_t)c->hidden + 4 * (size_t)c->emb;
+    return (size_t)B * per_row * sizeof(double) + ((size_t)1 << 20);
+}
+
+const ts_model_kind ts_rnn_kind = {
+    .name = "gru",
+    .layers_size = sizeof(ts_rnn),
+    .specs = rnn_specs,
+    .loss = rnn_loss,
+    .encode = rnn_encode,
+    .start = rnn_start,
+    .step = rnn_step,
+    .reorder = rnn_reorder,
+    .step_bytes = rnn_step_bytes,
+};
