@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: tinyseq attend --model CKPT [--beam K] [--svg FILE] [--json FILE] [--pharaoh]\n"
+    "usage: tinyseq attend --model CKPT [--beam K] [--svg FILE] [--json FILE] [--force] [--pharaoh]\n"
     "                      [--values] [--color auto|always|never] [SENTENCE]\n"
     "\n"
     "Translates SENTENCE (else the one line of standard input; at a terminal it\n"
@@ -35,6 +35,8 @@ static const char usage[] =
     "                 |y| counts <eos>); larger A favours longer outputs\n"
     "  --svg FILE       also write the heatmap as a standalone SVG figure\n"
     "  --json FILE      also write {source, target, weights, attention} as JSON\n"
+    "                   (FILE -: standard output, and the rest goes to standard error)\n"
+    "  --force          replace an existing --svg or --json FILE (otherwise an error)\n"
     "  --pharaoh        print the argmax alignment as source-target pairs (\"0-0 2-1\"),\n"
     "                   one link per output word, <eos> left out\n"
     "  --values         print each weight (.14) in the coloured heatmap too\n"
@@ -105,10 +107,10 @@ static int read_sentence(char **sentence) {
     return -1;
 }
 
-// The terminal mode for --color WHEN on stdout.
-static enum ts_term_mode term_mode(const char *when) {
-    if (!strcmp(when, "auto")) return ts_term_mode_detect(stdout);
-    int tty = ts_term_mode_detect(stdout) != TS_TERM_PLAIN;
+// The terminal mode for --color WHEN on out.
+static enum ts_term_mode term_mode(const char *when, FILE *out) {
+    if (!strcmp(when, "auto")) return ts_term_mode_detect(out);
+    int tty = ts_term_mode_detect(out) != TS_TERM_PLAIN;
     if (!strcmp(when, "never")) return tty ? TS_TERM_SHADE : TS_TERM_PLAIN;
     // always: the colours the terminal claims, at least 256.
     enum ts_term_mode m = ts_term_mode_choose(1, NULL, getenv("COLORTERM"), getenv("TERM"));
@@ -157,17 +159,17 @@ static int make_labels(attention_view *v, const ts_vocab *src_vocab, const ts_vo
     return TS_OK;
 }
 
-static void print_words(const char *label, const char *const *words, int n) {
-    printf("%s", label);
-    for (int i = 0; i < n; i++) printf("%s%s", i ? " " : "", words[i]);
-    putchar('\n');
+static void print_words(FILE *out, const char *label, const char *const *words, int n) {
+    fputs(label, out);
+    for (int i = 0; i < n; i++) fprintf(out, "%s%s", i ? " " : "", words[i]);
+    fputc('\n', out);
 }
 
 int ts_cmd_attend(int argc, char **argv) {
     const char *model_path = NULL, *svg_path = NULL, *json_path = NULL, *color = "auto";
     long beam = 1;
     ts_length_penalty lp = {0, 0.0};
-    int pharaoh = 0, values = 0;
+    int pharaoh = 0, values = 0, force = 0;
     sentence_list list = {malloc((size_t)argc * sizeof(char *)), 0};
     if (!list.items) {
         ts_cli_error(cmd, 0, "out of memory");
@@ -182,11 +184,18 @@ int ts_cmd_attend(int argc, char **argv) {
         TS_SWITCH("pharaoh", &pharaoh),
         TS_SWITCH("values", &values),
         TS_CHOICE("color", &color, choose_color),
+        TS_SWITCH("force", &force),
     };
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0],
                         .positional = take_sentence, .context = &list};
     int parsed = ts_cli_parse(&spec, argc, argv);
     if (parsed < 0 && list.n > 1) parsed = ts_cli_quote_hint(cmd, "attend reads one SENTENCE", list.items, list.n);
+    if (parsed < 0 && svg_path && json_path && !strcmp(svg_path, "-") && !strcmp(json_path, "-")) {
+        ts_cli_error(cmd, 0, "--svg - and --json - cannot share standard output; name a file for one");
+        parsed = TS_EXIT_USAGE;
+    }
+    if (parsed < 0 && svg_path) parsed = ts_cli_check_output(cmd, "the SVG", svg_path, force, 1);
+    if (parsed < 0 && json_path) parsed = ts_cli_check_output(cmd, "the JSON", json_path, force, 1);
     char *typed = NULL;  // the sentence read from stdin when no argument gives it
     if (parsed < 0 && list.n == 0 && model_path) parsed = read_sentence(&typed);
     const char *sentence = list.n ? list.items[0] : typed;
@@ -227,10 +236,13 @@ int ts_cmd_attend(int argc, char **argv) {
 
     const ts_model_config *cfg = &t.model->cfg;
     int status = TS_EXIT_OK;
-    print_words("source: ", v.src_words, v.S);
-    print_words("output: ", v.tgt_words, v.hyp.len);
+    // With --svg - or --json - standard output holds that document alone;
+    // what is shown for people goes to standard error instead.
+    FILE *shown = (svg_path && !strcmp(svg_path, "-")) || (json_path && !strcmp(json_path, "-")) ? stderr : stdout;
+    print_words(shown, "source: ", v.src_words, v.S);
+    print_words(shown, "output: ", v.tgt_words, v.hyp.len);
     if (cfg->attn == TS_ATTN_NONE) {
-        printf("attention: none - this model has no attention, so there are no weights to show%s\n",
+        fprintf(shown, "attention: none - this model has no attention, so there are no weights to show%s\n",
                svg_path || json_path || pharaoh ? " (no SVG, JSON or alignment written)" : "");
         goto done;
     }
@@ -239,11 +251,11 @@ int ts_cmd_attend(int argc, char **argv) {
     if (beam > 1) snprintf(search, sizeof search, "beam %ld", beam);
     snprintf(title, sizeof title, "attention: %s (%s decoder), %s", ts_attn_name(cfg->attn), ts_decoder_name(cfg->decoder),
              search);
-    printf("%s\n\n", title);
+    fprintf(shown, "%s\n\n", title);
 
-    ts_term_opts term = {.mode = term_mode(color), .values = values};
+    ts_term_opts term = {.mode = term_mode(color, shown), .values = values};
     const double *weights = v.hyp.attention;  // (T, S)
-    if (ts_render_heatmap_term(stdout, weights, (size_t)v.T, (size_t)v.S, v.tgt_words, v.src_words, &term)) {
+    if (ts_render_heatmap_term(shown, weights, (size_t)v.T, (size_t)v.S, v.tgt_words, v.src_words, &term)) {
         ts_cli_error(cmd, 1, "cannot write the heatmap");
         status = TS_EXIT_FAIL;
         goto done;
@@ -255,8 +267,8 @@ int ts_cmd_attend(int argc, char **argv) {
         rc = links ? ts_align_argmax(weights, (size_t)v.hyp.len, (size_t)v.S, 0, links, &n_links)
                    : ts_fail(TS_ERR_NOMEM, "out of memory");
         if (!rc) {
-            printf("\nalignment (source-target):\n");
-            rc = ts_render_pharaoh(stdout, links, n_links);
+            fprintf(shown, "\nalignment (source-target):\n");
+            rc = ts_render_pharaoh(shown, links, n_links);
         }
         free(links);
         if (rc) {
@@ -265,19 +277,24 @@ int ts_cmd_attend(int argc, char **argv) {
         }
     }
     if (svg_path) {
-        if (ts_render_heatmap_svg_path(svg_path, weights, (size_t)v.T, (size_t)v.S, v.tgt_words, v.src_words, title)) {
+        if (!strcmp(svg_path, "-") ? ts_render_heatmap_svg(stdout, weights, (size_t)v.T, (size_t)v.S, v.tgt_words,
+                                                           v.src_words, title)
+                                   : ts_render_heatmap_svg_path(svg_path, weights, (size_t)v.T, (size_t)v.S, v.tgt_words,
+                                                                v.src_words, title)) {
             ts_cli_error(cmd, 1, "cannot write the SVG");
             status = TS_EXIT_FAIL;
-        } else {
+        } else if (strcmp(svg_path, "-")) {
             fprintf(stderr, "%s: wrote %s\n", cmd, svg_path);
         }
     }
     if (json_path) {
-        if (ts_render_attention_json_path(json_path, weights, (size_t)v.T, (size_t)v.S, v.tgt_words, v.src_words,
-                                          ts_attn_name(cfg->attn))) {
+        if (!strcmp(json_path, "-") ? ts_render_attention_json(stdout, weights, (size_t)v.T, (size_t)v.S, v.tgt_words,
+                                                               v.src_words, ts_attn_name(cfg->attn))
+                                    : ts_render_attention_json_path(json_path, weights, (size_t)v.T, (size_t)v.S,
+                                                                    v.tgt_words, v.src_words, ts_attn_name(cfg->attn))) {
             ts_cli_error(cmd, 1, "cannot write the JSON");
             status = TS_EXIT_FAIL;
-        } else {
+        } else if (strcmp(json_path, "-")) {
             fprintf(stderr, "%s: wrote %s\n", cmd, json_path);
         }
     }

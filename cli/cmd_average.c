@@ -1,13 +1,13 @@
 // tinyseq average: one checkpoint whose weights are the mean of several
 // checkpoints of one model (e.g. the epochs `train --keep N` kept).
 #include "cli/cli.h"
+#include "cli/common.h"
 
 #include "ckpt/ckpt.h"
 #include "infer/average.h"
 #include "tensor/status.h"
 
 #include <stdlib.h>
-#include <sys/stat.h>
 
 static const char usage[] =
     "usage: tinyseq average CKPT CKPT... -o OUT.ckpt [--force]\n"
@@ -56,11 +56,7 @@ int ts_cmd_average(int argc, char **argv) {
         ts_cli_error(cmd, 0, "%s is required (see %s --help)", list.n ? "-o OUT.ckpt" : "a CKPT", cmd);
         status = TS_EXIT_USAGE;
     }
-    struct stat st;
-    if (status < 0 && !force && stat(out_path, &st) == 0) {
-        ts_cli_error(cmd, 0, "'%s' exists; pass --force to replace it", out_path);
-        status = TS_EXIT_FAIL;
-    }
+    if (status < 0) status = ts_cli_check_output(cmd, "a checkpoint", out_path, force, 0);
     ts_translator mean;
     if (status < 0 && ts_average_models(list.items, list.n, &mean)) {
         ts_cli_error(cmd, 1, "cannot average");

@@ -1,13 +1,13 @@
 // tinyseq export: a checkpoint's weights, vocabularies and configuration as a
 // NumPy .npz file (docs/interop.md).
 #include "cli/cli.h"
+#include "cli/common.h"
 
 #include "interop/model_npz.h"
 #include "tensor/status.h"
 
 #include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage[] =
     "usage: tinyseq export CKPT OUT.npz [--stored] [--force]\n"
@@ -58,11 +58,7 @@ int ts_cmd_export(int argc, char **argv) {
         return TS_EXIT_USAGE;
     }
     const char *ckpt_path = paths[0], *out_path = paths[1];
-    struct stat st;
-    if (!force && stat(out_path, &st) == 0) {
-        ts_cli_error(cmd, 0, "'%s' exists; pass --force to replace it", out_path);
-        return TS_EXIT_FAIL;
-    }
+    if ((parsed = ts_cli_check_output(cmd, "an .npz file", out_path, force, 0)) >= 0) return parsed;
     ts_translator t;
     if (ts_translator_load(ckpt_path, &t)) {
         ts_cli_error(cmd, 1, "cannot load model '%s'", ckpt_path);

@@ -2,12 +2,12 @@
 // or saved from PyTorch) into the model of a checkpoint, written as a new
 // checkpoint (docs/interop.md).
 #include "cli/cli.h"
+#include "cli/common.h"
 
 #include "interop/model_npz.h"
 #include "tensor/status.h"
 
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage[] =
     "usage: tinyseq import IN.npz --like CKPT -o OUT.ckpt [--force]\n"
@@ -59,11 +59,7 @@ int ts_cmd_import(int argc, char **argv) {
                      !in_path ? "IN.npz" : !like_path ? "--like CKPT" : "-o OUT.ckpt", cmd);
         return TS_EXIT_USAGE;
     }
-    struct stat st;
-    if (!force && stat(out_path, &st) == 0) {
-        ts_cli_error(cmd, 0, "'%s' exists; pass --force to replace it", out_path);
-        return TS_EXIT_FAIL;
-    }
+    if ((parsed = ts_cli_check_output(cmd, "a checkpoint", out_path, force, 0)) >= 0) return parsed;
     ts_translator t;
     if (ts_translator_load(like_path, &t)) {
         ts_cli_error(cmd, 1, "cannot load model '%s'", like_path);

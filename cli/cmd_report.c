@@ -22,7 +22,8 @@ static const char usage[] =
     "the evaluations, compare the greedy and beam-4 outputs' attention, hover a\n"
     "cell for its words and weight (attention.jsonl).\n"
     "\n"
-    "  -o, --out FILE  where to write (default RUN_DIR/report.html, replaced if there)\n"
+    "  -o, --out FILE  where to write (default RUN_DIR/report.html, replaced if there;\n"
+    "                  -: standard output)\n"
     "  --force         replace FILE if it exists (otherwise that is an error)\n"
     "\n"
     "Exit status: 0 ok, 1 not a run directory, a damaged file or a failed\n"
@@ -83,11 +84,9 @@ int ts_cmd_report(int argc, char **argv) {
         return TS_EXIT_FAIL;
     }
     snprintf(default_out, sizeof default_out, "%s/report.html", dir);
-    if (!out_path) out_path = default_out;
-    else if (!force && stat(out_path, &st) == 0) {
-        ts_cli_error(cmd, 0, "'%s' exists; pass --force to replace it", out_path);
-        return TS_EXIT_FAIL;
-    }
+    if (!out_path) out_path = default_out;  // the run's own page, replaced
+    else if ((parsed = ts_cli_check_output(cmd, "the report", out_path, force, 1)) >= 0) return parsed;
+    int to_stdout = !strcmp(out_path, "-");
     char *metrics, *steps = NULL, *jsonl;
     size_t metrics_len, steps_len, jsonl_len;
     if (read_all(dir, "metrics.csv", &metrics, &metrics_len)) return TS_EXIT_FAIL;
@@ -118,12 +117,14 @@ int ts_cmd_report(int argc, char **argv) {
     if (!lines) {
         ts_cli_error(cmd, 0, "out of memory");
         status = TS_EXIT_FAIL;
-    } else if (ts_report_write_html(out_path, &in)) {
-        ts_cli_error(cmd, 1, "cannot write the report");
+    } else if (to_stdout ? ts_report_write_html_to(stdout, &in) || fflush(stdout) == EOF
+                         : ts_report_write_html(out_path, &in)) {
+        ts_cli_error(cmd, to_stdout ? 0 : 1, "cannot write the report");
         status = TS_EXIT_FAIL;
-    } else {
-        printf("report: %s (%zu evaluation%s with attention, %s)\n", out_path, n_lines, n_lines == 1 ? "" : "s",
-               metrics ? "with metrics" : "no metrics.csv yet");
+    } else {  // the summary goes where the page does not
+        fprintf(to_stdout ? stderr : stdout, "report: %s (%zu evaluation%s with attention, %s)\n",
+                to_stdout ? "standard output" : out_path, n_lines, n_lines == 1 ? "" : "s",
+                metrics ? "with metrics" : "no metrics.csv yet");
     }
     free(lines);
     free(metrics);

@@ -36,6 +36,18 @@ int ts_cli_load_model(const char *command, const char *model_path, const char *m
     return -1;
 }
 
+int ts_cli_check_output(const char *command, const char *what, const char *path, int force, int stdout_ok) {
+    struct stat st;
+    if (!strcmp(path, "-")) {
+        if (stdout_ok) return -1;
+        ts_cli_error(command, 0, "%s cannot go to standard output ('-'); name a file", what);
+        return TS_EXIT_USAGE;
+    }
+    if (force || stat(path, &st) != 0) return -1;
+    ts_cli_error(command, 0, "'%s' exists; pass --force to replace it", path);
+    return TS_EXIT_FAIL;
+}
+
 char *ts_cli_read_stream(FILE *f, size_t limit, size_t *len) {
     size_t cap = 1 << 16, n = 0, got;
     char *buf = malloc(cap + 1);

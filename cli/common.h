@@ -32,6 +32,13 @@ int ts_cli_load_model(const char *command, const char *model_path, const char *m
 // words[0..n) joined and quoted for the shell. Returns TS_EXIT_USAGE.
 int ts_cli_quote_hint(const char *command, const char *why, const char *const *words, int n);
 
+// The one rule for a file a command writes: "-" is standard output where
+// `stdout_ok` (text; a binary file refuses it: "CMD: <what> cannot go to
+// standard output; name a file", TS_EXIT_USAGE), and an existing file is
+// replaced only with --force ("CMD: 'PATH' exists; pass --force to replace
+// it", TS_EXIT_FAIL). -1 when path may be written.
+int ts_cli_check_output(const char *command, const char *what, const char *path, int force, int stdout_ok);
+
 // The rest of f, NUL-terminated and malloc'd, its length in *len; NULL (no
 // message: the caller names the file) on a read error, no memory, or more
 // than about `limit` bytes. f stays open.

@@ -486,7 +486,7 @@ Test(cli_inspect, attend_figure_write_failures_say_why_and_keep_the_old_file) {
     const char *flags[] = {"--svg", "--json"};
     for (int i = 0; i < 2; i++) {
         char *old = test_write_file(dir, "old.fig", "old figure\n", 11), cmd[8192];
-        snprintf(cmd, sizeof cmd, "exec %s attend --model '%s' %s '%s' 'le chat dort .' >/dev/null", TS_PROGRAM, ckpt,
+        snprintf(cmd, sizeof cmd, "exec %s attend --model '%s' --force %s '%s' 'le chat dort .' >/dev/null", TS_PROGRAM, ckpt,
                  flags[i], old);
         int err[2];  // the child's stderr: a pipe, which the file size limit does not cut
         cr_assert_eq(pipe(err), 0);

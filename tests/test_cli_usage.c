@@ -1,6 +1,7 @@
 // What a learner types in the first hour, and what the program makes of it
 // (issue 22): a sentence without quotes, -h and -- after --model, a run
-// directory given as --model, attend's sentence on standard input, and
+// directory given as --model, attend's sentence on standard input, one rule
+// for output files (- is standard output; --force to replace), and
 // translate at a terminal (a pseudo-terminal drives the real program).
 #include <criterion/criterion.h>
 #include <poll.h>
@@ -175,4 +176,39 @@ Test(cli_usage, translate_at_a_terminal_answers_each_line_as_typed, .timeout = 6
     cr_assert(prompted_again, "no prompt for the next line:\n%s", text);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d:\n%s", status, text);
     free(want);
+}
+
+// attend --svg once replaced a file silently where export and report -o
+// need --force, and --json - wrote a file named '-'.
+Test(cli_usage, output_files_follow_one_rule) {
+    char *out, *svg = test_write_file(dir, "mine.svg", "mine\n", 5);
+    int rc = test_runf(&out, "%s attend --model '%s' --svg '%s' cat", TS_PROGRAM, model, svg);
+    cr_assert(rc == 1 && strstr(out, "exists; pass --force to replace it"), "exit %d\n%s", rc, out);
+    free(out);
+    char *kept = test_read_file(svg, NULL);
+    cr_assert_str_eq(kept, "mine\n", "the file was replaced without --force");
+    free(kept);
+    rc = test_runf(&out, "%s attend --model '%s' --svg '%s' --force cat", TS_PROGRAM, model, svg);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    kept = test_read_file(svg, NULL);
+    cr_assert(strstr(kept, "<svg"), "--force did not replace it: %s", kept);
+    free(kept);
+    free(svg);
+    // "-" is standard output, which then holds the document alone.
+    rc = test_runf(&out, "cd '%s' && (%s attend --model '%s' --json - cat 2>/dev/null)", dir, TS_PROGRAM, model);
+    cr_assert(rc == 0 && out[0] == '{' && strstr(out, "\"weights\"") && !strstr(out, "source: "), "exit %d\n%s", rc, out);
+    free(out);
+    rc = test_runf(&out, "cd '%s' && (%s attend --model '%s' --svg - cat 2>/dev/null)", dir, TS_PROGRAM, model);
+    cr_assert(rc == 0 && strstr(out, "<svg") && !strstr(out, "source: "), "exit %d\n%s", rc, out);
+    free(out);
+    rc = test_runf(&out, "cd '%s' && (%s report '%s' -o - 2>/dev/null)", dir, TS_PROGRAM, run);
+    cr_assert(rc == 0 && strstr(out, "<html") && !strstr(out, "report: "), "exit %d\n%.300s", rc, out);
+    free(out);
+    char dash[4300];
+    snprintf(dash, sizeof dash, "%s/-", dir);
+    cr_assert_neq(access(dash, F_OK), 0, "a file named '-' was written");
+    rc = test_runf(&out, "cd '%s' && %s export '%s' -", dir, TS_PROGRAM, model);
+    cr_assert(rc == 2 && strstr(out, "cannot go to standard output"), "exit %d\n%s", rc, out);
+    free(out);
 }

@@ -210,6 +210,8 @@ static int write_page(FILE *f, const ts_report_input *in) {
 
 static int fill_page(void *ctx, FILE *out) { return write_page(out, ctx); }
 
+int ts_report_write_html_to(FILE *out, const ts_report_input *in) { return write_page(out, in); }
+
 int ts_report_write_html(const char *path, const ts_report_input *in) {
     return ts_write_atomic(path, fill_page, (void *)in, NULL);
 }

@@ -6,6 +6,7 @@
 #define TS_VIZ_REPORT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct {
     const char *title;                 // shown at the top (the run directory)
@@ -25,5 +26,8 @@ typedef struct {
 // valid UTF-8; a bad line is TS_ERR_FORMAT naming file:line. TS_ERR_IO names
 // the path and strerror.
 int ts_report_write_html(const char *path, const ts_report_input *in);
+
+// The same page written to out, which stays open (`tinyseq report -o -`).
+int ts_report_write_html_to(FILE *out, const ts_report_input *in);
 
 #endif
