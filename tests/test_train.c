@@ -151,7 +151,7 @@ Test(train, a_full_arena_grows_and_the_run_is_the_same_to_the_bit) {
 
 // train --steps N; train --resume last.ckpt --steps N + M  ==  train --steps N + M
 static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first, long total, double dropout,
-                         double smoothing) {
+                         double smoothing, long warmup) {
     char *dir = test_tmpdir();
     char *corpus = write_tiny_corpus(dir), *a = join(dir, "a"), *b = join(dir, "b"), *straight = join(dir, "s");
     ts_train_report r;
@@ -161,6 +161,7 @@ static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first,
     o.tf = 0.75;
     o.dropout = dropout;
     o.label_smoothing = smoothing;
+    o.warmup_steps = warmup;
     o.steps = first;
     cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
     cr_assert_eq(r.steps, first);
@@ -184,12 +185,12 @@ static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first,
 }
 
 Test(train, resume_is_exact_with_the_bahdanau_decoder) {
-    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0, 0);   // stops mid-epoch, crosses two epoch ends
+    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0, 0, 0);   // stops mid-epoch, crosses two epoch ends
 }
 
 // Dropout masks come from the teacher-forcing generator, saved with it.
 Test(train, resume_is_exact_with_dropout_and_label_smoothing) {
-    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0.3, 0.1);
+    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0.3, 0.1, 0);
 }
 
 Test(train, dropout_and_label_smoothing_change_the_run_and_report_plain_loss) {
@@ -227,7 +228,7 @@ Test(train, dropout_and_label_smoothing_change_the_run_and_report_plain_loss) {
 }
 
 Test(train, resume_is_exact_with_the_luong_decoder) {
-    check_resume(TS_ATTN_GENERAL, TS_DECODER_LUONG, 14, 31, 0, 0);      // stops exactly at an epoch end
+    check_resume(TS_ATTN_GENERAL, TS_DECODER_LUONG, 14, 31, 0, 0, 0);      // stops exactly at an epoch end
 }
 
 Test(train, resume_refuses_another_model_or_other_flags) {
@@ -599,3 +600,32 @@ Test(train, an_unreadable_resume_checkpoint_fails_before_anything_is_written) {
     free(missing);
     fclose(o.out);
 }
+
+// --warmup-steps N: step k updates with lr k / N. Two steps with warmup 2
+// at lr X make the first update with X / 2, exactly what lr X / 2 without
+// warmup makes: the second step's loss (computed before its update) is the
+// same to the bit, and differs from lr X without warmup.
+Test(train, warmup_scales_the_first_updates_linearly) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *out = join(dir, "run");
+    ts_train_opts o = tiny_opts(corpus, out);
+    o.steps = 2;
+    o.force = 1;
+    ts_train_report warm, half, full;
+    o.warmup_steps = 2;
+    cr_assert_eq(ts_train(&o, &warm), TS_OK, "%s", ts_last_error());
+    o.warmup_steps = 0;
+    o.lr = 0.005;
+    cr_assert_eq(ts_train(&o, &half), TS_OK, "%s", ts_last_error());
+    o.lr = 0.01;
+    cr_assert_eq(ts_train(&o, &full), TS_OK, "%s", ts_last_error());
+    cr_assert(warm.last_loss == half.last_loss, "warmup %.17g, half lr %.17g", warm.last_loss, half.last_loss);
+    cr_assert(warm.last_loss != full.last_loss, "the warmup changed nothing");
+    free(dir);
+    free(corpus);
+    free(out);
+    fclose(o.out);
+}
+
+// Resuming inside the warmup continues its ramp where it stopped.
+Test(train, resume_is_exact_inside_the_warmup) { check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 3, 12, 0, 0, 6); }

@@ -94,6 +94,10 @@ const ts_train_option ts_train_options[] = {
     {.flag = "lr-decay", .key = "lr_decay", .saved_as = "train.lr_decay", REAL(lr_decay, 1e-6, 1, 0.5),
      .use = SAME | RESUME, .section = "training", .meta = "X",
      .help = "multiply the learning rate by X when dev loss does not improve (default {})"},
+    {.flag = "warmup-steps", .key = "warmup_steps", .saved_as = "train.warmup_steps", INT(warmup_steps, 0, 1000000000, 0),
+     .use = SAME | RESUME | TS_OPTION_OLDER | TS_OPTION_IF_GIVEN, .section = "training", .meta = "N",
+     .help = "raise the learning rate linearly over the first N steps: step k uses\n"
+             "lr min(1, k / N), as Transformers need (default {}: none)"},
     {.flag = "patience", .key = "patience", .saved_as = "train.patience", INT(patience, 1, 100000, 3),
      .use = SAME | RESUME, .section = "training", .meta = "N",
      .help = "stop after N epochs without a better dev loss (default {})"},
@@ -229,6 +233,10 @@ int ts_train_options_save(ts_ckpt *ck, const ts_train_opts *o, double lr_now) {
     for (size_t i = 0; !rc && i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
         if (!r->saved_as || (r->use & TS_OPTION_IN_MODEL)) continue;
+        // A newer row only written when given is absent at 0, as in a checkpoint from before it
+        // (which OLDER reads as 0): checkpoints of runs that do not use it keep their bytes.
+        const unsigned newer = TS_OPTION_IF_GIVEN | TS_OPTION_OLDER;
+        if ((r->use & newer) == newer && r->kind == TS_OPTION_INT && whole(o, r) == 0) continue;
         switch (r->kind) {
         case TS_OPTION_INT:
         case TS_OPTION_SWITCH: rc = ts_ckpt_set_int(ck, r->saved_as, whole(o, r)); break;
@@ -249,6 +257,9 @@ static int compare_row(const ts_ckpt *ck, const ts_train_opts *o, const ts_train
     const char *present;
     if (older && ts_ckpt_get_string(ck, r->saved_as, &present) != TS_OK) {
         ts_clear_error();
+        if (r->kind == TS_OPTION_INT && whole(o, r) != 0)
+            return ts_fail(TS_ERR_ARG, "%s was trained with %s 0; this run asks for %ld (resuming must keep the flags)",
+                           o->resume, flag, whole(o, r));
         if (r->kind == TS_OPTION_REAL && real(o, r) != 0.0)
             return ts_fail(TS_ERR_ARG, "%s was trained with %s %g; this run asks for %g (resuming must keep the flags)",
                            o->resume, flag, 0.0, real(o, r));

@@ -631,7 +631,13 @@ static int train_step(trainer *t, const ts_batch *b) {
         return TS_OK;
     }
     t->skipped_in_row = 0;
-    if ((rc = ts_optim_step(&t->optim, &t->model->params, ts_clip_factor(norm, o->clip)))) return rc;
+    // Warmup scales the learning rate of this update only: optim.lr (decayed,
+    // checkpointed) stays the rate the warmup rises to.
+    double lr = t->optim.lr;
+    if (t->s.step < o->warmup_steps) t->optim.lr = lr * (double)t->s.step / (double)o->warmup_steps;
+    rc = ts_optim_step(&t->optim, &t->model->params, ts_clip_factor(norm, o->clip));
+    t->optim.lr = lr;
+    if (rc) return rc;
     ts_progress_step(&t->progress, ts_progress_now() - t0, (int)n_batch, t->s.step > o->warmup);
     if ((rc = count_up(&t->s.epoch_tokens, n_batch, "epoch token"))) return rc;
     t->s.epoch_loss_sum += sums[SUM_PLAIN];  // reported train loss: comparable with dev loss

@@ -45,6 +45,8 @@ typedef struct {
     long epochs;               // default 5
     long steps;                // stop after this many optimizer steps in all (0: run the epochs)
     double lr_decay;           // multiply the learning rate by this when dev loss stalls (default 0.5)
+    long warmup_steps;         // the learning rate rises linearly over the first N steps: step k uses
+                               // lr min(1, k / N) (0, the default: no warmup)
     long patience;             // stop after this many evaluations without a better dev loss (default 3)
     long seed;                 // initialisation, split, shuffling and teacher forcing (default 1)
     long threads;              // OpenBLAS threads, 1..TS_MAX_THREADS (0: OpenBLAS's own count)
