@@ -72,7 +72,7 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
         {"dropout", "0.2"},    {"label_smoothing", "0.05"}, {"batch", "6"},     {"accumulate", "2"},
         {"epochs", "2"},       {"steps", "3"},        {"lr_decay", "0.25"},     {"patience", "2"},
         {"seed", "9"},         {"keep", "1"},         {"beam", "2"},            {"log_every", "2"},
-        {"eval_every", "2"},
+        {"eval_every", "2"},   {"warmup_steps", "2"},
     };
     size_t n_given = sizeof given / sizeof given[0];
     // The lines in the table's order (config.txt's), each key once.
@@ -134,6 +134,7 @@ Test(options, every_checkpoint_row_is_saved_and_checked_on_resume, .timeout = 12
     o.dev_pairs = 10;
     o.steps = 3;
     o.dropout = 0.1;
+    o.warmup_steps = 2;  // a row only saved when given
     o.skip_bad = 1;
     o.max_len = 40;
     o.show = 0;
