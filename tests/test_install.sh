@@ -35,4 +35,23 @@ libs=$(pkg-config --libs tinyseq)
 first_l=$(printf '%s\n' $libs | sed -n 's/^-L//p' | head -1)
 [ -n "$first_l" ] && [ "$(realpath "$first_l")" = "$(realpath "$prefix/$libdir")" ] ||
   { echo "pkg-config --libs tinyseq does not point into $prefix/$libdir: $libs"; exit 1; }
+# With SentencePiece, libtinyseq_data holds C++ (data/subword.cc): a C program
+# that uses it links with the same line only if the .pc names the C++ runtime.
+if grep -q -- '-lsentencepiece' <<<"$libs"; then
+  cat >examples/subword_link.c <<'C'
+#include <data/subword.h>
+#include <stdio.h>
+int main(void) {
+    const char *s[] = {"le chat mange .", "la souris dort ."};
+    ts_subword *sw;
+    if (ts_subword_train(s, 2, &(ts_subword_opts){.vocab_size = 300}, &sw)) return 1;
+    printf("%zu pieces\n", ts_subword_size(sw));
+    ts_subword_free(sw);
+    return 0;
+}
+C
+  eval "${line//attention_basics/subword_link}"
+  ./subword_link | grep -q ' pieces$' || { echo "./subword_link did not train a subword model"; exit 1; }
+  echo "ok: a C program using data/subword.h links with the same line"
+fi
 echo "ok: installed into $prefix, built and ran examples/attention_basics.c with the README's line"

@@ -1,0 +1,71 @@
+// The parts of data/subword.h that need no SentencePiece, and, in a build
+// without it (TS_SPM=OFF), the model functions that say so. The model itself
+// is data/subword.cc.
+#include "data/subword.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/vocab.h"
+#include "tensor/status.h"
+
+int ts_subword_vocab(const ts_subword *sw, ts_vocab **out) {
+    *out = NULL;
+    size_t n = ts_subword_size(sw);
+    const char **pieces = malloc(n * sizeof *pieces);
+    if (!pieces) return ts_fail(TS_ERR_NOMEM, "out of memory for %zu subword pieces", n);
+    for (size_t i = 0; i < n; i++) pieces[i] = ts_subword_piece(sw, (int32_t)i);
+    int rc = ts_vocab_from_words(pieces, n, out);
+    free(pieces);
+    return rc;
+}
+
+// U+2581 LOWER ONE EIGHTH BLOCK, SentencePiece's mark of a word start.
+#define TS_WORD_MARK "\xe2\x96\x81"
+
+size_t ts_subword_words(const char *const *pieces, size_t n, int32_t *word_of) {
+    int32_t word = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (word < 0 || strncmp(pieces[i], TS_WORD_MARK, strlen(TS_WORD_MARK)) == 0) word++;
+        word_of[i] = word;
+    }
+    return (size_t)(word + 1);
+}
+
+#ifndef TS_HAVE_SPM
+// Without SentencePiece no model can exist: the constructors fail and the
+// rest is never reached with a model.
+#define TS_NO_SPM "this tinyseq was built without SentencePiece (TS_SPM=OFF): " \
+                  "scripts/setup.sh installs libsentencepiece-dev"
+
+int ts_subword_compiled(void) { return 0; }
+
+int ts_subword_train(const char *const *sentences, size_t n, const ts_subword_opts *opts,
+                     ts_subword **out) {
+    *out = NULL;
+    return ts_fail(TS_ERR_ARG, TS_NO_SPM);
+}
+
+int ts_subword_load(const void *bytes, size_t n, ts_subword **out) {
+    *out = NULL;
+    return ts_fail(TS_ERR_ARG, TS_NO_SPM);
+}
+
+void ts_subword_free(ts_subword *sw) {}
+const uint8_t *ts_subword_bytes(const ts_subword *sw, size_t *n) { *n = 0; return NULL; }
+size_t ts_subword_size(const ts_subword *sw) { return 0; }
+const char *ts_subword_piece(const ts_subword *sw, int32_t id) { return NULL; }
+
+int ts_subword_encode(const ts_subword *sw, const char *text, size_t len, char **pieces,
+                      int32_t **ids, size_t *n_pieces) {
+    if (pieces) *pieces = NULL;
+    if (ids) *ids = NULL;
+    if (n_pieces) *n_pieces = 0;
+    return ts_fail(TS_ERR_ARG, TS_NO_SPM);
+}
+
+int ts_subword_decode(const ts_subword *sw, const char *const *pieces, size_t n, char **text) {
+    *text = NULL;
+    return ts_fail(TS_ERR_ARG, TS_NO_SPM);
+}
+#endif
