@@ -12,6 +12,7 @@
 int ts_subword_vocab(const ts_subword *sw, ts_vocab **out) {
     *out = NULL;
     size_t n = ts_subword_size(sw);
+    if (n == 0) return ts_fail(TS_ERR_ARG, "no subword model");  // only without SentencePiece
     const char **pieces = malloc(n * sizeof *pieces);
     if (!pieces) return ts_fail(TS_ERR_NOMEM, "out of memory for %zu subword pieces", n);
     for (size_t i = 0; i < n; i++) pieces[i] = ts_subword_piece(sw, (int32_t)i);
