@@ -134,6 +134,8 @@ int ts_subword_train(const char *const *sentences, size_t n, const ts_subword_op
     if (opts->vocab_size < TS_SUBWORD_MIN_VOCAB || opts->vocab_size > TS_SUBWORD_MAX_VOCAB)
         return ts_fail(TS_ERR_ARG, "subword vocabulary size %zu is outside %d..%d", opts->vocab_size,
                        TS_SUBWORD_MIN_VOCAB, TS_SUBWORD_MAX_VOCAB);
+    const char *kind = ts_subword_kind_name(opts->kind);
+    if (!kind) return ts_fail(TS_ERR_ARG, "unknown subword model kind %d", static_cast<int>(opts->kind));
     size_t n_text = 0;
     for (size_t i = 0; i < n; i++) {
         char what[64];
@@ -148,7 +150,7 @@ int ts_subword_train(const char *const *sentences, size_t n, const ts_subword_op
         // decoding would no longer give back what was encoded). One thread and
         // a fixed seed: the same sentences give the same bytes.
         const std::unordered_map<std::string, std::string> spec = {
-            {"model_type", "unigram"},
+            {"model_type", kind},
             {"vocab_size", std::to_string(opts->vocab_size)},
             {"hard_vocab_limit", "false"},
             {"character_coverage", "1.0"},

@@ -34,7 +34,15 @@ typedef struct ts_vocab ts_vocab;  // data/vocab.h
 #define TS_SUBWORD_MIN_VOCAB 300
 #define TS_SUBWORD_MAX_VOCAB 1000000
 
+// How pieces are learned (SentencePiece's model_type): unigram language
+// model (SentencePiece's default) or byte-pair encoding merges.
+enum ts_subword_kind { TS_SUBWORD_UNIGRAM = 0, TS_SUBWORD_BPE, TS_SUBWORD_KIND_COUNT };
+
+// "unigram", "bpe"; NULL for a value out of range.
+const char *ts_subword_kind_name(enum ts_subword_kind kind);
+
 typedef struct {
+    enum ts_subword_kind kind;
     // Most pieces in the model, specials and byte pieces included. Small
     // corpora may give fewer: SentencePiece stops when no piece is left.
     size_t vocab_size;
@@ -46,10 +54,10 @@ typedef struct {
 // 1 when this build has SentencePiece (TS_SPM=ON), else 0.
 int ts_subword_compiled(void);
 
-// Learns a unigram model from n normalised sentences (valid UTF-8, NUL-
+// Learns a model from n normalised sentences (valid UTF-8, NUL-
 // terminated; empty ones are ignored). Returns TS_OK and a new model in *out
 // (free with ts_subword_free), or with *out = NULL: TS_ERR_ARG (vocab_size
-// outside TS_SUBWORD_MIN_VOCAB..TS_SUBWORD_MAX_VOCAB, fewer pieces possible than
+// outside TS_SUBWORD_MIN_VOCAB..TS_SUBWORD_MAX_VOCAB, an unknown kind, fewer pieces than
 // the characters need, no sentence, or a build without SentencePiece),
 // TS_ERR_FORMAT (invalid UTF-8, naming the sentence and byte), TS_ERR_NOMEM.
 // Not for two threads at once: SentencePiece's seed and log level are global.

@@ -61,16 +61,18 @@ static void free_sentences(char **s, size_t n) {
     free(s);
 }
 
-static ts_subword *toy_model(size_t vocab_size) {
+static ts_subword *toy_model_of(enum ts_subword_kind kind, size_t vocab_size) {
     size_t n;
     char **s = toy_sentences(&n);
     ts_subword *sw;
     int rc = ts_subword_train((const char *const *)s, n,
-                              &(ts_subword_opts){.vocab_size = vocab_size, .seed = 1}, &sw);
+                              &(ts_subword_opts){.kind = kind, .vocab_size = vocab_size, .seed = 1}, &sw);
     cr_assert_eq(rc, TS_OK, "training: %s", ts_last_error());
     free_sentences(s, n);
     return sw;
 }
+
+static ts_subword *toy_model(size_t vocab_size) { return toy_model_of(TS_SUBWORD_UNIGRAM, vocab_size); }
 
 // Encodes text, checks no piece is <unk> and the ids spell the pieces, and
 // returns the decoded text (malloc'd).
@@ -222,6 +224,33 @@ Test(subword, same_sentences_give_the_same_model_bytes) {
     ts_subword_free(a);
     ts_subword_free(b);
     ts_subword_free(c);
+}
+
+Test(subword, bpe_models_round_trip_and_repeat_too) {
+    NEEDS_SPM();
+    ts_subword *a = toy_model_of(TS_SUBWORD_BPE, 400), *b = toy_model_of(TS_SUBWORD_BPE, 400);
+    ts_subword *uni = toy_model(400);
+    size_t na, nb, nu;
+    const uint8_t *ba = ts_subword_bytes(a, &na), *bb = ts_subword_bytes(b, &nb);
+    const uint8_t *bu = ts_subword_bytes(uni, &nu);
+    cr_assert(na == nb && memcmp(ba, bb, na) == 0, "two BPE trainings on the same sentences differ");
+    cr_assert(na != nu || memcmp(ba, bu, na) != 0, "the BPE model is the unigram one");
+    const char *texts[] = {"l'homme qu'elle aime cherche des chats .", "☃ 日本語 ß", ""};
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+        char *back = round_trip(a, texts[i]);
+        cr_assert_str_eq(back, texts[i]);
+        free(back);
+    }
+    ts_subword_free(a);
+    ts_subword_free(b);
+    ts_subword_free(uni);
+    const char *one[] = {"a b c"};
+    ts_subword *sw;
+    cr_assert_eq(ts_subword_train(one, 1, &(ts_subword_opts){.kind = TS_SUBWORD_KIND_COUNT, .vocab_size = 400}, &sw),
+                 TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "unknown subword model kind"), "%s", ts_last_error());
+    cr_assert_str_eq(ts_subword_kind_name(TS_SUBWORD_BPE), "bpe");
+    cr_assert_null(ts_subword_kind_name(TS_SUBWORD_KIND_COUNT));
 }
 
 Test(subword, corrupt_or_truncated_bytes_are_refused) {
