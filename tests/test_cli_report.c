@@ -89,7 +89,7 @@ static char *render_report(const char *run_dir) {
     cr_assert_eq(report(&out, run_dir), 0, "%s", out);
     free(out);
     snprintf(cmd, sizeof cmd,
-             "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+             "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --window-size=1400,1000 "
              "--disable-background-networking --disable-component-update --disable-sync --user-data-dir=%s/chromium "
              "--enable-logging=stderr --v=0 --dump-dom file://%s/report.html > %s/dom.html 2> %s/chromium.log",
              dir, run_dir, dir, dir);
@@ -152,6 +152,14 @@ Test(cli_report, a_run_shorter_than_an_epoch_ends_with_its_rows_and_figures, .ti
     char *dom = render_report(short_run);
     cr_assert_gt(strtol(strstr(dom, "data-rendered=\"") + 15, NULL, 10), 10, "no heatmap drawn");
     cr_assert_null(strstr(dom, ">no data yet<"), "a chart says 'no data yet'");
+    // Item 8: greedy and beam side by side for a 17-word sentence in a 1400
+    // px window, a colour scale, wrong output words marked (a 10-step model
+    // gets most wrong), human legends, not CSV column names.
+    cr_assert(strstr(dom, "data-side-by-side=\"true\""), "greedy and beam are stacked");
+    cr_assert(strstr(dom, "class=\"scale\""), "no colour scale in the explorer");
+    cr_assert(strstr(dom, "<span class=\"wrong\""), "no wrong output word marked");
+    cr_assert(strstr(dom, ">training</text>") && strstr(dom, ">exact match</text>"), "legends");
+    cr_assert_null(strstr(dom, ">train_loss</text>"), "a legend shows a CSV column name");
     free(dom);
 
     // --eval-every and --log-every, then a continued run.
