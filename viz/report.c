@@ -150,7 +150,7 @@ static const char page_script[] =
     "txt('span',wrong[k]?{'class':'wrong',title:'not in the reference here'}:{},w,parent);});}\n"
     // One heatmap; cell px wide (values written in cells of 30 px and more).
     "function heatmap(parent,label,sent,h,cell){const box=el('div',{},parent),source=sent.source;"
-    "const wrong=wrongWords(h.output,sent.reference),line=el('div',{style:`max-width:${source.length*cell+110}px`},box);txt('b',{},`${label}: `,line);"
+    "const wrong=wrongWords(h.output,sent.reference),line=el('div',{style:`max-width:${Math.max(320,source.length*cell+110)}px`},box);txt('b',{},`${label}: `,line);"
     "words(line,h.output,wrong);"
     "line.appendChild(document.createTextNode(h.ended?'':' (cut at the length limit)'));"
     "if(wrong.length===sent.reference.length&&!wrong.some(x=>x))txt('span',{'class':'muted'},' (exact)',line);"
@@ -177,7 +177,7 @@ static const char page_script[] =
     "const svg=el('svg',{width:W,height:H},buckets,true);"
     "txt('text',{x:L,y:16,'font-size':13},`dev BLEU by source length, ${when(EPOCHS[e])}`,svg,true);"
     "const top=roundAxis(0,Math.max(0.01,...b.map(x=>x[0])),4).hi;"
-    "b.forEach(([bleu,pairs],k)=>{const x=L+k*90,h=(H-B-30)*Math.max(0,Math.min(1,bleu/top));"
+    "b.forEach(([bleu,pairs],k)=>{const x=L+k*90,h=(H-B-44)*Math.max(0,Math.min(1,bleu/top));"
     "const r=el('rect',{x:x,y:H-B-h,width:60,height:h,fill:'#1f77b4'},svg,true);"
     "txt('title',{},`${names[k]} words: BLEU ${bleu.toFixed(4)} on ${pairs} pairs`,r,true);"
     "txt('text',{x:x+30,y:H-B+14,'text-anchor':'middle','font-size':11},`${names[k]} (${pairs})`,svg,true);"
@@ -186,7 +186,8 @@ static const char page_script[] =
     "if(!EPOCHS.length){txt('p',{'class':'muted'},'attention.jsonl has no epochs yet',view);return;}"
     "shown.textContent=when(EPOCHS[e]);drawBuckets(e);const sent=EPOCHS[e].sentences[s];if(!sent)return;"
     "txt('p',{},`source: ${sent.source.join(' ')}`,view);txt('p',{},`reference: ${sent.reference.join(' ')}`,view);"
-    "txt('p',{'class':'muted'},'Output words in red are not in the reference (in its order).',view);scale(view);"
+    "txt('p',{'class':'muted'},'Output words in red are not in the reference (in its order).',view);"
+    "if(sent.greedy.weights.length)scale(view);"
     // Greedy and beam side by side: cells as wide as the window allows both.
     "const room=document.documentElement.clientWidth-48-24-2*110,S=Math.max(1,sent.source.length);"
     "const cell=Math.max(14,Math.min(34,Math.floor(room/2/S)));"
