@@ -17,11 +17,8 @@
 // rank's decisions read), prints and writes out_dir.
 #include "train/trainer.h"
 
-#include "data/batch.h"
-#include "data/corpus.h"
-#include "data/toy.h"
+#include "data/dataset.h"
 #include "autograd/ops.h"
-#include "data/vocab.h"
 #include "tensor/blas_setup.h"
 #include "tensor/kernels.h"
 #include "ckpt/ckpt.h"
@@ -50,15 +47,7 @@ enum { MAX_SKIPPED_IN_A_ROW = 10 };
 
 typedef struct {
     const ts_train_opts *opts;
-    ts_corpus *corpus;
-    ts_split split;
-    ts_corpus *dev_file;               // --dev FILE, or NULL: the dev set is held out of corpus
-    ts_corpus *test;                   // --test FILE (read up front, evaluated at the end), or NULL
-    const ts_corpus *dev;              // the dev set: dev_rows of this corpus
-    const size_t *dev_rows;
-    size_t n_dev;
-    ts_vocab *src_vocab, *tgt_vocab;
-    ts_batcher *batcher;
+    ts_dataset data;                   // corpus, dev and test sets, vocabularies, batches
     ts_seq2seq *model;
     ts_optim optim;
     ts_arena *arena;
@@ -148,13 +137,13 @@ static int check_checkpoint_size(const ts_train_opts *o, const ts_model_config *
 
 static int save_checkpoint(trainer *t, const char *name, int full) {
     if (!leader(t)) return TS_OK;
-    return ts_train_state_save(&t->s, t->opts, t->model, t->src_vocab, t->tgt_vocab, &t->optim, name, full);
+    return ts_train_state_save(&t->s, t->opts, t->model, t->data.src_vocab, t->data.tgt_vocab, &t->optim, name, full);
 }
 
 // ---- evaluation ------------------------------------------------------------------
 
 static ts_translator view_of(trainer *t) {
-    return (ts_translator){.model = t->model, .src_vocab = t->src_vocab, .tgt_vocab = t->tgt_vocab,
+    return (ts_translator){.model = t->model, .src_vocab = t->data.src_vocab, .tgt_vocab = t->data.tgt_vocab,
                            .max_len = (int)t->opts->max_len};
 }
 
@@ -186,7 +175,7 @@ static int evaluate_dev(trainer *t, int beam, ts_eval_result *res, ts_hypothesis
     ts_eval_opts eo = {.beam = beam, .batch = 64};
     int rc;
     // A failed ts_evaluate has freed its hypotheses.
-    while ((rc = ts_evaluate(&view, &t->ctx, t->dev, t->dev_rows, t->n_dev, &eo, res, hyps)) == TS_ERR_ARENA)
+    while ((rc = ts_evaluate(&view, &t->ctx, t->data.dev, t->data.dev_rows, t->data.n_dev, &eo, res, hyps)) == TS_ERR_ARENA)
         if ((rc = grow_arena(t))) break;
     ts_ctx_reset(&t->ctx);
     return rc;
@@ -200,7 +189,7 @@ static int evaluate_test_with(trainer *t, int beam) {
     ts_eval_opts eo = {.beam = beam, .batch = 64};
     ts_eval_result res;
     int rc;
-    while ((rc = ts_evaluate(&view, &t->ctx, t->test, NULL, 0, &eo, &res, NULL)) == TS_ERR_ARENA)
+    while ((rc = ts_evaluate(&view, &t->ctx, t->data.test, NULL, 0, &eo, &res, NULL)) == TS_ERR_ARENA)
         if ((rc = grow_arena(t))) break;
     ts_ctx_reset(&t->ctx);
     if (rc || !o->out) return rc;
@@ -222,22 +211,22 @@ static int evaluate_test(trainer *t) {
 // sentences with this epoch's greedy outputs (from the dev evaluation) and
 // beam-4 outputs, each with its attention.
 static int append_report(trainer *t, const ts_run_point *at, const ts_eval_result *res, const ts_hypothesis *greedy) {
-    size_t n = t->n_dev < TS_REPORT_SENTENCES ? t->n_dev : TS_REPORT_SENTENCES;
+    size_t n = t->data.n_dev < TS_REPORT_SENTENCES ? t->data.n_dev : TS_REPORT_SENTENCES;
     ts_hypothesis beam[TS_REPORT_SENTENCES];
     ts_report_sentence rows[TS_REPORT_SENTENCES];
     memset(beam, 0, sizeof beam);
     int rc = TS_OK;
     for (size_t i = 0; !rc && i < n; i++) {
-        const ts_pair *p = &t->dev->pairs[t->dev_rows[i]];
+        const ts_pair *p = &t->data.dev->pairs[t->data.dev_rows[i]];
         int ids[TS_MAX_SENTENCE_TOKENS];
         int len = p->src_len < TS_MAX_SENTENCE_TOKENS ? p->src_len : TS_MAX_SENTENCE_TOKENS;
-        for (int k = 0; k < len; k++) ids[k] = ts_vocab_id(t->src_vocab, p->src[k]);
+        for (int k = 0; k < len; k++) ids[k] = ts_vocab_id(t->data.src_vocab, p->src[k]);
         while ((rc = ts_seq2seq_beam(t->model, &t->ctx, ids, len, 4, 2 * len + 10, NULL, &beam[i])) == TS_ERR_ARENA)
             if ((rc = grow_arena(t))) break;
         ts_ctx_reset(&t->ctx);
         rows[i] = (ts_report_sentence){p, &greedy[i], &beam[i]};
     }
-    if (!rc) rc = ts_rundir_append_report(t->opts->out_dir, at, res, t->tgt_vocab,
+    if (!rc) rc = ts_rundir_append_report(t->opts->out_dir, at, res, t->data.tgt_vocab,
                                                t->model->cfg.attn != TS_ATTN_NONE, rows, n);
     for (size_t i = 0; i < n; i++) ts_hypothesis_free(&beam[i]);
     return rc;
@@ -259,7 +248,7 @@ static int keep_epoch(trainer *t) {
 
 // Where the run stands; at an epoch's end (epoch_end) the epoch is whole.
 static ts_run_point run_point(const trainer *t, int epoch_end) {
-    double total = (double)ts_batcher_count(t->batcher);
+    double total = (double)ts_batcher_count(t->data.batcher);
     return (ts_run_point){.epoch = (double)t->s.epoch + (epoch_end ? 0 : (double)t->s.position / total),
                           .step = t->s.step, .epoch_end = epoch_end};
 }
@@ -275,7 +264,7 @@ static double epoch_train_loss(const trainer *t) {
 // there were none).
 static int log_steps(trainer *t) {
     if (!leader(t) || t->window_tokens == 0) return TS_OK;
-    size_t total = ts_batcher_count(t->batcher);
+    size_t total = ts_batcher_count(t->data.batcher);
     ts_steps_row row = {.at = run_point(t, 0), .train_loss = t->window_loss / (double)t->window_tokens,
                         .lr = t->optim.lr, .tokens_per_s = ts_progress_rate(&t->progress), .elapsed = elapsed_seconds(t)};
     if ((size_t)t->s.position == total) row.at.epoch = (double)t->s.epoch + 1;  // exact, not e + total / total
@@ -294,10 +283,10 @@ static int record_evaluation(trainer *t, const ts_run_point *at, double train_lo
     ts_metrics_row row = {.at = *at, .train_loss = train_loss, .dev = res, .lr = t->optim.lr,
                           .tokens_per_s = ts_progress_rate(&t->progress), .elapsed = elapsed_seconds(t)};
     int rc = ts_rundir_append_metrics(o->out_dir, &row);
-    if (!rc && hyps && t->n_dev > 0)
-        rc = ts_rundir_write_attention(o->out_dir, at, &t->model->cfg, t->tgt_vocab, &t->dev->pairs[t->dev_rows[0]],
+    if (!rc && hyps && t->data.n_dev > 0)
+        rc = ts_rundir_write_attention(o->out_dir, at, &t->model->cfg, t->data.tgt_vocab, &t->data.dev->pairs[t->data.dev_rows[0]],
                                        &hyps[0]);
-    if (!rc && hyps && t->n_dev > 0) rc = append_report(t, at, res, hyps);
+    if (!rc && hyps && t->data.n_dev > 0) rc = append_report(t, at, res, hyps);
     if (!rc) rc = ts_rundir_write_loss(o->out_dir);
     t->recorded_step = at->step;
     return rc;
@@ -319,7 +308,7 @@ static int evaluate_between(trainer *t) {
         fflush(t->opts->out);
     }
     rc = record_evaluation(t, &at, epoch_train_loss(t), &res, hyps);
-    free_hyps(hyps, t->n_dev);
+    free_hyps(hyps, t->data.n_dev);
     return rc;
 }
 
@@ -333,7 +322,7 @@ static int end_epoch(trainer *t, int *stop) {
     int rc = leader(t) ? evaluate_dev(t, 1, &res, &hyps) : TS_OK;
     if (!rc) rc = ts_dist_broadcast(t->dist, &res.loss, 1);
     if (rc) {
-        free_hyps(hyps, t->n_dev);
+        free_hyps(hyps, t->data.n_dev);
         return rc;
     }
     double train_loss = epoch_train_loss(t);
@@ -364,7 +353,7 @@ static int end_epoch(trainer *t, int *stop) {
     ts_run_point at = run_point(t, 1);
     rc = record_evaluation(t, &at, train_loss, &res, hyps);
 done:
-    free_hyps(t->epoch_hyps, t->n_dev);  // kept for finish_run
+    free_hyps(t->epoch_hyps, t->data.n_dev);  // kept for finish_run
     t->epoch_dev = res;
     t->epoch_hyps = hyps;
     t->epoch_dev_step = t->s.step;
@@ -377,81 +366,20 @@ done:
 
 static int load_data(trainer *t) {
     const ts_train_opts *o = t->opts;
-    ts_corpus_opts co = {.max_len = (size_t)o->max_len, .skip_bad = o->skip_bad};
-    int rc;
-    if (o->corpus) {
-        rc = ts_corpus_read(o->corpus, &co, &t->corpus);
-        if (!rc && t->corpus->n_bad && o->log)
-            fprintf(o->log, "skipped %zu malformed lines of %s\n", t->corpus->n_bad, o->corpus);
-    } else {
-        gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-        if (!rng) return ts_fail(TS_ERR_NOMEM, "rng");
-        gsl_rng_set(rng, (unsigned long)o->toy_seed);
-        rc = ts_toy_generate(rng, (size_t)o->toy_pairs, &t->corpus);
-        gsl_rng_free(rng);
-        if (!rc) rc = ts_corpus_filter(t->corpus, &co);
-    }
-    if (rc) return rc;
-    size_t n_pairs = t->corpus->n_pairs;
-    if (n_pairs < 2)
-        return ts_fail(TS_ERR_FORMAT, "%s has %zu usable pairs%s; training needs at least 2", o->corpus ? o->corpus : "the toy corpus",
-                       n_pairs, o->max_len ? " within --max-len" : "");
-    // --dev N is held out as asked; --dev FILE holds nothing out; without
-    // either, 500 or a tenth of the corpus.
-    size_t n_dev = (size_t)o->dev_pairs;
-    // Held-out files are read now: a bad one fails before any training.
-    if (o->dev_file) {
-        if ((rc = ts_corpus_read(o->dev_file, &co, &t->dev_file))) return rc;
-        if (t->dev_file->n_pairs == 0) return ts_fail(TS_ERR_FORMAT, "--dev %s has no usable pairs", o->dev_file);
-    }
-    if (o->test_file) {
-        if ((rc = ts_corpus_read(o->test_file, &co, &t->test))) return rc;
-        if (t->test->n_pairs == 0) return ts_fail(TS_ERR_FORMAT, "--test %s has no usable pairs", o->test_file);
-    }
-    if (n_dev >= n_pairs)
-        return ts_fail(TS_ERR_ARG, "--dev %zu: %s has %zu usable pairs, so at most %zu can be held out", n_dev,
-                       o->corpus ? o->corpus : "the toy corpus", n_pairs, n_pairs - 1);
-    if (n_dev == 0 && !o->dev_file) n_dev = n_pairs / 10 < TS_DEFAULT_DEV_PAIRS ? n_pairs / 10 : TS_DEFAULT_DEV_PAIRS;
-    if (n_dev == 0 && !o->dev_file) n_dev = 1;
-    gsl_rng *split_rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!split_rng) return ts_fail(TS_ERR_NOMEM, "rng");
-    gsl_rng_set(split_rng, (unsigned long)o->seed);
-    rc = ts_corpus_split(t->corpus, split_rng, n_dev, 0, &t->split);
-    gsl_rng_free(split_rng);
-    if (!rc) rc = ts_vocab_build(t->corpus, TS_SRC, t->split.train, t->split.n_train, (size_t)o->min_count, &t->src_vocab);
-    if (!rc) rc = ts_vocab_build(t->corpus, TS_TGT, t->split.train, t->split.n_train, (size_t)o->min_count, &t->tgt_vocab);
-    ts_batcher_opts bo = {.batch_size = (size_t)o->batch, .bucket_batches = 50};
-    if (!rc) rc = ts_batcher_new(t->corpus, t->split.train, t->split.n_train, t->src_vocab, t->tgt_vocab, &bo, &t->batcher);
-    if (rc) return rc;
-    if (t->dev_file) {
-        size_t *rows = malloc(t->dev_file->n_pairs * sizeof *rows);  // every pair, in file order
-        if (!rows) return ts_fail(TS_ERR_NOMEM, "no memory for the dev rows");
-        for (size_t i = 0; i < t->dev_file->n_pairs; i++) rows[i] = i;
-        t->dev = t->dev_file;
-        t->dev_rows = rows;
-        t->n_dev = t->dev_file->n_pairs;
-    } else {
-        t->dev = t->corpus;
-        t->dev_rows = t->split.dev;
-        t->n_dev = t->split.n_dev;
-    }
-    return TS_OK;
+    ts_dataset_opts d = {.corpus = o->corpus, .toy_pairs = o->toy_pairs, .toy_seed = o->toy_seed, .max_len = o->max_len,
+                         .skip_bad = o->skip_bad, .dev_pairs = o->dev_pairs, .dev_file = o->dev_file,
+                         .test_file = o->test_file, .min_count = o->min_count, .seed = o->seed, .batch = o->batch,
+                         .log = o->log};
+    return ts_dataset_load(&d, &t->data);
 }
 
 static void trainer_free(trainer *t) {
-    if (t->dev_file) free((size_t *)t->dev_rows);
-    ts_corpus_free(t->dev_file);
-    ts_corpus_free(t->test);
-    ts_corpus_free(t->corpus);
-    ts_split_free(&t->split);
-    ts_vocab_free(t->src_vocab);
-    ts_vocab_free(t->tgt_vocab);
-    ts_batcher_free(t->batcher);
+    free_hyps(t->epoch_hyps, t->data.n_dev);
+    ts_dataset_free(&t->data);
     ts_seq2seq_free(t->model);
     ts_optim_free(&t->optim);
     ts_arena_free(t->arena);
     ts_train_state_free(&t->s);
-    free_hyps(t->epoch_hyps, t->n_dev);
     free(t->tf_state);
     free(t->shard_ids);
     free(t->flat);
@@ -666,7 +594,7 @@ static int finish_run(trainer *t) {
         // model too: every run that trained ends with its rows and figures.
         ts_run_point at = run_point(t, 0);
         if ((rc = record_evaluation(t, &at, epoch_train_loss(t), &res, hyps))) {
-            free_hyps(hyps, t->n_dev);
+            free_hyps(hyps, t->data.n_dev);
             return rc;
         }
     }
@@ -674,22 +602,22 @@ static int finish_run(trainer *t) {
     // resumed from here computes what an uninterrupted one does.
     int best_is_last = t->s.epoch == 0 && isinf(t->s.best_dev);
     if (best_is_last && (rc = save_checkpoint(t, "best.ckpt", 0))) {
-        free_hyps(hyps, t->n_dev);
+        free_hyps(hyps, t->data.n_dev);
         return rc;
     }
     if (!o->out) {
-        free_hyps(hyps, t->n_dev);
+        free_hyps(hyps, t->data.n_dev);
         return o->test_file ? evaluate_test(t) : TS_OK;
     }
-    size_t n = (size_t)o->show < t->n_dev ? (size_t)o->show : t->n_dev;
+    size_t n = (size_t)o->show < t->data.n_dev ? (size_t)o->show : t->data.n_dev;
     char buf[4096];
     for (size_t i = 0; i < n; i++) {
-        const ts_pair *p = &t->dev->pairs[t->dev_rows[i]];
+        const ts_pair *p = &t->data.dev->pairs[t->data.dev_rows[i]];
         fputs("  source:    ", o->out);
         for (int k = 0; k < p->src_len; k++) fprintf(o->out, "%s%s", k ? " " : "", p->src[k]);
         fputs("\n  reference: ", o->out);
         for (int k = 0; k < p->tgt_len; k++) fprintf(o->out, "%s%s", k ? " " : "", p->tgt[k]);
-        ts_vocab_decode(t->tgt_vocab, hyps[i].tokens, (size_t)hyps[i].len, buf, sizeof buf);
+        ts_vocab_decode(t->data.tgt_vocab, hyps[i].tokens, (size_t)hyps[i].len, buf, sizeof buf);
         fprintf(o->out, "\n  output:    %s\n\n", buf);
     }
     fprintf(o->out, "dev: loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%% on %zu pairs (last model: %s/last.ckpt)\n",
@@ -699,7 +627,7 @@ static int finish_run(trainer *t) {
         // scores higher than greedy, most with label smoothing (docs/models.md).
         ts_eval_result beam;
         if ((rc = evaluate_dev(t, (int)o->beam, &beam, NULL))) {
-            free_hyps(hyps, t->n_dev);
+            free_hyps(hyps, t->data.n_dev);
             return rc;
         }
         fprintf(o->out, "dev, beam %ld: BLEU %.4f, chrF %.4f, exact %.1f%% (last model, as tinyseq eval --beam %ld scores it)\n",
@@ -716,7 +644,7 @@ static int finish_run(trainer *t) {
     else if (best_is_last)
         fprintf(o->out, "best: step %ld (no epoch has ended yet), dev loss %.4f (%s/best.ckpt)\n", t->s.step, res.loss,
                 o->out_dir);
-    free_hyps(hyps, t->n_dev);
+    free_hyps(hyps, t->data.n_dev);
     return o->test_file ? evaluate_test(t) : TS_OK;
 }
 
@@ -783,16 +711,16 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     if (!rc) rc = load_data(&t);
     if (rc) goto done;
     ts_model_config cfg = o->model;
-    cfg.src_vocab = (int)ts_vocab_size(t.src_vocab);
-    cfg.tgt_vocab = (int)ts_vocab_size(t.tgt_vocab);
+    cfg.src_vocab = (int)ts_vocab_size(t.data.src_vocab);
+    cfg.tgt_vocab = (int)ts_vocab_size(t.data.tgt_vocab);
     long max_epochs = o->steps > 0 ? TS_MAX_EPOCHS : o->epochs;
     if ((rc = ts_model_config_check(&cfg)) ||
-        (rc = check_checkpoint_size(o, &cfg, t.src_vocab, t.tgt_vocab, max_epochs)))
+        (rc = check_checkpoint_size(o, &cfg, t.data.src_vocab, t.data.tgt_vocab, max_epochs)))
         goto done;
     // One model: the checkpoint's when resuming (checked to be the one these
     // data and flags build), else a new one initialised from --seed.
     if (resume) {
-        if ((rc = ts_train_state_resume_model(resume, o->resume, t.src_vocab, t.tgt_vocab, &cfg, &t.model))) goto done;
+        if ((rc = ts_train_state_resume_model(resume, o->resume, t.data.src_vocab, t.data.tgt_vocab, &cfg, &t.model))) goto done;
     } else {
         gsl_rng *init_rng = gsl_rng_alloc(gsl_rng_mt19937);
         if (!init_rng) {
@@ -827,14 +755,14 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     ts_params_zero_grad(&t.model->params);  // train_step's invariant
     t.optim.threads = threads > 1 ? 2 : 1;  // the memory-bound passes gain little beyond two
     if (resume && (rc = ts_train_state_restore(&t.s, &t.optim, &t.model->params, resume, o,
-                                               (long)ts_batcher_count(t.batcher), max_epochs)))
+                                               (long)ts_batcher_count(t.data.batcher), max_epochs)))
         goto done;
     t.start_step = t.s.step;
-    t.log_every = o->log_every > 0 ? o->log_every : round_count((double)ts_batcher_count(t.batcher) / 20);
+    t.log_every = o->log_every > 0 ? o->log_every : round_count((double)ts_batcher_count(t.data.batcher) / 20);
     // Everything is ready: only now is the directory changed.
     if (leader(&t) && (rc = ts_rundir_prepare(o->out_dir, use, t.s.epoch, t.s.step))) goto done;
-    if (leader(&t) && (rc = ts_rundir_write_config(o, t.model, t.split.n_train, t.n_dev, t.dist->size))) goto done;
-    if (leader(&t) && !t.dev_file && (rc = ts_rundir_write_dev(o->out_dir, t.dev, t.dev_rows, t.n_dev))) goto done;
+    if (leader(&t) && (rc = ts_rundir_write_config(o, t.model, t.data.split.n_train, t.data.n_dev, t.dist->size))) goto done;
+    if (leader(&t) && !t.data.dev_file && (rc = ts_rundir_write_dev(o->out_dir, t.data.dev, t.data.dev_rows, t.data.n_dev))) goto done;
     setup_agreed = 1;
     if ((rc = agree_on_setup(&t, TS_OK))) goto done;
     if (o->out && t.shards > 1)
@@ -843,7 +771,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     if (o->out) {
         fprintf(o->out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_blas_threads());
         fprintf(o->out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
-                t.split.n_train, t.n_dev, cfg.src_vocab, cfg.tgt_vocab);
+                t.data.split.n_train, t.data.n_dev, cfg.src_vocab, cfg.tgt_vocab);
         fprintf(o->out, "model: %s attention, %s decoder%s, emb %d, hidden %d, %zu parameters; %s lr %g, batch %ld\n",
                 ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder), cfg.bidirectional ? ", bidirectional" : "", cfg.emb,
                 cfg.hidden, ts_params_size(&t.model->params), ts_optim_name(o->optim), t.optim.lr, o->batch);
@@ -860,12 +788,12 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     while (!stop) {
         // Replay this epoch's batch order from its starting RNG state.
         memcpy(gsl_rng_state(t.s.shuffle_rng), t.s.epoch_start_state, gsl_rng_size(t.s.shuffle_rng));
-        ts_batcher_epoch(t.batcher, t.s.shuffle_rng);
-        size_t total = ts_batcher_count(t.batcher);
+        ts_batcher_epoch(t.data.batcher, t.s.shuffle_rng);
+        size_t total = ts_batcher_count(t.data.batcher);
         t.progress.step_seconds = 0;
         for (size_t i = (size_t)t.s.position; i < total && !stop; i++) {
             if ((stop = should_stop(&t))) break;  // a step boundary: last.ckpt resumes here
-            if ((rc = train_step(&t, ts_batcher_get(t.batcher, i)))) goto done;
+            if ((rc = train_step(&t, ts_batcher_get(t.data.batcher, i)))) goto done;
             if (t.s.step == t.kill_step && t.dist->rank == t.kill_rank) raise(t.kill_signal);
             show_progress(&t, total, 0);
             if ((t.s.step % t.log_every == 0 || (size_t)t.s.position == total) && (rc = log_steps(&t))) goto done;
@@ -894,7 +822,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     if (t.last_saved_step != t.s.step && (rc = save_checkpoint(&t, "last.ckpt", 1))) goto done;
     report->epoch = t.s.epoch;
     report->position = t.s.position;
-    report->epoch_batches = (long)ts_batcher_count(t.batcher);
+    report->epoch_batches = (long)ts_batcher_count(t.data.batcher);
     if (!report->stopped && leader(&t) && (rc = finish_run(&t))) goto done;
     report->steps = t.s.step;
     report->skipped = t.s.skipped;

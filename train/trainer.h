@@ -11,7 +11,6 @@
 #include "train/dist.h"
 #include "train/optim.h"
 
-#define TS_DEFAULT_DEV_PAIRS 500
 // --threads: at most this many BLAS threads (OpenBLAS's usual build limit,
 // MAX_THREADS=64; more than the cores only slows a run down).
 #define TS_MAX_THREADS 64
@@ -24,7 +23,7 @@ typedef struct {
     long toy_pairs;            // size of the toy corpus (default TS_TOY_PAIRS)
     long toy_seed;             // seed of the toy corpus (default TS_TOY_SEED): a fixed data set
     long max_len;              // keep pairs with 1..max_len tokens per side (0: no limit)
-    long dev_pairs;            // held-out dev pairs (0, the default: TS_DEFAULT_DEV_PAIRS or a tenth of the corpus, whichever is fewer)
+    long dev_pairs;            // held-out dev pairs (0, the default: TS_DEFAULT_DEV_PAIRS of data/dataset.h or a tenth of the corpus, whichever is fewer)
     const char *dev_file;      // a TSV corpus to use as the dev set instead (then nothing is held out; dev_pairs is 0)
     const char *test_file;     // a TSV corpus to evaluate the final model on (NULL: none)
     long min_count;            // vocabulary: words seen at least this often (default 1)

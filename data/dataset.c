@@ -1,0 +1,90 @@
+// The data of a training run (data/dataset.h).
+#include "data/dataset.h"
+
+#include "data/toy.h"
+#include "tensor/status.h"
+
+#include <gsl/gsl_rng.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The corpus: the file, or the toy corpus generated from its seed; both
+// filtered alike.
+static int read_corpus(const ts_dataset_opts *o, const ts_corpus_opts *co, ts_dataset *d) {
+    if (o->corpus) {
+        int rc = ts_corpus_read(o->corpus, co, &d->corpus);
+        if (!rc && d->corpus->n_bad && o->log) fprintf(o->log, "skipped %zu malformed lines of %s\n", d->corpus->n_bad, o->corpus);
+        return rc;
+    }
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng) return ts_fail(TS_ERR_NOMEM, "rng");
+    gsl_rng_set(rng, (unsigned long)o->toy_seed);
+    int rc = ts_toy_generate(rng, (size_t)o->toy_pairs, &d->corpus);
+    gsl_rng_free(rng);
+    return rc ? rc : ts_corpus_filter(d->corpus, co);
+}
+
+// A held-out file (--dev FILE, --test FILE) with at least one usable pair.
+static int read_held_out(const char *flag, const char *path, const ts_corpus_opts *co, ts_corpus **out) {
+    int rc = ts_corpus_read(path, co, out);
+    if (!rc && (*out)->n_pairs == 0) rc = ts_fail(TS_ERR_FORMAT, "%s %s has no usable pairs", flag, path);
+    return rc;
+}
+
+int ts_dataset_load(const ts_dataset_opts *o, ts_dataset *d) {
+    memset(d, 0, sizeof *d);
+    ts_corpus_opts co = {.max_len = (size_t)o->max_len, .skip_bad = o->skip_bad};
+    int rc = read_corpus(o, &co, d);
+    if (rc) return rc;
+    const char *name = o->corpus ? o->corpus : "the toy corpus";
+    size_t n_pairs = d->corpus->n_pairs;
+    if (n_pairs < 2)
+        return ts_fail(TS_ERR_FORMAT, "%s has %zu usable pairs%s; training needs at least 2", name, n_pairs,
+                       o->max_len ? " within --max-len" : "");
+    if (o->dev_file && (rc = read_held_out("--dev", o->dev_file, &co, &d->dev_file))) return rc;
+    if (o->test_file && (rc = read_held_out("--test", o->test_file, &co, &d->test))) return rc;
+    // --dev N is held out as asked; --dev FILE holds nothing out; without
+    // either, 500 or a tenth of the corpus.
+    size_t n_dev = (size_t)o->dev_pairs;
+    if (n_dev >= n_pairs)
+        return ts_fail(TS_ERR_ARG, "--dev %zu: %s has %zu usable pairs, so at most %zu can be held out", n_dev, name, n_pairs,
+                       n_pairs - 1);
+    if (n_dev == 0 && !o->dev_file) n_dev = n_pairs / 10 < TS_DEFAULT_DEV_PAIRS ? n_pairs / 10 : TS_DEFAULT_DEV_PAIRS;
+    if (n_dev == 0 && !o->dev_file) n_dev = 1;
+    gsl_rng *split_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!split_rng) return ts_fail(TS_ERR_NOMEM, "rng");
+    gsl_rng_set(split_rng, (unsigned long)o->seed);
+    rc = ts_corpus_split(d->corpus, split_rng, n_dev, 0, &d->split);
+    gsl_rng_free(split_rng);
+    const size_t *train = d->split.train, n_train = d->split.n_train;
+    if (!rc) rc = ts_vocab_build(d->corpus, TS_SRC, train, n_train, (size_t)o->min_count, &d->src_vocab);
+    if (!rc) rc = ts_vocab_build(d->corpus, TS_TGT, train, n_train, (size_t)o->min_count, &d->tgt_vocab);
+    ts_batcher_opts bo = {.batch_size = (size_t)o->batch, .bucket_batches = 50};
+    if (!rc) rc = ts_batcher_new(d->corpus, train, n_train, d->src_vocab, d->tgt_vocab, &bo, &d->batcher);
+    if (rc) return rc;
+    if (!d->dev_file) {
+        d->dev = d->corpus;
+        d->dev_rows = d->split.dev;
+        d->n_dev = d->split.n_dev;
+        return TS_OK;
+    }
+    size_t *rows = malloc(d->dev_file->n_pairs * sizeof *rows);  // every pair, in file order
+    if (!rows) return ts_fail(TS_ERR_NOMEM, "no memory for the dev rows");
+    for (size_t i = 0; i < d->dev_file->n_pairs; i++) rows[i] = i;
+    d->dev = d->dev_file;
+    d->dev_rows = rows;
+    d->n_dev = d->dev_file->n_pairs;
+    return TS_OK;
+}
+
+void ts_dataset_free(ts_dataset *d) {
+    if (d->dev_file) free((size_t *)d->dev_rows);
+    ts_corpus_free(d->dev_file);
+    ts_corpus_free(d->test);
+    ts_corpus_free(d->corpus);
+    ts_split_free(&d->split);
+    ts_vocab_free(d->src_vocab);
+    ts_vocab_free(d->tgt_vocab);
+    ts_batcher_free(d->batcher);
+    memset(d, 0, sizeof *d);
+}

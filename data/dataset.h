@@ -1,0 +1,49 @@
+// The data a training run reads, loaded once: the corpus (a TSV file or the
+// toy generator), the dev set (held out of the corpus by a seeded split, or a
+// file of its own), an optional test corpus, the vocabularies of the train
+// split, and the batcher over it. Every rank loads the same data alike.
+#ifndef TS_DATA_DATASET_H
+#define TS_DATA_DATASET_H
+
+#include <stdio.h>
+
+#include "data/batch.h"
+#include "data/corpus.h"
+#include "data/vocab.h"
+
+// Without --dev: this many dev pairs, or a tenth of the corpus if fewer.
+#define TS_DEFAULT_DEV_PAIRS 500
+
+typedef struct {
+    const char *corpus;     // a TSV file, or NULL: the toy corpus of toy_pairs pairs generated from toy_seed
+    long toy_pairs, toy_seed;
+    long max_len;           // keep pairs with 1..max_len tokens per side (0: no limit)
+    int skip_bad;           // skip malformed lines (counted on `log`) instead of failing
+    long dev_pairs;         // pairs held out (0: the default above)
+    const char *dev_file;   // the dev set instead (nothing held out), or NULL
+    const char *test_file;  // a corpus to evaluate the final model on, or NULL
+    long min_count;         // vocabulary: words seen at least this often
+    long seed;              // the split's
+    long batch;             // sentences per batch
+    FILE *log;              // "skipped N malformed lines" (NULL: quiet)
+} ts_dataset_opts;
+
+typedef struct {
+    ts_corpus *corpus;
+    ts_split split;                  // rows of corpus: train, and dev unless there is a dev file
+    ts_corpus *dev_file, *test;      // the files' corpora, or NULL
+    const ts_corpus *dev;            // the dev set: rows dev_rows[0..n_dev) of this corpus
+    const size_t *dev_rows;
+    size_t n_dev;
+    ts_vocab *src_vocab, *tgt_vocab;
+    ts_batcher *batcher;             // the train split's batches
+} ts_dataset;
+
+// Loads everything up front, so a bad file fails before any training:
+// TS_OK, or the corpus line, file or count that is wrong (TS_ERR_FORMAT,
+// TS_ERR_ARG for a --dev that holds out too many, TS_ERR_IO, TS_ERR_NOMEM).
+// Free *d with ts_dataset_free in both cases (it starts zeroed).
+int ts_dataset_load(const ts_dataset_opts *o, ts_dataset *d);
+void ts_dataset_free(ts_dataset *d);
+
+#endif
