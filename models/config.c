@@ -37,6 +37,15 @@ int ts_model_config_check(const ts_model_config *c) {
     if (c->attn < 0 || c->attn >= TS_ATTN_COUNT) return ts_fail(TS_ERR_ARG, "attention type %d", (int)c->attn);
     if (c->decoder < 0 || c->decoder >= TS_DECODER_COUNT) return ts_fail(TS_ERR_ARG, "decoder type %d", (int)c->decoder);
     if (c->bidirectional != 0 && c->bidirectional != 1) return ts_fail(TS_ERR_ARG, "bidirectional = %d", c->bidirectional);
+    if (c->arch != TS_ARCH_TRANSFORMER) return TS_OK;
+    if (c->d_model < 1 || c->d_model > TS_MODEL_MAX_HIDDEN)
+        return ts_fail(TS_ERR_ARG, "d_model %d (1 to %d)", c->d_model, TS_MODEL_MAX_HIDDEN);
+    if (c->heads < 1 || c->heads > c->d_model || c->d_model % c->heads)
+        return ts_fail(TS_ERR_ARG, "heads %d do not divide d_model %d", c->heads, c->d_model);
+    if (c->layers < 1 || c->layers > TS_MODEL_MAX_LAYERS)
+        return ts_fail(TS_ERR_ARG, "layers %d (1 to %d per stack)", c->layers, TS_MODEL_MAX_LAYERS);
+    if (c->ff < 1 || c->ff > TS_MODEL_MAX_FF)
+        return ts_fail(TS_ERR_ARG, "feed-forward width %d (1 to %d)", c->ff, TS_MODEL_MAX_FF);
     return TS_OK;
 }
 
@@ -73,6 +82,8 @@ int ts_param_specs_create(ts_params *params, gsl_rng *rng, const ts_param_spec *
         if (s->bound == TS_INIT_EMBEDDING) {
             ts_init_normal(t, rng, 1.0);
             memset(t->data + (size_t)TS_PAD * t->shape[1], 0, (size_t)t->shape[1] * sizeof(double));
+        } else if (s->bound == TS_INIT_ONES) {
+            for (size_t k = 0; k < t->size; k++) t->data[k] = 1.0;
         } else {
             ts_init_uniform(t, rng, -s->bound, s->bound);
         }

@@ -16,6 +16,8 @@ enum {
     TS_MODEL_MAX_VOCAB = 10000000,
     TS_MODEL_MAX_EMB = 8192,
     TS_MODEL_MAX_HIDDEN = 8192,
+    TS_MODEL_MAX_LAYERS = 16,  // Transformer layers per stack
+    TS_MODEL_MAX_FF = 65536,   // Transformer feed-forward width
 };
 
 // The attention types; their names, parameters and scores are the table in
@@ -41,7 +43,8 @@ int ts_decoder_parse(const char *name, ts_decoder_type *type);
 // The architectures; their names and functions are the table in
 // models/model.c (one row per architecture, in this order).
 typedef enum {
-    TS_ARCH_GRU,  // the GRU encoder-decoder with attention (models/rnn.h)
+    TS_ARCH_GRU,          // the GRU encoder-decoder with attention (models/rnn.h)
+    TS_ARCH_TRANSFORMER,  // torch.nn.Transformer's encoder-decoder (models/transformer.h)
     TS_ARCH_COUNT
 } ts_model_arch;
 
@@ -52,6 +55,8 @@ typedef struct {
     ts_attn_type attn;
     ts_decoder_type decoder;
     int bidirectional;
+    // The Transformer's sizes (0 for the GRU, which uses emb and hidden above).
+    int d_model, heads, layers, ff;  // width, heads (dividing it), layers per stack, feed-forward width
 } ts_model_config;
 
 // TS_OK, or TS_ERR_ARG naming the field that is out of range.
@@ -75,13 +80,14 @@ typedef struct {
 // lists (ts_seq2seq_layout) parameters from these, so all three agree.
 typedef struct {
     ts_param_shape shape;
-    double bound;      // initial values U(-bound, bound), or TS_INIT_EMBEDDING
+    double bound;      // initial values U(-bound, bound), TS_INIT_EMBEDDING or TS_INIT_ONES
     ts_tensor **slot;  // where the registered tensor is stored
 } ts_param_spec;
 
 // A spec's bound for an embedding: N(0, 1), its <pad> row zero (as torch's
 // padding_idx: with no gradient reaching it, it stays zero).
 #define TS_INIT_EMBEDDING (-1.0)
+#define TS_INIT_ONES (-2.0)  // every value 1 (LayerNorm's gamma)
 
 // Fills *spec (name from the printf format) and returns 1, the number of
 // specs written, so that layers count as they declare.

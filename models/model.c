@@ -3,12 +3,14 @@
 #include "models/model.h"
 
 #include "models/rnn.h"
+#include "models/transformer.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static const ts_model_kind *const kinds[] = {
     [TS_ARCH_GRU] = &ts_rnn_kind,
+    [TS_ARCH_TRANSFORMER] = &ts_transformer_kind,
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == TS_ARCH_COUNT, "one row per architecture");
 

@@ -17,7 +17,8 @@
 #include "models/model.h"
 #include "tensor/tokens.h"
 
-enum { TS_SEQ2SEQ_MAX_PARAMS = 32 };
+// The Transformer's count bounds it: 8 + 30 per layer (models/transformer.h).
+enum { TS_SEQ2SEQ_MAX_PARAMS = 8 + 30 * TS_MODEL_MAX_LAYERS };
 
 // What ts_seq2seq_new(cfg) would allocate, without allocating it: fills
 // out[0..*n) (room for TS_SEQ2SEQ_MAX_PARAMS) with every parameter's name and

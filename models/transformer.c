@@ -9,23 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_FF = 65536 };
 static const double LN_EPS = 1e-5;  // torch.nn.Transformer's layer_norm_eps
-
-int ts_transformer_config_check(const ts_transformer_config *c) {
-    if (c->src_vocab < TS_MODEL_MIN_VOCAB || c->src_vocab > TS_MODEL_MAX_VOCAB)
-        return ts_fail(TS_ERR_ARG, "source vocabulary of %d words", c->src_vocab);
-    if (c->tgt_vocab < TS_MODEL_MIN_VOCAB || c->tgt_vocab > TS_MODEL_MAX_VOCAB)
-        return ts_fail(TS_ERR_ARG, "target vocabulary of %d words", c->tgt_vocab);
-    if (c->d_model < 1 || c->d_model > TS_MODEL_MAX_HIDDEN)
-        return ts_fail(TS_ERR_ARG, "d_model %d (1 to %d)", c->d_model, TS_MODEL_MAX_HIDDEN);
-    if (c->heads < 1 || c->heads > c->d_model || c->d_model % c->heads)
-        return ts_fail(TS_ERR_ARG, "heads %d do not divide d_model %d", c->heads, c->d_model);
-    if (c->layers < 1 || c->layers > TS_TRANSFORMER_MAX_LAYERS)
-        return ts_fail(TS_ERR_ARG, "layers %d (1 to %d per stack)", c->layers, TS_TRANSFORMER_MAX_LAYERS);
-    if (c->ff < 1 || c->ff > MAX_FF) return ts_fail(TS_ERR_ARG, "feed-forward width %d (1 to %d)", c->ff, MAX_FF);
-    return TS_OK;
-}
 
 // ---- parameters ----
 
@@ -52,10 +36,9 @@ static int feed_forward_specs(ts_linear_params *l1, ts_linear_params *l2, int D,
     return n;
 }
 
-// gamma is declared with bound 0 (zeros) and set to 1 by ts_transformer_new.
 static int norm_specs(ts_norm_params *norm, int D, const char *prefix, const char *name, ts_param_spec *out) {
     int n = 0;
-    n += ts_param_spec_set(&out[n], &norm->weight, 0.0, 1, D, 0, "%s.%s.weight", prefix, name);
+    n += ts_param_spec_set(&out[n], &norm->weight, TS_INIT_ONES, 1, D, 0, "%s.%s.weight", prefix, name);
     n += ts_param_spec_set(&out[n], &norm->bias, 0.0, 1, D, 0, "%s.%s.bias", prefix, name);
     return n;
 }
@@ -65,8 +48,8 @@ static int norm_specs(ts_norm_params *norm, int D, const char *prefix, const cha
 static int model_specs(ts_transformer *m, const ts_transformer_config *c, ts_param_spec *out) {
     int D = c->d_model, F = c->ff, n = 0;
     char prefix[64];
-    n += ts_param_spec_set(&out[n], &m->src_embedding, -1, 2, c->src_vocab, D, "encoder.embedding.weight");
-    n += ts_param_spec_set(&out[n], &m->tgt_embedding, -1, 2, c->tgt_vocab, D, "decoder.embedding.weight");
+    n += ts_param_spec_set(&out[n], &m->src_embedding, TS_INIT_EMBEDDING, 2, c->src_vocab, D, "encoder.embedding.weight");
+    n += ts_param_spec_set(&out[n], &m->tgt_embedding, TS_INIT_EMBEDDING, 2, c->tgt_vocab, D, "decoder.embedding.weight");
     for (int l = 0; l < c->layers; l++) {
         ts_encoder_layer *e = &m->enc[l];
         snprintf(prefix, sizeof prefix, "transformer.encoder.layers.%d", l);
@@ -95,68 +78,6 @@ static int model_specs(ts_transformer *m, const ts_transformer_config *c, ts_par
     n += ts_param_spec_set(&out[n], &m->out.weight, 1.0 / sqrt(D), 2, c->tgt_vocab, D, "decoder.out.weight");
     n += ts_param_spec_set(&out[n], &m->out.bias, 1.0 / sqrt(D), 1, c->tgt_vocab, 0, "decoder.out.bias");
     return n;
-}
-
-int ts_transformer_layout(const ts_transformer_config *cfg, ts_param_shape *out, int *n) {
-    int rc = ts_transformer_config_check(cfg);
-    if (rc) return rc;
-    ts_transformer *scratch = malloc(sizeof *scratch);  // the specs' slots point into it
-    ts_param_spec *specs = malloc(TS_TRANSFORMER_MAX_PARAMS * sizeof *specs);
-    if (!scratch || !specs) {
-        free(scratch);
-        free(specs);
-        return ts_fail(TS_ERR_NOMEM, "cannot list the Transformer's parameters");
-    }
-    *n = model_specs(scratch, cfg, specs);
-    for (int i = 0; i < *n; i++) out[i] = specs[i].shape;
-    free(scratch);
-    free(specs);
-    return TS_OK;
-}
-
-static void fill(ts_tensor *t, double value) {
-    for (size_t i = 0; i < t->size; i++) t->data[i] = value;
-}
-
-ts_transformer *ts_transformer_new(const ts_transformer_config *cfg, gsl_rng *rng) {
-    if (ts_transformer_config_check(cfg) != TS_OK) return NULL;
-    ts_transformer *m = calloc(1, sizeof *m);
-    ts_param_spec *specs = malloc(TS_TRANSFORMER_MAX_PARAMS * sizeof *specs);
-    if (!m || !specs) {
-        free(m);
-        free(specs);
-        ts_fail(TS_ERR_NOMEM, "cannot allocate a Transformer");
-        return NULL;
-    }
-    m->cfg = *cfg;
-    ts_params_init(&m->params);
-    int n = model_specs(m, cfg, specs);
-    int rc = ts_param_specs_create(&m->params, rng, specs, n);
-    free(specs);
-    if (rc != TS_OK) {
-        ts_transformer_free(m);
-        return NULL;
-    }
-    for (int l = 0; l < cfg->layers; l++) {
-        fill(m->enc[l].norm1.weight, 1.0);
-        fill(m->enc[l].norm2.weight, 1.0);
-        fill(m->dec[l].norm1.weight, 1.0);
-        fill(m->dec[l].norm2.weight, 1.0);
-        fill(m->dec[l].norm3.weight, 1.0);
-    }
-    fill(m->enc_norm.weight, 1.0);
-    fill(m->dec_norm.weight, 1.0);
-    // The <pad> rows start at zero and never learn (torch's padding_idx).
-    int D = cfg->d_model;
-    memset(m->src_embedding->data + (size_t)TS_PAD * D, 0, (size_t)D * sizeof(double));
-    memset(m->tgt_embedding->data + (size_t)TS_PAD * D, 0, (size_t)D * sizeof(double));
-    return m;
-}
-
-void ts_transformer_free(ts_transformer *m) {
-    if (!m) return;
-    ts_params_free(&m->params);
-    free(m);
 }
 
 // ---- layers ----
@@ -465,3 +386,67 @@ ts_transformer_state *ts_transformer_reorder(const ts_transformer *m, ts_ctx *ct
     }
     return ctx->status ? NULL : after;
 }
+
+// ---- the model table's row ----
+
+static int transformer_specs(void *layers, const ts_model_config *c, ts_param_spec *out) {
+    ts_transformer *t = layers;
+    t->cfg = (ts_transformer_config){c->src_vocab, c->tgt_vocab, c->d_model, c->heads, c->layers, c->ff};
+    return model_specs(t, &t->cfg, out);
+}
+
+static ts_tensor *transformer_loss(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, double tf, gsl_rng *rng,
+                                   const ts_regularizer *reg) {
+    if (tf < 1.0)
+        return ts_ctx_fail(ctx, TS_ERR_ARG, "the Transformer trains in one teacher-forced pass: --tf %g must be 1", tf);
+    return ts_transformer_loss(m->layers, ctx, bv, rng, reg, NULL);
+}
+
+static void *transformer_encode(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv) {
+    ts_transformer_source *src = ctx->status ? NULL : ts_arena_alloc(ctx->arena, sizeof *src);
+    if (!src && !ctx->status) ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    return src && !ts_transformer_prepare(m->layers, ctx, bv, src) ? src : NULL;
+}
+
+// The cache is not allocated up front: each step copies it one position
+// longer into its own arena, which the search keeps until the step after next.
+static void *transformer_start(const ts_seq2seq *m, ts_ctx *ctx, void *memory, int B, int max_len) {
+    (void)m, (void)B, (void)max_len;
+    return memory ? ts_transformer_start(ctx, memory) : NULL;
+}
+
+static ts_tensor *transformer_step(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *tokens, int B,
+                                   void **next, ts_tensor **weights) {
+    const ts_transformer_state *st = state;
+    *next = NULL;
+    if (B != st->src->B) return ts_ctx_fail(ctx, TS_ERR_ARG, "step: %d tokens for %d rows", B, st->src->B);
+    ts_transformer_state *after = NULL;
+    ts_tensor *logits = ts_transformer_step(m->layers, ctx, st, tokens, &after, weights, NULL);
+    *next = after;
+    return logits;
+}
+
+static void *transformer_reorder(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *rows, int n,
+                                 int whole) {
+    return ts_transformer_reorder(m->layers, ctx, state, rows, n, whole);
+}
+
+// Per row and layer: the cache copied one position longer (2 S D, a guess
+// at its length) and a position's activations; the logits. Plus 1 MB.
+static size_t transformer_step_bytes(const ts_model_config *c, int B, int S) {
+    size_t D = (size_t)c->d_model, per_layer = 4 * (size_t)S * D + 24 * D + 2 * (size_t)c->ff + 4 * (size_t)c->heads * S;
+    size_t per_row = (size_t)c->layers * per_layer + 4 * (size_t)c->tgt_vocab;
+    return (size_t)B * per_row * sizeof(double) + ((size_t)1 << 20);
+}
+
+const ts_model_kind ts_transformer_kind = {
+    .name = "transformer",
+    .layers_size = sizeof(ts_transformer),
+    .specs = transformer_specs,
+    .loss = transformer_loss,
+    .encode = transformer_encode,
+    .start = transformer_start,
+    .step = transformer_step,
+    .reorder = transformer_reorder,
+    .step_bytes = transformer_step_bytes,
+};

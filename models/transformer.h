@@ -6,8 +6,11 @@
 // --arch transformer builds it. Every parameter is named by that module's
 // state_dict key, so an export loads into it with load_state_dict.
 //
-// Each layer is a function of its own parameters and sizes (llm.c style);
-// their ops (ts_layer_norm, ts_mha, ts_linear, ...) record the backward.
+// Architecture "transformer", the second row of the model table
+// (models/model.h): ts_seq2seq_new with cfg.arch TS_ARCH_TRANSFORMER makes
+// one, its `layers` a ts_transformer. Each layer is a function of its own
+// parameters and sizes (llm.c style); their ops (ts_layer_norm, ts_mha,
+// ts_linear, ...) record the backward.
 //
 // Legend: B batch, S source length, T target length (with <eos>), D model
 // width, H heads, Dh = D / H, F feed-forward width, L layers per stack,
@@ -18,18 +21,13 @@
 
 #include "models/seq2seq.h"
 
-enum {
-    TS_TRANSFORMER_MAX_LAYERS = 16,
-    TS_TRANSFORMER_MAX_PARAMS = 8 + 30 * TS_TRANSFORMER_MAX_LAYERS,  // per layer: encoder 12, decoder 18
-};
+enum { TS_TRANSFORMER_MAX_LAYERS = TS_MODEL_MAX_LAYERS };  // parameters: 8 + 30 per layer
 
+// The sizes the layers read (from ts_model_config).
 typedef struct {
     int src_vocab, tgt_vocab;  // including the four special tokens
     int d_model, heads, layers, ff;
 } ts_transformer_config;
-
-// TS_OK, or TS_ERR_ARG naming the field out of range (heads must divide d_model).
-int ts_transformer_config_check(const ts_transformer_config *cfg);
 
 typedef struct {
     ts_tensor *weight, *bias;  // (out, in), (out): torch.nn.Linear
@@ -56,9 +54,10 @@ typedef struct {
     ts_norm_params norm1, norm2, norm3;  // before each of the three blocks
 } ts_decoder_layer;
 
+// The layers of a Transformer (ts_seq2seq.layers); the tensors are the
+// model's registered parameters, by their state_dict keys.
 typedef struct ts_transformer {
     ts_transformer_config cfg;
-    ts_params params;  // every tensor below, by its state_dict key
     ts_tensor *src_embedding, *tgt_embedding;  // (Vs, D), (Vt, D): encoder.embedding.weight, decoder.embedding.weight
     ts_encoder_layer enc[TS_TRANSFORMER_MAX_LAYERS];
     ts_norm_params enc_norm;  // transformer.encoder.norm
@@ -67,19 +66,13 @@ typedef struct ts_transformer {
     ts_linear_params out;     // decoder.out: (Vt, D), (Vt)
 } ts_transformer;
 
-// Every parameter's name and shape for cfg in registration order, as
-// ts_transformer_new registers them (room for TS_TRANSFORMER_MAX_PARAMS).
-// TS_OK, or TS_ERR_ARG for a bad cfg.
-int ts_transformer_layout(const ts_transformer_config *cfg, ts_param_shape *out, int *n);
-
-// A model initialised from rng as torch.nn.Transformer initialises itself:
-// Xavier-uniform matrices inside the stacks, zero attention biases,
-// U(-1/sqrt(in), 1/sqrt(in)) feed-forward biases, LayerNorm gamma 1 and
-// beta 0, N(0, 1) embeddings (the <pad> rows 0), torch.nn.Linear's default
-// for decoder.out. rng NULL: zeros (values are loaded next). NULL on a bad
-// cfg or no memory (ts_last_error()). Free with ts_transformer_free.
-ts_transformer *ts_transformer_new(const ts_transformer_config *cfg, gsl_rng *rng);
-void ts_transformer_free(ts_transformer *m);
+// The model table's row (models/model.c). Its parameters are initialised as
+// torch.nn.Transformer initialises itself: Xavier-uniform matrices inside
+// the stacks, zero attention biases, U(-1/sqrt(in), 1/sqrt(in)) feed-forward
+// biases, LayerNorm gamma 1 and beta 0, N(0, 1) embeddings (the <pad> rows
+// 0), torch.nn.Linear's default for decoder.out. Its loss trains with
+// teacher forcing 1 only (a tf below 1 fails naming --tf).
+extern const ts_model_kind ts_transformer_kind;
 
 // The attention nodes of one pass, for inspection: each a ts_mha output
 // whose ts_mha_weights are (B, H, T_query, T_key). Entries past cfg.layers

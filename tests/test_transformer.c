@@ -22,16 +22,21 @@ static void teardown(void) { ts_arena_free(arena); }
 TestSuite(transformer, .init = setup, .fini = teardown);
 
 typedef struct {
-    ts_transformer *model;
+    ts_seq2seq *model;
     ts_batch_view batch;
     double smoothing;
 } fixture_model;
 
+static ts_model_config transformer_config(int src_vocab, int tgt_vocab, int d, int heads, int layers, int ff) {
+    return (ts_model_config){.arch = TS_ARCH_TRANSFORMER, .src_vocab = src_vocab, .tgt_vocab = tgt_vocab, .emb = d,
+                             .hidden = d, .d_model = d, .heads = heads, .layers = layers, .ff = ff};
+}
+
 // The model of fixture f with its parameters, and its batch (pointing into f).
 static fixture_model load_fixture_model(const fixture *f) {
     const fixture_record *c = fixture_get(f, "config");
-    ts_transformer_config cfg = {c->ints[0], c->ints[1], c->ints[2], c->ints[3], c->ints[4], c->ints[5]};
-    ts_transformer *m = ts_transformer_new(&cfg, NULL);
+    ts_model_config cfg = transformer_config(c->ints[0], c->ints[1], c->ints[2], c->ints[3], c->ints[4], c->ints[5]);
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, NULL);
     cr_assert_not_null(m, "%s", ts_last_error());
     int in_fixture = 0;
     for (int i = 0; i < f->count; i++) in_fixture += !f->records[i].is_ints && strchr(f->records[i].name, '.') &&
@@ -63,7 +68,7 @@ static void check_against_pytorch(const char *file) {
     fixture_model fm = load_fixture_model(&f);
     ts_regularizer reg = {0.0, fm.smoothing};
     int tokens = 0;
-    ts_tensor *loss = ts_transformer_loss(fm.model, &ctx, &fm.batch, NULL, &reg, &tokens);
+    ts_tensor *loss = ts_seq2seq_loss(fm.model, &ctx, &fm.batch, 1.0, NULL, &reg, &tokens);
     cr_assert_not_null(loss, "%s", ts_last_error());
     assert_allclose(loss->data, fixture_get(&f, "loss")->values, 1, 1e-10, 1e-10);
     cr_assert_eq(ts_backward(&ctx, loss), TS_OK, "%s", ts_last_error());
@@ -73,7 +78,7 @@ static void check_against_pytorch(const char *file) {
         snprintf(name, sizeof name, "grad.%s", p->name);
         assert_allclose(p->grad, fixture_get(&f, name)->values, p->size, 1e-10, 1e-10);
     }
-    ts_transformer_free(fm.model);
+    ts_seq2seq_free(fm.model);
     fixture_free(&f);
 }
 
@@ -90,11 +95,11 @@ static const int src_len[B] = {4, 2, 3};
 static const int tgt_in[T * B] = {1, 1, 1, 5, 6, 4, 7, 0, 5, 4, 0, 0};
 static const int tgt_out[T * B] = {5, 6, 4, 7, 2, 5, 4, 0, 2, 2, 0, 0};
 
-static ts_transformer *random_model(int d, int heads, int layers, int ff, unsigned long seed) {
+static ts_seq2seq *random_model(int d, int heads, int layers, int ff, unsigned long seed) {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, seed);
-    ts_transformer_config cfg = {10, 9, d, heads, layers, ff};
-    ts_transformer *m = ts_transformer_new(&cfg, rng);
+    ts_model_config cfg = transformer_config(10, 9, d, heads, layers, ff);
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
     cr_assert_not_null(m, "%s", ts_last_error());
     // Biases and norms away from their 0 / 1 start, so that their gradients mean something.
     for (int i = 0; i < m->params.count; i++)
@@ -108,17 +113,17 @@ static ts_batch_view small_batch(void) {
 }
 
 typedef struct {
-    ts_transformer *model;
+    ts_seq2seq *model;
     ts_batch_view batch;
 } loss_case;
 static ts_tensor *model_loss(ts_ctx *c, void *user) {
     loss_case *lc = user;
     ts_regularizer reg = {0.0, 0.1};
-    return ts_transformer_loss(lc->model, c, &lc->batch, NULL, &reg, NULL);
+    return ts_seq2seq_loss(lc->model, c, &lc->batch, 1.0, NULL, &reg, NULL);
 }
 
 Test(transformer, whole_model_gradcheck_with_padding) {
-    ts_transformer *m = random_model(6, 2, 2, 5, 11);
+    ts_seq2seq *m = random_model(6, 2, 2, 5, 11);
     loss_case lc = {m, small_batch()};
     gsl_rng *pick = gsl_rng_alloc(gsl_rng_mt19937);
     ts_gradcheck_opts opts = ts_gradcheck_defaults();
@@ -132,12 +137,12 @@ Test(transformer, whole_model_gradcheck_with_padding) {
                   res[i].worst_analytic, res[i].worst_numeric);
     free(res);
     gsl_rng_free(pick);
-    ts_transformer_free(m);
+    ts_seq2seq_free(m);
 }
 
 // The same sentences with two more pad positions on each side, and each
 // sentence alone: the decoder's outputs of the real positions agree.
-static ts_tensor *decode_batch(ts_transformer *m, const ts_batch_view *bv, const int *tokens_bt) {
+static ts_tensor *decode_batch(const ts_transformer *m, const ts_batch_view *bv, const int *tokens_bt) {
     ts_transformer_memory mem;
     cr_assert_eq(ts_transformer_encode(m, &ctx, bv, 0.0, NULL, &mem, NULL), TS_OK, "%s", ts_last_error());
     ts_tensor *y = ts_transformer_decode(m, &ctx, &mem, tokens_bt, bv->T, 0.0, NULL, NULL);
@@ -146,7 +151,8 @@ static ts_tensor *decode_batch(ts_transformer *m, const ts_batch_view *bv, const
 }
 
 Test(transformer, padding_changes_nothing_and_each_sentence_gets_what_it_gets_alone) {
-    ts_transformer *m = random_model(4, 2, 2, 6, 5);
+    ts_seq2seq *model = random_model(4, 2, 2, 6, 5);
+    const ts_transformer *m = model->layers;
     int D = 4, S2 = S + 2, T2 = T + 2;
     int src2[S2 * B], tokens[B * T], tokens2[B * T2];  // batch-major tokens
     memset(src2, 0, sizeof src2);
@@ -176,7 +182,7 @@ Test(transformer, padding_changes_nothing_and_each_sentence_gets_what_it_gets_al
         ts_tensor *y1 = decode_batch(m, &one, alone_tokens);
         assert_allclose(y1->data, y->data + (size_t)b * T * D, (size_t)n * D, 1e-13, 1e-12);
     }
-    ts_transformer_free(m);
+    ts_seq2seq_free(model);
 }
 
 Test(transformer, positions_are_vaswanis_sinusoids_from_zero) {
@@ -193,7 +199,8 @@ Test(transformer, positions_are_vaswanis_sinusoids_from_zero) {
 }
 
 Test(transformer, sentences_past_any_table_length_are_encoded) {
-    ts_transformer *m = random_model(4, 1, 1, 4, 3);
+    ts_seq2seq *model = random_model(4, 1, 1, 4, 3);
+    const ts_transformer *m = model->layers;
     enum { LONG = 700 };  // torch_ref.py's table stops at 512
     int *ids = malloc(LONG * sizeof *ids), len = LONG;
     for (int s = 0; s < LONG; s++) ids[s] = 4 + s % 6;
@@ -203,28 +210,28 @@ Test(transformer, sentences_past_any_table_length_are_encoded) {
     cr_assert_eq(ts_transformer_encode(m, &ctx, &bv, 0.0, NULL, &mem, NULL), TS_OK, "%s", ts_last_error());
     for (size_t i = 0; i < mem.memory->size; i++) cr_assert(isfinite(mem.memory->data[i]));
     free(ids);
-    ts_transformer_free(m);
+    ts_seq2seq_free(model);
 }
 
 Test(transformer, config_check_names_the_bad_field) {
-    ts_transformer_config ok = {10, 9, 8, 2, 2, 16};
-    cr_assert_eq(ts_transformer_config_check(&ok), TS_OK);
-    ts_transformer_config bad = ok;
+    ts_model_config ok = transformer_config(10, 9, 8, 2, 2, 16);
+    cr_assert_eq(ts_model_config_check(&ok), TS_OK);
+    ts_model_config bad = ok;
     bad.heads = 3;
-    cr_assert_eq(ts_transformer_config_check(&bad), TS_ERR_ARG);
+    cr_assert_eq(ts_model_config_check(&bad), TS_ERR_ARG);
     cr_assert(strstr(ts_last_error(), "heads 3 do not divide d_model 8"), "%s", ts_last_error());
     bad = ok;
     bad.layers = 0;
-    cr_assert_eq(ts_transformer_config_check(&bad), TS_ERR_ARG);
+    cr_assert_eq(ts_model_config_check(&bad), TS_ERR_ARG);
     cr_assert(strstr(ts_last_error(), "layers 0"), "%s", ts_last_error());
-    cr_assert_null(ts_transformer_new(&bad, NULL));
+    cr_assert_null(ts_seq2seq_new(&bad, NULL));
 }
 
 Test(transformer, layout_lists_the_state_dict_keys) {
-    ts_transformer_config cfg = {10, 9, 8, 2, 12, 16};
-    ts_param_shape *layout = malloc(TS_TRANSFORMER_MAX_PARAMS * sizeof *layout);
+    ts_model_config cfg = transformer_config(10, 9, 8, 2, 12, 16);
+    ts_param_shape *layout = malloc(TS_SEQ2SEQ_MAX_PARAMS * sizeof *layout);
     int n;
-    cr_assert_eq(ts_transformer_layout(&cfg, layout, &n), TS_OK);
+    cr_assert_eq(ts_seq2seq_layout(&cfg, layout, &n), TS_OK);
     cr_assert_eq(n, 8 + 30 * 12);
     int found = 0;
     for (int i = 0; i < n; i++)
@@ -236,13 +243,14 @@ Test(transformer, layout_lists_the_state_dict_keys) {
 // ---- incremental decoding: each step's logits are the full decoder's ----
 
 // logits (B*T, Vt) of the whole teacher-forced prefix, recomputed at once.
-static ts_tensor *full_logits(ts_transformer *m, const ts_batch_view *bv, const int *tokens_bt) {
+static ts_tensor *full_logits(const ts_transformer *m, const ts_batch_view *bv, const int *tokens_bt) {
     ts_tensor *y = decode_batch(m, bv, tokens_bt);
     return ts_linear(&ctx, y, m->out.weight, 0, m->out.bias, NULL);
 }
 
 Test(transformer, incremental_steps_equal_recomputing_the_prefix) {
-    ts_transformer *m = random_model(6, 3, 2, 5, 21);
+    ts_seq2seq *model = random_model(6, 3, 2, 5, 21);
+    const ts_transformer *m = model->layers;
     int V = m->cfg.tgt_vocab, tokens[B * T];
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) tokens[b * T + t] = tgt_in[t * B + b];
@@ -269,11 +277,12 @@ Test(transformer, incremental_steps_equal_recomputing_the_prefix) {
         }
         cr_assert_eq(st->t, t + 1);
     }
-    ts_transformer_free(m);
+    ts_seq2seq_free(model);
 }
 
 Test(transformer, reordered_rows_decode_as_their_sentences) {
-    ts_transformer *m = random_model(4, 2, 2, 6, 8);
+    ts_seq2seq *model = random_model(4, 2, 2, 6, 8);
+    const ts_transformer *m = model->layers;
     int V = m->cfg.tgt_vocab, tokens[B * T];
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) tokens[b * T + t] = tgt_in[t * B + b];
@@ -299,5 +308,5 @@ Test(transformer, reordered_rows_decode_as_their_sentences) {
     // Keeping the source needs every row.
     cr_assert_null(ts_transformer_reorder(m, &ctx, st, keep, 1, 0));
     cr_assert(strstr(ts_last_error(), "reorder"), "%s", ts_last_error());
-    ts_transformer_free(m);
+    ts_seq2seq_free(model);
 }
