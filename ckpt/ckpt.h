@@ -171,6 +171,12 @@ void ts_ckpt_blob_at(const ts_ckpt *ck, size_t i, const char **name, const void 
 // TS_ERR_FORMAT when absent.
 int ts_ckpt_get_blob(const ts_ckpt *ck, const char *name, const void **bytes, size_t *n);
 
+// ---- CRC-32 (also the .npz files' in interop/) ------------------------------------
+
+// zlib's CRC-32 of n bytes continuing `crc` (0 to start), for any n: zlib
+// takes a uInt length, so longer buffers go in 1 GiB pieces.
+uint32_t ts_crc32(uint32_t crc, const void *bytes, size_t n);
+
 // ---- saving ----------------------------------------------------------------------
 
 // Fault injection for tests: replacements for write(2) and fsync(2) on the

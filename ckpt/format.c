@@ -91,7 +91,8 @@ int ts_ckpt_token_ok(const char *s, size_t n) {
 }
 
 // zlib's crc32 takes a uInt length; feed huge buffers in pieces.
-uint32_t ts_ckpt_crc(uint32_t crc, const unsigned char *p, size_t n) {
+uint32_t ts_crc32(uint32_t crc, const void *bytes, size_t n) {
+    const unsigned char *p = bytes;
     uLong c = crc;
     while (n > 0) {
         uInt piece = n > (1u << 30) ? (1u << 30) : (uInt)n;

@@ -112,8 +112,6 @@ int ts_ckpt_value_ok(const char *s, size_t n);
 // Tokens: valid UTF-8, at most TS_CKPT_MAX_TOKEN bytes, no NUL, no newline.
 int ts_ckpt_token_ok(const char *s, size_t n);
 
-// zlib's crc32 over any length (it takes a uInt length).
-uint32_t ts_ckpt_crc(uint32_t crc, const unsigned char *p, size_t n);
 
 // ---- the container's internals (ckpt.c), for the loader ------------------------------
 

@@ -61,7 +61,7 @@ static int check_prelude(const unsigned char *p, uint64_t cap, const char *what,
     if (version != TS_CKPT_VERSION)
         return ts_fail(TS_ERR_FORMAT, "checkpoint %s: format version %u, this build reads "
                        "version %u", what, version, TS_CKPT_VERSION);
-    if (CRC_CHECKED && get_u32(p + 28) != ts_ckpt_crc(0, p, 28))
+    if (CRC_CHECKED && get_u32(p + 28) != ts_crc32(0, p, 28))
         return ts_fail(TS_ERR_FORMAT, "checkpoint %s: prelude CRC mismatch", what);
     if (get_u32(p + 12) != 0)
         return ts_fail(TS_ERR_FORMAT, "checkpoint %s: unknown flags 0x%x", what, get_u32(p + 12));
@@ -489,7 +489,7 @@ static int parse_payload(const unsigned char *p, size_t total, const char *what,
     int rc = TS_OK;
     // The payload CRC is built from the prelude's and each section's CRC
     // (crc32_combine): the same value as a second pass over every byte.
-    uLong payload_crc = crc32(0, p, PRELUDE_SIZE);
+    uLong payload_crc = ts_crc32(0, p, PRELUDE_SIZE);
     for (int sec = 0; sec < SECTION_COUNT && rc == TS_OK; sec++) {
         char tag[5] = {0};
         memcpy(tag, SECTION_TAGS[sec], 4);
@@ -511,13 +511,13 @@ static int parse_payload(const unsigned char *p, size_t total, const char *what,
             break;
         }
         size_t body_end = r.pos + (size_t)body_len;
-        uint32_t section_crc = CRC_CHECKED ? ts_ckpt_crc(0, p + start, body_end - start) : 0;
+        uint32_t section_crc = CRC_CHECKED ? ts_crc32(0, p + start, body_end - start) : 0;
         if (CRC_CHECKED && get_u32(p + body_end) != section_crc) {
             rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: section %s CRC mismatch", what, tag);
             break;
         }
         payload_crc = crc32_combine(payload_crc, section_crc, (z_off_t)(body_end - start));
-        payload_crc = crc32(payload_crc, p + body_end, 4);
+        payload_crc = ts_crc32((uint32_t)payload_crc, p + body_end, 4);
         struct reader body = {p, r.pos, body_end, what, tag};
         if (skip_training && (sec == SEC_OPTM || sec == SEC_BLOB)) body.pos = body_end;  // checked, not parsed
         else switch (sec) {
@@ -540,7 +540,7 @@ static int parse_payload(const unsigned char *p, size_t total, const char *what,
     // gzip's CRC covers the whole payload, trailer included; its size field is
     // the payload's length mod 2^32.
     if (rc == TS_OK && CRC_CHECKED &&
-        (get_u32(gzip_trailer) != (uint32_t)crc32(payload_crc, p + total - TRAILER_SIZE, TRAILER_SIZE) ||
+        (get_u32(gzip_trailer) != ts_crc32((uint32_t)payload_crc, p + total - TRAILER_SIZE, TRAILER_SIZE) ||
          get_u32(gzip_trailer + 4) != (uint32_t)total))
         rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: corrupt gzip data: its CRC or size does not match", what);
     if (rc != TS_OK) {

@@ -112,10 +112,10 @@ static void emit(struct sink *s, const void *bytes, size_t n) {
         // Inside a section only its CRC: section_end folds it into the
         // payload's (crc32_combine), one pass over the bytes instead of two.
         if (s->in_section) {
-            s->crc_section = ts_ckpt_crc(s->crc_section, p, piece);
+            s->crc_section = ts_crc32(s->crc_section, p, piece);
             s->section_bytes += piece;
         } else {
-            s->crc_payload = ts_ckpt_crc(s->crc_payload, p, piece);
+            s->crc_payload = ts_crc32(s->crc_payload, p, piece);
         }
         s->staged += piece;
         p += piece;
@@ -203,7 +203,7 @@ static int serialise(struct sink *s, const ts_ckpt *ck) {
     put_u32(prelude + 12, 0); // flags
     put_u64(prelude + 16, payload_len);
     put_u32(prelude + 24, 0); // reserved
-    put_u32(prelude + 28, ts_ckpt_crc(0, prelude, 28));
+    put_u32(prelude + 28, ts_crc32(0, prelude, 28));
     s->crc_payload = 0;
     emit(s, prelude, sizeof prelude);
 

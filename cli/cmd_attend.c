@@ -268,7 +268,7 @@ int ts_cmd_attend(int argc, char **argv) {
                    : ts_fail(TS_ERR_NOMEM, "out of memory");
         if (!rc) {
             fprintf(shown, "\nalignment (source-target):\n");
-            rc = ts_render_pharaoh(shown, links, n_links);
+            rc = ts_pharaoh_write(shown, links, n_links);
         }
         free(links);
         if (rc) {

@@ -422,16 +422,7 @@ int ts_corpus_write_rows(const ts_corpus *c, const size_t *rows, size_t n, FILE 
 
 int ts_corpus_write_align(const ts_corpus *c, FILE *f) {
     if (!c->has_align) return ts_fail(TS_ERR_ARG, "the corpus has no gold alignments");
-    for (size_t i = 0; i < c->n_pairs; i++) {
-        const ts_pair *p = &c->pairs[i];
-        int first = 1;
-        for (int32_t k = 0; k < p->n_links; k++) {
-            if (p->links[k].src == TS_UNALIGNED) continue;
-            fprintf(f, "%s%d-%d", first ? "" : " ", (int)p->links[k].src, (int)p->links[k].tgt);
-            first = 0;
-        }
-        putc('\n', f);
-    }
+    for (size_t i = 0; i < c->n_pairs; i++) ts_pharaoh_write(f, c->pairs[i].links, (size_t)c->pairs[i].n_links);
     if (fflush(f) || ferror(f)) return ts_fail(TS_ERR_IO, "cannot write the alignments: %s", strerror(errno));
     return TS_OK;
 }

@@ -104,18 +104,9 @@ double ts_exact_match_score(const ts_exact_match *acc);
 
 // ---- alignments ------------------------------------------------------------
 
-// An alignment link (source position i, target position j): data/align.h,
-// shared with the corpus reader.
+// An alignment link (source position i, target position j) and Pharaoh
+// lines: data/align.h, shared with the corpus reader.
 #include "data/align.h"
-
-
-// Parses one Pharaoh line, whitespace-separated "i-j" links ("0-0 1-2 2-1"),
-// i and j decimal integers in [0, INT32_MAX]. An empty or blank line gives no
-// links. On success returns TS_OK, *links is malloc'd (free() it; NULL when
-// *n_links is 0). On malformed input returns TS_ERR_FORMAT with a message
-// naming the token and its 1-based index, and sets *links = NULL,
-// *n_links = 0; TS_ERR_NOMEM when allocation fails.
-int ts_pharaoh_parse(const char *line, ts_link **links, size_t *n_links);
 
 // Alignment error rate of one sentence with sure = possible = gold G:
 //   AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|) = 1 - 2|A∩G| / (|A| + |G|).

@@ -191,17 +191,3 @@ int ts_npz_add_strings(ts_npz *z, const char *name, int ndim, const size_t *shap
     return TS_OK;
 }
 
-
-
-// zlib's crc32 takes a uInt length; feed huge buffers in pieces.
-uint32_t ts_npz_crc(const unsigned char *p, size_t n) {
-    uLong c = crc32(0L, Z_NULL, 0);
-    while (n > 0) {
-        uInt piece = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        c = crc32(c, p, piece);
-        p += piece;
-        n -= piece;
-    }
-    return (uint32_t)c;
-}
-

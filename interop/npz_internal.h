@@ -4,6 +4,7 @@
 #ifndef TS_NPZ_INTERNAL_H
 #define TS_NPZ_INTERNAL_H
 
+#include "ckpt/ckpt.h"  // ts_crc32
 #include "interop/npz.h"
 
 #include <stddef.h>
@@ -72,7 +73,5 @@ size_t ts_npz_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 // Code points in s, -1 when s is not valid UTF-8.
 long ts_npz_utf8_count(const char *s);
 
-// zlib's crc32 over any length (it takes a uInt length).
-uint32_t ts_npz_crc(const unsigned char *p, size_t n);
 
 #endif

@@ -569,7 +569,7 @@ int ts_npz_load_mem(const void *data, size_t len, const char *what, const ts_npz
             free(npy);
             break;
         }
-        if (CRC_CHECKED && ts_npz_crc(npy, r->usize) != r->crc)
+        if (CRC_CHECKED && ts_crc32(0, npy, r->usize) != r->crc)
             rc = ts_fail(TS_ERR_FORMAT, "npz %s: entry '%s': CRC-32 mismatch (the file is corrupt)", what, e->name);
         if (!rc) rc = parse_npy(what, e, npy, r->usize);
         if (r->method != ZIP_STORED) free(npy);

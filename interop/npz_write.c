@@ -133,7 +133,7 @@ int ts_npz_save_mem(const ts_npz *z, enum ts_npz_method method, unsigned char **
         int deflated = 0;
         if (method == TS_NPZ_DEFLATE && (rc = deflate_bytes(npy.data, npy.len, &packed, &deflated))) break;
         const struct buf *data = deflated ? &packed : &npy;
-        uint32_t crc = ts_npz_crc(npy.data, npy.len);
+        uint32_t crc = ts_crc32(0, npy.data, npy.len);
         size_t name_len = strlen(a->name) + 4;
         uint64_t offset = zip.len;
         if (offset + LOCAL_SIZE + name_len + data->len > TS_NPZ_MAX_ENTRY_BYTES) {

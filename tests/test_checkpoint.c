@@ -1,3 +1,4 @@
+#define _DEFAULT_SOURCE  // MAP_ANONYMOUS, MAP_NORESERVE
 // Checkpoint container: round trips, determinism, atomic saves, and a loader
 // that rejects every kind of damaged or hostile file with a message.
 //
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1472,4 +1474,23 @@ Test(checkpoint, rejects_a_wrong_gzip_crc_or_size) {
     ts_ckpt_free(got);
     free(file);
     ts_ckpt_free(ck);
+}
+
+// ---- CRC-32 ----------------------------------------------------------------------
+
+// ts_crc32 over more than 4 GiB (zlib takes a 32-bit length, so one call
+// would silently cover n mod 4 GiB bytes). A read-only mapping of zero pages
+// costs no memory; the expected value doubles a 4 KiB CRC up to 4 GiB with
+// crc32_combine, then adds 3 bytes.
+Test(checkpoint, crc32_covers_buffers_over_4_gib_and_continues) {
+    size_t n = ((size_t)4 << 30) + 3;
+    const unsigned char *zeros = mmap(NULL, n, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    cr_assert_neq((const void *)zeros, MAP_FAILED, "%s", strerror(errno));
+    uLong want = crc32(0, zeros, 4096);
+    for (z_off_t len = 4096; len < ((z_off_t)4 << 30); len *= 2) want = crc32_combine(want, want, len);
+    want = crc32(want, zeros, 3);
+    cr_assert_eq(ts_crc32(0, zeros, n), (uint32_t)want);
+    munmap((void *)zeros, n);
+    cr_assert_eq(ts_crc32(ts_crc32(0, "abc", 3), "def", 3), ts_crc32(0, "abcdef", 6));
+    cr_assert_eq(ts_crc32(0, "123456789", 9), 0xcbf43926u);  // the standard check value
 }

@@ -125,6 +125,20 @@ Test(render, svg_path_reports_io_errors) {
 
 // ---- JSON ------------------------------------------------------------------
 
+// The one JSON string escaper: quotes, backslashes, every control character,
+// and '<', '>', '&' (the line may sit in an HTML script) escaped; invalid
+// UTF-8 becomes U+FFFD; other text, non-ASCII included, passes as it is.
+Test(render, json_string_escapes_controls_html_and_bad_utf8_only) {
+    char *text;
+    size_t len;
+    FILE *f = open_memstream(&text, &len);
+    ts_render_json_string(f, "a\"b\\c\x01\x1f\t\n\x7f <eos> & </script> \xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80 \xff\xc3 \xef\xbf\xbd");
+    fclose(f);
+    cr_assert_str_eq(text, "\"a\\\"b\\\\c\\u0001\\u001f\\u0009\\u000a\x7f \\u003ceos\\u003e \\u0026 \\u003c/script\\u003e "
+                           "\xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80 \\ufffd\\ufffd \xef\xbf\xbd\"");
+    free(text);
+}
+
 Test(render, attention_json_parses_and_round_trips_exactly) {
     enum { T = 3, S = 4 };
     const double w[T * S] = {0.1, 1.0 / 3.0, 1e-300, 5e-324,
@@ -368,8 +382,8 @@ Test(render, pharaoh_line_of_argmax_alignment) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    cr_assert_eq(ts_render_pharaoh(f, links, n), TS_OK);
-    cr_assert_eq(ts_render_pharaoh(f, links, 0), TS_OK);
+    cr_assert_eq(ts_pharaoh_write(f, links, n), TS_OK);
+    cr_assert_eq(ts_pharaoh_write(f, links, 0), TS_OK);
     fclose(f);
     cr_assert_str_eq(buf, "0-0 2-1 1-2\n\n");
     free(buf);

@@ -9,6 +9,7 @@
 #include "train/options.h"
 #include "viz/heatmap.h"
 #include "viz/plot.h"
+#include "viz/render.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -387,23 +388,11 @@ int ts_rundir_write_attention(const char *dir, const ts_run_point *at, const ts_
     return rc;
 }
 
-// A JSON string: quotes, backslashes and control characters escaped, and
-// '<', '>', '&' too, so that no "</script>" can appear.
-static void json_string(FILE *f, const char *text) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&') fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
 static void json_words(FILE *f, char *const *words, size_t n) {
     fputc('[', f);
     for (size_t k = 0; k < n; k++) {
         if (k) fputc(',', f);
-        json_string(f, words[k]);
+        ts_render_json_string(f, words[k]);
     }
     fputc(']', f);
 }
@@ -415,7 +404,7 @@ static void json_hypothesis(FILE *f, const ts_vocab *tgt_vocab, const ts_hypothe
     fputs("{\"output\":[", f);
     for (int k = 0; k < h->len; k++) {
         if (k) fputc(',', f);
-        json_string(f, ts_vocab_word(tgt_vocab, h->tokens[k]));
+        ts_render_json_string(f, ts_vocab_word(tgt_vocab, h->tokens[k]));
     }
     fprintf(f, "],\"ended\":%d,\"weights\":[", h->ended);
     for (int r = 0; attends && h->attention && r <= h->len; r++) {

@@ -1,5 +1,5 @@
 // Shared pieces of the renderers (colour ramp, escaping, terminal mode
-// detection, writing to a path) and the JSON and Pharaoh writers. The
+// detection, writing to a path) and the JSON writer. The
 // heatmaps live in heatmap.c, the loss curve in plot.c; both build on this
 // file, never the other way round.
 //
@@ -89,7 +89,7 @@ void ts_render_json_string(FILE *out, const char *s) {
         if (uc == 0xfffd && !(len == 3 && p[0] == 0xef)) fputs("\\ufffd", out);
         else if (uc == '"') fputs("\\\"", out);
         else if (uc == '\\') fputs("\\\\", out);
-        else if (uc < 0x20) fprintf(out, "\\u%04x", (unsigned)uc);
+        else if (uc < 0x20 || uc == '<' || uc == '>' || uc == '&') fprintf(out, "\\u%04x", (unsigned)uc);
         else fwrite(p, 1, (size_t)len, out);
         p += len;
         left -= (size_t)len;
@@ -115,7 +115,7 @@ enum ts_term_mode ts_term_mode_detect(FILE *f) {
                                getenv("TERM"));
 }
 
-// ---- JSON and Pharaoh ------------------------------------------------------
+// ---- JSON ------------------------------------------------------------------
 
 static void json_labels(FILE *out, const char *const *labels, size_t n) {
     fputc('[', out);
@@ -155,13 +155,6 @@ int ts_render_attention_json(FILE *out, const double *weights, size_t T, size_t 
     else fputs("null", out);
     fputs("}\n", out);
     return ferror(out) ? ts_fail(TS_ERR_IO, "render json: write error") : TS_OK;
-}
-
-int ts_render_pharaoh(FILE *out, const ts_link *links, size_t n_links) {
-    for (size_t k = 0; k < n_links; k++)
-        fprintf(out, k > 0 ? " %d-%d" : "%d-%d", (int)links[k].src, (int)links[k].tgt);
-    fputc('\n', out);
-    return ferror(out) ? ts_fail(TS_ERR_IO, "render pharaoh: write error") : TS_OK;
 }
 
 // ---- writing to a path -----------------------------------------------------

@@ -1,5 +1,5 @@
 // Pictures of attention and training, and what they share. This header: the
-// terminal mode, attention as JSON, alignments as Pharaoh lines, writing a
+// terminal mode, attention as JSON (Pharaoh lines: data/align.h), writing a
 // figure to a path, and the building blocks (colour ramp, escaping). On top
 // of it, one direction only: viz/heatmap.h (attention heatmaps for the
 // terminal and as SVG) and viz/plot.h (the train/dev loss curve as SVG).
@@ -16,13 +16,11 @@
 // Every writer returns TS_OK, TS_ERR_ARG / TS_ERR_SHAPE for bad arguments
 // (nothing written), TS_ERR_IO when the stream reports a write error.
 // Writers to a FILE * do not close or flush it. The *_path variants write
-// "<path>.tmp" and rename it over `path`, so a failed write never leaves a
-// truncated figure behind; on error they return TS_ERR_IO naming the path
+// through ts_write_atomic (tensor/atomic_write.h), so a failed write never
+// leaves a truncated figure behind; on error they return TS_ERR_IO naming the path
 // and strerror (ENOENT, ENOSPC, EFBIG...), with the temporary file removed.
 #ifndef TS_RENDER_H
 #define TS_RENDER_H
-
-#include "data/align.h"  // ts_link
 
 #include <stddef.h>
 #include <stdint.h>
@@ -47,10 +45,10 @@ enum ts_term_mode ts_term_mode_choose(int is_tty, const char *no_color,
 // ts_term_mode_choose for `f` with isatty(fileno(f)) and the environment.
 enum ts_term_mode ts_term_mode_detect(FILE *f);
 
-// ---- JSON and Pharaoh ------------------------------------------------------
+// ---- JSON ------------------------------------------------------------------
 
 // {"source": [...], "target": [...], "weights": [[...], ...], "attention": "..."}
-// Strings JSON-escaped (control characters as \u00XX, UTF-8 passed through),
+// Strings escaped by ts_render_json_string (below),
 // numbers printed with %.17g so they read back bit for bit, non-finite
 // numbers as null, `attention` NULL as null. T or S may be 0.
 int ts_render_attention_json(FILE *out, const double *weights, size_t T, size_t S,
@@ -59,10 +57,6 @@ int ts_render_attention_json(FILE *out, const double *weights, size_t T, size_t 
 int ts_render_attention_json_path(const char *path, const double *weights, size_t T,
                                   size_t S, const char *const *target,
                                   const char *const *source, const char *attention);
-
-// One Pharaoh line: "i-j" links separated by spaces, then '\n' (an empty line
-// for no links). Feed it ts_align_argmax's output.
-int ts_render_pharaoh(FILE *out, const ts_link *links, size_t n_links);
 
 // ---- writing a figure to a path ----------------------------------------------
 
@@ -96,7 +90,10 @@ int ts_render_dark_text_on(const uint8_t rgb[3]);
 // invalid UTF-8 and characters XML 1.0 forbids replaced by U+FFFD.
 void ts_render_xml_text(FILE *out, const char *s);
 
-// Writes s as a JSON string literal, quotes included.
+// Writes s as a JSON string literal, quotes included: the one JSON string
+// escaper. '"' and '\\' escaped; control characters and '<', '>', '&' as
+// \u00XX (so the JSON can sit inside an HTML script element, as attention.jsonl
+// does in report.html); invalid UTF-8 as \ufffd; other text as it is.
 void ts_render_json_string(FILE *out, const char *s);
 
 #endif
