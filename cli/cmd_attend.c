@@ -200,7 +200,7 @@ int ts_cmd_attend(int argc, char **argv) {
     if (parsed < 0 && list.n == 0 && model_path) parsed = read_sentence(&typed);
     const char *sentence = list.n ? list.items[0] : typed;
     ts_translator t;
-    if (parsed < 0) parsed = ts_cli_load_model(cmd, model_path, NULL, lp, &t);
+    if (parsed < 0) parsed = ts_cli_load_model(cmd, model_path, NULL, lp, beam, &t);
     free(list.items);
     if (parsed >= 0) {
         free(typed);

@@ -70,7 +70,8 @@ int ts_cmd_average(int argc, char **argv) {
             ts_cli_error(cmd, 1, "cannot write '%s'", out_path);
             status = TS_EXIT_FAIL;
         } else {
-            printf("average: %d checkpoints -> %s (%zu values)\n", list.n, out_path, ts_params_size(&mean.model->params));
+            printf("average: %d checkpoint%s -> %s (%zu values)\n", list.n, list.n == 1 ? "" : "s", out_path,
+                   ts_params_size(&mean.model->params));
             status = TS_EXIT_OK;
         }
         ts_ckpt_free(ck);

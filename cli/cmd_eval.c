@@ -174,7 +174,7 @@ int ts_cmd_eval(int argc, char **argv) {
     int parsed = ts_cli_parse(&spec, argc, argv);
     if (parsed >= 0) return parsed;
     ts_translator t;
-    if ((parsed = ts_cli_load_model(cmd, model_path, corpus_path ? NULL : "--corpus FILE", lp, &t)) >= 0) return parsed;
+    if ((parsed = ts_cli_load_model(cmd, model_path, corpus_path ? NULL : "--corpus FILE", lp, beam, &t)) >= 0) return parsed;
     // Read everything, filter below: a gold file corresponds to the pairs as read.
     ts_corpus *c = NULL;
     ts_corpus_opts copts = {.max_len = 0, .skip_bad = skip_bad};
@@ -211,7 +211,7 @@ int ts_cmd_eval(int argc, char **argv) {
         if ((size_t)p->src_len > S) S = (size_t)p->src_len;
         if ((size_t)p->tgt_len > T) T = (size_t)p->tgt_len;
     }
-    printf("corpus %s: %zu pairs", corpus_path, c->n_pairs);
+    printf("corpus %s: %zu pair%s", corpus_path, c->n_pairs, c->n_pairs == 1 ? "" : "s");
     if (c->n_bad) printf(", %zu malformed lines skipped", c->n_bad);
     if (n_rows < c->n_pairs) printf(", %zu with a side longer than %d tokens left out", c->n_pairs - n_rows, limit);
     putchar('\n');
@@ -265,7 +265,9 @@ int ts_cmd_eval(int argc, char **argv) {
     static const char *const bucket_names[TS_EVAL_BUCKETS] = {"1-5", "6-10", "11-15", "16+"};
     printf("\nBLEU by source length (tokens):\n");
     for (int i = 0; i < TS_EVAL_BUCKETS; i++) {
-        if (r.bucket_pairs[i]) printf("  %-6s %.4f  (%zu pairs)\n", bucket_names[i], r.bucket_bleu[i], r.bucket_pairs[i]);
+        if (r.bucket_pairs[i])
+            printf("  %-6s %.4f  (%zu pair%s)\n", bucket_names[i], r.bucket_bleu[i], r.bucket_pairs[i],
+                   r.bucket_pairs[i] == 1 ? "" : "s");
         else printf("  %-6s -       (0 pairs)\n", bucket_names[i]);
     }
     printf("\nloss %.4f nats per token over %zu target tokens (with <eos>)\n", r.loss, r.tokens);

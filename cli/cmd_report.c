@@ -57,7 +57,7 @@ static int read_all(const char *dir, const char *name, char **text, size_t *len)
     char *buf = ts_cli_read_stream(f, (size_t)1 << 30, len);
     fclose(f);
     if (!buf) {
-        ts_cli_error(cmd, 0, "cannot read '%s' (over 1 GiB, or a read error)", path);
+        ts_cli_error(cmd, 0, "cannot read '%s': %s", path, errno == EFBIG ? "over 1 GiB" : strerror(errno));
         return -1;
     }
     *text = buf;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 // The flags of the options table (train/options.h) that ts_cli_parse cannot
 // store by itself: a choice, an int field, or "--dev N|FILE".
@@ -97,7 +98,10 @@ static int apply_config(const char *path, const ts_cli_spec *spec, char **text) 
     char *buf = ts_cli_read_stream(f, (size_t)1 << 24, &len);  // over 16 MiB is not a config
     fclose(f);
     if (!buf) {
-        ts_cli_error(spec->command, 0, "--config: cannot read '%s' (a read error, or over 16 MiB)", path);
+        int why = errno;
+        ts_cli_error(spec->command, 0, "--config: cannot read '%s': %s%s", path,
+                     why == EFBIG ? "over 16 MiB, too large for a config" : strerror(why),
+                     why == EISDIR ? " (a run's options are in DIR/config.txt)" : "");
         return TS_EXIT_FAIL;
     }
     buf[len] = '\0';
@@ -177,10 +181,11 @@ static const char usage_tail[] =
     "DIR/config.txt, DIR/dev-pairs.tsv (the held-out dev pairs, for tinyseq eval), DIR/loss.svg,\n"
     "DIR/attention-<epoch>.svg (attention-step-<step>.svg between epochs) and DIR/attention.jsonl\n"
     "(for tinyseq report). A run that stops inside an epoch records its final evaluation too.\n"
-    "Ends with: train: tokens_per_s=T steps=N loss=L\n"
+    "Ends with: train: tokens_per_s=T steps=N last_batch_loss=L (the last step's batch alone)\n"
     "Ctrl-C (SIGINT) or SIGTERM stops at the next step, saves DIR/last.ckpt, prints the\n"
-    "command that continues the run and exits 130 (143 for SIGTERM); a second Ctrl-C\n"
-    "stops at once (the last saved checkpoint stays intact).\n"
+    "command that continues the run and exits 130 (143 for SIGTERM); during the last\n"
+    "evaluation it skips the final evaluation and says so. A second Ctrl-C stops at once\n"
+    "and says whether a saved checkpoint is there (it stays intact).\n"
     "Data-parallel on several processes or machines (docs/scaling.md):\n"
     "  mpirun -np N tinyseq train ...   (as root: --allow-run-as-root; more ranks than\n"
     "  cores: --oversubscribe). Rank 0 prints and writes DIR; the ranks must share the flags.\n"
@@ -223,18 +228,39 @@ static void print_usage(FILE *out) {
 }
 
 // The first SIGINT or SIGTERM only sets this flag (the trainer stops at the
-// next step boundary); SA_RESETHAND restores the default action, so a second
-// one ends the process at once.
+// next step boundary); a second one says what is left and ends the process
+// at once, as the signal's default action does.
 static volatile sig_atomic_t stop_signal;
+static char last_ckpt[4200];  // DIR/last.ckpt, for the handler's message
 
-static void on_stop_signal(int sig) { stop_signal = sig; }
+static void say(const char *text) {
+    if (write(STDERR_FILENO, text, strlen(text)) < 0) return;  // nothing more to do in a handler
+}
 
-static void catch_stop_signals(void) {
+static void on_stop_signal(int sig) {
+    if (!stop_signal) {
+        stop_signal = sig;
+        return;
+    }
+    // Only async-signal-safe calls from here: write, access, signal, raise.
+    say("\ntinyseq train: a second signal stops at once; ");
+    if (access(last_ckpt, F_OK) == 0) {
+        say("the last save stays intact: ");
+        say(last_ckpt);
+        say(" (continue with --resume)\n");
+    } else {
+        say("no checkpoint was saved yet: nothing to continue from\n");
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_stop_signals(const char *out_dir) {
+    snprintf(last_ckpt, sizeof last_ckpt, "%s/last.ckpt", out_dir);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 }
@@ -332,7 +358,7 @@ static int train_command(int argc, char **argv, char **config_text) {
     if (corpus) fclose(corpus);
     if (!decoder_given) o.model.decoder = o.model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
     ts_train_report report;
-    catch_stop_signals();
+    catch_stop_signals(o.out_dir);
     o.stop = &stop_signal;
     // Under mpirun: the ranks train together; rank 0 alone prints.
     ts_dist dist;
@@ -367,6 +393,15 @@ static int train_command(int argc, char **argv, char **config_text) {
     if (report.stopped) {
         fflush(stdout);
         if (dist.rank != 0) return 128 + report.stopped;
+        if (report.finished) {  // the signal came during the last evaluation: nothing to continue
+            fprintf(stderr,
+                    "tinyseq train: stopped by %s after the training had ended (step %ld); %s/last.ckpt holds its "
+                    "final model, and only the final evaluation was skipped: tinyseq eval --model %s/last.ckpt "
+                    "--corpus %s%s runs it\n",
+                    report.stopped == SIGTERM ? "SIGTERM" : "SIGINT", report.steps, o.out_dir, o.out_dir,
+                    o.dev_file ? o.dev_file : o.out_dir, o.dev_file ? "" : "/dev-pairs.tsv");
+            return 128 + report.stopped;
+        }
         // main() hands a subcommand argv + 1: argv[-1] is the program as it was started.
         print_resume_command(argv[-1], argc, argv, &o, &report, dist.size);
         return 128 + report.stopped;

@@ -194,7 +194,7 @@ int ts_cmd_translate(int argc, char **argv) {
         parsed = ts_cli_quote_hint(cmd, why, sentences, n_sentences);
     }
     ts_translator t;
-    if (parsed < 0) parsed = ts_cli_load_model(cmd, model_path, NULL, lp, &t);
+    if (parsed < 0) parsed = ts_cli_load_model(cmd, model_path, NULL, lp, beam, &t);
     if (parsed >= 0) {
         free(sentences);
         return parsed;

@@ -2,6 +2,7 @@
 
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +19,14 @@ int ts_cli_grow_arena(ts_ctx *ctx, const char *what) {
 }
 
 int ts_cli_load_model(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
-                      ts_translator *t) {
+                      long beam, ts_translator *t) {
     if (!model_path || missing) {
         ts_cli_error(command, 0, "%s is required (see %s --help)", model_path ? missing : "--model CKPT", command);
         return TS_EXIT_USAGE;
     }
+    if (lp.gnmt && beam == 1)
+        ts_cli_error(command, 0, "warning: --length-penalty ranks beam search's outputs; with greedy decoding "
+                                 "(--beam 1, the default) it changes nothing: add --beam K");
     if (ts_translator_load(model_path, t)) {
         ts_cli_error(command, 1, "cannot load the model");
         char best[4200];
@@ -53,12 +57,17 @@ char *ts_cli_read_stream(FILE *f, size_t limit, size_t *len) {
     char *buf = malloc(cap + 1);
     while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0 && (n += got) == cap) {
         char *bigger = cap < limit ? realloc(buf, 2 * cap + 1) : NULL;
-        if (!bigger) free(buf);
+        if (!bigger) {
+            free(buf);
+            errno = cap < limit ? ENOMEM : EFBIG;
+        }
         buf = bigger;
         cap *= 2;
     }
     if (!buf || ferror(f)) {
+        int why = errno;  // the read's (EISDIR for a directory), or the size's
         free(buf);
+        errno = why;
         return NULL;
     }
     buf[n] = '\0';

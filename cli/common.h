@@ -23,9 +23,12 @@ int ts_cli_grow_arena(ts_ctx *ctx, const char *what);
 // prints "CMD: <missing> is required (see CMD --help)" likewise. Then loads
 // the checkpoint (a failure prints "CMD: cannot load the model: <why>", and
 // "did you mean --model DIR/best.ckpt?" for a run directory, and returns
-// TS_EXIT_FAIL) with beam search's length penalty lp. -1 on success.
+// TS_EXIT_FAIL) with beam search's length penalty lp. -1 on success. A
+// --length-penalty given with greedy decoding (beam 1) would change nothing:
+// a warning says so, and the command goes on (a sweep over --beam 1..K with
+// one --length-penalty still runs).
 int ts_cli_load_model(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
-                      ts_translator *t);
+                      long beam, ts_translator *t);
 
 // For SENTENCE arguments that were meant as one (typed unquoted): prints
 // "CMD: <why>; quote the sentence to give it whole:" and the command with
@@ -40,8 +43,9 @@ int ts_cli_quote_hint(const char *command, const char *why, const char *const *w
 int ts_cli_check_output(const char *command, const char *what, const char *path, int force, int stdout_ok);
 
 // The rest of f, NUL-terminated and malloc'd, its length in *len; NULL (no
-// message: the caller names the file) on a read error, no memory, or more
-// than about `limit` bytes. f stays open.
+// message: the caller names the file) with errno saying why: the read's
+// error (EISDIR for a directory), ENOMEM, or EFBIG past about `limit`
+// bytes. f stays open.
 char *ts_cli_read_stream(FILE *f, size_t limit, size_t *len);
 
 #endif

@@ -212,3 +212,29 @@ Test(cli_usage, output_files_follow_one_rule) {
     cr_assert(rc == 2 && strstr(out, "cannot go to standard output"), "exit %d\n%s", rc, out);
     free(out);
 }
+
+// "1 pairs", "1 checkpoints"; and --length-penalty with greedy decoding once
+// did nothing and said nothing.
+Test(cli_usage, one_is_singular_and_a_penalty_greedy_ignores_is_named) {
+    char *tsv = test_write_file(dir, "one.tsv", "the cat .\tle chat .\n", 20), *out;
+    int rc = test_runf(&out, "%s eval --model '%s' --corpus '%s'", TS_PROGRAM, model, tsv);
+    cr_assert(rc == 0 && strstr(out, ": 1 pair") && !strstr(out, "1 pairs"), "exit %d\n%s", rc, out);
+    free(out);
+    rc = test_runf(&out, "%s average '%s' -o %s/mean.ckpt", TS_PROGRAM, model, dir);
+    cr_assert(rc == 0 && strstr(out, "1 checkpoint ") && !strstr(out, "1 checkpoints"), "exit %d\n%s", rc, out);
+    free(out);
+    const char *commands[] = {"translate --model '%s' 'the cat .'", "attend --model '%s' 'the cat .'",
+                              "eval --model '%s' --corpus %s"};
+    for (int i = 0; i < 3; i++) {
+        char args[9000];
+        snprintf(args, sizeof args, commands[i], model, tsv);
+        rc = test_runf(&out, "%s %s --length-penalty 1", TS_PROGRAM, args);
+        cr_assert(rc == 0 && strstr(out, "warning: --length-penalty ranks beam search's outputs"), "%s: exit %d\n%s", args,
+                  rc, out);
+        free(out);
+        rc = test_runf(&out, "%s %s --length-penalty 1 --beam 2", TS_PROGRAM, args);
+        cr_assert(rc == 0 && !strstr(out, "warning"), "%s --beam 2: exit %d\n%s", args, rc, out);
+        free(out);
+    }
+    free(tsv);
+}

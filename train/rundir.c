@@ -160,12 +160,20 @@ int ts_rundir_check(const ts_train_opts *o, ts_rundir_use *use) {
     int rc = find_run_files(o->out_dir, &count, names, sizeof names);
     if (rc) return rc;
     *use = count == 0 ? TS_RUN_NEW : o->resume && in_directory(o->resume, o->out_dir) ? TS_RUN_CONTINUE : o->force ? TS_RUN_REPLACE : TS_RUN_NEW;
-    if (count > 0 && *use == TS_RUN_NEW)
+    if (count == 0 || *use != TS_RUN_NEW) return TS_OK;
+    // A run stopped before its first save has nothing to continue from.
+    char last[4096];
+    struct stat st;
+    if ((rc = ts_path_join(last, sizeof last, o->out_dir, "last.ckpt"))) return rc;
+    if (stat(last, &st) != 0)
         return ts_fail(TS_ERR_ARG,
-                       "--out %s already holds a run (%s): continue it with --resume %s/last.ckpt (and its flags), "
-                       "or start over with --force (deletes that run's checkpoints, metrics and figures), or choose another --out",
-                       o->out_dir, names, o->out_dir);
-    return TS_OK;
+                       "--out %s already holds a run that stopped before its first checkpoint (%s; no last.ckpt to "
+                       "continue from): start over with --force (deletes that run's files), or choose another --out",
+                       o->out_dir, names);
+    return ts_fail(TS_ERR_ARG,
+                   "--out %s already holds a run (%s): continue it with --resume %s (and its flags), "
+                   "or start over with --force (deletes that run's checkpoints, metrics and figures), or choose another --out",
+                   o->out_dir, names, last);
 }
 
 // Whether a continued run keeps this line of metrics.csv, steps.csv (rows
@@ -300,6 +308,25 @@ int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch, long step)
     if (!rc) rc = trim_lines(dir, "steps.csv", 0, epoch, step);
     if (!rc) rc = trim_lines(dir, "attention.jsonl", 0, epoch, step);
     return rc ? rc : remove_run_files(dir, 0, epoch, step);
+}
+
+// read_csv_columns is below, with the curves that read most.
+static int read_csv_columns(const char *dir, const char *name, int x_field, int y_field, double **x, double **y,
+                            size_t *n);
+
+int ts_rundir_elapsed(const char *dir, double *seconds) {
+    static const struct { const char *name; int column; } files[] = {{"steps.csv", 5}, {"metrics.csv", 10}};
+    *seconds = 0;
+    int rc = TS_OK;
+    for (size_t i = 0; !rc && i < 2 && *seconds == 0; i++) {
+        double *step, *elapsed;
+        size_t n;
+        rc = read_csv_columns(dir, files[i].name, 0, files[i].column, &step, &elapsed, &n);
+        if (!rc && n > 0) *seconds = elapsed[n - 1];
+        free(step);
+        free(elapsed);
+    }
+    return rc;
 }
 
 const char *ts_run_point_epoch(char buf[32], const ts_run_point *at) {

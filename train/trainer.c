@@ -80,6 +80,7 @@ typedef struct {
     long window_tokens;
     long start_step;                   // the step this run started from
     long recorded_step;                // the step of the last evaluation recorded in the files (-1: none)
+    double elapsed_before;             // a continued run's elapsed_s where its files stop (its clock goes on)
 } trainer;
 
 // Rank 0 prints and writes the run directory; the other ranks only compute.
@@ -194,8 +195,9 @@ static int evaluate_test_with(trainer *t, int beam) {
     ts_ctx_reset(&t->ctx);
     if (rc || !o->out) return rc;
     if (beam == 1)
-        fprintf(o->out, "test: loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%% on %zu pairs of %s (last model)\n",
-                res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact, res.pairs, o->test_file);
+        fprintf(o->out, "test: loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%% on %zu pair%s of %s (last model)\n",
+                res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact, res.pairs, res.pairs == 1 ? "" : "s",
+                o->test_file);
     else
         fprintf(o->out, "test, beam %d: BLEU %.4f, chrF %.4f, exact %.1f%%\n", beam, res.bleu, res.chrf, 100 * res.exact);
     return TS_OK;
@@ -253,7 +255,7 @@ static ts_run_point run_point(const trainer *t, int epoch_end) {
                           .step = t->s.step, .epoch_end = epoch_end};
 }
 
-static double elapsed_seconds(const trainer *t) { return ts_progress_now() - t->progress.started; }
+static double elapsed_seconds(const trainer *t) { return t->elapsed_before + ts_progress_now() - t->progress.started; }
 
 // The mean training loss of the epoch so far (NaN before its first step).
 static double epoch_train_loss(const trainer *t) {
@@ -620,8 +622,8 @@ static int finish_run(trainer *t) {
         ts_vocab_decode(t->data.tgt_vocab, hyps[i].tokens, (size_t)hyps[i].len, buf, sizeof buf);
         fprintf(o->out, "\n  output:    %s\n\n", buf);
     }
-    fprintf(o->out, "dev: loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%% on %zu pairs (last model: %s/last.ckpt)\n",
-            res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact, res.pairs, o->out_dir);
+    fprintf(o->out, "dev: loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%% on %zu pair%s (last model: %s/last.ckpt)\n",
+            res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact, res.pairs, res.pairs == 1 ? "" : "s", o->out_dir);
     if (o->beam > 1) {
         // The search a user translates with (tinyseq translate --beam): it
         // scores higher than greedy, most with label smoothing (docs/models.md).
@@ -761,6 +763,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     t.log_every = o->log_every > 0 ? o->log_every : round_count((double)ts_batcher_count(t.data.batcher) / 20);
     // Everything is ready: only now is the directory changed.
     if (leader(&t) && (rc = ts_rundir_prepare(o->out_dir, use, t.s.epoch, t.s.step))) goto done;
+    if (leader(&t) && use == TS_RUN_CONTINUE && (rc = ts_rundir_elapsed(o->out_dir, &t.elapsed_before))) goto done;
     if (leader(&t) && (rc = ts_rundir_write_config(o, t.model, t.data.split.n_train, t.data.n_dev, t.dist->size))) goto done;
     if (leader(&t) && !t.data.dev_file && (rc = ts_rundir_write_dev(o->out_dir, t.data.dev, t.data.dev_rows, t.data.n_dev))) goto done;
     setup_agreed = 1;
@@ -784,7 +787,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         fflush(o->out);
     }
     t.progress.started = ts_progress_now();
-    int stop = (o->steps > 0 && t.s.step >= o->steps) || t.s.epoch >= max_epochs;
+    int stop = (o->steps > 0 && t.s.step >= o->steps) || t.s.epoch >= max_epochs, interrupted = 0;
     while (!stop) {
         // Replay this epoch's batch order from its starting RNG state.
         memcpy(gsl_rng_state(t.s.shuffle_rng), t.s.epoch_start_state, gsl_rng_size(t.s.shuffle_rng));
@@ -792,7 +795,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         size_t total = ts_batcher_count(t.data.batcher);
         t.progress.step_seconds = 0;
         for (size_t i = (size_t)t.s.position; i < total && !stop; i++) {
-            if ((stop = should_stop(&t))) break;  // a step boundary: last.ckpt resumes here
+            if ((stop = interrupted = should_stop(&t))) break;  // a step boundary: last.ckpt resumes here
             if ((rc = train_step(&t, ts_batcher_get(t.data.batcher, i)))) goto done;
             if (t.s.step == t.kill_step && t.dist->rank == t.kill_rank) raise(t.kill_signal);
             show_progress(&t, total, 0);
@@ -802,7 +805,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
                 goto done;
             if (o->steps > 0 && t.s.step >= o->steps && (size_t)t.s.position < total) stop = 1;
         }
-        if (should_stop(&t)) break;  // a step boundary too, before the epoch's evaluation
+        if (!stop && (interrupted = should_stop(&t))) break;  // a step boundary too, before the epoch's evaluation
         if ((size_t)t.s.position == total) {
             show_progress(&t, total, 1);
             if ((rc = end_epoch(&t, &stop))) goto done;
@@ -816,6 +819,9 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     // another's signal says SIGTERM.
     report->stopped = t.dist->size > 1 ? (t.stop_agreed ? (stop_requested(o) ? stop_requested(o) : SIGTERM) : 0)
                                        : stop_requested(o);
+    // A signal during the last evaluation finds the training done: the final
+    // evaluations are skipped, and nothing is left to continue.
+    report->finished = !interrupted;
     if (o->log && report->stopped && isatty(fileno(o->log))) fputc('\n', o->log);
     // Where the run stops, its last steps' row and the curve that shows it.
     if (t.window_tokens && leader(&t) && ((rc = log_steps(&t)) || (rc = ts_rundir_write_loss(o->out_dir)))) goto done;
@@ -837,7 +843,8 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
                 t.dist->allreduce_calls, t.dist->allreduce_seconds, 1e3 * t.dist->allreduce_seconds / (double)t.dist->allreduce_calls,
                 t.dist->allreduce_bytes, ts_params_size(&t.model->params));
     if (o->out && !report->stopped) {
-        fprintf(o->out, "train: tokens_per_s=%.1f steps=%ld loss=%.4f\n", report->tokens_per_s, t.s.step, t.last_loss);
+        fprintf(o->out, "train: tokens_per_s=%.1f steps=%ld last_batch_loss=%.4f\n", report->tokens_per_s, t.s.step,
+                t.last_loss);
         fflush(o->out);
     }
 done:

@@ -87,6 +87,8 @@ typedef struct {
     double best_dev_loss;
     double dev_bleu, dev_exact;
     int stopped;               // non-zero: stopped early by *opts->stop (its value)
+    int finished;              // the training itself ended (epochs, --steps, patience): with `stopped`, the
+                               // signal came during the last evaluation, and only the final evaluations were skipped
     long epoch, position;      // where last.ckpt stands: epochs done, batches done of the next
     long epoch_batches;        // batches in an epoch
 } ts_train_report;
