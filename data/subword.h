@@ -96,7 +96,9 @@ int ts_subword_vocab(const ts_subword *sw, ts_vocab **out);
 // single spaces (pieces never hold an ASCII space), *ids (may be NULL) a
 // malloc'd array of their ids, *n_pieces (may be NULL) their count. An empty
 // or all-space text gives "" and 0 pieces (*ids is then a valid empty
-// allocation or NULL). Errors: TS_ERR_FORMAT "invalid UTF-8 at byte N",
+// allocation or NULL). Decoding gives the text back, except that runs of
+// spaces become one, outer spaces go (normalised text has neither), and a
+// U+2581 in the text, SentencePiece's own word mark, comes back as a space. Errors: TS_ERR_FORMAT "invalid UTF-8 at byte N",
 // TS_ERR_NOMEM; outputs are NULL / 0 then.
 int ts_subword_encode(const ts_subword *sw, const char *text, size_t len, char **pieces,
                       int32_t **ids, size_t *n_pieces);

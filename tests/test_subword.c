@@ -157,6 +157,20 @@ Test(subword, empty_line_stays_empty) {
     ts_subword_free(sw);
 }
 
+// What does not round trip, as data/subword.h says: extra spaces, and U+2581.
+Test(subword, extra_spaces_and_the_word_mark_come_back_as_one_space) {
+    NEEDS_SPM();
+    ts_subword *sw = toy_model(400);
+    const char *in[] = {"le  chat ", " le chat", "le\xe2\x96\x81" "chat", "le\tchat"};
+    const char *want[] = {"le chat", "le chat", "le chat", "le\tchat"};
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+        char *back = round_trip(sw, in[i]);
+        cr_assert_str_eq(back, want[i], "case %zu", i);
+        free(back);
+    }
+    ts_subword_free(sw);
+}
+
 Test(subword, specials_are_dropped_when_decoding) {
     NEEDS_SPM();
     ts_subword *sw = toy_model(400);
