@@ -106,11 +106,11 @@ ts_tensor *ts_ctx_fail(ts_ctx *ctx, int status, const char *fmt, ...)
 // A new node of `op` with shape (ndim, dims) and inputs src[0..nsrc): its
 // data is allocated (uninitialised) in the arena; it requires a gradient and
 // is put on the tape when grad mode is on and an input requires one.
+// nsrc may exceed TS_MAX_SRC: then only the first TS_MAX_SRC are kept in
+// src[] and the op keeps the full list itself (ts_stack_rows does).
 // For op implementations. NULL on failure (recorded in ctx).
 ts_tensor *ts_node(ts_ctx *ctx, int op, int ndim, const int *dims, int nsrc, ts_tensor *const *src);
 
-// nsrc may exceed TS_MAX_SRC: then only the first TS_MAX_SRC are kept in
-// src[] and the op keeps the full list itself (ts_stack_rows does).
 // As ts_node, but the node's data is `data` (a view into an input); nothing
 // is allocated for it.
 ts_tensor *ts_node_view(ts_ctx *ctx, int op, int ndim, const int *dims, ts_tensor *src,

@@ -333,7 +333,7 @@ int main(int argc, char **argv) {
             ts_hypothesis h;
             double t0 = now();
             ts_ctx_reset(&ctx);
-            if (ts_seq2seq_greedy(model, &ctx, &view, 2 * len + 10, &h)) die("greedy");
+            if (ts_seq2seq_greedy(model, &ctx, &view, ts_output_limit(len), &h)) die("greedy");
             times[i] = now() - t0;
             total_time += times[i];
             out_tokens += h.len + 1;
@@ -372,7 +372,7 @@ int main(int argc, char **argv) {
             }
             ts_batch_view view = {.B = B, .S = S, .src = src, .src_len = lens};
             ts_ctx_reset(&ctx);
-            if (ts_seq2seq_greedy(model, &ctx, &view, 2 * S + 10, hyps)) die("batched greedy");
+            if (ts_seq2seq_greedy(model, &ctx, &view, ts_output_limit(S), hyps)) die("batched greedy");
             for (int b = 0; b < B; b++) out_tokens += hyps[b].len + 1, ts_hypothesis_free(&hyps[b]);
         }
         double total = now() - t0;

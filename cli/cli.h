@@ -1,7 +1,9 @@
 // The tinyseq program: one file per subcommand (cli/cmd_<name>.c), each an
 // `int ts_cmd_<name>(int argc, char **argv)` that returns the process exit
 // status: 0 success, 1 failure at run time (bad file, failed save), 2 usage
-// error (unknown flag, bad value). argv[0] is the subcommand's name.
+// error (unknown flag, bad value). main() hands it its own argv + 1: argv[0]
+// is the subcommand's name and argv[-1] the program as it was started (which
+// train's "continue with:" hint repeats).
 #ifndef TS_CLI_H
 #define TS_CLI_H
 

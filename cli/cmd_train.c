@@ -362,7 +362,7 @@ static int train_command(int argc, char **argv, char **config_text) {
     o.stop = &stop_signal;
     // Under mpirun: the ranks train together; rank 0 alone prints.
     ts_dist dist;
-    int mpi_argc = argc;  // MPI may edit what it is given; argv[-1] is read below
+    int mpi_argc = argc;  // MPI may edit what it is given; argv (and argv[-1], cli.h) are read below
     char **mpi_argv = argv;
     int rc = ts_dist_init(&dist, &mpi_argc, &mpi_argv);
     if (rc) {
@@ -402,7 +402,7 @@ static int train_command(int argc, char **argv, char **config_text) {
                     o.dev_file ? o.dev_file : o.out_dir, o.dev_file ? "" : "/dev-pairs.tsv");
             return 128 + report.stopped;
         }
-        // main() hands a subcommand argv + 1: argv[-1] is the program as it was started.
+        // argv[-1]: the program as it was started (cli.h).
         print_resume_command(argv[-1], argc, argv, &o, &report, dist.size);
         return 128 + report.stopped;
     }

@@ -50,11 +50,9 @@ void ts_batcher_free(ts_batcher *b) {
     free(b->batch_order);
     free(b->batch.src);
     free(b->batch.src_len);
-    free(b->batch.src_mask);
     free(b->batch.tgt_in);
     free(b->batch.tgt_out);
     free(b->batch.tgt_len);
-    free(b->batch.tgt_mask);
     free(b->batch_rows);
     free(b->keys);
     free(b);
@@ -96,17 +94,15 @@ int ts_batcher_new(const ts_corpus *c, const size_t *rows, size_t n_rows, const 
     b->batch_order = malloc(n_batches * sizeof *b->batch_order);
     b->batch.src = malloc(s_max * bmax * sizeof *b->batch.src);
     b->batch.src_len = malloc(bmax * sizeof *b->batch.src_len);
-    b->batch.src_mask = malloc(s_max * bmax * sizeof *b->batch.src_mask);
     b->batch.tgt_in = malloc(t_max * bmax * sizeof *b->batch.tgt_in);
     b->batch.tgt_out = malloc(t_max * bmax * sizeof *b->batch.tgt_out);
     b->batch.tgt_len = malloc(bmax * sizeof *b->batch.tgt_len);
-    b->batch.tgt_mask = malloc(t_max * bmax * sizeof *b->batch.tgt_mask);
     b->batch_rows = malloc(bmax * sizeof *b->batch_rows);
     if (opts->bucket_batches)
         b->keys = malloc(chunk_size(opts->bucket_batches, bmax, n_rows) * sizeof *b->keys);
     if ((opts->bucket_batches && !b->keys) || !b->row || !b->ids || !b->src_at || !b->tgt_at || !b->src_n || !b->tgt_n || !b->order ||
-        !b->batch_order || !b->batch.src || !b->batch.src_len || !b->batch.src_mask ||
-        !b->batch.tgt_in || !b->batch.tgt_out || !b->batch.tgt_len || !b->batch.tgt_mask ||
+        !b->batch_order || !b->batch.src || !b->batch.src_len ||
+        !b->batch.tgt_in || !b->batch.tgt_out || !b->batch.tgt_len ||
         !b->batch_rows) {
         ts_batcher_free(b);
         return ts_fail(TS_ERR_NOMEM, "out of memory allocating batches for %zu pairs", n_rows);
@@ -180,7 +176,6 @@ static const ts_batch *fill(ts_batcher *b, size_t k) {
     x->B = (int32_t)B;
     x->S = S;
     x->T = T;
-    x->n_tgt_tokens = 0;
     for (size_t j = 0; j < B; j++) {
         size_t it = items[j];
         const int32_t *sid = b->ids + b->src_at[it], *tid = b->ids + b->tgt_at[it];
@@ -188,16 +183,11 @@ static const ts_batch *fill(ts_batcher *b, size_t k) {
         b->batch_rows[j] = b->row[it];
         x->src_len[j] = ns;
         x->tgt_len[j] = nt + 1;
-        x->n_tgt_tokens += (size_t)nt + 1;
-        for (int32_t s = 0; s < S; s++) {
-            x->src[(size_t)s * B + j] = s < ns ? sid[s] : TS_PAD;
-            x->src_mask[(size_t)s * B + j] = s < ns;
-        }
+        for (int32_t s = 0; s < S; s++) x->src[(size_t)s * B + j] = s < ns ? sid[s] : TS_PAD;
         for (int32_t t = 0; t < T; t++) {
             size_t at = (size_t)t * B + j;
             x->tgt_in[at] = t == 0 ? TS_SOS : t <= nt ? tid[t - 1] : TS_PAD;
             x->tgt_out[at] = t < nt ? tid[t] : t == nt ? TS_EOS : TS_PAD;
-            x->tgt_mask[at] = t <= nt;
         }
     }
     return x;

@@ -22,14 +22,13 @@ typedef struct {
     int32_t B, S, T;
     int32_t *src;        // (S, B) source ids, TS_PAD after the sentence
     int32_t *src_len;    // (B) source tokens of each column
-    double *src_mask;    // (S, B) 1.0 for a real token, 0.0 for padding
     int32_t *tgt_in;     // (T, B) decoder input:  <sos> y1 .. yn, then TS_PAD
     int32_t *tgt_out;    // (T, B) decoder output: y1 .. yn <eos>, then TS_PAD
     int32_t *tgt_len;    // (B) decoder steps of each column: n + 1 (<eos>)
-    double *tgt_mask;    // (T, B) 1.0 where tgt_out is not TS_PAD
-    size_t n_tgt_tokens; // sum of tgt_len: the non-pad target tokens (loss divisor)
     const size_t *rows;  // (B) the corpus row of each column
 } ts_batch;
+// No masks here: the lengths say it all, and each model builds the masks it
+// needs, in its layout, in the step's arena for the columns it runs.
 
 typedef struct {
     size_t batch_size;      // sentences per batch (the last one may be smaller), >= 1

@@ -165,7 +165,7 @@ static void column(const int32_t *ids, int B, int b, int rows, int32_t *out) {
 }
 
 // The decoding limit of a sentence with n source words.
-static int limit_for(const ts_eval_opts *o, int n) { return o->max_len > 0 ? o->max_len : 2 * n + 10; }
+static int limit_for(const ts_eval_opts *o, int n) { return o->max_len > 0 ? o->max_len : ts_output_limit(n); }
 
 int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t *rows, size_t n_rows,
                 const ts_eval_opts *opts, ts_eval_result *out, ts_hypothesis **out_hyps) {

@@ -14,7 +14,7 @@
 typedef struct {
     int beam;                  // 1: greedy (decoded in batches); K > 1: beam search per sentence
     int batch;                 // sentences per batch for the loss and greedy decoding (default 64)
-    int max_len;               // decode at most this many tokens (0: 2 * source length + 10)
+    int max_len;               // decode at most this many tokens (0: ts_output_limit of the source length)
     const ts_link *const *gold;     // per evaluated row: gold links (NULL: use the corpus's own, if any)
     const int32_t *gold_counts;     //   and their counts
     int skip_decode;           // 1: loss and perplexity only

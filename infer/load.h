@@ -2,8 +2,8 @@
 // the options that shape its input, stored in and rebuilt from a checkpoint
 // (ckpt/ckpt.h, docs/checkpoint.md). translate, attend and eval need
 // nothing but the checkpoint file.
-#ifndef TS_MODEL_IO_H
-#define TS_MODEL_IO_H
+#ifndef TS_INFER_LOAD_H
+#define TS_INFER_LOAD_H
 
 #include "data/vocab.h"
 #include "models/seq2seq.h"

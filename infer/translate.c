@@ -40,7 +40,7 @@ int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam,
     ts_vocab_encode(t->src_vocab, words, k, ids);
     ts_ctx_reset(ctx);
     // Outputs get room to be longer than inputs, as translations often are.
-    int max_len = 2 * (int)k + 10;
+    int max_len = ts_output_limit((int)k);
     rc = copy ? ts_seq2seq_beam(t->model, ctx, ids, (int)k, beam, max_len, &t->length_penalty, out) : ts_fail(TS_ERR_NOMEM, "out of memory");
     ts_ctx_reset(ctx);
     free(copy);
@@ -117,7 +117,7 @@ int ts_translate_batch(ts_translator *t, ts_ctx *ctx, const char *const *texts, 
         for (int b = 0; b < B; b++) src[s * B + b] = s < len[b] ? ids[b][s] : TS_PAD;
     ts_batch_view view = {.B = B, .S = S, .src = src, .src_len = len};
     ts_ctx_reset(ctx);
-    rc = ts_seq2seq_greedy(t->model, ctx, &view, 2 * S + 10, out);
+    rc = ts_seq2seq_greedy(t->model, ctx, &view, ts_output_limit(S), out);
     ts_ctx_reset(ctx);
     if (rc) {
         memset(out, 0, (size_t)B * sizeof *out);
@@ -126,7 +126,7 @@ int ts_translate_batch(ts_translator *t, ts_ctx *ctx, const char *const *texts, 
     // Each sentence's own limit, as one-at-a-time decoding has it; no
     // attention (its rows have the batch's S columns, not the sentence's).
     for (int b = 0; b < B; b++) {
-        int limit = 2 * len[b] + 10;
+        int limit = ts_output_limit(len[b]);
         if (out[b].len > limit) out[b].len = limit, out[b].ended = 0;
         free(out[b].attention);
         out[b].attention = NULL;

@@ -32,7 +32,7 @@ char *ts_unknown_words(const ts_vocab *v, const char *source);
 
 // Normalises texts[0..n) as training did, maps words to ids (unknown words
 // become <unk>) and decodes all of them with one greedy batch, each at most
-// 2k + 10 tokens for k source words (as ts_translate_text). out[i] receives
+// ts_output_limit(k) tokens for k source words (as ts_translate_text). out[i] receives
 // sentence i's tokens (attention NULL; score as greedy's, but for a sentence
 // cut at its own limit it also counts the steps decoded past it; free with
 // ts_hypothesis_free). Every

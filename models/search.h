@@ -20,6 +20,11 @@ typedef struct {
     int ended;
 } ts_hypothesis;
 
+// The default output length limit for a source of n tokens: 2n + 10 (room
+// for a target twice as long, and for short inputs). Every decoder that does
+// not get an explicit limit uses this one rule.
+static inline int ts_output_limit(int n) { return 2 * n + 10; }
+
 // Frees h's arrays and zeroes it; h NULL is fine.
 void ts_hypothesis_free(ts_hypothesis *h);
 

@@ -271,7 +271,7 @@ Test(evaluate, beam_search_gives_unpadded_attention) {
 }
 
 Test(evaluate, greedy_respects_each_sentences_own_limit) {
-    // Limit 2 * n + 10 per sentence, even when a longer sentence shares the batch.
+    // Limit ts_output_limit(n) = 2n + 10 per sentence, even when a longer sentence shares the batch.
     ts_eval_opts opts = {.beam = 1, .batch = 7};
     ts_eval_result r;
     ts_hypothesis *h;

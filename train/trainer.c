@@ -223,7 +223,7 @@ static int append_report(trainer *t, const ts_run_point *at, const ts_eval_resul
         int ids[TS_MAX_SENTENCE_TOKENS];
         int len = p->src_len < TS_MAX_SENTENCE_TOKENS ? p->src_len : TS_MAX_SENTENCE_TOKENS;
         for (int k = 0; k < len; k++) ids[k] = ts_vocab_id(t->data.src_vocab, p->src[k]);
-        while ((rc = ts_seq2seq_beam(t->model, &t->ctx, ids, len, 4, 2 * len + 10, NULL, &beam[i])) == TS_ERR_ARENA)
+        while ((rc = ts_seq2seq_beam(t->model, &t->ctx, ids, len, 4, ts_output_limit(len), NULL, &beam[i])) == TS_ERR_ARENA)
             if ((rc = grow_arena(t))) break;
         ts_ctx_reset(&t->ctx);
         rows[i] = (ts_report_sentence){p, &greedy[i], &beam[i]};
