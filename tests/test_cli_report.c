@@ -46,14 +46,18 @@ static char *run_file(const char *run_dir, const char *name) {
     return test_read_file(path, NULL);
 }
 
-// The step column (`field`) of a CSV file's rows, as "a b c".
-static void steps_of(const char *csv, int field, char *out, size_t n) {
-    out[0] = '\0';
+// Fails unless the step column (`field`) of run_dir/name's rows reads `want`
+// ("2 4 6"); returns the file's text (malloc'd).
+static char *expect_rows_at(const char *run_dir, const char *name, int field, const char *want) {
+    char *csv = run_file(run_dir, name), steps[512] = "";
     for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
         const char *p = line + 1;
         for (int k = 0; k < field; k++) p = strchr(p, ',') + 1;
-        snprintf(out + strlen(out), n - strlen(out), "%s%ld", out[0] ? " " : "", strtol(p, NULL, 10));
+        size_t used = strlen(steps);
+        snprintf(steps + used, sizeof steps - used, "%s%ld", used ? " " : "", strtol(p, NULL, 10));
     }
+    cr_assert_str_eq(steps, want, "%s rows at steps %s, not %s", name, steps, want);
+    return csv;
 }
 
 Test(cli_report, the_page_holds_the_run_and_fetches_nothing) {
@@ -120,18 +124,14 @@ Test(cli_report, chromium_renders_the_explorer_without_script_errors, .timeout =
 // --eval-every adds evaluations inside the epoch; a continued run keeps the
 // rows up to its checkpoint's step (issue 22 item 2).
 Test(cli_report, a_run_shorter_than_an_epoch_ends_with_its_rows_and_figures, .timeout = 180) {
-    char short_run[1200], steps[256], *svg;
+    char short_run[1200], *svg;
     snprintf(short_run, sizeof short_run, "%s/short", dir);
     const char *flags = "--toy-pairs 400 --emb 8 --hidden 8 --batch 8 --show 0";
     cr_assert_eq(test_runf(NULL, "%s train %s --steps 10 --out %s", TS_PROGRAM, flags, short_run), 0);
-    char *csv = run_file(short_run, "steps.csv");
+    char *csv = expect_rows_at(short_run, "steps.csv", 0, "2 4 6 8 10");
     cr_assert(!strncmp(csv, "step,epoch,train_loss,", 22), "%s", csv);
-    steps_of(csv, 0, steps, sizeof steps);
-    cr_assert_str_eq(steps, "2 4 6 8 10", "steps.csv rows at steps %s", steps);
     free(csv);
-    csv = run_file(short_run, "metrics.csv");
-    steps_of(csv, 1, steps, sizeof steps);
-    cr_assert_str_eq(steps, "10", "metrics.csv rows at steps %s", steps);
+    csv = expect_rows_at(short_run, "metrics.csv", 1, "10");
     cr_assert(strstr(csv, "\n0.222,10,"), "epoch 10/45 of the first: %s", csv);
     free(csv);
     char *jsonl = run_file(short_run, "attention.jsonl");
@@ -165,24 +165,15 @@ Test(cli_report, a_run_shorter_than_an_epoch_ends_with_its_rows_and_figures, .ti
     // --eval-every and --log-every, then a continued run.
     cr_assert_eq(test_runf(NULL, "%s train %s --steps 10 --eval-every 4 --log-every 3 --force --out %s", TS_PROGRAM, flags,
                            short_run), 0);
-    csv = run_file(short_run, "metrics.csv");
-    steps_of(csv, 1, steps, sizeof steps);
-    cr_assert_str_eq(steps, "4 8 10", "metrics.csv rows at steps %s", steps);
-    free(csv);
+    free(expect_rows_at(short_run, "metrics.csv", 1, "4 8 10"));
     free(run_file(short_run, "attention-step-4.svg"));
     cr_assert_eq(test_runf(NULL, "cp %s/last.ckpt %s/ten.ckpt && %s train %s --steps 14 --eval-every 4 --log-every 3 "
                            "--resume %s/last.ckpt --out %s && %s train %s --steps 13 --eval-every 4 --log-every 3 "
                            "--resume %s/ten.ckpt --out %s",
                            short_run, short_run, TS_PROGRAM, flags, short_run, short_run, TS_PROGRAM, flags, short_run,
                            short_run), 0);
-    csv = run_file(short_run, "steps.csv");
-    steps_of(csv, 0, steps, sizeof steps);
-    cr_assert_str_eq(steps, "3 6 9 10 12 13", "steps.csv rows at steps %s", steps);
-    free(csv);
-    csv = run_file(short_run, "metrics.csv");
-    steps_of(csv, 1, steps, sizeof steps);
-    cr_assert_str_eq(steps, "4 8 10 12 13", "metrics.csv rows at steps %s", steps);
-    free(csv);
+    free(expect_rows_at(short_run, "steps.csv", 0, "3 6 9 10 12 13"));
+    free(expect_rows_at(short_run, "metrics.csv", 1, "4 8 10 12 13"));
     char path[1300];
     snprintf(path, sizeof path, "%s/attention-step-14.svg", short_run);
     cr_assert_neq(access(path, F_OK), 0, "the figure of step 14 outlived its run");
