@@ -1,5 +1,6 @@
 // tinyseq corpus: write the toy corpus, or read a TSV corpus and report on it.
 #include "cli/cli.h"
+#include "cli/common.h"
 
 #include "data/corpus.h"
 #include "data/normalize.h"
@@ -16,7 +17,7 @@ static const char *const command = "tinyseq corpus";
 
 static void help(FILE *out) {
     fprintf(out,
-            "usage: tinyseq corpus --toy [--n N] [--seed S] [--align FILE]\n"
+            "usage: tinyseq corpus --toy [--n N] [--seed S] [--align FILE [--force]]\n"
             "       tinyseq corpus --stats FILE [--max-len N] [--min-count N] [--prefix P]... [--skip-bad]\n"
             "       tinyseq corpus --normalize FILE [--max-len N] [--prefix P]... [--skip-bad]\n"
             "\n"
@@ -25,6 +26,7 @@ static void help(FILE *out) {
             "  --seed S         toy generator seed, gsl_rng mt19937 (default %d); same seed, same bytes\n"
             "  --align FILE     also write the toy corpus's gold alignments to FILE, one line per\n"
             "                   pair, Pharaoh format (source-target, 0-based token indices)\n"
+            "  --force          replace an existing --align FILE (otherwise that is an error)\n"
             "  --stats FILE     read a TSV corpus and print pair counts, vocabulary sizes, lengths\n"
             "  --normalize FILE read a TSV corpus and write its normalised pairs to stdout\n"
             "  --max-len N      keep pairs with 1..N tokens on both sides (default: no limit)\n"
@@ -167,7 +169,7 @@ int ts_cmd_corpus(int argc, char **argv) {
     const char *align_path = NULL, *stats_path = NULL, *normalize_path = NULL;
     // Each --prefix P, in order (argv outlives them): at most one per argument.
     prefix_list prefixes = {malloc((size_t)argc * sizeof(const char *)), 0};
-    int skip_bad = 0;
+    int skip_bad = 0, force = 0;
     if (!prefixes.items) {
         ts_cli_error(command, 0, "out of memory");
         return TS_EXIT_FAIL;
@@ -183,6 +185,7 @@ int ts_cmd_corpus(int argc, char **argv) {
         TS_INT("min-count", &min_count, 1, 100000000L),
         TS_CHOICE("prefix", &prefixes, take_prefix),
         TS_SWITCH("skip-bad", &skip_bad),
+        TS_SWITCH("force", &force),
     };
     ts_cli_spec spec = {.command = command, .help = help, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
     int code = ts_cli_parse(&spec, argc, argv);
@@ -195,6 +198,8 @@ int ts_cmd_corpus(int argc, char **argv) {
         ts_cli_error(command, 0, "--align goes with --toy");
         code = TS_EXIT_USAGE;
     }
+    // Standard output holds the corpus: the alignments need a file of their own.
+    if (code < 0 && align_path) code = ts_cli_check_output(command, "the alignments (the corpus goes there)", align_path, force, 0);
     if (code < 0 && toy) {
         code = run_toy(n, seed, align_path);
     } else if (code < 0) {

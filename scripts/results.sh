@@ -21,7 +21,7 @@ echo "# scripts/results.sh at $(git rev-parse --short HEAD 2>/dev/null || echo '
   "nproc $(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # A held-out test set from another seed of the same generator.
-$tinyseq corpus --toy --n 1000 --seed 99 --align "$out/test.align" >"$out/test.tsv"
+$tinyseq corpus --toy --n 1000 --seed 99 --align "$out/test.align" --force >"$out/test.tsv"
 
 field() { sed -n "s/.*[ :]$1=\([^ ]*\).*/\1/p" "$2" | tail -1; }
 rows=() buckets=()

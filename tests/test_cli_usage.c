@@ -211,6 +211,18 @@ Test(cli_usage, output_files_follow_one_rule) {
     rc = test_runf(&out, "cd '%s' && %s export '%s' -", dir, TS_PROGRAM, model);
     cr_assert(rc == 2 && strstr(out, "cannot go to standard output"), "exit %d\n%s", rc, out);
     free(out);
+    // corpus --align too: its corpus is on standard output, and a file stays without --force.
+    char *gold = test_write_file(dir, "gold.txt", "mine\n", 5);
+    rc = test_runf(&out, "(%s corpus --toy --n 2 --align '%s' > /dev/null)", TS_PROGRAM, gold);
+    cr_assert(rc == 1 && strstr(out, "exists; pass --force"), "exit %d\n%s", rc, out);
+    free(out);
+    rc = test_runf(&out, "(%s corpus --toy --n 2 --align '%s' --force > /dev/null)", TS_PROGRAM, gold);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    rc = test_runf(&out, "(%s corpus --toy --n 2 --align - > /dev/null)", TS_PROGRAM);
+    cr_assert(rc == 2 && strstr(out, "cannot go to standard output"), "exit %d\n%s", rc, out);
+    free(out);
+    free(gold);
 }
 
 // "1 pairs", "1 checkpoints"; and --length-penalty with greedy decoding once
