@@ -389,24 +389,23 @@ static int train_command(int argc, char **argv, char **config_text) {
         ts_dist_finalize(&dist);
         return status;
     }
-    ts_dist_finalize(&dist);
-    if (report.stopped) {
+    // Rank 0 says how the run stopped before the ranks finish together: a
+    // rank that exits non-zero first makes mpirun end the others.
+    if (report.stopped && dist.rank == 0) {
         fflush(stdout);
-        if (dist.rank != 0) return 128 + report.stopped;
-        if (report.finished) {  // the signal came during the last evaluation: nothing to continue
+        if (report.finished)  // the signal came during the last evaluation: nothing to continue
             fprintf(stderr,
                     "tinyseq train: stopped by %s after the training had ended (step %ld); %s/last.ckpt holds its "
                     "final model, and only the final evaluation was skipped: tinyseq eval --model %s/last.ckpt "
                     "--corpus %s%s runs it\n",
                     report.stopped == SIGTERM ? "SIGTERM" : "SIGINT", report.steps, o.out_dir, o.out_dir,
                     o.dev_file ? o.dev_file : o.out_dir, o.dev_file ? "" : "/dev-pairs.tsv");
-            return 128 + report.stopped;
-        }
-        // argv[-1]: the program as it was started (cli.h).
-        print_resume_command(argv[-1], argc, argv, &o, &report, dist.size);
-        return 128 + report.stopped;
+        else  // argv[-1]: the program as it was started (cli.h).
+            print_resume_command(argv[-1], argc, argv, &o, &report, dist.size);
     }
-    return TS_EXIT_OK;
+    fflush(stdout);
+    ts_dist_finalize(&dist);
+    return report.stopped ? 128 + report.stopped : TS_EXIT_OK;
 }
 
 int ts_cmd_train(int argc, char **argv) {
