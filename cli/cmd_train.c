@@ -265,6 +265,20 @@ static void catch_stop_signals(const char *out_dir) {
     sigaction(SIGTERM, &sa, NULL);
 }
 
+// Tests only: TINYSEQ_TEST_KILL=RANK:STEP[:SIGNAL] raises SIGNAL (SIGKILL)
+// in rank RANK after step STEP, as a kill or Ctrl-C at that moment would.
+static long kill_rank = -1, kill_step = -1;
+static int kill_signal = SIGKILL;
+
+static void kill_after_step(long step, int rank) {
+    if (step == kill_step && rank == kill_rank) raise(kill_signal);
+}
+
+static void read_test_kill(ts_train_opts *o) {
+    const char *kill = getenv("TINYSEQ_TEST_KILL");
+    if (kill && sscanf(kill, "%ld:%ld:%d", &kill_rank, &kill_step, &kill_signal) >= 2) o->after_step = kill_after_step;
+}
+
 // Writes `arg` for a POSIX shell: as it is when it is made of safe
 // characters only, else in single quotes.
 static void print_shell_word(FILE *out, const char *arg) {
@@ -360,6 +374,7 @@ static int train_command(int argc, char **argv, char **config_text) {
     ts_train_report report;
     catch_stop_signals(o.out_dir);
     o.stop = &stop_signal;
+    read_test_kill(&o);
     // Under mpirun: the ranks train together; rank 0 alone prints.
     ts_dist dist;
     int mpi_argc = argc;  // MPI may edit what it is given; argv (and argv[-1], cli.h) are read below

@@ -209,3 +209,15 @@ int ts_dist_check_same(ts_dist *d, const char *const *what, const char *const *v
     return TS_OK;
 #endif
 }
+
+int ts_dist_agree(ts_dist *d, int rc) {
+    if (d->size <= 1) return rc;
+    long first = rc ? 2L * (d->size - d->rank) + (rc == TS_ERR_ARG) : 0;  // the lowest failed rank wins
+    int mpi = ts_dist_max(d, &first);
+    if (mpi) return mpi;
+    if (!first) return TS_OK;
+    d->agreed_failure = 1;
+    int rank = d->size - (int)(first / 2);
+    d->quiet = d->rank != rank;
+    return rc ? rc : ts_fail(first % 2 ? TS_ERR_ARG : TS_ERR_IO, "rank %d failed to start", rank);
+}

@@ -68,4 +68,10 @@ int ts_dist_max(ts_dist *d, long *value);
 // every rank, which then agree to fail).
 int ts_dist_check_same(ts_dist *d, const char *const *what, const char *const *values, int n);
 
+// Every rank's setup succeeded (rc = TS_OK everywhere), or every rank fails
+// here together, so the ranks enter the loop's collectives all or none: the
+// lowest rank that failed keeps its message and the others stay quiet and
+// fail with its kind. Returns TS_OK or the failure.
+int ts_dist_agree(ts_dist *d, int rc);
+
 #endif

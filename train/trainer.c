@@ -27,6 +27,7 @@
 #include "train/options.h"
 #include "train/progress.h"
 #include "train/rundir.h"
+#include "train/shard.h"
 #include "train/state.h"
 
 #include <errno.h>
@@ -65,14 +66,8 @@ typedef struct {
     long epoch_dev_step, last_saved_step;
     // Data-parallel and --accumulate (shards > 1)
     ts_dist *dist;                     // the group; a group of one when the options give none
-    int shards;                        // ranks x accumulate: the parts of a batch
-    int32_t *shard_ids;                // (shard_room) one shard's src (S, b), src_len (b), tgt_in, tgt_out (T, b)
-    size_t shard_room;
-    gsl_rng *shard_rng;                // a shard's dropout and teacher-forcing draws, seeded per (seed, step, shard)
-    double *flat;                      // (parameters + 4) the gradients and the step's sums, allreduced at once
+    ts_shards shards;                  // the parts of a batch (ranks x accumulate) and the ranks' sum
     int stop_agreed;                   // with ranks: a rank was asked to stop (every rank knows it at the same step)
-    long kill_rank, kill_step;         // tests: TINYSEQ_TEST_KILL=RANK:STEP[:SIGNAL] raises SIGNAL (SIGKILL) there
-    int kill_signal;
     // What the run directory records (rank 0), never saved: a continued run
     // starts a new window where the previous one stopped (and logged).
     long log_every;                    // steps between steps.csv rows
@@ -383,9 +378,7 @@ static void trainer_free(trainer *t) {
     ts_arena_free(t->arena);
     ts_train_state_free(&t->s);
     free(t->tf_state);
-    free(t->shard_ids);
-    free(t->flat);
-    if (t->shard_rng) gsl_rng_free(t->shard_rng);
+    ts_shards_free(&t->shards);
 }
 
 // ---- the loop ------------------------------------------------------------------------
@@ -404,44 +397,6 @@ static int stop_requested(const ts_train_opts *o) { return o->stop ? (int)*o->st
 static int should_stop(const trainer *t) { return t->dist->size > 1 ? t->stop_agreed : stop_requested(t->opts); }
 
 // ---- one step: this rank's shards, the sum over ranks, the update --------------------
-
-// A shard's draws (dropout, teacher forcing) when a batch is cut into parts:
-// a generator seeded from (seed, step, shard) at each step, so they depend on
-// nothing a rank would have to share or a checkpoint to save (splitmix64's
-// finaliser mixes the three).
-static unsigned long shard_seed(long seed, long step, int shard) {
-    uint64_t z = (uint64_t)seed * 0x9E3779B97F4A7C15ull ^ (uint64_t)step * 0xBF58476D1CE4E5B9ull ^ (uint64_t)shard * 0x94D049BB133111EBull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return (unsigned long)(z ^ (z >> 31));
-}
-
-// Columns [c0, c1) of b as a batch of their own, trimmed to their longest
-// source and target; the ids are copied into t->shard_ids.
-static int shard_of(trainer *t, const ts_batch *b, int c0, int c1, ts_batch_view *out) {
-    int n = c1 - c0, S = 0, T = 0;
-    for (int c = c0; c < c1; c++) {
-        if (b->src_len[c] > S) S = b->src_len[c];
-        if (b->tgt_len[c] > T) T = b->tgt_len[c];
-    }
-    size_t need = (size_t)n * ((size_t)S + 1 + 2 * (size_t)T);
-    if (need > t->shard_room) {
-        int32_t *bigger = realloc(t->shard_ids, need * sizeof *bigger);
-        if (!bigger) return ts_fail(TS_ERR_NOMEM, "out of memory: a shard of %d sentences", n);
-        t->shard_ids = bigger;
-        t->shard_room = need;
-    }
-    int32_t *src = t->shard_ids, *src_len = src + (size_t)S * n;   // (S, n), (n)
-    int32_t *tgt_in = src_len + n, *tgt_out = tgt_in + (size_t)T * n;  // (T, n) each
-    for (int s = 0; s < S; s++) memcpy(src + (size_t)s * n, b->src + (size_t)s * b->B + c0, (size_t)n * sizeof *src);
-    memcpy(src_len, b->src_len + c0, (size_t)n * sizeof *src_len);
-    for (int k = 0; k < T; k++) {
-        memcpy(tgt_in + (size_t)k * n, b->tgt_in + (size_t)k * b->B + c0, (size_t)n * sizeof *tgt_in);
-        memcpy(tgt_out + (size_t)k * n, b->tgt_out + (size_t)k * b->B + c0, (size_t)n * sizeof *tgt_out);
-    }
-    *out = (ts_batch_view){.B = n, .S = S, .T = T, .src = src, .src_len = src_len, .tgt_in = tgt_in, .tgt_out = tgt_out};
-    return TS_OK;
-}
 
 // What run_shards sums over this rank's shards (and the allreduce over ranks).
 enum { SUM_LOSS, SUM_PLAIN, SUM_BAD, SUM_STOP, N_SUMS };
@@ -463,14 +418,12 @@ static int run_shards(trainer *t, const ts_batch *b, long n_batch, double sums[N
         ts_batch_view view = {.B = b->B, .S = b->S, .T = b->T, .src = b->src, .src_len = b->src_len,
                               .tgt_in = b->tgt_in, .tgt_out = b->tgt_out};
         gsl_rng *rng = t->s.tf_rng;
-        if (t->shards > 1) {
-            int shard = t->dist->rank * K + k;
-            int c0 = (int)((long)shard * b->B / t->shards), c1 = (int)((long)(shard + 1) * b->B / t->shards);
-            if (c0 == c1) continue;  // a last batch of the epoch with fewer sentences than shards
-            int rc = shard_of(t, b, c0, c1, &view);
+        if (t->shards.count > 1) {
+            int shard = t->dist->rank * K + k, empty;
+            int rc = ts_shard_view(&t->shards, b, shard, &view, &empty);
             if (rc) return rc;
-            rng = t->shard_rng;
-            gsl_rng_set(rng, shard_seed(o->seed, t->s.step, shard));
+            if (empty) continue;
+            rng = ts_shard_rng(&t->shards, o->seed, t->s.step, shard);
         }
         ts_ctx_reset(&t->ctx);
         int n_tokens = 0;
@@ -483,36 +436,12 @@ static int run_shards(trainer *t, const ts_batch *b, long n_batch, double sums[N
             continue;
         }
         // One part: the weight is 1 and the step is what it always was.
-        double weight = t->shards > 1 ? (double)n_tokens / (double)n_batch : 1.0;
+        double weight = t->shards.count > 1 ? (double)n_tokens / (double)n_batch : 1.0;
         int rc = ts_backward_weighted(&t->ctx, loss, weight);
         if (rc) return rc;
         sums[SUM_LOSS] += value * n_tokens;
         sums[SUM_PLAIN] += *plain * n_tokens;
     }
-    return TS_OK;
-}
-
-// The gradients and sums of every rank, summed, on every rank: one
-// allreduce of one flat buffer (parameters in registration order, then the
-// sums). Also carries each rank's stop flag.
-static int sum_over_ranks(trainer *t, double sums[N_SUMS]) {
-    ts_params *p = &t->model->params;
-    size_t at = 0;
-    for (int i = 0; i < p->count; i++) {
-        memcpy(t->flat + at, p->items[i]->grad, p->items[i]->size * sizeof(double));
-        at += p->items[i]->size;
-    }
-    sums[SUM_STOP] = stop_requested(t->opts) ? 1 : 0;
-    memcpy(t->flat + at, sums, N_SUMS * sizeof *sums);
-    int rc = ts_dist_allreduce_sum(t->dist, t->flat, at + N_SUMS);
-    if (rc) return rc;
-    at = 0;
-    for (int i = 0; i < p->count; i++) {
-        memcpy(p->items[i]->grad, t->flat + at, p->items[i]->size * sizeof(double));
-        at += p->items[i]->size;
-    }
-    memcpy(sums, t->flat + at, N_SUMS * sizeof *sums);
-    t->stop_agreed = sums[SUM_STOP] > 0;
     return TS_OK;
 }
 
@@ -536,11 +465,16 @@ static int train_step(trainer *t, const ts_batch *b) {
         if (rc != TS_ERR_ARENA || (rc = grow_arena(t))) return rc;
         memcpy(gsl_rng_state(t->s.tf_rng), t->tf_state, tf_bytes);
     }
-    if (t->dist->size > 1 && (rc = sum_over_ranks(t, sums))) {
-        ts_params_zero_grad(&t->model->params);
-        return rc;
+    if (t->dist->size > 1) {
+        // The stop flag travels with the sums: the ranks stop at one step.
+        sums[SUM_STOP] = stop_requested(o) ? 1 : 0;
+        if ((rc = ts_shards_sum_over_ranks(&t->shards, t->dist, &t->model->params, sums, N_SUMS))) {
+            ts_params_zero_grad(&t->model->params);
+            return rc;
+        }
+        t->stop_agreed = sums[SUM_STOP] > 0;
     }
-    if (t->shards > 1) plain = sums[SUM_PLAIN] / (double)n_batch;
+    if (t->shards.count > 1) plain = sums[SUM_PLAIN] / (double)n_batch;
     int finite_loss = sums[SUM_BAD] == 0;
     double norm = finite_loss ? ts_grad_norm(&t->model->params, t->optim.threads) : NAN;
     if ((rc = count_up(&t->s.step, 1, "step"))) {
@@ -652,22 +586,6 @@ static int finish_run(trainer *t) {
 
 // ---- the same run on every rank ------------------------------------------------------
 
-// Every rank's setup succeeded, or every rank fails here together, so the
-// ranks enter the loop's collectives all or none. The first rank that failed
-// prints its message; the others stay quiet and fail with its kind.
-static int agree_on_setup(trainer *t, int rc) {
-    ts_dist *d = t->dist;
-    if (d->size <= 1) return rc;
-    long first = rc ? 2L * (d->size - d->rank) + (rc == TS_ERR_ARG) : 0;  // the lowest failed rank wins
-    int mpi = ts_dist_max(d, &first);
-    if (mpi) return mpi;
-    if (!first) return TS_OK;
-    d->agreed_failure = 1;
-    int rank = d->size - (int)(first / 2);
-    d->quiet = d->rank != rank;
-    return rc ? rc : ts_fail(first % 2 ? TS_ERR_ARG : TS_ERR_IO, "rank %d failed to start", rank);
-}
-
 int ts_train(const ts_train_opts *o, ts_train_report *report) {
     ts_dist alone = {.rank = 0, .size = 1, .local_size = 1};
     trainer t = {.opts = o, .dist = o->dist ? o->dist : &alone, .epoch_dev_step = -1, .last_saved_step = -1,
@@ -680,11 +598,6 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     if (rc) return rc;
     int setup_agreed = 0;
     ts_ckpt *resume = NULL;
-    t.kill_rank = t.kill_step = -1;
-    t.kill_signal = SIGKILL;
-    const char *kill = getenv("TINYSEQ_TEST_KILL");  // tests only: "RANK:STEP[:SIGNAL]"
-    if (kill && sscanf(kill, "%ld:%ld:%d", &t.kill_rank, &t.kill_step, &t.kill_signal) < 2) t.kill_rank = t.kill_step = -1;
-    t.shards = t.dist->size * (int)(o->accumulate > 0 && o->accumulate <= INT32_MAX / t.dist->size ? o->accumulate : 1);
     if (o->threads < 0 || o->threads > TS_MAX_THREADS) {
         rc = ts_fail(TS_ERR_ARG, "--threads must be between 1 and %d, got %ld", TS_MAX_THREADS, o->threads);
         goto done;
@@ -745,14 +658,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         goto done;
     }
     if ((rc = ts_optim_init(&t.optim, &t.model->params, o->optim, o->lr))) goto done;
-    if (t.shards > 1 && !(t.shard_rng = gsl_rng_alloc(gsl_rng_mt19937))) {
-        rc = ts_fail(TS_ERR_NOMEM, "rng");
-        goto done;
-    }
-    if (t.dist->size > 1 && !(t.flat = malloc((ts_params_size(&t.model->params) + N_SUMS) * sizeof *t.flat))) {
-        rc = ts_fail(TS_ERR_NOMEM, "out of memory: the gradients' buffer for the ranks");
-        goto done;
-    }
+    if ((rc = ts_shards_init(&t.shards, t.dist->size, o->accumulate, ts_params_size(&t.model->params), N_SUMS))) goto done;
     ts_ctx_init(&t.ctx, t.arena);
     ts_params_zero_grad(&t.model->params);  // train_step's invariant
     t.optim.threads = threads > 1 ? 2 : 1;  // the memory-bound passes gain little beyond two
@@ -767,10 +673,10 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     if (leader(&t) && (rc = ts_rundir_write_config(o, t.model, t.data.split.n_train, t.data.n_dev, t.dist->size))) goto done;
     if (leader(&t) && !t.data.dev_file && (rc = ts_rundir_write_dev(o->out_dir, t.data.dev, t.data.dev_rows, t.data.n_dev))) goto done;
     setup_agreed = 1;
-    if ((rc = agree_on_setup(&t, TS_OK))) goto done;
-    if (o->out && t.shards > 1)
+    if ((rc = ts_dist_agree(t.dist, TS_OK))) goto done;
+    if (o->out && t.shards.count > 1)
         fprintf(o->out, "data-parallel: %d rank%s x --accumulate %ld: a batch of %ld sentences in %d parts of about %ld\n",
-                t.dist->size, t.dist->size > 1 ? "s" : "", o->accumulate, o->batch, t.shards, o->batch / t.shards);
+                t.dist->size, t.dist->size > 1 ? "s" : "", o->accumulate, o->batch, t.shards.count, o->batch / t.shards.count);
     if (o->out) {
         fprintf(o->out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_blas_threads());
         fprintf(o->out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
@@ -797,7 +703,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         for (size_t i = (size_t)t.s.position; i < total && !stop; i++) {
             if ((stop = interrupted = should_stop(&t))) break;  // a step boundary: last.ckpt resumes here
             if ((rc = train_step(&t, ts_batcher_get(t.data.batcher, i)))) goto done;
-            if (t.s.step == t.kill_step && t.dist->rank == t.kill_rank) raise(t.kill_signal);
+            if (o->after_step) o->after_step(t.s.step, t.dist->rank);
             show_progress(&t, total, 0);
             if ((t.s.step % t.log_every == 0 || (size_t)t.s.position == total) && (rc = log_steps(&t))) goto done;
             if (o->eval_every > 0 && t.s.step % o->eval_every == 0 && (size_t)t.s.position < total &&
@@ -848,7 +754,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         fflush(o->out);
     }
 done:
-    if (!setup_agreed) rc = agree_on_setup(&t, rc);
+    if (!setup_agreed) rc = ts_dist_agree(t.dist, rc);
     ts_ckpt_free(resume);
     trainer_free(&t);
     return rc;

@@ -70,6 +70,9 @@ typedef struct {
     // the next step boundary, saves last.ckpt (resumable from there) and
     // returns TS_OK with report->stopped = *stop; no dev evaluation, no summary.
     volatile sig_atomic_t *stop;  // NULL: never
+    // Called after every step with the step and this rank (tests stop a run
+    // there: cli/cmd_train.c's TINYSEQ_TEST_KILL); NULL: nothing.
+    void (*after_step)(long step, int rank);
     // The data-parallel group (train/dist.h) this process trains in; NULL: alone.
     // Only rank 0 prints and writes out_dir (the cli gives the others no streams).
     ts_dist *dist;
