@@ -220,9 +220,14 @@ int ts_cmd_eval(int argc, char **argv) {
         goto done;
     }
     const ts_model_config *cfg = &t.model->cfg;
-    printf("model %s: attention %s, %s decoder, %s encoder; %s", model_path, ts_attn_name(cfg->attn),
-           ts_decoder_name(cfg->decoder), cfg->bidirectional ? "bidirectional" : "unidirectional",
-           beam > 1 ? "beam search" : "greedy decoding");
+    char sizes[128];
+    if (cfg->arch == TS_ARCH_TRANSFORMER)
+        printf("model %s: transformer, %s; %s", model_path, ts_model_transformer_sizes(cfg, sizes, sizeof sizes),
+               beam > 1 ? "beam search" : "greedy decoding");
+    else
+        printf("model %s: attention %s, %s decoder, %s encoder; %s", model_path, ts_attn_name(cfg->attn),
+               ts_decoder_name(cfg->decoder), cfg->bidirectional ? "bidirectional" : "unidirectional",
+               beam > 1 ? "beam search" : "greedy decoding");
     if (beam > 1) printf(" (width %ld)", beam);
     putchar('\n');
 

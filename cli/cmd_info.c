@@ -117,9 +117,13 @@ static void print_text(const char *path, const ts_ckpt *ck, const ts_translator 
     const ts_model_config *c = &t->model->cfg;
     char number[64];
     printf("checkpoint: %s\n", path);
-    printf("model: %s attention, %s decoder, %s encoder, embedding %d, hidden %d\n",
-           c->attn == TS_ATTN_NONE ? "no" : ts_attn_name(c->attn), ts_decoder_name(c->decoder),
-           c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden);
+    char sizes[128];
+    if (c->arch == TS_ARCH_TRANSFORMER)
+        printf("model: transformer, %s\n", ts_model_transformer_sizes(c, sizes, sizeof sizes));
+    else
+        printf("model: %s attention, %s decoder, %s encoder, embedding %d, hidden %d\n",
+               c->attn == TS_ATTN_NONE ? "no" : ts_attn_name(c->attn), ts_decoder_name(c->decoder),
+               c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden);
     printf("vocabularies: source %zu, target %zu (4 specials included in each)\n", ts_vocab_size(t->src_vocab),
            ts_vocab_size(t->tgt_vocab));
     if (t->max_len > 0) printf("sentences: at most %d tokens per side in training\n", t->max_len);

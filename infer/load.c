@@ -24,6 +24,13 @@ int ts_model_to_ckpt(ts_ckpt *ck, const ts_seq2seq *m, const ts_vocab *src, cons
     if (!rc) rc = ts_ckpt_set_int(ck, "model.hidden", c->hidden);
     if (!rc) rc = ts_ckpt_set_int(ck, "model.source_vocabulary", c->src_vocab);
     if (!rc) rc = ts_ckpt_set_int(ck, "model.target_vocabulary", c->tgt_vocab);
+    if (!rc && c->arch != TS_ARCH_GRU) {  // a GRU's checkpoint keeps the keys (and bytes) it always had
+        rc = ts_ckpt_set(ck, "model.architecture", ts_arch_name(c->arch));
+        if (!rc) rc = ts_ckpt_set_int(ck, "model.d_model", c->d_model);
+        if (!rc) rc = ts_ckpt_set_int(ck, "model.heads", c->heads);
+        if (!rc) rc = ts_ckpt_set_int(ck, "model.layers", c->layers);
+        if (!rc) rc = ts_ckpt_set_int(ck, "model.feed_forward", c->ff);
+    }
     if (!rc) rc = ts_ckpt_set_int(ck, "data.max_len", max_len);
     if (!rc) rc = ts_ckpt_set(ck, "data.normalisation", "nfc-lowercase-punct-split");
     if (!rc) rc = add_vocab(ck, "source", src);
@@ -80,6 +87,32 @@ static int check_params(const ts_ckpt *ck, const ts_model_config *cfg, const cha
     return TS_OK;
 }
 
+// The architecture and its sizes: a file without "model.architecture" is a
+// GRU's (every file before the Transformer). Sizes are bounded here; that
+// the heads divide d_model is the configuration check's (check_params).
+static int arch_from_ckpt(const ts_ckpt *ck, ts_model_config *cfg) {
+    const char *arch;
+    if (ts_ckpt_get_string(ck, "model.architecture", &arch) != TS_OK) {
+        ts_clear_error();
+        cfg->arch = TS_ARCH_GRU;
+        return TS_OK;
+    }
+    if (ts_arch_parse(arch, &cfg->arch))
+        return name_file(ck, ts_fail(TS_ERR_FORMAT, "header 'model.architecture': %s", ts_last_error()));
+    if (cfg->arch == TS_ARCH_GRU) return TS_OK;
+    int64_t d, heads, layers, ff;
+    int rc = ts_ckpt_get_int(ck, "model.d_model", 1, TS_MODEL_MAX_HIDDEN, &d);
+    if (!rc) rc = ts_ckpt_get_int(ck, "model.heads", 1, TS_MODEL_MAX_HIDDEN, &heads);
+    if (!rc) rc = ts_ckpt_get_int(ck, "model.layers", 1, TS_MODEL_MAX_LAYERS, &layers);
+    if (!rc) rc = ts_ckpt_get_int(ck, "model.feed_forward", 1, TS_MODEL_MAX_FF, &ff);
+    if (rc) return rc;
+    cfg->d_model = (int)d;
+    cfg->heads = (int)heads;
+    cfg->layers = (int)layers;
+    cfg->ff = (int)ff;
+    return TS_OK;
+}
+
 // With `owned` (ck itself, freed by the caller next), the weights move out of
 // the container instead of being copied: 42 MB less to touch for Tatoeba.
 static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, ts_translator *out) {
@@ -99,6 +132,7 @@ static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, ts_translator *out) {
     if (!rc) rc = ts_ckpt_get_int(ck, "model.source_vocabulary", TS_MODEL_MIN_VOCAB, TS_MODEL_MAX_VOCAB, &sv);
     if (!rc) rc = ts_ckpt_get_int(ck, "model.target_vocabulary", TS_MODEL_MIN_VOCAB, TS_MODEL_MAX_VOCAB, &tv);
     if (!rc) rc = ts_ckpt_get_int(ck, "data.max_len", 0, 1000000, &max_len);
+    if (!rc) rc = arch_from_ckpt(ck, &cfg);
     if (rc) return rc;
     cfg.bidirectional = (int)bi;
     cfg.emb = (int)emb;

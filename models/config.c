@@ -49,6 +49,11 @@ int ts_model_config_check(const ts_model_config *c) {
     return TS_OK;
 }
 
+char *ts_model_transformer_sizes(const ts_model_config *c, char *buf, size_t n) {
+    snprintf(buf, n, "d_model %d, %d heads, %d layers per stack, feed-forward %d", c->d_model, c->heads, c->layers, c->ff);
+    return buf;
+}
+
 int ts_model_memory_width(const ts_model_config *c) { return c->bidirectional ? 2 * c->hidden : c->hidden; }
 
 int ts_model_check_ids(ts_ctx *ctx, const char *what, const int *ids, size_t n, int vocab) {

@@ -62,6 +62,10 @@ typedef struct {
 // TS_OK, or TS_ERR_ARG naming the field that is out of range.
 int ts_model_config_check(const ts_model_config *cfg);
 
+// "d_model 256, 4 heads, 3 layers per stack, feed-forward 1024" into buf
+// (n bytes): how info, eval and train describe a Transformer. Returns buf.
+char *ts_model_transformer_sizes(const ts_model_config *cfg, char *buf, size_t n);
+
 // M, the encoder memory's width: H, or 2H when bidirectional.
 int ts_model_memory_width(const ts_model_config *cfg);
 

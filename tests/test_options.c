@@ -68,11 +68,12 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
         {"corpus", "toy"},     {"toy_pairs", "300"},  {"max_len", "30"},        {"dev", held},
         {"test", held},        {"min_count", "2"},    {"skip_bad", "1"},        {"attention", "general"},
         {"decoder", "bahdanau"}, {"bidirectional", "1"}, {"emb", "5"},          {"hidden", "7"},
-        {"optimizer", "sgd"},  {"lr", "0.02"},        {"clip", "2.5"},          {"tf", "0.75"},
+        {"optimizer", "sgd"},  {"lr", "0.02"},        {"clip", "2.5"},          {"tf", "1"},
         {"dropout", "0.2"},    {"label_smoothing", "0.05"}, {"batch", "6"},     {"accumulate", "2"},
         {"epochs", "2"},       {"steps", "3"},        {"lr_decay", "0.25"},     {"patience", "2"},
         {"seed", "9"},         {"keep", "1"},         {"beam", "2"},            {"log_every", "2"},
-        {"eval_every", "2"},   {"warmup_steps", "2"},
+        {"eval_every", "2"},   {"warmup_steps", "2"},  {"arch", "transformer"}, {"d_model", "4"},
+        {"heads", "2"},        {"layers", "1"},       {"ff", "6"},
     };
     size_t n_given = sizeof given / sizeof given[0];
     // The lines in the table's order (config.txt's), each key once.

@@ -310,3 +310,45 @@ Test(transformer, reordered_rows_decode_as_their_sentences) {
     cr_assert(strstr(ts_last_error(), "reorder"), "%s", ts_last_error());
     ts_seq2seq_free(model);
 }
+
+// ---- through the program: train --arch transformer, resume, info, translate, eval ----
+
+Test(transformer, the_program_trains_resumes_exactly_and_translates, .timeout = 240) {
+    char *dir = test_tmpdir(), *out = NULL;
+    const char *flags = "--arch transformer --d-model 8 --heads 2 --layers 1 --ff 12 --toy-pairs 300 --batch 16 "
+                        "--dropout 0.1 --warmup-steps 4 --show 0 --beam 2";
+    cr_assert_eq(test_runf(&out, "'%s' train %s --steps 12 --out %s/straight", TS_PROGRAM, flags, dir), 0, "%s", out);
+    cr_assert(strstr(out, "model: transformer, d_model 8, 2 heads, 1 layers per stack, feed-forward 12"), "%s", out);
+    free(out);
+    cr_assert_eq(test_runf(&out, "'%s' train %s --steps 5 --out %s/parts", TS_PROGRAM, flags, dir), 0, "%s", out);
+    free(out);
+    cr_assert_eq(test_runf(&out, "'%s' train %s --steps 12 --out %s/parts --resume %s/parts/last.ckpt", TS_PROGRAM, flags,
+                           dir, dir),
+                 0, "%s", out);
+    free(out);
+    char a[4200], b[4200];
+    snprintf(a, sizeof a, "%s/straight/last.ckpt", dir);
+    snprintf(b, sizeof b, "%s/parts/last.ckpt", dir);
+    cr_assert(test_same_bytes(a, b), "the resumed Transformer differs from the straight run");
+    cr_assert_eq(test_runf(&out, "'%s' info %s", TS_PROGRAM, a), 0, "%s", out);
+    cr_assert(strstr(out, "model: transformer, d_model 8") && strstr(out, "transformer.decoder.norm.weight"), "%s", out);
+    free(out);
+    for (int beam = 1; beam <= 3; beam += 2) {
+        cr_assert_eq(test_runf(&out, "'%s' translate --beam %d --model %s 'the dog sees a cat .'", TS_PROGRAM, beam, a), 0,
+                     "%s", out);
+        cr_assert(strlen(out) > 0, "beam %d printed nothing", beam);
+        free(out);
+    }
+    // A resumed run must ask for the same architecture.
+    cr_assert_neq(test_runf(&out, "'%s' train %s --heads 4 --steps 14 --out %s/parts --resume %s/parts/last.ckpt",
+                            TS_PROGRAM, flags, dir, dir),
+                  0, "%s", out);
+    cr_assert(strstr(out, "another model configuration"), "%s", out);
+    free(out);
+    cr_assert_neq(test_runf(&out, "'%s' train --arch transformer --heads 3 --hidden 256 --toy-pairs 100 --out %s/bad",
+                            TS_PROGRAM, dir),
+                  0, "%s", out);
+    cr_assert(strstr(out, "--heads 3 does not divide the model width 256"), "%s", out);
+    free(out);
+    free(dir);
+}

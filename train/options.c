@@ -14,6 +14,8 @@ static const char *attn_name(const ts_train_opts *o) { return ts_attn_name(o->mo
 static int attn_parse(ts_train_opts *o, const char *text) { return ts_attn_parse(text, &o->model.attn); }
 static const char *decoder_name(const ts_train_opts *o) { return ts_decoder_name(o->model.decoder); }
 static int decoder_parse(ts_train_opts *o, const char *text) { return ts_decoder_parse(text, &o->model.decoder); }
+static const char *arch_name(const ts_train_opts *o) { return ts_arch_name(o->model.arch); }
+static int arch_parse(ts_train_opts *o, const char *text) { return ts_arch_parse(text, &o->model.arch); }
 static const char *optim_name(const ts_train_opts *o) { return ts_optim_name(o->optim); }
 static int optim_parse(ts_train_opts *o, const char *text) { return ts_optim_parse(text, &o->optim); }
 
@@ -51,6 +53,18 @@ const ts_train_option ts_train_options[] = {
     {.flag = "skip-bad", .key = "skip_bad", .saved_as = "data.skip_bad", SWITCH(skip_bad), .use = SAME | RESUME,
      .section = "data", .help = "skip malformed corpus lines (and count them) instead of stopping"},
     // model
+    // The architecture and the Transformer's sizes: config.txt has them only when given (a GRU run's file
+    // stays as it was); the checkpoint has them with the model.
+    {.flag = "arch", .key = "arch", CHOICE(model.arch, "gru", arch), .use = SAME | TS_OPTION_IF_GIVEN, .section = "model",
+     .meta = "NAME", .help = "gru or transformer (default {}; docs/models.md)"},
+    {.flag = "d-model", .key = "d_model", INT(model.d_model, 0, TS_MODEL_MAX_HIDDEN, 0), .use = SAME | TS_OPTION_IF_GIVEN,
+     .section = "model", .meta = "N", .help = "transformer: model width (default: --hidden)"},
+    {.flag = "heads", .key = "heads", INT(model.heads, 0, TS_MODEL_MAX_HIDDEN, 0), .use = SAME | TS_OPTION_IF_GIVEN,
+     .section = "model", .meta = "N", .help = "transformer: attention heads, dividing --d-model (default 4)"},
+    {.flag = "layers", .key = "layers", INT(model.layers, 0, TS_MODEL_MAX_LAYERS, 0), .use = SAME | TS_OPTION_IF_GIVEN,
+     .section = "model", .meta = "N", .help = "transformer: layers per stack (default 2)"},
+    {.flag = "ff", .key = "ff", INT(model.ff, 0, TS_MODEL_MAX_FF, 0), .use = SAME | TS_OPTION_IF_GIVEN, .section = "model",
+     .meta = "N", .help = "transformer: feed-forward width (default 4 d_model)"},
     {.flag = "attn", .key = "attention", CHOICE(model.attn, "bahdanau", attn), .use = SAME, .section = "model",
      .meta = "NAME", .help = "bahdanau, dot, general, concat, scaled-dot or none (default {})"},
     {.flag = "decoder", .key = "decoder", CHOICE(model.decoder, "bahdanau", decoder), .use = SAME, .section = "model",

@@ -134,8 +134,9 @@ int ts_train_state_resume_model(const ts_ckpt *ck, const char *path, const ts_vo
     const ts_model_config *saved = &loaded.model->cfg;
     if (!rc && (saved->src_vocab != cfg->src_vocab || saved->tgt_vocab != cfg->tgt_vocab || saved->emb != cfg->emb ||
                 saved->hidden != cfg->hidden || saved->attn != cfg->attn || saved->decoder != cfg->decoder ||
-                saved->bidirectional != cfg->bidirectional))
-        rc = ts_fail(TS_ERR_ARG, "it was trained with another model configuration (--attn, --decoder, --bidirectional, --emb, --hidden)");
+                saved->bidirectional != cfg->bidirectional || saved->arch != cfg->arch || saved->d_model != cfg->d_model ||
+                saved->heads != cfg->heads || saved->layers != cfg->layers || saved->ff != cfg->ff))
+        rc = ts_fail(TS_ERR_ARG, "it was trained with another model configuration (--arch, --attn, --decoder, --bidirectional, --emb, --hidden, --d-model, --heads, --layers, --ff)");
     if (!rc) {
         *model = loaded.model;  // the one model of the run; the data's vocabularies are the same words
         loaded.model = NULL;

@@ -626,6 +626,17 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     if (!rc) rc = load_data(&t);
     if (rc) goto done;
     ts_model_config cfg = o->model;
+    if (cfg.arch == TS_ARCH_TRANSFORMER) {  // the Transformer's sizes not given (0) default here
+        if (!cfg.d_model) cfg.d_model = cfg.hidden;
+        if (!cfg.heads) cfg.heads = 4;
+        if (!cfg.layers) cfg.layers = 2;
+        if (!cfg.ff) cfg.ff = 4 * cfg.d_model;
+        if (cfg.d_model % cfg.heads) {
+            rc = ts_fail(TS_ERR_ARG, "--heads %d does not divide the model width %d (--d-model, else --hidden)", cfg.heads,
+                         cfg.d_model);
+            goto done;
+        }
+    }
     cfg.src_vocab = (int)ts_vocab_size(t.data.src_vocab);
     cfg.tgt_vocab = (int)ts_vocab_size(t.data.tgt_vocab);
     long max_epochs = o->steps > 0 ? TS_MAX_EPOCHS : o->epochs;
@@ -681,9 +692,15 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         fprintf(o->out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_blas_threads());
         fprintf(o->out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
                 t.data.split.n_train, t.data.n_dev, cfg.src_vocab, cfg.tgt_vocab);
-        fprintf(o->out, "model: %s attention, %s decoder%s, emb %d, hidden %d, %zu parameters; %s lr %g, batch %ld\n",
-                ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder), cfg.bidirectional ? ", bidirectional" : "", cfg.emb,
-                cfg.hidden, ts_params_size(&t.model->params), ts_optim_name(o->optim), t.optim.lr, o->batch);
+        char sizes[128];
+        if (cfg.arch == TS_ARCH_TRANSFORMER)
+            fprintf(o->out, "model: transformer, %s, %zu parameters; %s lr %g, batch %ld\n",
+                    ts_model_transformer_sizes(&cfg, sizes, sizeof sizes), ts_params_size(&t.model->params),
+                    ts_optim_name(o->optim), t.optim.lr, o->batch);
+        else
+            fprintf(o->out, "model: %s attention, %s decoder%s, emb %d, hidden %d, %zu parameters; %s lr %g, batch %ld\n",
+                    ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder), cfg.bidirectional ? ", bidirectional" : "", cfg.emb,
+                    cfg.hidden, ts_params_size(&t.model->params), ts_optim_name(o->optim), t.optim.lr, o->batch);
         // The regularisers and the final search are defaults a user may not expect: say them.
         char search[32] = "";
         if (o->beam > 1) snprintf(search, sizeof search, " and beam %ld", o->beam);
