@@ -46,7 +46,6 @@ static const char usage[] =
 
 static const char *cmd = "tinyseq eval";
 
-#define ARENA_CAP ((size_t)8 << 30)
 
 // Gold links per corpus pair, read from a Pharaoh file (one line per pair).
 typedef struct {
@@ -137,7 +136,7 @@ static size_t arena_guess(const ts_model_config *cfg, size_t B, size_t S, size_t
     size_t encoder = S * (E + 10 * H + 3 * M + 64 * 4);
     size_t doubles = B * (T * step + encoder) * 2;
     size_t bytes = doubles * sizeof(double) + ((size_t)16 << 20);
-    return bytes < ARENA_CAP ? bytes : ARENA_CAP;
+    return bytes < TS_ARENA_MAX ? bytes : TS_ARENA_MAX;
 }
 
 // The tokens of one side joined by spaces.
@@ -234,24 +233,17 @@ int ts_cmd_eval(int argc, char **argv) {
     ts_eval_opts opts = {.beam = (int)beam, .batch = (int)batch, .gold = align_path ? row_gold : NULL,
                          .gold_counts = align_path ? row_counts : NULL};
     size_t B = (size_t)batch < n_rows ? (size_t)batch : n_rows;
-    // Decoding steps run in scratch arenas of their own (models/seq2seq.c):
+    // Decoding steps run in scratch arenas of their own (models/search.c):
     // this one holds a batch's teacher-forced pass, or the beam's K encodings.
     size_t arena_rows = B > (size_t)beam ? B : (size_t)beam;
-    size_t capacity = arena_guess(cfg, arena_rows, S, T + 1);
     ts_eval_result r;
-    int rc;
+    int rc = TS_OK;
     ts_ctx ctx;
-    for (;;) {
-        if (!(arena = ts_arena_new(capacity))) {
-            rc = TS_ERR_NOMEM;
-            break;
-        }
+    if (!(arena = ts_arena_new(arena_guess(cfg, arena_rows, S, T + 1)))) rc = TS_ERR_NOMEM;
+    while (!rc) {
         ts_ctx_init(&ctx, arena);
         rc = ts_evaluate(&t, &ctx, c, rows, n_rows, &opts, &r, &hyps);
-        if (rc != TS_ERR_ARENA || capacity >= ARENA_CAP) break;
-        ts_arena_free(arena);
-        arena = NULL;
-        capacity = capacity * 2 < ARENA_CAP ? capacity * 2 : ARENA_CAP;
+        if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&arena, "a batch"))) break;
     }
     if (rc) {
         ts_cli_error(cmd, 1, "evaluation failed");

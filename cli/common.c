@@ -9,13 +9,9 @@
 #include <sys/stat.h>
 
 int ts_cli_grow_arena(ts_ctx *ctx, const char *what) {
-    size_t want = ts_arena_capacity(ctx->arena) * 2;
-    if (want > TS_CLI_ARENA_CAP) return ts_fail(TS_ERR_ARENA, "%s needs more than %zu MiB", what, TS_CLI_ARENA_CAP >> 20);
-    ts_arena *bigger = ts_arena_new(want);
-    if (!bigger) return TS_ERR_NOMEM;
-    ts_arena_free(ctx->arena);
-    ts_ctx_init(ctx, bigger);
-    return TS_OK;
+    int rc = ts_arena_grow(&ctx->arena, what);
+    ts_ctx_init(ctx, ctx->arena);
+    return rc;
 }
 
 int ts_cli_load_model(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,

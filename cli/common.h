@@ -8,13 +8,13 @@
 #include "autograd/graph.h"
 #include "infer/load.h"
 
-// The arena translate and attend start each sentence with, and the most it
-// may grow to: the limit bounds the memory one input can ask for.
+// The arena translate and attend start each sentence with; it grows up to
+// TS_ARENA_MAX (tensor/arena.h), which bounds what one input can ask for.
 enum { TS_CLI_ARENA_START = 64 << 20 };
-#define TS_CLI_ARENA_CAP ((size_t)4 << 30)
 
-// Replaces ctx's arena with one twice as large. TS_OK; TS_ERR_ARENA ("<what>
-// needs more than N MiB") past TS_CLI_ARENA_CAP; TS_ERR_NOMEM.
+// Replaces ctx's arena with one twice as large (ts_arena_grow) and
+// reinitialises ctx on it. TS_OK; TS_ERR_ARENA ("<what> needs more than N
+// MiB of arena") past TS_ARENA_MAX; TS_ERR_NOMEM.
 int ts_cli_grow_arena(ts_ctx *ctx, const char *what);
 
 // The model of --model for a command: when model_path is NULL prints

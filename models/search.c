@@ -72,17 +72,8 @@ static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, int t
             return logits;
         }
         *rc = ctx->status ? ctx->status : TS_ERR_ARENA;
-        size_t capacity = ts_arena_capacity(a);
-        if (*rc != TS_ERR_ARENA || capacity > SIZE_MAX / 4) return NULL;
-        ts_arena *bigger = ts_arena_new(2 * capacity);
-        if (!bigger) {
-            *rc = TS_ERR_NOMEM;
-            return NULL;
-        }
-        ts_arena_free(a);
-        sa->arena[t % 2] = bigger;
+        if (*rc != TS_ERR_ARENA || (*rc = ts_arena_grow(&sa->arena[t % 2], "a decoding step"))) return NULL;
         ctx->status = TS_OK;
-        *rc = TS_OK;
     }
 }
 

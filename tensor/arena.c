@@ -71,6 +71,20 @@ double *ts_arena_zeros(ts_arena *a, size_t count) {
     return p;
 }
 
+int ts_arena_grow(ts_arena **arena, const char *what) {
+    size_t capacity = (*arena)->capacity;
+    if (capacity >= TS_ARENA_MAX)
+        return ts_fail(TS_ERR_ARENA, "%s needs more than %zu MiB of arena", what, TS_ARENA_MAX >> 20);
+    size_t want = capacity > TS_ARENA_MAX / 2 ? TS_ARENA_MAX : 2 * capacity;
+    ts_arena *bigger = ts_arena_new(want);
+    if (!bigger)
+        return ts_fail(TS_ERR_NOMEM, "out of memory: %s needs more than %zu MiB of arena, and %zu MiB cannot be had", what,
+                       capacity >> 20, want >> 20);
+    ts_arena_free(*arena);
+    *arena = bigger;
+    return TS_OK;
+}
+
 void ts_arena_reset(ts_arena *a) { a->used = 0; }
 size_t ts_arena_used(const ts_arena *a) { return a->used; }
 size_t ts_arena_peak(const ts_arena *a) { return a->peak; }

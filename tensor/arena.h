@@ -25,6 +25,19 @@ double *ts_arena_zeros(ts_arena *arena, size_t count);
 // Forgets every allocation; the memory is reused by the next ones.
 void ts_arena_reset(ts_arena *arena);
 
+// The most ts_arena_grow makes an arena: the one bound on what one piece of
+// work (a training step, a dev evaluation, a sentence, a decoding step) may
+// ask for. Pages are committed only when touched, so this is address space.
+#define TS_ARENA_MAX ((size_t)16 << 30)
+
+// Replaces *arena by an empty one twice as large (at most TS_ARENA_MAX) and
+// frees the old one: for work that failed with TS_ERR_ARENA and is redone
+// from the start (the same work gives the same bits in any arena). `what`
+// names the work for the message. TS_OK; TS_ERR_ARENA ("<what> needs more
+// than N MiB of arena") when *arena is at TS_ARENA_MAX already; TS_ERR_NOMEM
+// when the larger block cannot be had (then *arena is unchanged).
+int ts_arena_grow(ts_arena **arena, const char *what);
+
 size_t ts_arena_used(const ts_arena *arena);      // bytes in use now
 size_t ts_arena_peak(const ts_arena *arena);      // most bytes ever in use
 size_t ts_arena_capacity(const ts_arena *arena);

@@ -36,6 +36,31 @@ Test(arena, exhaustion_is_an_error_not_a_crash) {
     ts_arena_free(a);
 }
 
+// The one "grow and redo" helper: twice the room, empty, up to one cap.
+Test(arena, grow_doubles_up_to_the_cap_and_then_says_who_needed_more) {
+    ts_arena *a = ts_arena_new(1024);
+    cr_assert_not_null(ts_arena_alloc(a, 1000));
+    cr_assert_null(ts_arena_alloc(a, 1000));
+    cr_assert_eq(ts_arena_grow(&a, "a test"), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_arena_capacity(a), 2048);
+    cr_assert_eq(ts_arena_used(a), 0, "the work is redone from the start");
+    cr_assert_not_null(ts_arena_alloc(a, 1000));
+    cr_assert_not_null(ts_arena_alloc(a, 1000), "the redone work fits");
+    ts_arena_free(a);
+    // Near the cap the arena grows to the cap, then no further (an arena's
+    // pages are committed only when touched: these cost address space).
+    a = ts_arena_new(TS_ARENA_MAX / 2 + 4096);
+    if (!a) cr_skip_test("no %zu MiB of address space here", TS_ARENA_MAX >> 21);
+    int rc = ts_arena_grow(&a, "a test");
+    if (rc == TS_ERR_NOMEM) cr_skip_test("no %zu MiB of address space here", TS_ARENA_MAX >> 20);
+    cr_assert_eq(rc, TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_arena_capacity(a), TS_ARENA_MAX);
+    cr_assert_eq(ts_arena_grow(&a, "a test"), TS_ERR_ARENA);
+    cr_assert(strstr(ts_last_error(), "a test needs more than 16384 MiB"), "%s", ts_last_error());
+    cr_assert_eq(ts_arena_capacity(a), TS_ARENA_MAX, "the arena is kept");
+    ts_arena_free(a);
+}
+
 Test(tensor, shapes_are_checked) {
     ts_arena *a = ts_arena_new(1 << 16);
     cr_assert_null(ts_tensor_new(a, 4, (int[]){1, 2, 3, 4}));

@@ -149,21 +149,12 @@ static void free_hyps(ts_hypothesis *hyps, size_t n) {
     free(hyps);
 }
 
-// Replaces the step arena by one twice as large (called when the work that
-// just failed with TS_ERR_ARENA is about to be redone). TS_ERR_NOMEM when
-// the machine has no such block.
+// The step arena, twice as large (ts_arena_grow), for work about to be redone.
 static int grow_arena(trainer *t) {
-    size_t capacity = ts_arena_capacity(t->arena);
-    if (capacity > SIZE_MAX / 2) return ts_fail(TS_ERR_NOMEM, "the step arena cannot grow past %zu bytes", capacity);
-    ts_arena *bigger = ts_arena_new(2 * capacity);
-    if (!bigger)
-        return ts_fail(TS_ERR_NOMEM, "out of memory: a step needs more than %zu MiB of arena, and %zu MiB cannot be allocated",
-                       capacity >> 20, (2 * capacity) >> 20);
-    ts_arena_free(t->arena);
-    t->arena = bigger;
-    t->ctx.arena = bigger;
+    int rc = ts_arena_grow(&t->arena, "a training step");
+    t->ctx.arena = t->arena;
     ts_ctx_reset(&t->ctx);
-    return TS_OK;
+    return rc;
 }
 
 static int evaluate_dev(trainer *t, int beam, ts_eval_result *res, ts_hypothesis **hyps) {
