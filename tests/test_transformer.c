@@ -248,18 +248,26 @@ static ts_tensor *full_logits(const ts_transformer *m, const ts_batch_view *bv, 
     return ts_linear(&ctx, y, m->out.weight, 0, m->out.bias, NULL);
 }
 
-Test(transformer, incremental_steps_equal_recomputing_the_prefix) {
-    ts_seq2seq *model = random_model(6, 3, 2, 5, 21);
-    const ts_transformer *m = model->layers;
-    int V = m->cfg.tgt_vocab, tokens[B * T];
+// The small batch's full logits in *full, and the state before its first
+// position (grad mode off).
+static ts_transformer_state *begin_decoding(const ts_transformer *m, ts_transformer_source *source, ts_tensor **full) {
+    int tokens[B * T];  // batch-major
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) tokens[b * T + t] = tgt_in[t * B + b];
     ts_set_grad_enabled(&ctx, 0);
     ts_batch_view bv = small_batch();
-    ts_tensor *full = full_logits(m, &bv, tokens);
+    *full = full_logits(m, &bv, tokens);
+    cr_assert_eq(ts_transformer_prepare(m, &ctx, &bv, source), TS_OK, "%s", ts_last_error());
+    return ts_transformer_start(&ctx, source);
+}
+
+Test(transformer, incremental_steps_equal_recomputing_the_prefix) {
+    ts_seq2seq *model = random_model(6, 3, 2, 5, 21);
+    const ts_transformer *m = model->layers;
+    int V = m->cfg.tgt_vocab;
     ts_transformer_source source;
-    cr_assert_eq(ts_transformer_prepare(m, &ctx, &bv, &source), TS_OK, "%s", ts_last_error());
-    ts_transformer_state *st = ts_transformer_start(&ctx, &source);
+    ts_tensor *full;
+    ts_transformer_state *st = begin_decoding(m, &source, &full);
     for (int t = 0; t < T; t++) {
         int column[B];
         for (int b = 0; b < B; b++) column[b] = tgt_in[t * B + b];
@@ -283,15 +291,10 @@ Test(transformer, incremental_steps_equal_recomputing_the_prefix) {
 Test(transformer, reordered_rows_decode_as_their_sentences) {
     ts_seq2seq *model = random_model(4, 2, 2, 6, 8);
     const ts_transformer *m = model->layers;
-    int V = m->cfg.tgt_vocab, tokens[B * T];
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) tokens[b * T + t] = tgt_in[t * B + b];
-    ts_set_grad_enabled(&ctx, 0);
-    ts_batch_view bv = small_batch();
-    ts_tensor *full = full_logits(m, &bv, tokens);
+    int V = m->cfg.tgt_vocab;
     ts_transformer_source source;
-    cr_assert_eq(ts_transformer_prepare(m, &ctx, &bv, &source), TS_OK, "%s", ts_last_error());
-    ts_transformer_state *st = ts_transformer_start(&ctx, &source);
+    ts_tensor *full;
+    ts_transformer_state *st = begin_decoding(m, &source, &full);
     ts_tensor *logits = ts_transformer_step(m, &ctx, st, tgt_in, &st, NULL, NULL);  // position 0 of all three
     cr_assert_not_null(logits, "%s", ts_last_error());
     // Sentence 1 leaves; 2 and 0 go on, in that order (whole: the source rows follow).
