@@ -67,11 +67,11 @@ typedef struct ts_seq2seq {
 //     readable until the step after next;
 //   - step and reorder never change what the state they are given reads
 //     (they make a new one), so a step can run again from the same state;
-//   - what must outlive a step, like a Transformer's per-layer key/value
-//     cache, start allocates in its own ctx->arena (the caller's, which
-//     outlives the search) sized up front for B rows and L + 1 positions:
-//     step t writes position t of it, and a reorder gathers rows into a
-//     second copy (alternating), so the state it was given stays intact.
+//   - what must outlive the search's steps (computed once from the source)
+//     encode or start allocates in its own ctx->arena, the caller's. A state
+//     that grows, like the Transformer's per-layer key/value cache, is
+//     copied one position longer by each step into that step's arena
+//     (models/transformer.c; docs/design.md says why).
 struct ts_model_kind {
     const char *name;       // the user-visible name: flags, checkpoints ("gru")
     size_t layers_size;     // bytes of the layers struct ts_seq2seq.layers points to
