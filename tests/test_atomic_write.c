@@ -61,33 +61,6 @@ static void assert_fails_with(int rc, int want, const char *needle) {
     cr_assert(strstr(ts_last_error(), needle), "message lacks '%s': %s", needle, ts_last_error());
 }
 
-struct fault {
-    size_t budget;     // bytes that may still be written
-    int fail_fsync;
-    size_t max_piece;  // short writes of at most this many bytes (0: any)
-};
-
-static ssize_t faulty_write(void *ctx, int fd, const void *buf, size_t n) {
-    struct fault *f = ctx;
-    if (f->max_piece && n > f->max_piece) n = f->max_piece;
-    if (f->budget == 0) {
-        errno = ENOSPC;
-        return -1;
-    }
-    if (n > f->budget) n = f->budget;
-    f->budget -= n;
-    return write(fd, buf, n);
-}
-
-static int faulty_fsync(void *ctx, int fd) {
-    struct fault *f = ctx;
-    if (f->fail_fsync) {
-        errno = EIO;
-        return -1;
-    }
-    return fsync(fd);
-}
-
 Test(atomic_write, writes_the_whole_file_as_an_ordinary_file) {
     char *dir = test_tmpdir(), *path = test_write_file(dir, "f.txt", OLD, sizeof OLD - 1);
     struct content c = {100000, TS_OK};
@@ -102,8 +75,8 @@ Test(atomic_write, writes_the_whole_file_as_an_ordinary_file) {
 Test(atomic_write, short_writes_still_write_every_byte) {
     char *dir = test_tmpdir(), *path = test_write_file(dir, "f.txt", OLD, sizeof OLD - 1);
     struct content c = {20000, TS_OK};
-    struct fault f = {.budget = SIZE_MAX, .max_piece = 7};
-    ts_write_hooks hooks = {faulty_write, NULL, &f};
+    struct test_fault f = {.budget = SIZE_MAX, .max_piece = 7};
+    ts_write_hooks hooks = {test_faulty_write, NULL, &f};
     cr_assert_eq(ts_write_atomic(path, fill_pattern, &c, &hooks), TS_OK, "%s", ts_last_error());
     assert_pattern(path, c.n);
 }
@@ -117,8 +90,8 @@ Test(atomic_write, failed_write_keeps_the_old_file_and_names_the_cause) {
         for (size_t k = 0; k < 4; k++) {
             if (budgets[k] >= sizes[i]) continue;
             struct content c = {sizes[i], TS_OK};
-            struct fault f = {.budget = budgets[k]};
-            ts_write_hooks hooks = {faulty_write, faulty_fsync, &f};
+            struct test_fault f = {.budget = budgets[k]};
+            ts_write_hooks hooks = {test_faulty_write, test_faulty_fsync, &f};
             assert_fails_with(ts_write_atomic(path, fill_pattern, &c, &hooks), TS_ERR_IO, strerror(ENOSPC));
             cr_assert(strstr(ts_last_error(), path), "%s", ts_last_error());
             assert_old(path);
@@ -129,8 +102,8 @@ Test(atomic_write, failed_write_keeps_the_old_file_and_names_the_cause) {
 Test(atomic_write, failed_fsync_keeps_the_old_file) {
     char *dir = test_tmpdir(), *path = test_write_file(dir, "f.txt", OLD, sizeof OLD - 1);
     struct content c = {1000, TS_OK};
-    struct fault f = {.budget = SIZE_MAX, .fail_fsync = 1};
-    ts_write_hooks hooks = {faulty_write, faulty_fsync, &f};
+    struct test_fault f = {.budget = SIZE_MAX, .fail_fsync = 1};
+    ts_write_hooks hooks = {test_faulty_write, test_faulty_fsync, &f};
     assert_fails_with(ts_write_atomic(path, fill_pattern, &c, &hooks), TS_ERR_IO, "fsync");
     cr_assert(strstr(ts_last_error(), strerror(EIO)), "%s", ts_last_error());
     assert_old(path);

@@ -1081,33 +1081,6 @@ Test(checkpoint, failed_rename_leaves_no_temporary_file) {
     ts_ckpt_free(ck);
 }
 
-struct fault {
-    size_t budget; // bytes that may still be written
-    int fail_fsync;
-    size_t max_piece; // short writes of at most this many bytes
-};
-
-static ssize_t faulty_write(void *ctx, int fd, const void *buf, size_t n) {
-    struct fault *f = ctx;
-    if (f->max_piece && n > f->max_piece) n = f->max_piece;
-    if (f->budget == 0) {
-        errno = ENOSPC;
-        return -1;
-    }
-    if (n > f->budget) n = f->budget;
-    f->budget -= n;
-    return write(fd, buf, n);
-}
-
-static int faulty_fsync(void *ctx, int fd) {
-    struct fault *f = ctx;
-    if (f->fail_fsync) {
-        errno = EIO;
-        return -1;
-    }
-    return fsync(fd);
-}
-
 Test(checkpoint, failed_write_or_fsync_keeps_the_old_checkpoint) {
     char *dir = tmpdir();
     unsigned char *old;
@@ -1120,15 +1093,15 @@ Test(checkpoint, failed_write_or_fsync_keeps_the_old_checkpoint) {
     free(new_bytes);
     size_t budgets[] = {0, 1, 100, new_len - 1};
     for (size_t i = 0; i < sizeof budgets / sizeof *budgets; i++) {
-        struct fault f = {.budget = budgets[i]};
-        ts_ckpt_save_opts opts = {faulty_write, faulty_fsync, &f};
+        struct test_fault f = {.budget = budgets[i]};
+        ts_ckpt_save_opts opts = {test_faulty_write, test_faulty_fsync, &f};
         assert_fails_with(ts_ckpt_save_ex(ck, path, &opts), TS_ERR_IO, strerror(ENOSPC));
         cr_assert(strstr(ts_last_error(), path), "%s", ts_last_error());
         assert_unchanged(path, old, old_len);
         cr_assert_eq(count_tmp_files(dir), 0);
     }
-    struct fault f = {.budget = SIZE_MAX, .fail_fsync = 1};
-    ts_ckpt_save_opts opts = {faulty_write, faulty_fsync, &f};
+    struct test_fault f = {.budget = SIZE_MAX, .fail_fsync = 1};
+    ts_ckpt_save_opts opts = {test_faulty_write, test_faulty_fsync, &f};
     assert_fails_with(ts_ckpt_save_ex(ck, path, &opts), TS_ERR_IO, "fsync");
     cr_assert(strstr(ts_last_error(), strerror(EIO)), "%s", ts_last_error());
     assert_unchanged(path, old, old_len);
@@ -1140,8 +1113,8 @@ Test(checkpoint, short_writes_still_save_the_same_bytes) {
     char *dir = tmpdir();
     char *path = keep_path(dir, "model.ckpt");
     ts_ckpt *ck = sample();
-    struct fault f = {.budget = SIZE_MAX, .max_piece = 7};
-    ts_ckpt_save_opts opts = {faulty_write, NULL, &f};
+    struct test_fault f = {.budget = SIZE_MAX, .max_piece = 7};
+    ts_ckpt_save_opts opts = {test_faulty_write, NULL, &f};
     cr_assert_eq(ts_ckpt_save_ex(ck, path, &opts), TS_OK, "%s", ts_last_error());
     size_t len, mem_len;
     unsigned char *file = read_all(path, &len), *mem;

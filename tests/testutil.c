@@ -1,6 +1,7 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -161,4 +162,25 @@ int test_same_bytes(const char *a, const char *b) {
     free(x);
     free(y);
     return same;
+}
+
+ssize_t test_faulty_write(void *ctx, int fd, const void *buf, size_t n) {
+    struct test_fault *f = ctx;
+    if (f->max_piece && n > f->max_piece) n = f->max_piece;
+    if (f->budget == 0) {
+        errno = ENOSPC;
+        return -1;
+    }
+    if (n > f->budget) n = f->budget;
+    f->budget -= n;
+    return write(fd, buf, n);
+}
+
+int test_faulty_fsync(void *ctx, int fd) {
+    struct test_fault *f = ctx;
+    if (f->fail_fsync) {
+        errno = EIO;
+        return -1;
+    }
+    return fsync(fd);
 }

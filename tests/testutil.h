@@ -3,6 +3,7 @@
 #define TS_TESTUTIL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 // Fails the current test unless |got[i] - want[i]| <= atol + rtol * |want[i]|
 // for every i; the message names the first bad index and both values.
@@ -30,6 +31,16 @@ int test_run(const char *cmd, char **output);
 
 // test_run of a printf-formatted command (up to 8 KiB).
 int test_runf(char **output, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Stand-ins for write(2) and fsync(2) (ts_write_hooks, ts_ckpt_save_opts)
+// that inject failures; ctx is a struct test_fault.
+struct test_fault {
+    size_t budget;     // bytes that may still be written; then ENOSPC
+    int fail_fsync;    // nonzero: fsync fails with EIO
+    size_t max_piece;  // short writes of at most this many bytes (0: any)
+};
+ssize_t test_faulty_write(void *ctx, int fd, const void *buf, size_t n);
+int test_faulty_fsync(void *ctx, int fd);
 
 // 1 when the ../shared folder beside the project exists (CI always has it).
 int test_have_shared(void);
