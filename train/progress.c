@@ -1,5 +1,9 @@
 #include "train/progress.h"
 
+#include "tensor/blas_setup.h"
+#include "tensor/kernels.h"
+#include "train/optim.h"
+
 #include <time.h>
 #include <unistd.h>
 
@@ -63,4 +67,45 @@ void ts_progress_epoch(const ts_progress *p, FILE *out, long epoch, double train
             epoch, train_loss, res->loss, res->perplexity, res->bleu, res->chrf, 100 * res->exact, lr, ts_progress_rate(p),
             elapsed, improved ? " (best)" : "");
     fflush(out);
+}
+
+void ts_progress_banner(FILE *out, const ts_progress_start *st) {
+    const ts_train_opts *o = st->opts;
+    const ts_model_config *cfg = st->model;
+    if (st->parts > 1)
+        fprintf(out, "data-parallel: %d rank%s x --accumulate %ld: a batch of %ld sentences in %d parts of about %ld\n",
+                st->ranks, st->ranks > 1 ? "s" : "", o->accumulate, o->batch, st->parts, o->batch / st->parts);
+    fprintf(out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_blas_threads());
+    fprintf(out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
+            st->n_train, st->n_dev, cfg->src_vocab, cfg->tgt_vocab);
+    char sizes[128];
+    if (cfg->arch == TS_ARCH_TRANSFORMER)
+        fprintf(out, "model: transformer, %s, %zu parameters; %s lr %g, batch %ld\n",
+                ts_model_transformer_sizes(cfg, sizes, sizeof sizes), st->parameters, ts_optim_name(o->optim), st->lr, o->batch);
+    else
+        fprintf(out, "model: %s attention, %s decoder%s, emb %d, hidden %d, %zu parameters; %s lr %g, batch %ld\n",
+                ts_attn_name(cfg->attn), ts_decoder_name(cfg->decoder), cfg->bidirectional ? ", bidirectional" : "",
+                cfg->emb, cfg->hidden, st->parameters, ts_optim_name(o->optim), st->lr, o->batch);
+    // The regularisers and the final search are defaults a user may not expect: say them.
+    char search[32] = "";
+    if (o->beam > 1) snprintf(search, sizeof search, " and beam %ld", o->beam);
+    fprintf(out, "training: label smoothing %g, dropout %g, teacher forcing %g; final dev evaluation greedy%s\n",
+            o->label_smoothing, o->dropout, o->tf, search);
+    if (st->resumed)
+        fprintf(out, "resumed from %s at step %ld (epoch %ld, batch %ld)\n", o->resume, st->step, st->epoch + 1, st->position);
+    fflush(out);
+}
+
+void ts_progress_examples(FILE *out, const ts_corpus *dev, const size_t *rows, size_t n, const ts_vocab *tgt_vocab,
+                          const ts_hypothesis *hyps) {
+    char buf[4096];
+    for (size_t i = 0; i < n; i++) {
+        const ts_pair *p = &dev->pairs[rows[i]];
+        fputs("  source:    ", out);
+        for (int k = 0; k < p->src_len; k++) fprintf(out, "%s%s", k ? " " : "", p->src[k]);
+        fputs("\n  reference: ", out);
+        for (int k = 0; k < p->tgt_len; k++) fprintf(out, "%s%s", k ? " " : "", p->tgt[k]);
+        ts_vocab_decode(tgt_vocab, hyps[i].tokens, (size_t)hyps[i].len, buf, sizeof buf);
+        fprintf(out, "\n  output:    %s\n\n", buf);
+    }
 }

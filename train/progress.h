@@ -7,7 +7,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "data/corpus.h"
+#include "data/vocab.h"
 #include "infer/evaluate.h"
+#include "models/config.h"
+#include "train/trainer.h"
 
 typedef struct {
     double started, last_log;                  // seconds (ts_progress_now)
@@ -35,5 +39,26 @@ void ts_progress_show(ts_progress *p, FILE *log, long epoch, long position, size
 // seconds since the run started.
 void ts_progress_epoch(const ts_progress *p, FILE *out, long epoch, double train_loss, const ts_eval_result *dev,
                        double lr, double elapsed, int improved);
+
+// What a run says before its first step.
+typedef struct {
+    const ts_train_opts *opts;
+    const ts_model_config *model;
+    size_t parameters;
+    double lr;               // the optimizer's (a resumed run's may be decayed)
+    size_t n_train, n_dev;
+    int ranks, parts;        // the data-parallel group and the parts of a batch
+    int resumed;             // then where: step, epoch (0-based), position in it
+    long step, epoch, position;
+} ts_progress_start;
+
+// The lines before the first step on out: data-parallel parts (when a batch
+// is cut), kernels, data, model, regularisers and final search, resume point.
+void ts_progress_banner(FILE *out, const ts_progress_start *st);
+
+// The first n dev pairs (rows of dev) with their outputs hyps[0..n): source,
+// reference and output lines, a blank line after each.
+void ts_progress_examples(FILE *out, const ts_corpus *dev, const size_t *rows, size_t n, const ts_vocab *tgt_vocab,
+                          const ts_hypothesis *hyps);
 
 #endif

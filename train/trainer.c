@@ -537,16 +537,7 @@ static int finish_run(trainer *t) {
         return o->test_file ? evaluate_test(t) : TS_OK;
     }
     size_t n = (size_t)o->show < t->data.n_dev ? (size_t)o->show : t->data.n_dev;
-    char buf[4096];
-    for (size_t i = 0; i < n; i++) {
-        const ts_pair *p = &t->data.dev->pairs[t->data.dev_rows[i]];
-        fputs("  source:    ", o->out);
-        for (int k = 0; k < p->src_len; k++) fprintf(o->out, "%s%s", k ? " " : "", p->src[k]);
-        fputs("\n  reference: ", o->out);
-        for (int k = 0; k < p->tgt_len; k++) fprintf(o->out, "%s%s", k ? " " : "", p->tgt[k]);
-        ts_vocab_decode(t->data.tgt_vocab, hyps[i].tokens, (size_t)hyps[i].len, buf, sizeof buf);
-        fprintf(o->out, "\n  output:    %s\n\n", buf);
-    }
+    ts_progress_examples(o->out, t->data.dev, t->data.dev_rows, n, t->data.tgt_vocab, hyps);
     fprintf(o->out, "dev: loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%% on %zu pair%s (last model: %s/last.ckpt)\n",
             res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact, res.pairs, res.pairs == 1 ? "" : "s", o->out_dir);
     if (o->beam > 1) {
@@ -676,29 +667,12 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     if (leader(&t) && !t.data.dev_file && (rc = ts_rundir_write_dev(o->out_dir, t.data.dev, t.data.dev_rows, t.data.n_dev))) goto done;
     setup_agreed = 1;
     if ((rc = ts_dist_agree(t.dist, TS_OK))) goto done;
-    if (o->out && t.shards.count > 1)
-        fprintf(o->out, "data-parallel: %d rank%s x --accumulate %ld: a batch of %ld sentences in %d parts of about %ld\n",
-                t.dist->size, t.dist->size > 1 ? "s" : "", o->accumulate, o->batch, t.shards.count, o->batch / t.shards.count);
     if (o->out) {
-        fprintf(o->out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_blas_threads());
-        fprintf(o->out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
-                t.data.split.n_train, t.data.n_dev, cfg.src_vocab, cfg.tgt_vocab);
-        char sizes[128];
-        if (cfg.arch == TS_ARCH_TRANSFORMER)
-            fprintf(o->out, "model: transformer, %s, %zu parameters; %s lr %g, batch %ld\n",
-                    ts_model_transformer_sizes(&cfg, sizes, sizeof sizes), ts_params_size(&t.model->params),
-                    ts_optim_name(o->optim), t.optim.lr, o->batch);
-        else
-            fprintf(o->out, "model: %s attention, %s decoder%s, emb %d, hidden %d, %zu parameters; %s lr %g, batch %ld\n",
-                    ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder), cfg.bidirectional ? ", bidirectional" : "", cfg.emb,
-                    cfg.hidden, ts_params_size(&t.model->params), ts_optim_name(o->optim), t.optim.lr, o->batch);
-        // The regularisers and the final search are defaults a user may not expect: say them.
-        char search[32] = "";
-        if (o->beam > 1) snprintf(search, sizeof search, " and beam %ld", o->beam);
-        fprintf(o->out, "training: label smoothing %g, dropout %g, teacher forcing %g; final dev evaluation greedy%s\n",
-                o->label_smoothing, o->dropout, o->tf, search);
-        if (resume) fprintf(o->out, "resumed from %s at step %ld (epoch %ld, batch %ld)\n", o->resume, t.s.step, t.s.epoch + 1, t.s.position);
-        fflush(o->out);
+        ts_progress_start st = {.opts = o, .model = &cfg, .parameters = ts_params_size(&t.model->params),
+                                .lr = t.optim.lr, .n_train = t.data.split.n_train, .n_dev = t.data.n_dev,
+                                .ranks = t.dist->size, .parts = t.shards.count, .resumed = resume != NULL,
+                                .step = t.s.step, .epoch = t.s.epoch, .position = t.s.position};
+        ts_progress_banner(o->out, &st);
     }
     t.progress.started = ts_progress_now();
     int stop = (o->steps > 0 && t.s.step >= o->steps) || t.s.epoch >= max_epochs, interrupted = 0;
