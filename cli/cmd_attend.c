@@ -241,7 +241,7 @@ int ts_cmd_attend(int argc, char **argv) {
     FILE *shown = (svg_path && !strcmp(svg_path, "-")) || (json_path && !strcmp(json_path, "-")) ? stderr : stdout;
     print_words(shown, "source: ", v.src_words, v.S);
     print_words(shown, "output: ", v.tgt_words, v.hyp.len);
-    if (cfg->attn == TS_ATTN_NONE) {
+    if (!ts_model_attends(cfg)) {
         fprintf(shown, "attention: none - this model has no attention, so there are no weights to show%s\n",
                svg_path || json_path || pharaoh ? " (no SVG, JSON or alignment written)" : "");
         goto done;

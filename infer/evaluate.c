@@ -181,7 +181,7 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
     if (o.gold && !o.gold_counts) return ts_fail(TS_ERR_ARG, "evaluate: gold links without their counts");
 
     ts_seq2seq *m = t->model;
-    int has_attention = m->cfg.attn != TS_ATTN_NONE;
+    int has_attention = ts_model_attends(&m->cfg);
     int has_gold = o.gold || c->has_align;
     ts_batcher *batcher = NULL;
     ts_batcher_opts bopts = {.batch_size = (size_t)o.batch, .bucket_batches = 0};

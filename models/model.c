@@ -16,6 +16,8 @@ _Static_assert(sizeof kinds / sizeof kinds[0] == TS_ARCH_COUNT, "one row per arc
 
 const ts_model_kind *ts_model_kind_of(ts_model_arch arch) { return kinds[arch]; }
 
+int ts_model_attends(const ts_model_config *cfg) { return kinds[cfg->arch]->attends(cfg); }
+
 const char *ts_arch_name(ts_model_arch arch) { return arch >= 0 && arch < TS_ARCH_COUNT ? kinds[arch]->name : "?"; }
 
 int ts_arch_parse(const char *name, ts_model_arch *arch) {

@@ -100,6 +100,8 @@ struct ts_model_kind {
                             // (beam: every row decodes the same sentence) keeps what was
                             // computed from the source as it is; whole 1 (greedy dropping
                             // finished sentences) gathers it too
+    int (*attends)(const ts_model_config *cfg);
+                            // 1 when step gives attention rows (weights), 0 when it never does
     size_t (*step_bytes)(const ts_model_config *cfg, int B, int S);
                             // a first guess at one step's scratch memory for B rows (search
                             // doubles an arena that proves too small and redoes the step)
@@ -107,6 +109,10 @@ struct ts_model_kind {
 
 // The row of arch (which must be in range).
 const ts_model_kind *ts_model_kind_of(ts_model_arch arch);
+
+// 1 when a model of cfg (checked) records attention rows as it decodes:
+// what attend, eval --align and the run's figures ask before they draw.
+int ts_model_attends(const ts_model_config *cfg);
 
 // "gru"; "?" out of range.
 const char *ts_arch_name(ts_model_arch arch);

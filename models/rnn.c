@@ -147,6 +147,8 @@ static void *rnn_reorder(const ts_seq2seq *m, ts_ctx *ctx, const void *state, co
     return ctx->status ? NULL : d;
 }
 
+static int rnn_attends(const ts_model_config *cfg) { return cfg->attn != TS_ATTN_NONE; }
+
 // Per row: S attention weights and scores, the logits and their softmax, a
 // GRU step's gates and states, the embedding; plus 1 MB for the rest.
 static size_t rnn_step_bytes(const ts_model_config *c, int B, int S) {
@@ -163,5 +165,6 @@ const ts_model_kind ts_rnn_kind = {
     .start = rnn_start,
     .step = rnn_step,
     .reorder = rnn_reorder,
+    .attends = rnn_attends,
     .step_bytes = rnn_step_bytes,
 };

@@ -770,7 +770,8 @@ Test(models, embeddings_start_with_a_zero_pad_row) {
 // proves too small, and beam search reorders the same state it may step
 // from again: step and reorder must leave that state as it was. Two steps
 // from one state, with a reorder in between, give the same bits, in every
-// configuration.
+// configuration; and a step gives attention rows exactly when the model
+// says it attends.
 Test(models, a_step_can_be_redone_from_the_state_it_was_given) {
     static const int src[12] = {4, 5, 6, 4, 5, 6, 5, 6, 4, 6, 0, 0}, len[2] = {6, 4};
     static const int rows[2] = {1, 1};
@@ -788,6 +789,7 @@ Test(models, a_step_can_be_redone_from_the_state_it_was_given) {
             tokens[0] = 5, tokens[1] = 7;
             ts_tensor *first = m->kind->step(m, &ctx, state, tokens, 2, &next, &weights);
             cr_assert_not_null(first);
+            cr_assert_eq(weights != NULL, ts_model_attends(&cfg), "attends says what step gives");
             double logits[18];
             memcpy(logits, first->data, sizeof logits);
             cr_assert_not_null(m->kind->reorder(m, &ctx, state, rows, 2, 1));

@@ -385,7 +385,7 @@ int ts_rundir_append_steps(const char *dir, const ts_steps_row *r) {
 // longest source), of which the first n are this sentence's words.
 int ts_rundir_write_attention(const char *dir, const ts_run_point *at, const ts_model_config *cfg,
                               const ts_vocab *tgt_vocab, const ts_pair *pair, const ts_hypothesis *h) {
-    if (cfg->attn == TS_ATTN_NONE || !h->attention) return TS_OK;
+    if (!ts_model_attends(cfg) || !h->attention) return TS_OK;
     size_t T = (size_t)h->len + 1, n = (size_t)pair->src_len, S = (size_t)h->S;
     if (n > S) return ts_fail(TS_ERR_SHAPE, "figure: %zu source words, attention rows of %zu", n, S);
     const char **target = malloc(T * sizeof *target);

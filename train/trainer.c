@@ -215,7 +215,7 @@ static int append_report(trainer *t, const ts_run_point *at, const ts_eval_resul
         rows[i] = (ts_report_sentence){p, &greedy[i], &beam[i]};
     }
     if (!rc) rc = ts_rundir_append_report(t->opts->out_dir, at, res, t->data.tgt_vocab,
-                                               t->model->cfg.attn != TS_ATTN_NONE, rows, n);
+                                               ts_model_attends(&t->model->cfg), rows, n);
     for (size_t i = 0; i < n; i++) ts_hypothesis_free(&beam[i]);
     return rc;
 }
