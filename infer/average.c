@@ -8,16 +8,15 @@
 // TS_OK when b's model has a's configuration, else TS_ERR_ARG naming the field.
 static int same_config(const ts_translator *a, const ts_translator *b, const char *a_path, const char *b_path) {
     const ts_model_config *x = &a->model->cfg, *y = &b->model->cfg;
-    struct { const char *name; long x, y; } fields[] = {
-        {"attention", x->attn, y->attn},           {"decoder", x->decoder, y->decoder},
-        {"bidirectional", x->bidirectional, y->bidirectional}, {"embedding", x->emb, y->emb},
-        {"hidden", x->hidden, y->hidden},          {"source vocabulary", x->src_vocab, y->src_vocab},
-        {"target vocabulary", x->tgt_vocab, y->tgt_vocab}, {"max_len", a->max_len, b->max_len},
-    };
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        if (fields[i].x != fields[i].y)
-            return ts_fail(TS_ERR_ARG, "%s has %s %ld, %s has %ld: only checkpoints of one model average", b_path,
-                           fields[i].name, fields[i].y, a_path, fields[i].x);
+    for (int i = 0; i <= ts_model_field_count; i++) {
+        const ts_model_field *f = i < ts_model_field_count ? &ts_model_fields[i] : NULL;
+        if (f && !ts_model_field_applies(f, x->arch)) continue;  // the architectures differ at the first row
+        const char *label = f ? f->label : "max_len";
+        long vx = f ? ts_model_field_get(x, f) : a->max_len, vy = f ? ts_model_field_get(y, f) : b->max_len;
+        if (vx != vy)
+            return ts_fail(TS_ERR_ARG, "%s has %s %ld, %s has %ld: only checkpoints of one model average", b_path, label,
+                           vy, a_path, vx);
+    }
     return TS_OK;
 }
 

@@ -15,21 +15,22 @@ static int add_vocab(ts_ckpt *ck, const char *name, const ts_vocab *v) {
     return rc;
 }
 
+// Whether a model of cfg's architecture saves field f: not when the
+// architecture has no such field, nor a newer field at 0 (the files from
+// before it keep their bytes).
+static int saves(const ts_model_config *cfg, const ts_model_field *f) {
+    return ts_model_field_applies(f, cfg->arch) && !(f->newer && ts_model_field_get(cfg, f) == 0);
+}
+
 int ts_model_to_ckpt(ts_ckpt *ck, const ts_seq2seq *m, const ts_vocab *src, const ts_vocab *tgt, int max_len) {
-    const ts_model_config *c = &m->cfg;
-    int rc = ts_ckpt_set(ck, "model.attention", ts_attn_name(c->attn));
-    if (!rc) rc = ts_ckpt_set(ck, "model.decoder", ts_decoder_name(c->decoder));
-    if (!rc) rc = ts_ckpt_set_int(ck, "model.bidirectional", c->bidirectional);
-    if (!rc) rc = ts_ckpt_set_int(ck, "model.embedding", c->emb);
-    if (!rc) rc = ts_ckpt_set_int(ck, "model.hidden", c->hidden);
-    if (!rc) rc = ts_ckpt_set_int(ck, "model.source_vocabulary", c->src_vocab);
-    if (!rc) rc = ts_ckpt_set_int(ck, "model.target_vocabulary", c->tgt_vocab);
-    if (!rc && c->arch != TS_ARCH_GRU) {  // a GRU's checkpoint keeps the keys (and bytes) it always had
-        rc = ts_ckpt_set(ck, "model.architecture", ts_arch_name(c->arch));
-        if (!rc) rc = ts_ckpt_set_int(ck, "model.d_model", c->d_model);
-        if (!rc) rc = ts_ckpt_set_int(ck, "model.heads", c->heads);
-        if (!rc) rc = ts_ckpt_set_int(ck, "model.layers", c->layers);
-        if (!rc) rc = ts_ckpt_set_int(ck, "model.feed_forward", c->ff);
+    int rc = TS_OK;
+    for (int i = 0; !rc && i < ts_model_field_count; i++) {
+        const ts_model_field *f = &ts_model_fields[i];
+        int value = ts_model_field_get(&m->cfg, f);
+        if (!saves(&m->cfg, f)) continue;
+        char key[64];
+        snprintf(key, sizeof key, "model.%s", f->key);
+        rc = f->name_of ? ts_ckpt_set(ck, key, f->name_of(value)) : ts_ckpt_set_int(ck, key, value);
     }
     if (!rc) rc = ts_ckpt_set_int(ck, "data.max_len", max_len);
     if (!rc) rc = ts_ckpt_set(ck, "data.normalisation", "nfc-lowercase-punct-split");
@@ -64,7 +65,14 @@ static int vocab_from_ckpt(const ts_ckpt *ck, const char *name, int64_t expected
 // Checks that the file holds exactly the parameters cfg implies, each with its
 // shape, before anything is allocated for them: a header that claims a huge
 // model costs nothing unless the file really stores it.
-static int check_params(const ts_ckpt *ck, const ts_model_config *cfg, const char *attn, const char *decoder) {
+static int check_params(const ts_ckpt *ck, const ts_model_config *cfg) {
+    char model[128] = "";  // the names the file gives, "dot/bahdanau"
+    for (int i = 0; i < ts_model_field_count; i++) {
+        const ts_model_field *f = &ts_model_fields[i];
+        if (f->name_of && saves(cfg, f))
+            snprintf(model + strlen(model), sizeof model - strlen(model), "%s%s", *model ? "/" : "",
+                     f->name_of(ts_model_field_get(cfg, f)));
+    }
     ts_param_shape layout[TS_SEQ2SEQ_MAX_PARAMS];
     int n;
     int rc = ts_seq2seq_layout(cfg, layout, &n);
@@ -79,37 +87,44 @@ static int check_params(const ts_ckpt *ck, const ts_model_config *cfg, const cha
         int known = 0;
         for (int k = 0; !known && k < n; k++) known = !strcmp(layout[k].name, t->name);
         if (!known)
-            return name_file(ck, ts_fail(TS_ERR_FORMAT, "has a parameter '%s' that a %s/%s model does not",
-                                         t->name, attn, decoder));
+            return name_file(ck, ts_fail(TS_ERR_FORMAT, "has a parameter '%s' that a %s model does not",
+                                         t->name, model));
     }
     if (stored != (size_t)n)
         return name_file(ck, ts_fail(TS_ERR_FORMAT, "has %zu parameter tensors, the model %d", stored, n));
     return TS_OK;
 }
 
-// The architecture and its sizes: a file without "model.architecture" is a
-// GRU's (every file before the Transformer). Sizes are bounded here; that
-// the heads divide d_model is the configuration check's (check_params).
-static int arch_from_ckpt(const ts_ckpt *ck, ts_model_config *cfg) {
-    const char *arch;
-    if (ts_ckpt_get_string(ck, "model.architecture", &arch) != TS_OK) {
-        ts_clear_error();
-        cfg->arch = TS_ARCH_GRU;
-        return TS_OK;
+// Reads field f of the model's configuration from ck's header "model.<key>"
+// (a name or a bounded number) into cfg, whose architecture, read first,
+// says whether the file has it. TS_OK, or TS_ERR_FORMAT naming the key.
+static int field_from_ckpt(const ts_ckpt *ck, const ts_model_field *f, ts_model_config *cfg) {
+    if (!ts_model_field_applies(f, cfg->arch)) return TS_OK;
+    char key[64];
+    snprintf(key, sizeof key, "model.%s", f->key);
+    if (f->newer) {
+        int present = 0;
+        for (size_t i = 0; !present && i < ts_ckpt_header_count(ck); i++) {
+            const char *k, *v;
+            ts_ckpt_header_at(ck, i, &k, &v);
+            present = !strcmp(k, key);
+        }
+        if (!present) return TS_OK;  // a file older than the field: 0
     }
-    if (ts_arch_parse(arch, &cfg->arch))
-        return name_file(ck, ts_fail(TS_ERR_FORMAT, "header 'model.architecture': %s", ts_last_error()));
-    if (cfg->arch == TS_ARCH_GRU) return TS_OK;
-    int64_t d, heads, layers, ff;
-    int rc = ts_ckpt_get_int(ck, "model.d_model", 1, TS_MODEL_MAX_HIDDEN, &d);
-    if (!rc) rc = ts_ckpt_get_int(ck, "model.heads", 1, TS_MODEL_MAX_HIDDEN, &heads);
-    if (!rc) rc = ts_ckpt_get_int(ck, "model.layers", 1, TS_MODEL_MAX_LAYERS, &layers);
-    if (!rc) rc = ts_ckpt_get_int(ck, "model.feed_forward", 1, TS_MODEL_MAX_FF, &ff);
-    if (rc) return rc;
-    cfg->d_model = (int)d;
-    cfg->heads = (int)heads;
-    cfg->layers = (int)layers;
-    cfg->ff = (int)ff;
+    int value = 0;
+    if (f->name_of) {
+        const char *name;
+        int rc = ts_ckpt_get_string(ck, key, &name);
+        if (!rc && (rc = f->parse(name, &value)))
+            rc = name_file(ck, ts_fail(TS_ERR_FORMAT, "header '%s': %s", key, ts_last_error()));
+        if (rc) return rc;
+    } else {
+        int64_t number;
+        int rc = ts_ckpt_get_int(ck, key, f->lo, f->hi, &number);
+        if (rc) return rc;
+        value = (int)number;
+    }
+    ts_model_field_set(cfg, f, value);
     return TS_OK;
 }
 
@@ -117,32 +132,16 @@ static int arch_from_ckpt(const ts_ckpt *ck, ts_model_config *cfg) {
 // the container instead of being copied: 42 MB less to touch for Tatoeba.
 static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, ts_translator *out) {
     memset(out, 0, sizeof *out);
-    const char *attn, *decoder;
-    int64_t bi, emb, hidden, sv, tv, max_len;
+    int64_t max_len;
     ts_model_config cfg = {0};
-    int rc = ts_ckpt_get_string(ck, "model.attention", &attn);
-    if (!rc && (rc = ts_attn_parse(attn, &cfg.attn)))
-        rc = name_file(ck, ts_fail(TS_ERR_FORMAT, "header 'model.attention': %s", ts_last_error()));
-    if (!rc) rc = ts_ckpt_get_string(ck, "model.decoder", &decoder);
-    if (!rc && (rc = ts_decoder_parse(decoder, &cfg.decoder)))
-        rc = name_file(ck, ts_fail(TS_ERR_FORMAT, "header 'model.decoder': %s", ts_last_error()));
-    if (!rc) rc = ts_ckpt_get_int(ck, "model.bidirectional", 0, 1, &bi);
-    if (!rc) rc = ts_ckpt_get_int(ck, "model.embedding", 1, TS_MODEL_MAX_EMB, &emb);
-    if (!rc) rc = ts_ckpt_get_int(ck, "model.hidden", 1, TS_MODEL_MAX_HIDDEN, &hidden);
-    if (!rc) rc = ts_ckpt_get_int(ck, "model.source_vocabulary", TS_MODEL_MIN_VOCAB, TS_MODEL_MAX_VOCAB, &sv);
-    if (!rc) rc = ts_ckpt_get_int(ck, "model.target_vocabulary", TS_MODEL_MIN_VOCAB, TS_MODEL_MAX_VOCAB, &tv);
+    int rc = TS_OK;
+    for (int i = 0; !rc && i < ts_model_field_count; i++) rc = field_from_ckpt(ck, &ts_model_fields[i], &cfg);
     if (!rc) rc = ts_ckpt_get_int(ck, "data.max_len", 0, 1000000, &max_len);
-    if (!rc) rc = arch_from_ckpt(ck, &cfg);
     if (rc) return rc;
-    cfg.bidirectional = (int)bi;
-    cfg.emb = (int)emb;
-    cfg.hidden = (int)hidden;
-    cfg.src_vocab = (int)sv;
-    cfg.tgt_vocab = (int)tv;
     out->max_len = (int)max_len;
     // Size the model before allocating it: every parameter must be in the file.
-    if ((rc = check_params(ck, &cfg, attn, decoder)) || (rc = vocab_from_ckpt(ck, "source", sv, &out->src_vocab)) ||
-        (rc = vocab_from_ckpt(ck, "target", tv, &out->tgt_vocab)))
+    if ((rc = check_params(ck, &cfg)) || (rc = vocab_from_ckpt(ck, "source", cfg.src_vocab, &out->src_vocab)) ||
+        (rc = vocab_from_ckpt(ck, "target", cfg.tgt_vocab, &out->tgt_vocab)))
         goto fail;
     ts_clear_error();
     out->model = ts_seq2seq_new(&cfg, NULL);  // no initial values: the file's come next

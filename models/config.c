@@ -1,10 +1,13 @@
 // The configuration's names, limits and parameter specs (models/config.h).
 #include "models/config.h"
 
+#include "models/attention.h"
+#include "models/model.h"
 #include "tensor/init.h"
 #include "tensor/tokens.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +26,69 @@ int ts_decoder_parse(const char *name, ts_decoder_type *type) {
         }
     return ts_fail(TS_ERR_ARG, "unknown decoder '%s' (bahdanau, luong)", name);
 }
+
+static const char *attn_name(int v) { return ts_attn_name((ts_attn_type)v); }
+static int attn_parse(const char *name, int *v) {
+    ts_attn_type t = TS_ATTN_NONE;
+    int rc = ts_attn_parse(name, &t);
+    if (!rc) *v = (int)t;
+    return rc;
+}
+static const char *decoder_name(int v) { return ts_decoder_name((ts_decoder_type)v); }
+static int decoder_parse(const char *name, int *v) {
+    ts_decoder_type t = TS_DECODER_BAHDANAU;
+    int rc = ts_decoder_parse(name, &t);
+    if (!rc) *v = (int)t;
+    return rc;
+}
+static const char *arch_name(int v) { return ts_arch_name((ts_model_arch)v); }
+static int arch_parse(const char *name, int *v) {
+    ts_model_arch a = TS_ARCH_GRU;
+    int rc = ts_arch_parse(name, &a);
+    if (!rc) *v = (int)a;
+    return rc;
+}
+
+#define FIELD(f) .offset = offsetof(ts_model_config, f)
+#define NAMED(f, names) FIELD(f), .name_of = names##_name, .parse = names##_parse
+#define GRU (1u << TS_ARCH_GRU)
+#define TRANSFORMER (1u << TS_ARCH_TRANSFORMER)
+_Static_assert(sizeof(ts_attn_type) == sizeof(int) && sizeof(ts_decoder_type) == sizeof(int) &&
+               sizeof(ts_model_arch) == sizeof(int), "named fields are int-sized");
+
+// The architecture comes first: which rows a file has depends on it.
+const ts_model_field ts_model_fields[] = {
+    {.key = "architecture", .label = "architecture", .flag = "--arch", NAMED(arch, arch), .newer = 1},
+    {.key = "attention", .label = "attention", .flag = "--attn", NAMED(attn, attn), .archs = GRU},
+    {.key = "decoder", .label = "decoder", .flag = "--decoder", NAMED(decoder, decoder), .archs = GRU},
+    {.key = "bidirectional", .label = "bidirectional", .flag = "--bidirectional", FIELD(bidirectional), .lo = 0, .hi = 1,
+     .archs = GRU},
+    {.key = "embedding", .label = "embedding", .flag = "--emb", FIELD(emb), .lo = 1, .hi = TS_MODEL_MAX_EMB},
+    {.key = "hidden", .label = "hidden", .flag = "--hidden", FIELD(hidden), .lo = 1, .hi = TS_MODEL_MAX_HIDDEN},
+    {.key = "d_model", .label = "d_model", .flag = "--d-model", FIELD(d_model), .lo = 1, .hi = TS_MODEL_MAX_HIDDEN,
+     .archs = TRANSFORMER},
+    {.key = "heads", .label = "heads", .flag = "--heads", FIELD(heads), .lo = 1, .hi = TS_MODEL_MAX_HIDDEN,
+     .archs = TRANSFORMER},
+    {.key = "layers", .label = "layers", .flag = "--layers", FIELD(layers), .lo = 1, .hi = TS_MODEL_MAX_LAYERS,
+     .archs = TRANSFORMER},
+    {.key = "feed_forward", .label = "feed-forward width", .flag = "--ff", FIELD(ff), .lo = 1, .hi = TS_MODEL_MAX_FF,
+     .archs = TRANSFORMER},
+    {.key = "source_vocabulary", .label = "source vocabulary", FIELD(src_vocab), .lo = TS_MODEL_MIN_VOCAB,
+     .hi = TS_MODEL_MAX_VOCAB},
+    {.key = "target_vocabulary", .label = "target vocabulary", FIELD(tgt_vocab), .lo = TS_MODEL_MIN_VOCAB,
+     .hi = TS_MODEL_MAX_VOCAB},
+};
+const int ts_model_field_count = (int)(sizeof ts_model_fields / sizeof ts_model_fields[0]);
+
+int ts_model_field_get(const ts_model_config *c, const ts_model_field *f) {
+    return *(const int *)((const char *)c + f->offset);
+}
+
+void ts_model_field_set(ts_model_config *c, const ts_model_field *f, int value) {
+    *(int *)((char *)c + f->offset) = value;
+}
+
+int ts_model_field_applies(const ts_model_field *f, ts_model_arch arch) { return !f->archs || (f->archs >> arch & 1u); }
 
 int ts_model_config_check(const ts_model_config *c) {
     if (c->arch < 0 || c->arch >= TS_ARCH_COUNT) return ts_fail(TS_ERR_ARG, "architecture %d", (int)c->arch);

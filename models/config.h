@@ -66,6 +66,31 @@ int ts_model_config_check(const ts_model_config *cfg);
 // (n bytes): how info, eval and train describe a Transformer. Returns buf.
 char *ts_model_transformer_sizes(const ts_model_config *cfg, char *buf, size_t n);
 
+// One field of ts_model_config as files and messages name it. The table
+// ts_model_fields is the one list of the fields: checkpoints write and read
+// them in its order (infer/load.c), averaging and resuming compare them. An
+// architecture's own sizes are rows too, for that architecture only.
+typedef struct {
+    const char *key;    // the checkpoint header key after "model."
+    const char *label;  // how messages name it
+    const char *flag;   // train's flag for it, or NULL
+    size_t offset;      // of its int (or enum) in ts_model_config
+    int lo, hi;         // a number's bounds
+    const char *(*name_of)(int value);           // a named value's name; NULL for a number
+    int (*parse)(const char *name, int *value);  // and back (TS_OK or TS_ERR_ARG)
+    unsigned archs;     // a bit (1u << arch) per architecture that has it; 0 for all
+    int newer;          // newer than some files: written only when not 0, read as 0 when absent
+} ts_model_field;
+
+extern const ts_model_field ts_model_fields[];
+extern const int ts_model_field_count;
+
+// Field f of cfg, and setting it.
+int ts_model_field_get(const ts_model_config *cfg, const ts_model_field *f);
+void ts_model_field_set(ts_model_config *cfg, const ts_model_field *f, int value);
+// 1 when a model of architecture arch has field f.
+int ts_model_field_applies(const ts_model_field *f, ts_model_arch arch);
+
 // M, the encoder memory's width: H, or 2H when bidirectional.
 int ts_model_memory_width(const ts_model_config *cfg);
 

@@ -439,6 +439,11 @@ static size_t transformer_step_bytes(const ts_model_config *c, int B, int S) {
     return (size_t)B * per_row * sizeof(double) + ((size_t)1 << 20);
 }
 
+static int transformer_attends(const ts_model_config *cfg) {
+    (void)cfg;
+    return 1;  // step gives the mean of the last layer's cross-attention heads
+}
+
 const ts_model_kind ts_transformer_kind = {
     .name = "transformer",
     .layers_size = sizeof(ts_transformer),
@@ -448,5 +453,6 @@ const ts_model_kind ts_transformer_kind = {
     .start = transformer_start,
     .step = transformer_step,
     .reorder = transformer_reorder,
+    .attends = transformer_attends,
     .step_bytes = transformer_step_bytes,
 };

@@ -1467,3 +1467,77 @@ Test(checkpoint, crc32_covers_buffers_over_4_gib_and_continues) {
     cr_assert_eq(ts_crc32(ts_crc32(0, "abc", 3), "def", 3), ts_crc32(0, "abcdef", 6));
     cr_assert_eq(ts_crc32(0, "123456789", 9), 0xcbf43926u);  // the standard check value
 }
+
+// A model's header is the field table (models/config.h) walked in order: a
+// GRU file has "model.<key>" for each of the GRU's rows and no
+// "model.architecture" (files from before it keep their bytes), and reading
+// it back gives every field its value. A bad architecture name is refused
+// naming the key.
+Test(checkpoint, model_header_rows_are_the_field_table) {
+    for (int bi = 0; bi <= 1; bi++) {
+        ts_ckpt *ck = model_ckpt(TS_ATTN_GENERAL, TS_DECODER_LUONG, bi);
+        size_t h = 0;
+        for (int i = 0; i < ts_model_field_count; i++) {
+            const ts_model_field *f = &ts_model_fields[i];
+            if (f->newer || !ts_model_field_applies(f, TS_ARCH_GRU)) continue;  // newer: 0 for the GRU, not written
+            const char *k, *v;
+            ts_ckpt_header_at(ck, h++, &k, &v);
+            char key[64];
+            snprintf(key, sizeof key, "model.%s", f->key);
+            cr_assert_str_eq(k, key);
+        }
+        const char *k, *v;
+        ts_ckpt_header_at(ck, h, &k, &v);
+        cr_assert_str_eq(k, "data.max_len");
+        ts_translator t;
+        cr_assert_eq(ts_translator_from_ckpt(ck, &t), TS_OK, "%s", ts_last_error());
+        ts_model_config want = {.src_vocab = 6, .tgt_vocab = 6, .emb = 3, .hidden = 4, .attn = TS_ATTN_GENERAL,
+                                .decoder = TS_DECODER_LUONG, .bidirectional = bi};
+        for (int i = 0; i < ts_model_field_count; i++)
+            cr_assert_eq(ts_model_field_get(&t.model->cfg, &ts_model_fields[i]), ts_model_field_get(&want, &ts_model_fields[i]),
+                         "%s", ts_model_fields[i].key);
+        ts_translator_free(&t);
+        cr_assert_eq(ts_ckpt_set(ck, "model.architecture", "lstm"), TS_OK);
+        cr_assert_eq(ts_translator_from_ckpt(ck, &t), TS_ERR_FORMAT);
+        cr_assert(strstr(ts_last_error(), "header 'model.architecture': unknown architecture 'lstm'"), "%s", ts_last_error());
+        ts_ckpt_free(ck);
+    }
+}
+
+// A Transformer's checkpoint names its architecture and its own sizes from
+// the field table, has no GRU rows, and loads back to the same model.
+Test(checkpoint, transformer_checkpoint_round_trips_through_the_field_table) {
+    ts_vocab *src, *tgt;
+    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "le", "chat"}, 6, &src), TS_OK);
+    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "the", "cat"}, 6, &tgt), TS_OK);
+    ts_model_config cfg = {.arch = TS_ARCH_TRANSFORMER, .src_vocab = 6, .tgt_vocab = 6, .emb = 4, .hidden = 4,
+                           .d_model = 4, .heads = 2, .layers = 1, .ff = 8};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    ts_ckpt *ck = ts_ckpt_new();
+    cr_assert_eq(ts_model_to_ckpt(ck, m, src, tgt, 10), TS_OK, "%s", ts_last_error());
+    const char *value;
+    cr_assert_eq(ts_ckpt_get_string(ck, "model.architecture", &value), TS_OK);
+    cr_assert_str_eq(value, "transformer");
+    cr_assert_eq(ts_ckpt_get_string(ck, "model.heads", &value), TS_OK);
+    cr_assert_str_eq(value, "2");
+    cr_assert_neq(ts_ckpt_get_string(ck, "model.attention", &value), TS_OK, "no GRU rows");
+    ts_translator t;
+    cr_assert_eq(ts_translator_from_ckpt(ck, &t), TS_OK, "%s", ts_last_error());
+    for (int i = 0; i < ts_model_field_count; i++)
+        cr_assert_eq(ts_model_field_get(&t.model->cfg, &ts_model_fields[i]), ts_model_field_get(&cfg, &ts_model_fields[i]),
+                     "%s", ts_model_fields[i].key);
+    cr_assert_eq(t.model->params.count, m->params.count);
+    for (int i = 0; i < m->params.count; i++)
+        cr_assert_arr_eq(t.model->params.items[i]->data, m->params.items[i]->data,
+                         m->params.items[i]->size * sizeof(double), "%s", m->params.items[i]->name);
+    ts_translator_free(&t);
+    ts_ckpt_set(ck, "model.heads", "3");
+    cr_assert_neq(ts_translator_from_ckpt(ck, &t), TS_OK, "3 heads do not divide d_model 4");
+    ts_ckpt_free(ck);
+    ts_seq2seq_free(m);
+    gsl_rng_free(rng);
+    ts_vocab_free(src);
+    ts_vocab_free(tgt);
+}

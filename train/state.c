@@ -10,6 +10,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 int ts_train_state_init(ts_train_state *s, long seed, long max_epochs) {
@@ -132,11 +133,14 @@ int ts_train_state_resume_model(const ts_ckpt *ck, const char *path, const ts_vo
     rc = check_same_vocab("source", loaded.src_vocab, src);
     if (!rc) rc = check_same_vocab("target", loaded.tgt_vocab, tgt);
     const ts_model_config *saved = &loaded.model->cfg;
-    if (!rc && (saved->src_vocab != cfg->src_vocab || saved->tgt_vocab != cfg->tgt_vocab || saved->emb != cfg->emb ||
-                saved->hidden != cfg->hidden || saved->attn != cfg->attn || saved->decoder != cfg->decoder ||
-                saved->bidirectional != cfg->bidirectional || saved->arch != cfg->arch || saved->d_model != cfg->d_model ||
-                saved->heads != cfg->heads || saved->layers != cfg->layers || saved->ff != cfg->ff))
-        rc = ts_fail(TS_ERR_ARG, "it was trained with another model configuration (--arch, --attn, --decoder, --bidirectional, --emb, --hidden, --d-model, --heads, --layers, --ff)");
+    int same = 1;
+    char flags[256] = "";  // the flags that set the configuration, "--attn, --decoder, .."
+    for (int i = 0; i < ts_model_field_count; i++) {
+        const ts_model_field *f = &ts_model_fields[i];
+        same &= !ts_model_field_applies(f, cfg->arch) || ts_model_field_get(saved, f) == ts_model_field_get(cfg, f);
+        if (f->flag && ts_model_field_applies(f, cfg->arch)) snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s%s", *flags ? ", " : "", f->flag);
+    }
+    if (!rc && !same) rc = ts_fail(TS_ERR_ARG, "it was trained with another model configuration (%s)", flags);
     if (!rc) {
         *model = loaded.model;  // the one model of the run; the data's vocabularies are the same words
         loaded.model = NULL;
