@@ -2,14 +2,18 @@
 // `int ts_cmd_<name>(int argc, char **argv)` that returns the process exit
 // status: 0 success, 1 failure at run time (bad file, failed save), 2 usage
 // error (unknown flag, bad value). main() hands it its own argv + 1: argv[0]
-// is the subcommand's name and argv[-1] the program as it was started (which
-// train's "continue with:" hint repeats).
+// is the subcommand's name; the program as it was started (which train's
+// "continue with:" hint repeats) is ts_cli_program.
 #ifndef TS_CLI_H
 #define TS_CLI_H
 
 #include <stdio.h>
 
 enum { TS_EXIT_OK = 0, TS_EXIT_FAIL = 1, TS_EXIT_USAGE = 2 };
+
+// The program as the user started it (main's argv[0]); main() sets it before
+// running a subcommand, and it stays "tinyseq" for a caller that does not.
+extern const char *ts_cli_program;
 
 int ts_cmd_train(int argc, char **argv);
 int ts_cmd_translate(int argc, char **argv);

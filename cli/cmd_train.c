@@ -377,7 +377,7 @@ static int train_command(int argc, char **argv, char **config_text) {
     read_test_kill(&o);
     // Under mpirun: the ranks train together; rank 0 alone prints.
     ts_dist dist;
-    int mpi_argc = argc;  // MPI may edit what it is given; argv (and argv[-1], cli.h) are read below
+    int mpi_argc = argc;  // MPI may edit what it is given; argv is read below
     char **mpi_argv = argv;
     int rc = ts_dist_init(&dist, &mpi_argc, &mpi_argv);
     if (rc) {
@@ -415,8 +415,8 @@ static int train_command(int argc, char **argv, char **config_text) {
                     "--corpus %s%s runs it\n",
                     report.stopped == SIGTERM ? "SIGTERM" : "SIGINT", report.steps, o.out_dir, o.out_dir,
                     o.dev_file ? o.dev_file : o.out_dir, o.dev_file ? "" : "/dev-pairs.tsv");
-        else  // argv[-1]: the program as it was started (cli.h).
-            print_resume_command(argv[-1], argc, argv, &o, &report, dist.size);
+        else
+            print_resume_command(ts_cli_program, argc, argv, &o, &report, dist.size);
     }
     fflush(stdout);
     ts_dist_finalize(&dist);

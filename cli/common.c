@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+const char *ts_cli_program = "tinyseq";
+
 int ts_cli_grow_arena(ts_ctx *ctx, const char *what) {
     int rc = ts_arena_grow(&ctx->arena, what);
     ts_ctx_init(ctx, ctx->arena);

@@ -38,6 +38,7 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+    ts_cli_program = argv[0];
     ts_blas_init(argc, argv);  // may run tinyseq again, once, with better kernels
     // Past `ulimit -f` a write then fails with EFBIG, reported like a full
     // disk (message, old file intact, exit 1), instead of killing us silently.

@@ -73,5 +73,10 @@ size_t ts_npz_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 // Code points in s, -1 when s is not valid UTF-8.
 long ts_npz_utf8_count(const char *s);
 
+// ---- the .npy reader (npy_read.c) ------------------------------------------------
+
+// Parses one .npy file npy[0..n) into entry e (its name already set); `what`
+// names the file in messages. TS_OK, or an error naming the entry.
+int ts_npy_parse(const char *what, struct entry *e, const unsigned char *npy, size_t n);
 
 #endif
