@@ -109,3 +109,22 @@ void ts_progress_examples(FILE *out, const ts_corpus *dev, const size_t *rows, s
         fprintf(out, "\n  output:    %s\n\n", buf);
     }
 }
+
+void ts_progress_test(FILE *out, int beam, const ts_eval_result *res, const char *test_file) {
+    if (beam == 1)
+        fprintf(out, "test: loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%% on %zu pair%s of %s (last model)\n",
+                res->loss, res->perplexity, res->bleu, res->chrf, 100 * res->exact, res->pairs, res->pairs == 1 ? "" : "s",
+                test_file);
+    else
+        fprintf(out, "test, beam %d: BLEU %.4f, chrF %.4f, exact %.1f%%\n", beam, res->bleu, res->chrf, 100 * res->exact);
+}
+
+void ts_progress_summary(FILE *out, const ts_train_report *report, const ts_dist *dist, size_t parameters) {
+    if (dist->size > 1 && dist->allreduce_calls > 0)
+        fprintf(out, "allreduce: %ld steps, %.3f s in all, %.3f ms a step, %zu bytes a step (%zu parameters)\n",
+                dist->allreduce_calls, dist->allreduce_seconds, 1e3 * dist->allreduce_seconds / (double)dist->allreduce_calls,
+                dist->allreduce_bytes, parameters);
+    fprintf(out, "train: tokens_per_s=%.1f steps=%ld last_batch_loss=%.4f\n", report->tokens_per_s, report->steps,
+            report->last_loss);
+    fflush(out);
+}

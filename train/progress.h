@@ -11,6 +11,7 @@
 #include "data/vocab.h"
 #include "infer/evaluate.h"
 #include "models/config.h"
+#include "train/dist.h"
 #include "train/trainer.h"
 
 typedef struct {
@@ -60,5 +61,13 @@ void ts_progress_banner(FILE *out, const ts_progress_start *st);
 // reference and output lines, a blank line after each.
 void ts_progress_examples(FILE *out, const ts_corpus *dev, const size_t *rows, size_t n, const ts_vocab *tgt_vocab,
                           const ts_hypothesis *hyps);
+
+// --test's line for one search (beam 1: greedy, with the loss) of the final
+// model on test_file.
+void ts_progress_test(FILE *out, int beam, const ts_eval_result *res, const char *test_file);
+
+// The run's closing lines: the allreduce's cost (with ranks) and the
+// "train:" summary of the report (its steps, speed and last batch loss).
+void ts_progress_summary(FILE *out, const ts_train_report *report, const ts_dist *dist, size_t parameters);
 
 #endif

@@ -26,6 +26,7 @@
 #include "infer/load.h"
 #include "train/options.h"
 #include "train/progress.h"
+#include "train/record.h"
 #include "train/rundir.h"
 #include "train/shard.h"
 #include "train/state.h"
@@ -51,8 +52,7 @@ typedef struct {
     ts_dataset data;                   // corpus, dev and test sets, vocabularies, batches
     ts_seq2seq *model;
     ts_optim optim;
-    ts_arena *arena;
-    ts_ctx ctx;
+    ts_ctx ctx;                        // on the step arena, which grows when a step needs more
     ts_train_state s;                  // everything a checkpoint saves besides the model and the optimizer
     unsigned char *tf_state;           // (gsl_rng_size) the teacher-forcing RNG before this step, to redo it
     long skipped_in_row;
@@ -68,14 +68,9 @@ typedef struct {
     ts_dist *dist;                     // the group; a group of one when the options give none
     ts_shards shards;                  // the parts of a batch (ranks x accumulate) and the ranks' sum
     int stop_agreed;                   // with ranks: a rank was asked to stop (every rank knows it at the same step)
-    // What the run directory records (rank 0), never saved: a continued run
-    // starts a new window where the previous one stopped (and logged).
+    ts_record rec;                     // what the run directory records (rank 0), never saved
     long log_every;                    // steps between steps.csv rows
-    double window_loss;                // plain cross-entropy x tokens of the steps since the last row
-    long window_tokens;
     long start_step;                   // the step this run started from
-    long recorded_step;                // the step of the last evaluation recorded in the files (-1: none)
-    double elapsed_before;             // a continued run's elapsed_s where its files stop (its clock goes on)
 } trainer;
 
 // Rank 0 prints and writes the run directory; the other ranks only compute.
@@ -138,102 +133,6 @@ static int save_checkpoint(trainer *t, const char *name, int full) {
 
 // ---- evaluation ------------------------------------------------------------------
 
-static ts_translator view_of(trainer *t) {
-    return (ts_translator){.model = t->model, .src_vocab = t->data.src_vocab, .tgt_vocab = t->data.tgt_vocab,
-                           .max_len = (int)t->opts->max_len};
-}
-
-static void free_hyps(ts_hypothesis *hyps, size_t n) {
-    if (!hyps) return;
-    for (size_t i = 0; i < n; i++) ts_hypothesis_free(&hyps[i]);
-    free(hyps);
-}
-
-// The step arena, twice as large (ts_arena_grow), for work about to be redone.
-static int grow_arena(trainer *t) {
-    int rc = ts_arena_grow(&t->arena, "a training step");
-    t->ctx.arena = t->arena;
-    ts_ctx_reset(&t->ctx);
-    return rc;
-}
-
-static int evaluate_dev(trainer *t, int beam, ts_eval_result *res, ts_hypothesis **hyps) {
-    ts_translator view = view_of(t);
-    ts_eval_opts eo = {.beam = beam, .batch = 64};
-    int rc;
-    // A failed ts_evaluate has freed its hypotheses.
-    while ((rc = ts_evaluate(&view, &t->ctx, t->data.dev, t->data.dev_rows, t->data.n_dev, &eo, res, hyps)) == TS_ERR_ARENA)
-        if ((rc = grow_arena(t))) break;
-    ts_ctx_reset(&t->ctx);
-    return rc;
-}
-
-// --test FILE: the final model on a held-out corpus, one line on o->out for
-// greedy decoding and one for --beam's search.
-static int evaluate_test_with(trainer *t, int beam) {
-    const ts_train_opts *o = t->opts;
-    ts_translator view = view_of(t);
-    ts_eval_opts eo = {.beam = beam, .batch = 64};
-    ts_eval_result res;
-    int rc;
-    while ((rc = ts_evaluate(&view, &t->ctx, t->data.test, NULL, 0, &eo, &res, NULL)) == TS_ERR_ARENA)
-        if ((rc = grow_arena(t))) break;
-    ts_ctx_reset(&t->ctx);
-    if (rc || !o->out) return rc;
-    if (beam == 1)
-        fprintf(o->out, "test: loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%% on %zu pair%s of %s (last model)\n",
-                res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact, res.pairs, res.pairs == 1 ? "" : "s",
-                o->test_file);
-    else
-        fprintf(o->out, "test, beam %d: BLEU %.4f, chrF %.4f, exact %.1f%%\n", beam, res.bleu, res.chrf, 100 * res.exact);
-    return TS_OK;
-}
-
-static int evaluate_test(trainer *t) {
-    int rc = evaluate_test_with(t, 1);
-    return rc || t->opts->beam <= 1 || !t->opts->out ? rc : evaluate_test_with(t, (int)t->opts->beam);
-}
-
-
-// attention.jsonl for `tinyseq report`: the first TS_REPORT_SENTENCES dev
-// sentences with this epoch's greedy outputs (from the dev evaluation) and
-// beam-4 outputs, each with its attention.
-static int append_report(trainer *t, const ts_run_point *at, const ts_eval_result *res, const ts_hypothesis *greedy) {
-    size_t n = t->data.n_dev < TS_REPORT_SENTENCES ? t->data.n_dev : TS_REPORT_SENTENCES;
-    ts_hypothesis beam[TS_REPORT_SENTENCES];
-    ts_report_sentence rows[TS_REPORT_SENTENCES];
-    memset(beam, 0, sizeof beam);
-    int rc = TS_OK;
-    for (size_t i = 0; !rc && i < n; i++) {
-        const ts_pair *p = &t->data.dev->pairs[t->data.dev_rows[i]];
-        int ids[TS_MAX_SENTENCE_TOKENS];
-        int len = p->src_len < TS_MAX_SENTENCE_TOKENS ? p->src_len : TS_MAX_SENTENCE_TOKENS;
-        for (int k = 0; k < len; k++) ids[k] = ts_vocab_id(t->data.src_vocab, p->src[k]);
-        while ((rc = ts_seq2seq_beam(t->model, &t->ctx, ids, len, 4, ts_output_limit(len), NULL, &beam[i])) == TS_ERR_ARENA)
-            if ((rc = grow_arena(t))) break;
-        ts_ctx_reset(&t->ctx);
-        rows[i] = (ts_report_sentence){p, &greedy[i], &beam[i]};
-    }
-    if (!rc) rc = ts_rundir_append_report(t->opts->out_dir, at, res, t->data.tgt_vocab,
-                                               ts_model_attends(&t->model->cfg), rows, n);
-    for (size_t i = 0; i < n; i++) ts_hypothesis_free(&beam[i]);
-    return rc;
-}
-
-// --keep N: this epoch's model as epoch-<E>.ckpt (inference kind, for
-// `tinyseq average`), and the one N epochs older deleted.
-static int keep_epoch(trainer *t) {
-    const ts_train_opts *o = t->opts;
-    char name[64], path[4096];
-    snprintf(name, sizeof name, "epoch-%ld.ckpt", t->s.epoch);
-    int rc = save_checkpoint(t, name, 0);
-    if (rc || t->s.epoch <= o->keep) return rc;
-    snprintf(name, sizeof name, "epoch-%ld.ckpt", t->s.epoch - o->keep);
-    if ((rc = ts_path_join(path, sizeof path, o->out_dir, name))) return rc;
-    if (unlink(path) != 0 && errno != ENOENT) return ts_fail(TS_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
-    return TS_OK;
-}
-
 // Where the run stands; at an epoch's end (epoch_end) the epoch is whole.
 static ts_run_point run_point(const trainer *t, int epoch_end) {
     double total = (double)ts_batcher_count(t->data.batcher);
@@ -241,63 +140,25 @@ static ts_run_point run_point(const trainer *t, int epoch_end) {
                           .step = t->s.step, .epoch_end = epoch_end};
 }
 
-static double elapsed_seconds(const trainer *t) { return t->elapsed_before + ts_progress_now() - t->progress.started; }
-
 // The mean training loss of the epoch so far (NaN before its first step).
 static double epoch_train_loss(const trainer *t) {
     return t->s.epoch_tokens ? t->s.epoch_loss_sum / (double)t->s.epoch_tokens : NAN;
 }
 
-// A steps.csv row for the steps since the last one (rank 0; nothing when
-// there were none).
+// A steps.csv row for the steps since the last one (rank 0).
 static int log_steps(trainer *t) {
-    if (!leader(t) || t->window_tokens == 0) return TS_OK;
-    size_t total = ts_batcher_count(t->data.batcher);
-    ts_steps_row row = {.at = run_point(t, 0), .train_loss = t->window_loss / (double)t->window_tokens,
-                        .lr = t->optim.lr, .tokens_per_s = ts_progress_rate(&t->progress), .elapsed = elapsed_seconds(t)};
-    if ((size_t)t->s.position == total) row.at.epoch = (double)t->s.epoch + 1;  // exact, not e + total / total
-    t->window_loss = 0;
-    t->window_tokens = 0;
-    return ts_rundir_append_steps(t->opts->out_dir, &row);
-}
-
-// An evaluation into the run directory (rank 0): its metrics.csv row, the
-// first dev sentence's attention figure, its attention.jsonl line, and
-// loss.svg redrawn.
-static int record_evaluation(trainer *t, const ts_run_point *at, double train_loss, const ts_eval_result *res,
-                             const ts_hypothesis *hyps) {
-    const ts_train_opts *o = t->opts;
     if (!leader(t)) return TS_OK;
-    ts_metrics_row row = {.at = *at, .train_loss = train_loss, .dev = res, .lr = t->optim.lr,
-                          .tokens_per_s = ts_progress_rate(&t->progress), .elapsed = elapsed_seconds(t)};
-    int rc = ts_rundir_append_metrics(o->out_dir, &row);
-    if (!rc && hyps && t->data.n_dev > 0)
-        rc = ts_rundir_write_attention(o->out_dir, at, &t->model->cfg, t->data.tgt_vocab, &t->data.dev->pairs[t->data.dev_rows[0]],
-                                       &hyps[0]);
-    if (!rc && hyps && t->data.n_dev > 0) rc = append_report(t, at, res, hyps);
-    if (!rc) rc = ts_rundir_write_loss(o->out_dir);
-    t->recorded_step = at->step;
-    return rc;
+    ts_run_point at = run_point(t, 0);
+    if ((size_t)t->s.position == ts_batcher_count(t->data.batcher)) at.epoch = (double)t->s.epoch + 1;  // exact, not e + total / total
+    return ts_record_steps(&t->rec, &at);
 }
 
 // --eval-every: dev evaluated inside an epoch and recorded (rank 0 alone;
 // nothing any rank decides reads it).
 static int evaluate_between(trainer *t) {
     if (!leader(t)) return TS_OK;
-    ts_eval_result res;
-    ts_hypothesis *hyps = NULL;
-    int rc = evaluate_dev(t, 1, &res, &hyps);
-    if (rc) return rc;
     ts_run_point at = run_point(t, 0);
-    char epoch[32];
-    if (t->opts->out) {
-        fprintf(t->opts->out, "step %ld (epoch %s): dev loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%%\n", at.step,
-                ts_run_point_epoch(epoch, &at), res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact);
-        fflush(t->opts->out);
-    }
-    rc = record_evaluation(t, &at, epoch_train_loss(t), &res, hyps);
-    free_hyps(hyps, t->data.n_dev);
-    return rc;
+    return ts_record_between(&t->rec, &at, epoch_train_loss(t));
 }
 
 // After an epoch: evaluate, keep the best, decay on a plateau, record, save.
@@ -307,10 +168,10 @@ static int end_epoch(trainer *t, int *stop) {
     ts_eval_result res = {0};
     ts_hypothesis *hyps = NULL;
     // Rank 0 evaluates; every rank's decisions below read its dev loss.
-    int rc = leader(t) ? evaluate_dev(t, 1, &res, &hyps) : TS_OK;
+    int rc = leader(t) ? ts_record_dev(&t->rec, 1, &res, &hyps) : TS_OK;
     if (!rc) rc = ts_dist_broadcast(t->dist, &res.loss, 1);
     if (rc) {
-        free_hyps(hyps, t->data.n_dev);
+        ts_record_free_hyps(hyps, t->data.n_dev);
         return rc;
     }
     double train_loss = epoch_train_loss(t);
@@ -332,16 +193,16 @@ static int end_epoch(trainer *t, int *stop) {
     // The next epoch starts here, so a checkpoint saved now resumes into it.
     memcpy(t->s.epoch_start_state, gsl_rng_state(t->s.shuffle_rng), gsl_rng_size(t->s.shuffle_rng));
     if (!leader(t)) return TS_OK;
-    double elapsed = elapsed_seconds(t);
+    double elapsed = ts_record_elapsed(&t->rec);
     ts_progress_epoch(&t->progress, o->out, t->s.epoch, train_loss, &res, t->optim.lr, elapsed, improved);
     if (improved && (rc = save_checkpoint(t, "best.ckpt", 0))) goto done;
     if ((rc = save_checkpoint(t, "last.ckpt", 1))) goto done;
     t->last_saved_step = t->s.step;
-    if (o->keep > 0 && (rc = keep_epoch(t))) goto done;
+    if (o->keep > 0 && (rc = ts_record_keep_epoch(&t->rec, &t->s, &t->optim))) goto done;
     ts_run_point at = run_point(t, 1);
-    rc = record_evaluation(t, &at, train_loss, &res, hyps);
+    rc = ts_record_evaluation(&t->rec, &at, train_loss, &res, hyps);
 done:
-    free_hyps(t->epoch_hyps, t->data.n_dev);  // kept for finish_run
+    ts_record_free_hyps(t->epoch_hyps, t->data.n_dev);  // kept for finish_run
     t->epoch_dev = res;
     t->epoch_hyps = hyps;
     t->epoch_dev_step = t->s.step;
@@ -362,11 +223,11 @@ static int load_data(trainer *t) {
 }
 
 static void trainer_free(trainer *t) {
-    free_hyps(t->epoch_hyps, t->data.n_dev);
+    ts_record_free_hyps(t->epoch_hyps, t->data.n_dev);
     ts_dataset_free(&t->data);
     ts_seq2seq_free(t->model);
     ts_optim_free(&t->optim);
-    ts_arena_free(t->arena);
+    ts_arena_free(t->ctx.arena);
     ts_train_state_free(&t->s);
     free(t->tf_state);
     ts_shards_free(&t->shards);
@@ -453,7 +314,7 @@ static int train_step(trainer *t, const ts_batch *b) {
     int rc;
     while ((rc = run_shards(t, b, n_batch, sums, &plain))) {
         ts_params_zero_grad(&t->model->params);
-        if (rc != TS_ERR_ARENA || (rc = grow_arena(t))) return rc;
+        if (rc != TS_ERR_ARENA || (rc = ts_record_grow_arena(&t->ctx, "a training step"))) return rc;
         memcpy(gsl_rng_state(t->s.tf_rng), t->tf_state, tf_bytes);
     }
     if (t->dist->size > 1) {
@@ -496,8 +357,8 @@ static int train_step(trainer *t, const ts_batch *b) {
     ts_progress_step(&t->progress, ts_progress_now() - t0, (int)n_batch, t->s.step > o->warmup);
     if ((rc = count_up(&t->s.epoch_tokens, n_batch, "epoch token"))) return rc;
     t->s.epoch_loss_sum += sums[SUM_PLAIN];  // reported train loss: comparable with dev loss
-    t->window_loss += sums[SUM_PLAIN];
-    t->window_tokens += n_batch;
+    t->rec.window_loss += sums[SUM_PLAIN];
+    t->rec.window_tokens += n_batch;
     t->last_loss = plain;
     return TS_OK;
 }
@@ -514,14 +375,14 @@ static int finish_run(trainer *t) {
         res = t->epoch_dev;
         hyps = t->epoch_hyps;
         t->epoch_hyps = NULL;
-    } else if ((rc = evaluate_dev(t, 1, &res, &hyps))) {
+    } else if ((rc = ts_record_dev(&t->rec, 1, &res, &hyps))) {
         return rc;
-    } else if (t->s.step > t->start_step && t->recorded_step != t->s.step) {
+    } else if (t->s.step > t->start_step && t->rec.recorded_step != t->s.step) {
         // A run that stopped inside an epoch (--steps) records its final
         // model too: every run that trained ends with its rows and figures.
         ts_run_point at = run_point(t, 0);
-        if ((rc = record_evaluation(t, &at, epoch_train_loss(t), &res, hyps))) {
-            free_hyps(hyps, t->data.n_dev);
+        if ((rc = ts_record_evaluation(&t->rec, &at, epoch_train_loss(t), &res, hyps))) {
+            ts_record_free_hyps(hyps, t->data.n_dev);
             return rc;
         }
     }
@@ -529,12 +390,12 @@ static int finish_run(trainer *t) {
     // resumed from here computes what an uninterrupted one does.
     int best_is_last = t->s.epoch == 0 && isinf(t->s.best_dev);
     if (best_is_last && (rc = save_checkpoint(t, "best.ckpt", 0))) {
-        free_hyps(hyps, t->data.n_dev);
+        ts_record_free_hyps(hyps, t->data.n_dev);
         return rc;
     }
     if (!o->out) {
-        free_hyps(hyps, t->data.n_dev);
-        return o->test_file ? evaluate_test(t) : TS_OK;
+        ts_record_free_hyps(hyps, t->data.n_dev);
+        return o->test_file ? ts_record_test(&t->rec) : TS_OK;
     }
     size_t n = (size_t)o->show < t->data.n_dev ? (size_t)o->show : t->data.n_dev;
     ts_progress_examples(o->out, t->data.dev, t->data.dev_rows, n, t->data.tgt_vocab, hyps);
@@ -544,8 +405,8 @@ static int finish_run(trainer *t) {
         // The search a user translates with (tinyseq translate --beam): it
         // scores higher than greedy, most with label smoothing (docs/models.md).
         ts_eval_result beam;
-        if ((rc = evaluate_dev(t, (int)o->beam, &beam, NULL))) {
-            free_hyps(hyps, t->data.n_dev);
+        if ((rc = ts_record_dev(&t->rec, (int)o->beam, &beam, NULL))) {
+            ts_record_free_hyps(hyps, t->data.n_dev);
             return rc;
         }
         fprintf(o->out, "dev, beam %ld: BLEU %.4f, chrF %.4f, exact %.1f%% (last model, as tinyseq eval --beam %ld scores it)\n",
@@ -562,16 +423,15 @@ static int finish_run(trainer *t) {
     else if (best_is_last)
         fprintf(o->out, "best: step %ld (no epoch has ended yet), dev loss %.4f (%s/best.ckpt)\n", t->s.step, res.loss,
                 o->out_dir);
-    free_hyps(hyps, t->data.n_dev);
-    return o->test_file ? evaluate_test(t) : TS_OK;
+    ts_record_free_hyps(hyps, t->data.n_dev);
+    return o->test_file ? ts_record_test(&t->rec) : TS_OK;
 }
 
 // ---- the same run on every rank ------------------------------------------------------
 
 int ts_train(const ts_train_opts *o, ts_train_report *report) {
     ts_dist alone = {.rank = 0, .size = 1, .local_size = 1};
-    trainer t = {.opts = o, .dist = o->dist ? o->dist : &alone, .epoch_dev_step = -1, .last_saved_step = -1,
-                 .recorded_step = -1};
+    trainer t = {.opts = o, .dist = o->dist ? o->dist : &alone, .epoch_dev_step = -1, .last_saved_step = -1};
     memset(report, 0, sizeof *report);
     ts_gsl_quiet();
     // The ranks compare their flags first: every check below then fails on
@@ -639,8 +499,8 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         t.model = ts_seq2seq_new(&cfg, init_rng);
         gsl_rng_free(init_rng);
     }
-    t.arena = ts_arena_new(o->arena_start ? o->arena_start : ARENA_START);
-    if (!t.model || !t.arena) {
+    t.ctx.arena = ts_arena_new(o->arena_start ? o->arena_start : ARENA_START);
+    if (!t.model || !t.ctx.arena) {
         // The configuration was checked above: what failed is memory.
         rc = ts_fail(TS_ERR_NOMEM, "out of memory: cannot allocate the %s", !t.model ? "model" : "step arena");
         goto done;
@@ -652,7 +512,9 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     }
     if ((rc = ts_optim_init(&t.optim, &t.model->params, o->optim, o->lr))) goto done;
     if ((rc = ts_shards_init(&t.shards, t.dist->size, o->accumulate, ts_params_size(&t.model->params), N_SUMS))) goto done;
-    ts_ctx_init(&t.ctx, t.arena);
+    ts_ctx_init(&t.ctx, t.ctx.arena);
+    t.rec = (ts_record){.opts = o, .model = t.model, .data = &t.data, .ctx = &t.ctx, .optim = &t.optim,
+                        .progress = &t.progress, .recorded_step = -1};
     ts_params_zero_grad(&t.model->params);  // train_step's invariant
     t.optim.threads = threads > 1 ? 2 : 1;  // the memory-bound passes gain little beyond two
     if (resume && (rc = ts_train_state_restore(&t.s, &t.optim, &t.model->params, resume, o,
@@ -662,7 +524,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     t.log_every = o->log_every > 0 ? o->log_every : round_count((double)ts_batcher_count(t.data.batcher) / 20);
     // Everything is ready: only now is the directory changed.
     if (leader(&t) && (rc = ts_rundir_prepare(o->out_dir, use, t.s.epoch, t.s.step))) goto done;
-    if (leader(&t) && use == TS_RUN_CONTINUE && (rc = ts_rundir_elapsed(o->out_dir, &t.elapsed_before))) goto done;
+    if (leader(&t) && use == TS_RUN_CONTINUE && (rc = ts_rundir_elapsed(o->out_dir, &t.rec.elapsed_before))) goto done;
     if (leader(&t) && (rc = ts_rundir_write_config(o, t.model, t.data.split.n_train, t.data.n_dev, t.dist->size))) goto done;
     if (leader(&t) && !t.data.dev_file && (rc = ts_rundir_write_dev(o->out_dir, t.data.dev, t.data.dev_rows, t.data.n_dev))) goto done;
     setup_agreed = 1;
@@ -712,7 +574,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     report->finished = !interrupted;
     if (o->log && report->stopped && isatty(fileno(o->log))) fputc('\n', o->log);
     // Where the run stops, its last steps' row and the curve that shows it.
-    if (t.window_tokens && leader(&t) && ((rc = log_steps(&t)) || (rc = ts_rundir_write_loss(o->out_dir)))) goto done;
+    if (t.rec.window_tokens && leader(&t) && ((rc = log_steps(&t)) || (rc = ts_rundir_write_loss(o->out_dir)))) goto done;
     if (t.last_saved_step != t.s.step && (rc = save_checkpoint(&t, "last.ckpt", 1))) goto done;
     report->epoch = t.s.epoch;
     report->position = t.s.position;
@@ -726,15 +588,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     report->tokens_per_s = t.progress.measured_seconds > 0 ? ts_progress_rate(&t.progress)
                            : t.progress.run_seconds > 0    ? t.progress.run_tokens / t.progress.run_seconds
                                                   : 0;
-    if (o->out && !report->stopped && t.dist->size > 1 && t.dist->allreduce_calls > 0)
-        fprintf(o->out, "allreduce: %ld steps, %.3f s in all, %.3f ms a step, %zu bytes a step (%zu parameters)\n",
-                t.dist->allreduce_calls, t.dist->allreduce_seconds, 1e3 * t.dist->allreduce_seconds / (double)t.dist->allreduce_calls,
-                t.dist->allreduce_bytes, ts_params_size(&t.model->params));
-    if (o->out && !report->stopped) {
-        fprintf(o->out, "train: tokens_per_s=%.1f steps=%ld last_batch_loss=%.4f\n", report->tokens_per_s, t.s.step,
-                t.last_loss);
-        fflush(o->out);
-    }
+    if (o->out && !report->stopped) ts_progress_summary(o->out, report, t.dist, ts_params_size(&t.model->params));
 done:
     if (!setup_agreed) rc = ts_dist_agree(t.dist, rc);
     ts_ckpt_free(resume);

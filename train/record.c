@@ -1,0 +1,131 @@
+#include "train/record.h"
+
+#include "models/search.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int ts_record_grow_arena(ts_ctx *ctx, const char *what) {
+    int rc = ts_arena_grow(&ctx->arena, what);
+    ts_ctx_reset(ctx);
+    return rc;
+}
+
+double ts_record_elapsed(const ts_record *r) { return r->elapsed_before + ts_progress_now() - r->progress->started; }
+
+void ts_record_free_hyps(ts_hypothesis *hyps, size_t n) {
+    if (!hyps) return;
+    for (size_t i = 0; i < n; i++) ts_hypothesis_free(&hyps[i]);
+    free(hyps);
+}
+
+// rows NULL: every pair of c (the test set); hyps NULL: not wanted.
+static int evaluate(ts_record *r, const ts_corpus *c, const size_t *rows, size_t n_rows, int beam, ts_eval_result *res,
+                    ts_hypothesis **hyps) {
+    ts_translator view = {.model = r->model, .src_vocab = r->data->src_vocab, .tgt_vocab = r->data->tgt_vocab,
+                          .max_len = (int)r->opts->max_len};
+    ts_eval_opts eo = {.beam = beam, .batch = 64};
+    int rc;
+    // A failed ts_evaluate has freed its hypotheses.
+    while ((rc = ts_evaluate(&view, r->ctx, c, rows, n_rows, &eo, res, hyps)) == TS_ERR_ARENA)
+        if ((rc = ts_record_grow_arena(r->ctx, "a training step"))) break;
+    ts_ctx_reset(r->ctx);
+    return rc;
+}
+
+int ts_record_dev(ts_record *r, int beam, ts_eval_result *res, ts_hypothesis **hyps) {
+    return evaluate(r, r->data->dev, r->data->dev_rows, r->data->n_dev, beam, res, hyps);
+}
+
+int ts_record_test(ts_record *r) {
+    const ts_train_opts *o = r->opts;
+    ts_eval_result res;
+    int rc = evaluate(r, r->data->test, NULL, 0, 1, &res, NULL);
+    if (rc || !o->out) return rc;
+    ts_progress_test(o->out, 1, &res, o->test_file);
+    if (o->beam <= 1) return TS_OK;
+    if ((rc = evaluate(r, r->data->test, NULL, 0, (int)o->beam, &res, NULL))) return rc;
+    ts_progress_test(o->out, (int)o->beam, &res, o->test_file);
+    return TS_OK;
+}
+
+int ts_record_steps(ts_record *r, const ts_run_point *at) {
+    if (r->window_tokens == 0) return TS_OK;
+    ts_steps_row row = {.at = *at, .train_loss = r->window_loss / (double)r->window_tokens, .lr = r->optim->lr,
+                        .tokens_per_s = ts_progress_rate(r->progress), .elapsed = ts_record_elapsed(r)};
+    r->window_loss = 0;
+    r->window_tokens = 0;
+    return ts_rundir_append_steps(r->opts->out_dir, &row);
+}
+
+// attention.jsonl for `tinyseq report`: the first TS_REPORT_SENTENCES dev
+// sentences with this evaluation's greedy outputs and the model's beam-4
+// search (models/search.h), each with its attention.
+static int append_report(ts_record *r, const ts_run_point *at, const ts_eval_result *res, const ts_hypothesis *greedy) {
+    const ts_dataset *d = r->data;
+    size_t n = d->n_dev < TS_REPORT_SENTENCES ? d->n_dev : TS_REPORT_SENTENCES;
+    ts_hypothesis beam[TS_REPORT_SENTENCES];
+    ts_report_sentence rows[TS_REPORT_SENTENCES];
+    memset(beam, 0, sizeof beam);
+    int rc = TS_OK;
+    for (size_t i = 0; !rc && i < n; i++) {
+        const ts_pair *p = &d->dev->pairs[d->dev_rows[i]];
+        int ids[TS_MAX_SENTENCE_TOKENS];
+        int len = p->src_len < TS_MAX_SENTENCE_TOKENS ? p->src_len : TS_MAX_SENTENCE_TOKENS;
+        for (int k = 0; k < len; k++) ids[k] = ts_vocab_id(d->src_vocab, p->src[k]);
+        while ((rc = ts_seq2seq_beam(r->model, r->ctx, ids, len, 4, ts_output_limit(len), NULL, &beam[i])) == TS_ERR_ARENA)
+            if ((rc = ts_record_grow_arena(r->ctx, "a training step"))) break;
+        ts_ctx_reset(r->ctx);
+        rows[i] = (ts_report_sentence){p, &greedy[i], &beam[i]};
+    }
+    if (!rc)
+        rc = ts_rundir_append_report(r->opts->out_dir, at, res, d->tgt_vocab, ts_model_attends(&r->model->cfg), rows, n);
+    for (size_t i = 0; i < n; i++) ts_hypothesis_free(&beam[i]);
+    return rc;
+}
+
+int ts_record_evaluation(ts_record *r, const ts_run_point *at, double train_loss, const ts_eval_result *res,
+                         const ts_hypothesis *hyps) {
+    const ts_dataset *d = r->data;
+    const char *dir = r->opts->out_dir;
+    ts_metrics_row row = {.at = *at, .train_loss = train_loss, .dev = res, .lr = r->optim->lr,
+                          .tokens_per_s = ts_progress_rate(r->progress), .elapsed = ts_record_elapsed(r)};
+    int rc = ts_rundir_append_metrics(dir, &row);
+    if (!rc && hyps && d->n_dev > 0)
+        rc = ts_rundir_write_attention(dir, at, &r->model->cfg, d->tgt_vocab, &d->dev->pairs[d->dev_rows[0]], &hyps[0]);
+    if (!rc && hyps && d->n_dev > 0) rc = append_report(r, at, res, hyps);
+    if (!rc) rc = ts_rundir_write_loss(dir);
+    r->recorded_step = at->step;
+    return rc;
+}
+
+int ts_record_between(ts_record *r, const ts_run_point *at, double train_loss) {
+    ts_eval_result res;
+    ts_hypothesis *hyps = NULL;
+    int rc = ts_record_dev(r, 1, &res, &hyps);
+    if (rc) return rc;
+    FILE *out = r->opts->out;
+    if (out) {
+        char epoch[32];
+        fprintf(out, "step %ld (epoch %s): dev loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%%\n", at->step,
+                ts_run_point_epoch(epoch, at), res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact);
+        fflush(out);
+    }
+    rc = ts_record_evaluation(r, at, train_loss, &res, hyps);
+    ts_record_free_hyps(hyps, r->data->n_dev);
+    return rc;
+}
+
+int ts_record_keep_epoch(ts_record *r, const ts_train_state *s, const ts_optim *optim) {
+    const ts_train_opts *o = r->opts;
+    char name[64], path[4096];
+    snprintf(name, sizeof name, "epoch-%ld.ckpt", s->epoch);
+    int rc = ts_train_state_save(s, o, r->model, r->data->src_vocab, r->data->tgt_vocab, optim, name, 0);
+    if (rc || s->epoch <= o->keep) return rc;
+    snprintf(name, sizeof name, "epoch-%ld.ckpt", s->epoch - o->keep);
+    if ((rc = ts_path_join(path, sizeof path, o->out_dir, name))) return rc;
+    if (unlink(path) != 0 && errno != ENOENT) return ts_fail(TS_ERR_IO, "cannot delete '%s': %s", path, strerror(errno));
+    return TS_OK;
+}

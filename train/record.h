@@ -1,0 +1,66 @@
+// What a training run records between its steps (rank 0): the dev and test
+// evaluations, the steps.csv rows of the loss window, an evaluation's rows,
+// figure and attention.jsonl line (with the beam-4 outputs of
+// TS_REPORT_SENTENCES dev sentences), and --keep's epoch checkpoints. The
+// files themselves are written by train/rundir.c; the lines on the output
+// stream by train/progress.c.
+#ifndef TS_TRAIN_RECORD_H
+#define TS_TRAIN_RECORD_H
+
+#include "data/dataset.h"
+#include "infer/evaluate.h"
+#include "train/optim.h"
+#include "train/progress.h"
+#include "train/rundir.h"
+#include "train/state.h"
+
+typedef struct {
+    const ts_train_opts *opts;
+    ts_seq2seq *model;
+    const ts_dataset *data;
+    ts_ctx *ctx;                       // the step's context: its arena grows for work about to be redone
+    const ts_optim *optim;             // its learning rate goes into the rows
+    const ts_progress *progress;       // the measured speed and the run's clock
+    double elapsed_before;             // a continued run's elapsed_s where its files stop (its clock goes on)
+    // Never saved: a continued run starts a new window where the previous
+    // one stopped (and logged).
+    double window_loss;                // plain cross-entropy x tokens of the steps since the last row
+    long window_tokens;
+    long recorded_step;                // the step of the last evaluation recorded in the files (-1: none)
+} ts_record;
+
+// Seconds since the run (or the run it continues) started.
+double ts_record_elapsed(const ts_record *r);
+
+// ctx's arena replaced by one twice as large (ts_arena_grow), ctx reset, for
+// work about to be redone; `what` names the work in the error.
+int ts_record_grow_arena(ts_ctx *ctx, const char *what);
+
+// The dev set decoded with `beam` (1: greedy) and scored; *hyps (NULL: not
+// wanted) receives the n_dev hypotheses (free with ts_record_free_hyps).
+int ts_record_dev(ts_record *r, int beam, ts_eval_result *res, ts_hypothesis **hyps);
+
+// --test FILE: the final model on the held-out corpus, one line on out for
+// greedy decoding and one for --beam's search (train/progress.h).
+int ts_record_test(ts_record *r);
+
+void ts_record_free_hyps(ts_hypothesis *hyps, size_t n);
+
+// A steps.csv row for the steps of the window (nothing when it is empty),
+// which then starts anew.
+int ts_record_steps(ts_record *r, const ts_run_point *at);
+
+// An evaluation into the run directory: its metrics.csv row, the first dev
+// sentence's attention figure, its attention.jsonl line, and loss.svg redrawn.
+int ts_record_evaluation(ts_record *r, const ts_run_point *at, double train_loss, const ts_eval_result *res,
+                         const ts_hypothesis *hyps);
+
+// --eval-every: dev evaluated inside an epoch, its line printed and recorded
+// (nothing any rank decides reads it).
+int ts_record_between(ts_record *r, const ts_run_point *at, double train_loss);
+
+// --keep N: epoch s->epoch's model as epoch-<E>.ckpt (inference kind, for
+// `tinyseq average`), and the one N epochs older deleted.
+int ts_record_keep_epoch(ts_record *r, const ts_train_state *s, const ts_optim *optim);
+
+#endif
