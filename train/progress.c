@@ -128,3 +128,23 @@ void ts_progress_summary(FILE *out, const ts_train_report *report, const ts_dist
             report->last_loss);
     fflush(out);
 }
+
+void ts_progress_dev(FILE *out, int beam, const ts_eval_result *res, const char *out_dir) {
+    if (beam == 1)
+        fprintf(out, "dev: loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%% on %zu pair%s (last model: %s/last.ckpt)\n",
+                res->loss, res->perplexity, res->bleu, res->chrf, 100 * res->exact, res->pairs, res->pairs == 1 ? "" : "s",
+                out_dir);
+    else
+        fprintf(out, "dev, beam %d: BLEU %.4f, chrF %.4f, exact %.1f%% (last model, as tinyseq eval --beam %d scores it)\n",
+                beam, res->bleu, res->chrf, 100 * res->exact, beam);
+}
+
+void ts_progress_best(FILE *out, const ts_eval_result *dev, long best_epoch, double best_dev, long last_step,
+                      const char *out_dir) {
+    if (dev->pairs && dev->short_refs == dev->pairs)
+        fprintf(out, "note: BLEU-4 is 0 on this dev set whatever the outputs (no reference has 4 words): read chrF\n");
+    if (best_epoch)
+        fprintf(out, "best: epoch %ld, dev loss %.4f (%s/best.ckpt)\n", best_epoch, best_dev, out_dir);
+    else if (last_step >= 0)
+        fprintf(out, "best: step %ld (no epoch has ended yet), dev loss %.4f (%s/best.ckpt)\n", last_step, dev->loss, out_dir);
+}

@@ -62,6 +62,16 @@ void ts_progress_banner(FILE *out, const ts_progress_start *st);
 void ts_progress_examples(FILE *out, const ts_corpus *dev, const size_t *rows, size_t n, const ts_vocab *tgt_vocab,
                           const ts_hypothesis *hyps);
 
+// The final model's dev line for one search (beam 1: greedy, with the loss
+// and where last.ckpt is).
+void ts_progress_dev(FILE *out, int beam, const ts_eval_result *res, const char *out_dir);
+
+// After the dev lines: a note when BLEU-4 cannot score this dev set, and
+// where the best model is: epoch best_epoch's (dev loss best_dev), else with
+// last_step >= 0 the last model's (no epoch has ended), else nothing.
+void ts_progress_best(FILE *out, const ts_eval_result *dev, long best_epoch, double best_dev, long last_step,
+                      const char *out_dir);
+
 // --test's line for one search (beam 1: greedy, with the loss) of the final
 // model on test_file.
 void ts_progress_test(FILE *out, int beam, const ts_eval_result *res, const char *test_file);

@@ -214,3 +214,24 @@ int ts_train_state_restore(ts_train_state *s, ts_optim *optim, const ts_params *
     if (!rc) rc = restore_state(s, optim, params, ck, o, batches, max_epochs);
     return in_checkpoint(rc, o->resume);
 }
+
+int ts_train_state_check_size(const ts_train_opts *o, const ts_model_config *cfg, const ts_vocab *src, const ts_vocab *tgt,
+                              long max_epochs) {
+    double values = (double)ts_seq2seq_param_count(cfg) * (o->optim == TS_OPTIM_ADAM ? 3 : 2);
+    double bytes = 8 * values + 16.0 * (double)max_epochs + (double)(1 << 20);
+    const ts_vocab *vocabs[2] = {src, tgt};
+    for (int k = 0; k < 2; k++)
+        for (size_t id = 0; id < ts_vocab_size(vocabs[k]); id++) {
+            const char *word = ts_vocab_word(vocabs[k], (int32_t)id);
+            bytes += 4 + (word ? (double)strlen(word) : 0);
+        }
+    double cap = (double)TS_CKPT_DEFAULT_MAX_PAYLOAD;
+    if (bytes <= cap) return TS_OK;
+    return ts_fail(TS_ERR_ARG,
+                   "--emb %d --hidden %d%s with vocabularies of %d / %d words: a checkpoint would hold %.2f GB "
+                   "(%zu parameters, each with %s), more than the %.0f GiB a checkpoint may hold; choose a smaller --emb or "
+                   "--hidden (or a larger --min-count)",
+                   cfg->emb, cfg->hidden, cfg->bidirectional ? " --bidirectional" : "", cfg->src_vocab, cfg->tgt_vocab,
+                   bytes / 1e9, ts_seq2seq_param_count(cfg), o->optim == TS_OPTIM_ADAM ? "Adam's two moments" : "its velocity",
+                   cap / (1 << 30));
+}

@@ -59,4 +59,13 @@ int ts_train_state_resume_model(const ts_ckpt *ck, const char *path, const ts_vo
 int ts_train_state_restore(ts_train_state *s, ts_optim *optim, const ts_params *params, const ts_ckpt *ck,
                            const ts_train_opts *o, long batches, long max_epochs);
 
+// What a run trains must be what the loader reads back: refuses (TS_ERR_ARG,
+// naming the flags) a model whose checkpoint would pass the loader's payload
+// cap, before anything is allocated. The estimate is an upper bound: the
+// parameters and the optimizer's moments (8 bytes a value), the vocabularies
+// (a 4-byte length and the bytes of each word), the epoch histories, and 1 MiB
+// for the header, names, shapes and RNG states (a few tens of KiB in fact).
+int ts_train_state_check_size(const ts_train_opts *o, const ts_model_config *cfg, const ts_vocab *src, const ts_vocab *tgt,
+                              long max_epochs);
+
 #endif

@@ -99,33 +99,6 @@ static long round_count(double x) {
 
 // ---- checkpoints -------------------------------------------------------------
 
-// What this run trains must be what the loader reads back: refuses (TS_ERR_ARG,
-// naming the flags) a model whose checkpoint would pass the loader's payload
-// cap, before anything is allocated. The estimate is an upper bound: the
-// parameters and the optimizer's moments (8 bytes a value), the vocabularies
-// (a 4-byte length and the bytes of each word), the epoch histories, and 1 MiB
-// for the header, names, shapes and RNG states (a few tens of KiB in fact).
-static int check_checkpoint_size(const ts_train_opts *o, const ts_model_config *cfg, const ts_vocab *src,
-                                 const ts_vocab *tgt, long max_epochs) {
-    double values = (double)ts_seq2seq_param_count(cfg) * (o->optim == TS_OPTIM_ADAM ? 3 : 2);
-    double bytes = 8 * values + 16.0 * (double)max_epochs + (double)(1 << 20);
-    const ts_vocab *vocabs[2] = {src, tgt};
-    for (int k = 0; k < 2; k++)
-        for (size_t id = 0; id < ts_vocab_size(vocabs[k]); id++) {
-            const char *word = ts_vocab_word(vocabs[k], (int32_t)id);
-            bytes += 4 + (word ? (double)strlen(word) : 0);
-        }
-    double cap = (double)TS_CKPT_DEFAULT_MAX_PAYLOAD;
-    if (bytes <= cap) return TS_OK;
-    return ts_fail(TS_ERR_ARG,
-                   "--emb %d --hidden %d%s with vocabularies of %d / %d words: a checkpoint would hold %.2f GB "
-                   "(%zu parameters, each with %s), more than the %.0f GiB a checkpoint may hold; choose a smaller --emb or "
-                   "--hidden (or a larger --min-count)",
-                   cfg->emb, cfg->hidden, cfg->bidirectional ? " --bidirectional" : "", cfg->src_vocab, cfg->tgt_vocab,
-                   bytes / 1e9, ts_seq2seq_param_count(cfg), o->optim == TS_OPTIM_ADAM ? "Adam's two moments" : "its velocity",
-                   cap / (1 << 30));
-}
-
 static int save_checkpoint(trainer *t, const char *name, int full) {
     if (!leader(t)) return TS_OK;
     return ts_train_state_save(&t->s, t->opts, t->model, t->data.src_vocab, t->data.tgt_vocab, &t->optim, name, full);
@@ -399,8 +372,7 @@ static int finish_run(trainer *t) {
     }
     size_t n = (size_t)o->show < t->data.n_dev ? (size_t)o->show : t->data.n_dev;
     ts_progress_examples(o->out, t->data.dev, t->data.dev_rows, n, t->data.tgt_vocab, hyps);
-    fprintf(o->out, "dev: loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%% on %zu pair%s (last model: %s/last.ckpt)\n",
-            res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact, res.pairs, res.pairs == 1 ? "" : "s", o->out_dir);
+    ts_progress_dev(o->out, 1, &res, o->out_dir);
     if (o->beam > 1) {
         // The search a user translates with (tinyseq translate --beam): it
         // scores higher than greedy, most with label smoothing (docs/models.md).
@@ -409,20 +381,12 @@ static int finish_run(trainer *t) {
             ts_record_free_hyps(hyps, t->data.n_dev);
             return rc;
         }
-        fprintf(o->out, "dev, beam %ld: BLEU %.4f, chrF %.4f, exact %.1f%% (last model, as tinyseq eval --beam %ld scores it)\n",
-                o->beam, beam.bleu, beam.chrf, 100 * beam.exact, o->beam);
+        ts_progress_dev(o->out, (int)o->beam, &beam, o->out_dir);
     }
-    if (res.pairs && res.short_refs == res.pairs)
-        fprintf(o->out, "note: BLEU-4 is 0 on this dev set whatever the outputs (no reference has 4 words): read chrF\n");
     long best_epoch = 0;  // history_dev[e] is epoch e + 1's
     for (long e = 0; e < t->s.epoch; e++)
         if (t->s.history_dev[e] == t->s.best_dev) best_epoch = e + 1;
-    if (best_epoch)
-        fprintf(o->out, "best: epoch %ld, dev loss %.4f (%s/best.ckpt)\n",
-                best_epoch, t->s.best_dev, o->out_dir);
-    else if (best_is_last)
-        fprintf(o->out, "best: step %ld (no epoch has ended yet), dev loss %.4f (%s/best.ckpt)\n", t->s.step, res.loss,
-                o->out_dir);
+    ts_progress_best(o->out, &res, best_epoch, t->s.best_dev, best_is_last ? t->s.step : -1, o->out_dir);
     ts_record_free_hyps(hyps, t->data.n_dev);
     return o->test_file ? ts_record_test(&t->rec) : TS_OK;
 }
@@ -483,7 +447,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     cfg.tgt_vocab = (int)ts_vocab_size(t.data.tgt_vocab);
     long max_epochs = o->steps > 0 ? TS_MAX_EPOCHS : o->epochs;
     if ((rc = ts_model_config_check(&cfg)) ||
-        (rc = check_checkpoint_size(o, &cfg, t.data.src_vocab, t.data.tgt_vocab, max_epochs)))
+        (rc = ts_train_state_check_size(o, &cfg, t.data.src_vocab, t.data.tgt_vocab, max_epochs)))
         goto done;
     // One model: the checkpoint's when resuming (checked to be the one these
     // data and flags build), else a new one initialised from --seed.
