@@ -15,6 +15,11 @@
 // step sums the gradients over the ranks, and every rank takes the same
 // update. Rank 0 alone evaluates dev (and broadcasts the loss that every
 // rank's decisions read), prints and writes out_dir.
+//
+// The file reads in a run's order: one step (this rank's forward and
+// backward, the sum over ranks, the update), then evaluate and save
+// (train/record.c writes what an evaluation records), then the setup and the
+// loop over epochs and batches (ts_train).
 #include "train/trainer.h"
 
 #include "data/dataset.h"
@@ -97,116 +102,7 @@ static long round_count(double x) {
     return best;
 }
 
-// ---- checkpoints -------------------------------------------------------------
-
-static int save_checkpoint(trainer *t, const char *name, int full) {
-    if (!leader(t)) return TS_OK;
-    return ts_train_state_save(&t->s, t->opts, t->model, t->data.src_vocab, t->data.tgt_vocab, &t->optim, name, full);
-}
-
-// ---- evaluation ------------------------------------------------------------------
-
-// Where the run stands; at an epoch's end (epoch_end) the epoch is whole.
-static ts_run_point run_point(const trainer *t, int epoch_end) {
-    double total = (double)ts_batcher_count(t->data.batcher);
-    return (ts_run_point){.epoch = (double)t->s.epoch + (epoch_end ? 0 : (double)t->s.position / total),
-                          .step = t->s.step, .epoch_end = epoch_end};
-}
-
-// The mean training loss of the epoch so far (NaN before its first step).
-static double epoch_train_loss(const trainer *t) {
-    return t->s.epoch_tokens ? t->s.epoch_loss_sum / (double)t->s.epoch_tokens : NAN;
-}
-
-// A steps.csv row for the steps since the last one (rank 0).
-static int log_steps(trainer *t) {
-    if (!leader(t)) return TS_OK;
-    ts_run_point at = run_point(t, 0);
-    if ((size_t)t->s.position == ts_batcher_count(t->data.batcher)) at.epoch = (double)t->s.epoch + 1;  // exact, not e + total / total
-    return ts_record_steps(&t->rec, &at);
-}
-
-// --eval-every: dev evaluated inside an epoch and recorded (rank 0 alone;
-// nothing any rank decides reads it).
-static int evaluate_between(trainer *t) {
-    if (!leader(t)) return TS_OK;
-    ts_run_point at = run_point(t, 0);
-    return ts_record_between(&t->rec, &at, epoch_train_loss(t));
-}
-
-// After an epoch: evaluate, keep the best, decay on a plateau, record, save.
-// Sets *stop when early stopping says so.
-static int end_epoch(trainer *t, int *stop) {
-    const ts_train_opts *o = t->opts;
-    ts_eval_result res = {0};
-    ts_hypothesis *hyps = NULL;
-    // Rank 0 evaluates; every rank's decisions below read its dev loss.
-    int rc = leader(t) ? ts_record_dev(&t->rec, 1, &res, &hyps) : TS_OK;
-    if (!rc) rc = ts_dist_broadcast(t->dist, &res.loss, 1);
-    if (rc) {
-        ts_record_free_hyps(hyps, t->data.n_dev);
-        return rc;
-    }
-    double train_loss = epoch_train_loss(t);
-    t->s.history_train[t->s.epoch] = train_loss;
-    t->s.history_dev[t->s.epoch] = res.loss;
-    t->s.epoch++;  // below max_epochs <= TS_MAX_EPOCHS: the loop stops there
-    t->s.position = 0;
-    t->s.epoch_loss_sum = 0;
-    t->s.epoch_tokens = 0;
-    int improved = res.loss < t->s.best_dev;
-    if (improved) {
-        t->s.best_dev = res.loss;
-        t->s.stale = 0;
-    } else {
-        t->s.stale++;  // at most patience: the run stops there
-        t->optim.lr *= o->lr_decay;
-    }
-    *stop = t->s.stale >= o->patience;
-    // The next epoch starts here, so a checkpoint saved now resumes into it.
-    memcpy(t->s.epoch_start_state, gsl_rng_state(t->s.shuffle_rng), gsl_rng_size(t->s.shuffle_rng));
-    if (!leader(t)) return TS_OK;
-    double elapsed = ts_record_elapsed(&t->rec);
-    ts_progress_epoch(&t->progress, o->out, t->s.epoch, train_loss, &res, t->optim.lr, elapsed, improved);
-    if (improved && (rc = save_checkpoint(t, "best.ckpt", 0))) goto done;
-    if ((rc = save_checkpoint(t, "last.ckpt", 1))) goto done;
-    t->last_saved_step = t->s.step;
-    if (o->keep > 0 && (rc = ts_record_keep_epoch(&t->rec, &t->s, &t->optim))) goto done;
-    ts_run_point at = run_point(t, 1);
-    rc = ts_record_evaluation(&t->rec, &at, train_loss, &res, hyps);
-done:
-    ts_record_free_hyps(t->epoch_hyps, t->data.n_dev);  // kept for finish_run
-    t->epoch_dev = res;
-    t->epoch_hyps = hyps;
-    t->epoch_dev_step = t->s.step;
-    return rc;
-}
-
-
-// ---- setup -------------------------------------------------------------------------
-
-
-static int load_data(trainer *t) {
-    const ts_train_opts *o = t->opts;
-    ts_dataset_opts d = {.corpus = o->corpus, .toy_pairs = o->toy_pairs, .toy_seed = o->toy_seed, .max_len = o->max_len,
-                         .skip_bad = o->skip_bad, .dev_pairs = o->dev_pairs, .dev_file = o->dev_file,
-                         .test_file = o->test_file, .min_count = o->min_count, .seed = o->seed, .batch = o->batch,
-                         .log = o->log};
-    return ts_dataset_load(&d, &t->data);
-}
-
-static void trainer_free(trainer *t) {
-    ts_record_free_hyps(t->epoch_hyps, t->data.n_dev);
-    ts_dataset_free(&t->data);
-    ts_seq2seq_free(t->model);
-    ts_optim_free(&t->optim);
-    ts_arena_free(t->ctx.arena);
-    ts_train_state_free(&t->s);
-    free(t->tf_state);
-    ts_shards_free(&t->shards);
-}
-
-// ---- the loop ------------------------------------------------------------------------
+// ---- stopping and the progress bar ---------------------------------------------------
 
 static void show_progress(trainer *t, size_t total, int final) {
     double loss = t->s.epoch_tokens ? t->s.epoch_loss_sum / (double)t->s.epoch_tokens : NAN;
@@ -336,6 +232,90 @@ static int train_step(trainer *t, const ts_batch *b) {
     return TS_OK;
 }
 
+// ---- evaluate and save ---------------------------------------------------------------
+
+static int save_checkpoint(trainer *t, const char *name, int full) {
+    if (!leader(t)) return TS_OK;
+    return ts_train_state_save(&t->s, t->opts, t->model, t->data.src_vocab, t->data.tgt_vocab, &t->optim, name, full);
+}
+
+// Where the run stands; at an epoch's end (epoch_end) the epoch is whole.
+static ts_run_point run_point(const trainer *t, int epoch_end) {
+    double total = (double)ts_batcher_count(t->data.batcher);
+    return (ts_run_point){.epoch = (double)t->s.epoch + (epoch_end ? 0 : (double)t->s.position / total),
+                          .step = t->s.step, .epoch_end = epoch_end};
+}
+
+// The mean training loss of the epoch so far (NaN before its first step).
+static double epoch_train_loss(const trainer *t) {
+    return t->s.epoch_tokens ? t->s.epoch_loss_sum / (double)t->s.epoch_tokens : NAN;
+}
+
+// A steps.csv row for the steps since the last one (rank 0).
+static int log_steps(trainer *t) {
+    if (!leader(t)) return TS_OK;
+    ts_run_point at = run_point(t, 0);
+    if ((size_t)t->s.position == ts_batcher_count(t->data.batcher)) at.epoch = (double)t->s.epoch + 1;  // exact, not e + total / total
+    return ts_record_steps(&t->rec, &at);
+}
+
+// --eval-every: dev evaluated inside an epoch and recorded (rank 0 alone;
+// nothing any rank decides reads it).
+static int evaluate_between(trainer *t) {
+    if (!leader(t)) return TS_OK;
+    ts_run_point at = run_point(t, 0);
+    return ts_record_between(&t->rec, &at, epoch_train_loss(t));
+}
+
+// After an epoch: evaluate, keep the best, decay on a plateau, record, save.
+// Sets *stop when early stopping says so.
+static int end_epoch(trainer *t, int *stop) {
+    const ts_train_opts *o = t->opts;
+    ts_eval_result res = {0};
+    ts_hypothesis *hyps = NULL;
+    // Rank 0 evaluates; every rank's decisions below read its dev loss.
+    int rc = leader(t) ? ts_record_dev(&t->rec, 1, &res, &hyps) : TS_OK;
+    if (!rc) rc = ts_dist_broadcast(t->dist, &res.loss, 1);
+    if (rc) {
+        ts_record_free_hyps(hyps, t->data.n_dev);
+        return rc;
+    }
+    double train_loss = epoch_train_loss(t);
+    t->s.history_train[t->s.epoch] = train_loss;
+    t->s.history_dev[t->s.epoch] = res.loss;
+    t->s.epoch++;  // below max_epochs <= TS_MAX_EPOCHS: the loop stops there
+    t->s.position = 0;
+    t->s.epoch_loss_sum = 0;
+    t->s.epoch_tokens = 0;
+    int improved = res.loss < t->s.best_dev;
+    if (improved) {
+        t->s.best_dev = res.loss;
+        t->s.stale = 0;
+    } else {
+        t->s.stale++;  // at most patience: the run stops there
+        t->optim.lr *= o->lr_decay;
+    }
+    *stop = t->s.stale >= o->patience;
+    // The next epoch starts here, so a checkpoint saved now resumes into it.
+    memcpy(t->s.epoch_start_state, gsl_rng_state(t->s.shuffle_rng), gsl_rng_size(t->s.shuffle_rng));
+    if (!leader(t)) return TS_OK;
+    double elapsed = ts_record_elapsed(&t->rec);
+    ts_progress_epoch(&t->progress, o->out, t->s.epoch, train_loss, &res, t->optim.lr, elapsed, improved);
+    if (improved && (rc = save_checkpoint(t, "best.ckpt", 0))) goto done;
+    if ((rc = save_checkpoint(t, "last.ckpt", 1))) goto done;
+    t->last_saved_step = t->s.step;
+    if (o->keep > 0 && (rc = ts_record_keep_epoch(&t->rec, &t->s, &t->optim))) goto done;
+    ts_run_point at = run_point(t, 1);
+    rc = ts_record_evaluation(&t->rec, &at, train_loss, &res, hyps);
+done:
+    ts_record_free_hyps(t->epoch_hyps, t->data.n_dev);  // kept for finish_run
+    t->epoch_dev = res;
+    t->epoch_hyps = hyps;
+    t->epoch_dev_step = t->s.step;
+    return rc;
+}
+
+
 // The end of a run: the dev set evaluated with the final model (a failure
 // fails the run), best.ckpt written if no epoch has ended yet (so every
 // finished run has one), then the examples and the summary.
@@ -389,6 +369,29 @@ static int finish_run(trainer *t) {
     ts_progress_best(o->out, &res, best_epoch, t->s.best_dev, best_is_last ? t->s.step : -1, o->out_dir);
     ts_record_free_hyps(hyps, t->data.n_dev);
     return o->test_file ? ts_record_test(&t->rec) : TS_OK;
+}
+
+// ---- setup -------------------------------------------------------------------------
+
+
+static int load_data(trainer *t) {
+    const ts_train_opts *o = t->opts;
+    ts_dataset_opts d = {.corpus = o->corpus, .toy_pairs = o->toy_pairs, .toy_seed = o->toy_seed, .max_len = o->max_len,
+                         .skip_bad = o->skip_bad, .dev_pairs = o->dev_pairs, .dev_file = o->dev_file,
+                         .test_file = o->test_file, .min_count = o->min_count, .seed = o->seed, .batch = o->batch,
+                         .log = o->log};
+    return ts_dataset_load(&d, &t->data);
+}
+
+static void trainer_free(trainer *t) {
+    ts_record_free_hyps(t->epoch_hyps, t->data.n_dev);
+    ts_dataset_free(&t->data);
+    ts_seq2seq_free(t->model);
+    ts_optim_free(&t->optim);
+    ts_arena_free(t->ctx.arena);
+    ts_train_state_free(&t->s);
+    free(t->tf_state);
+    ts_shards_free(&t->shards);
 }
 
 // ---- the same run on every rank ------------------------------------------------------
