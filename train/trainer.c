@@ -394,6 +394,38 @@ static void trainer_free(trainer *t) {
     ts_shards_free(&t->shards);
 }
 
+// The model this run trains, *cfg its configuration completed from the data
+// and the flags: the checkpoint's when resuming (checked to be the one these
+// data and flags build), else a new one initialised from --seed. A model that
+// cannot be allocated leaves t->model NULL with TS_OK (the caller says so).
+static int build_model(trainer *t, const ts_ckpt *resume, long max_epochs, ts_model_config *cfg) {
+    const ts_train_opts *o = t->opts;
+    *cfg = o->model;
+    int rc;
+    if (cfg->arch == TS_ARCH_TRANSFORMER) {  // the Transformer's sizes not given (0) default here
+        if (!cfg->d_model) cfg->d_model = cfg->hidden;
+        if (!cfg->heads) cfg->heads = 4;
+        if (!cfg->layers) cfg->layers = 2;
+        if (!cfg->ff) cfg->ff = 4 * cfg->d_model;
+        if (cfg->d_model % cfg->heads) {
+            return ts_fail(TS_ERR_ARG, "--heads %d does not divide the model width %d (--d-model, else --hidden)",
+                           cfg->heads, cfg->d_model);
+        }
+    }
+    cfg->src_vocab = (int)ts_vocab_size(t->data.src_vocab);
+    cfg->tgt_vocab = (int)ts_vocab_size(t->data.tgt_vocab);
+    if ((rc = ts_model_config_check(cfg)) ||
+        (rc = ts_train_state_check_size(o, cfg, t->data.src_vocab, t->data.tgt_vocab, max_epochs)))
+        return rc;
+    if (resume) return ts_train_state_resume_model(resume, o->resume, t->data.src_vocab, t->data.tgt_vocab, cfg, &t->model);
+    gsl_rng *init_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!init_rng) return ts_fail(TS_ERR_NOMEM, "rng");
+    gsl_rng_set(init_rng, (unsigned long)o->seed);
+    t->model = ts_seq2seq_new(cfg, init_rng);
+    gsl_rng_free(init_rng);
+    return TS_OK;
+}
+
 // ---- the same run on every rank ------------------------------------------------------
 
 int ts_train(const ts_train_opts *o, ts_train_report *report) {
@@ -434,38 +466,9 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     }
     if (!rc) rc = load_data(&t);
     if (rc) goto done;
-    ts_model_config cfg = o->model;
-    if (cfg.arch == TS_ARCH_TRANSFORMER) {  // the Transformer's sizes not given (0) default here
-        if (!cfg.d_model) cfg.d_model = cfg.hidden;
-        if (!cfg.heads) cfg.heads = 4;
-        if (!cfg.layers) cfg.layers = 2;
-        if (!cfg.ff) cfg.ff = 4 * cfg.d_model;
-        if (cfg.d_model % cfg.heads) {
-            rc = ts_fail(TS_ERR_ARG, "--heads %d does not divide the model width %d (--d-model, else --hidden)", cfg.heads,
-                         cfg.d_model);
-            goto done;
-        }
-    }
-    cfg.src_vocab = (int)ts_vocab_size(t.data.src_vocab);
-    cfg.tgt_vocab = (int)ts_vocab_size(t.data.tgt_vocab);
     long max_epochs = o->steps > 0 ? TS_MAX_EPOCHS : o->epochs;
-    if ((rc = ts_model_config_check(&cfg)) ||
-        (rc = ts_train_state_check_size(o, &cfg, t.data.src_vocab, t.data.tgt_vocab, max_epochs)))
-        goto done;
-    // One model: the checkpoint's when resuming (checked to be the one these
-    // data and flags build), else a new one initialised from --seed.
-    if (resume) {
-        if ((rc = ts_train_state_resume_model(resume, o->resume, t.data.src_vocab, t.data.tgt_vocab, &cfg, &t.model))) goto done;
-    } else {
-        gsl_rng *init_rng = gsl_rng_alloc(gsl_rng_mt19937);
-        if (!init_rng) {
-            rc = ts_fail(TS_ERR_NOMEM, "rng");
-            goto done;
-        }
-        gsl_rng_set(init_rng, (unsigned long)o->seed);
-        t.model = ts_seq2seq_new(&cfg, init_rng);
-        gsl_rng_free(init_rng);
-    }
+    ts_model_config cfg;
+    if ((rc = build_model(&t, resume, max_epochs, &cfg))) goto done;
     t.ctx.arena = ts_arena_new(o->arena_start ? o->arena_start : ARENA_START);
     if (!t.model || !t.ctx.arena) {
         // The configuration was checked above: what failed is memory.
