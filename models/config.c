@@ -90,6 +90,14 @@ void ts_model_field_set(ts_model_config *c, const ts_model_field *f, int value) 
 
 int ts_model_field_applies(const ts_model_field *f, ts_model_arch arch) { return !f->archs || (f->archs >> arch & 1u); }
 
+void ts_model_config_default_sizes(ts_model_config *c) {
+    if (c->arch != TS_ARCH_TRANSFORMER) return;
+    if (!c->d_model) c->d_model = c->hidden;
+    if (!c->heads) c->heads = 4;
+    if (!c->layers) c->layers = 2;
+    if (!c->ff) c->ff = 4 * c->d_model;
+}
+
 int ts_model_config_check(const ts_model_config *c) {
     if (c->arch < 0 || c->arch >= TS_ARCH_COUNT) return ts_fail(TS_ERR_ARG, "architecture %d", (int)c->arch);
     if (c->src_vocab < TS_MODEL_MIN_VOCAB || c->src_vocab > TS_MODEL_MAX_VOCAB)

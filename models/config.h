@@ -62,6 +62,11 @@ typedef struct {
 // TS_OK, or TS_ERR_ARG naming the field that is out of range.
 int ts_model_config_check(const ts_model_config *cfg);
 
+// The Transformer's sizes left at 0 (not given) set to their defaults:
+// d_model = hidden, 4 heads, 2 layers per stack, ff = 4 d_model. A GRU's
+// configuration is left as it is.
+void ts_model_config_default_sizes(ts_model_config *cfg);
+
 // "d_model 256, 4 heads, 3 layers per stack, feed-forward 1024" into buf
 // (n bytes): how info, eval and train describe a Transformer. Returns buf.
 char *ts_model_transformer_sizes(const ts_model_config *cfg, char *buf, size_t n);

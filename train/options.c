@@ -5,6 +5,7 @@
 
 #include "data/toy.h"
 #include "train/rundir.h"
+#include "train/state.h"  // TS_COUNT_MAX
 
 #include <math.h>
 #include <stdint.h>
@@ -332,4 +333,30 @@ int ts_train_options_check_ranks(const ts_train_opts *o, ts_dist *d) {
         n++;
     }
     return ts_dist_check_same(d, what, values, n);
+}
+
+int ts_train_options_check_parts(const ts_train_opts *o, int ranks) {
+    if (o->threads < 0 || o->threads > TS_MAX_THREADS)
+        return ts_fail(TS_ERR_ARG, "--threads must be between 1 and %d, got %ld", TS_MAX_THREADS, o->threads);
+    if (o->accumulate < 1 || o->accumulate > o->batch || ranks * o->accumulate > o->batch)
+        return ts_fail(TS_ERR_ARG, "--batch %ld cannot be cut into %ld parts (%d rank%s x --accumulate %ld): each needs a "
+                       "sentence; give --batch %ld or more", o->batch, ranks * o->accumulate, ranks,
+                       ranks > 1 ? "s" : "", o->accumulate, ranks * o->accumulate);
+    return TS_OK;
+}
+
+// The 1-2-5 number nearest to x (at least 1): --log-every's default, so the
+// rows fall on round steps (20, 50, 100).
+static long round_count(double x) {
+    long best = 1;
+    for (long mag = 1; mag <= TS_COUNT_MAX / 10; mag *= 10)
+        for (int k = 0; k < 3; k++) {
+            long v = mag * (k == 0 ? 1 : k == 1 ? 2 : 5);
+            if (fabs((double)v - x) < fabs((double)best - x)) best = v;
+        }
+    return best;
+}
+
+long ts_train_log_every(const ts_train_opts *o, size_t batches_per_epoch) {
+    return o->log_every > 0 ? o->log_every : round_count((double)batches_per_epoch / 20);
 }

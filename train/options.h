@@ -93,4 +93,12 @@ int ts_train_options_compare(const ts_ckpt *ck, const ts_train_opts *o);
 // (ts_dist_check_same; TS_ERR_ARG naming the first that differs).
 int ts_train_options_check_ranks(const ts_train_opts *o, ts_dist *d);
 
+// Steps between steps.csv rows: --log-every, else about 20 rows an epoch
+// at a round number (1, 2 or 5 times a power of ten: 20, 50, 100).
+long ts_train_log_every(const ts_train_opts *o, size_t batches_per_epoch);
+
+// TS_ERR_ARG naming the flag when --threads is out of range or --batch
+// cannot be cut into `ranks` x --accumulate parts of at least a sentence.
+int ts_train_options_check_parts(const ts_train_opts *o, int ranks);
+
 #endif

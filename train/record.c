@@ -51,6 +51,33 @@ int ts_record_test(ts_record *r) {
     return TS_OK;
 }
 
+int ts_record_final(ts_record *r, const ts_train_state *s, const ts_eval_result *res, ts_hypothesis *hyps,
+                    int best_is_last) {
+    const ts_train_opts *o = r->opts;
+    const ts_dataset *d = r->data;
+    int rc = TS_OK;
+    if (o->out) {
+        size_t n = (size_t)o->show < d->n_dev ? (size_t)o->show : d->n_dev;
+        ts_progress_examples(o->out, d->dev, d->dev_rows, n, d->tgt_vocab, hyps);
+        ts_progress_dev(o->out, 1, res, o->out_dir);
+        if (o->beam > 1) {
+            // The search a user translates with (tinyseq translate --beam): it
+            // scores higher than greedy, most with label smoothing (docs/models.md).
+            ts_eval_result beam;
+            if ((rc = ts_record_dev(r, (int)o->beam, &beam, NULL))) goto done;
+            ts_progress_dev(o->out, (int)o->beam, &beam, o->out_dir);
+        }
+        long best_epoch = 0;  // history_dev[e] is epoch e + 1's
+        for (long e = 0; e < s->epoch; e++)
+            if (s->history_dev[e] == s->best_dev) best_epoch = e + 1;
+        ts_progress_best(o->out, res, best_epoch, s->best_dev, best_is_last ? s->step : -1, o->out_dir);
+    }
+done:
+    ts_record_free_hyps(hyps, d->n_dev);
+    if (rc) return rc;
+    return o->test_file ? ts_record_test(r) : TS_OK;
+}
+
 int ts_record_steps(ts_record *r, const ts_run_point *at) {
     if (r->window_tokens == 0) return TS_OK;
     ts_steps_row row = {.at = *at, .train_loss = r->window_loss / (double)r->window_tokens, .lr = r->optim->lr,

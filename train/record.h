@@ -46,6 +46,13 @@ int ts_record_test(ts_record *r);
 
 void ts_record_free_hyps(ts_hypothesis *hyps, size_t n);
 
+// The end of a finished run on out: the dev examples (hyps, n_dev of them),
+// the final model's dev line `res`, its --beam line (the dev set decoded
+// again), the best epoch of s's history (best_is_last: best.ckpt is the final
+// model, saved at s->step), then --test's lines. Takes and frees hyps.
+int ts_record_final(ts_record *r, const ts_train_state *s, const ts_eval_result *res, ts_hypothesis *hyps,
+                    int best_is_last);
+
 // A steps.csv row for the steps of the window (nothing when it is empty),
 // which then starts anew.
 int ts_record_steps(ts_record *r, const ts_run_point *at);

@@ -46,7 +46,6 @@
 
 enum { MAX_SKIPPED_IN_A_ROW = 10 };
 
-#define TS_COUNT_MAX ((long)1 << 52)
 // The step arena starts at this size and doubles whenever a step or an
 // evaluation needs more (the work is then redone): its size follows the
 // longest batches of the data, not a guess.
@@ -88,18 +87,6 @@ static int count_up(long *counter, long n, const char *name) {
         return ts_fail(TS_ERR_NUMERIC, "the %s counter (%ld) cannot grow by %ld past its limit %ld", name, *counter, n, TS_COUNT_MAX);
     *counter += n;
     return TS_OK;
-}
-
-// The 1-2-5 number nearest to x (at least 1): --log-every's default, so the
-// rows fall on round steps (20, 50, 100).
-static long round_count(double x) {
-    long best = 1;
-    for (long mag = 1; mag <= TS_COUNT_MAX / 10; mag *= 10)
-        for (int k = 0; k < 3; k++) {
-            long v = mag * (k == 0 ? 1 : k == 1 ? 2 : 5);
-            if (fabs((double)v - x) < fabs((double)best - x)) best = v;
-        }
-    return best;
 }
 
 // ---- stopping and the progress bar ---------------------------------------------------
@@ -320,7 +307,6 @@ done:
 // fails the run), best.ckpt written if no epoch has ended yet (so every
 // finished run has one), then the examples and the summary.
 static int finish_run(trainer *t) {
-    const ts_train_opts *o = t->opts;
     ts_eval_result res;
     ts_hypothesis *hyps = NULL;
     int rc = TS_OK;
@@ -346,29 +332,7 @@ static int finish_run(trainer *t) {
         ts_record_free_hyps(hyps, t->data.n_dev);
         return rc;
     }
-    if (!o->out) {
-        ts_record_free_hyps(hyps, t->data.n_dev);
-        return o->test_file ? ts_record_test(&t->rec) : TS_OK;
-    }
-    size_t n = (size_t)o->show < t->data.n_dev ? (size_t)o->show : t->data.n_dev;
-    ts_progress_examples(o->out, t->data.dev, t->data.dev_rows, n, t->data.tgt_vocab, hyps);
-    ts_progress_dev(o->out, 1, &res, o->out_dir);
-    if (o->beam > 1) {
-        // The search a user translates with (tinyseq translate --beam): it
-        // scores higher than greedy, most with label smoothing (docs/models.md).
-        ts_eval_result beam;
-        if ((rc = ts_record_dev(&t->rec, (int)o->beam, &beam, NULL))) {
-            ts_record_free_hyps(hyps, t->data.n_dev);
-            return rc;
-        }
-        ts_progress_dev(o->out, (int)o->beam, &beam, o->out_dir);
-    }
-    long best_epoch = 0;  // history_dev[e] is epoch e + 1's
-    for (long e = 0; e < t->s.epoch; e++)
-        if (t->s.history_dev[e] == t->s.best_dev) best_epoch = e + 1;
-    ts_progress_best(o->out, &res, best_epoch, t->s.best_dev, best_is_last ? t->s.step : -1, o->out_dir);
-    ts_record_free_hyps(hyps, t->data.n_dev);
-    return o->test_file ? ts_record_test(&t->rec) : TS_OK;
+    return ts_record_final(&t->rec, &t->s, &res, hyps, best_is_last);
 }
 
 // ---- setup -------------------------------------------------------------------------
@@ -402,16 +366,10 @@ static int build_model(trainer *t, const ts_ckpt *resume, long max_epochs, ts_mo
     const ts_train_opts *o = t->opts;
     *cfg = o->model;
     int rc;
-    if (cfg->arch == TS_ARCH_TRANSFORMER) {  // the Transformer's sizes not given (0) default here
-        if (!cfg->d_model) cfg->d_model = cfg->hidden;
-        if (!cfg->heads) cfg->heads = 4;
-        if (!cfg->layers) cfg->layers = 2;
-        if (!cfg->ff) cfg->ff = 4 * cfg->d_model;
-        if (cfg->d_model % cfg->heads) {
-            return ts_fail(TS_ERR_ARG, "--heads %d does not divide the model width %d (--d-model, else --hidden)",
-                           cfg->heads, cfg->d_model);
-        }
-    }
+    ts_model_config_default_sizes(cfg);
+    if (cfg->arch == TS_ARCH_TRANSFORMER && cfg->d_model % cfg->heads)
+        return ts_fail(TS_ERR_ARG, "--heads %d does not divide the model width %d (--d-model, else --hidden)",
+                       cfg->heads, cfg->d_model);
     cfg->src_vocab = (int)ts_vocab_size(t->data.src_vocab);
     cfg->tgt_vocab = (int)ts_vocab_size(t->data.tgt_vocab);
     if ((rc = ts_model_config_check(cfg)) ||
@@ -439,16 +397,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     if (rc) return rc;
     int setup_agreed = 0;
     ts_ckpt *resume = NULL;
-    if (o->threads < 0 || o->threads > TS_MAX_THREADS) {
-        rc = ts_fail(TS_ERR_ARG, "--threads must be between 1 and %d, got %ld", TS_MAX_THREADS, o->threads);
-        goto done;
-    }
-    if (o->accumulate < 1 || o->accumulate > o->batch || t.dist->size * o->accumulate > o->batch) {
-        rc = ts_fail(TS_ERR_ARG, "--batch %ld cannot be cut into %ld parts (%d rank%s x --accumulate %ld): each needs a "
-                     "sentence; give --batch %ld or more", o->batch, t.dist->size * o->accumulate, t.dist->size,
-                     t.dist->size > 1 ? "s" : "", o->accumulate, t.dist->size * o->accumulate);
-        goto done;
-    }
+    if ((rc = ts_train_options_check_parts(o, t.dist->size))) goto done;
     // The checkpoint to resume from is read once, first: a file that cannot
     // be read fails before any work or any change to --out.
     if (o->resume && (rc = ts_train_state_load(o->resume, &resume))) goto done;
@@ -491,7 +440,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
                                                (long)ts_batcher_count(t.data.batcher), max_epochs)))
         goto done;
     t.start_step = t.s.step;
-    t.log_every = o->log_every > 0 ? o->log_every : round_count((double)ts_batcher_count(t.data.batcher) / 20);
+    t.log_every = ts_train_log_every(o, ts_batcher_count(t.data.batcher));
     // Everything is ready: only now is the directory changed.
     if (leader(&t) && (rc = ts_rundir_prepare(o->out_dir, use, t.s.epoch, t.s.step))) goto done;
     if (leader(&t) && use == TS_RUN_CONTINUE && (rc = ts_rundir_elapsed(o->out_dir, &t.rec.elapsed_before))) goto done;
