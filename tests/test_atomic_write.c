@@ -6,7 +6,6 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
@@ -46,16 +45,6 @@ static void assert_old(const char *path) {
     free(got);
 }
 
-static int count_tmp_files(const char *dir) {
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) n += strstr(e->d_name, ".tmp-") != NULL;
-    closedir(d);
-    return n;
-}
-
 static void assert_fails_with(int rc, int want, const char *needle) {
     cr_assert_eq(rc, want, "status %d, want %d: %s", rc, want, ts_last_error());
     cr_assert(strstr(ts_last_error(), needle), "message lacks '%s': %s", needle, ts_last_error());
@@ -69,7 +58,7 @@ Test(atomic_write, writes_the_whole_file_as_an_ordinary_file) {
     struct stat st;
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_eq(st.st_mode & 0777, 0644, "mode %o", st.st_mode & 0777);
-    cr_assert_eq(count_tmp_files(dir), 0);
+    cr_assert_eq(test_count_tmp_files(dir), 0);
 }
 
 Test(atomic_write, short_writes_still_write_every_byte) {
@@ -95,7 +84,7 @@ Test(atomic_write, failed_write_keeps_the_old_file_and_names_the_cause) {
             assert_fails_with(ts_write_atomic(path, fill_pattern, &c, &hooks), TS_ERR_IO, strerror(ENOSPC));
             cr_assert(strstr(ts_last_error(), path), "%s", ts_last_error());
             assert_old(path);
-            cr_assert_eq(count_tmp_files(dir), 0, "size %zu budget %zu", sizes[i], budgets[k]);
+            cr_assert_eq(test_count_tmp_files(dir), 0, "size %zu budget %zu", sizes[i], budgets[k]);
         }
 }
 
@@ -107,7 +96,7 @@ Test(atomic_write, failed_fsync_keeps_the_old_file) {
     assert_fails_with(ts_write_atomic(path, fill_pattern, &c, &hooks), TS_ERR_IO, "fsync");
     cr_assert(strstr(ts_last_error(), strerror(EIO)), "%s", ts_last_error());
     assert_old(path);
-    cr_assert_eq(count_tmp_files(dir), 0);
+    cr_assert_eq(test_count_tmp_files(dir), 0);
 }
 
 // A real write(2) failure, no hook: past the file size limit write fails with
@@ -123,7 +112,7 @@ Test(atomic_write, write_past_the_file_size_limit_keeps_the_old_file) {
     cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
     assert_fails_with(rc, TS_ERR_IO, strerror(EFBIG));
     assert_old(path);
-    cr_assert_eq(count_tmp_files(dir), 0);
+    cr_assert_eq(test_count_tmp_files(dir), 0);
 }
 
 // The content's writer fails for its own reason: its status and message come
@@ -133,7 +122,7 @@ Test(atomic_write, failing_content_keeps_its_message_and_the_old_file) {
     struct content c = {100000, TS_ERR_FORMAT};
     assert_fails_with(ts_write_atomic(path, fill_pattern, &c, NULL), TS_ERR_FORMAT, "the content's own failure");
     assert_old(path);
-    cr_assert_eq(count_tmp_files(dir), 0);
+    cr_assert_eq(test_count_tmp_files(dir), 0);
 }
 
 Test(atomic_write, missing_directory_and_failed_rename_are_io_errors) {
@@ -148,7 +137,7 @@ Test(atomic_write, missing_directory_and_failed_rename_are_io_errors) {
     cr_assert_eq(mkdir(target, 0755), 0);
     free(test_write_file(target, "keep", "x", 1));
     assert_fails_with(ts_write_atomic(target, fill_pattern, &c, NULL), TS_ERR_IO, "rename");
-    cr_assert_eq(count_tmp_files(dir), 0);
+    cr_assert_eq(test_count_tmp_files(dir), 0);
 }
 
 Test(atomic_write, unwritable_directory_keeps_the_old_file) {
@@ -160,5 +149,5 @@ Test(atomic_write, unwritable_directory_keeps_the_old_file) {
     chmod(dir, 0755);
     assert_fails_with(rc, TS_ERR_IO, strerror(EACCES));
     assert_old(path);
-    cr_assert_eq(count_tmp_files(dir), 0);
+    cr_assert_eq(test_count_tmp_files(dir), 0);
 }

@@ -277,16 +277,6 @@ static unsigned char *read_all(const char *path, size_t *len) {
     return buf;
 }
 
-static int count_tmp_files(const char *dir) {
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) n += strstr(e->d_name, ".tmp-") != NULL;
-    closedir(d);
-    return n;
-}
-
 // ---- round trips ----------------------------------------------------------------
 
 Test(checkpoint, round_trips_every_section_bit_exact) {
@@ -329,7 +319,7 @@ Test(checkpoint, round_trips_every_section_bit_exact) {
     unsigned char *file = read_all(path, &file_len), *mem;
     save_mem(ck, &mem, &mem_len);
     cr_assert(file_len == mem_len && memcmp(file, mem, mem_len) == 0);
-    cr_assert_eq(count_tmp_files(dir), 0);
+    cr_assert_eq(test_count_tmp_files(dir), 0);
     free(file);
     free(mem);
     ts_ckpt_free(ck);
@@ -1077,7 +1067,7 @@ Test(checkpoint, failed_rename_leaves_no_temporary_file) {
     free(test_write_file(target, "keep", "x", 1)); // non-empty: rename must fail
     ts_ckpt *ck = sample();
     assert_fails_with(ts_ckpt_save(ck, target), TS_ERR_IO, "rename");
-    cr_assert_eq(count_tmp_files(dir), 0);
+    cr_assert_eq(test_count_tmp_files(dir), 0);
     ts_ckpt_free(ck);
 }
 
@@ -1098,14 +1088,14 @@ Test(checkpoint, failed_write_or_fsync_keeps_the_old_checkpoint) {
         assert_fails_with(ts_ckpt_save_ex(ck, path, &opts), TS_ERR_IO, strerror(ENOSPC));
         cr_assert(strstr(ts_last_error(), path), "%s", ts_last_error());
         assert_unchanged(path, old, old_len);
-        cr_assert_eq(count_tmp_files(dir), 0);
+        cr_assert_eq(test_count_tmp_files(dir), 0);
     }
     struct test_fault f = {.budget = SIZE_MAX, .fail_fsync = 1};
     ts_ckpt_save_opts opts = {test_faulty_write, test_faulty_fsync, &f};
     assert_fails_with(ts_ckpt_save_ex(ck, path, &opts), TS_ERR_IO, "fsync");
     cr_assert(strstr(ts_last_error(), strerror(EIO)), "%s", ts_last_error());
     assert_unchanged(path, old, old_len);
-    cr_assert_eq(count_tmp_files(dir), 0);
+    cr_assert_eq(test_count_tmp_files(dir), 0);
     ts_ckpt_free(ck);
 }
 
@@ -1141,7 +1131,7 @@ Test(checkpoint, write_past_the_file_size_limit_keeps_the_old_checkpoint) {
     setrlimit(RLIMIT_FSIZE, &lim);
     assert_fails_with(rc, TS_ERR_IO, strerror(EFBIG));
     assert_unchanged(path, old, old_len);
-    cr_assert_eq(count_tmp_files(dir), 0);
+    cr_assert_eq(test_count_tmp_files(dir), 0);
     ts_ckpt_free(ck);
 }
 
@@ -1186,7 +1176,7 @@ Test(checkpoint, survives_sigkill_at_random_moments, .timeout = 60) {
         ts_ckpt_free(back);
     }
     cr_log_info("sigkill: 100 trials, loaded old/new content %d/%d times, %d temp files left",
-                seen[0], seen[1], count_tmp_files(dir));
+                seen[0], seen[1], test_count_tmp_files(dir));
     gsl_rng_free(rng);
     free(big);
     ts_ckpt_free(a);

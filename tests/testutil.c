@@ -1,6 +1,7 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -183,4 +184,14 @@ int test_faulty_fsync(void *ctx, int fd) {
         return -1;
     }
     return fsync(fd);
+}
+
+int test_count_tmp_files(const char *dir) {
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) n += strstr(e->d_name, ".tmp-") != NULL;
+    closedir(d);
+    return n;
 }

@@ -42,6 +42,10 @@ struct test_fault {
 ssize_t test_faulty_write(void *ctx, int fd, const void *buf, size_t n);
 int test_faulty_fsync(void *ctx, int fd);
 
+// Files in dir whose name holds ".tmp-" (the atomic writer's temporary
+// files): 0 after every save, failed or not.
+int test_count_tmp_files(const char *dir);
+
 // 1 when the ../shared folder beside the project exists (CI always has it).
 int test_have_shared(void);
 
