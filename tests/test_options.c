@@ -73,7 +73,7 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
         {"epochs", "2"},       {"steps", "3"},        {"lr_decay", "0.25"},     {"patience", "2"},
         {"seed", "9"},         {"keep", "1"},         {"beam", "2"},            {"log_every", "2"},
         {"eval_every", "2"},   {"warmup_steps", "2"},  {"arch", "transformer"}, {"d_model", "4"},
-        {"heads", "2"},        {"layers", "1"},       {"ff", "6"},
+        {"heads", "2"},        {"layers", "1"},       {"ff", "6"},               {"best", "loss"},
     };
     size_t n_given = sizeof given / sizeof given[0];
     // The lines in the table's order (config.txt's), each key once.

@@ -14,6 +14,7 @@
 
 #include "ckpt/ckpt.h"
 #include "infer/load.h"
+#include "train/state.h"
 #include "train/trainer.h"
 #include "testutil.h"
 
@@ -629,3 +630,81 @@ Test(train, warmup_scales_the_first_updates_linearly) {
 
 // Resuming inside the warmup continues its ramp where it stopped.
 Test(train, resume_is_exact_inside_the_warmup) { check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 3, 12, 0, 0, 6); }
+
+// --best: an epoch beats the one best.ckpt holds by a higher dev BLEU (an
+// equal BLEU by a lower dev loss), or by a lower dev loss alone; any epoch
+// beats none.
+Test(train, the_best_epoch_is_chosen_by_bleu_or_by_loss) {
+    ts_train_state s;
+    cr_assert_eq(ts_train_state_init(&s, 1, 4), TS_OK);
+    cr_assert(ts_train_state_is_best(&s, TS_BEST_BLEU, 9.0, 0.0), "any evaluation beats none");
+    cr_assert(ts_train_state_is_best(&s, TS_BEST_LOSS, 9.0, 0.0), "any evaluation beats none");
+    s.epoch = 1;
+    s.history_dev[0] = 2.0;
+    s.best_epoch = 1;
+    s.best_bleu = 0.25;
+    cr_assert(ts_train_state_is_best(&s, TS_BEST_BLEU, 2.5, 0.26), "a higher BLEU wins despite a higher loss");
+    cr_assert_not(ts_train_state_is_best(&s, TS_BEST_LOSS, 2.5, 0.26), "a higher loss loses by loss");
+    cr_assert_not(ts_train_state_is_best(&s, TS_BEST_BLEU, 1.5, 0.24), "a lower BLEU loses despite a lower loss");
+    cr_assert(ts_train_state_is_best(&s, TS_BEST_LOSS, 1.5, 0.24), "a lower loss wins by loss");
+    cr_assert(ts_train_state_is_best(&s, TS_BEST_BLEU, 1.5, 0.25), "an equal BLEU with a lower loss wins");
+    cr_assert_not(ts_train_state_is_best(&s, TS_BEST_BLEU, 2.0, 0.25), "an equal BLEU and loss does not");
+    ts_train_state_free(&s);
+}
+
+// The epoch of metrics.csv's rows (epoch, dev_loss, dev_bleu) that criterion
+// `by` makes best.ckpt, by the rule above.
+static int best_epoch_in_metrics(const char *dir, ts_best_by by) {
+    char *path = join(dir, "metrics.csv");
+    char *text = test_read_file(path, NULL);
+    int best = 0;
+    double best_loss = 0, best_bleu = 0;
+    for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        int epoch;
+        long step;
+        char train[32];
+        double loss, ppl, bleu;
+        cr_assert_eq(sscanf(line + 1, "%d,%ld,%31[^,],%lf,%lf,%lf", &epoch, &step, train, &loss, &ppl, &bleu), 6, "%s", line);
+        int better = by == TS_BEST_LOSS ? loss < best_loss : bleu > best_bleu || (bleu == best_bleu && loss < best_loss);
+        if (!best || better) best = epoch, best_loss = loss, best_bleu = bleu;
+    }
+    free(text);
+    free(path);
+    return best;
+}
+
+// best.ckpt is the epoch --best chose: the same bytes as that epoch's
+// --keep checkpoint, and the run's output names the criterion.
+Test(train, best_ckpt_is_the_epoch_the_criterion_chose, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir);
+    for (int by = 0; by < TS_BEST_COUNT; by++) {
+        char *run = join(dir, ts_best_name((ts_best_by)by)), *log = join(dir, "out.txt");
+        ts_train_opts o = tiny_opts(corpus, run);
+        fclose(o.out);
+        o.out = fopen(log, "w");
+        o.epochs = 5;
+        o.patience = 10;
+        o.keep = 5;
+        o.best = (ts_best_by)by;
+        ts_train_report r;
+        cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+        fclose(o.out);
+        int e = best_epoch_in_metrics(run, o.best);
+        char name[32], want[64];
+        snprintf(name, sizeof name, "epoch-%d.ckpt", e);
+        char *best = join(run, "best.ckpt"), *kept = join(run, name);
+        cr_assert(test_same_bytes(best, kept), "--best %s: best.ckpt is not %s", ts_best_name(o.best), name);
+        free(best);
+        free(kept);
+        char *out = test_read_file(log, NULL);
+        snprintf(want, sizeof want, "best: epoch %d by dev %s (--best %s", e, by == TS_BEST_LOSS ? "loss" : "BLEU",
+                 ts_best_name(o.best));
+        cr_assert(strstr(out, want), "no '%s' in:\n%s", want, out);
+        free(out);
+        free(run);
+        free(log);
+    }
+    free(corpus);
+    free(dir);
+}

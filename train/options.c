@@ -17,6 +17,19 @@ static const char *decoder_name(const ts_train_opts *o) { return ts_decoder_name
 static int decoder_parse(ts_train_opts *o, const char *text) { return ts_decoder_parse(text, &o->model.decoder); }
 static const char *arch_name(const ts_train_opts *o) { return ts_arch_name(o->model.arch); }
 static int arch_parse(ts_train_opts *o, const char *text) { return ts_arch_parse(text, &o->model.arch); }
+static const char *const best_names[] = {[TS_BEST_BLEU] = "bleu", [TS_BEST_LOSS] = "loss"};
+_Static_assert(sizeof best_names / sizeof *best_names == TS_BEST_COUNT, "a name per criterion");
+
+const char *ts_best_name(ts_best_by by) { return (unsigned)by < TS_BEST_COUNT ? best_names[by] : NULL; }
+
+int ts_best_parse(const char *text, ts_best_by *by) {
+    for (int i = 0; i < TS_BEST_COUNT; i++)
+        if (!strcmp(text, best_names[i])) return *by = (ts_best_by)i, TS_OK;
+    return ts_fail(TS_ERR_ARG, "unknown criterion '%s' (choose bleu or loss)", text);
+}
+
+static const char *best_name(const ts_train_opts *o) { return ts_best_name(o->best); }
+static int best_parse(ts_train_opts *o, const char *text) { return ts_best_parse(text, &o->best); }
 static const char *optim_name(const ts_train_opts *o) { return ts_optim_name(o->optim); }
 static int optim_parse(ts_train_opts *o, const char *text) { return ts_optim_parse(text, &o->optim); }
 
@@ -134,6 +147,10 @@ const ts_train_option ts_train_options[] = {
              "metrics.csv, config.txt and figures (nothing else)"},
     {.flag = "show", INT(show, 0, 1000, 4), .use = SAME, .section = "output", .meta = "N",
      .help = "dev examples printed at the end (default {})"},
+    {.flag = "best", .key = "best", CHOICE(best, "bleu", best), .use = SAME, .section = "output", .meta = "WHAT",
+     .help = "what chooses best.ckpt among the epochs: bleu (dev BLEU of their greedy\n"
+             "search; ties by dev loss) or loss (dev loss) (default {}); the learning\n"
+             "rate and early stopping follow dev loss either way"},
     {.flag = "keep", .key = "keep", INT(keep, 0, 1000, 0), .use = SAME, .section = "output", .meta = "N",
      .help = "also keep the last N epochs' models as DIR/epoch-<E>.ckpt (for\ntinyseq average; default {}: none)"},
     {.flag = "beam", .key = "beam", INT(beam, 0, 1000, 5), .use = SAME, .section = "output", .meta = "K",

@@ -139,12 +139,16 @@ void ts_progress_dev(FILE *out, int beam, const ts_eval_result *res, const char 
                 beam, res->bleu, res->chrf, 100 * res->exact, beam);
 }
 
-void ts_progress_best(FILE *out, const ts_eval_result *dev, long best_epoch, double best_dev, long last_step,
-                      const char *out_dir) {
+void ts_progress_best(FILE *out, const ts_eval_result *dev, ts_best_by by, long best_epoch, double best_bleu,
+                      double best_loss, long last_step, const char *out_dir) {
     if (dev->pairs && dev->short_refs == dev->pairs)
         fprintf(out, "note: BLEU-4 is 0 on this dev set whatever the outputs (no reference has 4 words): read chrF\n");
-    if (best_epoch)
-        fprintf(out, "best: epoch %ld, dev loss %.4f (%s/best.ckpt)\n", best_epoch, best_dev, out_dir);
+    if (best_epoch && by == TS_BEST_LOSS)
+        fprintf(out, "best: epoch %ld by dev loss (--best loss): dev loss %.4f, BLEU %.4f (%s/best.ckpt)\n", best_epoch,
+                best_loss, best_bleu, out_dir);
+    else if (best_epoch)
+        fprintf(out, "best: epoch %ld by dev BLEU (--best bleu, greedy): BLEU %.4f, dev loss %.4f (%s/best.ckpt)\n",
+                best_epoch, best_bleu, best_loss, out_dir);
     else if (last_step >= 0)
         fprintf(out, "best: step %ld (no epoch has ended yet), dev loss %.4f (%s/best.ckpt)\n", last_step, dev->loss, out_dir);
 }

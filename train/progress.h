@@ -67,10 +67,11 @@ void ts_progress_examples(FILE *out, const ts_corpus *dev, const size_t *rows, s
 void ts_progress_dev(FILE *out, int beam, const ts_eval_result *res, const char *out_dir);
 
 // After the dev lines: a note when BLEU-4 cannot score this dev set, and
-// where the best model is: epoch best_epoch's (dev loss best_dev), else with
-// last_step >= 0 the last model's (no epoch has ended), else nothing.
-void ts_progress_best(FILE *out, const ts_eval_result *dev, long best_epoch, double best_dev, long last_step,
-                      const char *out_dir);
+// where the best model is and what chose it (`by`): epoch best_epoch's (its
+// dev BLEU and loss), else with last_step >= 0 the last model's (no epoch has
+// ended), else nothing.
+void ts_progress_best(FILE *out, const ts_eval_result *dev, ts_best_by by, long best_epoch, double best_bleu,
+                      double best_loss, long last_step, const char *out_dir);
 
 // --test's line for one search (beam 1: greedy, with the loss) of the final
 // model on test_file.

@@ -3,6 +3,7 @@
 #include "models/search.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,10 +68,11 @@ int ts_record_final(ts_record *r, const ts_train_state *s, const ts_eval_result 
             if ((rc = ts_record_dev(r, (int)o->beam, &beam, NULL))) goto done;
             ts_progress_dev(o->out, (int)o->beam, &beam, o->out_dir);
         }
-        long best_epoch = 0;  // history_dev[e] is epoch e + 1's
-        for (long e = 0; e < s->epoch; e++)
-            if (s->history_dev[e] == s->best_dev) best_epoch = e + 1;
-        ts_progress_best(o->out, res, best_epoch, s->best_dev, best_is_last ? s->step : -1, o->out_dir);
+        // history_dev[e] is epoch e + 1's. A checkpoint from before --best
+        // may hold no BLEU for its best epoch (-1): say the loss alone chose it.
+        long e = s->best_epoch;
+        ts_progress_best(o->out, res, s->best_bleu < 0 ? TS_BEST_LOSS : o->best, e, s->best_bleu,
+                         e ? s->history_dev[e - 1] : NAN, best_is_last ? s->step : -1, o->out_dir);
     }
 done:
     ts_record_free_hyps(hyps, d->n_dev);

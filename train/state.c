@@ -16,6 +16,7 @@
 int ts_train_state_init(ts_train_state *s, long seed, long max_epochs) {
     memset(s, 0, sizeof *s);
     s->best_dev = INFINITY;
+    s->best_bleu = -1;
     s->shuffle_rng = gsl_rng_alloc(gsl_rng_mt19937);
     s->tf_rng = gsl_rng_alloc(gsl_rng_mt19937);
     s->history_train = calloc((size_t)max_epochs + 1, sizeof(double));
@@ -35,6 +36,13 @@ void ts_train_state_free(ts_train_state *s) {
     free(s->epoch_start_state);
     free(s->history_train);
     free(s->history_dev);
+}
+
+int ts_train_state_is_best(const ts_train_state *s, ts_best_by by, double loss, double bleu) {
+    if (s->best_epoch == 0) return 1;
+    double best_loss = s->history_dev[s->best_epoch - 1];  // the best epoch's (best_dev is the lowest)
+    if (by == TS_BEST_LOSS) return loss < best_loss;
+    return bleu > s->best_bleu || (bleu == s->best_bleu && loss < best_loss);
 }
 
 // ---- saving --------------------------------------------------------------------
@@ -66,6 +74,8 @@ int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const t
     if (!rc) rc = ts_ckpt_set_double(ck, "state.best_dev_loss", s->best_dev);
     if (!rc) rc = ts_ckpt_set_double(ck, "state.epoch_loss_sum", s->epoch_loss_sum);
     if (!rc) rc = ts_ckpt_set_int(ck, "state.epoch_tokens", s->epoch_tokens);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.best_epoch", s->best_epoch);
+    if (!rc) rc = ts_ckpt_set_double(ck, "state.best_dev_bleu", s->best_bleu);
     if (!rc) rc = ts_ckpt_set_blob(ck, "rng.shuffle_epoch_start", s->epoch_start_state, gsl_rng_size(s->shuffle_rng));
     if (!rc) rc = ts_ckpt_set_blob(ck, "rng.teacher_forcing", gsl_rng_state(s->tf_rng), gsl_rng_size(s->tf_rng));
     if (!rc) rc = ts_optim_save(optim, &m->params, ck);
@@ -159,6 +169,28 @@ static int restore_rng(const ts_ckpt *ck, const char *name, gsl_rng *rng, unsign
     return TS_OK;
 }
 
+// The epoch best.ckpt holds and its BLEU. A checkpoint from before --best
+// chose by dev loss: its best epoch is the one with the lowest, its BLEU
+// unknown (-1), so the next epoch's evaluation replaces it under --best bleu.
+static int restore_best(ts_train_state *s, const ts_ckpt *ck) {
+    const char *present;
+    if (ts_ckpt_get_string(ck, "state.best_epoch", &present) != TS_OK) {
+        ts_clear_error();
+        s->best_epoch = 0;
+        for (long e = 0; e < s->epoch; e++)
+            if (s->history_dev[e] == s->best_dev) s->best_epoch = e + 1;
+        s->best_bleu = -1;
+        return TS_OK;
+    }
+    int64_t best_epoch;
+    int rc = ts_ckpt_get_int(ck, "state.best_epoch", 0, s->epoch, &best_epoch);
+    if (!rc) rc = ts_ckpt_get_double(ck, "state.best_dev_bleu", -1, 1, &s->best_bleu);
+    if (!rc && (best_epoch == 0) != (s->best_bleu == -1))
+        rc = ts_fail(TS_ERR_FORMAT, "state.best_epoch %lld and state.best_dev_bleu %g disagree", (long long)best_epoch, s->best_bleu);
+    s->best_epoch = best_epoch;
+    return rc;
+}
+
 static int restore_state(ts_train_state *s, ts_optim *optim, const ts_params *params, const ts_ckpt *ck,
                          const ts_train_opts *o, long batches, long max_epochs) {
     int64_t step, epoch, position, stale, skipped, tokens;
@@ -203,7 +235,7 @@ static int restore_state(ts_train_state *s, ts_optim *optim, const ts_params *pa
         memcpy(s->history_train, train->data, n * sizeof(double));
         memcpy(s->history_dev, dev->data, n * sizeof(double));
     }
-    return TS_OK;
+    return restore_best(s, ck);
 }
 
 int ts_train_state_restore(ts_train_state *s, ts_optim *optim, const ts_params *params, const ts_ckpt *ck,

@@ -21,17 +21,24 @@
 
 typedef struct {
     long step, epoch, position, stale, skipped;
-    double best_dev, epoch_loss_sum;
+    double best_dev, epoch_loss_sum;      // best_dev: the lowest dev loss (the plateau schedule's)
     long epoch_tokens;
+    long best_epoch;                      // the epoch best.ckpt holds (0: none yet)
+    double best_bleu;                     // its dev BLEU (-1: none yet)
     double *history_train, *history_dev;  // (max_epochs + 1) losses of the finished epochs
     gsl_rng *shuffle_rng, *tf_rng;        // seeded seed + 1 and seed + 2
     unsigned char *epoch_start_state;     // (gsl_rng_size) the shuffle RNG before this epoch's shuffle
 } ts_train_state;
 
-// A fresh run's state (best_dev infinite, RNGs seeded from `seed`). TS_OK or
+// A fresh run's state (best_dev infinite, no best epoch, RNGs seeded from `seed`). TS_OK or
 // TS_ERR_NOMEM (then free with ts_train_state_free, which takes a zeroed one).
 int ts_train_state_init(ts_train_state *s, long seed, long max_epochs);
 void ts_train_state_free(ts_train_state *s);
+
+// Whether an epoch's dev evaluation (loss, bleu) beats the epoch best.ckpt
+// holds, by criterion `by`: a lower loss, or a higher BLEU (an equal BLEU with
+// a lower loss than the best epoch's). Any evaluation beats none.
+int ts_train_state_is_best(const ts_train_state *s, ts_best_by by, double loss, double bleu);
 
 // Writes out_dir/name: the model and its vocabularies, the options, and with
 // `full` the state and the optimizer's. Refuses (TS_ERR_NUMERIC) a model with

@@ -274,8 +274,13 @@ static int end_epoch(trainer *t, int *stop) {
     t->s.position = 0;
     t->s.epoch_loss_sum = 0;
     t->s.epoch_tokens = 0;
-    int improved = res.loss < t->s.best_dev;
-    if (improved) {
+    // best.ckpt follows --best; the schedule and early stopping, dev loss.
+    int best = ts_train_state_is_best(&t->s, o->best, res.loss, res.bleu);
+    if (best) {
+        t->s.best_epoch = t->s.epoch;
+        t->s.best_bleu = res.bleu;
+    }
+    if (res.loss < t->s.best_dev) {
         t->s.best_dev = res.loss;
         t->s.stale = 0;
     } else {
@@ -287,8 +292,8 @@ static int end_epoch(trainer *t, int *stop) {
     memcpy(t->s.epoch_start_state, gsl_rng_state(t->s.shuffle_rng), gsl_rng_size(t->s.shuffle_rng));
     if (!leader(t)) return TS_OK;
     double elapsed = ts_record_elapsed(&t->rec);
-    ts_progress_epoch(&t->progress, o->out, t->s.epoch, train_loss, &res, t->optim.lr, elapsed, improved);
-    if (improved && (rc = save_checkpoint(t, "best.ckpt", 0))) goto done;
+    ts_progress_epoch(&t->progress, o->out, t->s.epoch, train_loss, &res, t->optim.lr, elapsed, best);
+    if (best && (rc = save_checkpoint(t, "best.ckpt", 0))) goto done;
     if ((rc = save_checkpoint(t, "last.ckpt", 1))) goto done;
     t->last_saved_step = t->s.step;
     if (o->keep > 0 && (rc = ts_record_keep_epoch(&t->rec, &t->s, &t->optim))) goto done;

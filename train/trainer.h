@@ -17,6 +17,17 @@
 // --epochs: at most this many (also the limit of a run by --steps).
 #define TS_MAX_EPOCHS 100000
 
+// What chooses best.ckpt among the epochs' dev evaluations (--best): the
+// BLEU of their greedy search (ties go to the lower dev loss), the number a
+// user reads, or the dev loss. The plateau schedule and early stopping read
+// the dev loss either way.
+typedef enum { TS_BEST_BLEU, TS_BEST_LOSS, TS_BEST_COUNT } ts_best_by;
+
+// "bleu", "loss"; NULL out of range.
+const char *ts_best_name(ts_best_by by);
+// Sets *by from its name: TS_OK, or TS_ERR_ARG naming the choices.
+int ts_best_parse(const char *text, ts_best_by *by);
+
 typedef struct {
     // data
     const char *corpus;        // TSV file, or NULL for the built-in toy corpus
@@ -54,6 +65,7 @@ typedef struct {
     const char *out_dir;       // where checkpoints, metrics.csv, config.txt and figures go
     const char *resume;        // a last.ckpt / best.ckpt to continue from, or NULL
     int force;                 // out_dir may hold another run: delete its files (never anything else)
+    ts_best_by best;           // what chooses best.ckpt (default TS_BEST_BLEU)
     long keep;                 // also keep the last `keep` epochs as epoch-<N>.ckpt (inference kind; 0: none)
     long warmup;               // steps excluded from tokens/s (default 3)
     long show;                 // dev examples printed at the end (default 4)
