@@ -1,5 +1,6 @@
 // tinyseq gradcheck: the whole model's gradients against central finite
-// differences, for any attention x decoder, on a tiny padded batch.
+// differences, for any attention x decoder of the GRU or for the Transformer,
+// on a tiny padded batch.
 #include "cli/cli.h"
 
 #include "autograd/gradcheck.h"
@@ -8,21 +9,26 @@
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char usage[] =
-    "usage: tinyseq gradcheck [--attn NAME|all] [--decoder bahdanau|luong|all] [--bidirectional]\n"
-    "                         [--tf RATIO] [--seed N] [--rtol X] [--atol X]\n"
+    "usage: tinyseq gradcheck [--arch gru|transformer] [--attn NAME|all] [--decoder bahdanau|luong|all]\n"
+    "                         [--bidirectional] [--tf RATIO] [--seed N] [--rtol X] [--atol X]\n"
     "\n"
     "Checks d loss / d parameter for every parameter of a tiny model (vocabularies\n"
-    "of 7 and 8 words, embedding 3, hidden 4) on a padded batch of three sentences\n"
-    "of unequal lengths, against central finite differences in double precision.\n"
+    "of 7 and 8 words; GRU: embedding 3, hidden 4; Transformer: d_model 4, 2 heads,\n"
+    "2 layers per stack, feed-forward 6) on a padded batch of three sentences of\n"
+    "unequal lengths (source padding masked in every attention that reads the\n"
+    "source, the causal mask on the Transformer decoder's self-attention), against\n"
+    "central finite differences in double precision.\n"
     "A value passes when |analytic - numeric| <= atol + rtol * |numeric|.\n"
     "\n"
-    "  --attn NAME       none, dot, scaled-dot, general, concat, bahdanau, or all (default all)\n"
-    "  --decoder NAME    bahdanau, luong, or all (default all)\n"
-    "  --bidirectional   use a bidirectional encoder\n"
-    "  --tf RATIO        teacher-forcing ratio in [0, 1] (default 1)\n"
+    "  --arch NAME       gru (default) or transformer\n"
+    "  --attn NAME       GRU: none, dot, scaled-dot, general, concat, bahdanau, or all (default all)\n"
+    "  --decoder NAME    GRU: bahdanau, luong, or all (default all)\n"
+    "  --bidirectional   GRU: use a bidirectional encoder\n"
+    "  --tf RATIO        teacher-forcing ratio in [0, 1] (default 1; the Transformer: 1 only)\n"
     "  --seed N          initialisation seed (default 1)\n"
     "  --rtol X          relative tolerance (default 1e-6)\n"
     "  --atol X          absolute tolerance (default 1e-8)\n"
@@ -77,17 +83,25 @@ static int choose_range(const char *command, const char *flag, const char *value
     return -1;
 }
 
+static int choose_arch(const char *command, const char *flag, const char *value, void *target) {
+    if (ts_arch_parse(value, target) == TS_OK) return -1;
+    ts_cli_error(command, 1, "--%s", flag);
+    return TS_EXIT_USAGE;
+}
+
 int ts_cmd_gradcheck(int argc, char **argv) {
     const char *cmd = "tinyseq gradcheck";
     type_range attn = {0, TS_ATTN_COUNT - 1, 1}, dec = {0, TS_DECODER_COUNT - 1, 0};
-    int bi = 0;
+    ts_model_arch arch = TS_ARCH_GRU;
+    int bi = 0, gru_only[3] = {0};  // --attn, --decoder, --bidirectional given
     long seed = 1;
     double tf = 1.0;
     ts_gradcheck_opts opts = ts_gradcheck_defaults();
     const ts_flag flags[] = {
-        TS_CHOICE("attn", &attn, choose_range),
-        TS_CHOICE("decoder", &dec, choose_range),
-        TS_SWITCH("bidirectional", &bi),
+        TS_CHOICE("arch", &arch, choose_arch),
+        {"attn", TS_FLAG_CHOICE, &attn, 0, 0, choose_range, &gru_only[0]},
+        {"decoder", TS_FLAG_CHOICE, &dec, 0, 0, choose_range, &gru_only[1]},
+        {"bidirectional", TS_FLAG_SWITCH, &bi, 0, 0, NULL, &gru_only[2]},
         TS_INT("seed", &seed, 0, 2147483647L),
         TS_DOUBLE("tf", &tf, 0, 1),
         TS_DOUBLE("rtol", &opts.rtol, 1e-15, 1),
@@ -96,6 +110,21 @@ int ts_cmd_gradcheck(int argc, char **argv) {
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
     int parsed = ts_cli_parse(&spec, argc, argv);
     if (parsed >= 0) return parsed;
+    if (arch == TS_ARCH_TRANSFORMER) {
+        static const char *const names[3] = {"--attn", "--decoder", "--bidirectional"};
+        for (int i = 0; i < 3; i++)
+            if (gru_only[i]) {
+                ts_cli_error(cmd, 0, "%s is the GRU's; --arch transformer has none", names[i]);
+                return TS_EXIT_USAGE;
+            }
+        if (tf < 1.0) {
+            ts_cli_error(cmd, 0, "--arch transformer trains in one teacher-forced pass: --tf %g must be 1", tf);
+            return TS_EXIT_USAGE;
+        }
+        // One model to check: the loops below run once.
+        attn.to = attn.from;
+        dec.to = dec.from;
+    }
 
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     ts_arena *arena = ts_arena_new(16 << 20);
@@ -109,11 +138,15 @@ int ts_cmd_gradcheck(int argc, char **argv) {
     ts_ctx_init(&ctx, arena);
     int passed = 0, failed = 0, status = TS_EXIT_OK;
     double worst = 0.0;
-    printf("%-36s %-10s %8s  %s\n", "parameter", "shape", "values", "max rel err");
+    int width = arch == TS_ARCH_TRANSFORMER ? 60 : 36;  // the longest parameter name
+    printf("%-*s %-10s %8s  %s\n", width, "parameter", "shape", "values", "max rel err");
     for (int a = attn.from; a <= attn.to && status == TS_EXIT_OK; a++)
         for (int d = dec.from; d <= dec.to && status == TS_EXIT_OK; d++) {
-            ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4, .attn = (ts_attn_type)a,
-                                   .decoder = (ts_decoder_type)d, .bidirectional = bi};
+            ts_model_config cfg = {.arch = arch, .src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4,
+                                   .attn = (ts_attn_type)a, .decoder = (ts_decoder_type)d, .bidirectional = bi};
+            if (arch == TS_ARCH_TRANSFORMER)
+                cfg = (ts_model_config){.arch = arch, .src_vocab = 7, .tgt_vocab = 8, .emb = 4, .hidden = 4,
+                                        .d_model = 4, .heads = 2, .layers = 2, .ff = 6};
             gsl_rng_set(rng, (unsigned long)seed);
             ts_seq2seq *model = ts_seq2seq_new(&cfg, rng);
             if (!model) {
@@ -122,21 +155,26 @@ int ts_cmd_gradcheck(int argc, char **argv) {
                 break;
             }
             check_case c = {model, {B, S, T, batch_src, batch_src_len, batch_tgt_in, batch_tgt_out}, tf, rng};
-            ts_gradcheck_result results[32];
             int n = model->params.count;
-            if (ts_gradcheck(&ctx, loss_of, &c, model->params.items, n, &opts, results) != TS_OK) {
+            ts_gradcheck_result *results = calloc((size_t)n, sizeof *results);
+            if (!results || ts_gradcheck(&ctx, loss_of, &c, model->params.items, n, &opts, results) != TS_OK) {
                 ts_cli_error(cmd, 1, "attention %s, decoder %s", ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder));
+                free(results);
                 ts_seq2seq_free(model);
                 status = TS_EXIT_FAIL;
                 break;
             }
-            printf("# attention %s, %s decoder, %s encoder, tf %g\n", ts_attn_name(cfg.attn),
-                   ts_decoder_name(cfg.decoder), bi ? "bidirectional" : "unidirectional", tf);
+            if (arch == TS_ARCH_TRANSFORMER)
+                printf("# transformer, d_model %d, %d heads, %d layers per stack, feed-forward %d\n", cfg.d_model,
+                       cfg.heads, cfg.layers, cfg.ff);
+            else
+                printf("# attention %s, %s decoder, %s encoder, tf %g\n", ts_attn_name(cfg.attn),
+                       ts_decoder_name(cfg.decoder), bi ? "bidirectional" : "unidirectional", tf);
             for (int i = 0; i < n; i++) {
                 char shape[48];
                 ts_shape_str(model->params.items[i], shape, sizeof shape);
                 ts_gradcheck_result *r = &results[i];
-                printf("%-36s %-10s %8zu  %.2e%s\n", r->name, shape, r->checked, r->max_rel_err,
+                printf("%-*s %-10s %8zu  %.2e%s\n", width, r->name, shape, r->checked, r->max_rel_err,
                        r->passed ? "" : "  FAILED");
                 if (!r->passed)
                     printf("    worst at %zu: analytic %.12g, numeric %.12g\n", r->worst_index, r->worst_analytic,
@@ -145,6 +183,7 @@ int ts_cmd_gradcheck(int argc, char **argv) {
                 else failed++;
                 if (r->max_rel_err > worst || isnan(r->max_rel_err)) worst = r->max_rel_err;
             }
+            free(results);
             ts_seq2seq_free(model);
         }
     if (status == TS_EXIT_OK) {

@@ -17,6 +17,24 @@ Test(cli_gradcheck, every_attention_and_decoder_passes) {
     free(out);
 }
 
+Test(cli_gradcheck, the_transformer_passes_and_refuses_the_grus_flags) {
+    char *out;
+    int rc = test_run(TS_PROGRAM " gradcheck --arch transformer", &out);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "gradcheck: 68 passed, 0 failed"), "8 + 30 per layer, 2 layers: %s", out);
+    cr_assert(strstr(out, "transformer.decoder.layers.1.multihead_attn.in_proj_weight"), "%s", out);
+    free(out);
+    cr_assert_eq(test_run(TS_PROGRAM " gradcheck --arch transformer --attn dot", &out), 2);
+    cr_assert(strstr(out, "--attn is the GRU's"), "%s", out);
+    free(out);
+    cr_assert_eq(test_run(TS_PROGRAM " gradcheck --arch transformer --tf 0.5", &out), 2);
+    cr_assert(strstr(out, "--tf 0.5 must be 1"), "%s", out);
+    free(out);
+    cr_assert_eq(test_run(TS_PROGRAM " gradcheck --arch lstm", &out), 2);
+    cr_assert(strstr(out, "--arch") && strstr(out, "lstm"), "%s", out);
+    free(out);
+}
+
 Test(cli_gradcheck, a_wrong_gradient_fails_the_command) {
     // With a tolerance no finite difference can meet, every row fails: the
     // exit status must say so.
