@@ -20,6 +20,7 @@ typedef struct ts_ctx {
     ts_tensor *tape;    // the most recently recorded node (NULL: empty tape)
     int grad_enabled;   // 0: no tape, no gradient buffers (inference)
     int status;         // the step's first failure, TS_OK if none
+    int dtype;          // the dtype of tensors made from no input (ts_constant); TS_F64 after init
 } ts_ctx;
 
 // The op of every node. Each op's forward and backward sit side by side in
@@ -67,8 +68,10 @@ enum ts_op {
 typedef int (*ts_backward_fn)(ts_ctx *ctx, ts_tensor *out);
 
 typedef struct {
-    const char *name;         // for graph dumps and error messages
-    ts_backward_fn backward;  // adds out->grad's contribution into each input's grad
+    const char *name;  // for graph dumps and error messages
+    // Adds out->grad's contribution into each input's grad, one instance per
+    // dtype (tensor/dtype_twice.h); NULL for float32: the op takes float64 only.
+    ts_backward_fn backward[TS_DTYPE_COUNT];
 } ts_op_info;
 
 extern const ts_op_info ts_ops[TS_OP_COUNT];
@@ -94,9 +97,9 @@ int ts_backward(ts_ctx *ctx, ts_tensor *loss);
 // each part's mean loss by its share of the batch's tokens.
 int ts_backward_weighted(ts_ctx *ctx, ts_tensor *loss, double weight);
 
-// The gradient buffer of t, allocated zeroed in the arena the first time.
-// NULL (with ctx->status set) when the arena is full.
-double *ts_grad(ts_ctx *ctx, ts_tensor *t);
+// The gradient buffer of t (of t's dtype), allocated zeroed in the arena the
+// first time. NULL (with ctx->status set) when the arena is full.
+void *ts_grad(ts_ctx *ctx, ts_tensor *t);
 
 // Records a failure (first one wins in ctx->status) and returns NULL, so
 // ops can `return ts_ctx_fail(ctx, TS_ERR_SHAPE, "...")`.
@@ -105,7 +108,9 @@ ts_tensor *ts_ctx_fail(ts_ctx *ctx, int status, const char *fmt, ...)
 
 // A new node of `op` with shape (ndim, dims) and inputs src[0..nsrc): its
 // data is allocated (uninitialised) in the arena; it requires a gradient and
-// is put on the tape when grad mode is on and an input requires one.
+// is put on the tape when grad mode is on and an input requires one. Its
+// dtype is its inputs' (ctx->dtype without inputs); inputs of two dtypes, or
+// float32 ones for an op written for float64 only, fail with TS_ERR_ARG.
 // nsrc may exceed TS_MAX_SRC: then only the first TS_MAX_SRC are kept in
 // src[] and the op keeps the full list itself (ts_stack_rows does).
 // For op implementations. NULL on failure (recorded in ctx).
@@ -114,10 +119,11 @@ ts_tensor *ts_node(ts_ctx *ctx, int op, int ndim, const int *dims, int nsrc, ts_
 // As ts_node, but the node's data is `data` (a view into an input); nothing
 // is allocated for it.
 ts_tensor *ts_node_view(ts_ctx *ctx, int op, int ndim, const int *dims, ts_tensor *src,
-                        double *data);
+                        void *data);
 
 // A tensor in the step arena holding a copy of `values` that needs no
-// gradient (a constant input: masks, fixed weights in tests).
+// gradient (a constant input: masks, fixed weights in tests), in ctx->dtype
+// (the values converted).
 ts_tensor *ts_constant(ts_ctx *ctx, int ndim, const int *dims, const double *values);
 
 #endif

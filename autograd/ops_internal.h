@@ -44,7 +44,7 @@ int ts_mha_backward(ts_ctx *ctx, ts_tensor *out);
 // The gradient of input i of `out` if it needs one (allocating it), else NULL.
 // Backward code: `double *da = input_grad(ctx, out, 0); if (da) ...`.
 // When the arena is full ctx->status is set; backward functions return it.
-static inline double *input_grad(ts_ctx *ctx, ts_tensor *out, int i) {
+static inline void *input_grad(ts_ctx *ctx, ts_tensor *out, int i) {
     ts_tensor *in = out->src[i];
     return in && in->requires_grad ? ts_grad(ctx, in) : NULL;
 }

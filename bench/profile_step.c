@@ -88,7 +88,7 @@ static int timed_backward(ts_ctx *ctx, ts_tensor *loss, op_time *per_op, double 
         if (!node->grad) continue;
         flops[1] += b;
         double t0 = now();
-        int rc = ts_ops[node->op].backward(ctx, node);
+        int rc = ts_ops[node->op].backward[node->dtype](ctx, node);
         per_op[node->op].seconds += now() - t0;
         per_op[node->op].calls++;
         if (rc) return rc;

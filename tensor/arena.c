@@ -61,15 +61,17 @@ void *ts_arena_alloc(ts_arena *a, size_t bytes) {
     return p;
 }
 
-double *ts_arena_zeros(ts_arena *a, size_t count) {
-    if (count > SIZE_MAX / sizeof(double)) {
-        ts_fail(TS_ERR_NOMEM, "arena: %zu doubles overflow a size", count);
+void *ts_arena_calloc(ts_arena *a, size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) {
+        ts_fail(TS_ERR_NOMEM, "arena: %zu values of %zu bytes overflow a size", count, size);
         return NULL;
     }
-    double *p = ts_arena_alloc(a, count * sizeof(double));
-    if (p) memset(p, 0, count * sizeof(double));
+    void *p = ts_arena_alloc(a, count * size);
+    if (p) memset(p, 0, count * size);
     return p;
 }
+
+double *ts_arena_zeros(ts_arena *a, size_t count) { return ts_arena_calloc(a, count, sizeof(double)); }
 
 int ts_arena_grow(ts_arena **arena, const char *what) {
     size_t capacity = (*arena)->capacity;

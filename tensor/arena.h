@@ -22,6 +22,10 @@ void *ts_arena_alloc(ts_arena *arena, size_t bytes);
 // `count` doubles set to zero, or NULL as ts_arena_alloc. Checks count * 8 for overflow.
 double *ts_arena_zeros(ts_arena *arena, size_t count);
 
+// `count` elements of `size` bytes set to zero (a float64 or float32
+// buffer), or NULL as ts_arena_alloc. Checks count * size for overflow.
+void *ts_arena_calloc(ts_arena *arena, size_t count, size_t size);
+
 // Forgets every allocation; the memory is reused by the next ones.
 void ts_arena_reset(ts_arena *arena);
 

@@ -2,8 +2,7 @@
 
 #include "tensor/status.h"
 
-#include <gsl/gsl_blas.h>
-#include <gsl/gsl_errno.h>
+#include <gsl/gsl_cblas.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -18,81 +17,6 @@ char *openblas_get_corename(void);
 static void threads_for(double mnk);  // below ts_blas_set_threads
 #define TS_SMALL_GEMM_MNK 4e6
 #define TS_BIG_GEMV 1e6
-
-int ts_gemm_ld(int trans_a, int trans_b, int m, int n, int k, double alpha, const double *A, int lda,
-               const double *B, int ldb, double beta, double *C, int ldc) {
-    if (m <= 0 || n <= 0) return TS_OK;
-    if (k <= 0) {  // GSL rejects empty views; the product is zero
-        for (size_t i = 0; i < (size_t)m; i++)
-            for (size_t j = 0; j < (size_t)n; j++) {
-                double *c = C + i * (size_t)ldc + j;
-                *c = beta == 0.0 ? 0.0 : beta * *c;
-            }
-        return TS_OK;
-    }
-    ts_gsl_quiet();
-    // A single row or column of C is a matrix-vector product: dgemv streams
-    // the matrix once, where dgemm would first copy (pack) all of it. This is
-    // the output projection of one decoded sentence: 13 MB of W at H = 256.
-    if (m == 1 || n == 1) {
-        const double *M;  // the matrix: y = op(M) x
-        size_t rows, cols, tda, x_stride, y_stride = m == 1 ? 1 : (size_t)ldc;
-        const double *xv;
-        int trans;
-        if (m == 1) {  // C^T (n) = op(B)^T a: B is (n, k) when trans_b, else (k, n)
-            M = B, tda = (size_t)ldb, xv = A, x_stride = trans_a ? (size_t)lda : 1;
-            rows = trans_b ? (size_t)n : (size_t)k, cols = trans_b ? (size_t)k : (size_t)n, trans = !trans_b;
-        } else {  // C (m) = op(A) b: A is (k, m) when trans_a, else (m, k)
-            M = A, tda = (size_t)lda, xv = B, x_stride = trans_b ? 1 : (size_t)ldb;
-            rows = trans_a ? (size_t)k : (size_t)m, cols = trans_a ? (size_t)m : (size_t)k, trans = trans_a;
-        }
-        threads_for((double)rows * cols >= TS_BIG_GEMV ? TS_SMALL_GEMM_MNK : 0);
-        gsl_matrix_const_view mv = gsl_matrix_const_view_array_with_tda(M, rows, cols, tda);
-        gsl_vector_const_view x = gsl_vector_const_view_array_with_stride(xv, x_stride, (size_t)k);
-        gsl_vector_view y = gsl_vector_view_array_with_stride(C, y_stride, m == 1 ? (size_t)n : (size_t)m);
-        int rc = gsl_blas_dgemv(trans ? CblasTrans : CblasNoTrans, alpha, &mv.matrix, &x.vector, beta, &y.vector);
-        if (rc) return ts_fail(TS_ERR_GSL, "gsl_blas_dgemv (%d x %d x %d): %s", m, n, k, gsl_strerror(rc));
-        return TS_OK;
-    }
-    threads_for((double)m * n * k);
-    gsl_matrix_const_view a = trans_a ? gsl_matrix_const_view_array_with_tda(A, (size_t)k, (size_t)m, (size_t)lda)
-                                      : gsl_matrix_const_view_array_with_tda(A, (size_t)m, (size_t)k, (size_t)lda);
-    gsl_matrix_const_view b = trans_b ? gsl_matrix_const_view_array_with_tda(B, (size_t)n, (size_t)k, (size_t)ldb)
-                                      : gsl_matrix_const_view_array_with_tda(B, (size_t)k, (size_t)n, (size_t)ldb);
-    gsl_matrix_view c = gsl_matrix_view_array_with_tda(C, (size_t)m, (size_t)n, (size_t)ldc);
-    int rc = gsl_blas_dgemm(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-                            alpha, &a.matrix, &b.matrix, beta, &c.matrix);
-    if (rc) return ts_fail(TS_ERR_GSL, "gsl_blas_dgemm (%d x %d x %d): %s", m, n, k, gsl_strerror(rc));
-    return TS_OK;
-}
-
-int ts_gemm(int trans_a, int trans_b, int m, int n, int k, double alpha, const double *A,
-            const double *B, double beta, double *C) {
-    return ts_gemm_ld(trans_a, trans_b, m, n, k, alpha, A, trans_a ? m : k, B, trans_b ? k : n, beta, C, n);
-}
-
-void ts_softmax_rows(double *y, const double *x, size_t rows, size_t cols, const double *mask) {
-    for (size_t r = 0; r < rows; r++) {
-        const double *xr = x + r * cols;
-        const double *mr = mask ? mask + r * cols : NULL;
-        double *yr = y + r * cols;
-        double max = -INFINITY;
-        for (size_t c = 0; c < cols; c++)
-            if ((!mr || mr[c] != 0.0) && xr[c] > max) max = xr[c];
-        if (max == -INFINITY) {  // every position masked: no weight anywhere
-            for (size_t c = 0; c < cols; c++) yr[c] = 0.0;
-            continue;
-        }
-        double sum = 0.0;
-        for (size_t c = 0; c < cols; c++) {
-            double e = (!mr || mr[c] != 0.0) ? exp(xr[c] - max) : 0.0;
-            yr[c] = e;
-            sum += e;
-        }
-        double inv = 1.0 / sum;
-        for (size_t c = 0; c < cols; c++) yr[c] *= inv;
-    }
-}
 
 // ---- vectorisable exp, tanh, sigmoid ----------------------------------------
 //
@@ -191,113 +115,9 @@ static inline double sigmoid_inline(double x) { return 1.0 / (1.0 + exp_inline(-
         for (; i_ < (n); i_++) (y)[i_] = f((x)[i_]);                         \
     } while (0)
 
-TS_VECTOR_CLONES
-void ts_exp_array(double *y, const double *x, size_t n) { TS_MAP8(y, x, n, exp_inline); }
-
-TS_VECTOR_CLONES
-void ts_tanh_array(double *y, const double *x, size_t n) { TS_MAP8(y, x, n, tanh_inline); }
-
-TS_VECTOR_CLONES
-void ts_sigmoid_array(double *y, const double *x, size_t n) { TS_MAP8(y, x, n, sigmoid_inline); }
-
-// Eight running sums in a fixed order: deterministic, and not one long chain
-// of dependent additions.
-TS_VECTOR_CLONES
-double ts_sum_array(const double *x, size_t n) {
-    double acc[8] = {0};
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) acc[j] += x[i + j];
-    double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; i < n; i++) sum += x[i];
-    return sum;
-}
-
-TS_VECTOR_CLONES
-double ts_sumsq_array(const double *x, size_t n) {
-    double acc[8] = {0};
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) acc[j] += x[i + j] * x[i + j];
-    double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; i < n; i++) sum += x[i] * x[i];
-    return sum;
-}
-
-TS_VECTOR_CLONES
-double ts_max_array(const double *x, size_t n) {
-    double acc[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
-    double max = -INFINITY;
-    for (int j = 0; j < 8; j++) max = acc[j] > max ? acc[j] : max;
-    for (; i < n; i++) max = x[i] > max ? x[i] : max;
-    return max;
-}
-
-TS_VECTOR_CLONES
-static void exp_shift(double *x, size_t n, double shift) {
-#define EXP_SHIFTED(v) exp_inline((v) - shift)
-    TS_MAP8(x, x, n, EXP_SHIFTED);
-#undef EXP_SHIFTED
-}
-
-TS_VECTOR_CLONES
-double ts_add_max_array(double *x, const double *b, size_t n) {
-    double acc[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) {
-            double v = x[i + j] + b[i + j];
-            x[i + j] = v;
-            acc[j] = v > acc[j] ? v : acc[j];
-        }
-    double max = -INFINITY;
-    for (int j = 0; j < 8; j++) max = acc[j] > max ? acc[j] : max;
-    for (; i < n; i++) {
-        x[i] += b[i];
-        max = x[i] > max ? x[i] : max;
-    }
-    return max;
-}
-
-TS_VECTOR_CLONES
-void ts_scale_accumulate(double *x, double s, double *acc, double t, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        double v = x[i] * s;
-        x[i] = v;
-        acc[i] += t * v;
-    }
-}
-
-double ts_exp_shift_sum(double *x, size_t n, double shift) {
-    exp_shift(x, n, shift);
-    return ts_sum_array(x, n);
-}
-
-double ts_sum_exp_shift(const double *x, size_t n, double shift) {
-    double chunk[512], sum = 0.0;
-    for (size_t i = 0; i < n; i += 512) {
-        size_t m = n - i < 512 ? n - i : 512;
-        memcpy(chunk, x + i, m * sizeof(double));
-        sum += ts_exp_shift_sum(chunk, m, shift);
-    }
-    return sum;
-}
-
-void ts_log_softmax_rows(double *y, const double *x, size_t rows, size_t cols) {
-    for (size_t r = 0; r < rows; r++) {
-        const double *xr = x + r * cols;
-        double *yr = y + r * cols;
-        double max = ts_max_array(xr, cols);
-        double sum = ts_sum_exp_shift(xr, cols, max);
-        // (x - max) - log(sum), not x - (max + log(sum)): with scores near
-        // 929 the latter loses ~13 digits to cancellation.
-        double log_sum = log(sum);
-        for (size_t c = 0; c < cols; c++) yr[c] = (xr[c] - max) - log_sum;
-    }
-}
+// The templated kernels: products, softmax, elementwise maps and reductions.
+#define TS_TEMPLATE "tensor/kernels_t.h"
+#include "tensor/dtype_twice.h"
 
 // Threads asked for with ts_blas_set_threads (0: never called, OpenBLAS's
 // own choice), and the count OpenBLAS is set to now.

@@ -13,7 +13,7 @@ int ts_shape_set(ts_tensor *t, int ndim, const int *dims, const char *what) {
     for (int i = 0; i < TS_MAX_DIMS; i++) {
         int d = i < ndim ? dims[i] : 1;
         if (d <= 0) return ts_fail(TS_ERR_SHAPE, "%s: dimension %d is %d (must be > 0)", what, i, d);
-        if (size > SIZE_MAX / sizeof(double) / (size_t)d)
+        if (size > SIZE_MAX / sizeof(double) / (size_t)d)  // the larger element: fits either dtype
             return ts_fail(TS_ERR_SHAPE, "%s: shape overflows a size", what);
         size *= (size_t)d;
         t->shape[i] = d;
@@ -39,15 +39,49 @@ char *ts_shape_str(const ts_tensor *t, char *buf, size_t n) {
     return buf;
 }
 
-ts_tensor *ts_tensor_new(ts_arena *arena, int ndim, const int *dims) {
+const ts_dtype_info ts_dtypes[TS_DTYPE_COUNT] = {
+    [TS_F64] = {"float64", sizeof(double), "<f8"},
+    [TS_F32] = {"float32", sizeof(float), "<f4"},
+};
+_Static_assert(sizeof ts_dtypes / sizeof ts_dtypes[0] == TS_DTYPE_COUNT, "one row per dtype");
+
+int ts_dtype_parse(const char *name, int *dtype) {
+    for (int d = 0; d < TS_DTYPE_COUNT; d++)
+        if (strcmp(name, ts_dtypes[d].name) == 0) {
+            *dtype = d;
+            return TS_OK;
+        }
+    return ts_fail(TS_ERR_ARG, "dtype '%s': must be float32 or float64", name);
+}
+
+void ts_values_convert(void *dst, int dst_dtype, const void *src, int src_dtype, size_t n) {
+    if (dst_dtype == src_dtype) {
+        memcpy(dst, src, n * ts_dtype_size(src_dtype));
+    } else if (dst_dtype == TS_F32) {
+        float *d = dst;
+        const double *s = src;
+        for (size_t i = 0; i < n; i++) d[i] = (float)s[i];
+    } else {
+        double *d = dst;
+        const float *s = src;
+        for (size_t i = 0; i < n; i++) d[i] = s[i];
+    }
+}
+
+ts_tensor *ts_tensor_new_dtype(ts_arena *arena, int dtype, int ndim, const int *dims) {
     ts_tensor shape_only;
     if (ts_shape_set(&shape_only, ndim, dims, "tensor") != TS_OK) return NULL;
     ts_tensor *t = ts_arena_alloc(arena, sizeof *t);
     if (!t) return NULL;
     memset(t, 0, sizeof *t);
     ts_shape_set(t, ndim, dims, "tensor");
-    t->data = ts_arena_alloc(arena, t->size * sizeof(double));
-    return t->data ? t : NULL;
+    t->dtype = dtype;
+    t->raw = ts_arena_alloc(arena, ts_tensor_bytes(t));
+    return t->raw ? t : NULL;
+}
+
+ts_tensor *ts_tensor_new(ts_arena *arena, int ndim, const int *dims) {
+    return ts_tensor_new_dtype(arena, TS_F64, ndim, dims);
 }
 
 ts_tensor *ts_tensor_zeros(ts_arena *arena, int ndim, const int *dims) {
@@ -57,6 +91,10 @@ ts_tensor *ts_tensor_zeros(ts_arena *arena, int ndim, const int *dims) {
 }
 
 ts_tensor *ts_tensor_new_persistent(int ndim, const int *dims, const char *name) {
+    return ts_tensor_persistent_dtype(TS_F64, ndim, dims, name);
+}
+
+ts_tensor *ts_tensor_persistent_dtype(int dtype, int ndim, const int *dims, const char *name) {
     ts_tensor *t = calloc(1, sizeof *t);
     if (!t) {
         ts_fail(TS_ERR_NOMEM, "%s: cannot allocate", name);
@@ -66,10 +104,11 @@ ts_tensor *ts_tensor_new_persistent(int ndim, const int *dims, const char *name)
         free(t);
         return NULL;
     }
-    t->data = calloc(t->size, sizeof(double));
-    t->grad = calloc(t->size, sizeof(double));
-    if (!t->data || !t->grad) {
-        ts_fail(TS_ERR_NOMEM, "%s: cannot allocate %zu doubles", name, t->size);
+    t->dtype = dtype;
+    t->raw = calloc(t->size, ts_dtype_size(dtype));
+    t->grad_raw = calloc(t->size, ts_dtype_size(dtype));
+    if (!t->raw || !t->grad_raw) {
+        ts_fail(TS_ERR_NOMEM, "%s: cannot allocate %zu %s values", name, t->size, ts_dtype_name(dtype));
         ts_tensor_free_persistent(t);
         return NULL;
     }

@@ -1,4 +1,4 @@
-// Tensors: float64, contiguous row-major, up to 3 dimensions.
+// Tensors: float64 or float32 (dtype), contiguous row-major, up to 3 dimensions.
 //
 // A tensor made inside a training step lives in the step's arena (see
 // arena.h) and disappears at ts_arena_reset(); parameters are persistent
@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "tensor/arena.h"
+#include "tensor/dtype.h"
 #include "tensor/status.h"
 
 #define TS_MAX_DIMS 3
@@ -25,8 +26,20 @@ struct ts_tensor {
     int ndim;                // 1..TS_MAX_DIMS (a scalar is shape (1))
     int shape[TS_MAX_DIMS];  // unused trailing dims are 1
     size_t size;             // product of the shape
-    double *data;            // (size)
-    double *grad;            // (size), NULL until a gradient flows into it
+    int dtype;               // ts_dtype: what data and grad hold (TS_F64 = 0)
+    // The values as the dtype's type: float64 code reads data, templated
+    // code (tensor/dtype_twice.h) raw. One pointer under three names, so the
+    // float64 code written before float32 came compiles unchanged.
+    union {
+        double *data;        // (size) when dtype is TS_F64
+        float *data_f32;     // (size) when dtype is TS_F32
+        void *raw;
+    };
+    union {                  // (size), NULL until a gradient flows into it
+        double *grad;
+        float *grad_f32;
+        void *grad_raw;
+    };
 
     // Autograd bookkeeping (autograd/graph.h).
     int op;                      // enum ts_op; 0 (TS_OP_LEAF) for inputs and parameters
@@ -55,16 +68,26 @@ int ts_same_shape(const ts_tensor *a, const ts_tensor *b);
 // Writes "(2, 3)" into buf (at most n bytes); returns buf.
 char *ts_shape_str(const ts_tensor *t, char *buf, size_t n);
 
-// A tensor in the arena with uninitialised data and no gradient. Returns NULL
-// on a bad shape (TS_ERR_SHAPE) or a full arena (TS_ERR_ARENA); see ts_last_error().
+// A float64 tensor in the arena with uninitialised data and no gradient.
+// Returns NULL on a bad shape (TS_ERR_SHAPE) or a full arena (TS_ERR_ARENA);
+// see ts_last_error().
 ts_tensor *ts_tensor_new(ts_arena *arena, int ndim, const int *dims);
 
 // As ts_tensor_new, with data set to zero.
 ts_tensor *ts_tensor_zeros(ts_arena *arena, int ndim, const int *dims);
 
-// A tensor that owns malloc'd, zeroed data and gradient, named `name` (copied,
-// truncated to TS_NAME_SIZE - 1 bytes). Free with ts_tensor_free_persistent. NULL on error.
+// As ts_tensor_new, holding `dtype` values.
+ts_tensor *ts_tensor_new_dtype(ts_arena *arena, int dtype, int ndim, const int *dims);
+
+// A float64 tensor that owns malloc'd, zeroed data and gradient, named `name`
+// (copied, truncated to TS_NAME_SIZE - 1 bytes). Free with
+// ts_tensor_free_persistent. NULL on error.
 ts_tensor *ts_tensor_new_persistent(int ndim, const int *dims, const char *name);
+// As ts_tensor_new_persistent, holding `dtype` values.
+ts_tensor *ts_tensor_persistent_dtype(int dtype, int ndim, const int *dims, const char *name);
 void ts_tensor_free_persistent(ts_tensor *t);
+
+// Bytes of t's values (size times its element size).
+static inline size_t ts_tensor_bytes(const ts_tensor *t) { return t->size * ts_dtype_size(t->dtype); }
 
 #endif

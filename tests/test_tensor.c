@@ -166,3 +166,71 @@ Test(kernels, exp_array_underflows_through_subnormals_like_libm) {
     cr_assert_eq(y[4], 0.0);
     cr_assert(isinf(y[7]) && isnan(y[8]));
 }
+
+// ---- float32: the same kernels, instantiated for float (tensor/dtype_twice.h)
+
+Test(dtype, names_sizes_and_conversion_round_trip) {
+    int d = -1;
+    cr_assert_eq(ts_dtype_parse("float32", &d), TS_OK);
+    cr_assert_eq(d, TS_F32);
+    cr_assert_eq(ts_dtype_size(TS_F32), 4);
+    cr_assert_eq(ts_dtype_size(TS_F64), 8);
+    cr_assert_neq(ts_dtype_parse("half", &d), TS_OK);
+    cr_assert(strstr(ts_last_error(), "float32 or float64"), "%s", ts_last_error());
+    double x[3] = {1.0 / 3.0, -2.5, 1e-3}, back[3];
+    float f[3];
+    ts_values_convert(f, TS_F32, x, TS_F64, 3);
+    ts_values_convert(back, TS_F64, f, TS_F32, 3);
+    for (int i = 0; i < 3; i++) cr_assert_eq(back[i], (double)(float)x[i], "index %d", i);
+    ts_tensor *t = ts_tensor_persistent_dtype(TS_F32, 2, (int[]){3, 5}, "w");
+    cr_assert_eq(t->dtype, TS_F32);
+    cr_assert_eq(ts_tensor_bytes(t), 60);
+    cr_assert_eq(t->data_f32[14], 0.0f, "zeroed");
+    ts_tensor_free_persistent(t);
+}
+
+// Each float32 kernel against its float64 twin on the same (float-rounded)
+// inputs. The tolerance: float32's unit roundoff 6e-8 times the length of
+// the longest sum (k = 40 products, 40 softmax terms) with a margin of 4:
+// 1e-5 relative; elementwise maps are rounded once from double: 6e-8.
+Test(dtype, float32_kernels_agree_with_float64) {
+    enum { M = 7, K = 40, N = 9 };
+    double a[M * K], b[K * N], c64[M * N];
+    float af[M * K], bf[K * N], cf[M * N];
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    for (int i = 0; i < M * K; i++) af[i] = (float)(gsl_rng_uniform(rng) * 2 - 1), a[i] = af[i];
+    for (int i = 0; i < K * N; i++) bf[i] = (float)(gsl_rng_uniform(rng) * 2 - 1), b[i] = bf[i];
+    for (int tb = 0; tb < 2; tb++) {  // b read as (K, N), then as (N, K) transposed
+        cr_assert_eq(ts_gemm(0, tb, M, N, K, 1.0, a, b, 0.0, c64), TS_OK);
+        cr_assert_eq(ts_gemm_f32(0, tb, M, N, K, 1.0f, af, bf, 0.0f, cf), TS_OK);
+        double got[M * N];
+        for (int i = 0; i < M * N; i++) got[i] = cf[i];
+        assert_allclose(got, c64, M * N, 1e-5, 1e-5);
+    }
+    // a row vector times a matrix goes through sgemv
+    cr_assert_eq(ts_gemm(0, 0, 1, N, K, 1.0, a, b, 0.0, c64), TS_OK);
+    cr_assert_eq(ts_gemm_f32(0, 0, 1, N, K, 1.0f, af, bf, 0.0f, cf), TS_OK);
+    for (int j = 0; j < N; j++) cr_assert_float_eq(cf[j], c64[j], 1e-5, "gemv column %d", j);
+
+    double x[K], y64[K];
+    float xf[K], yf[K];
+    for (int i = 0; i < K; i++) xf[i] = (float)(gsl_rng_uniform(rng) * 20 - 10), x[i] = xf[i];
+    void (*maps64[])(double *, const double *, size_t) = {ts_exp_array, ts_tanh_array, ts_sigmoid_array};
+    void (*maps32[])(float *, const float *, size_t) = {ts_exp_array_f32, ts_tanh_array_f32, ts_sigmoid_array_f32};
+    for (int f = 0; f < 3; f++) {
+        maps64[f](y64, x, K);
+        maps32[f](yf, xf, K);
+        for (int i = 0; i < K; i++)
+            cr_assert_eq(yf[i], (float)y64[i], "map %d at %d: %.9g vs %.9g", f, i, yf[i], y64[i]);
+    }
+    ts_softmax_rows(y64, x, 4, K / 4, NULL);
+    ts_softmax_rows_f32(yf, xf, 4, K / 4, NULL);
+    for (int i = 0; i < K; i++) cr_assert_float_eq(yf[i], y64[i], 1e-5 * y64[i] + 1e-12, "softmax %d", i);
+    ts_log_softmax_rows(y64, x, 4, K / 4);
+    ts_log_softmax_rows_f32(yf, xf, 4, K / 4);
+    for (int i = 0; i < K; i++) cr_assert_float_eq(yf[i], y64[i], 1e-5 * fabs(y64[i]) + 1e-6, "log-softmax %d", i);
+    cr_assert_eq(ts_sum_array_f32(xf, K), ts_sum_array(x, K), "sums run in double in both dtypes");
+    cr_assert_eq(ts_sumsq_array_f32(xf, K), ts_sumsq_array(x, K));
+    cr_assert_eq(ts_max_array_f32(xf, K), ts_max_array(x, K));
+    gsl_rng_free(rng);
+}

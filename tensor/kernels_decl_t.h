@@ -1,0 +1,52 @@
+// The kernels' declarations for one dtype: included twice by
+// tensor/kernels.h through tensor/dtype_twice.h (REAL, FN). No include guard.
+// Sums and maxima are returned as double in both dtypes.
+
+// C (m, n) = alpha * op(A) op(B) + beta * C, through cblas_dgemm
+// (cblas_sgemm for float32). op(A) is (m, k): A is stored (m, k), or (k, m) when
+// trans_a. op(B) is (k, n): B is stored (k, n), or (n, k) when trans_b.
+// Returns TS_OK. Empty products are allowed (k = 0 scales C by beta).
+int FN(ts_gemm)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, const REAL *A,
+            const REAL *B, REAL beta, REAL *C);
+
+// As ts_gemm, on sub-matrices: row i of A starts at A + i * lda (and likewise
+// B with ldb, C with ldc), so a block of columns of a wider matrix can be
+// used in place. lda >= the stored row length of A (k, or m when trans_a).
+int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, const REAL *A, int lda,
+               const REAL *B, int ldb, REAL beta, REAL *C, int ldc);
+
+// Row-wise softmax of x (rows, cols) into y; may be called with y == x.
+// Subtracts each row's maximum first, so scores like 929 do not overflow.
+// With a mask (rows, cols; 0 = masked) masked entries get exactly 0 weight;
+// a row with every entry masked becomes all zeros.
+void FN(ts_softmax_rows)(REAL *y, const REAL *x, size_t rows, size_t cols, const double *mask);
+
+// Elementwise y[i] = f(x[i]) for i < n, vectorised (y may be x). exp is
+// within 1 ulp of libm's, tanh and sigmoid within 2; exp gives subnormal
+// results below -708.39 (gradually, as libm's does), 0 below -745.13 and
+// +Inf above 709.78; NaN stays NaN.
+void FN(ts_exp_array)(REAL *y, const REAL *x, size_t n);
+void FN(ts_tanh_array)(REAL *y, const REAL *x, size_t n);
+void FN(ts_sigmoid_array)(REAL *y, const REAL *x, size_t n);  // 1 / (1 + exp(-x))
+
+// Sum and maximum of x[0..n), in a fixed order (eight interleaved partial
+// sums): the same bits on every machine. NaNs are skipped by the maximum;
+// n = 0 gives 0 and -Inf.
+double FN(ts_sum_array)(const REAL *x, size_t n);
+double FN(ts_max_array)(const REAL *x, size_t n);
+double FN(ts_sumsq_array)(const REAL *x, size_t n);  // sum of x[i]^2, same order as ts_sum_array
+
+// x[i] += b[i] for i < n; returns the new maximum (as ts_max_array).
+double FN(ts_add_max_array)(REAL *x, const REAL *b, size_t n);
+
+// x[i] *= s, then acc[i] += t x[i], for i < n (x and acc do not overlap).
+void FN(ts_scale_accumulate)(REAL *x, REAL s, REAL *acc, REAL t, size_t n);
+
+// x[i] = exp(x[i] - shift) for i < n; returns their sum (ts_sum_array).
+double FN(ts_exp_shift_sum)(REAL *x, size_t n, double shift);
+
+// sum_i exp(x[i] - shift), leaving x as it is (blocks of 512 in a local buffer).
+double FN(ts_sum_exp_shift)(const REAL *x, size_t n, double shift);
+
+// Row-wise log-softmax: y = x - max - log(sum(exp(x - max))).
+void FN(ts_log_softmax_rows)(REAL *y, const REAL *x, size_t rows, size_t cols);

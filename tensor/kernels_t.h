@@ -1,0 +1,178 @@
+// The kernels for one dtype, included twice by tensor/kernels.c through
+// tensor/dtype_twice.h (REAL, FN, BLAS). No
+// include guard. Scalars, sums and maxima are double in both instances.
+
+// ---- products: cblas_dgemm / cblas_sgemm ------------------------------------
+
+int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, const REAL *A, int lda,
+                   const REAL *B, int ldb, REAL beta, REAL *C, int ldc) {
+    if (m <= 0 || n <= 0) return TS_OK;
+    if (k <= 0) {  // BLAS rejects the leading dimension 0 of an empty A; the product is zero
+        for (size_t i = 0; i < (size_t)m; i++)
+            for (size_t j = 0; j < (size_t)n; j++) {
+                REAL *c = C + i * (size_t)ldc + j;
+                *c = beta == 0 ? 0 : beta * *c;
+            }
+        return TS_OK;
+    }
+    // A single row or column of C is a matrix-vector product: gemv streams
+    // the matrix once, where gemm would first copy (pack) all of it. This is
+    // the output projection of one decoded sentence: 13 MB of W at H = 256.
+    if (m == 1 || n == 1) {
+        const REAL *M;  // the matrix: y = op(M) x
+        int rows, cols, tda, x_stride, y_stride = m == 1 ? 1 : ldc;
+        const REAL *xv;
+        int trans;
+        if (m == 1) {  // C^T (n) = op(B)^T a: B is (n, k) when trans_b, else (k, n)
+            M = B, tda = ldb, xv = A, x_stride = trans_a ? lda : 1;
+            rows = trans_b ? n : k, cols = trans_b ? k : n, trans = !trans_b;
+        } else {  // C (m) = op(A) b: A is (k, m) when trans_a, else (m, k)
+            M = A, tda = lda, xv = B, x_stride = trans_b ? 1 : ldb;
+            rows = trans_a ? k : m, cols = trans_a ? m : k, trans = trans_a;
+        }
+        threads_for((double)rows * cols >= TS_BIG_GEMV ? TS_SMALL_GEMM_MNK : 0);
+        BLAS(gemv)(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, rows, cols, alpha, M, tda, xv, x_stride, beta,
+                   C, y_stride);
+        return TS_OK;
+    }
+    threads_for((double)m * n * k);
+    BLAS(gemm)(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
+               alpha, A, lda, B, ldb, beta, C, ldc);
+    return TS_OK;
+}
+
+int FN(ts_gemm)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, const REAL *A, const REAL *B, REAL beta,
+                REAL *C) {
+    return FN(ts_gemm_ld)(trans_a, trans_b, m, n, k, alpha, A, trans_a ? m : k, B, trans_b ? k : n, beta, C, n);
+}
+
+void FN(ts_softmax_rows)(REAL *y, const REAL *x, size_t rows, size_t cols, const double *mask) {
+    for (size_t r = 0; r < rows; r++) {
+        const REAL *xr = x + r * cols;
+        const double *mr = mask ? mask + r * cols : NULL;
+        REAL *yr = y + r * cols;
+        double max = -INFINITY;
+        for (size_t c = 0; c < cols; c++)
+            if ((!mr || mr[c] != 0.0) && xr[c] > max) max = xr[c];
+        if (max == -INFINITY) {  // every position masked: no weight anywhere
+            for (size_t c = 0; c < cols; c++) yr[c] = 0;
+            continue;
+        }
+        double sum = 0.0;
+        for (size_t c = 0; c < cols; c++) {
+            double e = (!mr || mr[c] != 0.0) ? exp(xr[c] - max) : 0.0;
+            yr[c] = e;
+            sum += e;
+        }
+        double inv = 1.0 / sum;
+        for (size_t c = 0; c < cols; c++) yr[c] *= inv;
+    }
+}
+
+TS_VECTOR_CLONES
+void FN(ts_exp_array)(REAL *y, const REAL *x, size_t n) { TS_MAP8(y, x, n, exp_inline); }
+
+TS_VECTOR_CLONES
+void FN(ts_tanh_array)(REAL *y, const REAL *x, size_t n) { TS_MAP8(y, x, n, tanh_inline); }
+
+TS_VECTOR_CLONES
+void FN(ts_sigmoid_array)(REAL *y, const REAL *x, size_t n) { TS_MAP8(y, x, n, sigmoid_inline); }
+
+// Eight running sums in a fixed order: deterministic, and not one long chain
+// of dependent additions.
+TS_VECTOR_CLONES
+double FN(ts_sum_array)(const REAL *x, size_t n) {
+    double acc[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] += x[i + j];
+    double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < n; i++) sum += x[i];
+    return sum;
+}
+
+TS_VECTOR_CLONES
+double FN(ts_sumsq_array)(const REAL *x, size_t n) {
+    double acc[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] += (double)x[i + j] * x[i + j];
+    double sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < n; i++) sum += (double)x[i] * x[i];
+    return sum;
+}
+
+TS_VECTOR_CLONES
+double FN(ts_max_array)(const REAL *x, size_t n) {
+    REAL acc[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+    double max = -INFINITY;
+    for (int j = 0; j < 8; j++) max = acc[j] > max ? acc[j] : max;
+    for (; i < n; i++) max = x[i] > max ? x[i] : max;
+    return max;
+}
+
+TS_VECTOR_CLONES
+static void FN(exp_shift)(REAL *x, size_t n, double shift) {
+#define EXP_SHIFTED(v) exp_inline((v) - shift)
+    TS_MAP8(x, x, n, EXP_SHIFTED);
+#undef EXP_SHIFTED
+}
+
+TS_VECTOR_CLONES
+double FN(ts_add_max_array)(REAL *x, const REAL *b, size_t n) {
+    REAL acc[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) {
+            REAL v = x[i + j] + b[i + j];
+            x[i + j] = v;
+            acc[j] = v > acc[j] ? v : acc[j];
+        }
+    double max = -INFINITY;
+    for (int j = 0; j < 8; j++) max = acc[j] > max ? acc[j] : max;
+    for (; i < n; i++) {
+        x[i] += b[i];
+        max = x[i] > max ? x[i] : max;
+    }
+    return max;
+}
+
+TS_VECTOR_CLONES
+void FN(ts_scale_accumulate)(REAL *x, REAL s, REAL *acc, REAL t, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        REAL v = x[i] * s;
+        x[i] = v;
+        acc[i] += t * v;
+    }
+}
+
+double FN(ts_exp_shift_sum)(REAL *x, size_t n, double shift) {
+    FN(exp_shift)(x, n, shift);
+    return FN(ts_sum_array)(x, n);
+}
+
+double FN(ts_sum_exp_shift)(const REAL *x, size_t n, double shift) {
+    REAL chunk[512], sum = 0.0;
+    for (size_t i = 0; i < n; i += 512) {
+        size_t m = n - i < 512 ? n - i : 512;
+        memcpy(chunk, x + i, m * sizeof(REAL));
+        sum += FN(ts_exp_shift_sum)(chunk, m, shift);
+    }
+    return sum;
+}
+
+void FN(ts_log_softmax_rows)(REAL *y, const REAL *x, size_t rows, size_t cols) {
+    for (size_t r = 0; r < rows; r++) {
+        const REAL *xr = x + r * cols;
+        REAL *yr = y + r * cols;
+        double max = FN(ts_max_array)(xr, cols);
+        double sum = FN(ts_sum_exp_shift)(xr, cols, max);
+        // (x - max) - log(sum), not x - (max + log(sum)): with scores near
+        // 929 the latter loses ~13 digits to cancellation.
+        double log_sum = log(sum);
+        for (size_t c = 0; c < cols; c++) yr[c] = (xr[c] - max) - log_sum;
+    }
+}
