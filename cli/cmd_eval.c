@@ -267,7 +267,8 @@ int ts_cmd_eval(int argc, char **argv) {
                    r.bucket_pairs[i] == 1 ? "" : "s");
         else printf("  %-6s -       (0 pairs)\n", bucket_names[i]);
     }
-    printf("\nloss %.4f nats per token over %zu target tokens (with <eos>)\n", r.loss, r.tokens);
+    // The loss to 12 decimals too, for tools/npz_dev_loss.py to be checked against.
+    printf("\nloss %.4f nats per token over %zu target tokens (with <eos>); %.12f\n", r.loss, r.tokens, r.loss);
     if (r.has_attention) printf("attention: entropy=%.4f pad_mass=%g\n", r.entropy, r.pad_mass);
     else printf("attention: none (no alignment diagnostics%s)\n", align_path ? "; --align ignored" : "");
     if (r.pairs && r.short_refs == r.pairs)

@@ -1,23 +1,30 @@
 #!/usr/bin/python3
-"""Loads a model exported by `tinyseq export` into the PyTorch model of
-tools/make_torch_fixtures.py and prints its loss on a corpus, to compare with
-the loss line of `tinyseq eval` on the same checkpoint and corpus.
+"""Loads a model exported by `tinyseq export` into its PyTorch model and
+prints its loss on a corpus, to compare with the loss line of `tinyseq eval`
+on the same checkpoint and corpus. A GRU model goes into the model of
+tools/make_torch_fixtures.py; a Transformer (model.architecture=transformer)
+into ../shared/bench/torch_ref.py's TransformerSeq2Seq (imported by path,
+--torch-ref), through load_state_dict(strict=True): every key of its
+state_dict, and no other.
 
-Run by hand with Debian's python3 (numpy and torch 1.13; the pyenv python3
-first on PATH has neither):
+Run with Debian's python3 (numpy and torch 1.13; the pyenv python3 first on
+PATH has neither):
 
     tinyseq export runs/X/best.ckpt model.npz
     /usr/bin/python3 tools/npz_dev_loss.py model.npz dev.tsv [--tinyseq build/tinyseq]
-    tinyseq eval --model runs/X/best.ckpt --corpus dev.tsv     # "loss ... nats per token"
+    tinyseq eval --model runs/X/best.ckpt --corpus dev.tsv     # "loss ... nats per token ...; L"
 
 The corpus is normalised by `tinyseq corpus --normalize` (so the tokens are
 exactly those eval sees); pairs with a side longer than the checkpoint's
 data.max_len are left out, as eval does by default. The loss is teacher-forced
 cross-entropy in nats per target token including <eos>, summed over the
 corpus and divided once (eval's definition). Unknown words map to <unk>.
-Nothing here is run by the build or the tests.
+The last line ends with the loss to 12 decimals, as eval's loss line does.
+tests/test_npz_dev_loss.sh runs it on a Transformer (ctest; it skips without
+torch or ../shared).
 """
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -63,22 +70,55 @@ def batch(pairs, src_ids, tgt_ids):
     return src, torch.tensor([len(s) for s, _ in pairs]), tgt_in, tgt_out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("npz")
-    ap.add_argument("corpus")
-    ap.add_argument("--tinyseq", default="build/tinyseq", help="the program, for corpus --normalize")
-    ap.add_argument("--batch", type=int, default=64)
-    a = ap.parse_args()
-    P, src_vocab, tgt_vocab, cfg = load(a.npz)
+def gru_model(P, cfg, src_vocab, tgt_vocab):
+    """(loss of a time-major batch, a description) for the GRU model of make_torch_fixtures.py."""
     attn, decoder = cfg["model.attention"], cfg["model.decoder"]
     bi = cfg["model.bidirectional"] == "1"
-    max_len = int(cfg["data.max_len"])
     want = dict(ref.seq2seq_param_specs(decoder, attn, bi, len(src_vocab), len(tgt_vocab),
                                         int(cfg["model.embedding"]), int(cfg["model.hidden"])))
     for name, shape in want.items():
         assert tuple(P[name].shape) == shape, (name, tuple(P[name].shape), shape)
     assert set(P) == set(want), set(P) ^ set(want)
+
+    def loss(src, src_len, tgt_in, tgt_out):
+        return ref.seq2seq(P, decoder, attn, bi, src, src_len, tgt_in, tgt_out)[0]
+    return loss, "attention %s, %s decoder, %s encoder" % (attn, decoder, "bidirectional" if bi else "unidirectional")
+
+
+def transformer_model(P, cfg, src_vocab, tgt_vocab, torch_ref_path):
+    """(loss of a time-major batch, a description) for torch_ref.py's Transformer holding P."""
+    spec = importlib.util.spec_from_file_location("torch_ref", torch_ref_path)
+    torch_ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(torch_ref)  # its command line is parsed only when run as a program
+    d, heads, layers, ff = (int(cfg[k]) for k in ("model.d_model", "model.heads", "model.layers", "model.feed_forward"))
+    model = torch_ref.TransformerSeq2Seq(len(src_vocab), len(tgt_vocab), d, heads, layers, ff, 0.0).double()
+    model.load_state_dict(P, strict=True)  # every state_dict key, no other
+    model.eval()
+
+    def loss(src, src_len, tgt_in, tgt_out):
+        logits = model(src.t().contiguous(), src_len, tgt_in.t().contiguous())  # batch-first (B, T, V)
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt_out.t().reshape(-1),
+                                                 ignore_index=ref.PAD)
+    return loss, "transformer, d_model %d, %d heads, %d layers per stack, feed-forward %d (%s)" % (
+        d, heads, layers, ff, torch_ref_path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("npz")
+    ap.add_argument("corpus")
+    ap.add_argument("--tinyseq", default="build/tinyseq", help="the program, for corpus --normalize")
+    ap.add_argument("--torch-ref", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                        "shared", "bench", "torch_ref.py"),
+                    help="the Transformer's PyTorch module (default ../shared/bench/torch_ref.py)")
+    ap.add_argument("--batch", type=int, default=64)
+    a = ap.parse_args()
+    P, src_vocab, tgt_vocab, cfg = load(a.npz)
+    max_len = int(cfg["data.max_len"])
+    if cfg.get("model.architecture", "gru") == "transformer":
+        loss_of, described = transformer_model(P, cfg, src_vocab, tgt_vocab, a.torch_ref)
+    else:
+        loss_of, described = gru_model(P, cfg, src_vocab, tgt_vocab)
     pairs = [p for p in read_pairs(a.corpus, a.tinyseq)
              if max_len == 0 or (len(p[0]) <= max_len and len(p[1]) <= max_len)]
     src_ids = {w: i for i, w in enumerate(src_vocab)}
@@ -87,12 +127,11 @@ def main():
     with torch.no_grad():
         for i in range(0, len(pairs), a.batch):
             src, src_len, tgt_in, tgt_out = batch(pairs[i:i + a.batch], src_ids, tgt_ids)
-            loss, _ = ref.seq2seq(P, decoder, attn, bi, src, src_len, tgt_in, tgt_out)
+            loss = loss_of(src, src_len, tgt_in, tgt_out)
             n = int((tgt_out != ref.PAD).sum())
             total += float(loss) * n
             tokens += n
-    print("model %s: attention %s, %s decoder, %s encoder; torch %s" %
-          (a.npz, attn, decoder, "bidirectional" if bi else "unidirectional", torch.__version__))
+    print("model %s: %s; torch %s" % (a.npz, described, torch.__version__))
     print("corpus %s: %d pairs" % (a.corpus, len(pairs)))
     print("loss %.4f nats per token over %d target tokens (with <eos>); %.12f" % (total / tokens, tokens, total / tokens))
 
