@@ -10,6 +10,7 @@ packages=(
   libxml2-utils            # xmllint: tests check the SVG heatmaps are well-formed XML
   clang libclang-rt-dev    # libFuzzer harnesses for the checkpoint loader and the .npz reader
   python3-numpy            # tests load tinyseq export's .npz with numpy.load (Debian's /usr/bin/python3)
+  python3-torch            # tests/test_npz_dev_loss.sh: an export in its PyTorch model scores eval's loss
   chromium                 # tests render tinyseq report's page in headless Chromium
   libsentencepiece-dev     # subword units (data/subword.h); optional at build time like MPI
   libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N tinyseq train (docs/scaling.md)
