@@ -234,12 +234,11 @@ int ts_cmd_eval(int argc, char **argv) {
                          .gold_counts = align_path ? row_counts : NULL};
     size_t B = (size_t)batch < n_rows ? (size_t)batch : n_rows;
     // Decoding steps run in scratch arenas of their own (models/search.c):
-    // this one holds a batch's teacher-forced pass, or the beam's K encodings.
-    size_t arena_rows = B > (size_t)beam ? B : (size_t)beam;
+    // this one holds a batch's teacher-forced pass, or its encoding.
     ts_eval_result r;
     int rc = TS_OK;
     ts_ctx ctx;
-    if (!(arena = ts_arena_new(arena_guess(cfg, arena_rows, S, T + 1)))) rc = TS_ERR_NOMEM;
+    if (!(arena = ts_arena_new(arena_guess(cfg, B, S, T + 1)))) rc = TS_ERR_NOMEM;
     while (!rc) {
         ts_ctx_init(&ctx, arena);
         rc = ts_evaluate(&t, &ctx, c, rows, n_rows, &opts, &r, &hyps);

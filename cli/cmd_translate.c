@@ -24,8 +24,8 @@ static const char usage[] =
     "output line.\n"
     "\n"
     "  --model CKPT   checkpoint written by tinyseq train (required)\n"
-    "  --beam K       beam width, 1..1000 (default 1: greedy; greedy decodes up to\n"
-    "                 128 lines of a pipe or file together, several times faster each)\n"
+    "  --beam K       beam width, 1..1000 (default 1: greedy); up to 128 lines of the\n"
+    "                 arguments, a pipe or a file decode together, several times faster each\n"
     "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"
     "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
     "                 |y| counts <eos>); larger A favours longer outputs\n"
@@ -115,13 +115,14 @@ static int translate_one(ts_translator *t, ts_ctx *ctx, const char *text, size_t
     return 0;
 }
 
-// Greedy decoding (beam 1) translates up to BATCH sentences at once
-// (infer/translate.h): lines wait here, copied, until the batch is full,
-// the input ends, or a line that is blank or bad must be printed after them.
+// Up to BATCH sentences translate at once (infer/translate.h): lines wait
+// here, copied, until the batch is full, the input ends, or a line that is
+// blank or bad must be printed after them.
 enum { BATCH = 128 };
 typedef struct {
     char *text[BATCH];
     int n;
+    int beam;  // the search's width (1: greedy)
 } pending;
 
 // Translates and prints the pending sentences, in order. 0, or -1 after a
@@ -130,7 +131,7 @@ static int flush(pending *p, ts_translator *t, ts_ctx *ctx) {
     if (p->n == 0) return 0;
     ts_hypothesis h[BATCH];
     int rc;
-    while ((rc = ts_translate_batch(t, ctx, (const char *const *)p->text, p->n, h)) == TS_ERR_ARENA &&
+    while ((rc = ts_translate_batch(t, ctx, (const char *const *)p->text, p->n, p->beam, h)) == TS_ERR_ARENA &&
            !ts_cli_grow_arena(ctx, "a sentence")) {
     }
     for (int i = 0; i < p->n; i++) {
@@ -153,7 +154,7 @@ static int submit(pending *p, ts_translator *t, ts_ctx *ctx, const char *text, s
     if (rc || n == 0 || n > TS_MAX_SENTENCE_TOKENS) {  // translate_one prints its message or blank line
         if (!rc) free(tokens);
         if (flush(p, t, ctx)) return -1;
-        return translate_one(t, ctx, text, len, 1, where, number);
+        return translate_one(t, ctx, text, len, p->beam, where, number);
     }
     note_unknown_words(t, tokens, where, number);
     free(tokens);
@@ -209,17 +210,16 @@ int ts_cmd_translate(int argc, char **argv) {
     ts_ctx ctx;
     ts_ctx_init(&ctx, arena);
     int bad = 0, failed = 0;
-    pending batch = {.n = 0};
+    pending batch = {.n = 0, .beam = (int)beam};
     if (n_sentences > 0) {
         for (int i = 0; !failed && i < n_sentences; i++) {
-            int r = beam == 1 ? submit(&batch, &t, &ctx, sentences[i], strlen(sentences[i]), "argument", i + 1)
-                              : translate_one(&t, &ctx, sentences[i], strlen(sentences[i]), (int)beam, "argument", i + 1);
+            int r = submit(&batch, &t, &ctx, sentences[i], strlen(sentences[i]), "argument", i + 1);
             bad |= r == 1;
             failed |= r < 0;
         }
     } else {
         // At a terminal each line is answered as it is typed (a batch would
-        // wait for 128 lines); from a pipe or a file greedy lines go in batches.
+        // wait for 128 lines); from a pipe or a file lines go in batches.
         int typed = isatty(STDIN_FILENO);
         if (typed) fprintf(stderr, "%s: type a sentence and press Enter; Ctrl-D ends\n> ", cmd);
         char *line = NULL;
@@ -236,8 +236,8 @@ int ts_cmd_translate(int argc, char **argv) {
                 while (end < len && line[end] != '\r') end++;
                 line[end] = '\0';
                 line_no++;
-                int r = beam == 1 && !typed ? submit(&batch, &t, &ctx, line + start, end - start, "line", line_no)
-                                            : translate_one(&t, &ctx, line + start, end - start, (int)beam, "line", line_no);
+                int r = !typed ? submit(&batch, &t, &ctx, line + start, end - start, "line", line_no)
+                               : translate_one(&t, &ctx, line + start, end - start, (int)beam, "line", line_no);
                 bad |= r == 1;
                 failed |= r < 0;
                 if (end >= len) break;

@@ -53,8 +53,10 @@ typedef struct {
     size_t weights_cap;
     ts_link *links, *gold;  // (2 (L + 1)): predicted then diagonal; (gold links) without unaligned
     size_t links_cap, gold_cap;
-    int32_t *ref, *src;   // (reference length), (n)
-    size_t ref_cap, src_cap;
+    int32_t *ref;         // (reference length)
+    size_t ref_cap;
+    int *limits;          // (B) the batch's output limits
+    size_t limits_cap;
     char *text;           // one sentence's words joined by spaces (for chrF)
     size_t text_cap;
 } eval_acc;
@@ -64,7 +66,7 @@ static void eval_acc_free(eval_acc *a) {
     free(a->links);
     free(a->gold);
     free(a->ref);
-    free(a->src);
+    free(a->limits);
     free(a->text);
 }
 
@@ -228,13 +230,11 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
                 }
             }
         } else {
-            rc = grow((void **)&acc.src, &acc.src_cap, (size_t)batch->S, sizeof(int32_t));
-            for (int b = 0; !rc && b < B; b++) {
-                int n = batch->src_len[b];
-                column(batch->src, B, b, n, acc.src);
-                rc = ts_seq2seq_beam(m, ctx, acc.src, n, o.beam, limit_for(&o, n), &t->length_penalty, &h[b]);
-                ts_ctx_reset(ctx);
-            }
+            // The batch's sentences search their beams together, each to its own limit.
+            rc = grow((void **)&acc.limits, &acc.limits_cap, (size_t)B, sizeof(int));
+            for (int b = 0; !rc && b < B; b++) acc.limits[b] = limit_for(&o, batch->src_len[b]);
+            if (!rc) rc = ts_seq2seq_beam_batch(m, ctx, &view, o.beam, acc.limits, &t->length_penalty, h);
+            ts_ctx_reset(ctx);
         }
         if (!rc) rc = grow((void **)&acc.ref, &acc.ref_cap, (size_t)batch->T, sizeof(int32_t));
         for (int b = 0; !rc && b < B; b++) {

@@ -80,14 +80,15 @@ char *ts_unknown_words(const ts_vocab *v, const char *source) {
     return list;
 }
 
-int ts_translate_batch(ts_translator *t, ts_ctx *ctx, const char *const *texts, int n, ts_hypothesis *out) {
+int ts_translate_batch(ts_translator *t, ts_ctx *ctx, const char *const *texts, int n, int beam, ts_hypothesis *out) {
     memset(out, 0, (size_t)(n > 0 ? n : 0) * sizeof *out);
     if (n <= 0) return TS_OK;
     int B = n, S = 0, rc = TS_OK;
     int32_t **ids = calloc((size_t)B, sizeof *ids);  // (B) rows of (len[b])
     int *len = calloc((size_t)B, sizeof *len);       // (B)
+    int *limit = calloc((size_t)B, sizeof *limit);   // (B) each sentence's output limit
     int *src = NULL;                                 // (S, B) time-major, TS_PAD past len[b]
-    if (!ids || !len) {
+    if (!ids || !len || !limit) {
         rc = ts_fail(TS_ERR_NOMEM, "cannot allocate a batch of %d sentences", B);
         goto done;
     }
@@ -106,6 +107,7 @@ int ts_translate_batch(ts_translator *t, ts_ctx *ctx, const char *const *texts, 
         for (char *w = rc ? NULL : strtok(tokens, " "); w && m < k; w = strtok(NULL, " ")) words[m++] = w;
         if (!rc) ts_vocab_encode(t->src_vocab, words, m, ids[b]);
         len[b] = (int)m;
+        limit[b] = ts_output_limit(len[b]);
         if (len[b] > S) S = len[b];
         free(words);
         free(tokens);
@@ -117,17 +119,19 @@ int ts_translate_batch(ts_translator *t, ts_ctx *ctx, const char *const *texts, 
         for (int b = 0; b < B; b++) src[s * B + b] = s < len[b] ? ids[b][s] : TS_PAD;
     ts_batch_view view = {.B = B, .S = S, .src = src, .src_len = len};
     ts_ctx_reset(ctx);
-    rc = ts_seq2seq_greedy(t->model, ctx, &view, ts_output_limit(S), out);
+    // Greedy decodes to the batch's limit and cuts each sentence to its own
+    // after; beam search keeps each to its own as it searches.
+    rc = beam == 1 ? ts_seq2seq_greedy(t->model, ctx, &view, ts_output_limit(S), out)
+                   : ts_seq2seq_beam_batch(t->model, ctx, &view, beam, limit, &t->length_penalty, out);
     ts_ctx_reset(ctx);
     if (rc) {
         memset(out, 0, (size_t)B * sizeof *out);
         goto done;
     }
     // Each sentence's own limit, as one-at-a-time decoding has it; no
-    // attention (its rows have the batch's S columns, not the sentence's).
+    // attention (greedy's rows have the batch's S columns, not the sentence's).
     for (int b = 0; b < B; b++) {
-        int limit = ts_output_limit(len[b]);
-        if (out[b].len > limit) out[b].len = limit, out[b].ended = 0;
+        if (out[b].len > limit[b]) out[b].len = limit[b], out[b].ended = 0;
         free(out[b].attention);
         out[b].attention = NULL;
         out[b].S = len[b];
@@ -136,6 +140,7 @@ done:
     for (int b = 0; ids && b < B; b++) free(ids[b]);
     free(ids);
     free(len);
+    free(limit);
     free(src);
     return rc;
 }

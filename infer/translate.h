@@ -1,14 +1,14 @@
-// Translating text: one sentence with beam search (beam 1: greedy), or many
-// sentences at once with batched greedy decoding.
+// Translating text: one sentence, or many sentences at once, with beam
+// search (beam 1: greedy).
 //
 // Why batch: a decoder step of one
 // sentence reads every weight it uses (18.6 MB at hidden 256 with the
 // Tatoeba vocabulary) to do one row of work: memory-bound. Batching B
-// sentences makes that one read serve B rows (a matrix product instead of a
-// matrix-vector product), so a file translates several times faster per
-// sentence. Results equal one-at-a-time greedy decoding up to the rounding
-// of those products (a different summation order), which can turn a near
-// tie between two words the other way.
+// sentences makes that one read serve B rows (K B for beam width K: a matrix
+// product instead of a matrix-vector product), so a file translates several
+// times faster per sentence. Results equal one-at-a-time decoding up to the
+// rounding of those products (a different summation order), which can turn
+// a near tie between two words the other way.
 #ifndef TS_TRANSLATE_H
 #define TS_TRANSLATE_H
 
@@ -31,15 +31,15 @@ int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam,
 char *ts_unknown_words(const ts_vocab *v, const char *source);
 
 // Normalises texts[0..n) as training did, maps words to ids (unknown words
-// become <unk>) and decodes all of them with one greedy batch, each at most
-// ts_output_limit(k) tokens for k source words (as ts_translate_text). out[i] receives
-// sentence i's tokens (attention NULL; score as greedy's, but for a sentence
-// cut at its own limit it also counts the steps decoded past it; free with
-// ts_hypothesis_free). Every
-// text must normalise to at least one token (check with ts_normalize first).
-// ctx is reset before and after. Errors: TS_ERR_FORMAT naming the index of a
-// text that does not normalise or is empty, TS_ERR_ARENA (a bigger arena
-// helps), TS_ERR_NOMEM, the model's errors; out is then all zeroed.
-int ts_translate_batch(ts_translator *t, ts_ctx *ctx, const char *const *texts, int n, ts_hypothesis *out);
+// become <unk>) and decodes all of them as one batch with beam search of
+// width beam (1: greedy), each at most ts_output_limit(k) tokens for k source
+// words (as ts_translate_text). out[i] receives sentence i's tokens and
+// score as ts_translate_text gives them (attention NULL; free with
+// ts_hypothesis_free). Every text must normalise to at least one token
+// (check with ts_normalize first). ctx is reset before and after. Errors:
+// TS_ERR_FORMAT naming the index of a text that does not normalise or is
+// empty, TS_ERR_ARENA (a bigger arena helps), TS_ERR_NOMEM, the model's
+// errors; out is then all zeroed.
+int ts_translate_batch(ts_translator *t, ts_ctx *ctx, const char *const *texts, int n, int beam, ts_hypothesis *out);
 
 #endif

@@ -1,6 +1,6 @@
 // The model interface: what every architecture implements, as one row of
 // the table in models/model.c (one row per ts_model_arch, like the attention
-// table). Training (ts_seq2seq_loss), greedy, batched greedy and beam search
+// table). Training (ts_seq2seq_loss), greedy and beam search of a batch
 // (models/search.c) are written once against a row; none of them knows
 // which architecture it runs, and the decoding state is opaque to them.
 //
@@ -97,9 +97,12 @@ struct ts_model_kind {
                             // --align), or NULL when the model has none
     void *(*reorder)(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *rows, int n, int whole);
                             // a state of n rows, row k being row rows[k] of state. whole 0
-                            // (beam: every row decodes the same sentence) keeps what was
-                            // computed from the source as it is; whole 1 (greedy dropping
-                            // finished sentences) gathers it too
+                            // keeps what was computed from the source as it is: the caller
+                            // guarantees rows[k] and k decode the same sentence (beam search
+                            // moves hypotheses only within a sentence's block of K rows), so
+                            // n is the state's row count; whole 1 gathers the source's rows
+                            // too (sentences leave the batch; a beam widens from one row per
+                            // sentence to K)
     int (*attends)(const ts_model_config *cfg);
                             // 1 when step gives attention rows (weights), 0 when it never does
     size_t (*step_bytes)(const ts_model_config *cfg, int B, int S);

@@ -33,29 +33,38 @@ static int alloc_hypothesis(ts_hypothesis *h, int max_len, int S) {
 
 // Decoding step t runs in scratch arena t % 2: what step t makes (state,
 // weights, logits) stays readable during step t + 1, and is forgotten by step
-// t + 2, as the state rules of models/model.h allow. The memory, the first
-// state and what a state keeps across steps (a cache) stay in the caller's
-// arena.
+// t + 2, as the state rules of models/model.h allow. The memory and the first
+// state stay in the caller's arena. A state whose batch shrinks (reorder,
+// whole 1: finished sentences leave) is copied with its source rows into
+// kept arena c % 2 for compaction c: it outlives the steps, and compaction
+// c + 2 may forget it because compaction c + 1 copied what still decodes.
 typedef struct {
-    ts_arena *arena[2];
+    ts_arena *arena[2];  // the steps'
+    ts_arena *kept[2];   // the compactions', made at the first one
+    size_t bytes;        // the first size of each
+    int compactions;
 } step_arenas;
 
 static int step_arenas_new(step_arenas *sa, size_t bytes) {
+    *sa = (step_arenas){.bytes = bytes};
     sa->arena[0] = ts_arena_new(bytes);
     sa->arena[1] = sa->arena[0] ? ts_arena_new(bytes) : NULL;
     return sa->arena[1] ? TS_OK : TS_ERR_NOMEM;
 }
 
 static void step_arenas_free(step_arenas *sa) {
-    ts_arena_free(sa->arena[0]);
-    ts_arena_free(sa->arena[1]);
+    for (int i = 0; i < 2; i++) {
+        ts_arena_free(sa->arena[i]);
+        ts_arena_free(sa->kept[i]);
+    }
 }
 
 // One step of the model on tokens (B) from *state, in scratch arena t % 2:
 // the logits (B, V), *weights (B, S) or NULL, *state advanced. When parents
 // is not NULL the state's hypotheses are first reordered to rows parents[0..B)
-// (beam search). NULL on failure (status returned in *rc); a full scratch
-// arena is grown and the step redone from the same state.
+// (reorder, whole 0: every row keeps its source). NULL on failure (status
+// returned in *rc); a full scratch arena is grown and the step redone from the
+// same state.
 static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, int t, void **state, const int *parents,
                               const int *tokens, int B, ts_tensor **weights, int *rc) {
     ts_arena *caller = ctx->arena;
@@ -77,6 +86,28 @@ static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, int t
     }
 }
 
+// Replaces *state by its rows rows[0..n) with their source rows (reorder,
+// whole 1), in the next kept arena: rows of sentences that finished leave.
+// TS_OK or the failure.
+static int compact(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, void **state, const int *rows, int n) {
+    ts_arena *caller = ctx->arena, **kept = &sa->kept[sa->compactions % 2];
+    if (!*kept && !(*kept = ts_arena_new(sa->bytes))) return TS_ERR_NOMEM;
+    for (;;) {
+        ts_arena_reset(*kept);
+        ctx->arena = *kept;
+        void *next = m->kind->reorder(m, ctx, *state, rows, n, 1);
+        ctx->arena = caller;
+        if (next && !ctx->status) {
+            *state = next;
+            sa->compactions++;
+            return TS_OK;
+        }
+        int rc = ctx->status ? ctx->status : TS_ERR_ARENA;
+        if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(kept, "a decoding batch"))) return rc;
+        ctx->status = TS_OK;
+    }
+}
+
 int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int max_len, ts_hypothesis *out) {
     int B = bv->B, S = bv->S, V = m->cfg.tgt_vocab;
     if (max_len < 1) return ts_fail(TS_ERR_ARG, "greedy: max_len %d", max_len);
@@ -85,7 +116,7 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
     memset(out, 0, (size_t)B * sizeof *out);  // a failure frees them all, allocated or not
     for (int b = 0; b < B && !rc; b++) rc = alloc_hypothesis(&out[b], max_len, S);
     void *state = NULL;
-    step_arenas sa = {{NULL, NULL}};
+    step_arenas sa = {.bytes = 0};
     int *inputs = NULL;                            // (R) the next step's tokens, per row
     int *sentence = malloc((size_t)B * sizeof(int));  // (R) the sentence of each row still decoding
     int *keep = malloc((size_t)B * sizeof(int));      // (R) after a step: the rows that decode on
@@ -117,11 +148,8 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
                 inputs[next++] = best;
             }
             // Sentences that ended leave the batch: later steps compute rows
-            // only for those still decoding. The copy goes to the caller's arena.
-            if (next < R && next > 0 && !(state = m->kind->reorder(m, ctx, state, keep, next, 1))) {
-                rc = ctx->status;
-                break;
-            }
+            // only for those still decoding.
+            if (next < R && next > 0 && (rc = compact(m, ctx, &sa, &state, keep, next))) break;
             R = next;
         }
     }
@@ -162,7 +190,7 @@ static void keep_best(beam_candidate *list, int *count, int cap, beam_candidate 
 // t - 1 by appending token tok[t][k]. Each step adds K rows; nothing is copied
 // until a hypothesis finishes, so the cost grows with the length, not its cube.
 typedef struct {
-    int K, S, steps, cap;  // steps recorded, room for cap
+    int K, S, cap;         // room for cap steps
     int *from, *tok;       // (cap, K)
     double *att;           // (cap, K, S)
 } beam_history;
@@ -207,150 +235,209 @@ double ts_length_penalized(double log_prob, int tokens, const ts_length_penalty 
     return log_prob / pow((5.0 + tokens + 1) / 6.0, lp->alpha);
 }
 
-// One beam search's working state besides the decoder's tensors.
+// One sentence of a beam search: what it keeps besides the decoder's
+// tensors. While it decodes it owns K consecutive rows of the batch (one
+// before the first step, when its only entry is <sos>), however many of its
+// entries live: a row without a live entry repeats entry 0, so reordering
+// entries never moves a row into another sentence's block (reorder, whole 0).
+// A finished hypothesis leaves its entry to the next best candidate, as in
+// fairseq; the sentence leaves the batch when its search stops.
 typedef struct {
-    int K, S, max_len;
-    const ts_length_penalty *lp;
-    double *score;           // (K) total log-probability of the live entries
-    beam_candidate *cands;   // (2K) this step's best extensions, best first
-    int *parents;            // (K) the live entry each of the next step's extends
-    int *src_k, *len_k;      // (S, K), (K): the source repeated K times, one batch row per entry
-    beam_history hist;
-    step_arenas arenas;
+    int S, max_len;          // its source length n, its output limit
+    int alive;               // live entries (0: it has left the batch)
     int finished;            // hypotheses finished so far
+    double *score;           // (K) total log-probability of the live entries
+    int *parents;            // (K) the entry each of the next step's extends
+    beam_history hist;
     double best_final;       // the ts_length_penalized score of *best
-    ts_hypothesis *best;     // the best finished hypothesis (the caller's out)
+    ts_hypothesis *best;     // its best finished hypothesis (the caller's out[b])
+} beam_sentence;
+
+// A beam search of a batch of sentences.
+typedef struct {
+    int K, B;
+    const ts_length_penalty *lp;
+    beam_sentence *sent;     // (B)
+    double *scores;          // (B, K) the sentences' score arrays
+    int *parents;            // (B, K) the sentences' parents arrays
+    beam_candidate *cands;   // (2K) one sentence's best extensions this step, best first
+    int *live;               // (B) the sentences decoding, in batch order: live[i] owns block i of the rows
+    int *rows;               // (B*K) the next step's rows: row r is row rows[r] of the state
+    int *inputs;             // (B*K) the next step's tokens
+    step_arenas arenas;
 } beam_search;
 
-static int beam_new(beam_search *b, ts_seq2seq *m, const int *src, int n, int K, int max_len,
+static int beam_new(beam_search *b, ts_seq2seq *m, const ts_batch_view *bv, int K, const int *max_len,
                     const ts_length_penalty *lp, ts_hypothesis *out) {
-    *b = (beam_search){.K = K, .S = n, .max_len = max_len, .lp = lp, .hist = {.K = K, .S = n},
-                       .best_final = -INFINITY, .best = out};
-    b->score = calloc((size_t)K, sizeof(double));
+    int B = bv->B;
+    *b = (beam_search){.K = K, .B = B, .lp = lp};
+    size_t BK = (size_t)B * K;
+    b->sent = calloc((size_t)B, sizeof *b->sent);
+    b->scores = calloc(BK, sizeof *b->scores);
+    b->parents = malloc(BK * sizeof *b->parents);
     b->cands = malloc((size_t)2 * K * sizeof *b->cands);
-    b->parents = malloc((size_t)K * sizeof(int));
-    b->src_k = malloc((size_t)n * K * sizeof(int));
-    b->len_k = malloc((size_t)K * sizeof(int));
-    if (!b->score || !b->cands || !b->parents || !b->src_k || !b->len_k) return ts_fail(TS_ERR_NOMEM, "beam: out of memory");
-    for (int t = 0; t < n; t++)
-        for (int k = 0; k < K; k++) b->src_k[(size_t)t * K + k] = src[t];
-    for (int k = 0; k < K; k++) b->len_k[k] = n;
-    return step_arenas_new(&b->arenas, m->kind->step_bytes(&m->cfg, K, n));
+    b->live = malloc((size_t)B * sizeof *b->live);
+    b->rows = malloc(BK * sizeof *b->rows);
+    b->inputs = malloc(BK * sizeof *b->inputs);
+    if (!b->sent || !b->scores || !b->parents || !b->cands || !b->live || !b->rows || !b->inputs)
+        return ts_fail(TS_ERR_NOMEM, "beam: out of memory for %d sentences of width %d", B, K);
+    for (int i = 0; i < B; i++) {
+        int n = bv->src_len[i];
+        b->sent[i] = (beam_sentence){.S = n, .max_len = max_len[i], .alive = 1, .score = b->scores + (size_t)i * K,
+                                     .parents = b->parents + (size_t)i * K, .hist = {.K = K, .S = n},
+                                     .best_final = -INFINITY, .best = &out[i]};
+        b->live[i] = i;
+        b->inputs[i] = TS_SOS;
+    }
+    return step_arenas_new(&b->arenas, m->kind->step_bytes(&m->cfg, B * K, bv->S));
 }
 
 static void beam_free(beam_search *b) {
-    history_free(&b->hist);
+    for (int i = 0; b->sent && i < b->B; i++) history_free(&b->sent[i].hist);
     step_arenas_free(&b->arenas);
-    free(b->score);
-    free(b->cands);
+    free(b->sent);
+    free(b->scores);
     free(b->parents);
-    free(b->src_k);
-    free(b->len_k);
+    free(b->cands);
+    free(b->live);
+    free(b->rows);
+    free(b->inputs);
 }
 
-// Records step t's attention rows (alive of them; zeros for `none`) and
-// ranks the extensions of the alive entries by logits (alive, V) into
-// b->cands. Returns how many candidates it kept (at most 2K).
-static int beam_expand(beam_search *b, int t, ts_tensor *logits, const ts_tensor *weights, int alive) {
-    int K = b->K, S = b->S, V = logits->shape[1];
-    double *att_t = b->hist.att + (size_t)t * K * S;  // (K, S)
-    if (weights) memcpy(att_t, weights->data, (size_t)alive * S * sizeof(double));
-    else memset(att_t, 0, (size_t)alive * S * sizeof(double));
+// Records step t's attention rows of sentence s's live entries (its first S
+// columns; zeros for `none`) and ranks their extensions into b->cands. Its
+// entries are rows row .. row + alive - 1 of logits (R, V) and weights (R, S
+// of the batch). Returns how many candidates it kept (at most 2K).
+static int beam_expand(beam_search *b, beam_sentence *s, int t, ts_tensor *logits, const ts_tensor *weights, int row) {
+    int K = b->K, S = s->S, V = logits->shape[1];
+    double *att_t = s->hist.att + (size_t)t * K * S;  // (K, S)
     int count = 0;
-    for (int k = 0; k < alive; k++) {
-        double *row = logits->data + (size_t)k * V;
-        ts_log_softmax_rows(row, row, 1, (size_t)V);
+    for (int k = 0; k < s->alive; k++) {
+        if (weights) memcpy(att_t + (size_t)k * S, weights->data + (size_t)(row + k) * weights->shape[1], (size_t)S * sizeof(double));
+        else memset(att_t + (size_t)k * S, 0, (size_t)S * sizeof(double));
+        double *logp = logits->data + (size_t)(row + k) * V;
+        ts_log_softmax_rows(logp, logp, 1, (size_t)V);
         for (int v = TS_EOS; v < V; v++)  // never <pad> or <sos>
-            keep_best(b->cands, &count, 2 * K, (beam_candidate){b->score[k] + row[v], k, v});
+            keep_best(b->cands, &count, 2 * K, (beam_candidate){s->score[k] + logp[v], k, v});
     }
     return count;
 }
 
 // A hypothesis of len tokens ends with candidate c at step t = len (with its
-// <eos>, or cut at the length limit without its token): it replaces *b->best
+// <eos>, or cut at the length limit without its token): it replaces *s->best
 // when it ranks higher. TS_OK or TS_ERR_NOMEM.
-static int beam_finish(beam_search *b, beam_candidate c, int len) {
+static int beam_finish(const beam_search *b, beam_sentence *s, beam_candidate c, int len) {
     int ended = c.token == TS_EOS;
-    b->finished++;
-    double final = ts_length_penalized(ended ? c.score : b->score[c.parent], len, b->lp);
-    if (!(final > b->best_final)) return TS_OK;
-    b->best_final = final;
-    ts_hypothesis_free(b->best);
-    int rc = alloc_hypothesis(b->best, b->max_len, b->S);
+    s->finished++;
+    double final = ts_length_penalized(ended ? c.score : s->score[c.parent], len, b->lp);
+    if (!(final > s->best_final)) return TS_OK;
+    s->best_final = final;
+    ts_hypothesis_free(s->best);
+    int rc = alloc_hypothesis(s->best, s->max_len, s->S);
     if (rc) return rc;
-    history_trace(&b->hist, c.parent, len, b->best);
-    b->best->len = len;
-    b->best->score = final;
-    b->best->ended = ended;
+    history_trace(&s->hist, c.parent, len, s->best);
+    s->best->len = len;
+    s->best->score = final;
+    s->best->ended = ended;
     return TS_OK;
 }
 
-// Goes through step t's count candidates best first: finishes hypotheses and
-// makes the others the live entries of step t + 1 (their scores, parents,
-// back-pointers and next inputs). *alive receives how many live on. TS_OK or
-// the failure.
-static int beam_select(beam_search *b, int t, int count, int *inputs, int *alive) {
+// Goes through sentence s's count candidates of step t best first: finishes
+// hypotheses and makes the others the live entries of step t + 1 (their
+// scores, parents and back-pointers, the tokens in hist.tok). s->alive
+// becomes how many live on, 0 once K hypotheses have finished. TS_OK or the
+// failure.
+static int beam_select(const beam_search *b, beam_sentence *s, int t, int count) {
     int K = b->K, next_alive = 0, rc = TS_OK;
     int *from_next = NULL, *tok_next = NULL;  // step t + 1's back-pointers, once reserved
     for (int i = 0; i < count && !rc; i++) {
         beam_candidate c = b->cands[i];
         // As in fairseq: an <eos> finishes a hypothesis only when it ranks
         // among the best K; beam 1 then stops exactly where greedy does.
-        if ((c.token == TS_EOS && i < K) || t == b->max_len) {
-            rc = beam_finish(b, c, t);
-            if (t == b->max_len) break;
+        if ((c.token == TS_EOS && i < K) || t == s->max_len) {
+            rc = beam_finish(b, s, c, t);
+            if (t == s->max_len) break;
             continue;
         }
         if (c.token == TS_EOS || next_alive == K) continue;
         if (!from_next) {
-            if ((rc = history_reserve(&b->hist, t + 1))) break;
-            from_next = b->hist.from + (size_t)(t + 1) * K;
-            tok_next = b->hist.tok + (size_t)(t + 1) * K;
+            if ((rc = history_reserve(&s->hist, t + 1))) break;
+            from_next = s->hist.from + (size_t)(t + 1) * K;
+            tok_next = s->hist.tok + (size_t)(t + 1) * K;
         }
-        b->parents[next_alive] = c.parent;
+        s->parents[next_alive] = c.parent;
         from_next[next_alive] = c.parent;
         tok_next[next_alive] = c.token;
-        b->score[next_alive] = c.score;  // safe: parents are read from cands, not score, from here on
-        inputs[next_alive] = c.token;
+        s->score[next_alive] = c.score;  // safe: parents are read from cands, not score, from here on
         next_alive++;
     }
-    *alive = next_alive;
+    // Stop once K hypotheses have finished: width 1 stops at its first
+    // <eos>, exactly like greedy.
+    s->alive = s->finished >= K ? 0 : next_alive;
+    return rc;
+}
+
+int ts_seq2seq_beam_batch(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int beam, const int *max_len,
+                          const ts_length_penalty *lp, ts_hypothesis *out) {
+    int K = beam, B = bv->B, longest = 0;
+    if (K < 1 || K > 1000 || B < 1) return ts_fail(TS_ERR_ARG, "beam: width %d, %d sentences", K, B);
+    for (int i = 0; i < B; i++) {
+        if (max_len[i] < 1 || bv->src_len[i] < 1 || bv->src_len[i] > bv->S)
+            return ts_fail(TS_ERR_ARG, "beam: sentence %d: max_len %d, length %d of %d", i + 1, max_len[i], bv->src_len[i],
+                           bv->S);
+        if (max_len[i] > longest) longest = max_len[i];
+    }
+    if (lp && lp->gnmt && !(lp->alpha >= 0 && lp->alpha <= 100))
+        return ts_fail(TS_ERR_ARG, "beam: length penalty %g outside [0, 100]", lp->alpha);
+    int grad_before = ts_set_grad_enabled(ctx, 0);
+    memset(out, 0, (size_t)B * sizeof *out);
+    beam_search b;
+    int rc = beam_new(&b, m, bv, K, max_len, lp, out);
+    void *state = NULL;
+    if (!rc && !(state = m->kind->start(m, ctx, m->kind->encode(m, ctx, bv), B, longest))) rc = ctx->status;
+    // Each live sentence owns `per` rows of the state: 1 before the first
+    // step, K after it. parents (when set) reorders them within their blocks.
+    int n_live = B, per = 1;
+    const int *parents = NULL;
+    for (int t = 0; !rc && n_live > 0; t++) {
+        ts_tensor *weights;
+        ts_tensor *logits = decode_step(m, ctx, &b.arenas, t, &state, parents, b.inputs, n_live * per, &weights, &rc);
+        if (!logits) break;
+        int n_next = 0;
+        for (int i = 0; !rc && i < n_live; i++) {
+            beam_sentence *s = &b.sent[b.live[i]];
+            if ((rc = history_reserve(&s->hist, t))) break;
+            if ((rc = beam_select(&b, s, t, beam_expand(&b, s, t, logits, weights, i * per))) || s->alive == 0) continue;
+            const int *tokens = s->hist.tok + (size_t)(t + 1) * K;
+            for (int k = 0; k < K; k++) {
+                int e = k < s->alive ? k : 0;  // a row without a live entry repeats entry 0
+                b.rows[n_next * K + k] = i * per + s->parents[e];
+                b.inputs[n_next * K + k] = tokens[e];
+            }
+            b.live[n_next++] = b.live[i];  // n_next <= i: the arrays compact in place
+        }
+        if (rc || n_next == 0) break;
+        // Entries move within their sentence's block (whole 0, done by the
+        // next step) unless sentences left or the blocks widen from 1 row to
+        // K: then the source's rows follow them (whole 1).
+        parents = NULL;
+        if (per < K || n_next < n_live) rc = compact(m, ctx, &b.arenas, &state, b.rows, n_next * K);
+        else parents = b.rows;
+        n_live = n_next;
+        per = K;
+    }
+    for (int i = 0; !rc && i < B; i++)
+        if (!out[i].tokens) rc = ts_fail(TS_ERR_ARG, "beam: no hypothesis for sentence %d", i + 1);
+    beam_free(&b);
+    ts_set_grad_enabled(ctx, grad_before);
+    if (rc)
+        for (int i = 0; i < B; i++) ts_hypothesis_free(&out[i]);
     return rc;
 }
 
 int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam, int max_len,
                     const ts_length_penalty *lp, ts_hypothesis *out) {
-    int K = beam;
-    if (K < 1 || K > 1000 || max_len < 1 || n < 1) return ts_fail(TS_ERR_ARG, "beam: width %d, max_len %d, length %d", K, max_len, n);
-    if (lp && lp->gnmt && !(lp->alpha >= 0 && lp->alpha <= 100))
-        return ts_fail(TS_ERR_ARG, "beam: length penalty %g outside [0, 100]", lp->alpha);
-    int grad_before = ts_set_grad_enabled(ctx, 0);
-    memset(out, 0, sizeof *out);
-    beam_search b;
-    int rc = beam_new(&b, m, src, n, K, max_len, lp, out);
-    ts_batch_view bv = {.B = K, .S = n, .T = 0, .src = b.src_k, .src_len = b.len_k};
-    void *state = NULL;
-    if (!rc && !(state = m->kind->start(m, ctx, m->kind->encode(m, ctx, &bv), K, max_len))) rc = ctx->status;
-    int *inputs = rc ? NULL : ts_arena_alloc(ctx->arena, (size_t)K * sizeof(int));  // (K) the next step's tokens
-    if (!rc && !inputs) rc = TS_ERR_ARENA;
-    int alive = 1;
-    for (int k = 0; k < K && inputs; k++) inputs[k] = TS_SOS;
-    for (int t = 0; !rc && t <= max_len && alive > 0; t++) {
-        ts_tensor *weights;
-        ts_tensor *logits = decode_step(m, ctx, &b.arenas, t, &state, t > 0 ? b.parents : NULL, inputs, K, &weights, &rc);
-        if (!logits || (rc = history_reserve(&b.hist, t))) break;
-        b.hist.steps = t + 1;
-        int count = beam_expand(&b, t, logits, weights, alive);
-        if ((rc = beam_select(&b, t, count, inputs, &alive))) break;
-        // Stop once K hypotheses have finished: width 1 stops at its first
-        // <eos>, exactly like greedy.
-        if (b.finished >= K) alive = 0;
-        if (alive == 0) break;
-        for (int k = alive; k < K; k++) b.parents[k] = b.parents[0];  // the next step reorders the state by these
-    }
-    if (!rc && !out->tokens) rc = ts_fail(TS_ERR_ARG, "beam: no hypothesis");
-    beam_free(&b);
-    ts_set_grad_enabled(ctx, grad_before);
-    if (rc) ts_hypothesis_free(out);
-    return rc;
+    if (n < 1) return ts_fail(TS_ERR_ARG, "beam: width %d, max_len %d, length %d", beam, max_len, n);
+    ts_batch_view bv = {.B = 1, .S = n, .src = src, .src_len = &n};
+    return ts_seq2seq_beam_batch(m, ctx, &bv, beam, &max_len, lp, out);
 }

@@ -1,6 +1,7 @@
 // Decoding a trained model of any architecture, written once against the
-// model interface (models/model.h): hypotheses, greedy (a batch at once)
-// and beam search (one sentence, back-pointer history). Runs without a tape.
+// model interface (models/model.h): hypotheses, greedy and beam search
+// (back-pointer history), each a batch of sentences at once. Runs without a
+// tape.
 //
 // Legend: B batch, S source length, K beam width, V target vocabulary.
 #ifndef TS_MODELS_SEARCH_H
@@ -32,10 +33,11 @@ void ts_hypothesis_free(ts_hypothesis *h);
 // max_len tokens each. out[B] receives malloc'd results, score 0 (greedy
 // takes the argmax of the logits and computes no log-probability;
 // ts_seq2seq_beam with width 1 gives the same tokens with their score). A
-// sentence that ends leaves the batch: the caller's arena receives a copy of
-// the state's remaining rows (reorder, whole) after each step in which some ended. Runs
-// without a tape; resets nothing (call ts_ctx_reset after). TS_OK or the
-// failure (then out[] holds nothing to free).
+// sentence that ends leaves the batch: after each step in which some ended,
+// the state's remaining rows are copied with their source rows (reorder,
+// whole 1) into an arena of the search's own. The caller's arena holds the
+// encoding; nothing is reset (call ts_ctx_reset after). TS_OK or the failure
+// (then out[] holds nothing to free).
 int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, int max_len,
                       ts_hypothesis *out);
 
@@ -53,11 +55,23 @@ typedef struct {
 // log-probability log_prob is ranked by.
 double ts_length_penalized(double log_prob, int tokens, const ts_length_penalty *lp);
 
-// Beam search of width beam (1..1000) for one sentence (src ids, length n),
-// at most max_len tokens. Finished hypotheses are ranked by
-// ts_length_penalized (lp NULL: length normalisation; a GNMT alpha outside
-// [0, 100] is TS_ERR_ARG); beam = 1 is greedy. TS_OK and the best in *out
-// (free with ts_hypothesis_free), or the failure (then *out holds nothing).
+// Beam search of width beam (1..1000) for every sentence of the batch (tgt
+// fields unused) together, sentence b at most max_len[b] tokens (>= 1).
+// Finished hypotheses are ranked by ts_length_penalized (lp NULL: length
+// normalisation; a GNMT alpha outside [0, 100] is TS_ERR_ARG); beam = 1 is
+// greedy. Each sentence gets what searching it alone gives (ts_seq2seq_beam)
+// up to the rounding of the batch's matrix products: its tokens, score and
+// attention rows of its own src_len[b] columns. The rows decoding are K per
+// sentence still searching; a sentence whose search stops leaves the batch
+// (its rows and their source rows are dropped, as in greedy). The caller's
+// arena holds the encoding; nothing is reset. TS_OK and the best of each in
+// out[B] (free each with ts_hypothesis_free), or the failure (then out[]
+// holds nothing to free).
+int ts_seq2seq_beam_batch(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, int beam, const int *max_len,
+                          const ts_length_penalty *lp, ts_hypothesis *out);
+
+// ts_seq2seq_beam_batch of one sentence (src ids, length n), at most max_len
+// tokens: TS_OK and the best in *out, or the failure (*out holds nothing).
 int ts_seq2seq_beam(ts_seq2seq *m, ts_ctx *ctx, const int *src, int n, int beam, int max_len,
                     const ts_length_penalty *lp, ts_hypothesis *out);
 

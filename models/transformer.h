@@ -149,8 +149,8 @@ ts_tensor *ts_transformer_step(const ts_transformer *m, ts_ctx *ctx, const ts_tr
 
 // A state of n rows, row k being row rows[k] of state (new, in ctx's arena).
 // whole 1 gathers the source's rows too (a finished sentence leaves the
-// batch); whole 0 keeps the source (beam search: every row decodes the same
-// sentence, so n must equal its rows). NULL on failure.
+// batch); whole 0 keeps the source (beam search moves rows only within a
+// sentence's block, so n must equal its rows). NULL on failure.
 ts_transformer_state *ts_transformer_reorder(const ts_transformer *m, ts_ctx *ctx, const ts_transformer_state *state,
                                              const int *rows, int n, int whole);
 

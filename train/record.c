@@ -97,18 +97,26 @@ static int append_report(ts_record *r, const ts_run_point *at, const ts_eval_res
     size_t n = d->n_dev < TS_REPORT_SENTENCES ? d->n_dev : TS_REPORT_SENTENCES;
     ts_hypothesis beam[TS_REPORT_SENTENCES];
     ts_report_sentence rows[TS_REPORT_SENTENCES];
+    int len[TS_REPORT_SENTENCES], limit[TS_REPORT_SENTENCES], S = 1;
     memset(beam, 0, sizeof beam);
-    int rc = TS_OK;
-    for (size_t i = 0; !rc && i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         const ts_pair *p = &d->dev->pairs[d->dev_rows[i]];
-        int ids[TS_MAX_SENTENCE_TOKENS];
-        int len = p->src_len < TS_MAX_SENTENCE_TOKENS ? p->src_len : TS_MAX_SENTENCE_TOKENS;
-        for (int k = 0; k < len; k++) ids[k] = ts_vocab_id(d->src_vocab, p->src[k]);
-        while ((rc = ts_seq2seq_beam(r->model, r->ctx, ids, len, 4, ts_output_limit(len), NULL, &beam[i])) == TS_ERR_ARENA)
-            if ((rc = ts_record_grow_arena(r->ctx, "a training step"))) break;
-        ts_ctx_reset(r->ctx);
+        len[i] = p->src_len < TS_MAX_SENTENCE_TOKENS ? p->src_len : TS_MAX_SENTENCE_TOKENS;
+        limit[i] = ts_output_limit(len[i]);
+        if (len[i] > S) S = len[i];
         rows[i] = (ts_report_sentence){p, &greedy[i], &beam[i]};
     }
+    // The sentences search their beams in one batch.
+    int *src = malloc((size_t)S * n * sizeof *src);  // (S, n) time-major, TS_PAD past len[i]
+    int rc = src ? TS_OK : ts_fail(TS_ERR_NOMEM, "cannot allocate %d x %zu report tokens", S, n);
+    for (int s = 0; src && s < S; s++)
+        for (size_t i = 0; i < n; i++)
+            src[(size_t)s * n + i] = s < len[i] ? ts_vocab_id(d->src_vocab, rows[i].pair->src[s]) : TS_PAD;
+    ts_batch_view bv = {.B = (int)n, .S = S, .src = src, .src_len = len};
+    while (!rc && (rc = ts_seq2seq_beam_batch(r->model, r->ctx, &bv, 4, limit, NULL, beam)) == TS_ERR_ARENA)
+        rc = ts_record_grow_arena(r->ctx, "a training step");
+    ts_ctx_reset(r->ctx);
+    free(src);
     if (!rc)
         rc = ts_rundir_append_report(r->opts->out_dir, at, res, d->tgt_vocab, ts_model_attends(&r->model->cfg), rows, n);
     for (size_t i = 0; i < n; i++) ts_hypothesis_free(&beam[i]);

@@ -1,0 +1,149 @@
+// models/search.c: beam search of a batch of sentences gives each sentence
+// what searching it alone gives, for the GRU's configurations and the
+// Transformer, on sources of the toy corpus (lengths 3..25, so batches hold
+// padding and sentences leave the batch at different steps).
+#include <criterion/criterion.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/toy.h"
+#include "data/vocab.h"
+#include "models/search.h"
+#include "models/seq2seq.h"
+#include "testutil.h"
+
+enum { N = 12 };  // sentences in the batch
+
+static ts_arena *arena;
+static ts_ctx ctx;
+static gsl_rng *rng;
+static ts_corpus *corpus;
+static ts_vocab *src_vocab, *tgt_vocab;
+static int src[TS_TOY_MAX_LEN * N], len[N], S;  // src (S, N) time-major, TS_PAD past len[b]
+
+static void setup(void) {
+    arena = ts_arena_new((size_t)64 << 20);
+    ts_ctx_init(&ctx, arena);
+    rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 5);
+    cr_assert_eq(ts_toy_generate(rng, N, &corpus), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_vocab_build(corpus, TS_SRC, NULL, 0, 1, &src_vocab), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_vocab_build(corpus, TS_TGT, NULL, 0, 1, &tgt_vocab), TS_OK, "%s", ts_last_error());
+    S = 0;
+    for (int b = 0; b < N; b++) {
+        len[b] = corpus->pairs[b].src_len;
+        if (len[b] > S) S = len[b];
+    }
+    for (int s = 0; s < S; s++)
+        for (int b = 0; b < N; b++)
+            src[s * N + b] = s < len[b] ? ts_vocab_id(src_vocab, corpus->pairs[b].src[s]) : TS_PAD;
+}
+
+static void teardown(void) {
+    ts_vocab_free(src_vocab);
+    ts_vocab_free(tgt_vocab);
+    ts_corpus_free(corpus);
+    gsl_rng_free(rng);
+    ts_arena_free(arena);
+}
+
+TestSuite(search, .init = setup, .fini = teardown);
+
+// Searches the batch and each sentence alone with width K and compares
+// tokens, ends, scores and attention rows. Returns whether the batch's
+// outputs have different lengths (so sentences left it at different steps).
+static int batch_searches_as_each_alone(ts_seq2seq *m, int K, const ts_length_penalty *lp, const char *name) {
+    int limit[N], one[TS_TOY_MAX_LEN];
+    for (int b = 0; b < N; b++) limit[b] = ts_output_limit(len[b]);
+    ts_batch_view bv = {.B = N, .S = S, .src = src, .src_len = len};
+    ts_hypothesis batch[N];
+    ts_ctx_reset(&ctx);
+    cr_assert_eq(ts_seq2seq_beam_batch(m, &ctx, &bv, K, limit, lp, batch), TS_OK, "%s: %s", name, ts_last_error());
+    int shortest = 1 << 30, longest = 0;
+    for (int b = 0; b < N; b++) {
+        for (int s = 0; s < len[b]; s++) one[s] = src[s * N + b];
+        ts_hypothesis h;
+        ts_ctx_reset(&ctx);
+        cr_assert_eq(ts_seq2seq_beam(m, &ctx, one, len[b], K, limit[b], lp, &h), TS_OK, "%s", ts_last_error());
+        cr_assert_eq(batch[b].len, h.len, "%s K=%d sentence %d: %d tokens in the batch, %d alone", name, K, b, batch[b].len,
+                     h.len);
+        cr_assert_eq(batch[b].ended, h.ended, "%s K=%d sentence %d", name, K, b);
+        cr_assert_arr_eq(batch[b].tokens, h.tokens, (size_t)h.len * sizeof(int), "%s K=%d sentence %d", name, K, b);
+        cr_assert_eq(batch[b].S, len[b], "%s: the attention rows have the sentence's own columns", name);
+        assert_allclose(&batch[b].score, &h.score, 1, 1e-12, 1e-12);
+        assert_allclose(batch[b].attention, h.attention, (size_t)(h.len + 1) * len[b], 1e-12, 1e-12);
+        if (h.len < shortest) shortest = h.len;
+        if (h.len > longest) longest = h.len;
+        ts_hypothesis_free(&h);
+        ts_hypothesis_free(&batch[b]);
+    }
+    return shortest < longest;
+}
+
+// Sweeps the <eos> logit's bias of model m (an untrained model says <eos>
+// always or never) and checks every width at each; asserts that some bias
+// made the batch's outputs differ in length.
+static void check_model(ts_seq2seq *m, const char *name) {
+    ts_tensor *weight = ts_params_find(&m->params, "decoder.out.weight");
+    ts_tensor *bias = ts_params_find(&m->params, "decoder.out.bias");
+    cr_assert(weight && bias, "%s: no decoder.out", name);
+    for (size_t i = 0; i < weight->size; i++) weight->data[i] *= 3;  // outputs that vary more
+    double eos = bias->data[TS_EOS];
+    static const ts_length_penalty gnmt = {1, 1.0};
+    int varied = 0;
+    for (int k = 0; k <= 6; k++) {
+        bias->data[TS_EOS] = eos - 1.5 + 0.5 * k;
+        int v = 0;
+        for (int K = 1; K <= 5; K += 2) v |= batch_searches_as_each_alone(m, K, NULL, name);
+        v |= batch_searches_as_each_alone(m, 4, &gnmt, name);
+        varied += v;
+    }
+    cr_log_info("%s: %d of 7 biases gave outputs of different lengths", name, varied);
+    cr_assert_gt(varied, 0, "%s: no bias made sentences leave the batch at different steps", name);
+}
+
+Test(search, batched_beam_equals_each_sentence_alone_for_every_gru, .timeout = 120) {
+    for (int a = 0; a < TS_ATTN_COUNT; a++)
+        for (int d = 0; d < TS_DECODER_COUNT; d++) {
+            ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(src_vocab), .tgt_vocab = (int)ts_vocab_size(tgt_vocab),
+                                   .emb = 6, .hidden = 8, .attn = (ts_attn_type)a, .decoder = (ts_decoder_type)d,
+                                   .bidirectional = (a + d) % 2};
+            ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+            cr_assert_not_null(m, "%s", ts_last_error());
+            char name[64];
+            snprintf(name, sizeof name, "gru %s/%s", ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder));
+            check_model(m, name);
+            ts_seq2seq_free(m);
+        }
+}
+
+Test(search, batched_beam_equals_each_sentence_alone_for_the_transformer, .timeout = 120) {
+    ts_model_config cfg = {.arch = TS_ARCH_TRANSFORMER, .src_vocab = (int)ts_vocab_size(src_vocab),
+                           .tgt_vocab = (int)ts_vocab_size(tgt_vocab), .emb = 8, .hidden = 8, .d_model = 8, .heads = 2,
+                           .layers = 2, .ff = 12};
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    check_model(m, "transformer");
+    ts_seq2seq_free(m);
+}
+
+// Bad arguments are refused before anything is decoded, naming the sentence.
+Test(search, batched_beam_refuses_bad_limits_and_lengths) {
+    ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(src_vocab), .tgt_vocab = (int)ts_vocab_size(tgt_vocab),
+                           .emb = 4, .hidden = 4, .attn = TS_ATTN_DOT, .decoder = TS_DECODER_LUONG};
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    int limit[N];
+    for (int b = 0; b < N; b++) limit[b] = 10;
+    limit[3] = 0;
+    ts_batch_view bv = {.B = N, .S = S, .src = src, .src_len = len};
+    ts_hypothesis out[N];
+    cr_assert_eq(ts_seq2seq_beam_batch(m, &ctx, &bv, 5, limit, NULL, out), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "sentence 4"), "%s", ts_last_error());
+    limit[3] = 10;
+    cr_assert_eq(ts_seq2seq_beam_batch(m, &ctx, &bv, 0, limit, NULL, out), TS_ERR_ARG);
+    cr_assert_eq(ts_seq2seq_beam_batch(m, &ctx, &bv, 5, limit, &(ts_length_penalty){1, -1.0}, out), TS_ERR_ARG);
+    ts_seq2seq_free(m);
+}
