@@ -6,48 +6,96 @@
 #include "autograd/graph.h"
 
 int ts_add_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_add_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_sub_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_sub_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_mul_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_mul_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_scale_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_scale_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_add_bias_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_add_bias_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_matmul_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_matmul_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_linear_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_linear_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_tanh_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_tanh_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_sigmoid_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_sigmoid_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_relu_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_relu_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_exp_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_exp_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_log_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_log_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_sum_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_sum_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_mean_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_mean_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_concat_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_concat_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_slice_cols_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_slice_cols_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_gather_rows_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_gather_rows_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_slice_rows_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_slice_rows_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_reshape_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_reshape_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_softmax_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_softmax_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_log_softmax_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_log_softmax_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_cross_entropy_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_cross_entropy_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_linear_cross_entropy_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_linear_cross_entropy_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_dropout_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_dropout_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_swap01_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_swap01_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_stack_rows_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_stack_rows_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_gru_cell_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_gru_cell_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_attn_dot_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_attn_dot_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_attn_additive_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_attn_additive_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_attn_context_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_attn_context_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_bmm_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_bmm_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_split_heads_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_split_heads_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_merge_heads_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_merge_heads_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_layer_norm_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_layer_norm_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_mha_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_mha_backward_f32(ts_ctx *ctx, ts_tensor *out);
 
 // The gradient of input i of `out` if it needs one (allocating it), else NULL.
-// Backward code: `double *da = input_grad(ctx, out, 0); if (da) ...`.
+// Backward code: `REAL *da = input_grad(ctx, out, 0); if (da) ...`.
 // When the arena is full ctx->status is set; backward functions return it.
 static inline void *input_grad(ts_ctx *ctx, ts_tensor *out, int i) {
     ts_tensor *in = out->src[i];
     return in && in->requires_grad ? ts_grad(ctx, in) : NULL;
 }
+
+// A forward's arithmetic for one dtype (an op's *_t.h template): fills y
+// from y->src (and y->iarg, darg); returns ctx->status, set through
+// ts_ctx_fail when it fails (a full arena).
+typedef int (*ts_forward_fn)(ts_ctx *ctx, ts_tensor *y);
+
+// Runs f's instance for y's dtype on a node just made; returns y, or NULL
+// when y is NULL or the forward failed.
+static inline ts_tensor *ts_forward(ts_ctx *ctx, ts_tensor *y, ts_forward_fn f64, ts_forward_fn f32) {
+    if (!y) return NULL;
+    return (y->dtype == TS_F32 ? f32 : f64)(ctx, y) ? NULL : y;
+}
+#define TS_FORWARD(ctx, y, f) ts_forward((ctx), (y), f, f##_f32)
 
 // "(2, 3)" for messages, in a caller-provided buffer.
 #define SHAPE(t, buf) ts_shape_str((t), (buf), sizeof(buf))

@@ -2,6 +2,8 @@
 // 1-sized dimensions. Each op's output y is reduced as sum(y * w) with fixed,
 // uneven weights w, so the upstream gradient is not all ones and a wrong
 // transpose or index cannot hide. Tolerance: |a - n| <= 1e-8 + 1e-6 |n|.
+// Every case then runs again in float32 on the same (float-representable)
+// inputs: its loss and gradients agree with float64's (check_float32).
 #include <criterion/criterion.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -35,6 +37,52 @@ static ts_tensor *case_loss(ts_ctx *ctx, void *user) {
 
 enum { POSITIVE = 1, AWAY_FROM_ZERO = 2 };
 
+// float32 against float64: the loss sum(y * w) and the gradient of every
+// input. Tolerance: float32 rounds each stored value to 6e-8 relative; the
+// ops here sum at most ~60 terms (the largest inner size of the shapes
+// below) on values of order 1, so 60 x 6e-8 = 3.6e-6, with a margin of 5:
+// |f32 - f64| <= 2e-5 (1 + |f64|) elementwise, measured on the largest
+// gradient of the tensor (a gradient near 0 next to ones of order 1 keeps
+// the others' absolute error).
+static void check_float32(const char *what, op_case *c, int n_inputs) {
+    ts_arena *arena = ts_arena_new(1 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    ts_tensor *in32[4];
+    for (int i = 0; i < n_inputs; i++) {
+        ts_tensor *x = c->inputs[i];
+        memset(x->grad, 0, x->size * sizeof(double));
+        in32[i] = ts_tensor_persistent_dtype(TS_F32, x->ndim, x->shape, x->name);
+        cr_assert_not_null(in32[i]);
+        ts_values_convert(in32[i]->raw, TS_F32, x->data, TS_F64, x->size);
+    }
+    ts_tensor *loss = case_loss(&ctx, c);
+    cr_assert_not_null(loss, "%s: %s", what, ts_last_error());
+    cr_assert_eq(ts_backward(&ctx, loss), TS_OK, "%s: %s", what, ts_last_error());
+    double loss64 = loss->data[0];
+    ts_ctx_reset(&ctx);
+    ctx.dtype = TS_F32;
+    op_case c32 = {c->op, in32, c->arg};
+    ts_tensor *loss32 = case_loss(&ctx, &c32);
+    if (!loss32 && strstr(ts_last_error(), "not written for float32")) goto done;  // the op is float64 only
+    cr_assert_not_null(loss32, "%s in float32: %s", what, ts_last_error());
+    cr_assert_eq(loss32->dtype, TS_F32);
+    cr_assert_eq(ts_backward(&ctx, loss32), TS_OK, "%s in float32: %s", what, ts_last_error());
+    cr_assert(fabs(loss32->data_f32[0] - loss64) <= 2e-5 * (1 + fabs(loss64)), "%s: float32 loss %.9g, float64 %.12g",
+              what, loss32->data_f32[0], loss64);
+    for (int i = 0; i < n_inputs; i++) {
+        ts_tensor *x = c->inputs[i];
+        double scale = 1;
+        for (size_t k = 0; k < x->size; k++) scale = fmax(scale, fabs(x->grad[k]));
+        for (size_t k = 0; k < x->size; k++)
+            cr_assert(fabs(in32[i]->grad_f32[k] - x->grad[k]) <= 2e-5 * scale,
+                      "%s: d/d input %d [%zu]: float32 %.9g, float64 %.12g", what, i, k, in32[i]->grad_f32[k], x->grad[k]);
+    }
+done:
+    for (int i = 0; i < n_inputs; i++) ts_tensor_free_persistent(in32[i]);
+    ts_arena_free(arena);
+}
+
 // Creates the inputs (random values, kind-dependent), runs the check and
 // fails the test naming the input and the worst value if any is off.
 static void check_op(const char *what, op_fn op, void *arg, int n_inputs, const int (*shapes)[4],
@@ -50,9 +98,9 @@ static void check_op(const char *what, op_fn op, void *arg, int n_inputs, const 
         cr_assert_not_null(inputs[i], "%s", ts_last_error());
         for (size_t k = 0; k < inputs[i]->size; k++) {
             double u = gsl_rng_uniform(rng);
-            if (value_kind == POSITIVE) inputs[i]->data[k] = 0.2 + 2.0 * u;
-            else if (value_kind == AWAY_FROM_ZERO) inputs[i]->data[k] = (u < 0.5 ? -1 : 1) * (0.1 + u);
-            else inputs[i]->data[k] = 4.0 * u - 2.0;
+            double v = value_kind == POSITIVE ? 0.2 + 2.0 * u
+                       : value_kind == AWAY_FROM_ZERO ? (u < 0.5 ? -1 : 1) * (0.1 + u) : 4.0 * u - 2.0;
+            inputs[i]->data[k] = (float)v;  // float32 holds the same inputs exactly
         }
     }
     ts_arena *arena = ts_arena_new(1 << 20);
@@ -70,6 +118,7 @@ static void check_op(const char *what, op_fn op, void *arg, int n_inputs, const 
                   results[i].name, results[i].worst_index, results[i].worst_analytic,
                   results[i].worst_numeric, results[i].max_rel_err);
     }
+    check_float32(what, &c, n_inputs);
     for (int i = 0; i < n_inputs; i++) ts_tensor_free_persistent(inputs[i]);
     ts_arena_free(arena);
     gsl_rng_free(rng);
