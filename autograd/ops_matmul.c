@@ -1,4 +1,5 @@
-// Matrix product through gsl_blas_dgemm (tensor/kernels.c).
+// Matrix products: the shape checks and nodes here; the products, forward
+// and backward side by side, in ops_matmul_t.h, compiled once per dtype.
 // m, n, k: y is (m, n) and the inner dimension is k.
 #include "autograd/ops.h"
 #include "autograd/ops_internal.h"
@@ -6,6 +7,9 @@
 #include "tensor/kernels.h"
 
 #include <string.h>
+
+#define TS_TEMPLATE "autograd/ops_matmul_t.h"
+#include "tensor/dtype_twice.h"
 
 // y = op(a) op(b), iarg[0] = trans_a, iarg[1] = trans_b
 ts_tensor *ts_matmul(ts_ctx *ctx, ts_tensor *a, ts_tensor *b, int trans_a, int trans_b) {
@@ -26,38 +30,10 @@ ts_tensor *ts_matmul(ts_ctx *ctx, ts_tensor *a, ts_tensor *b, int trans_a, int t
     if (!y) return NULL;
     y->iarg[0] = trans_a;
     y->iarg[1] = trans_b;
-    int rc = ts_gemm(trans_a, trans_b, m, n, k, 1.0, a->data, b->data, 0.0, y->data);
-    return rc ? ts_ctx_fail(ctx, rc, "matmul: %s", ts_last_error()) : y;
-}
-
-// For y = op(a) op(b) with upstream dy (m, n):
-//   a plain (m, k):  da += dy b'         where b' = op(b)^T
-//   a^T  (k, m):     da += op(b) dy^T
-//   b plain (k, n):  db += op(a)^T dy
-//   b^T  (n, k):     db += dy^T op(a)
-int ts_matmul_backward(ts_ctx *ctx, ts_tensor *y) {
-    ts_tensor *a = y->src[0], *b = y->src[1];
-    int ta = y->iarg[0], tb = y->iarg[1];
-    int m = y->shape[0], n = y->shape[1];
-    int k = ta ? a->shape[0] : a->shape[1];
-    double *da = input_grad(ctx, y, 0), *db = input_grad(ctx, y, 1);
-    int rc = TS_OK;
-    if (da && !ta)  // (m, k) = dy (m, n) . op(b)^T (n, k)
-        rc = ts_gemm(0, !tb, m, k, n, 1.0, y->grad, b->data, 1.0, da);
-    else if (da)    // (k, m) = op(b) (k, n) . dy^T (n, m)
-        rc = ts_gemm(tb, 1, k, m, n, 1.0, b->data, y->grad, 1.0, da);
-    if (!rc && db && !tb)  // (k, n) = op(a)^T (k, m) . dy (m, n)
-        rc = ts_gemm(!ta, 0, k, n, m, 1.0, a->data, y->grad, 1.0, db);
-    else if (!rc && db)    // (n, k) = dy^T (n, m) . op(a) (m, k)
-        rc = ts_gemm(1, ta, n, k, m, 1.0, y->grad, a->data, 1.0, db);
-    if (rc && !ctx->status) ctx->status = rc;
-    return ctx->status;
+    return TS_FORWARD(ctx, y, matmul_forward);
 }
 
 // y = x W[:, c0 : c0 + k]^T + bias + addend (bias, addend optional)
-// iarg[0] = c0, iarg[1] / iarg[2] = where bias / addend sit in src[] (-1: absent).
-// The bias (or the addend) is written into y first and the product is
-// accumulated onto it by dgemm (beta = 1): no separate add pass or node.
 ts_tensor *ts_linear(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, int col0, ts_tensor *bias, ts_tensor *addend) {
     if (!x || !w) return NULL;
     char sx[48], sw[48], sb[48], sa[48];
@@ -79,39 +55,7 @@ ts_tensor *ts_linear(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, int col0, ts_tenso
     y->iarg[0] = col0;
     y->iarg[1] = bias_at;
     y->iarg[2] = addend_at;
-    if (addend) memcpy(y->data, addend->data, y->size * sizeof(double));
-    if (bias)
-        for (int r = 0; r < N; r++) {
-            double *row = y->data + (size_t)r * out;
-            if (addend)
-                for (int c = 0; c < out; c++) row[c] += bias->data[c];
-            else
-                memcpy(row, bias->data, (size_t)out * sizeof(double));
-        }
-    int rc = ts_gemm_ld(0, 1, N, out, K, 1.0, x->data, K, w->data + col0, in, bias || addend ? 1.0 : 0.0, y->data, out);
-    return rc ? ts_ctx_fail(ctx, rc, "linear: %s", ts_last_error()) : y;
-}
-
-// dx += dy W_c  (N, k);  dW_c += dy^T x  (out, k), W_c = W[:, c0 : c0 + k];
-// dbias += sum over rows of dy;  daddend += dy
-int ts_linear_backward(ts_ctx *ctx, ts_tensor *y) {
-    ts_tensor *x = y->src[0], *w = y->src[1];
-    int N = y->shape[0], out = y->shape[1], K = ts_cols(x), in = w->shape[1], col0 = y->iarg[0];
-    double *dx = input_grad(ctx, y, 0), *dw = input_grad(ctx, y, 1);
-    double *db = y->iarg[1] >= 0 ? input_grad(ctx, y, y->iarg[1]) : NULL;
-    double *dadd = y->iarg[2] >= 0 ? input_grad(ctx, y, y->iarg[2]) : NULL;
-    if (ctx->status) return ctx->status;
-    const double *dy = y->grad;
-    int rc = TS_OK;
-    if (dx) rc = ts_gemm_ld(0, 0, N, K, out, 1.0, dy, out, w->data + col0, in, 1.0, dx, K);
-    if (!rc && dw) rc = ts_gemm_ld(1, 0, out, K, N, 1.0, dy, out, x->data, K, 1.0, dw + col0, in);
-    if (db)
-        for (int r = 0; r < N; r++)
-            for (int c = 0; c < out; c++) db[c] += dy[(size_t)r * out + c];
-    if (dadd)
-        for (size_t i = 0; i < y->size; i++) dadd[i] += dy[i];
-    if (rc && !ctx->status) ctx->status = rc;
-    return ctx->status;
+    return TS_FORWARD(ctx, y, linear_forward);
 }
 
 // y[g] (m, n) = op(a[g]) op(b[g]) for g < G, iarg[0] = trans_a, iarg[1] = trans_b
@@ -132,30 +76,5 @@ ts_tensor *ts_bmm(ts_ctx *ctx, ts_tensor *a, ts_tensor *b, int trans_a, int tran
     if (!y) return NULL;
     y->iarg[0] = trans_a;
     y->iarg[1] = trans_b;
-    size_t a_size = (size_t)m * k, b_size = (size_t)k * n, y_size = (size_t)m * n;
-    for (int g = 0; g < G; g++) {
-        int rc = ts_gemm(trans_a, trans_b, m, n, k, 1.0, a->data + g * a_size, b->data + g * b_size, 0.0,
-                         y->data + g * y_size);
-        if (rc) return ts_ctx_fail(ctx, rc, "bmm: %s", ts_last_error());
-    }
-    return y;
-}
-// Per g, as ts_matmul_backward.
-int ts_bmm_backward(ts_ctx *ctx, ts_tensor *y) {
-    ts_tensor *a = y->src[0], *b = y->src[1];
-    int ta = y->iarg[0], tb = y->iarg[1];
-    int G = y->shape[0], m = y->shape[1], n = y->shape[2];
-    int k = ta ? a->shape[1] : a->shape[2];
-    double *da = input_grad(ctx, y, 0), *db = input_grad(ctx, y, 1);
-    size_t a_size = (size_t)m * k, b_size = (size_t)k * n, y_size = (size_t)m * n;
-    int rc = TS_OK;
-    for (int g = 0; g < G && !rc; g++) {
-        const double *ag = a->data + g * a_size, *bg = b->data + g * b_size, *dy = y->grad + g * y_size;
-        if (da && !ta) rc = ts_gemm(0, !tb, m, k, n, 1.0, dy, bg, 1.0, da + g * a_size);
-        else if (da) rc = ts_gemm(tb, 1, k, m, n, 1.0, bg, dy, 1.0, da + g * a_size);
-        if (!rc && db && !tb) rc = ts_gemm(!ta, 0, k, n, m, 1.0, ag, dy, 1.0, db + g * b_size);
-        else if (!rc && db) rc = ts_gemm(1, ta, n, k, m, 1.0, dy, ag, 1.0, db + g * b_size);
-    }
-    if (rc && !ctx->status) ctx->status = rc;
-    return ctx->status;
+    return TS_FORWARD(ctx, y, bmm_forward);
 }

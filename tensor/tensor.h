@@ -87,6 +87,9 @@ ts_tensor *ts_tensor_new_persistent(int ndim, const int *dims, const char *name)
 ts_tensor *ts_tensor_persistent_dtype(int dtype, int ndim, const int *dims, const char *name);
 void ts_tensor_free_persistent(ts_tensor *t);
 
+// Value i of t as a double, whatever its dtype.
+static inline double ts_value(const ts_tensor *t, size_t i) { return t->dtype == TS_F32 ? t->data_f32[i] : t->data[i]; }
+
 // Bytes of t's values (size times its element size).
 static inline size_t ts_tensor_bytes(const ts_tensor *t) { return t->size * ts_dtype_size(t->dtype); }
 
