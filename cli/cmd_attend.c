@@ -120,43 +120,15 @@ static enum ts_term_mode term_mode(const char *when, FILE *out) {
 // What one translation produced, with its labels; everything owned.
 typedef struct {
     ts_hypothesis hyp;
-    char *source;          // the normalised tokens joined by spaces, split in place into src_words
-    const char **src_words;  // (S) as typed, or "<unk>:word" for a word the model does not know
-    char *marked;            // the "<unk>:word" labels, back to back
-    const char **tgt_words;  // (T) output words, then "<eos>" (or "<cut>" at the length limit)
+    char *source;                 // the normalised tokens joined by spaces
+    ts_attention_labels labels;   // source (S) and target (T) words
     int S, T;
 } attention_view;
 
 static void view_free(attention_view *v) {
     ts_hypothesis_free(&v->hyp);
     free(v->source);
-    free(v->src_words);
-    free(v->marked);
-    free(v->tgt_words);
-}
-
-static int make_labels(attention_view *v, const ts_vocab *src_vocab, const ts_vocab *tgt_vocab) {
-    v->T = v->hyp.len + 1;
-    v->src_words = malloc((size_t)v->S * sizeof *v->src_words);
-    v->tgt_words = malloc((size_t)v->T * sizeof *v->tgt_words);
-    v->marked = malloc(strlen(v->source) + 7 * (size_t)v->S + 1);  // every word could take "<unk>:" and a NUL
-    if (!v->src_words || !v->tgt_words || !v->marked) return ts_fail(TS_ERR_NOMEM, "cannot allocate labels");
-    int k = 0;
-    char *save = NULL, *mark = v->marked;
-    for (char *w = strtok_r(v->source, " ", &save); w && k < v->S; w = strtok_r(NULL, " ", &save)) {
-        v->src_words[k++] = w;
-        if (ts_vocab_id(src_vocab, w) != TS_UNK || !strcmp(w, "<unk>")) continue;
-        v->src_words[k - 1] = mark;  // the model reads <unk> here: the figure says so
-        mark += sprintf(mark, "<unk>:%s", w) + 1;
-    }
-    for (; k < v->S; k++) v->src_words[k] = "";
-    for (int t = 0; t < v->hyp.len; t++) {
-        const char *w = ts_vocab_word(tgt_vocab, v->hyp.tokens[t]);
-        v->tgt_words[t] = w ? w : "<unk>";
-    }
-    // The last row is the step that emitted <eos>, or the step cut off at the limit.
-    v->tgt_words[v->hyp.len] = v->hyp.ended ? "<eos>" : "<cut>";
-    return TS_OK;
+    ts_attention_labels_free(&v->labels);
 }
 
 static void print_words(FILE *out, const char *label, const char *const *words, int n) {
@@ -224,7 +196,8 @@ int ts_cmd_attend(int argc, char **argv) {
     if (unknown)
         fprintf(stderr, "%s: unknown words, read as <unk>: %.300s%s\n", cmd, unknown, strlen(unknown) > 300 ? " ..." : "");
     free(unknown);
-    if (!rc) rc = make_labels(&v, t.src_vocab, t.tgt_vocab);
+    if (!rc) rc = ts_attention_labels_make(&t, v.source, v.S, &v.hyp, &v.labels);
+    v.T = v.hyp.len + 1;
     ts_arena_free(ctx.arena);
     if (rc) {
         ts_cli_error(cmd, 1, "cannot translate the sentence");
@@ -239,8 +212,8 @@ int ts_cmd_attend(int argc, char **argv) {
     // With --svg - or --json - standard output holds that document alone;
     // what is shown for people goes to standard error instead.
     FILE *shown = (svg_path && !strcmp(svg_path, "-")) || (json_path && !strcmp(json_path, "-")) ? stderr : stdout;
-    print_words(shown, "source: ", v.src_words, v.S);
-    print_words(shown, "output: ", v.tgt_words, v.hyp.len);
+    print_words(shown, "source: ", v.labels.source, v.S);
+    print_words(shown, "output: ", v.labels.target, v.hyp.len);
     if (!ts_model_attends(cfg)) {
         fprintf(shown, "attention: none - this model has no attention, so there are no weights to show%s\n",
                svg_path || json_path || pharaoh ? " (no SVG, JSON or alignment written)" : "");
@@ -255,7 +228,7 @@ int ts_cmd_attend(int argc, char **argv) {
 
     ts_term_opts term = {.mode = term_mode(color, shown), .values = values};
     const double *weights = v.hyp.attention;  // (T, S)
-    if (ts_render_heatmap_term(shown, weights, (size_t)v.T, (size_t)v.S, v.tgt_words, v.src_words, &term)) {
+    if (ts_render_heatmap_term(shown, weights, (size_t)v.T, (size_t)v.S, v.labels.target, v.labels.source, &term)) {
         ts_cli_error(cmd, 1, "cannot write the heatmap");
         status = TS_EXIT_FAIL;
         goto done;
@@ -277,10 +250,10 @@ int ts_cmd_attend(int argc, char **argv) {
         }
     }
     if (svg_path) {
-        if (!strcmp(svg_path, "-") ? ts_render_heatmap_svg(stdout, weights, (size_t)v.T, (size_t)v.S, v.tgt_words,
-                                                           v.src_words, title)
-                                   : ts_render_heatmap_svg_path(svg_path, weights, (size_t)v.T, (size_t)v.S, v.tgt_words,
-                                                                v.src_words, title)) {
+        if (!strcmp(svg_path, "-") ? ts_render_heatmap_svg(stdout, weights, (size_t)v.T, (size_t)v.S, v.labels.target,
+                                                           v.labels.source, title)
+                                   : ts_render_heatmap_svg_path(svg_path, weights, (size_t)v.T, (size_t)v.S, v.labels.target,
+                                                                v.labels.source, title)) {
             ts_cli_error(cmd, 1, "cannot write the SVG");
             status = TS_EXIT_FAIL;
         } else if (strcmp(svg_path, "-")) {
@@ -288,10 +261,10 @@ int ts_cmd_attend(int argc, char **argv) {
         }
     }
     if (json_path) {
-        if (!strcmp(json_path, "-") ? ts_render_attention_json(stdout, weights, (size_t)v.T, (size_t)v.S, v.tgt_words,
-                                                               v.src_words, ts_attn_name(cfg->attn))
+        if (!strcmp(json_path, "-") ? ts_render_attention_json(stdout, weights, (size_t)v.T, (size_t)v.S, v.labels.target,
+                                                               v.labels.source, ts_attn_name(cfg->attn))
                                     : ts_render_attention_json_path(json_path, weights, (size_t)v.T, (size_t)v.S,
-                                                                    v.tgt_words, v.src_words, ts_attn_name(cfg->attn))) {
+                                                                    v.labels.target, v.labels.source, ts_attn_name(cfg->attn))) {
             ts_cli_error(cmd, 1, "cannot write the JSON");
             status = TS_EXIT_FAIL;
         } else if (strcmp(json_path, "-")) {

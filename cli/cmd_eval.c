@@ -5,6 +5,7 @@
 #include "cli/common.h"
 
 #include "data/corpus.h"
+#include "data/gold.h"
 #include "infer/evaluate.h"
 #include "infer/load.h"
 #include "infer/metrics.h"
@@ -46,85 +47,6 @@ static const char usage[] =
 
 static const char *cmd = "tinyseq eval";
 
-
-// Gold links per corpus pair, read from a Pharaoh file (one line per pair).
-typedef struct {
-    ts_link **links;  // (n) malloc'd each, NULL for a blank line
-    int32_t *counts;  // (n)
-    size_t n;
-} gold_file;
-
-static void gold_free(gold_file *g) {
-    for (size_t i = 0; g->links && i < g->n; i++) free(g->links[i]);
-    free(g->links);
-    free(g->counts);
-}
-
-// Reads `path`, checking each link against its pair's lengths and the line
-// count against the corpus. Prints its own messages; 0 or -1.
-static int gold_read(const char *path, const char *corpus_path, const ts_corpus *c, gold_file *g) {
-    memset(g, 0, sizeof *g);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        ts_cli_error(cmd, 0, "cannot open '%s': %s", path, strerror(errno));
-        return -1;
-    }
-    size_t cap = c->n_pairs + 1;  // enough for a matching file; grows when the file is longer
-    g->links = calloc(cap, sizeof *g->links);
-    g->counts = calloc(cap, sizeof *g->counts);
-    char *line = NULL;
-    size_t line_cap = 0;
-    ssize_t got;
-    int rc = g->links && g->counts ? 0 : -1;
-    if (rc) ts_cli_error(cmd, 0, "out of memory");
-    while (!rc && (got = getline(&line, &line_cap, f)) >= 0) {
-        size_t len = (size_t)got;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
-        line[len] = '\0';
-        size_t k = g->n;
-        if (k >= cap) {
-            // Longer than the corpus: keep counting for the message, drop the links.
-            g->n++;
-            continue;
-        }
-        ts_link *links;
-        size_t n_links;
-        if (ts_pharaoh_parse(line, &links, &n_links)) {
-            ts_cli_error(cmd, 1, "%s:%zu", path, k + 1);
-            rc = -1;
-            break;
-        }
-        g->links[k] = links;
-        g->counts[k] = (int32_t)n_links;
-        g->n++;
-        if (k >= c->n_pairs) continue;
-        const ts_pair *p = &c->pairs[k];
-        for (size_t i = 0; i < n_links; i++)
-            if (links[i].src >= p->src_len || links[i].tgt >= p->tgt_len) {
-                ts_cli_error(cmd, 0, "%s:%zu: link %d-%d is outside the pair (%d source, %d target tokens)", path,
-                             k + 1, links[i].src, links[i].tgt, p->src_len, p->tgt_len);
-                rc = -1;
-                break;
-            }
-    }
-    if (!rc && ferror(f)) {
-        ts_cli_error(cmd, 0, "cannot read '%s'", path);
-        rc = -1;
-    }
-    free(line);
-    fclose(f);
-    if (!rc && g->n != c->n_pairs) {
-        ts_cli_error(cmd, 0, "'%s' has %zu lines but '%s' has %zu sentence pairs: they must correspond line by line",
-                     path, g->n, corpus_path, c->n_pairs);
-        rc = -1;
-    }
-    if (rc) {
-        if (g->n > cap) g->n = cap;
-        gold_free(g);
-        memset(g, 0, sizeof *g);
-    }
-    return rc;
-}
 
 // A first guess at the arena one batch needs (bytes): the decoder's per-step
 // tensors (logits dominate) for every step of the longest target, plus the
@@ -182,7 +104,7 @@ int ts_cmd_eval(int argc, char **argv) {
         ts_translator_free(&t);
         return TS_EXIT_FAIL;
     }
-    gold_file gold = {0};
+    ts_gold gold = {0};
     size_t *rows = malloc(c->n_pairs * sizeof *rows);
     const ts_link **row_gold = align_path ? malloc(c->n_pairs * sizeof *row_gold) : NULL;
     int32_t *row_counts = align_path ? malloc(c->n_pairs * sizeof *row_counts) : NULL;
@@ -194,7 +116,10 @@ int ts_cmd_eval(int argc, char **argv) {
         ts_cli_error(cmd, 0, "out of memory");
         goto done;
     }
-    if (align_path && gold_read(align_path, corpus_path, c, &gold)) goto done;
+    if (align_path && ts_gold_read(align_path, corpus_path, c, &gold)) {
+        ts_cli_error(cmd, 0, "%s", ts_last_error());
+        goto done;
+    }
 
     // Keep the pairs within the length limit, with their gold lines.
     int limit = max_len >= 0 ? (int)max_len : t.max_len;
@@ -289,7 +214,7 @@ done:
     for (size_t k = 0; hyps && k < n_rows; k++) ts_hypothesis_free(&hyps[k]);
     free(hyps);
     ts_arena_free(arena);
-    gold_free(&gold);
+    ts_gold_free(&gold);
     free(rows);
     free(row_gold);
     free(row_counts);

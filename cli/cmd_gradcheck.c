@@ -3,8 +3,7 @@
 // on a tiny padded batch.
 #include "cli/cli.h"
 
-#include "autograd/gradcheck.h"
-#include "models/seq2seq.h"
+#include "models/gradcheck.h"
 
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -36,26 +35,6 @@ static const char usage[] =
     "Prints one row per parameter tensor and ends with\n"
     "  gradcheck: N passed, M failed, max relative error X\n"
     "Exit status 0 only when M is 0.\n";
-
-// Three sentences, time-major: source lengths 5, 3, 2; targets of 3, 5 and 1 words.
-enum { B = 3, S = 5, T = 6 };
-static const int batch_src[S * B] = {4, 5, 6, 5, 4, 5, 6, 6, 0, 4, 0, 0, 5, 0, 0};
-static const int batch_src_len[B] = {5, 3, 2};
-static const int batch_tgt_in[T * B] = {1, 1, 1, 4, 5, 7, 5, 6, 0, 6, 7, 0, 0, 4, 0, 0, 5, 0};
-static const int batch_tgt_out[T * B] = {4, 5, 7, 5, 6, 2, 6, 7, 0, 2, 4, 0, 0, 5, 0, 0, 2, 0};
-
-typedef struct {
-    ts_seq2seq *model;
-    ts_batch_view batch;
-    double tf;
-    gsl_rng *rng;
-} check_case;
-
-static ts_tensor *loss_of(ts_ctx *ctx, void *user) {
-    check_case *c = user;
-    gsl_rng_set(c->rng, 5);  // the same teacher-forcing draws at every evaluation
-    return ts_seq2seq_loss(c->model, ctx, &c->batch, c->tf, c->rng, NULL, NULL);
-}
 
 // --attn NAME and --decoder NAME narrow the range checked to one type; "all"
 // (the default) leaves it as it is.
@@ -142,11 +121,7 @@ int ts_cmd_gradcheck(int argc, char **argv) {
     printf("%-*s %-10s %8s  %s\n", width, "parameter", "shape", "values", "max rel err");
     for (int a = attn.from; a <= attn.to && status == TS_EXIT_OK; a++)
         for (int d = dec.from; d <= dec.to && status == TS_EXIT_OK; d++) {
-            ts_model_config cfg = {.arch = arch, .src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4,
-                                   .attn = (ts_attn_type)a, .decoder = (ts_decoder_type)d, .bidirectional = bi};
-            if (arch == TS_ARCH_TRANSFORMER)
-                cfg = (ts_model_config){.arch = arch, .src_vocab = 7, .tgt_vocab = 8, .emb = 4, .hidden = 4,
-                                        .d_model = 4, .heads = 2, .layers = 2, .ff = 6};
+            ts_model_config cfg = ts_gradcheck_config(arch, (ts_attn_type)a, (ts_decoder_type)d, bi);
             gsl_rng_set(rng, (unsigned long)seed);
             ts_seq2seq *model = ts_seq2seq_new(&cfg, rng);
             if (!model) {
@@ -154,10 +129,9 @@ int ts_cmd_gradcheck(int argc, char **argv) {
                 status = TS_EXIT_FAIL;
                 break;
             }
-            check_case c = {model, {B, S, T, batch_src, batch_src_len, batch_tgt_in, batch_tgt_out}, tf, rng};
             int n = model->params.count;
             ts_gradcheck_result *results = calloc((size_t)n, sizeof *results);
-            if (!results || ts_gradcheck(&ctx, loss_of, &c, model->params.items, n, &opts, results) != TS_OK) {
+            if (!results || ts_seq2seq_gradcheck(model, &ctx, tf, rng, &opts, results) != TS_OK) {
                 ts_cli_error(cmd, 1, "attention %s, decoder %s", ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder));
                 free(results);
                 ts_seq2seq_free(model);

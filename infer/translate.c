@@ -5,6 +5,7 @@
 #include "data/normalize.h"
 #include "tensor/tokens.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +79,43 @@ char *ts_unknown_words(const ts_vocab *v, const char *source) {
         return NULL;
     }
     return list;
+}
+
+int ts_attention_labels_make(const ts_translator *t, const char *source, int S, const ts_hypothesis *h,
+                             ts_attention_labels *out) {
+    memset(out, 0, sizeof *out);
+    size_t len = strlen(source);
+    int T = h->len + 1;
+    out->source = malloc((size_t)(S > 0 ? S : 1) * sizeof *out->source);
+    out->target = malloc((size_t)T * sizeof *out->target);
+    out->words = malloc(2 * len + 7 * (size_t)S + 2);  // the words, and each could take "<unk>:" and a NUL again
+    if (!out->source || !out->target || !out->words) {
+        ts_attention_labels_free(out);
+        return ts_fail(TS_ERR_NOMEM, "cannot allocate labels");
+    }
+    char *words = memcpy(out->words, source, len + 1), *mark = out->words + len + 1, *save = NULL;
+    int k = 0;
+    for (char *w = strtok_r(words, " ", &save); w && k < S; w = strtok_r(NULL, " ", &save)) {
+        out->source[k++] = w;
+        if (ts_vocab_id(t->src_vocab, w) != TS_UNK || !strcmp(w, "<unk>")) continue;
+        out->source[k - 1] = mark;  // the model reads <unk> here: the figure says so
+        mark += sprintf(mark, "<unk>:%s", w) + 1;
+    }
+    for (; k < S; k++) out->source[k] = "";
+    for (int i = 0; i < h->len; i++) {
+        const char *w = ts_vocab_word(t->tgt_vocab, h->tokens[i]);
+        out->target[i] = w ? w : "<unk>";
+    }
+    // The last row is the step that emitted <eos>, or the step cut off at the limit.
+    out->target[h->len] = h->ended ? "<eos>" : "<cut>";
+    return TS_OK;
+}
+
+void ts_attention_labels_free(ts_attention_labels *l) {
+    free(l->source);
+    free(l->target);
+    free(l->words);
+    memset(l, 0, sizeof *l);
 }
 
 int ts_translate_batch(ts_translator *t, ts_ctx *ctx, const char *const *texts, int n, int beam, ts_hypothesis *out) {

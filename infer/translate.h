@@ -30,6 +30,21 @@ int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam,
 // every word is known (or out of memory).
 char *ts_unknown_words(const ts_vocab *v, const char *source);
 
+// The words that label the axes of hypothesis h's attention (h->len + 1
+// rows, S columns), as attend draws and writes them.
+typedef struct {
+    const char **source;  // (S) the normalised words, "<unk>:word" where the model reads <unk>
+    const char **target;  // (len + 1) the output words, then "<eos>" (or "<cut>" at the length limit)
+    char *words;          // the normalised source split in place, then the "<unk>:word" labels
+} ts_attention_labels;
+
+// Fills *out from source (the normalised tokens joined by single spaces, as
+// ts_translate_text gives them; S of them) and h. Everything is copied:
+// free with ts_attention_labels_free. TS_OK or TS_ERR_NOMEM (*out zeroed).
+int ts_attention_labels_make(const ts_translator *t, const char *source, int S, const ts_hypothesis *h,
+                             ts_attention_labels *out);
+void ts_attention_labels_free(ts_attention_labels *l);
+
 // Normalises texts[0..n) as training did, maps words to ids (unknown words
 // become <unk>) and decodes all of them as one batch with beam search of
 // width beam (1: greedy), each at most ts_output_limit(k) tokens for k source

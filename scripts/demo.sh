@@ -18,10 +18,19 @@ if [ -L "$out" ] || { [ -e "$out" ] && [ ! -d "$out" ]; }; then
   exit 2
 fi
 tinyseq=${TINYSEQ:-}
+python=/usr/bin/python3
 if [ -z "$tinyseq" ]; then
-  cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DTS_BUILD_TESTS=OFF >/dev/null
-  cmake --build build-release -j "$(nproc)" --target tinyseq attention_basics
+  # The Python package goes to the user's site-packages, where Debian's
+  # python3 imports it without root (docs/python.md).
+  site=()
+  [ -x "$python" ] && site=(-DTS_PYTHON_DIR="$("$python" -m site --user-site)")
+  cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DTS_BUILD_TESTS=OFF "${site[@]}" >/dev/null
+  cmake --build build-release -j "$(nproc)" --target tinyseq attention_basics python_package
   tinyseq=build-release/tinyseq
+  if [ ${#site[@]} -gt 0 ]; then
+    cmake --install build-release --component python >/dev/null
+    echo "== installed the Python package: $python -c 'import tinyseq' (docs/python.md, notebooks/attention.ipynb)"
+  fi
 fi
 # The trainer alone knows which files a run holds: it says whether $out holds
 # nothing else, and --force below then replaces that run.

@@ -1,0 +1,286 @@
+// The C API's model: load, translate, attend, info and eval (api/tinyseq.h),
+// each a thin wrapper over infer/ with the CLI's choices (batched greedy
+// decoding, the same attention JSON), results as text.
+#include "api/tinyseq.h"
+
+#include "api/json.h"
+#include "data/gold.h"
+#include "infer/evaluate.h"
+#include "infer/load.h"
+#include "infer/translate.h"
+#include "viz/render.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+// A loaded model and the arena its translations run in (grown on demand).
+struct tinyseq_model {
+    ts_translator t;
+    ts_arena *arena;
+    char *header;  // the checkpoint's header as a JSON object (the checkpoint itself is not kept)
+};
+
+enum { ARENA_START = 64 << 20 };  // address space; pages are touched as used
+enum { BATCH = 128 };             // sentences decoded together: cli/cmd_translate.c's batch
+
+const char *tinyseq_version(void) { return "0.1.0"; }
+
+const char *tinyseq_last_error(void) { return ts_last_error(); }
+
+void tinyseq_free(void *p) { free(p); }
+
+// The checkpoint's header, every value as its string.
+static int header_json(const ts_ckpt *ck, char **out) {
+    api_text text;
+    int rc = api_text_open(&text);
+    if (rc) return rc;
+    fputc('{', text.f);
+    for (size_t i = 0; i < ts_ckpt_header_count(ck); i++) {
+        const char *key, *value;
+        ts_ckpt_header_at(ck, i, &key, &value);
+        fputs(i ? ", " : "", text.f);
+        ts_render_json_string(text.f, key);
+        fputs(": ", text.f);
+        ts_render_json_string(text.f, value);
+    }
+    fputc('}', text.f);
+    return api_text_close(&text, TS_OK, out);
+}
+
+int tinyseq_load(const char *path, tinyseq_model **out) {
+    *out = NULL;
+    if (!path) return ts_fail(TS_ERR_ARG, "no checkpoint path");
+    tinyseq_model *m = calloc(1, sizeof *m);
+    if (!m) return ts_fail(TS_ERR_NOMEM, "out of memory");
+    ts_ckpt *ck = NULL;
+    int rc = ts_ckpt_load(path, NULL, &ck);
+    if (!rc) rc = ts_translator_from_ckpt(ck, &m->t);
+    if (!rc) rc = header_json(ck, &m->header);
+    ts_ckpt_free(ck);
+    if (rc) {
+        tinyseq_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return TS_OK;
+}
+
+void tinyseq_model_free(tinyseq_model *m) {
+    if (!m) return;
+    ts_translator_free(&m->t);
+    ts_arena_free(m->arena);
+    free(m->header);
+    free(m);
+}
+
+// The search options every decoding call checks, as the CLI's flags bound them.
+static int set_search(tinyseq_model *m, int beam, double alpha) {
+    if (beam < 1 || beam > 1000) return ts_fail(TS_ERR_ARG, "beam %d is outside 1..1000", beam);
+    if (!(alpha <= 100)) return ts_fail(TS_ERR_ARG, "length penalty %g is outside 0..100", alpha);
+    m->t.length_penalty = alpha >= 0 ? (ts_length_penalty){1, alpha} : (ts_length_penalty){0, 0.0};
+    if (!m->arena && !(m->arena = ts_arena_new(ARENA_START))) return ts_fail(TS_ERR_NOMEM, "cannot allocate the arena");
+    return TS_OK;
+}
+
+// ts_translate_text in m's arena, grown and redone while it is too small.
+static int translate_one(tinyseq_model *m, const char *text, int beam, ts_hypothesis *h, char **source, int *S) {
+    int rc;
+    ts_ctx ctx;
+    for (;;) {
+        ts_ctx_init(&ctx, m->arena);
+        rc = ts_translate_text(&m->t, &ctx, text, beam, h, source, S);
+        if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&m->arena, "the sentence"))) break;
+    }
+    return rc;
+}
+
+// The words of h joined by spaces as tinyseq translate prints them (malloc'd), or NULL.
+static char *output_text(const ts_vocab *v, const ts_hypothesis *h) {
+    size_t need = ts_vocab_decode(v, h->tokens, (size_t)h->len, NULL, 0);
+    char *words = malloc(need + 1);
+    if (words) ts_vocab_decode(v, h->tokens, (size_t)h->len, words, need + 1);
+    else ts_fail(TS_ERR_NOMEM, "out of memory");
+    return words;
+}
+
+int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int beam, double alpha, char **out) {
+    *out = NULL;
+    int rc = set_search(m, beam, alpha);
+    if (rc) return rc;
+    if (n < 0) return ts_fail(TS_ERR_ARG, "a negative number of texts");
+    ts_hypothesis *h = calloc((size_t)(n ? n : 1), sizeof *h);
+    api_text text;
+    if (!h) return ts_fail(TS_ERR_NOMEM, "out of memory");
+    if ((rc = api_text_open(&text))) {
+        free(h);
+        return rc;
+    }
+    // Batches of at most BATCH sentences, as tinyseq translate cuts its
+    // input: greedy decoding of a batch rounds as the CLI's does.
+    for (int from = 0; !rc && from < n; from += BATCH) {
+        int count = n - from < BATCH ? n - from : BATCH;
+        for (int i = from; !rc && i < from + count; i++)
+            if (!texts[i]) rc = ts_fail(TS_ERR_ARG, "text %d is NULL", i);
+        for (ts_ctx ctx; !rc;) {
+            ts_ctx_init(&ctx, m->arena);
+            rc = ts_translate_batch(&m->t, &ctx, texts + from, count, beam, h + from);
+            if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&m->arena, "the batch"))) break;
+        }
+        if (rc && from) rc = ts_fail(rc, "in the batch from text %d: %s", from, ts_last_error());
+    }
+    for (int i = 0; !rc && i < n; i++) {
+        char *words = output_text(m->t.tgt_vocab, &h[i]);
+        if (words) fprintf(text.f, "%s%s", i ? "\n" : "", words);
+        else rc = TS_ERR_NOMEM;
+        free(words);
+    }
+    for (int i = 0; i < n; i++) ts_hypothesis_free(&h[i]);
+    free(h);
+    return api_text_close(&text, rc, out);
+}
+
+int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, char **json) {
+    *json = NULL;
+    const ts_model_config *cfg = &m->t.model->cfg;
+    if (!ts_model_attends(cfg)) return ts_fail(TS_ERR_ARG, "this model has no attention, so there are no weights");
+    if (!text) return ts_fail(TS_ERR_ARG, "no text");
+    int rc = set_search(m, beam, alpha);
+    if (rc) return rc;
+    ts_hypothesis h;
+    char *source = NULL;
+    int S = 0;
+    ts_attention_labels labels = {0};
+    if ((rc = translate_one(m, text, beam, &h, &source, &S))) return rc;
+    api_text out;
+    if (!(rc = ts_attention_labels_make(&m->t, source, S, &h, &labels)) && !(rc = api_text_open(&out))) {
+        rc = ts_render_attention_json(out.f, h.attention, (size_t)h.len + 1, (size_t)S, labels.target,
+                                      labels.source, ts_attn_name(cfg->attn));
+        rc = api_text_close(&out, rc, json);
+    }
+    ts_attention_labels_free(&labels);
+    ts_hypothesis_free(&h);
+    free(source);
+    return rc;
+}
+
+int tinyseq_info(const tinyseq_model *m, char **json) {
+    api_text text;
+    int rc = api_text_open(&text);
+    if (rc) return rc;
+    const ts_model_config *cfg = &m->t.model->cfg;
+    // The model's fields as checkpoints name them (models/config.h's table).
+    fprintf(text.f, "{\"model\": {\"architecture\": ");
+    ts_render_json_string(text.f, ts_arch_name(cfg->arch));
+    for (int i = 0; i < ts_model_field_count; i++) {
+        const ts_model_field *f = &ts_model_fields[i];
+        if (!ts_model_field_applies(f, cfg->arch)) continue;
+        int value = ts_model_field_get(cfg, f);
+        fputs(", ", text.f);
+        ts_render_json_string(text.f, f->key);
+        fputs(": ", text.f);
+        if (f->name_of) ts_render_json_string(text.f, f->name_of(value));
+        else fprintf(text.f, "%d", value);
+    }
+    size_t parameters = 0;
+    for (int i = 0; i < m->t.model->params.count; i++) parameters += m->t.model->params.items[i]->size;
+    fprintf(text.f, "}, \"attends\": %s, \"max_len\": %d, \"vocabularies\": {\"source\": %zu, \"target\": %zu}, "
+                    "\"parameters\": %zu, \"header\": %s}",
+            ts_model_attends(cfg) ? "true" : "false", m->t.max_len, ts_vocab_size(m->t.src_vocab),
+            ts_vocab_size(m->t.tgt_vocab), parameters, m->header);
+    return api_text_close(&text, TS_OK, json);
+}
+
+// ts_evaluate's result and the outputs as JSON.
+static int write_eval(FILE *f, const ts_eval_result *r, const ts_hypothesis *hyps, size_t n, const ts_vocab *v) {
+    const struct {
+        const char *key;
+        double value;
+    } numbers[] = {{"loss", r->loss}, {"perplexity", r->perplexity}, {"bleu", r->bleu}, {"chrf", r->chrf},
+                   {"exact", r->exact}};
+    fprintf(f, "{\"pairs\": %zu, \"tokens\": %zu", r->pairs, r->tokens);
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+        fprintf(f, ", \"%s\": ", numbers[i].key);
+        api_json_number(f, numbers[i].value);
+    }
+    fputs(", \"bucket_bleu\": [", f);
+    for (int b = 0; b < TS_EVAL_BUCKETS; b++) {
+        fputs(b ? ", " : "", f);
+        api_json_number(f, r->bucket_pairs[b] ? r->bucket_bleu[b] : NAN);
+    }
+    fputs("], \"bucket_pairs\": [", f);
+    for (int b = 0; b < TS_EVAL_BUCKETS; b++) fprintf(f, "%s%zu", b ? ", " : "", r->bucket_pairs[b]);
+    fputs("], \"aer\": ", f);
+    api_json_number(f, r->has_aer ? r->aer : NAN);
+    fputs(", \"aer_diagonal\": ", f);
+    api_json_number(f, r->has_aer ? r->aer_diagonal : NAN);
+    fputs(", \"entropy\": ", f);
+    api_json_number(f, r->has_attention ? r->entropy : NAN);
+    fputs(", \"pad_mass\": ", f);
+    api_json_number(f, r->has_attention ? r->pad_mass : NAN);
+    fputs(", \"outputs\": [", f);
+    int rc = TS_OK;
+    for (size_t k = 0; !rc && k < n; k++) {
+        char *words = output_text(v, &hyps[k]);
+        if (!words) {
+            rc = TS_ERR_NOMEM;
+            break;
+        }
+        fputs(k ? ", " : "", f);
+        ts_render_json_string(f, words);
+        free(words);
+    }
+    fputs("]}", f);
+    return rc;
+}
+
+int tinyseq_eval(tinyseq_model *m, const char *corpus_path, const char *align_path, int beam, int max_len,
+                 char **json) {
+    *json = NULL;
+    if (!corpus_path) return ts_fail(TS_ERR_ARG, "no corpus path");
+    int rc = set_search(m, beam, -1);
+    if (rc) return rc;
+    ts_corpus *c = NULL;
+    ts_corpus_opts copts = {0};
+    if ((rc = ts_corpus_read(corpus_path, &copts, &c))) return rc;
+    ts_gold gold = {0};
+    size_t *rows = malloc(c->n_pairs * sizeof *rows + 1);
+    const ts_link **row_gold = malloc(c->n_pairs * sizeof *row_gold + 1);
+    int32_t *row_counts = malloc(c->n_pairs * sizeof *row_counts + 1);
+    ts_hypothesis *hyps = NULL;
+    size_t n_rows = 0;
+    if (!rows || !row_gold || !row_counts) rc = ts_fail(TS_ERR_NOMEM, "out of memory");
+    if (!rc && align_path) rc = ts_gold_read(align_path, corpus_path, c, &gold);
+    // The pairs within the length limit (the model's by default, as eval's --max-len).
+    int limit = max_len >= 0 ? max_len : m->t.max_len;
+    if (limit == 0 || limit > TS_MAX_SENTENCE_TOKENS) limit = TS_MAX_SENTENCE_TOKENS;
+    for (size_t i = 0; !rc && i < c->n_pairs; i++) {
+        if (c->pairs[i].src_len > limit || c->pairs[i].tgt_len > limit) continue;
+        if (align_path) {
+            row_gold[n_rows] = gold.links[i];
+            row_counts[n_rows] = gold.counts[i];
+        }
+        rows[n_rows++] = i;
+    }
+    if (!rc && n_rows == 0) rc = ts_fail(TS_ERR_ARG, "%s: no sentence pairs left to evaluate (see max_len)", corpus_path);
+    ts_eval_result r;
+    ts_eval_opts opts = {.beam = beam, .batch = 64, .gold = align_path ? row_gold : NULL,
+                         .gold_counts = align_path ? row_counts : NULL};
+    for (ts_ctx ctx; !rc;) {
+        ts_ctx_init(&ctx, m->arena);
+        rc = ts_evaluate(&m->t, &ctx, c, rows, n_rows, &opts, &r, &hyps);
+        if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&m->arena, "a batch"))) break;
+    }
+    api_text text;
+    if (!rc && !(rc = api_text_open(&text))) {
+        rc = api_text_close(&text, write_eval(text.f, &r, hyps, n_rows, m->t.tgt_vocab), json);
+    }
+    for (size_t k = 0; hyps && k < n_rows; k++) ts_hypothesis_free(&hyps[k]);
+    free(hyps);
+    ts_gold_free(&gold);
+    free(rows);
+    free(row_gold);
+    free(row_counts);
+    ts_corpus_free(c);
+    return rc;
+}

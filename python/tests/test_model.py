@@ -1,0 +1,151 @@
+"""load / translate / attend / eval / info against the program's own output."""
+import json
+import os
+import resource
+
+import numpy as np
+import pytest
+
+import tinyseq
+from conftest import MODELS, SENTENCES, run_program
+
+
+def test_imports_the_build_tree():
+    want = os.environ.get("TINYSEQ_PACKAGE_DIR")
+    if not want:
+        pytest.skip("TINYSEQ_PACKAGE_DIR is not set (ctest sets it)")
+    assert os.path.realpath(os.path.dirname(tinyseq.__file__)) == os.path.realpath(want)
+
+
+@pytest.mark.parametrize("name", [n for n in MODELS if n != "none"])
+@pytest.mark.parametrize("beam", [1, 3])
+def test_attend_equals_the_cli_json_to_the_bit(models, name, beam):
+    model = tinyseq.load(models[name])
+    for sentence in SENTENCES + ["the zebra sees xylophones ."]:  # unknown words too
+        got = model.attend(sentence, beam=beam)
+        cli = json.loads(run_program("attend", "--model", models[name], "--beam", str(beam), "--json", "-",
+                                     sentence).stdout)
+        assert got.source == cli["source"] and got.target == cli["target"]
+        want = tinyseq.model.attention_from_json(json.dumps(cli)).weights
+        assert got.weights.dtype == np.float64 and got.weights.shape == want.shape
+        assert got.weights.tobytes() == want.tobytes(), f"{name} beam {beam}: {sentence}"
+        assert got.weights.shape[-2:] == (len(cli["target"]), len(cli["source"]))
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_translate_equals_the_cli(models, name):
+    model = tinyseq.load(models[name])
+    greedy = run_program("translate", "--model", models[name], *SENTENCES).stdout.splitlines()
+    assert model.translate(SENTENCES) == greedy
+    assert model.translate(SENTENCES[0]) == greedy[0]
+    beam = run_program("translate", "--model", models[name], "--beam", "4", "--length-penalty", "0.6",
+                       SENTENCES[1]).stdout.strip()
+    assert model.translate(SENTENCES[1], beam=4, length_penalty=0.6) == beam
+    assert model.translate([]) == []
+
+
+def test_eval_equals_the_cli(models, tmp_path):
+    corpus, gold = tmp_path / "test.tsv", tmp_path / "test.align"
+    toy = run_program("corpus", "--toy", "--n", "40", "--seed", "7", "--align", str(gold))
+    corpus.write_text(toy.stdout)
+    model = tinyseq.load(models["bahdanau"])
+    got = model.eval(str(corpus), align=str(gold))
+    line = run_program("eval", "--model", models["bahdanau"], "--corpus", str(corpus), "--align",
+                       str(gold)).stdout.splitlines()[-1]
+    fields = dict(kv.split("=") for kv in line.split()[1:])
+    for key in ("bleu", "chrf", "exact", "aer", "aer_diagonal"):
+        assert f"{got[key]:.4f}" == fields[key], key
+    assert f"{got['perplexity']:.3f}" == fields["ppl"] and got["pairs"] == int(fields["pairs"]) == 40
+    assert len(got["outputs"]) == 40 and got["pad_mass"] == 0
+    assert model.eval(str(corpus))["aer"] is None
+
+
+def test_info_describes_the_model(models):
+    info = tinyseq.load(models["general"]).info()
+    assert info["model"]["attention"] == "general" and info["model"]["decoder"] == "luong"
+    assert info["model"]["bidirectional"] == 1 and info["model"]["hidden"] == 16
+    assert info["header"]["train.lr_initial"] == 0.003  # hex doubles read back as numbers
+    cli = json.loads(run_program("info", models["general"], "--json").stdout)
+    assert info["parameters"] == sum(p["count"] for p in cli["parameters"])
+    assert info["vocabularies"] == cli["vocabularies"]
+    transformer = tinyseq.load(models["transformer"]).info()
+    assert transformer["model"]["architecture"] == "transformer" and transformer["model"]["heads"] == 2
+
+
+# ---- errors are exceptions with tinyseq's message, never a crash ---------------
+
+def test_a_missing_checkpoint_raises_file_error(tmp_path):
+    missing = tmp_path / "nothing.ckpt"
+    with pytest.raises(tinyseq.FileError, match="nothing.ckpt") as e:
+        tinyseq.load(missing)
+    assert isinstance(e.value, OSError)
+
+
+def test_a_corrupt_checkpoint_raises_format_error(models, tmp_path):
+    data = open(models["dot"], "rb").read()
+    for i, damaged in enumerate([data[: len(data) // 2], data[:100] + bytes(200) + data[300:], b"not a model"]):
+        path = tmp_path / f"bad{i}.ckpt"
+        path.write_bytes(damaged)
+        with pytest.raises(tinyseq.FormatError, match=f"bad{i}.ckpt"):
+            tinyseq.load(str(path))
+    with pytest.raises(tinyseq.FileError):
+        tinyseq.load(str(tmp_path))  # a directory
+
+
+def test_bad_arguments_raise_before_or_inside_c(models):
+    model = tinyseq.load(models["dot"])
+    with pytest.raises(TypeError):
+        model.translate(123)
+    with pytest.raises(TypeError):
+        model.translate([b"bytes"])
+    with pytest.raises(ValueError, match="NUL"):
+        model.translate("a\0b")
+    with pytest.raises(tinyseq.FormatError, match="sentence 2 .*empty"):
+        model.translate(["the cat .", "   ", "the dog ."])
+    with pytest.raises(tinyseq.FormatError, match="more than the 1000"):
+        model.attend("word " * 1001)
+    with pytest.raises(tinyseq.ArgumentError, match="beam 0"):
+        model.translate("the cat .", beam=0)
+    with pytest.raises(tinyseq.ArgumentError, match="length_penalty"):
+        model.translate("the cat .", beam=2, length_penalty=-1)
+    with pytest.raises(tinyseq.ArgumentError, match="no attention"):
+        tinyseq.load(models["none"]).attend("the cat .")
+    with pytest.raises(tinyseq.FileError, match="nope.tsv"):
+        model.eval("/nonexistent/nope.tsv")
+    model.close()
+    with pytest.raises(tinyseq.ArgumentError, match="closed"):
+        model.translate("the cat .")
+    assert "invalid" not in repr(model)
+
+
+def test_invalid_utf8_is_an_error_not_a_crash(models):
+    model = tinyseq.load(models["dot"])
+    with pytest.raises(tinyseq.FormatError):
+        model.translate("caf\udce9 .")  # a lone surrogate byte: not UTF-8
+
+
+# ---- nothing leaks -------------------------------------------------------------
+
+def rss_kib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * (resource.getpagesize() // 1024)
+
+
+def test_a_thousand_loads_and_translations_keep_rss_flat(models):
+    def work(n):
+        for i in range(n):
+            with tinyseq.load(models["bahdanau"]) as m:
+                m.translate(SENTENCES[i % 3])
+                if i % 10 == 0:
+                    m.attend(SENTENCES[0], beam=2)
+            try:
+                tinyseq.load("/nonexistent.ckpt")
+            except tinyseq.FileError:
+                pass
+    work(100)  # allocator pools and caches settle
+    before = rss_kib()
+    work(1000)
+    growth = rss_kib() - before
+    # A leak of one model (~70 KiB of parameters) or one arena page per
+    # iteration would add tens of MiB.
+    assert growth < 2048, f"RSS grew by {growth} KiB over 1000 loads and translations"

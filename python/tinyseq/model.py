@@ -1,0 +1,152 @@
+"""A trained model: load, translate, attend, eval, info."""
+import ctypes
+import json
+import threading
+
+import numpy as np
+
+from . import _capi
+from ._capi import call, call_text, encode, lib
+
+
+def _beam(beam, length_penalty):
+    if isinstance(beam, bool) or not isinstance(beam, int):
+        raise TypeError(f"beam must be an int, not {type(beam).__name__}")
+    if length_penalty is None:
+        return beam, -1.0
+    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
+        raise TypeError(f"length_penalty must be a number, not {type(length_penalty).__name__}")
+    if not 0 <= length_penalty <= 100:
+        raise _capi.ArgumentError(f"length_penalty {length_penalty} is outside 0..100")
+    return beam, float(length_penalty)
+
+
+class Attention:
+    """One sentence's attention: `source` (S labels), `target` (T labels: the
+    output words, then <eos> or <cut>) and `weights`, a float64 array
+    (T, S) for the GRU models, (layers, heads, T, S) for a Transformer.
+    Labels read "<unk>:word" where the model reads <unk>."""
+
+    def __init__(self, source, target, weights, attention):
+        self.source, self.target, self.weights, self.attention = source, target, weights, attention
+
+    @property
+    def output(self):
+        """The translation: the target labels without the last row's <eos>/<cut>."""
+        return " ".join(self.target[:-1])
+
+    def __repr__(self):
+        return f"Attention({self.output!r}, weights {self.weights.shape})"
+
+
+class Model:
+    """A checkpoint loaded for use (tinyseq.load). One thread at a time uses
+    it (calls from several threads wait for each other). close() frees it now;
+    otherwise it is freed with the object."""
+
+    def __init__(self, handle, path):
+        self._handle, self.path = handle, path
+        self._lock = threading.Lock()
+
+    def _use(self):
+        if not self._handle:
+            raise _capi.ArgumentError(f"model {self.path} is closed")
+        return self._handle
+
+    def close(self):
+        with self._lock:
+            if self._handle:
+                lib.tinyseq_model_free(self._handle)
+                self._handle = None
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            lib.tinyseq_model_free(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def translate(self, texts, beam=1, length_penalty=None):
+        """The translation of a str, or a list of them for a list. Greedy
+        (beam 1) decodes a list as one batch, as `tinyseq translate` does."""
+        one = isinstance(texts, str)
+        items = [texts] if one else list(texts)
+        if not items:
+            return []
+        encoded = [encode(t, f"text {i}") for i, t in enumerate(items)]
+        beam, alpha = _beam(beam, length_penalty)
+        array = (ctypes.c_char_p * len(encoded))(*encoded)
+        with self._lock:
+            _, text = call_text("translate", self._use(), array, len(encoded), beam, alpha)
+        outputs = text.split("\n")
+        return outputs[0] if one else outputs
+
+    def attend(self, text, beam=1, length_penalty=None):
+        """Translates `text` and returns its Attention, the numbers of
+        `tinyseq attend --json` to the last bit."""
+        beam, alpha = _beam(beam, length_penalty)
+        raw = encode(text, "text")
+        with self._lock:
+            _, doc = call_text("attend", self._use(), raw, beam, alpha)
+        return attention_from_json(doc)
+
+    def eval(self, corpus, align=None, beam=1, max_len=None):
+        """Evaluates on a TSV corpus as `tinyseq eval` does: a dict with
+        pairs, loss, perplexity, bleu, chrf, exact, bucket_bleu, aer and
+        aer_diagonal (with `align`, gold Pharaoh alignments), entropy,
+        pad_mass and the decoded `outputs`. max_len None: the model's
+        training limit; 0: every pair."""
+        beam, _ = _beam(beam, None)
+        if max_len is None:
+            max_len = -1
+        elif isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 0:
+            raise _capi.ArgumentError(f"max_len must be a whole number >= 0, not {max_len!r}")
+        path = encode(corpus, "corpus")
+        gold = encode(align, "align") if align is not None else None
+        with self._lock:
+            _, doc = call_text("eval", self._use(), path, gold, beam, min(max_len, 2**31 - 1))
+        return json.loads(doc)
+
+    def info(self):
+        """The model's configuration, vocabulary sizes, parameter count and
+        the checkpoint's header (values as stored) as a dict."""
+        with self._lock:
+            _, doc = call_text("info", self._use())
+        info = json.loads(doc)
+        info["header"] = {k: _header_value(v) for k, v in info["header"].items()}
+        return info
+
+    def __repr__(self):
+        return f"tinyseq.Model({self.path!r})"
+
+
+def _header_value(text):
+    """A checkpoint header value as written: whole numbers and hex doubles
+    (docs/checkpoint.md) as numbers, the rest as text."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float.fromhex(text) if text.lstrip("-").startswith("0x") else text
+    except ValueError:
+        return text
+
+
+def attention_from_json(doc):
+    """An Attention from `tinyseq attend --json`'s document."""
+    d = json.loads(doc)
+    weights = np.array(d["weights"], dtype=np.float64).reshape(len(d["target"]), len(d["source"]))
+    return Attention(d["source"], d["target"], weights, d.get("attention"))
+
+
+def load(path):
+    """Loads a checkpoint written by tinyseq train (a run's best.ckpt)."""
+    raw = encode(path, "path")
+    handle = ctypes.c_void_p()
+    call("load", raw, ctypes.byref(handle))
+    return Model(handle.value, path if isinstance(path, str) else raw.decode("utf-8", "replace"))

@@ -1,0 +1,86 @@
+"""Training and the whole model's gradient check."""
+import ctypes
+import json
+import os
+import signal
+import time
+
+from . import _capi
+from ._capi import call, call_text, encode, lib
+
+
+def _option_text(name, value):
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (int, float, str, os.PathLike)):
+        return encode(value if not isinstance(value, (int, float)) else repr(value), name).decode()
+    raise TypeError(f"train option {name} must be a number, a str or a bool, not {type(value).__name__}")
+
+
+def train(on_line=print, **options):
+    """Trains as `tinyseq train` does and returns the run directory.
+
+    Options are train's flags with '_' for '-' (attn="dot", max_len=10,
+    epochs=2, out="runs/x", force=True, resume="runs/x/last.ckpt", ...);
+    None leaves an option at its default. Every line the trainer prints
+    goes to on_line(line) (default print; None: nowhere), so a notebook
+    shows the progress. Ctrl-C (KeyboardInterrupt, a Jupyter interrupt)
+    stops the run at the next step and saves last.ckpt, as the CLI does,
+    then raises KeyboardInterrupt; SIGINT's handler is Python's again
+    afterwards.
+    """
+    options = {k: v for k, v in options.items() if v is not None}
+    if "out" not in options:  # the CLI's default, named here so it can be returned
+        options["out"] = time.strftime("runs/%Y%m%d-%H%M%S")
+    keys = [encode(k, "option name") for k in options]
+    values = [_option_text(k, v).encode() for k, v in options.items()]
+    key_array = (ctypes.c_char_p * len(keys))(*keys)
+    value_array = (ctypes.c_char_p * len(values))(*values)
+    failure = []
+
+    def forward(line, err, user):
+        try:
+            if on_line is not None:
+                on_line(line.decode("utf-8", "replace"))
+        except BaseException as e:  # noqa: B902 - raised again after the run, not lost in ctypes
+            failure.append(e)
+
+    callback = _capi.LINE_FN(forward)
+    stopped, steps = ctypes.c_int(0), ctypes.c_long(0)
+    status = lib.tinyseq_train(key_array, value_array, len(keys), callback, None, ctypes.byref(stopped),
+                               ctypes.byref(steps))
+    if status < 0:
+        _capi.raise_for(status, "train")
+    if failure:
+        raise failure[0]
+    out = os.fspath(options["out"])
+    if status == _capi.STOPPED:
+        name = signal.Signals(stopped.value).name
+        raise KeyboardInterrupt(f"training stopped by {name} at step {steps.value}; saved {out}/last.ckpt "
+                                f"(continue with train(..., out={out!r}, resume={out + '/last.ckpt'!r}))")
+    return out
+
+
+_ATTENTIONS = ("none", "dot", "scaled-dot", "general", "concat", "bahdanau")
+_DECODERS = ("bahdanau", "luong")
+
+
+def gradcheck(arch="gru", attn="all", decoder="all", bidirectional=False, tf=1.0, seed=1, rtol=1e-6, atol=1e-8):
+    """`tinyseq gradcheck`: every parameter's gradient of a tiny model
+    against central finite differences: for the GRU, each attention x
+    decoder asked ("all" for every one); for arch="transformer", its one
+    model. Returns a list of dicts (arch, attn, decoder, parameter, checked,
+    max_abs_err, max_rel_err, passed)."""
+    if arch == "transformer":
+        if attn != "all" or decoder != "all" or bidirectional:
+            raise _capi.ArgumentError("attn, decoder and bidirectional are the GRU's; the Transformer has none")
+        cases = [(None, None)]
+    else:
+        cases = [(a, d) for a in (_ATTENTIONS if attn == "all" else (attn,))
+                 for d in (_DECODERS if decoder == "all" else (decoder,))]
+    rows = []
+    for a, d in cases:
+        _, doc = call_text("gradcheck", encode(arch, "arch"), a and encode(a, "attn"), d and encode(d, "decoder"),
+                           bool(bidirectional), float(tf), int(seed), float(rtol), float(atol))
+        rows += [dict(arch=arch, attn=a, decoder=d, **r) for r in json.loads(doc)]
+    return rows
