@@ -77,6 +77,13 @@ int tinyseq_info(const tinyseq_model *m, char **json);
 int tinyseq_eval(tinyseq_model *m, const char *corpus_path, const char *align_path, int beam, int max_len,
                  char **json);
 
+// Writes n pairs of the toy corpus drawn with seed to tsv_path (TSV) and,
+// when align_path is not NULL, their gold alignments there (Pharaoh lines):
+// the bytes `tinyseq corpus --toy --n N --seed S --align FILE` writes. Each
+// file is replaced whole or not at all. Errors: TS_ERR_ARG (n outside
+// 1..1000000, seed outside 0..2^31-1), TS_ERR_IO naming the path.
+int tinyseq_toy_corpus(long n, long seed, const char *tsv_path, const char *align_path);
+
 // ---- training ---------------------------------------------------------------
 
 // Called with each line the trainer prints (progress and results, without

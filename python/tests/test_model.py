@@ -48,6 +48,12 @@ def test_eval_equals_the_cli(models, tmp_path):
     corpus, gold = tmp_path / "test.tsv", tmp_path / "test.align"
     toy = run_program("corpus", "--toy", "--n", "40", "--seed", "7", "--align", str(gold))
     corpus.write_text(toy.stdout)
+    # tinyseq.toy_corpus writes the same bytes.
+    tinyseq.toy_corpus(str(tmp_path / "py.tsv"), n=40, seed=7, align=str(tmp_path / "py.align"))
+    assert (tmp_path / "py.tsv").read_bytes() == corpus.read_bytes()
+    assert (tmp_path / "py.align").read_bytes() == gold.read_bytes()
+    with pytest.raises(tinyseq.FileError, match="/nonexistent/"):
+        tinyseq.toy_corpus("/nonexistent/x.tsv", n=3)
     model = tinyseq.load(models["bahdanau"])
     got = model.eval(str(corpus), align=str(gold))
     line = run_program("eval", "--model", models["bahdanau"], "--corpus", str(corpus), "--align",

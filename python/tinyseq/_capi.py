@@ -64,6 +64,7 @@ _SIGNATURES = {
     "tinyseq_info": (ctypes.c_int, [ctypes.c_void_p, c_text_p]),
     "tinyseq_eval": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
                                     c_text_p]),
+    "tinyseq_toy_corpus": (ctypes.c_int, [ctypes.c_long, ctypes.c_long, ctypes.c_char_p, ctypes.c_char_p]),
     "tinyseq_train": (ctypes.c_int, [c_char_pp, c_char_pp, ctypes.c_int, LINE_FN, ctypes.c_void_p,
                                      ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_long)]),
     "tinyseq_gradcheck": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_double,

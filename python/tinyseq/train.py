@@ -61,6 +61,17 @@ def train(on_line=print, **options):
     return out
 
 
+def toy_corpus(path, n=1000, seed=1, align=None):
+    """Writes n pairs of the built-in toy corpus (seed picks them) to `path`
+    as TSV and, given `align`, their gold alignments there; the same bytes as
+    `tinyseq corpus --toy --n N --seed S --align FILE`. Returns path."""
+    if isinstance(n, bool) or not isinstance(n, int) or isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError("n and seed must be ints")
+    gold = encode(align, "align") if align is not None else None
+    call("toy_corpus", n, seed, encode(path, "path"), gold)
+    return path
+
+
 _ATTENTIONS = ("none", "dot", "scaled-dot", "general", "concat", "bahdanau")
 _DECODERS = ("bahdanau", "luong")
 
