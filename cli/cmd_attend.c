@@ -29,7 +29,7 @@ static const char usage[] =
     "labelled \"<unk>:word\" in every figure. SENTENCE has at most 1000 tokens.\n"
     "\n"
     "  --model CKPT     checkpoint written by tinyseq train (required)\n"
-    "  --beam K         beam width, 1..1000 (default 1: greedy)\n"
+    "  --beam K         beam width, 1..1000 (default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) "; 1: greedy)\n"
     "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"
     "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
     "                 |y| counts <eos>); larger A favours longer outputs\n"
@@ -139,7 +139,7 @@ static void print_words(FILE *out, const char *label, const char *const *words, 
 
 int ts_cmd_attend(int argc, char **argv) {
     const char *model_path = NULL, *svg_path = NULL, *json_path = NULL, *color = "auto";
-    long beam = 1;
+    long beam = TS_BEAM_DEFAULT;
     ts_length_penalty lp = {0, 0.0};
     int pharaoh = 0, values = 0, force = 0;
     sentence_list list = {malloc((size_t)argc * sizeof(char *)), 0};

@@ -25,7 +25,8 @@ static const char usage[] =
     "\n"
     "  --model CKPT    checkpoint written by tinyseq train (required)\n"
     "  --corpus FILE   TSV corpus (required)\n"
-    "  --beam K        beam width, 1..1000 (default 1: greedy, decoded in batches)\n"
+    "  --beam K        beam width, 1..1000 (default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) "; 1: greedy); a batch's\n"
+    "                  sentences decode together either way\n"
     "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"
     "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
     "                 |y| counts <eos>); larger A favours longer outputs\n"
@@ -76,7 +77,7 @@ static void print_output(const ts_vocab *v, const ts_hypothesis *h) {
 
 int ts_cmd_eval(int argc, char **argv) {
     const char *model_path = NULL, *corpus_path = NULL, *align_path = NULL;
-    long beam = 1, max_len = -1, show = 3, batch = 64;
+    long beam = TS_BEAM_DEFAULT, max_len = -1, show = 3, batch = 64;
     ts_length_penalty lp = {0, 0.0};
     int skip_bad = 0;
     const ts_flag flags[] = {

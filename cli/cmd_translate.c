@@ -24,8 +24,9 @@ static const char usage[] =
     "output line.\n"
     "\n"
     "  --model CKPT   checkpoint written by tinyseq train (required)\n"
-    "  --beam K       beam width, 1..1000 (default 1: greedy); up to 128 lines of the\n"
-    "                 arguments, a pipe or a file decode together, several times faster each\n"
+    "  --beam K       beam width, 1..1000 (default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) "; 1: greedy); up to 128 lines of\n"
+    "                 the arguments, a pipe or a file decode together, several times\n"
+    "                 faster each\n"
     "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"
     "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
     "                 |y| counts <eos>); larger A favours longer outputs\n"
@@ -167,7 +168,7 @@ static int submit(pending *p, ts_translator *t, ts_ctx *ctx, const char *text, s
 
 int ts_cmd_translate(int argc, char **argv) {
     const char *model_path = NULL;
-    long beam = 1;
+    long beam = TS_BEAM_DEFAULT;
     ts_length_penalty lp = {0, 0.0};
     // Positional arguments are the sentences; argv outlives this function.
     const char **sentences = malloc((size_t)argc * sizeof *sentences);

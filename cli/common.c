@@ -24,7 +24,7 @@ int ts_cli_load_model(const char *command, const char *model_path, const char *m
     }
     if (lp.gnmt && beam == 1)
         ts_cli_error(command, 0, "warning: --length-penalty ranks beam search's outputs; with greedy decoding "
-                                 "(--beam 1, the default) it changes nothing: add --beam K");
+                                 "(--beam 1) it changes nothing: leave --beam at its default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) " or give K > 1");
     if (ts_translator_load(model_path, t)) {
         ts_cli_error(command, 1, "cannot load the model");
         char best[4200];

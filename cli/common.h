@@ -8,6 +8,11 @@
 #include "autograd/graph.h"
 #include "infer/load.h"
 
+// A macro's value as a string literal, for usage texts:
+// TS_CLI_QUOTE(TS_BEAM_DEFAULT) is "5".
+#define TS_CLI_QUOTE_(x) #x
+#define TS_CLI_QUOTE(x) TS_CLI_QUOTE_(x)
+
 // The arena translate and attend start each sentence with; it grows up to
 // TS_ARENA_MAX (tensor/arena.h), which bounds what one input can ask for.
 enum { TS_CLI_ARENA_START = 64 << 20 };

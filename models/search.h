@@ -21,6 +21,11 @@ typedef struct {
     int ended;
 } ts_hypothesis;
 
+// The beam width translate, attend and eval search with unless --beam says
+// otherwise (1 is greedy), and the trainer's final dev line: OpenNMT-py's
+// and fairseq's default.
+#define TS_BEAM_DEFAULT 5
+
 // The default output length limit for a source of n tokens: 2n + 10 (room
 // for a target twice as long, and for short inputs). Every decoder that does
 // not get an explicit limit uses this one rule.

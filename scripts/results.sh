@@ -31,7 +31,7 @@ for attn in bahdanau general dot scaled-dot none; do
   start=$(date +%s.%N)
   $tinyseq train --attn "$attn" --out "$run" >"$run.log" 2>"$run.err" || { cat "$run.err"; exit 1; }
   wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.0f", e - s}')
-  $tinyseq eval --model "$run/best.ckpt" --corpus "$out/test.tsv" --align "$out/test.align" >"$run.eval"
+  $tinyseq eval --beam 1 --model "$run/best.ckpt" --corpus "$out/test.tsv" --align "$out/test.align" >"$run.eval"
   dev=$(grep '^epoch .*(best)$' "$run.log" | tail -1)  # the epoch best.ckpt holds
   dev_exact=$(echo "$dev" | sed -n 's/.*exact \([0-9.]*%\).*/\1/p')
   dev_bleu=$(echo "$dev" | sed -n 's/.*dev BLEU \([0-9.]*\).*/\1/p')

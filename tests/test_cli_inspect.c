@@ -96,14 +96,15 @@ TestSuite(cli_inspect, .init = setup, .fini = teardown);
 
 
 // What the library itself makes of `text`: the reference for the program.
-static char *translate_in_process(const char *text) {
+// text translated by the library with beam width `beam`, as a line of words.
+static char *translate_in_process(const char *text, int beam) {
     ts_translator t;
     cr_assert_eq(ts_translator_load(ckpt, &t), TS_OK, "%s", ts_last_error());
     ts_arena *arena = ts_arena_new(16 << 20);
     ts_ctx ctx;
     ts_ctx_init(&ctx, arena);
     ts_hypothesis h;
-    cr_assert_eq(ts_translate_text(&t, &ctx, text, 1, &h, NULL, NULL), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_translate_text(&t, &ctx, text, beam, &h, NULL, NULL), TS_OK, "%s", ts_last_error());
     char *line = malloc(4096);
     ts_vocab_decode(t.tgt_vocab, h.tokens, (size_t)h.len, line, 4096);
     ts_hypothesis_free(&h);
@@ -134,24 +135,24 @@ static int count_lines(const char *text) {
 }
 
 Test(cli_inspect, translate_prints_one_line_per_argument) {
-    char *out, *want1 = translate_in_process("le chat dort ."), *want2 = translate_in_process("oui");
-    int rc = test_runf(&out, "%s translate --model '%s' 'Le Chat dort.' oui", TS_PROGRAM, ckpt);
-    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
-    cr_assert_eq(count_lines(out), 2, "%s", out);
-    cr_assert_str_eq(line_at(out, 0), want1, "normalised like training: %s", out);
-    cr_assert_str_eq(line_at(out, 1), want2);
-    free(out);
-    // Beam search takes the same path.
-    rc = test_runf(&out, "%s translate --model '%s' --beam 3 oui", TS_PROGRAM, ckpt);
-    cr_assert_eq(rc, 0, "%s", out);
-    cr_assert_eq(count_lines(out), 1, "%s", out);
-    free(out);
-    free(want1);
-    free(want2);
+    // Beam search of the default width, and greedy with --beam 1, both as
+    // the library translates one sentence alone.
+    for (int beam = 1; beam <= TS_BEAM_DEFAULT; beam += TS_BEAM_DEFAULT - 1) {
+        char *out, *want1 = translate_in_process("le chat dort .", beam), *want2 = translate_in_process("oui", beam);
+        int rc = test_runf(&out, "%s translate --model '%s' %s 'Le Chat dort.' oui", TS_PROGRAM, ckpt,
+                           beam == 1 ? "--beam 1" : "");
+        cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+        cr_assert_eq(count_lines(out), 2, "%s", out);
+        cr_assert_str_eq(line_at(out, 0), want1, "beam %d, normalised like training: %s", beam, out);
+        cr_assert_str_eq(line_at(out, 1), want2, "beam %d", beam);
+        free(out);
+        free(want1);
+        free(want2);
+    }
 }
 
 Test(cli_inspect, translate_reads_stdin_and_keeps_blank_lines) {
-    char *out, *want = translate_in_process("le chat dort .");
+    char *out, *want = translate_in_process("le chat dort .", TS_BEAM_DEFAULT);
     int rc = test_runf(&out, "printf 'le chat dort .\\n\\n  \\r\\nle chat dort .\\r\\n' | %s translate --model '%s'", TS_PROGRAM,
                  ckpt);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);

@@ -237,7 +237,9 @@ Test(cli_train, attention_figures_have_rows_that_sum_to_1_and_match_attend, .tim
     char quoted[2048] = "'";
     for (const char *c = fig.source; *c; c++) strcat(quoted, *c == '\'' ? "'\\''" : (char[2]){*c, 0});
     strcat(quoted, "'");
-    snprintf(cmd, sizeof cmd, "%s attend --model %s/run/last.ckpt --json %s/a.json %s", TS_PROGRAM, dir, dir, quoted);
+    // The figures show the epoch's greedy outputs: attend --beam 1 decodes so.
+    snprintf(cmd, sizeof cmd, "%s attend --beam 1 --model %s/run/last.ckpt --json %s/a.json %s", TS_PROGRAM, dir, dir,
+             quoted);
     rc = test_run(cmd, &out);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     free(out);
@@ -585,8 +587,8 @@ Test(cli_train, dev_tsv_repeats_the_final_dev_line_with_eval, .timeout = 120) {
     char *dir = test_tmpdir(), *train_out = NULL, *eval_out = NULL;
     cr_assert_eq(test_runf(&train_out, "%s train --toy-pairs 1500 --emb 16 --hidden 32 --epochs 6 --lr 0.01 --show 0 --out %s/run",
                            TS_PROGRAM, dir), 0);
-    cr_assert_eq(test_runf(&eval_out, "%s eval --model %s/run/last.ckpt --corpus %s/run/dev-pairs.tsv --show 0", TS_PROGRAM,
-                           dir, dir), 0, "%s", eval_out);
+    cr_assert_eq(test_runf(&eval_out, "%s eval --beam 1 --model %s/run/last.ckpt --corpus %s/run/dev-pairs.tsv --show 0",
+                           TS_PROGRAM, dir, dir), 0, "%s", eval_out);
     double loss, ppl, bleu, chrf, exact, e_bleu, e_chrf, e_ppl, e_exact;
     int pairs, e_pairs;
     const char *dev = strstr(train_out, "\ndev: ");
@@ -602,9 +604,9 @@ Test(cli_train, dev_tsv_repeats_the_final_dev_line_with_eval, .timeout = 120) {
     cr_assert_float_eq(e_bleu, bleu, 1e-4, "BLEU %g vs %g", e_bleu, bleu);
     cr_assert_float_eq(e_chrf, chrf, 1e-4, "chrF %g vs %g", e_chrf, chrf);
     cr_assert_float_eq(100 * e_exact, exact, 0.05, "exact %g vs %g", e_exact, exact);
-    // The final beam line (--beam 5 by default) is eval --beam 5's.
+    // The final beam line (--beam 5 by default) is eval's by default.
     free(eval_out);
-    cr_assert_eq(test_runf(&eval_out, "%s eval --model %s/run/last.ckpt --corpus %s/run/dev-pairs.tsv --beam 5 --show 0",
+    cr_assert_eq(test_runf(&eval_out, "%s eval --model %s/run/last.ckpt --corpus %s/run/dev-pairs.tsv --show 0",
                            TS_PROGRAM, dir, dir), 0, "%s", eval_out);
     const char *beam = strstr(train_out, "\ndev, beam 5: ");
     cr_assert(beam && sscanf(beam, "\ndev, beam 5: BLEU %lf, chrF %lf, exact %lf%%", &bleu, &chrf, &exact) == 3, "%s",

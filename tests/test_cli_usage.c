@@ -240,9 +240,12 @@ Test(cli_usage, one_is_singular_and_a_penalty_greedy_ignores_is_named) {
     for (int i = 0; i < 3; i++) {
         char args[9000];
         snprintf(args, sizeof args, commands[i], model, tsv);
-        rc = test_runf(&out, "%s %s --length-penalty 1", TS_PROGRAM, args);
+        rc = test_runf(&out, "%s %s --length-penalty 1 --beam 1", TS_PROGRAM, args);
         cr_assert(rc == 0 && strstr(out, "warning: --length-penalty ranks beam search's outputs"), "%s: exit %d\n%s", args,
                   rc, out);
+        free(out);
+        rc = test_runf(&out, "%s %s --length-penalty 1", TS_PROGRAM, args);  // beam search by default
+        cr_assert(rc == 0 && !strstr(out, "warning"), "%s: exit %d\n%s", args, rc, out);
         free(out);
         rc = test_runf(&out, "%s %s --length-penalty 1 --beam 2", TS_PROGRAM, args);
         cr_assert(rc == 0 && !strstr(out, "warning"), "%s --beam 2: exit %d\n%s", args, rc, out);

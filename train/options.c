@@ -4,6 +4,7 @@
 #include "train/options.h"
 
 #include "data/toy.h"
+#include "models/search.h"  // TS_BEAM_DEFAULT
 #include "train/rundir.h"
 #include "train/state.h"  // TS_COUNT_MAX
 
@@ -153,7 +154,7 @@ const ts_train_option ts_train_options[] = {
              "rate and early stopping follow dev loss either way"},
     {.flag = "keep", .key = "keep", INT(keep, 0, 1000, 0), .use = SAME, .section = "output", .meta = "N",
      .help = "also keep the last N epochs' models as DIR/epoch-<E>.ckpt (for\ntinyseq average; default {}: none)"},
-    {.flag = "beam", .key = "beam", INT(beam, 0, 1000, 5), .use = SAME, .section = "output", .meta = "K",
+    {.flag = "beam", .key = "beam", INT(beam, 0, 1000, TS_BEAM_DEFAULT), .use = SAME, .section = "output", .meta = "K",
      .help = "the final dev (and --test) evaluation also decodes with beam K,\n"
              "as tinyseq eval --beam K would (default {}; 0: greedy only)"},
     // --log-every and --eval-every change what the run directory records, never
