@@ -3,9 +3,13 @@
 //
 // T = output tokens + 1 (the <eos> step), S = source tokens (no <eos>: the
 // encoder reads the sentence as it is). weights: (T, S), row t is output step t.
+// A Transformer has more to show (infer/heads.h): L layers x H heads of
+// cross-attention and of the encoder's (S, S) and decoder's (T, T)
+// self-attention; --layer, --head, --self and --heads choose among them.
 #include "cli/cli.h"
 #include "cli/common.h"
 
+#include "infer/heads.h"
 #include "infer/metrics.h"
 #include "infer/load.h"
 #include "infer/translate.h"
@@ -19,7 +23,8 @@
 
 static const char usage[] =
     "usage: tinyseq attend --model CKPT [--beam K] [--svg FILE] [--json FILE] [--force] [--pharaoh]\n"
-    "                      [--values] [--color auto|always|never] [SENTENCE]\n"
+    "                      [--values] [--color auto|always|never]\n"
+    "                      [--layer L] [--head H] [--self enc|dec] [--heads] [SENTENCE]\n"
     "\n"
     "Translates SENTENCE (else the one line of standard input; at a terminal it\n"
     "asks for it) and shows its attention matrix: one row per output word\n"
@@ -35,13 +40,26 @@ static const char usage[] =
     "                 |y| counts <eos>); larger A favours longer outputs\n"
     "  --svg FILE       also write the heatmap as a standalone SVG figure\n"
     "  --json FILE      also write {source, target, weights, attention} as JSON\n"
-    "                   (FILE -: standard output, and the rest goes to standard error)\n"
+    "                   (FILE -: standard output, and the rest goes to standard error);\n"
+    "                   a Transformer's adds layers, heads and every view: \"cross\",\n"
+    "                   \"enc\", \"dec\", each {rows, cols, heads [layer][head][row][col],\n"
+    "                   mean [layer][row][col]} (docs/attention.md); weights stays the\n"
+    "                   last layer's cross-attention head mean whatever is shown\n"
     "  --force          replace an existing --svg or --json FILE (otherwise an error)\n"
     "  --pharaoh        print the argmax alignment as source-target pairs (\"0-0 2-1\"),\n"
     "                   one link per output word, <eos> left out\n"
     "  --values         print each weight (.14) in the coloured heatmap too\n"
     "  --color WHEN     auto (default: colour on a terminal, a plain table otherwise),\n"
-    "                   always, or never (shades on a terminal, no colour)\n";
+    "                   always, or never (shades on a terminal, no colour)\n"
+    "\n"
+    "A Transformer shows the mean of its last layer's cross-attention heads\n"
+    "unless told otherwise (and says which matrix it shows):\n"
+    "  --layer L        that layer's heads (0 = the first; default the last)\n"
+    "  --head H         that head (0 = the first) instead of the heads' mean\n"
+    "  --self enc|dec   encoder self-attention (source x source) or the decoder's\n"
+    "                   (output step x decoder input <sos> y_1 ..; causal) instead\n"
+    "  --heads          every layer x head and each layer's mean as small multiples\n"
+    "                   (terminal; --svg draws them as one grid)\n";
 
 static const char *cmd = "tinyseq attend";
 
@@ -122,6 +140,7 @@ typedef struct {
     ts_hypothesis hyp;
     char *source;                 // the normalised tokens joined by spaces
     ts_attention_labels labels;   // source (S) and target (T) words
+    const char **inputs;          // (T) the decoder's inputs: "<sos>", then the output words
     int S, T;
 } attention_view;
 
@@ -129,6 +148,165 @@ static void view_free(attention_view *v) {
     ts_hypothesis_free(&v->hyp);
     free(v->source);
     ts_attention_labels_free(&v->labels);
+    free(v->inputs);
+}
+
+// The labels of v's hypothesis (v->source, v->S) as the model read them.
+static int make_labels(attention_view *v, const ts_translator *t) {
+    v->T = v->hyp.len + 1;
+    int rc = ts_attention_labels_make(t, v->source, v->S, &v->hyp, &v->labels);
+    if (!rc && !(v->inputs = malloc((size_t)v->T * sizeof *v->inputs))) rc = ts_fail(TS_ERR_NOMEM, "cannot allocate labels");
+    if (rc) return rc;
+    v->inputs[0] = "<sos>";
+    for (int k = 1; k < v->T; k++) v->inputs[k] = v->labels.target[k - 1];
+    return TS_OK;
+}
+
+// ---- a Transformer's heads: which matrix to show ----
+
+// What --layer, --head, --self and --heads asked for.
+typedef struct {
+    long layer, head;
+    int layer_given, head_given, self_given;
+    int view;  // enum ts_head_view
+    int grid;  // --heads
+} head_choice;
+
+// --self enc|dec.
+static int choose_self(const char *command, const char *flag, const char *value, void *target) {
+    int view = ts_head_view_parse(value);
+    if (view != TS_VIEW_ENC && view != TS_VIEW_DEC) {
+        ts_cli_error(command, 0, "--%s expects enc (encoder self-attention) or dec (decoder self-attention), got '%s'",
+                     flag, value);
+        return TS_EXIT_USAGE;
+    }
+    *(int *)target = view;
+    return -1;
+}
+
+// -1 when the choice fits the model, else the exit status after a message
+// naming the flag and what the model allows.
+static int check_choice(const head_choice *c, const ts_seq2seq *m, const char *model_path) {
+    const char *flag = c->layer_given ? "--layer" : c->head_given ? "--head" : c->self_given ? "--self" : "--heads";
+    if (!ts_heads_available(m)) {
+        if (!c->layer_given && !c->head_given && !c->self_given && !c->grid) return -1;
+        ts_cli_error(cmd, 0, "%s needs a Transformer's layers and heads; %s is a GRU model (%s attention): "
+                             "its one attention matrix is shown without it", flag, model_path, ts_attn_name(m->cfg.attn));
+        return TS_EXIT_USAGE;
+    }
+    if (c->layer_given && (c->layer < 0 || c->layer >= m->cfg.layers)) {
+        ts_cli_error(cmd, 0, "--layer %ld: %s has %d layers per stack, --layer 0..%d", c->layer, model_path,
+                     m->cfg.layers, m->cfg.layers - 1);
+        return TS_EXIT_USAGE;
+    }
+    if (c->head_given && (c->head < 0 || c->head >= m->cfg.heads)) {
+        ts_cli_error(cmd, 0, "--head %ld: %s has %d heads, --head 0..%d", c->head, model_path, m->cfg.heads,
+                     m->cfg.heads - 1);
+        return TS_EXIT_USAGE;
+    }
+    return -1;
+}
+
+// Every head of the translation in v (ctx's arena grows as needed).
+static int compute_heads(ts_translator *t, ts_ctx *ctx, const attention_view *v, ts_heads *heads) {
+    int *src = malloc((size_t)v->S * sizeof *src);  // (S) as the model read them: unknown words are <unk>
+    if (!src) return ts_fail(TS_ERR_NOMEM, "cannot allocate the source ids");
+    for (int k = 0; k < v->S; k++) src[k] = ts_vocab_id(t->src_vocab, v->labels.source[k]);
+    int rc;
+    while ((rc = ts_heads_compute(t->model, ctx, src, v->S, v->hyp.tokens, v->hyp.len, heads)) == TS_ERR_ARENA &&
+           !ts_cli_grow_arena(ctx, "the sentence's heads")) {
+    }
+    free(src);
+    return rc;
+}
+
+// One matrix to draw, with its labels.
+typedef struct {
+    const double *weights;  // (rows, cols)
+    int rows, cols;
+    const char *const *row_words, *const *col_words;
+} shown_matrix;
+
+// The labels of view `view`'s rows (cols 0) or columns (cols 1).
+static const char *const *view_labels(const attention_view *v, int view, int cols) {
+    const ts_head_view_info *info = &ts_head_views[view];
+    if (!(cols ? info->cols_target : info->rows_target)) return v->labels.source;
+    return cols ? v->inputs : v->labels.target;  // the decoder's rows are its outputs, its columns its inputs
+}
+
+static shown_matrix pick_matrix(const ts_heads *h, const head_choice *c, const attention_view *v) {
+    int layer = c->layer_given ? (int)c->layer : h->layers - 1, head = c->head_given ? (int)c->head : -1;
+    return (shown_matrix){ts_heads_matrix(h, c->view, layer, head), ts_heads_rows(h, c->view), ts_heads_cols(h, c->view),
+                          view_labels(v, c->view, 0), view_labels(v, c->view, 1)};
+}
+
+// "attention: transformer cross-attention, layer 1 (the last of 2), mean of 4 heads, greedy"
+static void describe_choice(char *out, size_t size, const ts_heads *h, const head_choice *c, const char *search) {
+    int layer = c->layer_given ? (int)c->layer : h->layers - 1;
+    int n = snprintf(out, size, "attention: transformer %s, ", ts_head_views[c->view].title);
+    if (c->grid) n += snprintf(out + n, size - (size_t)n, "every layer (%d) x head (%d) and each layer's mean", h->layers,
+                               h->heads);
+    else n += snprintf(out + n, size - (size_t)n, "layer %d (%s of %d), ", layer,
+                       layer == h->layers - 1 ? "the last" : layer == 0 ? "the first" : "one", h->layers);
+    if (c->grid) snprintf(out + n, size - (size_t)n, ", %s", search);
+    else if (c->head_given) snprintf(out + n, size - (size_t)n, "head %ld of %d, %s", c->head, h->heads, search);
+    else snprintf(out + n, size - (size_t)n, "mean of %d heads, %s", h->heads, search);
+}
+
+// --heads: a grid of layers x (heads + mean) panels of the chosen view.
+typedef struct {
+    ts_heatmap_grid g;
+    const double **panels;          // (L, H + 1)
+    char (*titles)[32];             // (L + H + 1): "layer l", then "head k" and "mean"
+    const char **row_titles, **col_titles;
+} grid_panels;
+
+static void grid_free(grid_panels *p) {
+    free(p->panels);
+    free(p->titles);
+    free(p->row_titles);
+    free(p->col_titles);
+}
+
+static int make_grid(grid_panels *p, const ts_heads *h, const head_choice *c, const attention_view *v,
+                     const char *title) {
+    size_t L = (size_t)h->layers, cols = (size_t)h->heads + 1;
+    p->panels = malloc(L * cols * sizeof *p->panels);
+    p->titles = malloc((L + cols) * sizeof *p->titles);
+    p->row_titles = malloc(L * sizeof *p->row_titles);
+    p->col_titles = malloc(cols * sizeof *p->col_titles);
+    if (!p->panels || !p->titles || !p->row_titles || !p->col_titles) {
+        ts_cli_error(cmd, 0, "out of memory");
+        return TS_EXIT_FAIL;
+    }
+    for (size_t l = 0; l < L; l++) {
+        snprintf(p->titles[l], sizeof p->titles[l], "layer %zu", l);
+        p->row_titles[l] = p->titles[l];
+        for (size_t k = 0; k < cols; k++)
+            p->panels[l * cols + k] = ts_heads_matrix(h, c->view, (int)l, k + 1 < cols ? (int)k : -1);
+    }
+    for (size_t k = 0; k < cols; k++) {
+        if (k + 1 < cols) snprintf(p->titles[L + k], sizeof p->titles[L + k], "head %zu", k);
+        else snprintf(p->titles[L + k], sizeof p->titles[L + k], "mean");
+        p->col_titles[k] = p->titles[L + k];
+    }
+    p->g = (ts_heatmap_grid){.panels = p->panels, .rows = L, .cols = cols,
+                             .R = (size_t)ts_heads_rows(h, c->view), .C = (size_t)ts_heads_cols(h, c->view),
+                             .row_titles = p->row_titles, .col_titles = p->col_titles,
+                             .target = view_labels(v, c->view, 0), .source = view_labels(v, c->view, 1), .title = title};
+    return TS_EXIT_OK;
+}
+
+// Every view of h for --json, in views[TS_VIEW_COUNT].
+static ts_json_heads json_heads(const ts_heads *h, ts_json_head_view *views) {
+    static const char *const side[2] = {"source", "target"};
+    for (int view = 0; view < TS_VIEW_COUNT; view++) {
+        const ts_head_view_info *info = &ts_head_views[view];
+        views[view] = (ts_json_head_view){info->name, side[info->rows_target],
+                                          info->cols_target ? "target_in" : "source", (size_t)ts_heads_rows(h, view),
+                                          (size_t)ts_heads_cols(h, view), h->weights[view], h->mean[view]};
+    }
+    return (ts_json_heads){(size_t)h->layers, (size_t)h->heads, views, TS_VIEW_COUNT};
 }
 
 static void print_words(FILE *out, const char *label, const char *const *words, int n) {
@@ -142,6 +320,7 @@ int ts_cmd_attend(int argc, char **argv) {
     long beam = TS_BEAM_DEFAULT;
     ts_length_penalty lp = {0, 0.0};
     int pharaoh = 0, values = 0, force = 0;
+    head_choice choice = {.view = TS_VIEW_CROSS};
     sentence_list list = {malloc((size_t)argc * sizeof(char *)), 0};
     if (!list.items) {
         ts_cli_error(cmd, 0, "out of memory");
@@ -157,6 +336,10 @@ int ts_cmd_attend(int argc, char **argv) {
         TS_SWITCH("values", &values),
         TS_CHOICE("color", &color, choose_color),
         TS_SWITCH("force", &force),
+        {.name = "layer", .kind = TS_FLAG_INT, .target = &choice.layer, .lo = -1e6, .hi = 1e6, .given = &choice.layer_given},
+        {.name = "head", .kind = TS_FLAG_INT, .target = &choice.head, .lo = -1e6, .hi = 1e6, .given = &choice.head_given},
+        {.name = "self", .kind = TS_FLAG_CHOICE, .target = &choice.view, .choose = choose_self, .given = &choice.self_given},
+        TS_SWITCH("heads", &choice.grid),
     };
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0],
                         .positional = take_sentence, .context = &list};
@@ -166,6 +349,14 @@ int ts_cmd_attend(int argc, char **argv) {
         ts_cli_error(cmd, 0, "--svg - and --json - cannot share standard output; name a file for one");
         parsed = TS_EXIT_USAGE;
     }
+    if (parsed < 0 && choice.grid && (choice.layer_given || choice.head_given)) {
+        ts_cli_error(cmd, 0, "--heads draws every layer and head; give it without --layer and --head");
+        parsed = TS_EXIT_USAGE;
+    }
+    if (parsed < 0 && pharaoh && choice.self_given) {
+        ts_cli_error(cmd, 0, "--pharaoh aligns output words to source words (cross-attention); it cannot go with --self");
+        parsed = TS_EXIT_USAGE;
+    }
     if (parsed < 0 && svg_path) parsed = ts_cli_check_output(cmd, "the SVG", svg_path, force, 1);
     if (parsed < 0 && json_path) parsed = ts_cli_check_output(cmd, "the JSON", json_path, force, 1);
     char *typed = NULL;  // the sentence read from stdin when no argument gives it
@@ -173,6 +364,10 @@ int ts_cmd_attend(int argc, char **argv) {
     const char *sentence = list.n ? list.items[0] : typed;
     ts_translator t;
     if (parsed < 0) parsed = ts_cli_load_model(cmd, model_path, NULL, lp, beam, &t);
+    if (parsed < 0) {
+        parsed = check_choice(&choice, t.model, model_path);
+        if (parsed >= 0) ts_translator_free(&t);
+    }
     free(list.items);
     if (parsed >= 0) {
         free(typed);
@@ -196,11 +391,14 @@ int ts_cmd_attend(int argc, char **argv) {
     if (unknown)
         fprintf(stderr, "%s: unknown words, read as <unk>: %.300s%s\n", cmd, unknown, strlen(unknown) > 300 ? " ..." : "");
     free(unknown);
-    if (!rc) rc = ts_attention_labels_make(&t, v.source, v.S, &v.hyp, &v.labels);
-    v.T = v.hyp.len + 1;
+    if (!rc) rc = make_labels(&v, &t);
+    ts_heads heads = {0};
+    grid_panels grid = {0};
+    if (!rc && ts_heads_available(t.model)) rc = compute_heads(&t, &ctx, &v, &heads);
     ts_arena_free(ctx.arena);
     if (rc) {
         ts_cli_error(cmd, 1, "cannot translate the sentence");
+        ts_heads_free(&heads);
         view_free(&v);
         ts_translator_free(&t);
         free(typed);
@@ -220,15 +418,24 @@ int ts_cmd_attend(int argc, char **argv) {
         goto done;
     }
     // The title names the search too: beam and greedy outputs differ.
-    char title[128], search[32] = "greedy";
+    char title[256], search[32] = "greedy";
     if (beam > 1) snprintf(search, sizeof search, "beam %ld", beam);
-    snprintf(title, sizeof title, "attention: %s (%s decoder), %s", ts_attn_name(cfg->attn), ts_decoder_name(cfg->decoder),
-             search);
+    shown_matrix m = {v.hyp.attention, v.T, v.S, v.labels.target, v.labels.source};  // the search's (T, S)
+    if (heads.layers) {
+        m = pick_matrix(&heads, &choice, &v);
+        describe_choice(title, sizeof title, &heads, &choice, search);
+    } else {
+        snprintf(title, sizeof title, "attention: %s (%s decoder), %s", ts_attn_name(cfg->attn),
+                 ts_decoder_name(cfg->decoder), search);
+    }
     fprintf(shown, "%s\n\n", title);
 
     ts_term_opts term = {.mode = term_mode(color, shown), .values = values};
-    const double *weights = v.hyp.attention;  // (T, S)
-    if (ts_render_heatmap_term(shown, weights, (size_t)v.T, (size_t)v.S, v.labels.target, v.labels.source, &term)) {
+    const double *weights = m.weights;  // (m.rows, m.cols)
+    if (choice.grid && (status = make_grid(&grid, &heads, &choice, &v, title))) goto done;
+    if (choice.grid ? ts_render_heatmap_grid_term(shown, &grid.g, &term)
+                    : ts_render_heatmap_term(shown, weights, (size_t)m.rows, (size_t)m.cols, m.row_words, m.col_words,
+                                             &term)) {
         ts_cli_error(cmd, 1, "cannot write the heatmap");
         status = TS_EXIT_FAIL;
         goto done;
@@ -250,10 +457,13 @@ int ts_cmd_attend(int argc, char **argv) {
         }
     }
     if (svg_path) {
-        if (!strcmp(svg_path, "-") ? ts_render_heatmap_svg(stdout, weights, (size_t)v.T, (size_t)v.S, v.labels.target,
-                                                           v.labels.source, title)
-                                   : ts_render_heatmap_svg_path(svg_path, weights, (size_t)v.T, (size_t)v.S, v.labels.target,
-                                                                v.labels.source, title)) {
+        int to_stdout = !strcmp(svg_path, "-");
+        if (choice.grid ? (to_stdout ? ts_render_heatmap_grid_svg(stdout, &grid.g)
+                                     : ts_render_heatmap_grid_svg_path(svg_path, &grid.g))
+            : to_stdout ? ts_render_heatmap_svg(stdout, weights, (size_t)m.rows, (size_t)m.cols, m.row_words, m.col_words,
+                                                title)
+                        : ts_render_heatmap_svg_path(svg_path, weights, (size_t)m.rows, (size_t)m.cols, m.row_words,
+                                                     m.col_words, title)) {
             ts_cli_error(cmd, 1, "cannot write the SVG");
             status = TS_EXIT_FAIL;
         } else if (strcmp(svg_path, "-")) {
@@ -261,10 +471,17 @@ int ts_cmd_attend(int argc, char **argv) {
         }
     }
     if (json_path) {
-        if (!strcmp(json_path, "-") ? ts_render_attention_json(stdout, weights, (size_t)v.T, (size_t)v.S, v.labels.target,
-                                                               v.labels.source, ts_attn_name(cfg->attn))
-                                    : ts_render_attention_json_path(json_path, weights, (size_t)v.T, (size_t)v.S,
-                                                                    v.labels.target, v.labels.source, ts_attn_name(cfg->attn))) {
+        // weights: the search's own (the last layer's cross-attention mean for a Transformer).
+        ts_json_head_view views[TS_VIEW_COUNT];
+        ts_json_heads all = {0};
+        if (heads.layers) all = json_heads(&heads, views);
+        const char *name = heads.layers ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
+        if (!strcmp(json_path, "-") ? ts_render_attention_json_heads(stdout, v.hyp.attention, (size_t)v.T, (size_t)v.S,
+                                                                     v.labels.target, v.labels.source, name,
+                                                                     heads.layers ? &all : NULL)
+                                    : ts_render_attention_json_heads_path(json_path, v.hyp.attention, (size_t)v.T,
+                                                                          (size_t)v.S, v.labels.target, v.labels.source, name,
+                                                                          heads.layers ? &all : NULL)) {
             ts_cli_error(cmd, 1, "cannot write the JSON");
             status = TS_EXIT_FAIL;
         } else if (strcmp(json_path, "-")) {
@@ -276,6 +493,8 @@ done:
         ts_cli_error(cmd, 0, "cannot write to standard output");
         status = TS_EXIT_FAIL;
     }
+    grid_free(&grid);
+    ts_heads_free(&heads);
     view_free(&v);
     ts_translator_free(&t);
     free(typed);

@@ -75,6 +75,32 @@ static void print_output(const ts_vocab *v, const ts_hypothesis *h) {
     printf("  %-11s%s%s%s\n", "output:", text, need >= sizeof text ? " ..." : "", h->ended ? "" : " (cut at the length limit)");
 }
 
+// A Transformer's AER by layer and head (heads then the mean, each row a
+// layer: (layers, heads + 1)), and the best-aligned head.
+static void print_head_aer(const ts_model_config *cfg, const double *aer, double aer_diagonal) {
+    int L = cfg->layers, H = cfg->heads, best = 0;
+    printf("\nAER by layer and head (argmax of each head's cross-attention against the gold links;\n"
+           "lower is better; \"mean\" is the layer's head mean, the last layer's is aer= below):\n");
+    printf("%10s", "");
+    for (int k = 0; k < H; k++) {
+        char name[24];
+        snprintf(name, sizeof name, "head %d", k);
+        printf("%10s", name);
+    }
+    printf("%10s\n", "mean");
+    for (int l = 0; l < L; l++) {
+        printf("  layer %-2d", l);
+        for (int k = 0; k <= H; k++) {
+            double a = aer[(size_t)l * (H + 1) + k];
+            printf("%10.4f", a);
+            if (k < H && a < aer[best]) best = l * (H + 1) + k;
+        }
+        putchar('\n');
+    }
+    printf("best-aligned head: layer %d head %d (aer %.4f; the last layer's head mean %.4f, the diagonal %.4f)\n",
+           best / (H + 1), best % (H + 1), aer[best], aer[(size_t)L * (H + 1) - 1], aer_diagonal);
+}
+
 int ts_cmd_eval(int argc, char **argv) {
     const char *model_path = NULL, *corpus_path = NULL, *align_path = NULL;
     long beam = TS_BEAM_DEFAULT, max_len = -1, show = 3, batch = 64;
@@ -110,6 +136,7 @@ int ts_cmd_eval(int argc, char **argv) {
     const ts_link **row_gold = align_path ? malloc(c->n_pairs * sizeof *row_gold) : NULL;
     int32_t *row_counts = align_path ? malloc(c->n_pairs * sizeof *row_counts) : NULL;
     ts_hypothesis *hyps = NULL;
+    double *head_aer = NULL;  // (layers, heads + 1) for a Transformer with --align
     ts_arena *arena = NULL;
     size_t n_rows = 0, S = 1, T = 1;
     int status = TS_EXIT_FAIL;
@@ -158,6 +185,11 @@ int ts_cmd_eval(int argc, char **argv) {
 
     ts_eval_opts opts = {.beam = (int)beam, .batch = (int)batch, .gold = align_path ? row_gold : NULL,
                          .gold_counts = align_path ? row_counts : NULL};
+    if (align_path && cfg->arch == TS_ARCH_TRANSFORMER &&
+        !(head_aer = opts.head_aer = malloc((size_t)cfg->layers * (size_t)(cfg->heads + 1) * sizeof *head_aer))) {
+        ts_cli_error(cmd, 0, "out of memory");
+        goto done;
+    }
     size_t B = (size_t)batch < n_rows ? (size_t)batch : n_rows;
     // Decoding steps run in scratch arenas of their own (models/search.c):
     // this one holds a batch's teacher-forced pass, or its encoding.
@@ -203,6 +235,7 @@ int ts_cmd_eval(int argc, char **argv) {
         fprintf(stderr, "tinyseq eval: note: BLEU is 0 because no %d-gram of the outputs matches its reference "
                         "(%zu of %zu references have fewer than 4 words); chrF is %.4f\n",
                 r.bleu_zero_order, r.short_refs, r.pairs, r.chrf);
+    if (r.has_head_aer) print_head_aer(cfg, head_aer, r.aer_diagonal);
     printf("eval: bleu=%.4f chrf=%.4f ppl=%.3f exact=%.4f pairs=%zu", r.bleu, r.chrf, r.perplexity, r.exact, r.pairs);
     if (r.has_aer) printf(" aer=%.4f aer_diagonal=%.4f", r.aer, r.aer_diagonal);
     putchar('\n');
@@ -214,6 +247,7 @@ int ts_cmd_eval(int argc, char **argv) {
 done:
     for (size_t k = 0; hyps && k < n_rows; k++) ts_hypothesis_free(&hyps[k]);
     free(hyps);
+    free(head_aer);
     ts_arena_free(arena);
     ts_gold_free(&gold);
     free(rows);

@@ -21,6 +21,7 @@
 #include "data/batch.h"
 #include "models/seq2seq.h"
 
+#include "infer/heads.h"
 #include "infer/metrics.h"
 
 #include <math.h>
@@ -46,15 +47,16 @@ typedef struct {
     size_t short_refs;    // references under TS_BLEU_ORDER words
     ts_exact_match exact;
     ts_aer_acc aer, aer_diagonal;
+    ts_aer_acc *head_aer;  // (layers, heads + 1) per head, then the layer's mean; NULL unless asked
     double entropy_sum;   // summed row entropies
     size_t entropy_rows;  // rows summed
     double pad_mass;      // summed weight on padded columns
     double *weights;      // (L + 1, n) one sentence's attention without padding
     size_t weights_cap;
-    ts_link *links, *gold;  // (2 (L + 1)): predicted then diagonal; (gold links) without unaligned
+    ts_link *links, *gold;  // (L + 1): predicted or diagonal links; (gold links) without unaligned
     size_t links_cap, gold_cap;
-    int32_t *ref;         // (reference length)
-    size_t ref_cap;
+    int32_t *ref, *src;   // (reference length), (n) one sentence's source for score_heads
+    size_t ref_cap, src_cap;
     int *limits;          // (B) the batch's output limits
     size_t limits_cap;
     char *text;           // one sentence's words joined by spaces (for chrF)
@@ -62,10 +64,12 @@ typedef struct {
 } eval_acc;
 
 static void eval_acc_free(eval_acc *a) {
+    free(a->head_aer);
     free(a->weights);
     free(a->links);
     free(a->gold);
     free(a->ref);
+    free(a->src);
     free(a->limits);
     free(a->text);
 }
@@ -89,13 +93,33 @@ typedef struct {
     size_t n;
 } gold_view;
 
+// The gold links of one sentence without the unaligned marks, in a->gold;
+// their count in *n_gold.
+static int gold_links(eval_acc *a, const gold_view *gold, size_t *n_gold) {
+    int rc = grow((void **)&a->gold, &a->gold_cap, gold->n + 1, sizeof(ts_link));
+    if (rc) return rc;
+    *n_gold = 0;
+    for (size_t k = 0; k < gold->n; k++)
+        if (gold->links[k].src != TS_UNALIGNED) a->gold[(*n_gold)++] = gold->links[k];
+    return TS_OK;
+}
+
+// Adds to acc the argmax alignment of weights (L + 1, n) against a->gold's
+// n_gold links. Rows 0..L-1 only: the <eos> step is aligned to nothing in
+// gold data. a->links must hold L + 1 links.
+static int add_aer(eval_acc *a, ts_aer_acc *acc, const double *weights, size_t L, int n, size_t n_gold) {
+    size_t n_pred = 0;
+    int rc = L > 0 ? ts_align_argmax(weights, L, (size_t)n, 0, a->links, &n_pred) : TS_OK;
+    if (!rc) ts_aer_add(acc, a->links, n_pred, a->gold, n_gold);
+    return rc;
+}
+
 // Adds the attention diagnostics of hypothesis h over a source of n words.
 static int score_attention(eval_acc *a, const ts_hypothesis *h, int n, const gold_view *gold) {
     size_t L = (size_t)h->len, rows = L + 1, S = (size_t)h->S;
     int rc = grow((void **)&a->weights, &a->weights_cap, rows * (size_t)n, sizeof(double));
-    if (!rc) rc = grow((void **)&a->links, &a->links_cap, 2 * rows, sizeof(ts_link));
+    if (!rc) rc = grow((void **)&a->links, &a->links_cap, rows, sizeof(ts_link));
     if (rc) return rc;
-    ts_link *pred = a->links, *diag = a->links + rows;
     for (size_t r = 0; r < rows; r++) {
         const double *row = h->attention + r * S;  // (S)
         memcpy(a->weights + r * (size_t)n, row, (size_t)n * sizeof(double));
@@ -105,22 +129,29 @@ static int score_attention(eval_acc *a, const ts_hypothesis *h, int n, const gol
     a->entropy_rows += rows;
     if (!gold) return TS_OK;
 
-    rc = grow((void **)&a->gold, &a->gold_cap, gold->n + 1, sizeof(ts_link));
-    if (rc) return rc;
-    size_t n_gold = 0;
-    for (size_t k = 0; k < gold->n; k++)
-        if (gold->links[k].src != TS_UNALIGNED)
-            a->gold[n_gold++] = gold->links[k];
-    size_t n_pred = 0, n_diag = 0;
-    // Rows 0..L-1 only: the <eos> step is aligned to nothing in gold data.
-    if (L > 0) {
-        rc = ts_align_argmax(a->weights, L, (size_t)n, 0, pred, &n_pred);
-        if (!rc) rc = ts_align_diagonal(L, (size_t)n, 0, diag, &n_diag);
-        if (rc) return rc;
-    }
-    ts_aer_add(&a->aer, pred, n_pred, a->gold, n_gold);
-    ts_aer_add(&a->aer_diagonal, diag, n_diag, a->gold, n_gold);
-    return TS_OK;
+    size_t n_gold, n_diag = 0;
+    rc = gold_links(a, gold, &n_gold);
+    if (!rc) rc = add_aer(a, &a->aer, a->weights, L, n, n_gold);
+    if (!rc && L > 0) rc = ts_align_diagonal(L, (size_t)n, 0, a->links, &n_diag);
+    if (!rc) ts_aer_add(&a->aer_diagonal, a->links, n_diag, a->gold, n_gold);
+    return rc;
+}
+
+// Adds the AER of every head of a Transformer's hypothesis h of source
+// src[0..n) to a->head_aer, and of each layer's head mean, against the
+// n_gold links in a->gold (gold_links). a->links must hold h->len + 1 links.
+static int score_heads(eval_acc *a, const ts_seq2seq *m, ts_ctx *ctx, const ts_hypothesis *h, const int32_t *src, int n,
+                       size_t n_gold) {
+    ts_heads heads;
+    int rc = ts_heads_compute(m, ctx, src, n, h->tokens, h->len, &heads);
+    for (int l = 0; !rc && l < heads.layers; l++)
+        for (int k = 0; !rc && k <= heads.heads; k++) {
+            // Column heads: the layer's mean.
+            const double *w = ts_heads_matrix(&heads, TS_VIEW_CROSS, l, k < heads.heads ? k : -1);  // (L + 1, n)
+            rc = add_aer(a, &a->head_aer[(size_t)l * (heads.heads + 1) + k], w, (size_t)h->len, n, n_gold);
+        }
+    ts_heads_free(&heads);
+    return rc;
 }
 
 // Appends words[0..n), each followed by a space, to a->text at *at.
@@ -185,6 +216,7 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
     ts_seq2seq *m = t->model;
     int has_attention = ts_model_attends(&m->cfg);
     int has_gold = o.gold || c->has_align;
+    int by_head = has_gold && has_attention && !o.skip_decode && o.head_aer && ts_heads_available(m);
     ts_batcher *batcher = NULL;
     ts_batcher_opts bopts = {.batch_size = (size_t)o.batch, .bucket_batches = 0};
     int rc = ts_batcher_new(c, rows, n_rows, t->src_vocab, t->tgt_vocab, &bopts, &batcher);
@@ -192,6 +224,9 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
     ts_batcher_epoch(batcher, NULL);  // no rng: batches keep the rows' order
 
     eval_acc acc = {0};
+    size_t head_cells = by_head ? (size_t)m->cfg.layers * (size_t)(m->cfg.heads + 1) : 0;
+    if (by_head && !(acc.head_aer = calloc(head_cells, sizeof *acc.head_aer)))
+        rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu head accumulators", head_cells);
     ts_hypothesis *hyps = calloc(out_hyps ? n_rows : (size_t)o.batch, sizeof *hyps);
     if (!hyps) rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu hypotheses", n_rows);
     int grad_before = ts_set_grad_enabled(ctx, 0);  // no tape: evaluation only reads
@@ -253,6 +288,15 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
             else if (c->has_align) gold = (gold_view){p->links, (size_t)p->n_links};
             rc = score_sentence(&acc, &h[b], batch->src_len[b], acc.ref, (size_t)ref_len, has_attention,
                                 has_gold ? &gold : NULL);
+            if (!rc && by_head) {
+                size_t n_gold;
+                rc = gold_links(&acc, &gold, &n_gold);
+                if (!rc) rc = grow((void **)&acc.src, &acc.src_cap, (size_t)batch->S, sizeof(int32_t));
+                if (!rc) {
+                    column(batch->src, B, b, batch->src_len[b], acc.src);
+                    rc = score_heads(&acc, m, ctx, &h[b], acc.src, batch->src_len[b], n_gold);
+                }
+            }
             if (!rc) rc = score_chrf(&acc, t->tgt_vocab, &h[b], p);
             out->bucket_pairs[bucket_of(batch->src_len[b])]++;
         }
@@ -281,6 +325,8 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
         out->has_aer = out->has_attention && has_gold;
         out->aer = out->has_aer ? ts_aer_score(&acc.aer) : 0.0;
         out->aer_diagonal = out->has_aer ? ts_aer_score(&acc.aer_diagonal) : 0.0;
+        out->has_head_aer = by_head;
+        for (size_t k = 0; k < head_cells; k++) o.head_aer[k] = ts_aer_score(&acc.head_aer[k]);
         out->entropy = acc.entropy_rows ? acc.entropy_sum / (double)acc.entropy_rows : 0.0;
         out->pad_mass = acc.pad_mass;
     }

@@ -18,6 +18,9 @@ typedef struct {
     const ts_link *const *gold;     // per evaluated row: gold links (NULL: use the corpus's own, if any)
     const int32_t *gold_counts;     //   and their counts
     int skip_decode;           // 1: loss and perplexity only
+    double *head_aer;          // a Transformer with gold links: (layers, heads + 1), caller-owned,
+                               // receives the AER of every layer's heads' cross-attention, then of
+                               // the layer's head mean (infer/heads.h); NULL: not computed
 } ts_eval_opts;
 
 typedef struct {
@@ -34,6 +37,7 @@ typedef struct {
     double bucket_bleu[TS_EVAL_BUCKETS];
     size_t bucket_pairs[TS_EVAL_BUCKETS];
     int has_aer;               // 1 when gold alignments were available
+    int has_head_aer;          // 1 when opts.head_aer was filled (a Transformer with gold links)
     double aer;                // AER of the attention's argmax alignment (<eos> excluded)
     double aer_diagonal;       // AER of the diagonal baseline
     double entropy;            // mean entropy (nats) of the attention rows

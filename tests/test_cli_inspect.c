@@ -35,9 +35,10 @@ enum { N_PAIRS = sizeof source_side / sizeof source_side[0] };
 
 static char *dir;
 
-// Writes a checkpoint of a random model with attention `attn` trained on
-// nothing, with the vocabularies of the pairs above; returns its path.
-static char *make_checkpoint(ts_attn_type attn, const char *name) {
+// Writes a checkpoint of a random model with attention `attn` (or a
+// Transformer of 2 layers and 2 heads) trained on nothing, with the
+// vocabularies of the pairs above; returns its path.
+static char *make_checkpoint(ts_attn_type attn, ts_model_arch arch, const char *name) {
     ts_corpus *c = ts_corpus_new();
     for (int i = 0; i < N_PAIRS; i++) cr_assert_eq(ts_corpus_add(c, source_side[i], target_side[i], NULL, 0), TS_OK);
     ts_vocab *src, *tgt;
@@ -45,6 +46,9 @@ static char *make_checkpoint(ts_attn_type attn, const char *name) {
     cr_assert_eq(ts_vocab_build(c, TS_TGT, NULL, 0, 1, &tgt), TS_OK);
     ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(src), .tgt_vocab = (int)ts_vocab_size(tgt), .emb = 6,
                            .hidden = 8, .attn = attn, .decoder = TS_DECODER_LUONG};
+    if (arch == TS_ARCH_TRANSFORMER)
+        cfg = (ts_model_config){.arch = arch, .src_vocab = cfg.src_vocab, .tgt_vocab = cfg.tgt_vocab, .emb = 8,
+                                .hidden = 8, .d_model = 8, .heads = 2, .layers = 2, .ff = 16};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 11);
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
@@ -63,12 +67,13 @@ static char *make_checkpoint(ts_attn_type attn, const char *name) {
     return path;
 }
 
-static char *ckpt, *ckpt_none, *corpus_path, *gold_path;
+static char *ckpt, *ckpt_none, *ckpt_transformer, *corpus_path, *gold_path;
 
 static void setup(void) {
     dir = test_tmpdir();
-    ckpt = make_checkpoint(TS_ATTN_BAHDANAU, "model.ckpt");
-    ckpt_none = make_checkpoint(TS_ATTN_NONE, "plain.ckpt");
+    ckpt = make_checkpoint(TS_ATTN_BAHDANAU, TS_ARCH_GRU, "model.ckpt");
+    ckpt_none = make_checkpoint(TS_ATTN_NONE, TS_ARCH_GRU, "plain.ckpt");
+    ckpt_transformer = make_checkpoint(TS_ATTN_BAHDANAU, TS_ARCH_TRANSFORMER, "transformer.ckpt");
     char tsv[2048] = "", align[1024] = "";
     for (int i = 0; i < N_PAIRS; i++) {
         // Capitals and an unknown word: eval must normalise and cope.
@@ -88,6 +93,7 @@ static void teardown(void) {
     test_run(cmd, NULL);
     free(ckpt);
     free(ckpt_none);
+    free(ckpt_transformer);
     free(corpus_path);
     free(gold_path);
 }
@@ -565,4 +571,139 @@ Test(attention_basics, prints_the_reference_numbers) {
     assert_allclose(got, row1, 3, 0, 1e-12);
     free(out);
     free(path);
+}
+
+// ---- a Transformer's heads (issue 24 item 4) ----
+
+Test(cli_inspect, attend_on_a_transformer_says_which_matrix_it_shows_and_picks_one) {
+    char *out;
+    int rc = test_runf(&out, "%s attend --model '%s' 'le chat dort .'", TS_PROGRAM, ckpt_transformer);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "attention: transformer cross-attention, layer 1 (the last of 2), mean of 2 heads, greedy"),
+              "the default names its layer and says it is a mean of heads:\n%s", out);
+    free(out);
+    rc = test_runf(&out, "%s attend --model '%s' --layer 0 --head 1 'le chat dort .'", TS_PROGRAM, ckpt_transformer);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "cross-attention, layer 0 (the first of 2), head 1 of 2"), "%s", out);
+    free(out);
+    // Encoder self-attention: source words on both sides.
+    rc = test_runf(&out, "%s attend --model '%s' --self enc 'le chat dort .'", TS_PROGRAM, ckpt_transformer);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "encoder self-attention, layer 1"), "%s", out);
+    cr_assert(strstr(out, "\nchat "), "source words label the rows:\n%s", out);
+    free(out);
+    rc = test_runf(&out, "%s attend --model '%s' --self dec --heads --svg %s/dec.svg 'le chat dort .'", TS_PROGRAM,
+                   ckpt_transformer, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "decoder self-attention, every layer (2) x head (2)"), "%s", out);
+    cr_assert(strstr(out, "layer 0  ") && strstr(out, "layer 1  ") && strstr(out, "head 1") && strstr(out, "mean"),
+              "the terminal grid titles its panels:\n%s", out);
+    free(out);
+    rc = test_runf(&out, "xmllint --noout %s/dec.svg && grep -c '<text' %s/dec.svg && grep -q '>&lt;sos&gt;<' %s/dec.svg",
+                   dir, dir, dir);
+    cr_assert_eq(rc, 0, "the grid SVG is well-formed and labels the decoder's <sos> input: %s", out);
+    free(out);
+}
+
+Test(cli_inspect, attend_json_of_a_transformer_holds_every_layer_head_and_mean) {
+    char *out;
+    int rc = test_runf(&out, "%s attend --model '%s' --json %s/t.json 'le chien mange le pain .'", TS_PROGRAM,
+                       ckpt_transformer, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    free(out);
+    // Shapes, means, the causal mask, rows summing to 1, and "weights" as the
+    // last layer's cross-attention mean (what the search used).
+    rc = test_runf(&out,
+                   "/usr/bin/python3 -c 'import json,sys\n"
+                   "d=json.load(open(sys.argv[1])); L,H=d[\"layers\"],d[\"heads\"]; S,T=len(d[\"source\"]),len(d[\"target\"])\n"
+                   "assert (L,H)==(2,2) and d[\"attention\"]==\"transformer\", (L,H,d[\"attention\"])\n"
+                   "side={\"source\":S,\"target\":T,\"target_in\":T}\n"
+                   "for name in (\"cross\",\"enc\",\"dec\"):\n"
+                   "  v=d[name]; R,C=side[v[\"rows\"]],side[v[\"cols\"]]\n"
+                   "  assert len(v[\"heads\"])==L and len(v[\"mean\"])==L, name\n"
+                   "  for l in range(L):\n"
+                   "    assert len(v[\"heads\"][l])==H, name\n"
+                   "    for h in v[\"heads\"][l]:\n"
+                   "      assert len(h)==R and all(len(r)==C and abs(sum(r)-1)<1e-12 for r in h), name\n"
+                   "    for i in range(R):\n"
+                   "      for j in range(C):\n"
+                   "        m=sum(v[\"heads\"][l][k][i][j] for k in range(H))/H\n"
+                   "        assert abs(m-v[\"mean\"][l][i][j])<1e-15, (name,l,i,j)\n"
+                   "        assert name!=\"dec\" or j<=i or all(v[\"heads\"][l][k][i][j]==0 for k in range(H)), (l,i,j)\n"
+                   "assert (d[\"cross\"][\"rows\"],d[\"cross\"][\"cols\"],d[\"dec\"][\"cols\"])==(\"target\",\"source\",\"target_in\")\n"
+                   "assert len(d[\"weights\"])==T and all(len(r)==S for r in d[\"weights\"])\n"
+                   "assert all(abs(a-b)<1e-12 for r,m in zip(d[\"weights\"],d[\"cross\"][\"mean\"][L-1]) for a,b in zip(r,m))\n"
+                   "print(\"ok\")' %s/t.json",
+                   dir);
+    cr_assert_eq(rc, 0, "python3: %s", out);
+    free(out);
+}
+
+Test(cli_inspect, attend_refuses_head_flags_it_cannot_honour) {
+    struct {
+        const char *model, *flags, *says;
+    } cases[] = {
+        {ckpt_transformer, "--layer 2", "--layer 2: "},
+        {ckpt_transformer, "--layer -1", "--layer 0..1"},
+        {ckpt_transformer, "--head 2", "--head 0..1"},
+        {ckpt_transformer, "--self cross", "--self expects enc"},
+        {ckpt_transformer, "--heads --layer 0", "--heads draws every layer and head"},
+        {ckpt_transformer, "--self enc --pharaoh", "cannot go with --self"},
+        {ckpt, "--heads", "--heads needs a Transformer"},
+        {ckpt, "--layer 0", "is a GRU model"},
+        {ckpt, "--self dec", "--self needs a Transformer"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out;
+        int rc = test_runf(&out, "%s attend --model '%s' %s 'le chat dort .'", TS_PROGRAM, cases[i].model, cases[i].flags);
+        cr_assert_eq(rc, 2, "%s: exit %d:\n%s", cases[i].flags, rc, out);
+        cr_assert(strstr(out, cases[i].says), "%s: the message lacks '%s':\n%s", cases[i].flags, cases[i].says, out);
+        cr_assert(!strstr(out, "output:"), "%s: refused before translating:\n%s", cases[i].flags, out);
+        free(out);
+    }
+}
+
+// The number after `key` in text.
+static double number_after(const char *text, const char *key) {
+    const char *at = strstr(text, key);
+    cr_assert(at, "no '%s' in:\n%s", key, text);
+    return strtod(at + strlen(key), NULL);
+}
+
+Test(cli_inspect, eval_align_on_a_transformer_scores_every_head_and_names_the_best) {
+    char *out;
+    int rc = test_runf(&out, "%s eval --model '%s' --corpus '%s' --align '%s'", TS_PROGRAM, ckpt_transformer, corpus_path,
+                       gold_path);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    const char *table = strstr(out, "AER by layer and head");
+    cr_assert(table, "%s", out);
+    cr_assert(strstr(table, "head 0    head 1      mean\n"), "%s", table);
+    double aer[2][3], best = 2;
+    for (int l = 0; l < 2; l++) {
+        char key[16];
+        snprintf(key, sizeof key, "layer %d ", l);
+        const char *row = strstr(table, key);
+        cr_assert(row, "%s", table);
+        char *end = (char *)row + strlen(key);
+        for (int k = 0; k < 3; k++) {
+            aer[l][k] = strtod(end, &end);
+            cr_assert(aer[l][k] >= 0 && aer[l][k] <= 1, "layer %d column %d: %g", l, k, aer[l][k]);
+            if (k < 2 && aer[l][k] < best) best = aer[l][k];
+        }
+    }
+    // The last layer's mean is what the search attends with: eval's aer=.
+    const char *summary = strstr(out, "\neval: ");
+    cr_assert(summary, "%s", out);
+    cr_assert(fabs(aer[1][2] - number_after(summary, " aer=")) < 1e-4, "%s", out);
+    const char *named = strstr(out, "best-aligned head: layer ");
+    int bl, bk;
+    double baer;
+    cr_assert_eq(sscanf(named, "best-aligned head: layer %d head %d (aer %lf", &bl, &bk, &baer), 3, "%s", named);
+    cr_assert(fabs(baer - best) < 1e-4 && fabs(aer[bl][bk] - best) < 1e-4, "the best head is the lowest AER:\n%s", out);
+    free(out);
+    // Without --align there is nothing to score.
+    rc = test_runf(&out, "%s eval --model '%s' --corpus '%s'", TS_PROGRAM, ckpt_transformer, corpus_path);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(!strstr(out, "AER by layer"), "%s", out);
+    free(out);
 }

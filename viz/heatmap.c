@@ -389,3 +389,195 @@ int ts_render_heatmap_svg_path(const char *path, const double *weights, size_t T
                         .text = title};
     return ts_render_to_path(path, heatmap_writer, &a);
 }
+
+// ---- small multiples -----------------------------------------------------------
+
+static int check_grid(const char *who, const ts_heatmap_grid *g) {
+    if (!g || !g->panels) return ts_fail(TS_ERR_ARG, "%s: no panels", who);
+    if (g->rows == 0 || g->cols == 0 || g->rows > 1024 || g->cols > 1024)
+        return ts_fail(TS_ERR_SHAPE, "%s: a grid of %zu x %zu panels", who, g->rows, g->cols);
+    if (g->R == 0 || g->C == 0 || g->R > 100000 || g->C > 100000)
+        return ts_fail(TS_ERR_SHAPE, "%s: panels of %zu x %zu", who, g->R, g->C);
+    return TS_OK;
+}
+
+// One cell two columns wide: a shade or a colour, or in PLAIN a digit round(9 w).
+static void grid_cell(FILE *out, double w, enum ts_term_mode mode) {
+    if (mode != TS_TERM_PLAIN) {
+        cell(out, w, mode, 0, 2);
+        return;
+    }
+    long digit = isnan(w) ? -1 : lround(fmin(9.0, fmax(0.0, 9.0 * w)));
+    if (digit < 0) fputs(" ?", out);
+    else if (digit == 0) fputs(" .", out);
+    else fprintf(out, " %ld", digit);
+}
+
+int ts_render_heatmap_grid_term(FILE *out, const ts_heatmap_grid *g, const ts_term_opts *opts) {
+    int status = check_grid("render heatmap grid", g);
+    if (status) return status;
+    enum ts_term_mode mode = opts ? opts->mode : TS_TERM_PLAIN;
+    if (mode < TS_TERM_PLAIN || mode > TS_TERM_TRUECOLOR)
+        return ts_fail(TS_ERR_ARG, "render heatmap grid: unknown terminal mode %d", (int)mode);
+    label *all = labels_make(g->target, g->R, NULL, 0, TERM_LABEL_COLS);
+    size_t n_titles = g->rows + g->cols;
+    label *titles = malloc(n_titles * sizeof *titles);  // grid row titles, then column titles
+    if (!all || !titles) {
+        free(all);
+        free(titles);
+        return ts_fail(TS_ERR_NOMEM, "render heatmap grid: no memory for labels");
+    }
+    for (size_t r = 0; r < g->rows; r++) label_make(&titles[r], g->row_titles, r, TERM_LABEL_COLS);
+    for (size_t c = 0; c < g->cols; c++) label_make(&titles[g->rows + c], g->col_titles, c, (int)(2 * g->C));
+    int row_cols = 0;
+    for (size_t j = 0; j < g->R; j++) row_cols = all[j].cols > row_cols ? all[j].cols : row_cols;
+    for (size_t r = 0; r < g->rows; r++) row_cols = titles[r].cols > row_cols ? titles[r].cols : row_cols;
+    int panel_cols = (int)(2 * g->C);
+    for (size_t r = 0; r < g->rows; r++) {
+        // The grid row's title, then each panel's title over it.
+        fputs(titles[r].text, out);
+        spaces(out, row_cols - titles[r].cols);
+        for (size_t c = 0; c < g->cols; c++) {
+            const label *t = &titles[g->rows + c];
+            spaces(out, 2);
+            fputs(t->text, out);
+            spaces(out, panel_cols - t->cols);
+        }
+        fputc('\n', out);
+        for (size_t j = 0; j < g->R; j++) {
+            fputs(all[j].text, out);
+            spaces(out, row_cols - all[j].cols);
+            for (size_t c = 0; c < g->cols; c++) {
+                const double *w = g->panels[r * g->cols + c];  // (R, C)
+                spaces(out, 2);
+                for (size_t i = 0; i < g->C; i++) {
+                    if (w) grid_cell(out, w[j * g->C + i], mode);
+                    else spaces(out, 2);
+                }
+                if (mode != TS_TERM_PLAIN && mode != TS_TERM_SHADE) fputs("\x1b[0m", out);
+            }
+            fputc('\n', out);
+        }
+        if (r + 1 < g->rows) fputc('\n', out);
+    }
+    free(all);
+    free(titles);
+    return ferror(out) ? ts_fail(TS_ERR_IO, "render heatmap grid: write error") : TS_OK;
+}
+
+#define GRID_FONT 11.0
+#define GRID_TITLE_FONT 13.0
+#define GRID_GAP 14.0
+
+int ts_render_heatmap_grid_svg(FILE *out, const ts_heatmap_grid *g) {
+    int status = check_grid("render svg grid", g);
+    if (status) return status;
+    label *all = labels_make(g->target, g->R, g->source, g->C, SVG_LABEL_COLS);
+    size_t n_titles = g->rows + g->cols;
+    label *titles = malloc(n_titles * sizeof *titles);
+    if (!all || !titles) {
+        free(all);
+        free(titles);
+        return ts_fail(TS_ERR_NOMEM, "render svg grid: no memory for labels");
+    }
+    for (size_t r = 0; r < g->rows; r++) label_make(&titles[r], g->row_titles, r, SVG_LABEL_COLS);
+    for (size_t c = 0; c < g->cols; c++) label_make(&titles[g->rows + c], g->col_titles, c, SVG_LABEL_COLS);
+    const label *rows = all, *cols = all + g->R;
+    // Cells from 16 px down to 6 px, so that a panel stays about 200 px wide.
+    size_t longest = g->R > g->C ? g->R : g->C;
+    double cell_px = fmax(6.0, fmin(16.0, floor(200.0 / (double)longest)));
+    double panel_w = g->C * cell_px, panel_h = g->R * cell_px;
+    double title_px = 0, row_px = 0, col_px = 0;
+    for (size_t r = 0; r < g->rows; r++) title_px = fmax(title_px, text_px(titles[r].cols, GRID_TITLE_FONT));
+    for (size_t j = 0; j < g->R; j++) row_px = fmax(row_px, text_px(rows[j].cols, GRID_FONT));
+    for (size_t i = 0; i < g->C; i++) col_px = fmax(col_px, text_px(cols[i].cols, GRID_FONT));
+    int title_lines = 0;
+    double head_px = 0;
+    for (const char *line = g->title; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        head_px = fmax(head_px, text_px((int)strcspn(line, "\n"), title_lines ? CAPTION_FONT : TITLE_FONT));
+        title_lines++;
+    }
+    double gx = ceil(12 + title_px + 10 + row_px + 6);  // left edge of the first panel column
+    double gy = ceil((g->title ? 40 + CAPTION_LINE * (title_lines - 1) : 12) + GRID_TITLE_FONT + 8);
+    double step_x = panel_w + GRID_GAP, step_y = panel_h + GRID_GAP;
+    double grid_w = g->cols * step_x - GRID_GAP, grid_h = g->rows * step_y - GRID_GAP;
+    double bar_x = gx + grid_w + 24, bar_h = fmax(grid_h, 120);
+    double width = fmax(bar_x + BAR_W + 8 + 32 + 12, head_px + 24);
+    double height = fmax(gy + grid_h + 8 + col_px + 12, gy + bar_h + 20);
+
+    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                 "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Verdana, Arial, "
+                 "sans-serif\" font-size=\"%.0f\">\n",
+            ceil(width), ceil(height), ceil(width), ceil(height), GRID_FONT);
+    fputs("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n", out);
+    for (int k = 0; k < title_lines; k++) {
+        const char *line = g->title;
+        for (int skip = 0; skip < k; skip++) line = strchr(line, '\n') + 1;
+        char text[1024];
+        snprintf(text, sizeof text, "%.*s", (int)strcspn(line, "\n"), line);
+        svg_text(out, width / 2, 26 + (k ? 4 + CAPTION_LINE * k : 0),
+                 k ? "text-anchor=\"middle\" font-size=\"13\" fill=\"#333333\""
+                   : "text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\"",
+                 text);
+    }
+    for (size_t c = 0; c < g->cols; c++)
+        svg_text(out, gx + c * step_x + panel_w / 2, gy - 8, "text-anchor=\"middle\" font-size=\"13\"",
+                 titles[g->rows + c].text);
+    for (size_t r = 0; r < g->rows; r++) {
+        double y0 = gy + r * step_y;
+        svg_text(out, 12, y0 + panel_h / 2, "dy=\"0.35em\" font-size=\"13\" font-weight=\"bold\"", titles[r].text);
+        for (size_t j = 0; j < g->R; j++)
+            svg_text(out, gx - 6, y0 + (j + 0.5) * cell_px, "dy=\"0.35em\" text-anchor=\"end\"", rows[j].text);
+        for (size_t c = 0; c < g->cols; c++) {
+            const double *w = g->panels[r * g->cols + c];  // (R, C)
+            double x0 = gx + c * step_x;
+            if (!w) continue;
+            fputs("<g shape-rendering=\"crispEdges\">", out);
+            for (size_t j = 0; j < g->R; j++)
+                for (size_t i = 0; i < g->C; i++) {
+                    uint8_t rgb[3];
+                    ts_render_colour(w[j * g->C + i], rgb);
+                    fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" fill=\"#%02x%02x%02x\"/>",
+                            x0 + i * cell_px, y0 + j * cell_px, cell_px, cell_px, rgb[0], rgb[1], rgb[2]);
+                }
+            fputs("</g>\n", out);
+        }
+    }
+    // Source words under the last grid row, read top to bottom.
+    for (size_t c = 0; c < g->cols; c++)
+        for (size_t i = 0; i < g->C; i++) {
+            double x = gx + c * step_x + (i + 0.5) * cell_px, y = gy + grid_h + 6;
+            char attrs[96];
+            snprintf(attrs, sizeof attrs, "dy=\"0.35em\" transform=\"rotate(90 %.1f %.1f)\"", x, y);
+            svg_text(out, x, y, attrs, cols[i].text);
+        }
+    fputs("<defs><linearGradient id=\"ts-viridis-grid\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n", out);
+    for (int k = 0; k <= 8; k++) {
+        uint8_t rgb[3];
+        ts_render_colour(k / 8.0, rgb);
+        fprintf(out, "<stop offset=\"%.3f\" stop-color=\"#%02x%02x%02x\"/>\n", k / 8.0, rgb[0], rgb[1], rgb[2]);
+    }
+    fputs("</linearGradient></defs>\n", out);
+    fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" fill=\"url(#ts-viridis-grid)\" "
+                 "stroke=\"#888888\" stroke-width=\"0.5\"/>\n",
+            bar_x, gy, BAR_W, bar_h);
+    static const char *const tick_text[3] = {"0", "0.5", "1"};
+    for (int k = 0; k < 3; k++) {
+        double y = gy + bar_h * (1.0 - k * 0.5);
+        fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\"/>\n", bar_x + BAR_W, y,
+                bar_x + BAR_W + 4, y);
+        svg_text(out, bar_x + BAR_W + 7, y, "dy=\"0.35em\" font-size=\"12\"", tick_text[k]);
+    }
+    fputs("</svg>\n", out);
+    free(all);
+    free(titles);
+    return ferror(out) ? ts_fail(TS_ERR_IO, "render svg grid: write error") : TS_OK;
+}
+
+static int grid_writer(FILE *out, const ts_figure_args *a) { return ts_render_heatmap_grid_svg(out, a->more); }
+
+int ts_render_heatmap_grid_svg_path(const char *path, const ts_heatmap_grid *g) {
+    ts_figure_args a = {.more = g};
+    return ts_render_to_path(path, grid_writer, &a);
+}

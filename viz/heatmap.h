@@ -37,4 +37,34 @@ int ts_render_heatmap_svg_path(const char *path, const double *weights, size_t T
                                const char *const *target, const char *const *source,
                                const char *title);
 
+// ---- small multiples ---------------------------------------------------------
+
+// A grid of heatmaps that share one scale: e.g. one grid row per layer and
+// one grid column per head (and their mean), each panel an (R, C) matrix
+// with the same row and column labels.
+typedef struct {
+    const double *const *panels;     // (rows * cols) row-major over the grid, each (R, C); NULL: an empty slot
+    size_t rows, cols;               // the grid's shape
+    size_t R, C;                     // each panel's
+    const char *const *row_titles;   // (rows) e.g. "layer 0", or NULL
+    const char *const *col_titles;   // (cols) e.g. "head 0" ... "mean", or NULL
+    const char *const *target;       // (R) labels down the left of each grid row (NULL: indices)
+    const char *const *source;       // (C) labels under the last grid row (NULL: indices)
+    const char *title;               // on top, or NULL; lines after the first are a caption
+} ts_heatmap_grid;
+
+// The grid in the terminal: each grid row's panels side by side, two
+// columns a cell (shade characters or colour as opts->mode; PLAIN, for
+// files and pipes, writes each weight as one digit, round(9 w), '.' for
+// 0), the panel titles above them, the row labels left of the first panel.
+// Needs rows, cols, R, C >= 1.
+int ts_render_heatmap_grid_term(FILE *out, const ts_heatmap_grid *g, const ts_term_opts *opts);
+
+// The grid as a standalone SVG figure: panels of small cells on the viridis
+// scale [0, 1] (no values written), grid row titles on the left, column
+// titles on top, target labels left of each grid row, source labels under
+// the last, a colour bar. Needs rows, cols, R, C >= 1.
+int ts_render_heatmap_grid_svg(FILE *out, const ts_heatmap_grid *g);
+int ts_render_heatmap_grid_svg_path(const char *path, const ts_heatmap_grid *g);
+
 #endif

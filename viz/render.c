@@ -130,31 +130,84 @@ static void json_labels(FILE *out, const char *const *labels, size_t n) {
     fputc(']', out);
 }
 
-int ts_render_attention_json(FILE *out, const double *weights, size_t T, size_t S,
-                             const char *const *target, const char *const *source,
-                             const char *attention) {
+// One JSON number (JSON has no NaN or Infinity: null).
+static void json_number(FILE *out, double w) {
+    if (isfinite(w)) fprintf(out, "%.17g", w);
+    else fputs("null", out);
+}
+
+// Matrix (R, C) as [[...], ...]; rows after the first start on a new line at `indent`.
+static void json_matrix(FILE *out, const double *w, size_t R, size_t C, const char *indent) {
+    fputc('[', out);
+    for (size_t j = 0; j < R; j++) {
+        if (j > 0) fprintf(out, ",\n%s", indent);
+        fputc('[', out);
+        for (size_t i = 0; i < C; i++) {
+            if (i > 0) fputs(", ", out);
+            json_number(out, w[j * C + i]);
+        }
+        fputc(']', out);
+    }
+    fputc(']', out);
+}
+
+// n matrices (R, C) back to back as [m0, m1, ...].
+static void json_matrices(FILE *out, const double *w, size_t n, size_t R, size_t C) {
+    fputc('[', out);
+    for (size_t k = 0; k < n; k++) {
+        fputs(k ? ",\n   " : "", out);
+        json_matrix(out, w + k * R * C, R, C, "    ");
+    }
+    fputc(']', out);
+}
+
+int ts_render_attention_json_heads(FILE *out, const double *weights, size_t T, size_t S,
+                                   const char *const *target, const char *const *source,
+                                   const char *attention, const ts_json_heads *heads) {
     if (!weights && T > 0 && S > 0) return ts_fail(TS_ERR_ARG, "render json: weights is NULL");
+    for (size_t v = 0; heads && v < heads->n_views; v++) {
+        const ts_json_head_view *view = &heads->views[v];
+        if (view->R > 0 && view->C > 0 && (!view->heads || !view->mean))
+            return ts_fail(TS_ERR_ARG, "render json: view %zu has no weights", v);
+    }
     fputs("{\"source\": ", out);
     json_labels(out, source, S);
     fputs(",\n \"target\": ", out);
     json_labels(out, target, T);
-    fputs(",\n \"weights\": [", out);
-    for (size_t j = 0; j < T; j++) {
-        fputs(j > 0 ? ",\n  [" : "[", out);
-        for (size_t i = 0; i < S; i++) {
-            double w = weights[j * S + i];
-            if (i > 0) fputs(", ", out);
-            // JSON has no NaN or Infinity.
-            if (isfinite(w)) fprintf(out, "%.17g", w);
-            else fputs("null", out);
-        }
-        fputc(']', out);
-    }
-    fputs("],\n \"attention\": ", out);
+    fputs(",\n \"weights\": ", out);
+    json_matrix(out, weights, T, S, "  ");
+    fputs(",\n \"attention\": ", out);
     if (attention) ts_render_json_string(out, attention);
     else fputs("null", out);
+    if (heads) {
+        fprintf(out, ",\n \"layers\": %zu, \"heads\": %zu", heads->layers, heads->heads);
+        for (size_t v = 0; v < heads->n_views; v++) {
+            const ts_json_head_view *view = &heads->views[v];
+            size_t cells = view->R * view->C;
+            fputs(",\n ", out);
+            ts_render_json_string(out, view->name);
+            fputs(": {\"rows\": ", out);
+            ts_render_json_string(out, view->rows);
+            fputs(", \"cols\": ", out);
+            ts_render_json_string(out, view->cols);
+            fputs(",\n  \"heads\": [", out);
+            for (size_t l = 0; l < heads->layers; l++) {
+                fputs(l ? ",\n  " : "", out);
+                json_matrices(out, view->heads + l * heads->heads * cells, heads->heads, view->R, view->C);
+            }
+            fputs("],\n  \"mean\": ", out);
+            json_matrices(out, view->mean, heads->layers, view->R, view->C);
+            fputc('}', out);
+        }
+    }
     fputs("}\n", out);
     return ferror(out) ? ts_fail(TS_ERR_IO, "render json: write error") : TS_OK;
+}
+
+int ts_render_attention_json(FILE *out, const double *weights, size_t T, size_t S,
+                             const char *const *target, const char *const *source,
+                             const char *attention) {
+    return ts_render_attention_json_heads(out, weights, T, S, target, source, attention, NULL);
 }
 
 // ---- writing to a path -----------------------------------------------------
@@ -175,14 +228,21 @@ int ts_render_to_path(const char *path, ts_figure_writer write, const ts_figure_
 }
 
 static int json_writer(FILE *out, const ts_figure_args *a) {
-    return ts_render_attention_json(out, a->weights, a->T, a->S, a->target, a->source,
-                                    a->text);
+    return ts_render_attention_json_heads(out, a->weights, a->T, a->S, a->target, a->source,
+                                          a->text, a->more);
 }
 
 int ts_render_attention_json_path(const char *path, const double *weights, size_t T,
                                   size_t S, const char *const *target,
                                   const char *const *source, const char *attention) {
+    return ts_render_attention_json_heads_path(path, weights, T, S, target, source, attention, NULL);
+}
+
+int ts_render_attention_json_heads_path(const char *path, const double *weights, size_t T,
+                                        size_t S, const char *const *target,
+                                        const char *const *source, const char *attention,
+                                        const ts_json_heads *heads) {
     ts_figure_args a = {.weights = weights, .T = T, .S = S, .target = target, .source = source,
-                        .text = attention};
+                        .text = attention, .more = heads};
     return ts_render_to_path(path, json_writer, &a);
 }

@@ -58,6 +58,34 @@ int ts_render_attention_json_path(const char *path, const double *weights, size_
                                   size_t S, const char *const *target,
                                   const char *const *source, const char *attention);
 
+// Every head of a Transformer beside the one matrix `weights`: layers x
+// heads matrices of each attention ("view"), and each layer's head mean.
+typedef struct {
+    const char *name;         // its key: "cross", "enc", "dec"
+    const char *rows, *cols;  // what its rows and columns are: "target" or "source"
+    size_t R, C;
+    const double *heads;      // (layers, heads, R, C)
+    const double *mean;       // (layers, R, C)
+} ts_json_head_view;
+
+typedef struct {
+    size_t layers, heads;
+    const ts_json_head_view *views;
+    size_t n_views;
+} ts_json_heads;
+
+// ts_render_attention_json's object with, after "attention", "layers": L,
+// "heads": H and one key per view: {"rows": "target", "cols": "source",
+// "heads": [layer][head][row][col], "mean": [layer][row][col]}, numbers as
+// there. heads NULL writes exactly ts_render_attention_json's bytes.
+int ts_render_attention_json_heads(FILE *out, const double *weights, size_t T, size_t S,
+                                   const char *const *target, const char *const *source,
+                                   const char *attention, const ts_json_heads *heads);
+int ts_render_attention_json_heads_path(const char *path, const double *weights, size_t T,
+                                        size_t S, const char *const *target,
+                                        const char *const *source, const char *attention,
+                                        const ts_json_heads *heads);
+
 // ---- writing a figure to a path ----------------------------------------------
 
 // What a figure writer needs; each writer reads the fields it uses.
@@ -65,6 +93,7 @@ typedef struct {
     const double *weights;
     size_t T, S;
     const void *curves;  // the loss chart's ts_loss_curves (viz/plot.h)
+    const void *more;    // small multiples' ts_heatmap_grid (viz/heatmap.h), the JSON's ts_json_heads
     const char *const *target;
     const char *const *source;
     const char *text;  // title or attention name

@@ -1,0 +1,100 @@
+// Every attention head of a Transformer's translation (infer/heads.h).
+#include "infer/heads.h"
+
+#include "autograd/ops.h"
+#include "models/transformer.h"
+#include "tensor/tokens.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const ts_head_view_info ts_head_views[TS_VIEW_COUNT] = {
+    [TS_VIEW_CROSS] = {"cross", "cross-attention", 1, 0},
+    [TS_VIEW_ENC] = {"enc", "encoder self-attention", 0, 0},
+    [TS_VIEW_DEC] = {"dec", "decoder self-attention", 1, 1},
+};
+
+int ts_head_view_parse(const char *name) {
+    for (int v = 0; v < TS_VIEW_COUNT; v++)
+        if (!strcmp(name, ts_head_views[v].name)) return v;
+    return -1;
+}
+
+int ts_heads_available(const ts_seq2seq *m) { return m->cfg.arch == TS_ARCH_TRANSFORMER; }
+
+int ts_heads_rows(const ts_heads *h, enum ts_head_view v) { return ts_head_views[v].rows_target ? h->T : h->S; }
+int ts_heads_cols(const ts_heads *h, enum ts_head_view v) { return ts_head_views[v].cols_target ? h->T : h->S; }
+
+const double *ts_heads_matrix(const ts_heads *h, enum ts_head_view v, int l, int k) {
+    size_t cells = (size_t)ts_heads_rows(h, v) * (size_t)ts_heads_cols(h, v);
+    if (k < 0) return h->mean[v] + (size_t)l * cells;
+    return h->weights[v] + ((size_t)l * h->heads + (size_t)k) * cells;
+}
+
+void ts_heads_free(ts_heads *h) {
+    free(h->weights[0]);  // one allocation holds every view and mean
+    memset(h, 0, sizeof *h);
+}
+
+// The node's weights (1, H, rows, cols) into layer l of view v, and their head mean.
+static void copy_layer(ts_heads *h, enum ts_head_view v, int l, const ts_tensor *node) {
+    const double *w = ts_mha_weights(node);  // (1, H, rows, cols)
+    size_t cells = (size_t)ts_heads_rows(h, v) * (size_t)ts_heads_cols(h, v);
+    memcpy(h->weights[v] + (size_t)l * h->heads * cells, w, (size_t)h->heads * cells * sizeof *w);
+    double *mean = h->mean[v] + (size_t)l * cells;  // (rows, cols)
+    for (size_t c = 0; c < cells; c++) {
+        double sum = 0.0;
+        for (int k = 0; k < h->heads; k++) sum += w[(size_t)k * cells + c];
+        mean[c] = sum / h->heads;
+    }
+}
+
+int ts_heads_compute(const ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, const int *tokens, int len,
+                     ts_heads *out) {
+    memset(out, 0, sizeof *out);
+    if (!ts_heads_available(m)) return ts_fail(TS_ERR_ARG, "heads: the model is not a Transformer");
+    if (S < 1 || len < 0) return ts_fail(TS_ERR_ARG, "heads: source length %d, output length %d", S, len);
+    const ts_transformer *tm = m->layers;
+    int L = m->cfg.layers, H = m->cfg.heads, T = len + 1;
+    *out = (ts_heads){.layers = L, .heads = H, .S = S, .T = T};
+    size_t total = 0;
+    for (int v = 0; v < TS_VIEW_COUNT; v++)
+        total += (size_t)L * (H + 1) * ts_heads_rows(out, v) * ts_heads_cols(out, v);
+    double *all = malloc(total * sizeof *all);
+    if (!all) {
+        memset(out, 0, sizeof *out);
+        return ts_fail(TS_ERR_NOMEM, "heads: cannot allocate %zu weights", total);
+    }
+    for (int v = 0; v < TS_VIEW_COUNT; v++) {
+        size_t cells = (size_t)L * ts_heads_rows(out, v) * ts_heads_cols(out, v);
+        out->weights[v] = all;
+        out->mean[v] = all + cells * H;
+        all += cells * (H + 1);
+    }
+
+    int grad_before = ts_set_grad_enabled(ctx, 0);
+    ts_ctx_reset(ctx);
+    int *decoder_in = ts_arena_alloc(ctx->arena, (size_t)T * sizeof(int));  // (T): <sos> y_1 .. y_len
+    int rc = TS_OK;
+    if (!decoder_in) {
+        ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+        rc = ctx->status;
+    } else {
+        decoder_in[0] = TS_SOS;
+        memcpy(decoder_in + 1, tokens, (size_t)len * sizeof(int));
+    }
+    ts_transformer_attention attn = {0};
+    ts_transformer_memory mem;
+    ts_batch_view source = {.B = 1, .S = S, .src = src, .src_len = &S};
+    if (!rc) rc = ts_transformer_encode(tm, ctx, &source, 0.0, NULL, &mem, &attn);
+    if (!rc && !ts_transformer_decode(tm, ctx, &mem, decoder_in, T, 0.0, NULL, &attn)) rc = ctx->status;
+    for (int l = 0; !rc && l < L; l++) {
+        copy_layer(out, TS_VIEW_CROSS, l, attn.cross[l]);
+        copy_layer(out, TS_VIEW_ENC, l, attn.enc_self[l]);
+        copy_layer(out, TS_VIEW_DEC, l, attn.dec_self[l]);
+    }
+    ts_ctx_reset(ctx);
+    ts_set_grad_enabled(ctx, grad_before);
+    if (rc) ts_heads_free(out);
+    return rc;
+}

@@ -1,0 +1,61 @@
+// Every attention head of a Transformer's translation, for inspection: the
+// cross-attention, the encoder's and the decoder's self-attention of every
+// layer and head, and each layer's head mean. `tinyseq attend` draws them,
+// `tinyseq eval --align` scores each head's alignment, a run's report shows
+// them per epoch.
+//
+// L = layers per stack, H = heads, S = source tokens, T = output tokens + 1
+// (the <eos> step: decoder positions <sos> y_1 .. y_len).
+//
+// One teacher-forced pass over the decoded output gives every position's
+// weights at once; a position's attention depends only on the source and the
+// tokens before it, so this equals what the key/value-cache steps of the
+// search computed (tests/test_heads.c checks both to 1e-12).
+#ifndef TS_INFER_HEADS_H
+#define TS_INFER_HEADS_H
+
+#include "models/seq2seq.h"
+
+// The Transformer's three attentions: one row each of ts_head_views.
+enum ts_head_view { TS_VIEW_CROSS, TS_VIEW_ENC, TS_VIEW_DEC, TS_VIEW_COUNT };
+
+typedef struct {
+    const char *name;   // "cross", "enc", "dec": attend's --self values, the JSON's keys
+    const char *title;  // "cross-attention", ... for figures and messages
+    int rows_target;    // rows are output positions (1) or source words (0)
+    int cols_target;    // columns likewise
+} ts_head_view_info;
+
+extern const ts_head_view_info ts_head_views[TS_VIEW_COUNT];
+
+// The view named `name` ("cross", "enc", "dec"), or -1.
+int ts_head_view_parse(const char *name);
+
+typedef struct {
+    int layers, heads, S, T;
+    double *weights[TS_VIEW_COUNT];  // (L, H, rows, cols): cross (T, S), enc (S, S), dec (T, T, causal)
+    double *mean[TS_VIEW_COUNT];     // (L, rows, cols): each layer's mean over its heads
+} ts_heads;
+
+// 1 when model m has heads to inspect (a Transformer), else 0.
+int ts_heads_available(const ts_seq2seq *m);
+
+// Every head of model m (a Transformer) translating source ids src[0..S)
+// into tokens[0..len) (without <eos>). Runs in ctx's arena (reset before
+// and after; the tape off) and copies the weights out: *out owns malloc'd
+// buffers (ts_heads_free). TS_OK; TS_ERR_ARG (not a Transformer, S < 1,
+// len < 0), TS_ERR_ARENA (a bigger arena helps), TS_ERR_NOMEM, the model's
+// errors (ids outside the vocabulary); *out is then zeroed.
+int ts_heads_compute(const ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, const int *tokens, int len,
+                     ts_heads *out);
+
+void ts_heads_free(ts_heads *h);
+
+// The rows and columns of view v's matrices.
+int ts_heads_rows(const ts_heads *h, enum ts_head_view v);
+int ts_heads_cols(const ts_heads *h, enum ts_head_view v);
+
+// View v's matrix (rows, cols) of layer l, head k; k = -1: the layer's head mean.
+const double *ts_heads_matrix(const ts_heads *h, enum ts_head_view v, int l, int k);
+
+#endif

@@ -1,0 +1,137 @@
+// Every head of a Transformer's translation (infer/heads.c): the one
+// teacher-forced pass equals the key/value-cache steps the search runs, head
+// by head and layer by layer; the views' shapes, masks and means.
+#include <criterion/criterion.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <string.h>
+
+#include "autograd/ops.h"
+#include "infer/heads.h"
+#include "models/search.h"
+#include "models/transformer.h"
+#include "testutil.h"
+
+static ts_arena *arena;
+static ts_ctx ctx;
+static void setup(void) {
+    arena = ts_arena_new((size_t)16 << 20);
+    ts_ctx_init(&ctx, arena);
+}
+static void teardown(void) { ts_arena_free(arena); }
+TestSuite(heads, .init = setup, .fini = teardown);
+
+enum { D = 8, HEADS = 2, LAYERS = 3, FF = 12, SRC_VOCAB = 11, TGT_VOCAB = 10 };
+
+// A random Transformer whose biases and norms are away from 0 and 1, so
+// every head attends differently.
+static ts_seq2seq *random_transformer(unsigned long seed) {
+    ts_model_config cfg = {.arch = TS_ARCH_TRANSFORMER, .src_vocab = SRC_VOCAB, .tgt_vocab = TGT_VOCAB, .emb = D,
+                           .hidden = D, .d_model = D, .heads = HEADS, .layers = LAYERS, .ff = FF};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, seed);
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    for (int i = 0; i < m->params.count; i++)
+        for (size_t k = 0; k < m->params.items[i]->size; k++) m->params.items[i]->data[k] += gsl_rng_uniform(rng) - 0.5;
+    gsl_rng_free(rng);
+    return m;
+}
+
+static const int src[] = {4, 9, 5, 7, 6};
+enum { S = sizeof src / sizeof src[0] };
+
+Test(heads, teacher_forced_pass_equals_the_key_value_cache_steps_for_every_layer_and_head) {
+    ts_seq2seq *model = random_transformer(3);
+    const ts_transformer *m = model->layers;
+    const int out[] = {5, 8, 4, 6};  // any output: forced, position by position
+    enum { LEN = sizeof out / sizeof out[0], T = LEN + 1 };
+    ts_heads h;
+    cr_assert_eq(ts_heads_compute(model, &ctx, src, S, out, LEN, &h), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(h.layers, LAYERS);
+    cr_assert_eq(h.heads, HEADS);
+    cr_assert_eq(h.T, T);
+
+    ts_set_grad_enabled(&ctx, 0);
+    ts_batch_view bv = {.B = 1, .S = S, .src = src, .src_len = (const int[]){S}};
+    ts_transformer_source source;
+    cr_assert_eq(ts_transformer_prepare(m, &ctx, &bv, &source), TS_OK, "%s", ts_last_error());
+    ts_transformer_state *st = ts_transformer_start(&ctx, &source);
+    for (int t = 0; t < T; t++) {
+        int token = t ? out[t - 1] : TS_SOS;
+        ts_transformer_attention attn = {0};
+        ts_tensor *mean;
+        cr_assert_not_null(ts_transformer_step(m, &ctx, st, &token, &st, &mean, &attn), "%s", ts_last_error());
+        // The search's weights: the last layer's cross-attention head mean.
+        assert_allclose(ts_heads_matrix(&h, TS_VIEW_CROSS, LAYERS - 1, -1) + (size_t)t * S, mean->data, S, 1e-12, 1e-12);
+        for (int l = 0; l < LAYERS; l++) {
+            const double *cross = ts_mha_weights(attn.cross[l]);     // (1, H, 1, S)
+            const double *self = ts_mha_weights(attn.dec_self[l]);   // (1, H, 1, t + 1)
+            for (int k = 0; k < HEADS; k++) {
+                assert_allclose(ts_heads_matrix(&h, TS_VIEW_CROSS, l, k) + (size_t)t * S, cross + (size_t)k * S, S,
+                                1e-12, 1e-12);
+                // Row t of the causal (T, T) matrix: the step saw t + 1 positions, the rest is 0.
+                const double *row = ts_heads_matrix(&h, TS_VIEW_DEC, l, k) + (size_t)t * T;
+                assert_allclose(row, self + (size_t)k * (t + 1), (size_t)t + 1, 1e-12, 1e-12);
+                for (int u = t + 1; u < T; u++) cr_assert(row[u] == 0.0, "layer %d head %d: position %d sees %d", l, k, t, u);
+            }
+        }
+    }
+    ts_heads_free(&h);
+    ts_seq2seq_free(model);
+}
+
+Test(heads, search_attention_is_the_last_layers_cross_mean_and_every_row_sums_to_one) {
+    ts_seq2seq *model = random_transformer(11);
+    ((ts_transformer *)model->layers)->out.bias->data[TS_EOS] -= 100;  // no <eos>: an output as long as the limit
+    ts_hypothesis hyp = {0};
+    cr_assert_eq(ts_seq2seq_beam(model, &ctx, src, S, 3, ts_output_limit(S), NULL, &hyp), TS_OK, "%s", ts_last_error());
+    ts_ctx_reset(&ctx);
+    cr_assert_eq(hyp.len, ts_output_limit(S));
+    ts_heads h;
+    cr_assert_eq(ts_heads_compute(model, &ctx, src, S, hyp.tokens, hyp.len, &h), TS_OK, "%s", ts_last_error());
+    assert_allclose(ts_heads_matrix(&h, TS_VIEW_CROSS, LAYERS - 1, -1), hyp.attention, (size_t)(hyp.len + 1) * S, 1e-12,
+                    1e-12);
+    int heads_differ = 0;
+    for (int v = 0; v < TS_VIEW_COUNT; v++) {
+        int rows = ts_heads_rows(&h, v), cols = ts_heads_cols(&h, v);
+        cr_assert_eq(rows, ts_head_views[v].rows_target ? hyp.len + 1 : S);
+        cr_assert_eq(cols, ts_head_views[v].cols_target ? hyp.len + 1 : S);
+        for (int l = 0; l < LAYERS; l++)
+            for (int k = -1; k < HEADS; k++) {
+                const double *w = ts_heads_matrix(&h, v, l, k);
+                for (int r = 0; r < rows; r++) {
+                    double sum = 0;
+                    for (int c = 0; c < cols; c++) sum += w[(size_t)r * cols + c];
+                    cr_assert(fabs(sum - 1) < 1e-12, "%s layer %d head %d row %d sums to %.17g", ts_head_views[v].name,
+                              l, k, r, sum);
+                }
+            }
+        heads_differ += memcmp(ts_heads_matrix(&h, v, 0, 0), ts_heads_matrix(&h, v, 0, 1),
+                               (size_t)rows * cols * sizeof(double)) != 0;
+    }
+    cr_assert_eq(heads_differ, TS_VIEW_COUNT, "two heads gave the same weights: the copy reads one head twice");
+    ts_heads_free(&h);
+    ts_hypothesis_free(&hyp);
+    ts_seq2seq_free(model);
+}
+
+Test(heads, views_are_named_once_and_a_gru_has_no_heads) {
+    cr_assert_eq(ts_head_view_parse("cross"), TS_VIEW_CROSS);
+    cr_assert_eq(ts_head_view_parse("enc"), TS_VIEW_ENC);
+    cr_assert_eq(ts_head_view_parse("dec"), TS_VIEW_DEC);
+    cr_assert_eq(ts_head_view_parse("decoder"), -1);
+    ts_model_config cfg = {.src_vocab = SRC_VOCAB, .tgt_vocab = TGT_VOCAB, .emb = 4, .hidden = 4, .attn = TS_ATTN_DOT};
+    ts_seq2seq *gru = ts_seq2seq_new(&cfg, NULL);
+    cr_assert_not_null(gru, "%s", ts_last_error());
+    cr_assert_eq(ts_heads_available(gru), 0);
+    ts_heads h;
+    cr_assert_eq(ts_heads_compute(gru, &ctx, src, S, src, 2, &h), TS_ERR_ARG);
+    cr_assert_null(h.weights[0]);
+    ts_seq2seq_free(gru);
+    ts_seq2seq *tm = random_transformer(1);
+    const int bad[] = {TGT_VOCAB + 3};
+    cr_assert_neq(ts_heads_compute(tm, &ctx, src, S, bad, 1, &h), TS_OK, "a token outside the vocabulary was read");
+    cr_assert_null(h.weights[0]);
+    ts_seq2seq_free(tm);
+}
