@@ -35,9 +35,11 @@ def test_attend_equals_the_cli_json_to_the_bit(models, name, beam):
 @pytest.mark.parametrize("name", list(MODELS))
 def test_translate_equals_the_cli(models, name):
     model = tinyseq.load(models[name])
-    greedy = run_program("translate", "--model", models[name], *SENTENCES).stdout.splitlines()
-    assert model.translate(SENTENCES) == greedy
-    assert model.translate(SENTENCES[0]) == greedy[0]
+    default = run_program("translate", "--model", models[name], *SENTENCES).stdout.splitlines()  # beam 5
+    assert model.translate(SENTENCES) == default
+    assert model.translate(SENTENCES[0]) == default[0]
+    greedy = run_program("translate", "--model", models[name], "--beam", "1", *SENTENCES).stdout.splitlines()
+    assert model.translate(SENTENCES, beam=1) == greedy
     beam = run_program("translate", "--model", models[name], "--beam", "4", "--length-penalty", "0.6",
                        SENTENCES[1]).stdout.strip()
     assert model.translate(SENTENCES[1], beam=4, length_penalty=0.6) == beam

@@ -9,6 +9,11 @@ from . import _capi
 from ._capi import call, call_text, encode, lib
 
 
+# The CLI's default search width (TS_BEAM_DEFAULT, models/search.h): translate,
+# attend and eval search as `tinyseq translate`, `attend` and `eval` do.
+BEAM_DEFAULT = 5
+
+
 def _beam(beam, length_penalty):
     if isinstance(beam, bool) or not isinstance(beam, int):
         raise TypeError(f"beam must be an int, not {type(beam).__name__}")
@@ -70,9 +75,10 @@ class Model:
     def __exit__(self, *exc):
         self.close()
 
-    def translate(self, texts, beam=1, length_penalty=None):
-        """The translation of a str, or a list of them for a list. Greedy
-        (beam 1) decodes a list as one batch, as `tinyseq translate` does."""
+    def translate(self, texts, beam=BEAM_DEFAULT, length_penalty=None):
+        """The translation of a str, or a list of them for a list, with beam
+        search of width `beam` (1: greedy); a list decodes in batches of 128,
+        as `tinyseq translate` does."""
         one = isinstance(texts, str)
         items = [texts] if one else list(texts)
         if not items:
@@ -85,7 +91,7 @@ class Model:
         outputs = text.split("\n")
         return outputs[0] if one else outputs
 
-    def attend(self, text, beam=1, length_penalty=None):
+    def attend(self, text, beam=BEAM_DEFAULT, length_penalty=None):
         """Translates `text` and returns its Attention, the numbers of
         `tinyseq attend --json` to the last bit."""
         beam, alpha = _beam(beam, length_penalty)
@@ -94,7 +100,7 @@ class Model:
             _, doc = call_text("attend", self._use(), raw, beam, alpha)
         return attention_from_json(doc)
 
-    def eval(self, corpus, align=None, beam=1, max_len=None):
+    def eval(self, corpus, align=None, beam=BEAM_DEFAULT, max_len=None):
         """Evaluates on a TSV corpus as `tinyseq eval` does: a dict with
         pairs, loss, perplexity, bleu, chrf, exact, bucket_bleu, aer and
         aer_diagonal (with `align`, gold Pharaoh alignments), entropy,
