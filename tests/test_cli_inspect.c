@@ -579,7 +579,7 @@ Test(cli_inspect, attend_on_a_transformer_says_which_matrix_it_shows_and_picks_o
     char *out;
     int rc = test_runf(&out, "%s attend --model '%s' 'le chat dort .'", TS_PROGRAM, ckpt_transformer);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
-    cr_assert(strstr(out, "attention: transformer cross-attention, layer 1 (the last of 2), mean of 2 heads, greedy"),
+    cr_assert(strstr(out, "attention: transformer cross-attention, layer 1 (the last of 2), mean of 2 heads, beam 5"),
               "the default names its layer and says it is a mean of heads:\n%s", out);
     free(out);
     rc = test_runf(&out, "%s attend --model '%s' --layer 0 --head 1 'le chat dort .'", TS_PROGRAM, ckpt_transformer);
