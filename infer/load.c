@@ -136,6 +136,10 @@ static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, ts_translator *out) {
     ts_model_config cfg = {0};
     int rc = TS_OK;
     for (int i = 0; !rc && i < ts_model_field_count; i++) rc = field_from_ckpt(ck, &ts_model_fields[i], &cfg);
+    // Each field's bounds the getters check, naming its key; what only fields
+    // together can break (heads dividing d_model) ts_model_config_check says.
+    if (!rc && (rc = ts_model_config_check(&cfg)))
+        return name_file(ck, ts_fail(TS_ERR_FORMAT, "its model.* header: %s", ts_last_error()));
     if (!rc) rc = ts_ckpt_get_int(ck, "data.max_len", 0, 1000000, &max_len);
     if (rc) return rc;
     out->max_len = (int)max_len;

@@ -1531,3 +1531,49 @@ Test(checkpoint, transformer_checkpoint_round_trips_through_the_field_table) {
     ts_vocab_free(src);
     ts_vocab_free(tgt);
 }
+
+// A Transformer's checkpoint (d_model 4, 2 heads, 1 layer) whose header
+// claims sizes its model cannot have: each refused naming the file and the
+// key, before any tensor is compared or allocated.
+// The container holds views of *model's weights: free it after saving.
+static ts_ckpt *transformer_ckpt(ts_seq2seq **model) {
+    ts_vocab *src, *tgt;
+    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "le", "chat"}, 6, &src), TS_OK);
+    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "the", "cat"}, 6, &tgt), TS_OK);
+    ts_model_config cfg = {.arch = TS_ARCH_TRANSFORMER, .src_vocab = 6, .tgt_vocab = 6, .emb = 4, .hidden = 4,
+                           .d_model = 4, .heads = 2, .layers = 1, .ff = 8};
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, NULL);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    ts_ckpt *ck = ts_ckpt_new();
+    cr_assert_eq(ts_model_to_ckpt(ck, m, src, tgt, 10), TS_OK, "%s", ts_last_error());
+    ts_vocab_free(src);
+    ts_vocab_free(tgt);
+    *model = m;
+    return ck;
+}
+
+Test(checkpoint, a_transformer_header_with_impossible_sizes_is_refused_naming_the_file_and_key) {
+    char *dir = tmpdir();
+    struct { const char *key, *value, *fragment; } headers[] = {
+        {"model.heads", "3", "its model.* header: heads 3 do not divide d_model 4"},
+        {"model.heads", "8", "heads 8 do not divide d_model 4"},
+        {"model.heads", "0", "header 'model.heads' = 0 is out of bounds"},
+        {"model.layers", "0", "header 'model.layers' = 0 is out of bounds [1, 16]"},
+        {"model.layers", "17", "header 'model.layers' = 17 is out of bounds [1, 16]"},
+        {"model.layers", "x", "'model.layers' = 'x' is not an integer"},
+        {"model.d_model", "9000", "header 'model.d_model' = 9000 is out of bounds [1, 8192]"},
+        {"model.d_model", "8000", "expected [6,8000]"},  // in bounds: the tensors disagree, nothing allocated
+        {"model.feed_forward", "70000", "header 'model.feed_forward' = 70000 is out of bounds [1, 65536]"},
+        {"model.feed_forward", "0", "header 'model.feed_forward' = 0 is out of bounds"},
+        {"model.architecture", "lstm", "header 'model.architecture': unknown architecture 'lstm'"},
+    };
+    for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++) {
+        ts_seq2seq *m;
+        ts_ckpt *ck = transformer_ckpt(&m);
+        cr_assert_eq(ts_ckpt_set(ck, headers[i].key, headers[i].value), TS_OK);
+        char name[64];
+        snprintf(name, sizeof name, "transformer-%zu.ckpt", i);
+        assert_load_names_file(ck, dir, name, headers[i].fragment);
+        ts_seq2seq_free(m);
+    }
+}

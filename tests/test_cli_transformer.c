@@ -194,3 +194,27 @@ Test(cli_transformer, report_and_eval_align_run_on_a_transformer, .timeout = 60)
     cr_assert(strstr(out, " aer=") && strstr(out, "pairs=40"), "%s", out);
     free(out);
 }
+
+// 0 is no size: before, --layers 0 (and --heads, --d-model, --ff 0) fell back
+// to the default and trained 2 layers.
+Test(cli_transformer, sizes_that_make_no_transformer_are_refused_naming_the_flags) {
+    static const struct {
+        const char *flags, *message;
+    } cases[] = {
+        {"--heads 3 --d-model 256", "--heads 3 does not divide the model width 256 (--d-model, else --hidden)"},
+        {"--heads 3 --hidden 256", "--heads 3 does not divide the model width 256"},
+        {"--layers 0", "--layers must be between 1 and 16, got 0"},
+        {"--layers 17", "--layers must be between 1 and 16, got 17"},
+        {"--heads 0", "--heads must be between 1 and"},
+        {"--d-model 0", "--d-model must be between 1 and"},
+        {"--ff 0", "--ff must be between 1 and"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out;
+        int rc = test_runf(&out, "%s train --arch transformer %s --toy-pairs 100 --out %s/bad", TS_PROGRAM,
+                           cases[i].flags, dir);
+        cr_assert_eq(rc, 2, "%s: exit %d\n%s", cases[i].flags, rc, out);
+        cr_assert(strstr(out, cases[i].message), "%s: %s", cases[i].flags, out);
+        free(out);
+    }
+}

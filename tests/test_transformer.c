@@ -10,6 +10,7 @@
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "models/transformer.h"
+#include "tensor/tokens.h"
 #include "testutil.h"
 
 static ts_arena *arena;
@@ -198,7 +199,7 @@ Test(transformer, positions_are_vaswanis_sinusoids_from_zero) {
     assert_allclose(later, pe + 12, 6, 0, 0);
 }
 
-Test(transformer, sentences_past_any_table_length_are_encoded) {
+Test(transformer, sentences_past_any_table_length_are_encoded_and_decoded) {
     ts_seq2seq *model = random_model(4, 1, 1, 4, 3);
     const ts_transformer *m = model->layers;
     enum { LONG = 700 };  // torch_ref.py's table stops at 512
@@ -209,6 +210,33 @@ Test(transformer, sentences_past_any_table_length_are_encoded) {
     ts_set_grad_enabled(&ctx, 0);
     cr_assert_eq(ts_transformer_encode(m, &ctx, &bv, 0.0, NULL, &mem, NULL), TS_OK, "%s", ts_last_error());
     for (size_t i = 0; i < mem.memory->size; i++) cr_assert(isfinite(mem.memory->data[i]));
+    // Decoding past position 512 too: the step's position is computed from
+    // its index (the ASan build would catch a read past a table).
+    ts_transformer_source source;
+    cr_assert_eq(ts_transformer_prepare(m, &ctx, &bv, &source), TS_OK, "%s", ts_last_error());
+    ts_transformer_state *st = ts_transformer_start(&ctx, &source);
+    ts_arena *steps[2] = {ts_arena_new((size_t)8 << 20), ts_arena_new((size_t)8 << 20)};
+    ts_arena *caller = ctx.arena;
+    enum { STEPS = LONG / 2 + 300 };
+    int *tokens = malloc(STEPS * sizeof *tokens);
+    ts_tensor *logits = NULL;
+    for (int t = 0; t < STEPS; t++) {  // the search's two alternating arenas
+        tokens[t] = t ? 4 + t % 5 : TS_SOS;
+        ts_arena_reset(steps[t % 2]);
+        ctx.arena = steps[t % 2];
+        logits = ts_transformer_step(m, &ctx, st, &tokens[t], &st, NULL, NULL);
+        cr_assert_not_null(logits, "step %d: %s", t, ts_last_error());
+    }
+    ctx.arena = caller;
+    cr_assert_eq(st->t, STEPS);
+    ts_tensor *y = ts_transformer_decode(m, &ctx, &mem, tokens, STEPS, 0.0, NULL, NULL);  // all 650 at once
+    cr_assert_not_null(y, "%s", ts_last_error());
+    ts_tensor *full = ts_linear(&ctx, ts_slice_rows(&ctx, y, STEPS - 1, 1), m->out.weight, 0, m->out.bias, NULL);
+    cr_assert_not_null(full, "%s", ts_last_error());
+    assert_allclose(logits->data, full->data, (size_t)m->cfg.tgt_vocab, 1e-12, 1e-12);
+    free(tokens);
+    ts_arena_free(steps[0]);
+    ts_arena_free(steps[1]);
     free(ids);
     ts_seq2seq_free(model);
 }
