@@ -10,6 +10,7 @@
 
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
+#include "models/gradcheck.h"
 #include "models/rnn.h"
 #include "models/seq2seq.h"
 #include "testutil.h"
@@ -209,19 +210,6 @@ static const int g_tgt_in[GT * GB] = {1, 1, 1, 4, 5, 7, 5, 6, 0, 6, 7, 0, 0, 4, 
 static const int g_tgt_out[GT * GB] = {4, 5, 7, 5, 6, 2, 6, 7, 0, 2, 4, 0, 0, 5, 0, 0, 2, 0};
 
 typedef struct {
-    ts_seq2seq *model;
-    ts_batch_view batch;
-    double tf;
-    gsl_rng *rng;
-} loss_case;
-
-static ts_tensor *model_loss(ts_ctx *c, void *user) {
-    loss_case *lc = user;
-    gsl_rng_set(lc->rng, 5);  // the same teacher-forcing draws at every evaluation
-    return ts_seq2seq_loss(lc->model, c, &lc->batch, lc->tf, lc->rng, NULL, NULL);
-}
-
-typedef struct {
     ts_attn_type attn;
     ts_decoder_type decoder;
     int bidirectional;
@@ -237,27 +225,25 @@ ParameterizedTestParameters(models, whole_model_gradcheck) {
 }
 
 ParameterizedTest(model_case *mc, models, whole_model_gradcheck) {
-    ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4, .attn = mc->attn,
-                           .decoder = mc->decoder, .bidirectional = mc->bidirectional};
+    // The tiny model and batch of `tinyseq gradcheck` (models/gradcheck.h).
+    ts_model_config cfg = ts_gradcheck_config(TS_ARCH_GRU, mc->attn, mc->decoder, mc->bidirectional);
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
     cr_assert_not_null(m, "%s", ts_last_error());
-    loss_case lc = {m, {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out}, 1.0, rng};
     ts_gradcheck_opts opts = ts_gradcheck_defaults();
     ts_gradcheck_result results[32];
     cr_assert(m->params.count <= 32);
     for (int pass = 0; pass < 2; pass++) {
-        lc.tf = pass == 0 ? 1.0 : 0.5;
-        cr_assert_eq(ts_gradcheck(&ctx, model_loss, &lc, m->params.items, m->params.count, &opts, results), TS_OK,
-                     "%s", ts_last_error());
+        double tf = pass == 0 ? 1.0 : 0.5;
+        cr_assert_eq(ts_seq2seq_gradcheck(m, &ctx, tf, rng, &opts, results), TS_OK, "%s", ts_last_error());
         double worst = 0;
         for (int i = 0; i < m->params.count; i++) {
             cr_assert(results[i].passed, "%s/%s%s tf=%g: %s wrong at %zu: analytic %.12g numeric %.12g",
-                      ts_attn_name(mc->attn), ts_decoder_name(mc->decoder), mc->bidirectional ? "/bi" : "", lc.tf,
+                      ts_attn_name(mc->attn), ts_decoder_name(mc->decoder), mc->bidirectional ? "/bi" : "", tf,
                       results[i].name, results[i].worst_index, results[i].worst_analytic, results[i].worst_numeric);
             if (results[i].max_rel_err > worst) worst = results[i].max_rel_err;
         }
         cr_log_info("%s/%s%s tf=%g: %d tensors, max relative error %.2e", ts_attn_name(mc->attn),
-                    ts_decoder_name(mc->decoder), mc->bidirectional ? "/bi" : "", lc.tf, m->params.count, worst);
+                    ts_decoder_name(mc->decoder), mc->bidirectional ? "/bi" : "", tf, m->params.count, worst);
     }
     ts_seq2seq_free(m);
 }
