@@ -6,6 +6,7 @@
 #include "api/json.h"
 #include "data/gold.h"
 #include "infer/evaluate.h"
+#include "infer/heads.h"
 #include "infer/load.h"
 #include "infer/translate.h"
 #include "viz/render.h"
@@ -75,8 +76,9 @@ void tinyseq_model_free(tinyseq_model *m) {
 }
 
 // The search options every decoding call checks, as the CLI's flags bound them.
-static int set_search(tinyseq_model *m, int beam, double alpha) {
-    if (beam < 1 || beam > 1000) return ts_fail(TS_ERR_ARG, "beam %d is outside 1..1000", beam);
+static int set_search(tinyseq_model *m, int *beam, double alpha) {
+    if (*beam == 0) *beam = TS_BEAM_DEFAULT;  // the CLI's default, kept in one place
+    if (*beam < 1 || *beam > 1000) return ts_fail(TS_ERR_ARG, "beam %d is outside 1..1000", *beam);
     if (!(alpha <= 100)) return ts_fail(TS_ERR_ARG, "length penalty %g is outside 0..100", alpha);
     m->t.length_penalty = alpha >= 0 ? (ts_length_penalty){1, alpha} : (ts_length_penalty){0, 0.0};
     if (!m->arena && !(m->arena = ts_arena_new(ARENA_START))) return ts_fail(TS_ERR_NOMEM, "cannot allocate the arena");
@@ -106,7 +108,7 @@ static char *output_text(const ts_vocab *v, const ts_hypothesis *h) {
 
 int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int beam, double alpha, char **out) {
     *out = NULL;
-    int rc = set_search(m, beam, alpha);
+    int rc = set_search(m, &beam, alpha);
     if (rc) return rc;
     if (n < 0) return ts_fail(TS_ERR_ARG, "a negative number of texts");
     ts_hypothesis *h = calloc((size_t)(n ? n : 1), sizeof *h);
@@ -145,19 +147,32 @@ int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, c
     const ts_model_config *cfg = &m->t.model->cfg;
     if (!ts_model_attends(cfg)) return ts_fail(TS_ERR_ARG, "this model has no attention, so there are no weights");
     if (!text) return ts_fail(TS_ERR_ARG, "no text");
-    int rc = set_search(m, beam, alpha);
+    int rc = set_search(m, &beam, alpha);
     if (rc) return rc;
     ts_hypothesis h;
     char *source = NULL;
     int S = 0;
     ts_attention_labels labels = {0};
     if ((rc = translate_one(m, text, beam, &h, &source, &S))) return rc;
+    // A Transformer's JSON holds every layer and head too (infer/heads.h), as attend's.
+    ts_heads heads = {0};
+    ts_json_head_view views[TS_VIEW_COUNT];
+    ts_json_heads all = {0};
+    rc = ts_attention_labels_make(&m->t, source, S, &h, &labels);
+    for (ts_ctx ctx; !rc && ts_heads_available(m->t.model);) {
+        ts_ctx_init(&ctx, m->arena);
+        rc = ts_heads_of_translation(&m->t, &ctx, labels.source, S, &h, &heads);
+        if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&m->arena, "the sentence's heads"))) break;
+    }
+    if (!rc && heads.layers) all = ts_heads_json(&heads, views);
     api_text out;
-    if (!(rc = ts_attention_labels_make(&m->t, source, S, &h, &labels)) && !(rc = api_text_open(&out))) {
-        rc = ts_render_attention_json(out.f, h.attention, (size_t)h.len + 1, (size_t)S, labels.target,
-                                      labels.source, ts_attn_name(cfg->attn));
+    if (!rc && !(rc = api_text_open(&out))) {
+        const char *name = heads.layers ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
+        rc = ts_render_attention_json_heads(out.f, h.attention, (size_t)h.len + 1, (size_t)S, labels.target,
+                                            labels.source, name, heads.layers ? &all : NULL);
         rc = api_text_close(&out, rc, json);
     }
+    ts_heads_free(&heads);
     ts_attention_labels_free(&labels);
     ts_hypothesis_free(&h);
     free(source);
@@ -238,7 +253,7 @@ int tinyseq_eval(tinyseq_model *m, const char *corpus_path, const char *align_pa
                  char **json) {
     *json = NULL;
     if (!corpus_path) return ts_fail(TS_ERR_ARG, "no corpus path");
-    int rc = set_search(m, beam, -1);
+    int rc = set_search(m, &beam, -1);
     if (rc) return rc;
     ts_corpus *c = NULL;
     ts_corpus_opts copts = {0};

@@ -46,30 +46,31 @@ int tinyseq_load(const char *path, tinyseq_model **out);
 void tinyseq_model_free(tinyseq_model *m);
 
 // Translates texts[0..n), each normalised as training did, with beam search
-// of width beam (1: greedy), in batches of 128 as tinyseq translate decodes
+// of width beam (1: greedy; 0: the CLI's default, TS_BEAM_DEFAULT), in batches of 128 as tinyseq translate decodes
 // its lines, so the outputs are the CLI's; alpha >= 0 ranks beam outputs by GNMT's length penalty,
 // alpha < 0 by length normalisation (the default). *out receives the n
 // outputs joined by '\n' (tinyseq_free). Errors: TS_ERR_ARG (beam outside
-// 1..1000, alpha over 100), TS_ERR_FORMAT naming the index of a text that is
+// 0..1000, alpha over 100), TS_ERR_FORMAT naming the index of a text that is
 // not UTF-8, empty after normalisation or too long; the model's failures.
 int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int beam, double alpha, char **out);
 
 // Translates one text as tinyseq_translate and writes its attention as
-// `tinyseq attend --json` does, the same bytes (viz/render.h), into *json
+// `tinyseq attend --json` does, the same bytes (viz/render.h; a
+// Transformer's with every layer and head, infer/heads.h), into *json
 // (tinyseq_free). Errors as tinyseq_translate; TS_ERR_ARG for a model
 // without attention.
 int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, char **json);
 
-// The model as JSON (tinyseq_free): {"architecture", "attention", "decoder",
-// "bidirectional", "emb", "hidden", "d_model", "heads", "layers", "ff",
-// "max_len", "vocabularies": {"source", "target"}, "parameters"}, and
-// "header": the checkpoint's key/value header as strings.
+// The model as JSON (tinyseq_free): {"model": {"architecture", then the
+// checkpoint's model fields of its architecture (models/config.h's table)},
+// "attends", "max_len", "vocabularies": {"source", "target"}, "parameters",
+// "header": the checkpoint's key/value header as strings}.
 int tinyseq_info(const tinyseq_model *m, char **json);
 
 // Evaluates the model on a TSV corpus (corpus_path) as tinyseq eval does:
 // align_path (NULL: none) holds the gold alignments, one Pharaoh line per
-// pair; max_len < 0 keeps the pairs up to the model's training limit, 0
-// every pair. *json receives {"pairs", "tokens", "loss", "perplexity",
+// pair; beam as tinyseq_translate's; max_len < 0 keeps the pairs up to
+// the model's training limit, 0 every pair. *json receives {"pairs", "tokens", "loss", "perplexity",
 // "bleu", "chrf", "exact", "bucket_bleu": [4], "bucket_pairs": [4],
 // "aer", "aer_diagonal", "entropy", "pad_mass"} (the last four null when they
 // do not apply) and "outputs": the decoded sentences. Errors: TS_ERR_IO /

@@ -209,14 +209,10 @@ static int check_choice(const head_choice *c, const ts_seq2seq *m, const char *m
 
 // Every head of the translation in v (ctx's arena grows as needed).
 static int compute_heads(ts_translator *t, ts_ctx *ctx, const attention_view *v, ts_heads *heads) {
-    int *src = malloc((size_t)v->S * sizeof *src);  // (S) as the model read them: unknown words are <unk>
-    if (!src) return ts_fail(TS_ERR_NOMEM, "cannot allocate the source ids");
-    for (int k = 0; k < v->S; k++) src[k] = ts_vocab_id(t->src_vocab, v->labels.source[k]);
     int rc;
-    while ((rc = ts_heads_compute(t->model, ctx, src, v->S, v->hyp.tokens, v->hyp.len, heads)) == TS_ERR_ARENA &&
+    while ((rc = ts_heads_of_translation(t, ctx, v->labels.source, v->S, &v->hyp, heads)) == TS_ERR_ARENA &&
            !ts_cli_grow_arena(ctx, "the sentence's heads")) {
     }
-    free(src);
     return rc;
 }
 
@@ -295,18 +291,6 @@ static int make_grid(grid_panels *p, const ts_heads *h, const head_choice *c, co
                              .row_titles = p->row_titles, .col_titles = p->col_titles,
                              .target = view_labels(v, c->view, 0), .source = view_labels(v, c->view, 1), .title = title};
     return TS_EXIT_OK;
-}
-
-// Every view of h for --json, in views[TS_VIEW_COUNT].
-static ts_json_heads json_heads(const ts_heads *h, ts_json_head_view *views) {
-    static const char *const side[2] = {"source", "target"};
-    for (int view = 0; view < TS_VIEW_COUNT; view++) {
-        const ts_head_view_info *info = &ts_head_views[view];
-        views[view] = (ts_json_head_view){info->name, side[info->rows_target],
-                                          info->cols_target ? "target_in" : "source", (size_t)ts_heads_rows(h, view),
-                                          (size_t)ts_heads_cols(h, view), h->weights[view], h->mean[view]};
-    }
-    return (ts_json_heads){(size_t)h->layers, (size_t)h->heads, views, TS_VIEW_COUNT};
 }
 
 static void print_words(FILE *out, const char *label, const char *const *words, int n) {
@@ -474,7 +458,7 @@ int ts_cmd_attend(int argc, char **argv) {
         // weights: the search's own (the last layer's cross-attention mean for a Transformer).
         ts_json_head_view views[TS_VIEW_COUNT];
         ts_json_heads all = {0};
-        if (heads.layers) all = json_heads(&heads, views);
+        if (heads.layers) all = ts_heads_json(&heads, views);
         const char *name = heads.layers ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
         if (!strcmp(json_path, "-") ? ts_render_attention_json_heads(stdout, v.hyp.attention, (size_t)v.T, (size_t)v.S,
                                                                      v.labels.target, v.labels.source, name,

@@ -98,3 +98,25 @@ int ts_heads_compute(const ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, co
     if (rc) ts_heads_free(out);
     return rc;
 }
+
+int ts_heads_of_translation(const ts_translator *t, ts_ctx *ctx, const char *const *words, int S,
+                            const ts_hypothesis *h, ts_heads *out) {
+    memset(out, 0, sizeof *out);
+    int *src = malloc((size_t)(S > 0 ? S : 1) * sizeof *src);  // (S) as the model read them
+    if (!src) return ts_fail(TS_ERR_NOMEM, "cannot allocate the source ids");
+    for (int k = 0; k < S; k++) src[k] = ts_vocab_id(t->src_vocab, words[k]);
+    int rc = ts_heads_compute(t->model, ctx, src, S, h->tokens, h->len, out);
+    free(src);
+    return rc;
+}
+
+ts_json_heads ts_heads_json(const ts_heads *h, ts_json_head_view *views) {
+    static const char *const side[2] = {"source", "target"};
+    for (int view = 0; view < TS_VIEW_COUNT; view++) {
+        const ts_head_view_info *info = &ts_head_views[view];
+        views[view] = (ts_json_head_view){info->name, side[info->rows_target],
+                                          info->cols_target ? "target_in" : "source", (size_t)ts_heads_rows(h, view),
+                                          (size_t)ts_heads_cols(h, view), h->weights[view], h->mean[view]};
+    }
+    return (ts_json_heads){(size_t)h->layers, (size_t)h->heads, views, TS_VIEW_COUNT};
+}

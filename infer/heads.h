@@ -14,7 +14,9 @@
 #ifndef TS_INFER_HEADS_H
 #define TS_INFER_HEADS_H
 
+#include "infer/load.h"
 #include "models/seq2seq.h"
+#include "viz/render.h"  // ts_json_heads: the struct only (infer links no viz code)
 
 // The Transformer's three attentions: one row each of ts_head_views.
 enum ts_head_view { TS_VIEW_CROSS, TS_VIEW_ENC, TS_VIEW_DEC, TS_VIEW_COUNT };
@@ -50,6 +52,17 @@ int ts_heads_compute(const ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, co
                      ts_heads *out);
 
 void ts_heads_free(ts_heads *h);
+
+// ts_heads_compute for translation h of the source words[0..S) as attend
+// labels them (infer/translate.h: a "<unk>:word" label, or any word t's
+// source vocabulary lacks, is read as <unk>, as the search read it).
+// Errors as ts_heads_compute, and TS_ERR_NOMEM.
+int ts_heads_of_translation(const ts_translator *t, ts_ctx *ctx, const char *const *words, int S,
+                            const ts_hypothesis *h, ts_heads *out);
+
+// Every view of h as attend's JSON writes it (viz/render.h), in
+// views[TS_VIEW_COUNT] (which the result points to).
+ts_json_heads ts_heads_json(const ts_heads *h, ts_json_head_view *views);
 
 // The rows and columns of view v's matrices.
 int ts_heads_rows(const ts_heads *h, enum ts_head_view v);

@@ -29,6 +29,7 @@ expected = [
     "context to full precision: 3.88079707797788",   # docs/attention.md's figure
     "d context[0] / d weights: [ 3. 59.  1.  4.]",
     "row sums: [1. 1. 1. 1.]",
+    "(layers, heads, T, S)",
     "epoch 5: train loss",                            # the trainer's progress reached the notebook
     "attention aligns better than the diagonal: True",
 ]

@@ -26,16 +26,26 @@ def test_attend_equals_the_cli_json_to_the_bit(models, name, beam):
         cli = json.loads(run_program("attend", "--model", models[name], "--beam", str(beam), "--json", "-",
                                      sentence).stdout)
         assert got.source == cli["source"] and got.target == cli["target"]
-        want = tinyseq.model.attention_from_json(json.dumps(cli)).weights
+        T, S = len(cli["target"]), len(cli["source"])
+        searched = np.array(cli["weights"], dtype=np.float64)
+        assert got.search_weights.shape == (T, S) and got.search_weights.tobytes() == searched.tobytes()
+        if name == "transformer":  # every layer x head x T x S, and the self-attention views
+            cfg = model.info()["model"]
+            want = np.array(cli["cross"]["heads"], dtype=np.float64)
+            assert got.weights.shape == (cfg["layers"], cfg["heads"], T, S) == want.shape
+            assert got.views["enc"]["heads"].tobytes() == np.array(cli["enc"]["heads"]).tobytes()
+            assert got.views["dec"]["mean"].tobytes() == np.array(cli["dec"]["mean"]).tobytes()
+        else:
+            want = searched
+            assert got.views == {}
         assert got.weights.dtype == np.float64 and got.weights.shape == want.shape
         assert got.weights.tobytes() == want.tobytes(), f"{name} beam {beam}: {sentence}"
-        assert got.weights.shape[-2:] == (len(cli["target"]), len(cli["source"]))
 
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_translate_equals_the_cli(models, name):
     model = tinyseq.load(models[name])
-    default = run_program("translate", "--model", models[name], *SENTENCES).stdout.splitlines()  # beam 5
+    default = run_program("translate", "--model", models[name], *SENTENCES).stdout.splitlines()
     assert model.translate(SENTENCES) == default
     assert model.translate(SENTENCES[0]) == default[0]
     greedy = run_program("translate", "--model", models[name], "--beam", "1", *SENTENCES).stdout.splitlines()

@@ -9,14 +9,13 @@ from . import _capi
 from ._capi import call, call_text, encode, lib
 
 
-# The CLI's default search width (TS_BEAM_DEFAULT, models/search.h): translate,
-# attend and eval search as `tinyseq translate`, `attend` and `eval` do.
-BEAM_DEFAULT = 5
-
-
 def _beam(beam, length_penalty):
-    if isinstance(beam, bool) or not isinstance(beam, int):
+    if beam is None:
+        beam = 0  # the CLI's default width (models/search.h's TS_BEAM_DEFAULT), chosen in C
+    elif isinstance(beam, bool) or not isinstance(beam, int):
         raise TypeError(f"beam must be an int, not {type(beam).__name__}")
+    elif not 1 <= beam <= 1000:
+        raise _capi.ArgumentError(f"beam {beam} is outside 1..1000")
     if length_penalty is None:
         return beam, -1.0
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
@@ -29,11 +28,18 @@ def _beam(beam, length_penalty):
 class Attention:
     """One sentence's attention: `source` (S labels), `target` (T labels: the
     output words, then <eos> or <cut>) and `weights`, a float64 array
-    (T, S) for the GRU models, (layers, heads, T, S) for a Transformer.
-    Labels read "<unk>:word" where the model reads <unk>."""
+    (T, S) for the GRU models, (layers, heads, T, S) for a Transformer (its
+    cross-attention). Labels read "<unk>:word" where the model reads <unk>.
+    A Transformer's `views` holds every attention by attend's JSON names,
+    "cross", "enc" (S x S) and "dec" (T x T, causal), each a dict of "heads"
+    (layers, heads, rows, cols), "mean" (layers, rows, cols) and what its
+    "rows" and "cols" are; `search_weights` (T, S) is what the search
+    recorded (for a Transformer its last layer's cross-attention mean)."""
 
-    def __init__(self, source, target, weights, attention):
+    def __init__(self, source, target, weights, attention, search_weights=None, views=None):
         self.source, self.target, self.weights, self.attention = source, target, weights, attention
+        self.search_weights = weights if search_weights is None else search_weights
+        self.views = views or {}
 
     @property
     def output(self):
@@ -75,10 +81,10 @@ class Model:
     def __exit__(self, *exc):
         self.close()
 
-    def translate(self, texts, beam=BEAM_DEFAULT, length_penalty=None):
-        """The translation of a str, or a list of them for a list, with beam
-        search of width `beam` (1: greedy); a list decodes in batches of 128,
-        as `tinyseq translate` does."""
+    def translate(self, texts, beam=None, length_penalty=None):
+        """The translation of a str, or a list of them for a list, as
+        `tinyseq translate` gives them (beam None: its default width; 1:
+        greedy). A list decodes in batches of 128, as translate's lines do."""
         one = isinstance(texts, str)
         items = [texts] if one else list(texts)
         if not items:
@@ -91,7 +97,7 @@ class Model:
         outputs = text.split("\n")
         return outputs[0] if one else outputs
 
-    def attend(self, text, beam=BEAM_DEFAULT, length_penalty=None):
+    def attend(self, text, beam=None, length_penalty=None):
         """Translates `text` and returns its Attention, the numbers of
         `tinyseq attend --json` to the last bit."""
         beam, alpha = _beam(beam, length_penalty)
@@ -100,7 +106,7 @@ class Model:
             _, doc = call_text("attend", self._use(), raw, beam, alpha)
         return attention_from_json(doc)
 
-    def eval(self, corpus, align=None, beam=BEAM_DEFAULT, max_len=None):
+    def eval(self, corpus, align=None, beam=None, max_len=None):
         """Evaluates on a TSV corpus as `tinyseq eval` does: a dict with
         pairs, loss, perplexity, bleu, chrf, exact, bucket_bleu, aer and
         aer_diagonal (with `align`, gold Pharaoh alignments), entropy,
@@ -146,8 +152,15 @@ def _header_value(text):
 def attention_from_json(doc):
     """An Attention from `tinyseq attend --json`'s document."""
     d = json.loads(doc)
-    weights = np.array(d["weights"], dtype=np.float64).reshape(len(d["target"]), len(d["source"]))
-    return Attention(d["source"], d["target"], weights, d.get("attention"))
+    searched = np.array(d["weights"], dtype=np.float64).reshape(len(d["target"]), len(d["source"]))
+    views = {}
+    for name in ("cross", "enc", "dec"):
+        if name in d:
+            v = d[name]
+            views[name] = {"rows": v["rows"], "cols": v["cols"], "heads": np.array(v["heads"], dtype=np.float64),
+                           "mean": np.array(v["mean"], dtype=np.float64)}
+    weights = views["cross"]["heads"] if "cross" in views else searched
+    return Attention(d["source"], d["target"], weights, d.get("attention"), searched, views)
 
 
 def load(path):
