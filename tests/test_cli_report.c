@@ -242,3 +242,60 @@ Test(cli_report, a_continued_run_keeps_the_attention_of_its_own_epochs) {
     cr_assert(strstr(text, "{\"epoch\":1,") && strstr(text, "{\"epoch\":2,") && strstr(text, "{\"epoch\":3,"));
     free(text);
 }
+
+// A Transformer run records every head of its first few greedy outputs
+// (attention.jsonl's "heads", docs/runs.md) and the page draws them: one
+// matrix chosen by attention, layer and head, or every layer x head (issue
+// 24 item 4). A GRU run's lines have no "heads".
+Test(cli_report, a_transformer_run_records_every_head_and_the_page_draws_them, .timeout = 180) {
+    char *gru = run_file(run, "attention.jsonl");
+    cr_assert_null(strstr(gru, "\"heads\""), "a GRU run wrote heads");
+    free(gru);
+    char tr[1200];
+    snprintf(tr, sizeof tr, "%s/transformer", dir);
+    cr_assert_eq(test_runf(NULL, "%s train --arch transformer --d-model 8 --heads 2 --layers 2 --ff 16 --toy-pairs 400 "
+                                 "--epochs 1 --show 0 --beam 0 --out %s", TS_PROGRAM, tr), 0);
+    char *jsonl = run_file(tr, "attention.jsonl");
+    cr_assert_eq(count(jsonl, "\"heads\":{\"layers\":2,\"heads\":2,\"cross\":"), 4, "the first 4 sentences have heads");
+    free(jsonl);
+    // Shapes, each layer's last entry the mean of its heads, the last layer's
+    // cross mean the greedy weights (3 and 4 digits), the causal mask.
+    char *out;
+    int rc = test_runf(&out,
+                       "/usr/bin/python3 -c 'import json,sys\n"
+                       "line=json.loads(open(sys.argv[1]).readline())\n"
+                       "for s in line[\"sentences\"][:4]:\n"
+                       "  g,h=s[\"greedy\"],s[\"heads\"]; S,T=len(s[\"source\"]),len(g[\"output\"])+1\n"
+                       "  side={\"cross\":(T,S),\"enc\":(S,S),\"dec\":(T,T)}\n"
+                       "  for v,(R,C) in side.items():\n"
+                       "    assert len(h[v])==2 and all(len(l)==3 for l in h[v]), v\n"
+                       "    for l in h[v]:\n"
+                       "      for m in l: assert len(m)==R and all(len(r)==C for r in m), v\n"
+                       "      for i in range(R):\n"
+                       "        for j in range(C):\n"
+                       "          assert abs((l[0][i][j]+l[1][i][j])/2-l[2][i][j])<2e-3, (v,i,j)\n"
+                       "          assert v!=\"dec\" or j<=i or l[0][i][j]==0, (i,j)\n"
+                       "  assert all(abs(a-b)<2e-3 for r,q in zip(g[\"weights\"],h[\"cross\"][1][2]) for a,b in zip(r,q))\n"
+                       "assert \"heads\" not in line[\"sentences\"][4]\n"
+                       "print(\"ok\")' %s/attention.jsonl", tr);
+    cr_assert_eq(rc, 0, "python3: %s", out);
+    free(out);
+    char *dom = render_report(tr);
+    cr_assert(strstr(dom, "<h3>Every head of the greedy output</h3>"), "no heads explorer");
+    cr_assert(strstr(dom, "<select data-head=\"view\">") && strstr(dom, "<option value=\"dec\">decoder self-attention"),
+              "no attention selector");
+    cr_assert(strstr(dom, "cross-attention, layer 1, mean of 2 heads (what the search attends with"),
+              "the default is not the last layer's cross mean");
+    free(dom);
+    // The grid: the same page with "all" layers chosen (as the selector does).
+    rc = test_runf(&out,
+                   "sed \"s/const headPick={view:'cross',layer:null,head:'mean'}/const headPick={view:'enc',layer:'all',"
+                   "head:'mean'}/\" %s/report.html > %s/grid.html && grep -q \"layer:'all'\" %s/grid.html && "
+                   "timeout 90 chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=%s/chromium "
+                   "--dump-dom file://%s/grid.html 2>/dev/null | grep -o '<table class=\"heat\"' | wc -l",
+                   tr, tr, tr, dir, tr);
+    cr_assert_eq(rc, 0, "%s", out);
+    // greedy, beam 4 and the 2 x 3 panels of the grid
+    cr_assert_eq(strtol(out, NULL, 10), 2 + 2 * 3, "heatmap tables drawn: %s", out);
+    free(out);
+}

@@ -104,7 +104,7 @@ static int append_report(ts_record *r, const ts_run_point *at, const ts_eval_res
         len[i] = p->src_len < TS_MAX_SENTENCE_TOKENS ? p->src_len : TS_MAX_SENTENCE_TOKENS;
         limit[i] = ts_output_limit(len[i]);
         if (len[i] > S) S = len[i];
-        rows[i] = (ts_report_sentence){p, &greedy[i], &beam[i]};
+        rows[i] = (ts_report_sentence){p, &greedy[i], &beam[i], NULL};
     }
     // The sentences search their beams in one batch.
     int *src = malloc((size_t)S * n * sizeof *src);  // (S, n) time-major, TS_PAD past len[i]
@@ -116,10 +116,22 @@ static int append_report(ts_record *r, const ts_run_point *at, const ts_eval_res
     while (!rc && (rc = ts_seq2seq_beam_batch(r->model, r->ctx, &bv, 4, limit, NULL, beam)) == TS_ERR_ARENA)
         rc = ts_record_grow_arena(r->ctx, "a training step");
     ts_ctx_reset(r->ctx);
+    // A Transformer's heads of the first few greedy outputs.
+    ts_heads heads[TS_REPORT_HEAD_SENTENCES];
+    memset(heads, 0, sizeof heads);
+    for (size_t i = 0; !rc && ts_heads_available(r->model) && i < n && i < TS_REPORT_HEAD_SENTENCES; i++) {
+        int ids[TS_MAX_SENTENCE_TOKENS];  // (len[i]) sentence i's column of src
+        for (int s = 0; s < len[i]; s++) ids[s] = src[(size_t)s * n + i];
+        while ((rc = ts_heads_compute(r->model, r->ctx, ids, len[i], greedy[i].tokens, greedy[i].len, &heads[i])) ==
+               TS_ERR_ARENA)
+            if ((rc = ts_record_grow_arena(r->ctx, "a training step"))) break;
+        rows[i].heads = &heads[i];
+    }
     free(src);
     if (!rc)
         rc = ts_rundir_append_report(r->opts->out_dir, at, res, d->tgt_vocab, ts_model_attends(&r->model->cfg), rows, n);
     for (size_t i = 0; i < n; i++) ts_hypothesis_free(&beam[i]);
+    for (size_t i = 0; i < TS_REPORT_HEAD_SENTENCES; i++) ts_heads_free(&heads[i]);
     return rc;
 }
 

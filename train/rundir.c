@@ -442,6 +442,32 @@ static void json_hypothesis(FILE *f, const ts_vocab *tgt_vocab, const ts_hypothe
     fputs("]}", f);
 }
 
+// "heads":{"layers":L,"heads":H,"cross":..,"enc":..,"dec":..}: each view
+// [layer][head][row][col], head H the layer's mean; 3 digits (a figure's worth).
+static void json_heads(FILE *f, const ts_heads *h) {
+    fprintf(f, ",\"heads\":{\"layers\":%d,\"heads\":%d", h->layers, h->heads);
+    for (int v = 0; v < TS_VIEW_COUNT; v++) {
+        int R = ts_heads_rows(h, v), C = ts_heads_cols(h, v);
+        fprintf(f, ",\"%s\":[", ts_head_views[v].name);
+        for (int l = 0; l < h->layers; l++) {
+            fputs(l ? ",[" : "[", f);
+            for (int k = 0; k <= h->heads; k++) {
+                const double *w = ts_heads_matrix(h, v, l, k < h->heads ? k : -1);  // (R, C)
+                fputs(k ? ",[" : "[", f);
+                for (int r = 0; r < R; r++) {
+                    fputs(r ? ",[" : "[", f);
+                    for (int c = 0; c < C; c++) fprintf(f, c ? ",%.3g" : "%.3g", w[(size_t)r * C + c]);
+                    fputc(']', f);
+                }
+                fputc(']', f);
+            }
+            fputc(']', f);
+        }
+        fputc(']', f);
+    }
+    fputc('}', f);
+}
+
 int ts_rundir_append_report(const char *dir, const ts_run_point *at, const ts_eval_result *dev,
                             const ts_vocab *tgt_vocab, int attends, const ts_report_sentence *sentences, size_t n) {
     char path[4096], epoch[32];
@@ -463,6 +489,7 @@ int ts_rundir_append_report(const char *dir, const ts_run_point *at, const ts_ev
         json_hypothesis(f, tgt_vocab, sentences[i].greedy, (size_t)p->src_len, attends);
         fputs(",\"beam\":", f);
         json_hypothesis(f, tgt_vocab, sentences[i].beam, (size_t)p->src_len, attends);
+        if (sentences[i].heads) json_heads(f, sentences[i].heads);
         fputc('}', f);
     }
     fputs("]}\n", f);

@@ -13,6 +13,7 @@
 #include "data/vocab.h"
 #include "models/seq2seq.h"
 #include "infer/evaluate.h"
+#include "infer/heads.h"
 #include "train/trainer.h"
 
 // buf = dir/name; TS_ERR_ARG when it does not fit in n bytes.
@@ -101,20 +102,27 @@ int ts_rundir_append_steps(const char *dir, const ts_steps_row *row);
 int ts_rundir_write_attention(const char *dir, const ts_run_point *at, const ts_model_config *cfg,
                               const ts_vocab *tgt_vocab, const ts_pair *pair, const ts_hypothesis *h);
 
-// How many dev sentences attention.jsonl follows through the epochs.
+// How many dev sentences attention.jsonl follows through the epochs; of a
+// Transformer, the first TS_REPORT_HEAD_SENTENCES also with every head
+// (a few: L x (H + 1) x 3 matrices a sentence and evaluation add up).
 #define TS_REPORT_SENTENCES 24
+#define TS_REPORT_HEAD_SENTENCES 4
 
 // One sentence as attention.jsonl records it: the source pair and the greedy
-// and beam hypotheses of this epoch's model.
+// and beam hypotheses of this epoch's model, and (NULL unless a Transformer)
+// every head of the greedy output.
 typedef struct {
     const ts_pair *pair;
     const ts_hypothesis *greedy, *beam;
+    const ts_heads *heads;
 } ts_report_sentence;
 
 // Appends one line to attention.jsonl (what `tinyseq report` reads): this
 // evaluation's point, its dev BLEU by source length and, for each sentence, its words and the
 // attention of its greedy and beam outputs (none when `attends` is 0: a model
-// with attention "none"). JSON; '<', '>' and '&' are written as \u escapes so
+// with attention "none"), and with `heads` a "heads" object: {"layers": L,
+// "heads": H, "cross", "enc", "dec": each [layer][head][row][col] with index
+// H the layer's head mean} (docs/runs.md). JSON; '<', '>' and '&' are written as \u escapes so
 // the line can sit inside an HTML script element.
 int ts_rundir_append_report(const char *dir, const ts_run_point *at, const ts_eval_result *dev,
                             const ts_vocab *tgt_vocab, int attends, const ts_report_sentence *sentences, size_t n);
