@@ -1,7 +1,11 @@
-// Greedy and beam-search decoding (models/search.h), through the model's
-// row of the model table: encode, start, then step (and reorder) per output
-// position. No tape: each step runs in one of two scratch arenas that
-// alternate.
+// Greedy and beam-search decoding of a batch (models/search.h), through the
+// model's row of the model table: encode, start, then step (and reorder) per
+// output position. No tape: each step runs in one of two scratch arenas that
+// alternate, and a batch that shrinks is copied into one of two more.
+//
+// Legend: B sentences, S the longest source, K beam width, V target
+// vocabulary, R rows decoding (greedy: the sentences still decoding; beam: K
+// per sentence still searching, one before the first step).
 #include "models/search.h"
 
 #include "models/seq2seq.h"
