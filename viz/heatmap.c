@@ -255,6 +255,63 @@ static void svg_text(FILE *out, double x, double y, const char *attrs, const cha
     fputs("</text>\n", out);
 }
 
+// The title's width in px and its number of lines (0 without one): its first
+// line in TITLE_FONT, the others (a caption) in CAPTION_FONT.
+static double title_size(const char *title, int *lines) {
+    double px = 0;
+    *lines = 0;
+    for (const char *line = title; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        px = fmax(px, text_px((int)strcspn(line, "\n"), *lines ? CAPTION_FONT : TITLE_FONT));
+        (*lines)++;
+    }
+    return px;
+}
+
+// The height the title takes above a figure's first row.
+static double title_height(const char *title, int lines) { return title ? 52 + CAPTION_LINE * (lines - 1) : 20; }
+
+// The SVG element of a width x height figure on white, then its title centred on top.
+static void svg_open(FILE *out, double width, double height, double font, const char *title, int title_lines) {
+    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+                 "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Verdana, Arial, "
+                 "sans-serif\" font-size=\"%.0f\">\n",
+            ceil(width), ceil(height), ceil(width), ceil(height), font);
+    fputs("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n", out);
+    for (int k = 0; k < title_lines; k++) {
+        const char *line = title;
+        for (int skip = 0; skip < k; skip++) line = strchr(line, '\n') + 1;
+        char text[1024];
+        snprintf(text, sizeof text, "%.*s", (int)strcspn(line, "\n"), line);
+        svg_text(out, width / 2, 30 + (k ? 8 + CAPTION_LINE * k : 0),
+                 k ? "text-anchor=\"middle\" font-size=\"13\" fill=\"#333333\""
+                   : "text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\"",
+                 text);
+    }
+}
+
+// The colour bar at (x, y), h px high: 0 at the bottom, ticks 0, 0.5, 1.
+static void svg_colour_bar(FILE *out, double x, double y, double h) {
+    fputs("<defs><linearGradient id=\"ts-viridis\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n", out);
+    for (int k = 0; k <= 8; k++) {
+        uint8_t rgb[3];
+        ts_render_colour(k / 8.0, rgb);
+        fprintf(out, "<stop offset=\"%.3f\" stop-color=\"#%02x%02x%02x\"/>\n", k / 8.0, rgb[0],
+                rgb[1], rgb[2]);
+    }
+    fputs("</linearGradient></defs>\n", out);
+    fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" "
+                 "fill=\"url(#ts-viridis)\" stroke=\"#888888\" stroke-width=\"0.5\"/>\n",
+            x, y, BAR_W, h);
+    static const char *const tick_text[3] = {"0", "0.5", "1"};
+    for (int k = 0; k < 3; k++) {
+        double ty = y + h * (1.0 - k * 0.5);
+        fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\"/>\n",
+                x + BAR_W, ty, x + BAR_W + 4, ty);
+        svg_text(out, x + BAR_W + 7, ty, "dy=\"0.35em\" font-size=\"12\"", tick_text[k]);
+    }
+}
+
 int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
                           const char *const *target, const char *const *source,
                           const char *title) {
@@ -275,15 +332,9 @@ int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
         gx = fmax(gx, 12 + reach);
     }
     gx = ceil(gx);  // whole pixels: no anti-aliased seams between cells
-    // The title's first line, then its other lines (a caption) in smaller type.
-    int title_lines = 0;
-    double title_px = 0;
-    for (const char *line = title; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        int len = (int)strcspn(line, "\n");
-        title_px = fmax(title_px, text_px(len, title_lines ? CAPTION_FONT : TITLE_FONT));
-        title_lines++;
-    }
-    double gy = title ? 52 + CAPTION_LINE * (title_lines - 1) : 20;
+    int title_lines;
+    double title_px = title_size(title, &title_lines);
+    double gy = title_height(title, title_lines);
     double grid_w = S * CELL, grid_h = T * CELL;
     double bar_h = fmax(grid_h, 120);
     double bar_x = gx + grid_w + 24;
@@ -292,22 +343,7 @@ int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
     if (title) width = fmax(width, title_px + 24);
     double height = fmax(gy + grid_h + 12 + drop + 34, gy + bar_h + 20);
 
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                 "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Verdana, Arial, "
-                 "sans-serif\" font-size=\"%.0f\">\n",
-            ceil(width), ceil(height), ceil(width), ceil(height), FONT);
-    fputs("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n", out);
-    for (int k = 0; k < title_lines; k++) {
-        const char *line = title;
-        for (int skip = 0; skip < k; skip++) line = strchr(line, '\n') + 1;
-        char text[1024];
-        snprintf(text, sizeof text, "%.*s", (int)strcspn(line, "\n"), line);
-        svg_text(out, width / 2, 30 + (k ? 8 + CAPTION_LINE * k : 0),
-                 k ? "text-anchor=\"middle\" font-size=\"13\" fill=\"#333333\""
-                   : "text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\"",
-                 text);
-    }
+    svg_open(out, width, height, FONT, title, title_lines);
 
     // Cells with their weights.
     fprintf(out, "<g font-size=\"%.0f\" text-anchor=\"middle\">\n", VALUE_FONT);
@@ -354,25 +390,7 @@ int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
         svg_text(out, x, y, attrs, "target");
     }
 
-    // Colour bar, 0 at the bottom, with ticks 0, 0.5, 1.
-    fputs("<defs><linearGradient id=\"ts-viridis\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n", out);
-    for (int k = 0; k <= 8; k++) {
-        uint8_t rgb[3];
-        ts_render_colour(k / 8.0, rgb);
-        fprintf(out, "<stop offset=\"%.3f\" stop-color=\"#%02x%02x%02x\"/>\n", k / 8.0, rgb[0],
-                rgb[1], rgb[2]);
-    }
-    fputs("</linearGradient></defs>\n", out);
-    fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" "
-                 "fill=\"url(#ts-viridis)\" stroke=\"#888888\" stroke-width=\"0.5\"/>\n",
-            bar_x, gy, BAR_W, bar_h);
-    static const char *const tick_text[3] = {"0", "0.5", "1"};
-    for (int k = 0; k < 3; k++) {
-        double y = gy + bar_h * (1.0 - k * 0.5);
-        fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\"/>\n",
-                bar_x + BAR_W, y, bar_x + BAR_W + 4, y);
-        svg_text(out, bar_x + BAR_W + 7, y, "dy=\"0.35em\" font-size=\"12\"", tick_text[k]);
-    }
+    svg_colour_bar(out, bar_x, gy, bar_h);
     fputs("</svg>\n", out);
     free(all);
     return ferror(out) ? ts_fail(TS_ERR_IO, "render svg: write error") : TS_OK;
@@ -491,36 +509,17 @@ int ts_render_heatmap_grid_svg(FILE *out, const ts_heatmap_grid *g) {
     for (size_t r = 0; r < g->rows; r++) title_px = fmax(title_px, text_px(titles[r].cols, GRID_TITLE_FONT));
     for (size_t j = 0; j < g->R; j++) row_px = fmax(row_px, text_px(rows[j].cols, GRID_FONT));
     for (size_t i = 0; i < g->C; i++) col_px = fmax(col_px, text_px(cols[i].cols, GRID_FONT));
-    int title_lines = 0;
-    double head_px = 0;
-    for (const char *line = g->title; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        head_px = fmax(head_px, text_px((int)strcspn(line, "\n"), title_lines ? CAPTION_FONT : TITLE_FONT));
-        title_lines++;
-    }
+    int title_lines;
+    double head_px = title_size(g->title, &title_lines);
     double gx = ceil(12 + title_px + 10 + row_px + 6);  // left edge of the first panel column
-    double gy = ceil((g->title ? 40 + CAPTION_LINE * (title_lines - 1) : 12) + GRID_TITLE_FONT + 8);
+    double gy = ceil(title_height(g->title, title_lines) + GRID_TITLE_FONT);
     double step_x = panel_w + GRID_GAP, step_y = panel_h + GRID_GAP;
     double grid_w = g->cols * step_x - GRID_GAP, grid_h = g->rows * step_y - GRID_GAP;
     double bar_x = gx + grid_w + 24, bar_h = fmax(grid_h, 120);
     double width = fmax(bar_x + BAR_W + 8 + 32 + 12, head_px + 24);
     double height = fmax(gy + grid_h + 8 + col_px + 12, gy + bar_h + 20);
 
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                 "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Verdana, Arial, "
-                 "sans-serif\" font-size=\"%.0f\">\n",
-            ceil(width), ceil(height), ceil(width), ceil(height), GRID_FONT);
-    fputs("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n", out);
-    for (int k = 0; k < title_lines; k++) {
-        const char *line = g->title;
-        for (int skip = 0; skip < k; skip++) line = strchr(line, '\n') + 1;
-        char text[1024];
-        snprintf(text, sizeof text, "%.*s", (int)strcspn(line, "\n"), line);
-        svg_text(out, width / 2, 26 + (k ? 4 + CAPTION_LINE * k : 0),
-                 k ? "text-anchor=\"middle\" font-size=\"13\" fill=\"#333333\""
-                   : "text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\"",
-                 text);
-    }
+    svg_open(out, width, height, GRID_FONT, g->title, title_lines);
     for (size_t c = 0; c < g->cols; c++)
         svg_text(out, gx + c * step_x + panel_w / 2, gy - 8, "text-anchor=\"middle\" font-size=\"13\"",
                  titles[g->rows + c].text);
@@ -552,23 +551,7 @@ int ts_render_heatmap_grid_svg(FILE *out, const ts_heatmap_grid *g) {
             snprintf(attrs, sizeof attrs, "dy=\"0.35em\" transform=\"rotate(90 %.1f %.1f)\"", x, y);
             svg_text(out, x, y, attrs, cols[i].text);
         }
-    fputs("<defs><linearGradient id=\"ts-viridis-grid\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n", out);
-    for (int k = 0; k <= 8; k++) {
-        uint8_t rgb[3];
-        ts_render_colour(k / 8.0, rgb);
-        fprintf(out, "<stop offset=\"%.3f\" stop-color=\"#%02x%02x%02x\"/>\n", k / 8.0, rgb[0], rgb[1], rgb[2]);
-    }
-    fputs("</linearGradient></defs>\n", out);
-    fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" fill=\"url(#ts-viridis-grid)\" "
-                 "stroke=\"#888888\" stroke-width=\"0.5\"/>\n",
-            bar_x, gy, BAR_W, bar_h);
-    static const char *const tick_text[3] = {"0", "0.5", "1"};
-    for (int k = 0; k < 3; k++) {
-        double y = gy + bar_h * (1.0 - k * 0.5);
-        fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444444\"/>\n", bar_x + BAR_W, y,
-                bar_x + BAR_W + 4, y);
-        svg_text(out, bar_x + BAR_W + 7, y, "dy=\"0.35em\" font-size=\"12\"", tick_text[k]);
-    }
+    svg_colour_bar(out, bar_x, gy, bar_h);
     fputs("</svg>\n", out);
     free(all);
     free(titles);
