@@ -1,0 +1,112 @@
+// The shared libtinyseq's C API (api/tinyseq.h) as a foreign caller sees it:
+// linked against libtinyseq.so alone, every result freed. In the sanitizer
+// build LeakSanitizer checks each test's process, which the Python tests
+// cannot have (docs/python.md): this is where a leak in api/ shows.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/tinyseq.h"
+#include "testutil.h"
+
+TestSuite(api);
+
+static void count_line(const char *line, int err, void *user) {
+    (void)line;
+    (void)err;
+    (*(int *)user)++;
+}
+
+// A tiny model trained through the API into dir/run; returns dir/run/best.ckpt (malloc'd).
+static char *train_tiny(const char *dir) {
+    char out[4096];
+    snprintf(out, sizeof out, "%s/run", dir);
+    const char *keys[] = {"out", "toy_pairs", "epochs", "emb", "hidden", "beam", "show", "threads"};
+    const char *values[] = {out, "200", "1", "4", "4", "0", "0", "1"};
+    int lines = 0, stopped = -1;
+    long steps = 0;
+    int rc = tinyseq_train(keys, values, 8, count_line, &lines, &stopped, &steps);
+    cr_assert_eq(rc, TINYSEQ_OK, "%s", tinyseq_last_error());
+    cr_assert(lines > 3 && stopped == 0 && steps > 0, "lines %d, stopped %d, steps %ld", lines, stopped, steps);
+    char *path = malloc(strlen(out) + 16);
+    sprintf(path, "%s/best.ckpt", out);
+    return path;
+}
+
+Test(api, trains_loads_translates_attends_evaluates_and_frees_everything) {
+    char *dir = test_tmpdir(), *ckpt = train_tiny(dir);
+    tinyseq_model *m;
+    cr_assert_eq(tinyseq_load(ckpt, &m), TINYSEQ_OK, "%s", tinyseq_last_error());
+    const char *texts[] = {"the cat sees the dog .", "my brother sells old books ."};
+    char *out, *json;
+    cr_assert_eq(tinyseq_translate(m, texts, 2, 0, -1, &out), TINYSEQ_OK, "%s", tinyseq_last_error());
+    cr_assert(strchr(out, '\n'), "two lines: %s", out);
+    tinyseq_free(out);
+    cr_assert_eq(tinyseq_attend(m, texts[0], 3, 0.6, &json), TINYSEQ_OK, "%s", tinyseq_last_error());
+    cr_assert(strstr(json, "\"weights\"") && strstr(json, "\"source\": [\"the\", \"cat\""), "%s", json);
+    tinyseq_free(json);
+    cr_assert_eq(tinyseq_info(m, &json), TINYSEQ_OK);
+    cr_assert(strstr(json, "\"architecture\": \"gru\"") && strstr(json, "\"model.hidden\": \"4\""), "%s", json);
+    tinyseq_free(json);
+    char tsv[4096], align[4096];
+    snprintf(tsv, sizeof tsv, "%s/test.tsv", dir);
+    snprintf(align, sizeof align, "%s/test.align", dir);
+    cr_assert_eq(tinyseq_toy_corpus(20, 3, tsv, align), TINYSEQ_OK, "%s", tinyseq_last_error());
+    cr_assert_eq(tinyseq_eval(m, tsv, align, 1, -1, &json), TINYSEQ_OK, "%s", tinyseq_last_error());
+    cr_assert(strstr(json, "\"pairs\": 20") && !strstr(json, "\"aer\": null"), "%s", json);
+    tinyseq_free(json);
+    // Bad input is a status and a message, never a crash.
+    const char *empty[] = {"the cat .", " "};
+    cr_assert_eq(tinyseq_translate(m, empty, 2, 1, -1, &out), -6);  // TS_ERR_FORMAT
+    cr_assert(strstr(tinyseq_last_error(), "empty"), "%s", tinyseq_last_error());
+    cr_assert_eq(tinyseq_translate(m, texts, 1, 1001, -1, &out), -4);  // TS_ERR_ARG
+    cr_assert_eq(tinyseq_eval(m, "/nonexistent/x.tsv", NULL, 1, -1, &json), -5);  // TS_ERR_IO
+    cr_assert(strstr(tinyseq_last_error(), "/nonexistent/x.tsv"), "%s", tinyseq_last_error());
+    tinyseq_model_free(m);
+    tinyseq_model_free(NULL);
+    free(ckpt);
+    free(dir);
+}
+
+Test(api, a_missing_or_corrupt_checkpoint_is_an_error_naming_it) {
+    tinyseq_model *m = (tinyseq_model *)1;
+    cr_assert_eq(tinyseq_load("/nonexistent/model.ckpt", &m), -5);
+    cr_assert_null(m);
+    cr_assert(strstr(tinyseq_last_error(), "/nonexistent/model.ckpt"), "%s", tinyseq_last_error());
+    char *dir = test_tmpdir(), *bad = test_write_file(dir, "bad.ckpt", "not a checkpoint", 16);
+    cr_assert_eq(tinyseq_load(bad, &m), -6);  // TS_ERR_FORMAT
+    cr_assert(strstr(tinyseq_last_error(), "bad.ckpt"), "%s", tinyseq_last_error());
+    free(bad);
+    free(dir);
+}
+
+Test(api, bad_train_options_name_themselves) {
+    const char *keys[] = {"epochs"}, *zero[] = {"0"}, *bogus[] = {"bogus"};
+    cr_assert_eq(tinyseq_train(keys, zero, 1, NULL, NULL, NULL, NULL), -4);
+    cr_assert(strstr(tinyseq_last_error(), "epochs is 0"), "%s", tinyseq_last_error());
+    cr_assert_eq(tinyseq_train(bogus, zero, 1, NULL, NULL, NULL, NULL), -4);
+    cr_assert(strstr(tinyseq_last_error(), "unknown option 'bogus'"), "%s", tinyseq_last_error());
+}
+
+Test(api, ops_give_the_walkthroughs_numbers_and_gradients) {
+    const double h[3] = {5, 1, 20}, a[12] = {3, 12, 45, 59, 2, 5, 1, 43, 5, 4, 3, 45.3};
+    tinyseq_array in[2] = {{h, 1, {3}}, {a, 2, {4, 3}}};
+    double scores[4], weights[4], d_scores[4], dout[4] = {0, 0, 0, 1};
+    cr_assert_eq(tinyseq_op("dot_scores", in, 2, scores, 4, NULL, NULL), TINYSEQ_OK, "%s", tinyseq_last_error());
+    cr_assert(scores[0] == 927 && scores[3] == 929);
+    tinyseq_array s = {scores, 1, {4}};
+    double *din[1] = {d_scores};
+    cr_assert_eq(tinyseq_op("softmax", &s, 1, weights, 4, dout, din), TINYSEQ_OK, "%s", tinyseq_last_error());
+    cr_assert(weights[0] > 0.1192 && weights[0] < 0.1193 && weights[3] > 0.8807 && weights[3] < 0.8809);
+    // d w_4 / d e_4 = w_4 (1 - w_4).
+    cr_assert(fabs(d_scores[3] - weights[3] * (1 - weights[3])) < 1e-15, "%.17g", d_scores[3]);
+    int ndim, dims[3];
+    cr_assert_eq(tinyseq_op_shape("context", (tinyseq_array[]){{weights, 1, {4}}, {a, 2, {4, 3}}}, 2, &ndim, dims),
+                 TINYSEQ_OK);
+    cr_assert(ndim == 1 && dims[0] == 3);
+    cr_assert_eq(tinyseq_op("dot_scores", (tinyseq_array[]){{h, 1, {2}}, {a, 2, {4, 3}}}, 2, scores, 4, NULL, NULL),
+                 -3);  // TS_ERR_SHAPE
+    cr_assert_eq(tinyseq_op("context", in, 2, scores, 2, NULL, NULL), -3, "room for 2 values, not 3");
+}
