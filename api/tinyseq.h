@@ -99,7 +99,8 @@ typedef void (*tinyseq_line_fn)(const char *line, int err, void *user);
 // handlers are restored before it returns. Returns TINYSEQ_OK,
 // TINYSEQ_STOPPED (the signal number in *stopped) or the failure: TS_ERR_ARG
 // naming the key for an unknown key or a bad value, the trainer's errors.
-// *steps (NULL allowed) receives the steps done.
+// *steps (NULL allowed) receives the steps done. One run at a time per
+// process: the stop flag is the process's, as signals are.
 int tinyseq_train(const char *const *keys, const char *const *values, int n, tinyseq_line_fn on_line,
                   void *user, int *stopped, long *steps);
 
