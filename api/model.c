@@ -97,15 +97,6 @@ static int translate_one(tinyseq_model *m, const char *text, int beam, ts_hypoth
     return rc;
 }
 
-// The words of h joined by spaces as tinyseq translate prints them (malloc'd), or NULL.
-static char *output_text(const ts_vocab *v, const ts_hypothesis *h) {
-    size_t need = ts_vocab_decode(v, h->tokens, (size_t)h->len, NULL, 0);
-    char *words = malloc(need + 1);
-    if (words) ts_vocab_decode(v, h->tokens, (size_t)h->len, words, need + 1);
-    else ts_fail(TS_ERR_NOMEM, "out of memory");
-    return words;
-}
-
 int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int beam, double alpha, char **out) {
     *out = NULL;
     int rc = set_search(m, &beam, alpha);
@@ -131,10 +122,10 @@ int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int bea
         }
         if (rc && from) rc = ts_fail(rc, "in the batch from text %d: %s", from, ts_last_error());
     }
+    // The text tinyseq translate prints (a subword model's pieces as words).
     for (int i = 0; !rc && i < n; i++) {
-        char *words = output_text(m->t.tgt_vocab, &h[i]);
-        if (words) fprintf(text.f, "%s%s", i ? "\n" : "", words);
-        else rc = TS_ERR_NOMEM;
+        char *words = NULL;
+        if (!(rc = ts_translator_text(&m->t, h[i].tokens, h[i].len, &words))) fprintf(text.f, "%s%s", i ? "\n" : "", words);
         free(words);
     }
     for (int i = 0; i < n; i++) ts_hypothesis_free(&h[i]);
@@ -207,7 +198,7 @@ int tinyseq_info(const tinyseq_model *m, char **json) {
 }
 
 // ts_evaluate's result and the outputs as JSON.
-static int write_eval(FILE *f, const ts_eval_result *r, const ts_hypothesis *hyps, size_t n, const ts_vocab *v) {
+static int write_eval(FILE *f, const ts_eval_result *r, const ts_hypothesis *hyps, size_t n, const ts_translator *t) {
     const struct {
         const char *key;
         double value;
@@ -236,11 +227,8 @@ static int write_eval(FILE *f, const ts_eval_result *r, const ts_hypothesis *hyp
     fputs(", \"outputs\": [", f);
     int rc = TS_OK;
     for (size_t k = 0; !rc && k < n; k++) {
-        char *words = output_text(v, &hyps[k]);
-        if (!words) {
-            rc = TS_ERR_NOMEM;
-            break;
-        }
+        char *words = NULL;
+        if ((rc = ts_translator_text(t, hyps[k].tokens, hyps[k].len, &words))) break;
         fputs(k ? ", " : "", f);
         ts_render_json_string(f, words);
         free(words);
@@ -258,6 +246,11 @@ int tinyseq_eval(tinyseq_model *m, const char *corpus_path, const char *align_pa
     ts_corpus *c = NULL;
     ts_corpus_opts copts = {0};
     if ((rc = ts_corpus_read(corpus_path, &copts, &c))) return rc;
+    ts_corpus *units = NULL;  // a subword model reads the pairs in its pieces (BLEU still compares words)
+    if ((rc = ts_translator_units(&m->t, c, corpus_path, &units))) {
+        ts_corpus_free(c);
+        return rc;
+    }
     ts_gold gold = {0};
     size_t *rows = malloc(c->n_pairs * sizeof *rows + 1);
     const ts_link **row_gold = malloc(c->n_pairs * sizeof *row_gold + 1);
@@ -283,12 +276,12 @@ int tinyseq_eval(tinyseq_model *m, const char *corpus_path, const char *align_pa
                          .gold_counts = align_path ? row_counts : NULL};
     for (ts_ctx ctx; !rc;) {
         ts_ctx_init(&ctx, m->arena);
-        rc = ts_evaluate(&m->t, &ctx, c, rows, n_rows, &opts, &r, &hyps);
+        rc = ts_evaluate(&m->t, &ctx, units ? units : c, rows, n_rows, &opts, &r, &hyps);
         if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&m->arena, "a batch"))) break;
     }
     api_text text;
     if (!rc && !(rc = api_text_open(&text))) {
-        rc = api_text_close(&text, write_eval(text.f, &r, hyps, n_rows, m->t.tgt_vocab), json);
+        rc = api_text_close(&text, write_eval(text.f, &r, hyps, n_rows, &m->t), json);
     }
     for (size_t k = 0; hyps && k < n_rows; k++) ts_hypothesis_free(&hyps[k]);
     free(hyps);
@@ -297,5 +290,6 @@ int tinyseq_eval(tinyseq_model *m, const char *corpus_path, const char *align_pa
     free(row_gold);
     free(row_counts);
     ts_corpus_free(c);
+    ts_corpus_free(units);
     return rc;
 }

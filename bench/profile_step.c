@@ -387,7 +387,7 @@ int main(int argc, char **argv) {
     // and the dev sources one per line (to translate a file).
     if (save_model) {
         ts_ckpt *ck = ts_ckpt_new();
-        if (!ck || ts_model_to_ckpt(ck, model, sv, tv, max_len) || ts_ckpt_set(ck, "checkpoint.kind", "inference") ||
+        if (!ck || ts_model_to_ckpt(ck, &(ts_translator){.model = model, .src_vocab = sv, .tgt_vocab = tv, .max_len = max_len}) || ts_ckpt_set(ck, "checkpoint.kind", "inference") ||
             ts_ckpt_save(ck, save_model))
             die("--save-model");
         ts_ckpt_free(ck);

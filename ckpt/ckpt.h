@@ -208,9 +208,10 @@ typedef struct ts_ckpt_load_opts {
     // decompressing; one inflating past its declared size is rejected as soon
     // as it does. Memory used is bounded by the bytes actually inflated.
     uint64_t max_payload;
-    // Nonzero: the OPTM and BLOB sections (optimizer and RNG state) are
-    // checked (frame, CRCs) but not parsed: the container has no optimizer
-    // tensors or blobs. For inference, which needs neither.
+    // Nonzero: the OPTM section (the optimizer's state) is checked (frame,
+    // CRCs) but not parsed: the container has no optimizer tensors. For
+    // inference, which needs none. Blobs are parsed either way: a subword
+    // model lives there (RNG states are a few KB).
     int skip_training_state;
 } ts_ckpt_load_opts;
 

@@ -519,7 +519,7 @@ static int parse_payload(const unsigned char *p, size_t total, const char *what,
         payload_crc = crc32_combine(payload_crc, section_crc, (z_off_t)(body_end - start));
         payload_crc = ts_crc32((uint32_t)payload_crc, p + body_end, 4);
         struct reader body = {p, r.pos, body_end, what, tag};
-        if (skip_training && (sec == SEC_OPTM || sec == SEC_BLOB)) body.pos = body_end;  // checked, not parsed
+        if (skip_training && sec == SEC_OPTM) body.pos = body_end;  // checked, not parsed
         else switch (sec) {
         case SEC_HEAD: rc = parse_head(&body, ck); break;
         case SEC_VOCB: rc = parse_vocabs(&body, ck); break;

@@ -23,7 +23,7 @@
 
 static const char usage[] =
     "usage: tinyseq attend --model CKPT [--beam K] [--svg FILE] [--json FILE] [--force] [--pharaoh]\n"
-    "                      [--values] [--color auto|always|never]\n"
+    "                      [--values] [--words] [--color auto|always|never]\n"
     "                      [--layer L] [--head H] [--self enc|dec] [--heads] [SENTENCE]\n"
     "\n"
     "Translates SENTENCE (else the one line of standard input; at a terminal it\n"
@@ -32,6 +32,7 @@ static const char usage[] =
     "source words the decoder used while producing output word t. A word the\n"
     "model does not know is read as <unk>: it is named on standard error and\n"
     "labelled \"<unk>:word\" in every figure. SENTENCE has at most 1000 tokens.\n"
+    "A subword model (tinyseq train --subword) shows its pieces (\"▁\" starts a word).\n"
     "\n"
     "  --model CKPT     checkpoint written by tinyseq train (required)\n"
     "  --beam K         beam width, 1..1000 (default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) "; 1: greedy)\n"
@@ -49,6 +50,10 @@ static const char usage[] =
     "  --pharaoh        print the argmax alignment as source-target pairs (\"0-0 2-1\"),\n"
     "                   one link per output word, <eos> left out\n"
     "  --values         print each weight (.14) in the coloured heatmap too\n"
+    "  --words          a subword model's pieces merged into words in every output:\n"
+    "                   a source word's columns summed, an output word's rows averaged\n"
+    "                   (rows still sum to 1); the cross-attention shown by default\n"
+    "                   only (the JSON then has no heads); a word model's are words\n"
     "  --color WHEN     auto (default: colour on a terminal, a plain table otherwise),\n"
     "                   always, or never (shades on a terminal, no colour)\n"
     "\n"
@@ -142,6 +147,9 @@ typedef struct {
     ts_attention_labels labels;   // source (S) and target (T) words
     const char **inputs;          // (T) the decoder's inputs: "<sos>", then the output words
     int S, T;
+    double *merged_weights;       // --words: (T, S) the shown matrix merged into words, or NULL
+    char **merged;                // --words: the words decoded from the pieces, n_merged of them
+    int n_merged;
 } attention_view;
 
 static void view_free(attention_view *v) {
@@ -149,6 +157,57 @@ static void view_free(attention_view *v) {
     free(v->source);
     ts_attention_labels_free(&v->labels);
     free(v->inputs);
+    free(v->merged_weights);
+    for (int i = 0; i < v->n_merged; i++) free(v->merged[i]);
+    free(v->merged);
+}
+
+// The groups of n pieces (ts_subword_words) with each group's word decoded
+// by sw into v->merged (appended) and labels; the last `keep` pieces (the
+// <eos> row) stay groups and labels of their own. Returns the groups' count,
+// or -1 on failure (message set).
+static int group_pieces(attention_view *v, const ts_subword *sw, const char *const *pieces, int n, int keep,
+                        int32_t *group, const char **labels) {
+    int words = (int)ts_subword_words(pieces, (size_t)(n - keep), group);
+    for (int w = 0, first = 0; w < words; w++) {
+        int end = first;
+        while (end < n - keep && group[end] == w) end++;
+        if (ts_subword_detokenize(sw, pieces + first, (size_t)(end - first), &v->merged[v->n_merged])) return -1;
+        labels[w] = v->merged[v->n_merged++];
+        first = end;
+    }
+    for (int k = 0; k < keep; k++) {
+        group[n - keep + k] = words + k;
+        labels[words + k] = pieces[n - keep + k];
+    }
+    return words + keep;
+}
+
+// --words: weights (v->T, v->S) over pieces merged into v->merged_weights
+// over words (ts_attn_merge); the labels, T and S become the words'.
+static int merge_words(attention_view *v, const ts_translator *t, const double *weights) {
+    int32_t *rows = malloc((size_t)v->T * sizeof *rows), *cols = malloc((size_t)v->S * sizeof *cols);
+    const char **row_labels = malloc((size_t)v->T * sizeof *row_labels);
+    const char **col_labels = malloc((size_t)v->S * sizeof *col_labels);
+    v->merged = malloc((size_t)(v->S + v->T) * sizeof *v->merged);
+    int rc = rows && cols && row_labels && col_labels && v->merged ? TS_OK : ts_fail(TS_ERR_NOMEM, "out of memory");
+    int n_rows = rc ? -1 : group_pieces(v, t->tgt_sw, v->labels.target, v->T, 1, rows, row_labels);
+    int n_cols = n_rows < 0 ? -1 : group_pieces(v, t->src_sw, v->labels.source, v->S, 0, cols, col_labels);
+    if (!rc && n_cols < 0) rc = TS_ERR_NOMEM;  // the decoder's message is set
+    if (!rc && !(v->merged_weights = malloc((size_t)n_rows * (size_t)n_cols * sizeof *v->merged_weights)))
+        rc = ts_fail(TS_ERR_NOMEM, "out of memory");
+    if (!rc) {
+        ts_attn_merge(weights, (size_t)v->T, (size_t)v->S, rows, (size_t)n_rows, cols, (size_t)n_cols, v->merged_weights);
+        memcpy(v->labels.target, row_labels, (size_t)n_rows * sizeof *row_labels);
+        memcpy(v->labels.source, col_labels, (size_t)n_cols * sizeof *col_labels);
+        v->T = n_rows;
+        v->S = n_cols;
+    }
+    free(rows);
+    free(cols);
+    free(row_labels);
+    free(col_labels);
+    return rc;
 }
 
 // The labels of v's hypothesis (v->source, v->S) as the model read them.
@@ -303,7 +362,7 @@ int ts_cmd_attend(int argc, char **argv) {
     const char *model_path = NULL, *svg_path = NULL, *json_path = NULL, *color = "auto";
     long beam = TS_BEAM_DEFAULT;
     ts_length_penalty lp = {0, 0.0};
-    int pharaoh = 0, values = 0, force = 0;
+    int pharaoh = 0, values = 0, force = 0, words = 0;
     head_choice choice = {.view = TS_VIEW_CROSS};
     sentence_list list = {malloc((size_t)argc * sizeof(char *)), 0};
     if (!list.items) {
@@ -318,6 +377,7 @@ int ts_cmd_attend(int argc, char **argv) {
         TS_STRING("json", &json_path),
         TS_SWITCH("pharaoh", &pharaoh),
         TS_SWITCH("values", &values),
+        TS_SWITCH("words", &words),
         TS_CHOICE("color", &color, choose_color),
         TS_SWITCH("force", &force),
         {.name = "layer", .kind = TS_FLAG_INT, .target = &choice.layer, .lo = -1e6, .hi = 1e6, .given = &choice.layer_given},
@@ -335,6 +395,11 @@ int ts_cmd_attend(int argc, char **argv) {
     }
     if (parsed < 0 && choice.grid && (choice.layer_given || choice.head_given)) {
         ts_cli_error(cmd, 0, "--heads draws every layer and head; give it without --layer and --head");
+        parsed = TS_EXIT_USAGE;
+    }
+    if (parsed < 0 && words && (choice.layer_given || choice.head_given || choice.self_given || choice.grid)) {
+        ts_cli_error(cmd, 0, "--words merges the cross-attention shown by default; give it without --layer, --head, "
+                             "--self and --heads");
         parsed = TS_EXIT_USAGE;
     }
     if (parsed < 0 && pharaoh && choice.self_given) {
@@ -394,8 +459,16 @@ int ts_cmd_attend(int argc, char **argv) {
     // With --svg - or --json - standard output holds that document alone;
     // what is shown for people goes to standard error instead.
     FILE *shown = (svg_path && !strcmp(svg_path, "-")) || (json_path && !strcmp(json_path, "-")) ? stderr : stdout;
+    // --words: the matrix shown by default (the search's, or a Transformer's
+    // last layer's cross-attention mean), merged; the JSON then has no heads (theirs are pieces).
+    const double *default_weights = heads.layers ? pick_matrix(&heads, &choice, &v).weights : v.hyp.attention;
+    if (words && t.src_sw && ts_model_attends(cfg) && merge_words(&v, &t, default_weights)) {
+        ts_cli_error(cmd, 1, "cannot merge the pieces into words");
+        status = TS_EXIT_FAIL;
+        goto done;
+    }
     print_words(shown, "source: ", v.labels.source, v.S);
-    print_words(shown, "output: ", v.labels.target, v.hyp.len);
+    print_words(shown, "output: ", v.labels.target, v.T - 1);
     if (!ts_model_attends(cfg)) {
         fprintf(shown, "attention: none - this model has no attention, so there are no weights to show%s\n",
                svg_path || json_path || pharaoh ? " (no SVG, JSON or alignment written)" : "");
@@ -404,9 +477,10 @@ int ts_cmd_attend(int argc, char **argv) {
     // The title names the search too: beam and greedy outputs differ.
     char title[256], search[32] = "greedy";
     if (beam > 1) snprintf(search, sizeof search, "beam %ld", beam);
-    shown_matrix m = {v.hyp.attention, v.T, v.S, v.labels.target, v.labels.source};  // the search's (T, S)
+    const double *search_weights = v.merged_weights ? v.merged_weights : v.hyp.attention;  // (T, S)
+    shown_matrix m = {search_weights, v.T, v.S, v.labels.target, v.labels.source};  // the search's
     if (heads.layers) {
-        m = pick_matrix(&heads, &choice, &v);
+        if (!v.merged_weights) m = pick_matrix(&heads, &choice, &v);
         describe_choice(title, sizeof title, &heads, &choice, search);
     } else {
         snprintf(title, sizeof title, "attention: %s (%s decoder), %s", ts_attn_name(cfg->attn),
@@ -428,7 +502,7 @@ int ts_cmd_attend(int argc, char **argv) {
         // One link per output word; the <eos> row has no gold counterpart.
         ts_link *links = malloc((size_t)v.T * sizeof *links);
         size_t n_links = 0;
-        rc = links ? ts_align_argmax(weights, (size_t)v.hyp.len, (size_t)v.S, 0, links, &n_links)
+        rc = links ? ts_align_argmax(weights, (size_t)v.T - 1, (size_t)v.S, 0, links, &n_links)
                    : ts_fail(TS_ERR_NOMEM, "out of memory");
         if (!rc) {
             fprintf(shown, "\nalignment (source-target):\n");
@@ -458,14 +532,14 @@ int ts_cmd_attend(int argc, char **argv) {
         // weights: the search's own (the last layer's cross-attention mean for a Transformer).
         ts_json_head_view views[TS_VIEW_COUNT];
         ts_json_heads all = {0};
-        if (heads.layers) all = ts_heads_json(&heads, views);
+        if (heads.layers && !v.merged_weights) all = ts_heads_json(&heads, views);
         const char *name = heads.layers ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
-        if (!strcmp(json_path, "-") ? ts_render_attention_json_heads(stdout, v.hyp.attention, (size_t)v.T, (size_t)v.S,
+        if (!strcmp(json_path, "-") ? ts_render_attention_json_heads(stdout, search_weights, (size_t)v.T, (size_t)v.S,
                                                                      v.labels.target, v.labels.source, name,
-                                                                     heads.layers ? &all : NULL)
-                                    : ts_render_attention_json_heads_path(json_path, v.hyp.attention, (size_t)v.T,
+                                                                     all.layers ? &all : NULL)
+                                    : ts_render_attention_json_heads_path(json_path, search_weights, (size_t)v.T,
                                                                           (size_t)v.S, v.labels.target, v.labels.source, name,
-                                                                          heads.layers ? &all : NULL)) {
+                                                                          all.layers ? &all : NULL)) {
             ts_cli_error(cmd, 1, "cannot write the JSON");
             status = TS_EXIT_FAIL;
         } else if (strcmp(json_path, "-")) {

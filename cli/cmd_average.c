@@ -64,7 +64,7 @@ int ts_cmd_average(int argc, char **argv) {
     }
     if (status < 0) {
         ts_ckpt *ck = ts_ckpt_new();
-        if (!ck || ts_model_to_ckpt(ck, mean.model, mean.src_vocab, mean.tgt_vocab, mean.max_len) ||
+        if (!ck || ts_model_to_ckpt(ck, &mean) ||
             ts_ckpt_set(ck, "checkpoint.kind", "inference") || ts_ckpt_set_int(ck, "average.count", list.n) ||
             ts_ckpt_save(ck, out_path)) {
             ts_cli_error(cmd, 1, "cannot write '%s'", out_path);

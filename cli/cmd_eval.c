@@ -9,6 +9,7 @@
 #include "infer/evaluate.h"
 #include "infer/load.h"
 #include "infer/metrics.h"
+#include "infer/translate.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +22,9 @@ static const char usage[] =
     "\n"
     "Evaluates a checkpoint on the sentence pairs of a TSV corpus (source<TAB>target):\n"
     "teacher-forced perplexity, corpus BLEU-4 of the decoded outputs (also by source\n"
-    "length), exact match, and attention diagnostics.\n"
+    "length), exact match, and attention diagnostics. Scores compare words: a subword\n"
+    "model's outputs are detokenised first (its length buckets count pieces, and\n"
+    "--align is refused: its attention is over pieces).\n"
     "\n"
     "  --model CKPT    checkpoint written by tinyseq train (required)\n"
     "  --corpus FILE   TSV corpus (required)\n"
@@ -69,10 +72,12 @@ static void print_side(const char *label, char *const *words, int n) {
     putchar('\n');
 }
 
-static void print_output(const ts_vocab *v, const ts_hypothesis *h) {
-    char text[4096];
-    size_t need = ts_vocab_decode(v, h->tokens, (size_t)h->len, text, sizeof text);
-    printf("  %-11s%s%s%s\n", "output:", text, need >= sizeof text ? " ..." : "", h->ended ? "" : " (cut at the length limit)");
+// The output in words (a subword model's pieces joined into words).
+static void print_output(const ts_translator *t, const ts_hypothesis *h) {
+    char *text = NULL;
+    ts_translator_text(t, h->tokens, h->len, &text);  // NULL when out of memory: an empty line
+    printf("  %-11s%s%s\n", "output:", text ? text : "", h->ended ? "" : " (cut at the length limit)");
+    free(text);
 }
 
 // A Transformer's AER by layer and head (heads then the mean, each row a
@@ -131,6 +136,23 @@ int ts_cmd_eval(int argc, char **argv) {
         ts_translator_free(&t);
         return TS_EXIT_FAIL;
     }
+    // A subword model reads the pairs in its pieces (the same rows; BLEU
+    // still compares words); --align's links name words.
+    ts_corpus *units = NULL;
+    if (t.src_sw && align_path) {
+        ts_cli_error(cmd, 0, "--align scores word alignments, and %s is a subword model whose attention is over pieces",
+                     model_path);
+        ts_corpus_free(c);
+        ts_translator_free(&t);
+        return TS_EXIT_USAGE;
+    }
+    if (ts_translator_units(&t, c, corpus_path, &units)) {
+        ts_cli_error(cmd, 1, "cannot read the corpus");
+        ts_corpus_free(c);
+        ts_translator_free(&t);
+        return TS_EXIT_FAIL;
+    }
+    const ts_corpus *read = units ? units : c;  // what the model reads
     ts_gold gold = {0};
     size_t *rows = malloc(c->n_pairs * sizeof *rows);
     const ts_link **row_gold = align_path ? malloc(c->n_pairs * sizeof *row_gold) : NULL;
@@ -160,8 +182,9 @@ int ts_cmd_eval(int argc, char **argv) {
             row_counts[n_rows] = gold.counts[i];
         }
         rows[n_rows++] = i;
-        if ((size_t)p->src_len > S) S = (size_t)p->src_len;
-        if ((size_t)p->tgt_len > T) T = (size_t)p->tgt_len;
+        const ts_pair *u = &read->pairs[i];
+        if ((size_t)u->src_len > S) S = (size_t)u->src_len;
+        if ((size_t)u->tgt_len > T) T = (size_t)u->tgt_len;
     }
     printf("corpus %s: %zu pair%s", corpus_path, c->n_pairs, c->n_pairs == 1 ? "" : "s");
     if (c->n_bad) printf(", %zu malformed lines skipped", c->n_bad);
@@ -199,7 +222,7 @@ int ts_cmd_eval(int argc, char **argv) {
     if (!(arena = ts_arena_new(arena_guess(cfg, B, S, T + 1)))) rc = TS_ERR_NOMEM;
     while (!rc) {
         ts_ctx_init(&ctx, arena);
-        rc = ts_evaluate(&t, &ctx, c, rows, n_rows, &opts, &r, &hyps);
+        rc = ts_evaluate(&t, &ctx, read, rows, n_rows, &opts, &r, &hyps);
         if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&arena, "a batch"))) break;
     }
     if (rc) {
@@ -214,7 +237,7 @@ int ts_cmd_eval(int argc, char **argv) {
         if (k) putchar('\n');
         print_side("source:", p->src, p->src_len);
         print_side("reference:", p->tgt, p->tgt_len);
-        print_output(t.tgt_vocab, &hyps[k]);
+        print_output(&t, &hyps[k]);
     }
     static const char *const bucket_names[TS_EVAL_BUCKETS] = {"1-5", "6-10", "11-15", "16+"};
     printf("\nBLEU by source length (tokens):\n");
@@ -254,6 +277,7 @@ done:
     free(row_gold);
     free(row_counts);
     ts_corpus_free(c);
+    ts_corpus_free(units);
     ts_translator_free(&t);
     return status;
 }

@@ -72,7 +72,7 @@ int ts_cmd_import(int argc, char **argv) {
         ts_cli_error(cmd, 1, "cannot read '%s'", in_path);
     } else if (ts_model_from_npz(&t, z, in_path)) {
         ts_cli_error(cmd, 1, "cannot import '%s' into the model of '%s'", in_path, like_path);
-    } else if (!(ck = ts_ckpt_new()) || ts_model_to_ckpt(ck, t.model, t.src_vocab, t.tgt_vocab, t.max_len) ||
+    } else if (!(ck = ts_ckpt_new()) || ts_model_to_ckpt(ck, &t) ||
                ts_ckpt_save(ck, out_path)) {
         ts_cli_error(cmd, 1, "cannot write '%s'", out_path);
     } else {

@@ -124,8 +124,8 @@ static void print_text(const char *path, const ts_ckpt *ck, const ts_translator 
         printf("model: %s attention, %s decoder, %s encoder, embedding %d, hidden %d\n",
                c->attn == TS_ATTN_NONE ? "no" : ts_attn_name(c->attn), ts_decoder_name(c->decoder),
                c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden);
-    printf("vocabularies: source %zu, target %zu (4 specials included in each)\n", ts_vocab_size(t->src_vocab),
-           ts_vocab_size(t->tgt_vocab));
+    printf("vocabularies: source %zu, target %zu (4 specials included in each)%s\n", ts_vocab_size(t->src_vocab),
+           ts_vocab_size(t->tgt_vocab), t->src_sw ? ": SentencePiece subword pieces, the models in the checkpoint" : "");
     if (t->max_len > 0) printf("sentences: at most %d tokens per side in training\n", t->max_len);
     else printf("sentences: no length limit in training\n");
 

@@ -20,8 +20,9 @@ static const char usage[] =
     "spaces) per input; at a terminal it asks for lines and answers each one\n"
     "as it is typed (Ctrl-D ends). Input is normalised as in training\n"
     "(lowercase, NFC, punctuation split off); words the model has never seen\n"
-    "become <unk> (named on standard error). A blank input line gives a blank\n"
-    "output line.\n"
+    "become <unk> (named on standard error). A subword model (train --subword)\n"
+    "spells any text in its pieces and prints words, never <unk>. A blank input\n"
+    "line gives a blank output line.\n"
     "\n"
     "  --model CKPT   checkpoint written by tinyseq train (required)\n"
     "  --beam K       beam width, 1..1000 (default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) "; 1: greedy); up to 128 lines of\n"
@@ -54,22 +55,21 @@ static int take_sentence(void *context, const char *command, const char *arg) {
     return -1;
 }
 
-// Writes the words of ids[0..n) joined by spaces, then a newline.
-static int print_tokens(const ts_vocab *v, const int *ids, int n) {
-    char small[1024];
-    size_t need = ts_vocab_decode(v, ids, (size_t)n, small, sizeof small);
-    if (need < sizeof small) return puts(small) < 0 ? TS_ERR_IO : TS_OK;
-    char *text = malloc(need + 1);
-    if (!text) return ts_fail(TS_ERR_NOMEM, "cannot allocate %zu bytes", need + 1);
-    ts_vocab_decode(v, ids, (size_t)n, text, need + 1);
-    int rc = puts(text) < 0 ? TS_ERR_IO : TS_OK;
+// Writes the text of output ids[0..n) (words; a subword model's pieces
+// joined into words), then a newline.
+static int print_tokens(const ts_translator *t, const int *ids, int n) {
+    char *text;
+    int rc = ts_translator_text(t, ids, n, &text);
+    if (rc) return rc;
+    rc = puts(text) < 0 ? ts_fail(TS_ERR_IO, "cannot write") : TS_OK;
     free(text);
     return rc;
 }
 
 // Names on stderr the words of `source` (normalised, space-joined) that the
-// model reads as <unk>.
+// model reads as <unk> (a subword model spells every word).
 static void note_unknown_words(const ts_translator *t, const char *source, const char *where, long number) {
+    if (t->src_sw) return;
     char *unknown = ts_unknown_words(t->src_vocab, source);
     if (unknown)  // cut: a 1 MB word should not become a 1 MB message
         fprintf(stderr, "%s: %s %ld: unknown words, read as <unk>: %.300s%s\n", cmd, where, number, unknown,
@@ -107,7 +107,7 @@ static int translate_one(ts_translator *t, ts_ctx *ctx, const char *text, size_t
     }
     note_unknown_words(t, source, where, number);
     free(source);
-    rc = print_tokens(t->tgt_vocab, h.tokens, h.len);
+    rc = print_tokens(t, h.tokens, h.len);
     ts_hypothesis_free(&h);
     if (rc) {
         ts_cli_error(cmd, 1, "%s %ld", where, number);
@@ -136,7 +136,7 @@ static int flush(pending *p, ts_translator *t, ts_ctx *ctx) {
            !ts_cli_grow_arena(ctx, "a sentence")) {
     }
     for (int i = 0; i < p->n; i++) {
-        if (!rc) rc = print_tokens(t->tgt_vocab, h[i].tokens, h[i].len);
+        if (!rc) rc = print_tokens(t, h[i].tokens, h[i].len);
         ts_hypothesis_free(&h[i]);
         free(p->text[i]);
     }
@@ -152,6 +152,9 @@ static int submit(pending *p, ts_translator *t, ts_ctx *ctx, const char *text, s
     char *tokens;
     size_t n;
     int rc = ts_normalize(text, len, &tokens, &n);
+    // A subword model's limit counts pieces (a failure goes to translate_one, which says it).
+    if (!rc && n > 0 && t->src_sw && ts_subword_encode(t->src_sw, tokens, strlen(tokens), NULL, NULL, &n))
+        n = TS_MAX_SENTENCE_TOKENS + 1;
     if (rc || n == 0 || n > TS_MAX_SENTENCE_TOKENS) {  // translate_one prints its message or blank line
         if (!rc) free(tokens);
         if (flush(p, t, ctx)) return -1;

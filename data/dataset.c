@@ -5,6 +5,7 @@
 #include "tensor/status.h"
 
 #include <gsl/gsl_rng.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,58 @@ static int read_corpus(const ts_dataset_opts *o, const ts_corpus_opts *co, ts_da
 static int read_held_out(const char *flag, const char *path, const ts_corpus_opts *co, ts_corpus **out) {
     int rc = ts_corpus_read(path, co, out);
     if (!rc && (*out)->n_pairs == 0) rc = ts_fail(TS_ERR_FORMAT, "%s %s has no usable pairs", flag, path);
+    return rc;
+}
+
+// A subword model learned from the train split's sentences of `sides`
+// (TS_SRC, TS_TGT, or -1: both), each side's tokens joined by spaces.
+static int learn(const ts_dataset_opts *o, const ts_dataset *d, int sides, ts_subword **out) {
+    size_t n = d->split.n_train * (sides < 0 ? 2 : 1), k = 0;
+    char **sentences = calloc(n, sizeof *sentences);
+    int rc = sentences ? TS_OK : ts_fail(TS_ERR_NOMEM, "out of memory for %zu sentences", n);
+    for (size_t i = 0; !rc && i < d->split.n_train; i++) {
+        const ts_pair *p = &d->corpus->pairs[d->split.train[i]];
+        if (sides != TS_TGT) rc = ts_subword_detokenize(NULL, (const char *const *)p->src, (size_t)p->src_len, &sentences[k++]);
+        if (!rc && sides != TS_SRC)
+            rc = ts_subword_detokenize(NULL, (const char *const *)p->tgt, (size_t)p->tgt_len, &sentences[k++]);
+    }
+    ts_subword_opts so = {.kind = o->subword_kind, .vocab_size = (size_t)o->subword, .seed = (uint32_t)o->seed};
+    if (!rc) rc = ts_subword_train((const char *const *)sentences, k, &so, out);
+    if (rc) rc = ts_fail(rc, "--subword %ld (%s%s): %s", o->subword, o->subword_joint ? "joint" : "the ",
+                         o->subword_joint ? "" : sides == TS_SRC ? "source side" : "target side", ts_last_error());
+    for (size_t i = 0; sentences && i < n; i++) free(sentences[i]);
+    free(sentences);
+    return rc;
+}
+
+// *c replaced by its pieces (the words kept in *words when not NULL).
+static int to_pieces(const ts_dataset *d, ts_corpus **c, ts_corpus **words) {
+    ts_corpus *pieces;
+    int rc = ts_subword_corpus(d->src_sw, d->tgt_sw, *c, &pieces);
+    if (rc) return rc;
+    if (words) *words = *c;
+    else ts_corpus_free(*c);
+    *c = pieces;
+    return TS_OK;
+}
+
+// --subword N: the models learned on the train split only (per side, or
+// one joint model loaded twice so each side owns its own), every corpus
+// turned into their pieces, and the vocabularies their piece lists.
+static int use_subwords(const ts_dataset_opts *o, ts_dataset *d) {
+    int rc = learn(o, d, o->subword_joint ? -1 : TS_SRC, &d->src_sw);
+    if (!rc && o->subword_joint) {
+        size_t n;
+        const uint8_t *bytes = ts_subword_bytes(d->src_sw, &n);
+        rc = ts_subword_load(bytes, n, &d->tgt_sw);
+    } else if (!rc) {
+        rc = learn(o, d, TS_TGT, &d->tgt_sw);
+    }
+    if (!rc) rc = to_pieces(d, &d->corpus, &d->words);
+    if (!rc && d->dev_file) rc = to_pieces(d, &d->dev_file, NULL);
+    if (!rc && d->test) rc = to_pieces(d, &d->test, NULL);
+    if (!rc) rc = ts_subword_vocab(d->src_sw, &d->src_vocab);
+    if (!rc) rc = ts_subword_vocab(d->tgt_sw, &d->tgt_vocab);
     return rc;
 }
 
@@ -57,8 +110,9 @@ int ts_dataset_load(const ts_dataset_opts *o, ts_dataset *d) {
     rc = ts_corpus_split(d->corpus, split_rng, n_dev, 0, &d->split);
     gsl_rng_free(split_rng);
     const size_t *train = d->split.train, n_train = d->split.n_train;
-    if (!rc) rc = ts_vocab_build(d->corpus, TS_SRC, train, n_train, (size_t)o->min_count, &d->src_vocab);
-    if (!rc) rc = ts_vocab_build(d->corpus, TS_TGT, train, n_train, (size_t)o->min_count, &d->tgt_vocab);
+    if (!rc && o->subword > 0) rc = use_subwords(o, d);
+    else if (!rc) rc = ts_vocab_build(d->corpus, TS_SRC, train, n_train, (size_t)o->min_count, &d->src_vocab);
+    if (!rc && !o->subword) rc = ts_vocab_build(d->corpus, TS_TGT, train, n_train, (size_t)o->min_count, &d->tgt_vocab);
     ts_batcher_opts bo = {.batch_size = (size_t)o->batch, .bucket_batches = 50};
     if (!rc) rc = ts_batcher_new(d->corpus, train, n_train, d->src_vocab, d->tgt_vocab, &bo, &d->batcher);
     if (rc) return rc;
@@ -82,6 +136,9 @@ void ts_dataset_free(ts_dataset *d) {
     ts_corpus_free(d->dev_file);
     ts_corpus_free(d->test);
     ts_corpus_free(d->corpus);
+    ts_corpus_free(d->words);
+    ts_subword_free(d->src_sw);
+    ts_subword_free(d->tgt_sw);
     ts_split_free(&d->split);
     ts_vocab_free(d->src_vocab);
     ts_vocab_free(d->tgt_vocab);

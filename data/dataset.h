@@ -9,6 +9,7 @@
 
 #include "data/batch.h"
 #include "data/corpus.h"
+#include "data/subword.h"
 #include "data/vocab.h"
 
 // Without --dev: this many dev pairs, or a tenth of the corpus if fewer.
@@ -25,17 +26,25 @@ typedef struct {
     long min_count;         // vocabulary: words seen at least this often
     long seed;              // the split's
     long batch;             // sentences per batch
+    long subword;           // > 0: learn subword models of at most this many pieces on the train split (0: words)
+    enum ts_subword_kind subword_kind;
+    int subword_joint;      // one model learned on both sides (default: one per side)
     FILE *log;              // "skipped N malformed lines" (NULL: quiet)
 } ts_dataset_opts;
 
+// With subword models every corpus the model reads is in their pieces
+// (ts_subword_corpus: the same rows in the same order), and the words of the
+// corpus stay for what people read (dev-pairs.tsv).
 typedef struct {
-    ts_corpus *corpus;
+    ts_corpus *corpus;               // the model's units: words, or pieces with subword models
+    ts_corpus *words;                // with subword models, the corpus in words (else NULL: corpus is)
     ts_split split;                  // rows of corpus: train, and dev unless there is a dev file
-    ts_corpus *dev_file, *test;      // the files' corpora, or NULL
+    ts_corpus *dev_file, *test;      // the files' corpora (in the model's units), or NULL
     const ts_corpus *dev;            // the dev set: rows dev_rows[0..n_dev) of this corpus
     const size_t *dev_rows;
     size_t n_dev;
-    ts_vocab *src_vocab, *tgt_vocab;
+    ts_subword *src_sw, *tgt_sw;     // the subword models (a joint model twice), or NULL: words
+    ts_vocab *src_vocab, *tgt_vocab; // words of the train split, or the models' pieces
     ts_batcher *batcher;             // the train split's batches
 } ts_dataset;
 

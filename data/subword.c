@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/corpus.h"
 #include "data/vocab.h"
 #include "tensor/status.h"
 
@@ -25,6 +26,52 @@ int ts_subword_vocab(const ts_subword *sw, ts_vocab **out) {
     for (size_t i = 0; i < n; i++) pieces[i] = ts_subword_piece(sw, (int32_t)i);
     int rc = ts_vocab_from_words(pieces, n, out);
     free(pieces);
+    return rc;
+}
+
+int ts_subword_detokenize(const ts_subword *sw, const char *const *tokens, size_t n, char **text) {
+    if (sw) return ts_subword_decode(sw, tokens, n, text);
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++) len += strlen(tokens[i]) + 1;
+    char *out = *text = malloc(len);
+    if (!out) return ts_fail(TS_ERR_NOMEM, "out of memory for %zu bytes of text", len);
+    for (size_t i = 0; i < n; i++) {
+        if (i) *out++ = ' ';
+        size_t w = strlen(tokens[i]);
+        memcpy(out, tokens[i], w);
+        out += w;
+    }
+    *out = '\0';
+    return TS_OK;
+}
+
+// One side of pair p in the pieces of sw, malloc'd into *pieces.
+static int encode_side(const ts_subword *sw, const ts_pair *p, enum ts_side side, size_t row, char **pieces) {
+    char *text;
+    int rc = ts_subword_detokenize(NULL, (const char *const *)(side == TS_SRC ? p->src : p->tgt),
+                                   (size_t)(side == TS_SRC ? p->src_len : p->tgt_len), &text);
+    if (!rc && (rc = ts_subword_encode(sw, text, strlen(text), pieces, NULL, NULL)))
+        rc = ts_fail(rc, "pair %zu, %s side: %s", row + 1, side == TS_SRC ? "source" : "target", ts_last_error());
+    free(text);
+    return rc;
+}
+
+int ts_subword_corpus(const ts_subword *src, const ts_subword *tgt, const ts_corpus *words, ts_corpus **out) {
+    *out = ts_corpus_new();
+    if (!*out) return TS_ERR_NOMEM;
+    int rc = TS_OK;
+    for (size_t i = 0; !rc && i < words->n_pairs; i++) {
+        char *s = NULL, *t = NULL;
+        rc = encode_side(src, &words->pairs[i], TS_SRC, i, &s);
+        if (!rc) rc = encode_side(tgt, &words->pairs[i], TS_TGT, i, &t);
+        if (!rc) rc = ts_corpus_add(*out, s, t, NULL, 0);
+        free(s);
+        free(t);
+    }
+    if (rc) {
+        ts_corpus_free(*out);
+        *out = NULL;
+    }
     return rc;
 }
 

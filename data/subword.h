@@ -28,6 +28,7 @@ extern "C" {
 
 typedef struct ts_subword ts_subword;
 typedef struct ts_vocab ts_vocab;  // data/vocab.h
+typedef struct ts_corpus ts_corpus;  // data/corpus.h
 
 // Smallest vocabulary: the 4 specials, the 256 byte pieces and a few dozen
 // characters. A model needs at least one piece per character of its text.
@@ -108,6 +109,19 @@ int ts_subword_encode(const ts_subword *sw, const char *text, size_t len, char *
 // character (an invalid byte sequence becomes U+FFFD), specials (<pad>, <sos>,
 // <eos>, <unk>) are dropped. n = 0 gives "". Errors: TS_ERR_NOMEM.
 int ts_subword_decode(const ts_subword *sw, const char *const *pieces, size_t n, char **text);
+
+// The text of n output tokens (ts_vocab_word's strings): with a model sw,
+// ts_subword_decode of the pieces; with sw NULL (a word-level model), the
+// words joined by single spaces, specials included as they are. *text is
+// malloc'd. Errors: those of ts_subword_decode, TS_ERR_NOMEM.
+int ts_subword_detokenize(const ts_subword *sw, const char *const *tokens, size_t n, char **text);
+
+// The pairs of `words` (normalised tokens, as ts_corpus_read gives them) in
+// the pieces of src (source side) and tgt (target side), in the same order,
+// so row i of *out is row i of words; gold links are dropped (they name word
+// positions). Errors: those of ts_subword_encode naming the pair, TS_ERR_ARG
+// without SentencePiece, TS_ERR_NOMEM; *out = NULL then.
+int ts_subword_corpus(const ts_subword *src, const ts_subword *tgt, const ts_corpus *words, ts_corpus **out);
 
 // Groups pieces into the words decoding makes of them: word_of[i] (n entries)
 // gets the 0-based word of pieces[i]. A piece that starts with "▁" begins a

@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
     // Save: model configuration, vocabularies and parameters in one file,
     // then load it back as the translate command would.
     if (!rc && !(ck = ts_ckpt_new())) rc = TS_ERR_NOMEM;
-    if (!rc) rc = ts_model_to_ckpt(ck, model, src, tgt, 0);
+    if (!rc) rc = ts_model_to_ckpt(ck, &(ts_translator){.model = model, .src_vocab = src, .tgt_vocab = tgt});
     if (!rc) rc = ts_ckpt_save(ck, path);
     if (!rc) rc = ts_translator_load(path, &loaded);
     if (!rc && ts_params_size(&loaded.model->params) != ts_params_size(&model->params))

@@ -33,6 +33,18 @@ static int same_vocab(const ts_vocab *a, const ts_vocab *b, const char *side, co
     return TS_OK;
 }
 
+// TS_OK when both are word-level or hold byte-identical subword models (the
+// same pieces could still split text otherwise), else TS_ERR_ARG.
+static int same_subword(const ts_subword *a, const ts_subword *b, const char *side, const char *a_path,
+                        const char *b_path) {
+    size_t na = 0, nb = 0;
+    const uint8_t *x = a ? ts_subword_bytes(a, &na) : NULL, *y = b ? ts_subword_bytes(b, &nb) : NULL;
+    if (!a && !b) return TS_OK;
+    if (a && b && na == nb && !memcmp(x, y, na)) return TS_OK;
+    return ts_fail(TS_ERR_ARG, "%s and %s have other %s subword models: only checkpoints of one model average", b_path,
+                   a_path, side);
+}
+
 int ts_average_models(const char *const *paths, int n, ts_translator *out) {
     memset(out, 0, sizeof *out);
     if (n < 1) return ts_fail(TS_ERR_ARG, "average: no checkpoints");
@@ -44,6 +56,8 @@ int ts_average_models(const char *const *paths, int n, ts_translator *out) {
         rc = same_config(out, &other, paths[0], paths[k]);
         if (!rc) rc = same_vocab(out->src_vocab, other.src_vocab, "source", paths[0], paths[k]);
         if (!rc) rc = same_vocab(out->tgt_vocab, other.tgt_vocab, "target", paths[0], paths[k]);
+        if (!rc) rc = same_subword(out->src_sw, other.src_sw, "source", paths[0], paths[k]);
+        if (!rc) rc = same_subword(out->tgt_sw, other.tgt_sw, "target", paths[0], paths[k]);
         for (int i = 0; !rc && i < sum->count; i++) {  // same configuration: same registry order and shapes
             ts_tensor *into = sum->items[i];
             const ts_tensor *from = other.model->params.items[i];

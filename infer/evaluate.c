@@ -23,6 +23,7 @@
 
 #include "infer/heads.h"
 #include "infer/metrics.h"
+#include "infer/translate.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -55,12 +56,13 @@ typedef struct {
     size_t weights_cap;
     ts_link *links, *gold;  // (L + 1): predicted or diagonal links; (gold links) without unaligned
     size_t links_cap, gold_cap;
-    int32_t *ref, *src;   // (reference length), (n) one sentence's source for score_heads
-    size_t ref_cap, src_cap;
+    int32_t *src;         // (n) one sentence's source for score_heads
+    size_t src_cap;
     int *limits;          // (B) the batch's output limits
     size_t limits_cap;
-    char *text;           // one sentence's words joined by spaces (for chrF)
-    size_t text_cap;
+    const char **words;   // (output + reference words) one sentence's, split in place
+    int32_t *ids;         // (output + reference words) their ids within the sentence
+    size_t words_cap, ids_cap;
 } eval_acc;
 
 static void eval_acc_free(eval_acc *a) {
@@ -68,10 +70,10 @@ static void eval_acc_free(eval_acc *a) {
     free(a->weights);
     free(a->links);
     free(a->gold);
-    free(a->ref);
     free(a->src);
     free(a->limits);
-    free(a->text);
+    free(a->words);
+    free(a->ids);
 }
 
 // Makes *buf hold at least n elements of `size` bytes.
@@ -154,41 +156,56 @@ static int score_heads(eval_acc *a, const ts_seq2seq *m, ts_ctx *ctx, const ts_h
     return rc;
 }
 
-// Appends words[0..n), each followed by a space, to a->text at *at.
-static int append_words(eval_acc *a, size_t *at, const char *const *words, size_t n) {
-    size_t len = *at;
-    for (size_t k = 0; k < n; k++) len += strlen(words[k]) + 1;
-    int rc = grow((void **)&a->text, &a->text_cap, len, 1);
-    for (size_t k = 0; !rc && k < n; k++) {
-        size_t w = strlen(words[k]);
-        memcpy(a->text + *at, words[k], w);
-        a->text[*at + w] = ' ';
-        *at += w + 1;
+// The words of `text` (split in place at spaces) into a->words from *n on,
+// each given an id in a->ids: the id of the first equal word of this
+// sentence, so the output's and the reference's ids agree exactly where their
+// words do. `unknown`: the reference of a word-level model, whose words the
+// model cannot spell get ids no output word has (NLTK's BLEU on strings
+// counts them as misses, least of all matched by an output <unk>).
+static int split_words(eval_acc *a, char *text, size_t *n, const ts_vocab *unknown) {
+    int rc = TS_OK;
+    char *save = NULL;
+    for (char *w = strtok_r(text, " ", &save); !rc && w; w = strtok_r(NULL, " ", &save)) {
+        if ((rc = grow((void **)&a->words, &a->words_cap, *n + 1, sizeof *a->words)) ||
+            (rc = grow((void **)&a->ids, &a->ids_cap, *n + 1, sizeof *a->ids)))
+            break;
+        int32_t id = (int32_t)*n;
+        if (unknown && ts_vocab_id(unknown, w) == TS_UNK) id = NO_WORD - (int32_t)*n;
+        else
+            for (size_t k = 0; k < *n; k++)
+                if (a->ids[k] >= 0 && !strcmp(a->words[k], w)) {
+                    id = a->ids[k];
+                    break;
+                }
+        a->words[*n] = w;
+        a->ids[(*n)++] = id;
     }
     return rc;
 }
 
-// chrF of the output's words against the reference as written (unknown
-// words included: chrF reads characters, not vocabulary ids).
-static int score_chrf(eval_acc *a, const ts_vocab *tgt_vocab, const ts_hypothesis *h, const ts_pair *p) {
-    int rc = TS_OK;
-    size_t hyp_end = 0;
-    for (int k = 0; !rc && k < h->len; k++) {
-        const char *word = ts_vocab_word(tgt_vocab, h->tokens[k]);
-        rc = append_words(a, &hyp_end, &word, 1);
-    }
-    size_t ref_end = hyp_end;
-    if (!rc) rc = append_words(a, &ref_end, (const char *const *)p->tgt, (size_t)p->tgt_len);
-    return rc ? rc : ts_chrf_add(&a->chrf, a->text, hyp_end, a->text + hyp_end, ref_end - hyp_end);
-}
-
-// Scores one decoded sentence against its reference ref[0..ref_len).
-static int score_sentence(eval_acc *a, const ts_hypothesis *h, int n, const int32_t *ref, size_t ref_len,
+// Scores one decoded sentence against pair p's reference, in words: the
+// output detokenised (a subword model's pieces joined into words) against the
+// reference's words as written, so BLEU, exact match and chrF (characters,
+// spaces aside) compare with a word-level model's.
+static int score_sentence(eval_acc *a, const ts_translator *t, const ts_hypothesis *h, const ts_pair *p, int n,
                           int has_attention, const gold_view *gold) {
-    int rc = ts_bleu_add(&a->bleu[bucket_of(n)], h->tokens, (size_t)h->len, ref, ref_len);
+    char *hyp = NULL, *ref = NULL;
+    int rc = ts_translator_text(t, h->tokens, h->len, &hyp);
+    if (!rc) rc = ts_subword_detokenize(t->tgt_sw, (const char *const *)p->tgt, (size_t)p->tgt_len, &ref);
+    if (!rc) rc = ts_chrf_add(&a->chrf, hyp, strlen(hyp), ref, strlen(ref));
+    size_t hyp_len = 0, all = 0;
+    if (!rc) rc = split_words(a, hyp, &hyp_len, NULL);
+    all = hyp_len;
+    if (!rc) rc = split_words(a, ref, &all, t->tgt_sw ? NULL : t->tgt_vocab);
+    size_t ref_len = all - hyp_len;
+    if (!rc) rc = ts_bleu_add(&a->bleu[bucket_of(n)], a->ids, hyp_len, a->ids + hyp_len, ref_len);
+    if (!rc) {
+        a->short_refs += ref_len < TS_BLEU_ORDER;
+        ts_exact_match_add(&a->exact, a->ids, hyp_len, a->ids + hyp_len, ref_len);
+    }
+    free(hyp);
+    free(ref);
     if (rc) return rc;
-    a->short_refs += ref_len < TS_BLEU_ORDER;
-    ts_exact_match_add(&a->exact, h->tokens, (size_t)h->len, ref, ref_len);
     return has_attention ? score_attention(a, h, n, gold) : TS_OK;
 }
 
@@ -212,6 +229,8 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
     if (o.beam < 1 || o.beam > 1000 || o.batch < 1 || o.max_len < 0)
         return ts_fail(TS_ERR_ARG, "evaluate: beam %d, batch %d, max_len %d", o.beam, o.batch, o.max_len);
     if (o.gold && !o.gold_counts) return ts_fail(TS_ERR_ARG, "evaluate: gold links without their counts");
+    if (o.gold && t->src_sw)
+        return ts_fail(TS_ERR_ARG, "evaluate: gold alignments link words, and a subword model attends over pieces");
 
     ts_seq2seq *m = t->model;
     int has_attention = ts_model_attends(&m->cfg);
@@ -271,23 +290,13 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
             if (!rc) rc = ts_seq2seq_beam_batch(m, ctx, &view, o.beam, acc.limits, &t->length_penalty, h);
             ts_ctx_reset(ctx);
         }
-        if (!rc) rc = grow((void **)&acc.ref, &acc.ref_cap, (size_t)batch->T, sizeof(int32_t));
         for (int b = 0; !rc && b < B; b++) {
             size_t k = first + (size_t)b;  // evaluated row
-            size_t row = batch->rows[b];
-            const ts_pair *p = &c->pairs[row];
-            int ref_len = batch->tgt_len[b] - 1;  // without <eos>
-            column(batch->tgt_out, B, b, ref_len, acc.ref);
-            // BLEU and exact match compare words as written (NLTK's BLEU on
-            // strings): a reference word outside the vocabulary matches
-            // nothing, least of all an output <unk>.
-            for (int j = 0; j < ref_len; j++)
-                if (acc.ref[j] == TS_UNK) acc.ref[j] = NO_WORD;
+            const ts_pair *p = &c->pairs[batch->rows[b]];
             gold_view gold = {0};
             if (o.gold) gold = (gold_view){o.gold[k], (size_t)o.gold_counts[k]};
             else if (c->has_align) gold = (gold_view){p->links, (size_t)p->n_links};
-            rc = score_sentence(&acc, &h[b], batch->src_len[b], acc.ref, (size_t)ref_len, has_attention,
-                                has_gold ? &gold : NULL);
+            rc = score_sentence(&acc, t, &h[b], p, batch->src_len[b], has_attention, has_gold ? &gold : NULL);
             if (!rc && by_head) {
                 size_t n_gold;
                 rc = gold_links(&acc, &gold, &n_gold);
@@ -297,7 +306,6 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
                     rc = score_heads(&acc, m, ctx, &h[b], acc.src, batch->src_len[b], n_gold);
                 }
             }
-            if (!rc) rc = score_chrf(&acc, t->tgt_vocab, &h[b], p);
             out->bucket_pairs[bucket_of(batch->src_len[b])]++;
         }
         if (!out_hyps)

@@ -22,7 +22,22 @@ static int saves(const ts_model_config *cfg, const ts_model_field *f) {
     return ts_model_field_applies(f, cfg->arch) && !(f->newer && ts_model_field_get(cfg, f) == 0);
 }
 
-int ts_model_to_ckpt(ts_ckpt *ck, const ts_seq2seq *m, const ts_vocab *src, const ts_vocab *tgt, int max_len) {
+// The subword models' bytes as blobs (a joint model is stored twice: every
+// reader has one rule).
+static int add_subwords(ts_ckpt *ck, const ts_translator *t) {
+    const ts_subword *models[2] = {t->src_sw, t->tgt_sw};
+    const char *names[2] = {TS_CKPT_SUBWORD_SOURCE, TS_CKPT_SUBWORD_TARGET};
+    int rc = TS_OK;
+    for (int k = 0; !rc && k < 2 && models[k]; k++) {
+        size_t n;
+        const uint8_t *bytes = ts_subword_bytes(models[k], &n);
+        rc = ts_ckpt_set_blob(ck, names[k], bytes, n);
+    }
+    return rc;
+}
+
+int ts_model_to_ckpt(ts_ckpt *ck, const ts_translator *t) {
+    const ts_seq2seq *m = t->model;
     int rc = TS_OK;
     for (int i = 0; !rc && i < ts_model_field_count; i++) {
         const ts_model_field *f = &ts_model_fields[i];
@@ -32,10 +47,11 @@ int ts_model_to_ckpt(ts_ckpt *ck, const ts_seq2seq *m, const ts_vocab *src, cons
         snprintf(key, sizeof key, "model.%s", f->key);
         rc = f->name_of ? ts_ckpt_set(ck, key, f->name_of(value)) : ts_ckpt_set_int(ck, key, value);
     }
-    if (!rc) rc = ts_ckpt_set_int(ck, "data.max_len", max_len);
+    if (!rc) rc = ts_ckpt_set_int(ck, "data.max_len", t->max_len);
     if (!rc) rc = ts_ckpt_set(ck, "data.normalisation", "nfc-lowercase-punct-split");
-    if (!rc) rc = add_vocab(ck, "source", src);
-    if (!rc) rc = add_vocab(ck, "target", tgt);
+    if (!rc) rc = add_vocab(ck, "source", t->src_vocab);
+    if (!rc) rc = add_vocab(ck, "target", t->tgt_vocab);
+    if (!rc) rc = add_subwords(ck, t);
     for (int i = 0; !rc && i < m->params.count; i++) {
         ts_tensor *p = m->params.items[i];
         size_t shape[3] = {(size_t)p->shape[0], (size_t)p->shape[1], (size_t)p->shape[2]};
@@ -60,6 +76,27 @@ static int vocab_from_ckpt(const ts_ckpt *ck, const char *name, int64_t expected
                                      v->count, (long long)expected));
     int rc = ts_vocab_from_words(v->tokens, v->count, out);
     return rc ? name_file(ck, ts_fail(rc, "the %s vocabulary: %s", name, ts_last_error())) : TS_OK;
+}
+
+// The subword model of blob `name` into *out when the file has one (else
+// *out stays NULL: a word-level model), checked to be vocabulary v's pieces.
+static int subword_from_ckpt(const ts_ckpt *ck, const char *name, const ts_vocab *v, ts_subword **out) {
+    const void *bytes;
+    size_t n;
+    if (ts_ckpt_get_blob(ck, name, &bytes, &n) != TS_OK) {
+        ts_clear_error();
+        return TS_OK;
+    }
+    int rc = ts_subword_load(bytes, n, out);
+    if (rc) return name_file(ck, ts_fail(rc, "blob %s: %s", name, ts_last_error()));
+    size_t size = ts_subword_size(*out);
+    for (size_t id = 0; id < size || id < ts_vocab_size(v); id++) {
+        const char *piece = id < size ? ts_subword_piece(*out, (int32_t)id) : NULL, *word = ts_vocab_word(v, (int32_t)id);
+        if (piece && word && !strcmp(piece, word)) continue;
+        return name_file(ck, ts_fail(TS_ERR_FORMAT, "blob %s: piece %zu is '%s' where the vocabulary has '%s'", name, id,
+                                     piece ? piece : "(none)", word ? word : "(none)"));
+    }
+    return TS_OK;
 }
 
 // Checks that the file holds exactly the parameters cfg implies, each with its
@@ -145,8 +182,16 @@ static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, ts_translator *out) {
     out->max_len = (int)max_len;
     // Size the model before allocating it: every parameter must be in the file.
     if ((rc = check_params(ck, &cfg)) || (rc = vocab_from_ckpt(ck, "source", cfg.src_vocab, &out->src_vocab)) ||
-        (rc = vocab_from_ckpt(ck, "target", cfg.tgt_vocab, &out->tgt_vocab)))
+        (rc = vocab_from_ckpt(ck, "target", cfg.tgt_vocab, &out->tgt_vocab)) ||
+        (rc = subword_from_ckpt(ck, TS_CKPT_SUBWORD_SOURCE, out->src_vocab, &out->src_sw)) ||
+        (rc = subword_from_ckpt(ck, TS_CKPT_SUBWORD_TARGET, out->tgt_vocab, &out->tgt_sw)))
         goto fail;
+    if (!out->src_sw != !out->tgt_sw) {
+        rc = name_file(ck, ts_fail(TS_ERR_FORMAT, "has the blob %s without %s",
+                                   out->src_sw ? TS_CKPT_SUBWORD_SOURCE : TS_CKPT_SUBWORD_TARGET,
+                                   out->src_sw ? TS_CKPT_SUBWORD_TARGET : TS_CKPT_SUBWORD_SOURCE));
+        goto fail;
+    }
     ts_clear_error();
     out->model = ts_seq2seq_new(&cfg, NULL);  // no initial values: the file's come next
     if (!out->model) {
@@ -184,5 +229,7 @@ void ts_translator_free(ts_translator *t) {
     ts_seq2seq_free(t->model);
     ts_vocab_free(t->src_vocab);
     ts_vocab_free(t->tgt_vocab);
+    ts_subword_free(t->src_sw);
+    ts_subword_free(t->tgt_sw);
     memset(t, 0, sizeof *t);
 }

@@ -5,6 +5,7 @@
 #ifndef TS_INFER_LOAD_H
 #define TS_INFER_LOAD_H
 
+#include "data/subword.h"
 #include "data/vocab.h"
 #include "models/seq2seq.h"
 #include "ckpt/ckpt.h"
@@ -17,15 +18,24 @@ typedef struct {
     ts_seq2seq *model;     // owned
     ts_vocab *src_vocab;   // owned
     ts_vocab *tgt_vocab;   // owned
+    // Subword models (data/subword.h), owned; NULL for a word-level model.
+    // Their piece lists are the vocabularies above, id for id.
+    ts_subword *src_sw, *tgt_sw;
     int max_len;           // the longest sentence (tokens) it was trained on
     ts_length_penalty length_penalty;  // beam search's ranking (zero: length normalisation)
 } ts_translator;
 
-// Adds the model's configuration (header keys model.*), both vocabularies
-// ("source", "target") and every parameter to ck. The parameters are views
-// (ts_ckpt_add_tensor_view): save or free ck before changing or freeing m.
-// Errors: those of the checkpoint setters (TS_ERR_ARG, TS_ERR_NOMEM).
-int ts_model_to_ckpt(ts_ckpt *ck, const ts_seq2seq *m, const ts_vocab *src, const ts_vocab *tgt, int max_len);
+// Adds t's model configuration (header keys model.*, data.max_len), both
+// vocabularies ("source", "target"), the subword models when it has them
+// (blobs TS_CKPT_SUBWORD_SOURCE and _TARGET, ts_subword_bytes) and every
+// parameter to ck. The parameters are views (ts_ckpt_add_tensor_view): save
+// or free ck before changing or freeing the model. Errors: those of the
+// checkpoint setters (TS_ERR_ARG, TS_ERR_NOMEM).
+int ts_model_to_ckpt(ts_ckpt *ck, const ts_translator *t);
+
+// The blobs of a subword model's checkpoint.
+#define TS_CKPT_SUBWORD_SOURCE "subword.source"
+#define TS_CKPT_SUBWORD_TARGET "subword.target"
 
 // Rebuilds everything from a loaded checkpoint: the configuration from the
 // header, the vocabularies, and each parameter, checked to exist with the
@@ -35,7 +45,10 @@ int ts_model_to_ckpt(ts_ckpt *ck, const ts_seq2seq *m, const ts_vocab *src, cons
 // fills *out (free with ts_translator_free). Errors: TS_ERR_FORMAT /
 // TS_ERR_SHAPE naming the key or tensor and, for a container loaded from a
 // file, that file once ("checkpoint PATH: ..."); TS_ERR_NOMEM. *out is zeroed
-// on failure.
+// on failure. A checkpoint with subword blobs loads its models; a blob that
+// is truncated or corrupt, or whose pieces are not the vocabulary's, is
+// TS_ERR_FORMAT, and a build without SentencePiece refuses it (TS_ERR_ARG),
+// each naming the file and the blob.
 int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out);
 
 // ts_ckpt_load + ts_translator_from_ckpt.

@@ -353,6 +353,20 @@ double ts_attn_entropy(const double *weights, size_t T, size_t S) {
     return sum / (double)T;
 }
 
+void ts_attn_merge(const double *weights, size_t T, size_t S, const int32_t *row_group, size_t n_rows,
+                   const int32_t *col_group, size_t n_cols, double *out) {
+    memset(out, 0, n_rows * n_cols * sizeof *out);
+    for (size_t r = 0; r < n_rows; r++) {
+        size_t pieces = 0;
+        for (size_t j = 0; j < T; j++) {
+            if ((size_t)row_group[j] != r) continue;
+            pieces++;
+            for (size_t i = 0; i < S; i++) out[r * n_cols + (size_t)col_group[i]] += weights[j * S + i];
+        }
+        for (size_t c = 0; pieces > 1 && c < n_cols; c++) out[r * n_cols + c] /= (double)pieces;
+    }
+}
+
 double ts_attn_pad_mass(const double *weights, size_t T, size_t S, const double *src_mask) {
     if (T == 0) return NAN;
     double sum = 0.0;

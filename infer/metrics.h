@@ -156,4 +156,15 @@ double ts_attn_entropy(const double *weights, size_t T, size_t S);
 // Attention that ignores its mask shows up here. NaN when T == 0.
 double ts_attn_pad_mass(const double *weights, size_t T, size_t S, const double *src_mask);
 
+// Attention over pieces merged into attention over words (attend --words):
+// row_group[j] (j < T) and col_group[i] (i < S) name the word of target piece
+// j and source piece i, 0..n_rows-1 and 0..n_cols-1, each word's pieces
+// consecutive. out (n_rows, n_cols) gets, for target word r and source word
+// c, the mean over r's pieces of the summed weight on c's pieces: a word's
+// columns add up (the weight on a word is the weight on its pieces) and a
+// word's rows average (each stays a distribution), so rows of out sum to 1
+// when the rows of weights do.
+void ts_attn_merge(const double *weights, size_t T, size_t S, const int32_t *row_group, size_t n_rows,
+                   const int32_t *col_group, size_t n_cols, double *out);
+
 #endif

@@ -9,10 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam, ts_hypothesis *out, char **source,
-                      int *n_source) {
-    memset(out, 0, sizeof *out);
-    if (source) *source = NULL;
+// The source units of one text: normalised, then the model's words (unknown
+// ones <unk>) or its subword pieces. On TS_OK *ids (malloc'd, *len of them,
+// at least 1) and, when units is not NULL, the units joined by spaces
+// (malloc'd). TS_ERR_FORMAT for text that is invalid UTF-8, empty after
+// normalisation, or longer than TS_MAX_SENTENCE_TOKENS units.
+static int encode_source(const ts_translator *t, const char *text, int32_t **ids, int *len, char **units) {
+    *ids = NULL;
+    if (units) *units = NULL;
     char *tokens;
     size_t n;
     int rc = ts_normalize(text, strlen(text), &tokens, &n);
@@ -21,35 +25,57 @@ int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam,
         free(tokens);
         return ts_fail(TS_ERR_FORMAT, "nothing to translate: the sentence is empty after normalisation");
     }
-    if (n > TS_MAX_SENTENCE_TOKENS) {
+    if (t->src_sw) {
+        char *pieces;
+        int32_t *piece_ids;
+        rc = ts_subword_encode(t->src_sw, tokens, strlen(tokens), &pieces, &piece_ids, &n);
         free(tokens);
-        return ts_fail(TS_ERR_FORMAT, "the sentence has %zu tokens, more than the %d tinyseq translates", n,
-                       TS_MAX_SENTENCE_TOKENS);
-    }
-    // Split the space-joined tokens in place and map them to ids.
-    char **words = malloc(n * sizeof *words);
-    int32_t *ids = malloc(n * sizeof *ids);
-    if (!words || !ids) {
+        if (rc) return rc;
+        tokens = pieces;
+        *ids = piece_ids;
+    } else {
+        // Split a copy of the space-joined tokens in place and map them to ids.
+        char **words = malloc(n * sizeof *words), *copy = strdup(tokens), *save = NULL;
+        *ids = malloc(n * sizeof **ids);
+        size_t k = 0;
+        for (char *w = copy ? strtok_r(copy, " ", &save) : NULL; w && k < n; w = strtok_r(NULL, " ", &save)) words[k++] = w;
+        if (words && *ids && copy) ts_vocab_encode(t->src_vocab, words, k, *ids);
+        else rc = ts_fail(TS_ERR_NOMEM, "cannot allocate %zu tokens", n);
         free(words);
-        free(ids);
-        free(tokens);
-        return ts_fail(TS_ERR_NOMEM, "cannot allocate %zu tokens", n);
+        free(copy);
     }
-    char *copy = strdup(tokens), *save = NULL;
-    size_t k = 0;
-    for (char *w = copy ? strtok_r(copy, " ", &save) : NULL; w && k < n; w = strtok_r(NULL, " ", &save)) words[k++] = w;
-    ts_vocab_encode(t->src_vocab, words, k, ids);
+    if (!rc && n > TS_MAX_SENTENCE_TOKENS)
+        rc = ts_fail(TS_ERR_FORMAT, "the sentence has %zu %s, more than the %d tinyseq translates", n,
+                     t->src_sw ? "subword pieces" : "tokens", TS_MAX_SENTENCE_TOKENS);
+    if (rc) {
+        free(*ids);
+        *ids = NULL;
+        free(tokens);
+        return rc;
+    }
+    *len = (int)n;
+    if (units) *units = tokens;
+    else free(tokens);
+    return TS_OK;
+}
+
+int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam, ts_hypothesis *out, char **source,
+                      int *n_source) {
+    memset(out, 0, sizeof *out);
+    if (source) *source = NULL;
+    int32_t *ids;
+    int k;
+    char *units;
+    int rc = encode_source(t, text, &ids, &k, &units);
+    if (rc) return rc;
     ts_ctx_reset(ctx);
     // Outputs get room to be longer than inputs, as translations often are.
-    int max_len = ts_output_limit((int)k);
-    rc = copy ? ts_seq2seq_beam(t->model, ctx, ids, (int)k, beam, max_len, &t->length_penalty, out) : ts_fail(TS_ERR_NOMEM, "out of memory");
+    rc = ts_seq2seq_beam(t->model, ctx, ids, k, beam, ts_output_limit(k), &t->length_penalty, out);
     ts_ctx_reset(ctx);
-    free(copy);
-    free(words);
     free(ids);
-    if (n_source) *n_source = (int)k;
-    if (source && !rc) *source = tokens;
-    else free(tokens);
+    if (n_source) *n_source = k;
+    if (source && !rc) *source = units;
+    else free(units);
     return rc;
 }
 
@@ -131,24 +157,12 @@ int ts_translate_batch(ts_translator *t, ts_ctx *ctx, const char *const *texts, 
         goto done;
     }
     for (int b = 0; b < B && !rc; b++) {
-        char *tokens;
-        size_t k;
-        if ((rc = ts_normalize(texts[b], strlen(texts[b]), &tokens, &k))) {
+        if ((rc = encode_source(t, texts[b], &ids[b], &len[b], NULL))) {
             rc = ts_fail(rc, "sentence %d of the batch: %s", b + 1, ts_last_error());
             break;
         }
-        char **words = malloc((k ? k : 1) * sizeof *words);
-        ids[b] = malloc((k ? k : 1) * sizeof *ids[b]);
-        if (!words || !ids[b]) rc = ts_fail(TS_ERR_NOMEM, "cannot allocate %zu tokens", k);
-        else if (k == 0) rc = ts_fail(TS_ERR_FORMAT, "sentence %d of the batch is empty after normalisation", b + 1);
-        size_t m = 0;
-        for (char *w = rc ? NULL : strtok(tokens, " "); w && m < k; w = strtok(NULL, " ")) words[m++] = w;
-        if (!rc) ts_vocab_encode(t->src_vocab, words, m, ids[b]);
-        len[b] = (int)m;
         limit[b] = ts_output_limit(len[b]);
         if (len[b] > S) S = len[b];
-        free(words);
-        free(tokens);
     }
     if (!rc && !(src = malloc((size_t)S * (size_t)B * sizeof *src)))
         rc = ts_fail(TS_ERR_NOMEM, "cannot allocate a batch of %d x %d tokens", S, B);
@@ -180,5 +194,26 @@ done:
     free(len);
     free(limit);
     free(src);
+    return rc;
+}
+
+int ts_translator_units(const ts_translator *t, const ts_corpus *words, const char *name, ts_corpus **units) {
+    *units = NULL;
+    if (!t->src_sw) return TS_OK;
+    int rc = ts_subword_corpus(t->src_sw, t->tgt_sw, words, units);
+    return rc ? ts_fail(rc, "%s in subword pieces: %s", name, ts_last_error()) : TS_OK;
+}
+
+int ts_translator_text(const ts_translator *t, const int32_t *ids, int n, char **text) {
+    const char **tokens = malloc((size_t)(n > 0 ? n : 1) * sizeof *tokens);
+    if (!tokens) return ts_fail(TS_ERR_NOMEM, "cannot allocate %d tokens", n);
+    size_t k = 0;
+    for (int i = 0; i < n && ids[i] != TS_EOS; i++) {
+        if (ids[i] == TS_PAD || ids[i] == TS_SOS) continue;
+        const char *word = ts_vocab_word(t->tgt_vocab, ids[i]);
+        tokens[k++] = word ? word : "<unk>";
+    }
+    int rc = ts_subword_detokenize(t->tgt_sw, tokens, k, text);
+    free(tokens);
     return rc;
 }

@@ -14,13 +14,15 @@
 
 #include "infer/load.h"
 
-// Normalises `text` as training did, maps words to ids (unknown words become
-// <unk>) and decodes with beam search (beam 1: greedy). *source receives the
-// normalised tokens joined by spaces (malloc'd; NULL allowed) and *n_source
-// their count. The hypothesis holds the output ids and attention (free with
+// Normalises `text` as training did, maps it to the model's source units
+// (its words, unknown words becoming <unk>; or its subword pieces, which
+// spell any text) and decodes with beam search (beam 1: greedy). *source
+// receives those units joined by spaces (malloc'd; NULL allowed: the words,
+// or the pieces attend labels its columns with) and *n_source their count.
+// The hypothesis holds the output ids and attention (free with
 // ts_hypothesis_free). ctx is reset first. Errors: TS_ERR_FORMAT (invalid
 // UTF-8 / empty after normalisation / more than TS_MAX_SENTENCE_TOKENS
-// tokens), TS_ERR_NOMEM, the model's errors.
+// units), TS_ERR_NOMEM, the model's errors.
 int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam, ts_hypothesis *out, char **source,
                       int *n_source);
 
@@ -45,8 +47,9 @@ int ts_attention_labels_make(const ts_translator *t, const char *source, int S, 
                              ts_attention_labels *out);
 void ts_attention_labels_free(ts_attention_labels *l);
 
-// Normalises texts[0..n) as training did, maps words to ids (unknown words
-// become <unk>) and decodes all of them as one batch with beam search of
+// Normalises texts[0..n) as training did, maps them to the model's source
+// units as ts_translate_text does and decodes all of them as one batch with
+// beam search of
 // width beam (1: greedy), each at most ts_output_limit(k) tokens for k source
 // words (as ts_translate_text). out[i] receives sentence i's tokens and
 // score as ts_translate_text gives them (attention NULL; free with
@@ -56,5 +59,19 @@ void ts_attention_labels_free(ts_attention_labels *l);
 // empty, TS_ERR_ARENA (a bigger arena helps), TS_ERR_NOMEM, the model's
 // errors; out is then all zeroed.
 int ts_translate_batch(ts_translator *t, ts_ctx *ctx, const char *const *texts, int n, int beam, ts_hypothesis *out);
+
+// The corpus a model reads, made from one in words (as ts_corpus_read gives
+// it): *units is NULL for a word-level model (it reads `words` itself), else
+// a new corpus of the same rows in the model's subword pieces (free with
+// ts_corpus_free; gold links dropped). Errors: those of ts_subword_corpus,
+// naming `name` (the corpus's file).
+int ts_translator_units(const ts_translator *t, const ts_corpus *words, const char *name, ts_corpus **units);
+
+// The text of output ids[0..n) (a hypothesis's tokens), malloc'd into
+// *text: up to the first <eos>, without <pad> and <sos>; a word-level
+// model's words joined by spaces (<unk> as it is, an id out of range too),
+// a subword model's pieces detokenised into words (specials dropped, so
+// never "<unk>"). Errors: TS_ERR_NOMEM, the subword decoder's.
+int ts_translator_text(const ts_translator *t, const int32_t *ids, int n, char **text);
 
 #endif

@@ -13,7 +13,7 @@ static int model_header(const ts_translator *t, ts_ckpt **out) {
     *out = ts_ckpt_new();
     if (!*out) return TS_ERR_NOMEM;
     // Only the header is wanted; the parameters come along (cheap next to the file).
-    int rc = ts_model_to_ckpt(*out, t->model, t->src_vocab, t->tgt_vocab, t->max_len);
+    int rc = ts_model_to_ckpt(*out, t);
     if (rc) {
         ts_ckpt_free(*out);
         *out = NULL;

@@ -28,7 +28,8 @@ static char *write_model(const char *dir, const char *name, unsigned long seed, 
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
     cr_assert_not_null(m, "%s", ts_last_error());
     ts_ckpt *ck = ts_ckpt_new();
-    cr_assert_eq(ts_model_to_ckpt(ck, m, sv, tv, 10), TS_OK, "%s", ts_last_error());
+    ts_translator trained = {.model = m, .src_vocab = sv, .tgt_vocab = tv, .max_len = 10};
+    cr_assert_eq(ts_model_to_ckpt(ck, &trained), TS_OK, "%s", ts_last_error());
     char *path = malloc(strlen(dir) + strlen(name) + 2);
     sprintf(path, "%s/%s", dir, name);
     cr_assert_eq(ts_ckpt_save(ck, path), TS_OK, "%s", ts_last_error());

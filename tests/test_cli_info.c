@@ -52,7 +52,8 @@ static char *make_checkpoint(const char *name, ...) {
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
     cr_assert(m, "%s", ts_last_error());
     ts_ckpt *ck = ts_ckpt_new();
-    cr_assert_eq(ts_model_to_ckpt(ck, m, src, tgt, 12), TS_OK, "%s", ts_last_error());
+    ts_translator trained = {.model = m, .src_vocab = src, .tgt_vocab = tgt, .max_len = 12};
+    cr_assert_eq(ts_model_to_ckpt(ck, &trained), TS_OK, "%s", ts_last_error());
     va_list ap;
     va_start(ap, name);
     for (const char *key; (key = va_arg(ap, const char *));)

@@ -54,7 +54,8 @@ static char *make_checkpoint(ts_attn_type attn, ts_model_arch arch, const char *
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
     cr_assert(m, "%s", ts_last_error());
     ts_ckpt *ck = ts_ckpt_new();
-    cr_assert_eq(ts_model_to_ckpt(ck, m, src, tgt, 10), TS_OK, "%s", ts_last_error());
+    ts_translator trained = {.model = m, .src_vocab = src, .tgt_vocab = tgt, .max_len = 10};
+    cr_assert_eq(ts_model_to_ckpt(ck, &trained), TS_OK, "%s", ts_last_error());
     char *path = malloc(strlen(dir) + strlen(name) + 2);
     sprintf(path, "%s/%s", dir, name);
     cr_assert_eq(ts_ckpt_save(ck, path), TS_OK, "%s", ts_last_error());

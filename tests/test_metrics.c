@@ -378,3 +378,29 @@ Test(metrics, pad_mass_sums_weight_on_masked_columns) {
     const double no_pad[3] = {1, 1, 1};
     cr_assert_eq(ts_attn_pad_mass(w, 2, 3, no_pad), 0.0);
 }
+
+// attend --words: a source word's pieces' columns add up, an output word's
+// pieces' rows average, so merged rows are still distributions.
+Test(metrics, attention_over_pieces_merges_into_words) {
+    // Output pieces "▁le", "s" (word 0), "▁chat" (1), <eos> (2); source
+    // pieces "▁the" (0), "▁ca", "t" (1), "▁." (2).
+    const double w[4 * 4] = {
+        0.50, 0.25, 0.25, 0.00,  //
+        0.10, 0.30, 0.20, 0.40,  //
+        0.00, 0.60, 0.30, 0.10,  //
+        0.25, 0.25, 0.25, 0.25,
+    };
+    const int32_t rows[4] = {0, 0, 1, 2}, cols[4] = {0, 1, 1, 2};
+    double out[3 * 3];
+    ts_attn_merge(w, 4, 4, rows, 3, cols, 3, out);
+    const double want[3 * 3] = {
+        (0.50 + 0.10) / 2, (0.25 + 0.25 + 0.30 + 0.20) / 2, (0.00 + 0.40) / 2,  //
+        0.00, 0.90, 0.10,                                                        //
+        0.25, 0.50, 0.25,
+    };
+    assert_allclose(out, want, 9, 1e-15, 0);
+    for (int r = 0; r < 3; r++) {
+        double sum = out[3 * r] + out[3 * r + 1] + out[3 * r + 2];
+        cr_assert_float_eq(sum, 1.0, 1e-15, "row %d sums to %.17g", r, sum);
+    }
+}

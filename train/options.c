@@ -31,6 +31,12 @@ int ts_best_parse(const char *text, ts_best_by *by) {
 
 static const char *best_name(const ts_train_opts *o) { return ts_best_name(o->best); }
 static int best_parse(ts_train_opts *o, const char *text) { return ts_best_parse(text, &o->best); }
+static const char *subword_kind_name(const ts_train_opts *o) { return ts_subword_kind_name(o->subword_kind); }
+static int subword_kind_parse(ts_train_opts *o, const char *text) {
+    for (int i = 0; i < TS_SUBWORD_KIND_COUNT; i++)
+        if (!strcmp(text, ts_subword_kind_name((enum ts_subword_kind)i))) return o->subword_kind = (enum ts_subword_kind)i, TS_OK;
+    return ts_fail(TS_ERR_ARG, "unknown subword kind '%s' (choose bpe or unigram)", text);
+}
 static const char *optim_name(const ts_train_opts *o) { return ts_optim_name(o->optim); }
 static int optim_parse(ts_train_opts *o, const char *text) { return ts_optim_parse(text, &o->optim); }
 
@@ -67,6 +73,18 @@ const ts_train_option ts_train_options[] = {
      .use = SAME | RESUME, .section = "data", .meta = "N", .help = "vocabulary: words seen at least N times (default {})"},
     {.flag = "skip-bad", .key = "skip_bad", .saved_as = "data.skip_bad", SWITCH(skip_bad), .use = SAME | RESUME,
      .section = "data", .help = "skip malformed corpus lines (and count them) instead of stopping"},
+    // A subword run's files have its rows (a word-level run's keep their bytes).
+    {.flag = "subword", .key = "subword", .saved_as = "data.subword", INT(subword, 0, TS_SUBWORD_MAX_VOCAB, 0),
+     .use = SAME | RESUME | TS_OPTION_OLDER | TS_OPTION_IF_GIVEN, .section = "data", .meta = "N",
+     .help = "train on subword pieces: SentencePiece models of at most N pieces each\n"
+             "(300 or more), learned on the training pairs and stored in the checkpoint;\n"
+             "no word is then unknown (default 0: words; docs/data.md)"},
+    {.flag = "subword-kind", .key = "subword_kind", .saved_as = "data.subword_kind", CHOICE(subword_kind, "bpe", subword_kind),
+     .use = SAME | RESUME | TS_OPTION_SUBWORD_ONLY, .section = "data", .meta = "NAME",
+     .help = "--subword: bpe or unigram (default {})"},
+    {.flag = "subword-joint", .key = "subword_joint", .saved_as = "data.subword_joint", SWITCH(subword_joint),
+     .use = SAME | RESUME | TS_OPTION_SUBWORD_ONLY, .section = "data",
+     .help = "--subword: one model for both sides (default: one per side)"},
     // model
     // The architecture and the Transformer's sizes: config.txt has them only when given (a GRU run's file
     // stays as it was); the checkpoint has them with the model.
@@ -254,7 +272,8 @@ void ts_train_options_write_config(FILE *f, const ts_train_opts *o) {
     char buf[32];
     for (size_t i = 0; i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if (!r->key || ((r->use & TS_OPTION_TOY_ONLY) && o->corpus)) continue;
+        if (!r->key || ((r->use & TS_OPTION_TOY_ONLY) && o->corpus) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->subword))
+            continue;
         if (r->kind == TS_OPTION_TEXT && !*(const char *const *)field_of(o, r) && !r->absent) continue;
         if ((r->use & TS_OPTION_IF_GIVEN) && whole(o, r) == 0) continue;
         fprintf(f, "%s = %s\n", r->key, ts_train_option_format(o, r, buf));
@@ -265,7 +284,7 @@ int ts_train_options_save(ts_ckpt *ck, const ts_train_opts *o, double lr_now) {
     int rc = TS_OK;
     for (size_t i = 0; !rc && i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if (!r->saved_as || (r->use & TS_OPTION_IN_MODEL)) continue;
+        if (!r->saved_as || (r->use & TS_OPTION_IN_MODEL) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->subword)) continue;
         // A newer row only written when given is absent at 0, as in a checkpoint from before it
         // (which OLDER reads as 0): checkpoints of runs that do not use it keep their bytes.
         const unsigned newer = TS_OPTION_IF_GIVEN | TS_OPTION_OLDER;
@@ -332,6 +351,7 @@ int ts_train_options_compare(const ts_ckpt *ck, const ts_train_opts *o) {
         for (size_t i = 0; i < ts_train_options_count; i++) {
             const ts_train_option *r = &ts_train_options[i];
             if (!(r->use & TS_OPTION_RESUME) || pass_of[r->kind] != pass) continue;
+            if ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->subword) continue;  // --subword's row refuses a subword checkpoint
             int rc = compare_row(ck, o, r);
             if (rc) return rc;
         }

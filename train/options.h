@@ -34,6 +34,7 @@ enum {
     TS_OPTION_TOY_ONLY = 1 << 4,    // config.txt has it only for the toy corpus
     TS_OPTION_IF_GIVEN = 1 << 5,    // config.txt has it only when it is not 0
     TS_OPTION_NOW = 1 << 6,         // the checkpoint saves the optimizer's value now, not the option's
+    TS_OPTION_SUBWORD_ONLY = 1 << 7,  // config.txt and the checkpoint have it only with --subword
 };
 
 typedef struct ts_train_option {

@@ -3,6 +3,9 @@
 #include "tensor/blas_setup.h"
 #include "tensor/kernels.h"
 #include "train/optim.h"
+#include "infer/translate.h"
+
+#include <stdlib.h>
 
 #include <time.h>
 #include <unistd.h>
@@ -76,8 +79,12 @@ void ts_progress_banner(FILE *out, const ts_progress_start *st) {
         fprintf(out, "data-parallel: %d rank%s x --accumulate %ld: a batch of %ld sentences in %d parts of about %ld\n",
                 st->ranks, st->ranks > 1 ? "s" : "", o->accumulate, o->batch, st->parts, o->batch / st->parts);
     fprintf(out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_blas_threads());
-    fprintf(out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d\n", o->corpus ? o->corpus : "toy corpus",
+    fprintf(out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d", o->corpus ? o->corpus : "toy corpus",
             st->n_train, st->n_dev, cfg->src_vocab, cfg->tgt_vocab);
+    if (o->subword)
+        fprintf(out, " subword pieces (%s, %s, at most %ld)", ts_subword_kind_name(o->subword_kind),
+                o->subword_joint ? "joint" : "per side", o->subword);
+    fputc('\n', out);
     char sizes[128];
     if (cfg->arch == TS_ARCH_TRANSFORMER)
         fprintf(out, "model: transformer, %s, %zu parameters; %s lr %g, batch %ld\n",
@@ -96,17 +103,19 @@ void ts_progress_banner(FILE *out, const ts_progress_start *st) {
     fflush(out);
 }
 
-void ts_progress_examples(FILE *out, const ts_corpus *dev, const size_t *rows, size_t n, const ts_vocab *tgt_vocab,
+void ts_progress_examples(FILE *out, const ts_corpus *dev, const size_t *rows, size_t n, const ts_translator *trained,
                           const ts_hypothesis *hyps) {
-    char buf[4096];
     for (size_t i = 0; i < n; i++) {
         const ts_pair *p = &dev->pairs[rows[i]];
-        fputs("  source:    ", out);
-        for (int k = 0; k < p->src_len; k++) fprintf(out, "%s%s", k ? " " : "", p->src[k]);
-        fputs("\n  reference: ", out);
-        for (int k = 0; k < p->tgt_len; k++) fprintf(out, "%s%s", k ? " " : "", p->tgt[k]);
-        ts_vocab_decode(tgt_vocab, hyps[i].tokens, (size_t)hyps[i].len, buf, sizeof buf);
-        fprintf(out, "\n  output:    %s\n\n", buf);
+        char *source = NULL, *reference = NULL, *output = NULL;  // a line left out when out of memory
+        ts_subword_detokenize(trained->src_sw, (const char *const *)p->src, (size_t)p->src_len, &source);
+        ts_subword_detokenize(trained->tgt_sw, (const char *const *)p->tgt, (size_t)p->tgt_len, &reference);
+        ts_translator_text(trained, hyps[i].tokens, hyps[i].len, &output);
+        fprintf(out, "  source:    %s\n  reference: %s\n  output:    %s\n\n", source ? source : "", reference ? reference : "",
+                output ? output : "");
+        free(source);
+        free(reference);
+        free(output);
     }
 }
 

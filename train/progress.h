@@ -57,9 +57,10 @@ typedef struct {
 // is cut), kernels, data, model, regularisers and final search, resume point.
 void ts_progress_banner(FILE *out, const ts_progress_start *st);
 
-// The first n dev pairs (rows of dev) with their outputs hyps[0..n): source,
-// reference and output lines, a blank line after each.
-void ts_progress_examples(FILE *out, const ts_corpus *dev, const size_t *rows, size_t n, const ts_vocab *tgt_vocab,
+// The first n dev pairs (rows of dev, in the units of `trained`) with their
+// outputs hyps[0..n): source, reference and output lines in words (a subword
+// model's pieces detokenised), a blank line after each.
+void ts_progress_examples(FILE *out, const ts_corpus *dev, const size_t *rows, size_t n, const ts_translator *trained,
                           const ts_hypothesis *hyps);
 
 // The final model's dev line for one search (beam 1: greedy, with the loss

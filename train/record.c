@@ -25,12 +25,10 @@ void ts_record_free_hyps(ts_hypothesis *hyps, size_t n) {
 // rows NULL: every pair of c (the test set); hyps NULL: not wanted.
 static int evaluate(ts_record *r, const ts_corpus *c, const size_t *rows, size_t n_rows, int beam, ts_eval_result *res,
                     ts_hypothesis **hyps) {
-    ts_translator view = {.model = r->model, .src_vocab = r->data->src_vocab, .tgt_vocab = r->data->tgt_vocab,
-                          .max_len = (int)r->opts->max_len};
     ts_eval_opts eo = {.beam = beam, .batch = 64};
     int rc;
     // A failed ts_evaluate has freed its hypotheses.
-    while ((rc = ts_evaluate(&view, r->ctx, c, rows, n_rows, &eo, res, hyps)) == TS_ERR_ARENA)
+    while ((rc = ts_evaluate(&r->trained, r->ctx, c, rows, n_rows, &eo, res, hyps)) == TS_ERR_ARENA)
         if ((rc = ts_record_grow_arena(r->ctx, "a training step"))) break;
     ts_ctx_reset(r->ctx);
     return rc;
@@ -59,7 +57,7 @@ int ts_record_final(ts_record *r, const ts_train_state *s, const ts_eval_result 
     int rc = TS_OK;
     if (o->out) {
         size_t n = (size_t)o->show < d->n_dev ? (size_t)o->show : d->n_dev;
-        ts_progress_examples(o->out, d->dev, d->dev_rows, n, d->tgt_vocab, hyps);
+        ts_progress_examples(o->out, d->dev, d->dev_rows, n, &r->trained, hyps);
         ts_progress_dev(o->out, 1, res, o->out_dir);
         if (o->beam > 1) {
             // The search a user translates with (tinyseq translate --beam): it
@@ -171,7 +169,7 @@ int ts_record_keep_epoch(ts_record *r, const ts_train_state *s, const ts_optim *
     const ts_train_opts *o = r->opts;
     char name[64], path[4096];
     snprintf(name, sizeof name, "epoch-%ld.ckpt", s->epoch);
-    int rc = ts_train_state_save(s, o, r->model, r->data->src_vocab, r->data->tgt_vocab, optim, name, 0);
+    int rc = ts_train_state_save(s, o, &r->trained, optim, name, 0);
     if (rc || s->epoch <= o->keep) return rc;
     snprintf(name, sizeof name, "epoch-%ld.ckpt", s->epoch - o->keep);
     if ((rc = ts_path_join(path, sizeof path, o->out_dir, name))) return rc;

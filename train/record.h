@@ -18,6 +18,10 @@ typedef struct {
     const ts_train_opts *opts;
     ts_seq2seq *model;
     const ts_dataset *data;
+    // The model with the data's vocabularies and subword models and
+    // --max-len, as checkpoints save it and evaluations read it; every member
+    // borrowed (never ts_translator_free'd).
+    ts_translator trained;
     ts_ctx *ctx;                       // the step's context: its arena grows for work about to be redone
     const ts_optim *optim;             // its learning rate goes into the rows
     const ts_progress *progress;       // the measured speed and the run's clock

@@ -50,8 +50,9 @@ int ts_train_state_is_best(const ts_train_state *s, ts_best_by by, double loss, 
 // Without `full` (best.ckpt), only what inference needs and how the model was
 // trained: no optimizer state, RNGs or position, a third of the bytes to load
 // for translate.
-int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const ts_seq2seq *m, const ts_vocab *src,
-                        const ts_vocab *tgt, const ts_optim *optim, const char *name, int full) {
+int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const ts_translator *trained,
+                        const ts_optim *optim, const char *name, int full) {
+    const ts_seq2seq *m = trained->model;
     // An update can overflow even when its loss and gradient were finite:
     // refuse to write such a model (the previous file stays as it was).
     for (int i = 0; i < m->params.count; i++) {
@@ -62,7 +63,7 @@ int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const t
     }
     ts_ckpt *ck = ts_ckpt_new();
     if (!ck) return ts_fail(TS_ERR_NOMEM, "cannot allocate a checkpoint");
-    int rc = ts_model_to_ckpt(ck, m, src, tgt, (int)o->max_len);
+    int rc = ts_model_to_ckpt(ck, trained);
     if (!rc) rc = ts_train_options_save(ck, o, optim->lr);
     if (!rc) rc = ts_ckpt_set(ck, "checkpoint.kind", full ? "training" : "inference");
     if (!rc && !full) goto save;
@@ -240,11 +241,7 @@ static int restore_state(ts_train_state *s, ts_optim *optim, const ts_params *pa
 
 int ts_train_state_restore(ts_train_state *s, ts_optim *optim, const ts_params *params, const ts_ckpt *ck,
                            const ts_train_opts *o, long batches, long max_epochs) {
-    // A resumed run must ask for what the saved run did, or it would not
-    // continue it exactly: every option that shapes the computation is compared.
-    int rc = ts_train_options_compare(ck, o);
-    if (!rc) rc = restore_state(s, optim, params, ck, o, batches, max_epochs);
-    return in_checkpoint(rc, o->resume);
+    return in_checkpoint(restore_state(s, optim, params, ck, o, batches, max_epochs), o->resume);
 }
 
 int ts_train_state_check_size(const ts_train_opts *o, const ts_model_config *cfg, const ts_vocab *src, const ts_vocab *tgt,

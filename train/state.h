@@ -11,6 +11,7 @@
 
 #include "data/vocab.h"
 #include "ckpt/ckpt.h"
+#include "infer/load.h"
 #include "train/optim.h"
 #include "train/trainer.h"
 
@@ -40,11 +41,12 @@ void ts_train_state_free(ts_train_state *s);
 // a lower loss than the best epoch's). Any evaluation beats none.
 int ts_train_state_is_best(const ts_train_state *s, ts_best_by by, double loss, double bleu);
 
-// Writes out_dir/name: the model and its vocabularies, the options, and with
-// `full` the state and the optimizer's. Refuses (TS_ERR_NUMERIC) a model with
-// a non-finite parameter: the previous file stays as it was.
-int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const ts_seq2seq *m, const ts_vocab *src,
-                        const ts_vocab *tgt, const ts_optim *optim, const char *name, int full);
+// Writes out_dir/name: the model with its vocabularies and subword models
+// (`trained`), the options, and with `full` the state and the optimizer's.
+// Refuses (TS_ERR_NUMERIC) a model with a non-finite parameter: the previous
+// file stays as it was.
+int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const ts_translator *trained,
+                        const ts_optim *optim, const char *name, int full);
 
 // Reads the checkpoint to resume from, once. An unreadable file fails with
 // "--resume: cannot open 'PATH': reason" (TS_ERR_IO).
@@ -57,9 +59,8 @@ int ts_train_state_load(const char *path, ts_ckpt **out);
 int ts_train_state_resume_model(const ts_ckpt *ck, const char *path, const ts_vocab *src, const ts_vocab *tgt,
                                 const ts_model_config *cfg, ts_seq2seq **model);
 
-// Restores the state and the optimizer's from ck after checking that the run
-// asks for the options the checkpoint was trained with (TS_ERR_ARG naming the
-// flag). Each field is bounded here, once, by what a run can have written
+// Restores the state and the optimizer's from ck, whose options the caller
+// has compared with the run's (ts_train_options_compare). Each field is bounded here, once, by what a run can have written
 // (`batches`: an epoch's): a value outside is a damaged or hostile file
 // (TS_ERR_FORMAT), and nothing later needs to doubt it. An --epochs or
 // --steps below what the checkpoint has done is TS_ERR_ARG.

@@ -223,7 +223,7 @@ static int train_step(trainer *t, const ts_batch *b) {
 
 static int save_checkpoint(trainer *t, const char *name, int full) {
     if (!leader(t)) return TS_OK;
-    return ts_train_state_save(&t->s, t->opts, t->model, t->data.src_vocab, t->data.tgt_vocab, &t->optim, name, full);
+    return ts_train_state_save(&t->s, t->opts, &t->rec.trained, &t->optim, name, full);
 }
 
 // Where the run stands; at an epoch's end (epoch_end) the epoch is whole.
@@ -348,6 +348,7 @@ static int load_data(trainer *t) {
     ts_dataset_opts d = {.corpus = o->corpus, .toy_pairs = o->toy_pairs, .toy_seed = o->toy_seed, .max_len = o->max_len,
                          .skip_bad = o->skip_bad, .dev_pairs = o->dev_pairs, .dev_file = o->dev_file,
                          .test_file = o->test_file, .min_count = o->min_count, .seed = o->seed, .batch = o->batch,
+                         .subword = o->subword, .subword_kind = o->subword_kind, .subword_joint = o->subword_joint,
                          .log = o->log};
     return ts_dataset_load(&d, &t->data);
 }
@@ -406,6 +407,10 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     // The checkpoint to resume from is read once, first: a file that cannot
     // be read fails before any work or any change to --out.
     if (o->resume && (rc = ts_train_state_load(o->resume, &resume))) goto done;
+    // A resumed run must ask for what the saved run did, or it would not
+    // continue it exactly: every option that shapes the computation (the
+    // data's too, so a flag is named before the data it changes) is compared.
+    if (resume && (rc = ts_train_options_compare(resume, o))) goto done;
     // Set even when it is OpenBLAS's own count: that turns on ts_gemm's
     // one-thread path for small products. Ranks on one machine share its
     // cores unless the user said otherwise.
@@ -438,7 +443,9 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     if ((rc = ts_shards_init(&t.shards, t.dist->size, o->accumulate, ts_params_size(&t.model->params), N_SUMS))) goto done;
     ts_ctx_init(&t.ctx, t.ctx.arena);
     t.rec = (ts_record){.opts = o, .model = t.model, .data = &t.data, .ctx = &t.ctx, .optim = &t.optim,
-                        .progress = &t.progress, .recorded_step = -1};
+                        .progress = &t.progress, .recorded_step = -1,
+                        .trained = {.model = t.model, .src_vocab = t.data.src_vocab, .tgt_vocab = t.data.tgt_vocab,
+                                    .src_sw = t.data.src_sw, .tgt_sw = t.data.tgt_sw, .max_len = (int)o->max_len}};
     ts_params_zero_grad(&t.model->params);  // train_step's invariant
     t.optim.threads = threads > 1 ? 2 : 1;  // the memory-bound passes gain little beyond two
     if (resume && (rc = ts_train_state_restore(&t.s, &t.optim, &t.model->params, resume, o,
@@ -450,7 +457,8 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     if (leader(&t) && (rc = ts_rundir_prepare(o->out_dir, use, t.s.epoch, t.s.step))) goto done;
     if (leader(&t) && use == TS_RUN_CONTINUE && (rc = ts_rundir_elapsed(o->out_dir, &t.rec.elapsed_before))) goto done;
     if (leader(&t) && (rc = ts_rundir_write_config(o, t.model, t.data.split.n_train, t.data.n_dev, t.dist->size))) goto done;
-    if (leader(&t) && !t.data.dev_file && (rc = ts_rundir_write_dev(o->out_dir, t.data.dev, t.data.dev_rows, t.data.n_dev))) goto done;
+    if (leader(&t) && !t.data.dev_file && (rc = ts_rundir_write_dev(o->out_dir, t.data.words ? t.data.words : t.data.dev, t.data.dev_rows, t.data.n_dev)))
+        goto done;
     setup_agreed = 1;
     if ((rc = ts_dist_agree(t.dist, TS_OK))) goto done;
     if (o->out) {

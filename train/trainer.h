@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "data/subword.h"
 #include "models/seq2seq.h"
 #include "train/dist.h"
 #include "train/optim.h"
@@ -39,6 +40,10 @@ typedef struct {
     const char *test_file;     // a TSV corpus to evaluate the final model on (NULL: none)
     long min_count;            // vocabulary: words seen at least this often (default 1)
     int skip_bad;              // skip malformed corpus lines instead of failing
+    long subword;              // > 0: train on SentencePiece pieces, models of at most this many learned on the
+                               // train split (data/subword.h; 0, the default: words)
+    enum ts_subword_kind subword_kind;  // how pieces are learned (default TS_SUBWORD_BPE)
+    int subword_joint;         // one model for both sides (default: one per side)
     // model: vocabulary sizes are filled from the data
     ts_model_config model;
     // optimisation

@@ -1,0 +1,273 @@
+// train --subword end to end: a run on pieces whose checkpoint carries its
+// SentencePiece models; translate, eval and attend take raw text and give
+// words; scores are word-level scores of the detokenised outputs; damaged
+// models inside a checkpoint, unseen characters, empty lines and invalid
+// UTF-8. Every test but the last needs a build with SentencePiece.
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckpt/ckpt.h"
+#include "data/corpus.h"
+#include "data/subword.h"
+#include "infer/evaluate.h"
+#include "infer/load.h"
+#include "infer/metrics.h"
+#include "infer/translate.h"
+#include "testutil.h"
+
+#define NEEDS_SPM()                                                                           \
+    do {                                                                                      \
+        if (!ts_subword_compiled())                                                           \
+            cr_skip_test("this build has no SentencePiece (cmake found none, or -DTS_SPM=OFF): " \
+                         "scripts/setup.sh installs libsentencepiece-dev");                   \
+    } while (0)
+
+// The toy corpus's flags for a small subword run of two epochs (keeping both).
+#define RUN_FLAGS "--toy-pairs 600 --subword 400 --emb 16 --hidden 16 --epochs 2 --keep 2 --patience 5 --show 1 --beam 2"
+
+// A trained subword run in a fresh directory; returns the directory.
+static char *train_run(void) {
+    char *dir = test_tmpdir(), *out = NULL;
+    int rc = test_runf(&out, "'%s' train " RUN_FLAGS " --out %s/run", TS_PROGRAM, dir);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, out);
+    cr_assert(strstr(out, "subword pieces"), "the banner does not say the run is on pieces:\n%s", out);
+    free(out);
+    return dir;
+}
+
+// The run's checkpoint holds both models, and its vocabularies are their pieces.
+Test(cli_subword, a_subword_run_stores_its_models_and_translates_raw_text, .timeout = 300) {
+    NEEDS_SPM();
+    char *dir = train_run(), path[4200], *out = NULL;
+    snprintf(path, sizeof path, "%s/run/best.ckpt", dir);
+    ts_ckpt *ck;
+    cr_assert_eq(ts_ckpt_load(path, NULL, &ck), TS_OK, "%s", ts_last_error());
+    const void *bytes;
+    size_t n;
+    cr_assert_eq(ts_ckpt_get_blob(ck, TS_CKPT_SUBWORD_SOURCE, &bytes, &n), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_get_blob(ck, TS_CKPT_SUBWORD_TARGET, &bytes, &n), TS_OK, "%s", ts_last_error());
+    const char *kind;
+    cr_assert_eq(ts_ckpt_get_string(ck, "data.subword_kind", &kind), TS_OK);
+    cr_assert_str_eq(kind, "bpe", "the default kind is BPE (docs/data.md's measurement)");
+    ts_ckpt_free(ck);
+    ts_translator t;
+    cr_assert_eq(ts_translator_load(path, &t), TS_OK, "%s", ts_last_error());
+    cr_assert(t.src_sw && t.tgt_sw);
+    ts_translator_free(&t);
+
+    // Characters no training sentence has: translated, no <unk>, no
+    // "unknown words" note; an empty line stays empty; invalid UTF-8 is
+    // refused naming its line and the rest still translates.
+    int rc = test_runf(&out, "printf 'the cat sleeps .\\n\\nLe \\342\\230\\203 Ωμέγα zzqx 123 !\\n\\377\\376\\nthe dog .\\n' | "
+                             "'%s' translate --model %s", TS_PROGRAM, path);
+    cr_assert_eq(rc, 1, "exit %d (invalid UTF-8 on line 4 should make it 1): %s", rc, out);
+    cr_assert(strstr(out, "line 4: invalid UTF-8"), "%s", out);
+    cr_assert_null(strstr(out, "<unk>"), "%s", out);
+    cr_assert_null(strstr(out, "unknown words"), "%s", out);
+    free(out);
+    rc = test_runf(&out, "printf 'the cat sleeps .\\n\\nLe \\342\\230\\203 Ωμέγα zzqx 123 !\\n' | '%s' translate --model %s 2>&1 | "
+                         "awk '{print NR\": \"length($0)}'", TS_PROGRAM, path);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "2: 0\n"), "the empty line did not stay empty: %s", out);
+    cr_assert_null(strstr(out, "3: 0\n"), "the unseen characters gave an empty line: %s", out);
+    free(out);
+    // Beam search and a sentence argument too.
+    rc = test_runf(&out, "'%s' translate --model %s --beam 3 'Ωμέγα ☃ sees the cat .'", TS_PROGRAM, path);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_null(strstr(out, "<unk>"), "%s", out);
+    free(out);
+    free(dir);
+}
+
+// BLEU and chrF of a subword model are the word-level scores of its
+// detokenised outputs: recomputed here from the outputs' words and the
+// references' words with the metrics alone, they agree exactly; and eval on
+// the run's dev-pairs.tsv repeats the run's final dev line.
+Test(cli_subword, scores_are_word_level_scores_of_the_detokenised_outputs, .timeout = 300) {
+    NEEDS_SPM();
+    char *dir = train_run(), path[4200], dev[4200], *out = NULL;
+    snprintf(path, sizeof path, "%s/run/last.ckpt", dir);
+    snprintf(dev, sizeof dev, "%s/run/dev-pairs.tsv", dir);
+    ts_translator t;
+    cr_assert_eq(ts_translator_load(path, &t), TS_OK, "%s", ts_last_error());
+    ts_corpus *words, *pieces;
+    cr_assert_eq(ts_corpus_read(dev, NULL, &words), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_subword_corpus(t.src_sw, t.tgt_sw, words, &pieces), TS_OK, "%s", ts_last_error());
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, ts_arena_new((size_t)64 << 20));
+    ts_eval_result r;
+    ts_hypothesis *hyps;
+    cr_assert_eq(ts_evaluate(&t, &ctx, pieces, NULL, 0, &(ts_eval_opts){.beam = 1}, &r, &hyps), TS_OK, "%s",
+                 ts_last_error());
+    // Words to ids through one table of every word seen, by string.
+    enum { MAX_WORDS = 1 << 14 };
+    static char *table[MAX_WORDS];
+    size_t n_table = 0;
+    ts_bleu bleu = {0};
+    ts_chrf chrf = {0};
+    for (size_t i = 0; i < words->n_pairs; i++) {
+        char *hyp;
+        cr_assert_eq(ts_translator_text(&t, hyps[i].tokens, hyps[i].len, &hyp), TS_OK);
+        cr_assert_null(strstr(hyp, "<unk>"));
+        const ts_pair *p = &words->pairs[i];
+        char ref[4096] = "";
+        for (int k = 0; k < p->tgt_len; k++) snprintf(ref + strlen(ref), sizeof ref - strlen(ref), "%s%s", k ? " " : "", p->tgt[k]);
+        cr_assert_eq(ts_chrf_add(&chrf, hyp, strlen(hyp), ref, strlen(ref)), TS_OK);
+        int32_t ids[2][512];
+        size_t len[2] = {0, 0};
+        char *texts[2] = {hyp, ref};
+        for (int side = 0; side < 2; side++)
+            for (char *save = NULL, *w = strtok_r(texts[side], " ", &save); w && len[side] < 512; w = strtok_r(NULL, " ", &save)) {
+                size_t id = 0;
+                while (id < n_table && strcmp(table[id], w)) id++;
+                if (id == n_table) {
+                    cr_assert_lt(n_table, MAX_WORDS);
+                    table[n_table++] = strdup(w);
+                }
+                ids[side][len[side]++] = (int32_t)id;
+            }
+        cr_assert_eq(ts_bleu_add(&bleu, ids[0], len[0], ids[1], len[1]), TS_OK);
+        free(hyp);
+        ts_hypothesis_free(&hyps[i]);
+    }
+    cr_assert_eq(ts_bleu_score(&bleu), r.bleu, "BLEU %.17g recomputed from words, %.17g by evaluate", ts_bleu_score(&bleu), r.bleu);
+    cr_assert_eq(ts_chrf_score(&chrf), r.chrf, "chrF %.17g recomputed from words, %.17g by evaluate", ts_chrf_score(&chrf), r.chrf);
+    for (size_t i = 0; i < n_table; i++) free(table[i]);
+    free(hyps);
+    ts_arena_free(ctx.arena);
+    ts_corpus_free(words);
+    ts_corpus_free(pieces);
+    ts_translator_free(&t);
+
+    // The run's final dev line, repeated by eval on the words of its dev pairs.
+    int rc = test_runf(&out, "'%s' eval --model %s --corpus %s --show 0 --beam 1", TS_PROGRAM, path, dev);
+    cr_assert_eq(rc, 0, "%s", out);
+    char want[128];
+    snprintf(want, sizeof want, "eval: bleu=%.4f chrf=%.4f", r.bleu, r.chrf);
+    cr_assert(strstr(out, want), "no '%s' in:\n%s", want, out);
+    free(out);
+    rc = test_runf(&out, "'%s' eval --model %s --corpus %s --align %s", TS_PROGRAM, path, dev, dev);
+    cr_assert(rc == 2 && strstr(out, "subword model"), "exit %d: %s", rc, out);
+    free(out);
+    free(dir);
+}
+
+// A checkpoint whose subword model is truncated or has a flipped byte (the
+// container's own CRCs intact) is refused naming the file and the blob; so is
+// one whose model is not its vocabulary's.
+Test(cli_subword, a_damaged_subword_model_in_a_checkpoint_is_refused_naming_the_file, .timeout = 300) {
+    NEEDS_SPM();
+    char *dir = train_run(), path[4200], crafted[4200], *out = NULL;
+    snprintf(path, sizeof path, "%s/run/best.ckpt", dir);
+    snprintf(crafted, sizeof crafted, "%s/crafted.ckpt", dir);
+    for (int damage = 0; damage < 3; damage++) {
+        ts_ckpt *ck;
+        cr_assert_eq(ts_ckpt_load(path, NULL, &ck), TS_OK, "%s", ts_last_error());
+        const void *bytes, *other;
+        size_t n, n_other;
+        cr_assert_eq(ts_ckpt_get_blob(ck, TS_CKPT_SUBWORD_TARGET, &bytes, &n), TS_OK);
+        cr_assert_eq(ts_ckpt_get_blob(ck, TS_CKPT_SUBWORD_SOURCE, &other, &n_other), TS_OK);
+        unsigned char *copy = malloc(n > n_other ? n : n_other);
+        const char *says;
+        if (damage == 0) {  // truncated
+            memcpy(copy, bytes, n);
+            n = n / 2;
+            says = "subword.target";
+        } else if (damage == 1) {  // a byte of the model flipped
+            memcpy(copy, bytes, n);
+            copy[n - 7] ^= 0x20;
+            says = "subword.target";
+        } else {  // the source side's model where the target's belongs
+            memcpy(copy, other, n_other);
+            n = n_other;
+            says = "where the vocabulary has";
+        }
+        cr_assert_eq(ts_ckpt_set_blob(ck, TS_CKPT_SUBWORD_TARGET, copy, n), TS_OK);
+        free(copy);
+        cr_assert_eq(ts_ckpt_save(ck, crafted), TS_OK, "%s", ts_last_error());
+        ts_ckpt_free(ck);
+        int rc = test_runf(&out, "'%s' translate --model %s 'the cat .'", TS_PROGRAM, crafted);
+        cr_assert_eq(rc, 1, "damage %d: exit %d: %s", damage, rc, out);
+        cr_assert(strstr(out, crafted) && strstr(out, says), "damage %d: the message names neither %s nor '%s':\n%s", damage,
+                  crafted, says, out);
+        free(out);
+    }
+    free(dir);
+}
+
+// A subword run resumes from its last.ckpt, refuses other --subword flags
+// naming them, and its kept epochs average into a model that translates.
+Test(cli_subword, resume_checks_the_subword_flags_and_average_keeps_the_models, .timeout = 300) {
+    NEEDS_SPM();
+    char *dir = train_run(), *out = NULL;
+    int rc = test_runf(&out, "'%s' train " RUN_FLAGS " --subword 500 --epochs 3 --resume %s/run/last.ckpt --out %s/run",
+                       TS_PROGRAM, dir, dir);
+    cr_assert(rc != 0 && strstr(out, "--subword"), "exit %d: %s", rc, out);
+    free(out);
+    rc = test_runf(&out, "'%s' train " RUN_FLAGS " --subword-joint --epochs 3 --resume %s/run/last.ckpt --out %s/run",
+                   TS_PROGRAM, dir, dir);
+    cr_assert(rc != 0 && strstr(out, "--subword-joint"), "exit %d: %s", rc, out);
+    free(out);
+    rc = test_runf(&out, "'%s' train " RUN_FLAGS " --epochs 3 --resume %s/run/last.ckpt --out %s/run", TS_PROGRAM, dir, dir);
+    cr_assert(rc == 0 && strstr(out, "epoch 3:"), "exit %d: %s", rc, out);
+    free(out);
+    rc = test_runf(&out, "'%s' average %s/run/epoch-2.ckpt %s/run/epoch-3.ckpt -o %s/avg.ckpt && '%s' translate --model %s/avg.ckpt "
+                         "'Ωμέγα the cat .'", TS_PROGRAM, dir, dir, dir, TS_PROGRAM, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert_null(strstr(out, "<unk>"), "%s", out);
+    free(out);
+    // A word-level checkpoint and a subword one do not average.
+    rc = test_runf(&out, "'%s' train --toy-pairs 600 --emb 16 --hidden 16 --epochs 1 --show 0 --beam 0 --out %s/words && "
+                         "'%s' average %s/words/last.ckpt %s/run/epoch-3.ckpt -o %s/mixed.ckpt", TS_PROGRAM, dir, TS_PROGRAM,
+                   dir, dir, dir);
+    cr_assert_eq(rc, 1, "exit %d: %s", rc, out);
+    free(out);
+    free(dir);
+}
+
+// Without SentencePiece, --subword is refused saying so (skipped in builds with it).
+Test(cli_subword, a_build_without_sentencepiece_refuses_subword_runs) {
+    if (ts_subword_compiled()) cr_skip_test("this build has SentencePiece");
+    char *dir = test_tmpdir(), *out = NULL;
+    int rc = test_runf(&out, "'%s' train --toy-pairs 100 --subword 400 --epochs 1 --out %s/run", TS_PROGRAM, dir);
+    cr_assert(rc == 1 && strstr(out, "--subword 400") && strstr(out, "without SentencePiece"), "exit %d: %s", rc, out);
+    free(out);
+    free(dir);
+}
+
+// attend shows a subword model's pieces; --words merges them: the source
+// line is the normalised words, the JSON's rows still sum to 1, and the
+// alignment links words.
+Test(cli_subword, attend_words_merges_pieces_into_words, .timeout = 300) {
+    NEEDS_SPM();
+    char *dir = train_run(), *out = NULL, path[4200], json[4200];
+    snprintf(path, sizeof path, "%s/run/best.ckpt", dir);
+    snprintf(json, sizeof json, "%s/words.json", dir);
+    int rc = test_runf(&out, "'%s' attend --model %s --color never 'The little cat sees ☃ .'", TS_PROGRAM, path);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "source: ▁the ") && strstr(out, "<0xE2>"), "the pieces are not shown:\n%s", out);
+    free(out);
+    rc = test_runf(&out, "'%s' attend --model %s --color never --words --pharaoh --json %s 'The little cat sees ☃ .'",
+                   TS_PROGRAM, path, json);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "source: the little cat sees ☃ .\n"), "the words are not shown:\n%s", out);
+    // Every link's source index is one of the 6 words.
+    const char *links = strstr(out, "alignment (source-target):\n");
+    cr_assert_not_null(links, "%s", out);
+    for (const char *p = links + strlen("alignment (source-target):\n"); *p && *p != '\n';) {
+        int i, j, used;
+        cr_assert_eq(sscanf(p, "%d-%d%n", &i, &j, &used), 2, "%s", p);
+        cr_assert(i >= 0 && i < 6, "link %d-%d names no word", i, j);
+        p += used;
+        while (*p == ' ') p++;
+    }
+    free(out);
+    rc = test_runf(&out, "python3 -c \"import json; d = json.load(open('%s')); "
+                         "assert d['source'] == ['the', 'little', 'cat', 'sees', '☃', '.'], d['source']; "
+                         "assert all(abs(sum(r) - 1) < 1e-12 for r in d['weights']), d['weights']\"", json);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    free(dir);
+}
