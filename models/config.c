@@ -6,6 +6,7 @@
 #include "tensor/init.h"
 #include "tensor/tokens.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -158,8 +159,9 @@ int ts_param_specs_create(ts_params *params, gsl_rng *rng, const ts_param_spec *
         const ts_param_spec *s = &specs[i];
         ts_tensor *t = ts_params_add(params, s->shape.name, s->shape.ndim, s->shape.shape);
         if (!t) return TS_ERR_NOMEM;
-        if (s->bound == TS_INIT_EMBEDDING) {
-            ts_init_normal(t, rng, 1.0);
+        if (s->bound == TS_INIT_EMBEDDING || s->bound == TS_INIT_EMBEDDING_SCALED) {
+            double std = s->bound == TS_INIT_EMBEDDING ? 1.0 : 1.0 / sqrt((double)t->shape[1]);
+            ts_init_normal(t, rng, std);
             memset(t->data + (size_t)TS_PAD * t->shape[1], 0, (size_t)t->shape[1] * sizeof(double));
         } else if (s->bound == TS_INIT_ONES) {
             for (size_t k = 0; k < t->size; k++) t->data[k] = 1.0;

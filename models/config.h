@@ -114,7 +114,7 @@ typedef struct {
 // lists (ts_seq2seq_layout) parameters from these, so all three agree.
 typedef struct {
     ts_param_shape shape;
-    double bound;      // initial values U(-bound, bound), TS_INIT_EMBEDDING or TS_INIT_ONES
+    double bound;      // initial values U(-bound, bound), or one of the TS_INIT_ kinds below
     ts_tensor **slot;  // where the registered tensor is stored
 } ts_param_spec;
 
@@ -122,6 +122,12 @@ typedef struct {
 // padding_idx: with no gradient reaching it, it stays zero).
 #define TS_INIT_EMBEDDING (-1.0)
 #define TS_INIT_ONES (-2.0)  // every value 1 (LayerNorm's gamma)
+// An embedding that is multiplied by sqrt(D) before positions are added (the
+// Transformer's): N(0, 1/sqrt(D)), <pad> row zero, as Vaswani et al. and
+// fairseq initialise it, so the scaled embedding is about N(0, 1), the size
+// of the sinusoidal positions. torch's N(0, 1) grows to N(0, D) there and
+// drowns the positions (docs/models.md measures it).
+#define TS_INIT_EMBEDDING_SCALED (-3.0)
 
 // Fills *spec (name from the printf format) and returns 1, the number of
 // specs written, so that layers count as they declare.

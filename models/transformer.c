@@ -48,8 +48,8 @@ static int norm_specs(ts_norm_params *norm, int D, const char *prefix, const cha
 static int model_specs(ts_transformer *m, const ts_transformer_config *c, ts_param_spec *out) {
     int D = c->d_model, F = c->ff, n = 0;
     char prefix[64];
-    n += ts_param_spec_set(&out[n], &m->src_embedding, TS_INIT_EMBEDDING, 2, c->src_vocab, D, "encoder.embedding.weight");
-    n += ts_param_spec_set(&out[n], &m->tgt_embedding, TS_INIT_EMBEDDING, 2, c->tgt_vocab, D, "decoder.embedding.weight");
+    n += ts_param_spec_set(&out[n], &m->src_embedding, TS_INIT_EMBEDDING_SCALED, 2, c->src_vocab, D, "encoder.embedding.weight");
+    n += ts_param_spec_set(&out[n], &m->tgt_embedding, TS_INIT_EMBEDDING_SCALED, 2, c->tgt_vocab, D, "decoder.embedding.weight");
     for (int l = 0; l < c->layers; l++) {
         ts_encoder_layer *e = &m->enc[l];
         snprintf(prefix, sizeof prefix, "transformer.encoder.layers.%d", l);

@@ -69,8 +69,10 @@ typedef struct ts_transformer {
 // The model table's row (models/model.c). Its parameters are initialised as
 // torch.nn.Transformer initialises itself: Xavier-uniform matrices inside
 // the stacks, zero attention biases, U(-1/sqrt(in), 1/sqrt(in)) feed-forward
-// biases, LayerNorm gamma 1 and beta 0, N(0, 1) embeddings (the <pad> rows
-// 0), torch.nn.Linear's default for decoder.out. Its loss trains with
+// biases, LayerNorm gamma 1 and beta 0, torch.nn.Linear's default for
+// decoder.out; the embeddings are N(0, 1/sqrt(D)) (the <pad> rows 0), as
+// Vaswani et al. and fairseq initialise them, not torch's N(0, 1): see
+// TS_INIT_EMBEDDING_SCALED. Its loss trains with
 // teacher forcing 1 only (a tf below 1 fails naming --tf).
 extern const ts_model_kind ts_transformer_kind;
 

@@ -186,6 +186,30 @@ Test(transformer, padding_changes_nothing_and_each_sentence_gets_what_it_gets_al
     ts_seq2seq_free(model);
 }
 
+// The embeddings start at N(0, 1/sqrt(D)) (Vaswani et al., fairseq), so that
+// after the sqrt(D) scale they are about N(0, 1) like the positions; torch's
+// N(0, 1) drowned them and trained the toy corpus far slower (docs/models.md).
+Test(transformer, embeddings_start_at_the_size_of_the_positions) {
+    enum { D = 64, V = 400 };
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    ts_model_config cfg = transformer_config(V, V, D, 4, 1, 4 * D);
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    const ts_transformer *tr = m->layers;
+    const ts_tensor *embeddings[] = {tr->src_embedding, tr->tgt_embedding};
+    for (int e = 0; e < 2; e++) {
+        const ts_tensor *w = embeddings[e];
+        double sum2 = 0;
+        for (int k = 0; k < D; k++) cr_assert_eq(w->data[TS_PAD * D + k], 0.0, "%s: the <pad> row stays zero", w->name);
+        for (size_t k = D; k < w->size; k++) sum2 += w->data[k] * w->data[k];
+        double std = sqrt(sum2 / (double)(w->size - D));
+        // (V - 1) D = 25,536 draws: the sample std is within 1% of 1/8 at 3 sigma.
+        cr_assert(fabs(std * sqrt((double)D) - 1.0) < 0.03, "%s: std %g, want 1/sqrt(%d)", w->name, std, D);
+    }
+    ts_seq2seq_free(m);
+    gsl_rng_free(rng);
+}
+
 Test(transformer, positions_are_vaswanis_sinusoids_from_zero) {
     double pe[3 * 6];
     ts_transformer_positions(pe, 0, 3, 6);
