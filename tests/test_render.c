@@ -462,3 +462,25 @@ Test(render, loss_svg_ticks_are_round_numbers) {
     cr_assert_null(strstr(buf, "1.91<"));
     free(buf);
 }
+
+// A decoder self-attention grid of a one-word output has panels one cell
+// wide: the titles above them are still whole, and every panel starts in
+// the same column on the title line and the cell lines.
+Test(render, grid_panels_narrower_than_their_titles_keep_the_titles_whole) {
+    static const double w1[1] = {1.0}, w2[1] = {0.25};
+    const double *panels[2] = {w1, w2};
+    static const char *const heads[] = {"head 0", "mean"};
+    static const char *const layers[] = {"layer 0"};
+    static const char *const word[] = {"he"};
+    ts_heatmap_grid g = {.panels = panels, .rows = 1, .cols = 2, .R = 1, .C = 1, .row_titles = layers,
+                         .col_titles = heads, .target = word, .source = word};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(ts_render_heatmap_grid_term(f, &g, NULL), TS_OK, "%s", ts_last_error());
+    fclose(f);
+    // Plain cells are " d" (two columns); the last title is padded to its panel's width.
+    cr_assert_str_eq(buf, "layer 0  head 0  mean  \n"
+                          "he        9       2\n", "got:\n%s", buf);
+    free(buf);
+}

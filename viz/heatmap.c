@@ -446,11 +446,16 @@ int ts_render_heatmap_grid_term(FILE *out, const ts_heatmap_grid *g, const ts_te
         return ts_fail(TS_ERR_NOMEM, "render heatmap grid: no memory for labels");
     }
     for (size_t r = 0; r < g->rows; r++) label_make(&titles[r], g->row_titles, r, TERM_LABEL_COLS);
-    for (size_t c = 0; c < g->cols; c++) label_make(&titles[g->rows + c], g->col_titles, c, (int)(2 * g->C));
+    // A panel is as wide as its cells or its title ("head 1"), whichever is
+    // wider, so a short output does not cut the titles.
+    int panel_cols = (int)(2 * g->C);
+    for (size_t c = 0; c < g->cols; c++) {
+        label_make(&titles[g->rows + c], g->col_titles, c, TERM_LABEL_COLS);
+        if (titles[g->rows + c].cols > panel_cols) panel_cols = titles[g->rows + c].cols;
+    }
     int row_cols = 0;
     for (size_t j = 0; j < g->R; j++) row_cols = all[j].cols > row_cols ? all[j].cols : row_cols;
     for (size_t r = 0; r < g->rows; r++) row_cols = titles[r].cols > row_cols ? titles[r].cols : row_cols;
-    int panel_cols = (int)(2 * g->C);
     for (size_t r = 0; r < g->rows; r++) {
         // The grid row's title, then each panel's title over it.
         fputs(titles[r].text, out);
@@ -473,6 +478,7 @@ int ts_render_heatmap_grid_term(FILE *out, const ts_heatmap_grid *g, const ts_te
                     else spaces(out, 2);
                 }
                 if (mode != TS_TERM_PLAIN && mode != TS_TERM_SHADE) fputs("\x1b[0m", out);
+                if (c + 1 < g->cols) spaces(out, panel_cols - (int)(2 * g->C));
             }
             fputc('\n', out);
         }
