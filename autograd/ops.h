@@ -132,8 +132,15 @@ ts_tensor *ts_attn_context(ts_ctx *ctx, ts_tensor *weights, ts_tensor *memory);
 // sees keys s <= t only. A query with no visible key gets zero weights.
 ts_tensor *ts_mha(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values, int heads,
                   const double *key_mask, int causal);
+// ts_mha with dropout p in [0, 1) on the attention weights, as
+// torch.nn.MultiheadAttention applies it: the weights of each (b, h, t) row
+// times factors 0 or 1 / (1 - p) drawn from rng (in (B, H, T, S) order)
+// before they mix the values. p 0 is ts_mha (rng may then be NULL).
+ts_tensor *ts_mha_dropout(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values, int heads,
+                          const double *key_mask, int causal, double p, gsl_rng *rng);
 // The attention weights of a ts_mha output, (B, heads, T, S) row-major, kept
-// for inspection in the step arena (they live as long as the output).
+// for inspection in the step arena (they live as long as the output); under
+// dropout, before it.
 const double *ts_mha_weights(const ts_tensor *out);
 // ts_mha composed from split_heads, bmm, scale, softmax and merge_heads: the
 // same values and gradients, more nodes and memory (tests, measurements).

@@ -119,22 +119,25 @@ static ts_tensor *project(ts_ctx *ctx, const ts_attention_params *a, ts_tensor *
 }
 
 // torch.nn.MultiheadAttention after its in-projection: q (B*T, D) against
-// keys and values (B*S, D), heads side by side, out_proj. *node (may be NULL)
-// gets the ts_mha node (its weights).
+// keys and values (B*S, D), heads side by side, dropout p on the attention
+// weights, out_proj. *node (may be NULL) gets the ts_mha node (its weights).
 static ts_tensor *attend(ts_ctx *ctx, const ts_attention_params *a, ts_tensor *q, ts_tensor *keys, ts_tensor *values,
-                         int B, int T, int S, int heads, const double *key_mask, int causal, ts_tensor **node) {
+                         int B, int T, int S, int heads, const double *key_mask, int causal, double p, gsl_rng *rng,
+                         ts_tensor **node) {
     int D = a->out_proj.weight->shape[0];
-    ts_tensor *mixed = ts_mha(ctx, ts_reshape(ctx, q, 3, (int[]){B, T, D}), ts_reshape(ctx, keys, 3, (int[]){B, S, D}),
-                              ts_reshape(ctx, values, 3, (int[]){B, S, D}), heads, key_mask, causal);  // (B, T, D)
+    ts_tensor *mixed = ts_mha_dropout(ctx, ts_reshape(ctx, q, 3, (int[]){B, T, D}),
+                                      ts_reshape(ctx, keys, 3, (int[]){B, S, D}),
+                                      ts_reshape(ctx, values, 3, (int[]){B, S, D}), heads, key_mask, causal, p,
+                                      rng);  // (B, T, D)
     if (node) *node = mixed;
     return ts_linear(ctx, ts_reshape(ctx, mixed, 2, (int[]){B * T, D}), a->out_proj.weight, 0, a->out_proj.bias, NULL);
 }
 
 // Self-attention of x (B*T, D) over itself.
 static ts_tensor *self_attention(ts_ctx *ctx, const ts_attention_params *a, ts_tensor *x, int B, int T, int heads,
-                                 const double *key_mask, int causal, ts_tensor **node) {
+                                 const double *key_mask, int causal, double p, gsl_rng *rng, ts_tensor **node) {
     return attend(ctx, a, project(ctx, a, x, 0), project(ctx, a, x, 1), project(ctx, a, x, 2), B, T, T, heads, key_mask,
-                  causal, node);
+                  causal, p, rng, node);
 }
 
 // linear2(dropout(relu(linear1(x))))
@@ -153,7 +156,7 @@ static ts_tensor *residual(ts_ctx *ctx, ts_tensor *x, ts_tensor *branch, double 
 static ts_tensor *encoder_layer(ts_ctx *ctx, const ts_encoder_layer *e, ts_tensor *x, int B, int S, int heads,
                                 const double *key_mask, double p, gsl_rng *rng, ts_tensor **attn) {
     ts_tensor *h = layer_norm(ctx, &e->norm1, x);
-    x = residual(ctx, x, self_attention(ctx, &e->self_attn, h, B, S, heads, key_mask, 0, attn), p, rng);
+    x = residual(ctx, x, self_attention(ctx, &e->self_attn, h, B, S, heads, key_mask, 0, p, rng, attn), p, rng);
     return residual(ctx, x, feed_forward(ctx, &e->linear1, &e->linear2, layer_norm(ctx, &e->norm2, x), p, rng), p, rng);
 }
 
@@ -198,12 +201,13 @@ static ts_tensor *decoder_layer(ts_ctx *ctx, const ts_decoder_layer *d, ts_tenso
         cache->keys = keys = append_positions(ctx, cache->keys, keys, B, T);
         cache->values = values = append_positions(ctx, cache->values, values, B, T);
     }
-    y = residual(ctx, y, attend(ctx, a, project(ctx, a, h, 0), keys, values, B, T, P + T, heads, NULL, !cache, self_attn),
+    y = residual(ctx, y,
+                 attend(ctx, a, project(ctx, a, h, 0), keys, values, B, T, P + T, heads, NULL, !cache, p, rng, self_attn),
                  p, rng);
     h = layer_norm(ctx, &d->norm2, y);
     y = residual(ctx, y,
                  attend(ctx, &d->multihead_attn, project(ctx, &d->multihead_attn, h, 0), cross.keys, cross.values, B, T,
-                        S, heads, key_mask, 0, cross_attn),
+                        S, heads, key_mask, 0, p, rng, cross_attn),
                  p, rng);
     return residual(ctx, y, feed_forward(ctx, &d->linear1, &d->linear2, layer_norm(ctx, &d->norm3, y), p, rng), p, rng);
 }

@@ -107,7 +107,8 @@ ts_tensor *ts_transformer_decode(const ts_transformer *m, ts_ctx *ctx, const ts_
 
 // The training loss of a batch in one teacher-forced pass: mean
 // cross-entropy over non-pad targets of tgt_out, with reg's dropout (on
-// the embeddings, every residual branch and the feed-forward's hidden layer)
+// the embeddings, every residual branch, the feed-forward's hidden layer and
+// the attention weights, where torch.nn.Transformer applies it)
 // and label smoothing (reg may be NULL: the plain loss). *n_tokens (may be
 // NULL) receives the non-pad target count. NULL on failure.
 ts_tensor *ts_transformer_loss(const ts_transformer *m, ts_ctx *ctx, const ts_batch_view *batch, gsl_rng *rng,

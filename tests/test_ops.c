@@ -843,6 +843,57 @@ Test(ops, mha_equals_its_composition_and_keeps_masked_weights) {
     gsl_rng_free(rng);
 }
 
+// Attention dropout (torch.nn.MultiheadAttention's): the same factors at every evaluation.
+typedef struct {
+    mha_arg mha;
+    gsl_rng *rng;
+} mha_dropout_arg;
+static ts_tensor *op_mha_dropout(ts_ctx *c, ts_tensor **x, void *a) {
+    const mha_dropout_arg *m = a;
+    gsl_rng_set(m->rng, 13);
+    return ts_mha_dropout(c, x[0], x[1], x[2], m->mha.heads, m->mha.key_mask, m->mha.causal, 0.3, m->rng);
+}
+Test(ops, mha_dropout_gradcheck_and_its_weights_are_the_kept_factors_times_the_softmax) {
+    static const double key_mask[] = {1, 1, 1, 0, 1, 0, 0, 0};  // (B 2, S 4): lengths 3 and 1
+    const int cross[3][4] = {{3, 2, 3, 4}, {3, 2, 4, 4}, {3, 2, 4, 4}};
+    mha_dropout_arg arg = {{2, 1, key_mask, 0}, gsl_rng_alloc(gsl_rng_mt19937)};
+    check_op("mha(dropout 0.3, key mask, causal)", op_mha_dropout, &arg, 3, cross, 0);
+
+    // out[b, t, h Dh + j] = sum_s W[b, h, t, s] keep[b, h, t, s] v[b, s, h Dh + j], the factors
+    // drawn in (B, H, T, S) order: 0 or 1 / 0.7.
+    enum { B = 2, T = 3, S = 4, D = 4, H = 2, Dh = D / H };
+    ts_arena *arena = ts_arena_new(1 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double x[3][B * S * D];
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < B * S * D; k++) x[i][k] = 2 * gsl_rng_uniform(arg.rng) - 1;
+    ts_tensor *in[3] = {ts_constant(&ctx, 3, (int[]){B, T, D}, x[0]), ts_constant(&ctx, 3, (int[]){B, S, D}, x[1]),
+                        ts_constant(&ctx, 3, (int[]){B, S, D}, x[2])};
+    ts_tensor *y = op_mha_dropout(&ctx, in, &arg);
+    cr_assert_not_null(y, "%s", ts_last_error());
+    const double *w = ts_mha_weights(y);
+    double keep[B * H * T * S];
+    gsl_rng_set(arg.rng, 13);
+    int dropped = 0;
+    for (int i = 0; i < B * H * T * S; i++) dropped += (keep[i] = gsl_rng_uniform(arg.rng) < 0.3 ? 0.0 : 1.0 / 0.7) == 0;
+    cr_assert(dropped > 0 && dropped < B * H * T * S, "%d of %d dropped", dropped, B * H * T * S);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < H; h++)
+                for (int j = 0; j < Dh; j++) {
+                    double want = 0;
+                    for (int s = 0; s < S; s++) {
+                        size_t k = (((size_t)b * H + h) * T + t) * S + s;
+                        want += w[k] * keep[k] * x[2][((size_t)b * S + s) * D + h * Dh + j];
+                    }
+                    double got = y->data[((size_t)b * T + t) * D + h * Dh + j];
+                    cr_assert(fabs(got - want) < 1e-14, "out[%d,%d,%d] = %.17g, want %.17g", b, t, h * Dh + j, got, want);
+                }
+    ts_arena_free(arena);
+    gsl_rng_free(arg.rng);
+}
+
 Test(ops, mha_refuses_heads_that_do_not_divide_the_width) {
     ts_arena *arena = ts_arena_new(1 << 16);
     ts_ctx ctx;

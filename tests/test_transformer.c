@@ -141,6 +141,48 @@ Test(transformer, whole_model_gradcheck_with_padding) {
     ts_seq2seq_free(m);
 }
 
+// With dropout (on the embeddings, residual branches, feed-forward hidden
+// layer and attention weights), the same masks at every evaluation.
+typedef struct {
+    ts_seq2seq *model;
+    ts_batch_view batch;
+    gsl_rng *rng;
+} dropout_case;
+static ts_tensor *model_loss_with_dropout(ts_ctx *c, void *user) {
+    dropout_case *dc = user;
+    gsl_rng_set(dc->rng, 29);
+    ts_regularizer reg = {0.25, 0.1};
+    return ts_seq2seq_loss(dc->model, c, &dc->batch, 1.0, dc->rng, &reg, NULL);
+}
+
+Test(transformer, whole_model_gradcheck_with_dropout_on_the_attention_weights_too) {
+    ts_seq2seq *m = random_model(6, 2, 2, 5, 12);
+    dropout_case dc = {m, small_batch(), gsl_rng_alloc(gsl_rng_mt19937)};
+    gsl_rng *pick = gsl_rng_alloc(gsl_rng_mt19937);
+    ts_gradcheck_opts opts = ts_gradcheck_defaults();
+    opts.max_per_tensor = 8;
+    opts.rng = pick;
+    ts_gradcheck_result *res = calloc((size_t)m->params.count, sizeof *res);
+    cr_assert_eq(ts_gradcheck(&ctx, model_loss_with_dropout, &dc, m->params.items, m->params.count, &opts, res), TS_OK,
+                 "%s", ts_last_error());
+    for (int i = 0; i < m->params.count; i++)
+        cr_assert(res[i].passed, "d/d %s wrong at %zu: analytic %.12g, numeric %.12g", res[i].name, res[i].worst_index,
+                  res[i].worst_analytic, res[i].worst_numeric);
+    // Every attention of the pass drops its weights, as torch.nn.MultiheadAttention
+    // does in training: 2 layers x (encoder self, decoder self, cross).
+    ts_ctx_reset(&ctx);
+    cr_assert_not_null(model_loss_with_dropout(&ctx, &dc), "%s", ts_last_error());
+    int attentions = 0, with_dropout = 0;
+    for (const ts_tensor *n = ctx.tape; n; n = n->tape_prev)
+        if (n->op == TS_OP_MHA) attentions++, with_dropout += n->iarg[2];
+    cr_assert_eq(attentions, 6);
+    cr_assert_eq(with_dropout, 6, "%d of 6 attentions drop their weights", with_dropout);
+    free(res);
+    gsl_rng_free(pick);
+    gsl_rng_free(dc.rng);
+    ts_seq2seq_free(m);
+}
+
 // The same sentences with two more pad positions on each side, and each
 // sentence alone: the decoder's outputs of the real positions agree.
 static ts_tensor *decode_batch(const ts_transformer *m, const ts_batch_view *bv, const int *tokens_bt) {
