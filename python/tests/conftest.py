@@ -26,6 +26,7 @@ MODELS = {
     "concat": dict(attn="concat"),
     "none": dict(attn="none"),
     "transformer": dict(arch="transformer", heads=2, layers=2, ff=32),
+    "subword": dict(subword=300),  # SentencePiece pieces: labels are pieces, no word is unknown
 }
 
 
@@ -49,7 +50,19 @@ def models(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     paths = {}
     for name, options in MODELS.items():
-        out = tinyseq.train(on_line=None, out=str(root / name), toy_pairs=600, epochs=2, emb=8, hidden=16,
-                            beam=0, show=0, threads=1, **options)
+        try:
+            out = tinyseq.train(on_line=None, out=str(root / name), toy_pairs=600, epochs=2, emb=8, hidden=16,
+                                beam=0, show=0, threads=1, **options)
+        except tinyseq.Error as e:
+            if name == "subword" and "SentencePiece" in str(e):  # a build without it
+                paths[name] = None
+                continue
+            raise
         paths[name] = os.path.join(out, "best.ckpt")
     return paths
+
+
+def model_path(models, name):
+    if models[name] is None:
+        pytest.skip(f"the {name} model cannot be trained in this build")
+    return models[name]

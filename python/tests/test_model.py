@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tinyseq
-from conftest import MODELS, SENTENCES, run_program
+from conftest import MODELS, SENTENCES, model_path, run_program
 
 
 def test_imports_the_build_tree():
@@ -20,7 +20,7 @@ def test_imports_the_build_tree():
 @pytest.mark.parametrize("name", [n for n in MODELS if n != "none"])
 @pytest.mark.parametrize("beam", [1, 3])
 def test_attend_equals_the_cli_json_to_the_bit(models, name, beam):
-    model = tinyseq.load(models[name])
+    model = tinyseq.load(model_path(models, name))
     for sentence in SENTENCES + ["the zebra sees xylophones ."]:  # unknown words too
         got = model.attend(sentence, beam=beam)
         cli = json.loads(run_program("attend", "--model", models[name], "--beam", str(beam), "--json", "-",
@@ -44,7 +44,7 @@ def test_attend_equals_the_cli_json_to_the_bit(models, name, beam):
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_translate_equals_the_cli(models, name):
-    model = tinyseq.load(models[name])
+    model = tinyseq.load(model_path(models, name))
     default = run_program("translate", "--model", models[name], *SENTENCES).stdout.splitlines()
     assert model.translate(SENTENCES) == default
     assert model.translate(SENTENCES[0]) == default[0]
