@@ -3,6 +3,9 @@
 #include "autograd/ops.h"
 #include "autograd/ops_internal.h"
 
+#define TS_TEMPLATE "autograd/ops_dropout_t.h"
+#include "tensor/dtype_twice.h"
+
 // y = a * m / (1 - p), m_i ~ Bernoulli(1 - p) drawn from rng;  da += dy * m / (1 - p)
 // The forward keeps m / (1 - p) in `saved`.
 ts_tensor *ts_dropout(ts_ctx *ctx, ts_tensor *a, double p, gsl_rng *rng) {
@@ -11,21 +14,10 @@ ts_tensor *ts_dropout(ts_ctx *ctx, ts_tensor *a, double p, gsl_rng *rng) {
     if (p == 0.0) return a;
     ts_tensor *y = ts_node(ctx, TS_OP_DROPOUT, a->ndim, a->shape, 1, &a);
     if (!y) return NULL;
-    double *keep = ts_arena_alloc(ctx->arena, a->size * sizeof(double));
+    void *keep = ts_arena_alloc(ctx->arena, ts_tensor_bytes(a));
     if (!keep) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
-    double scale = 1.0 / (1.0 - p);
-    for (size_t i = 0; i < a->size; i++) {
-        keep[i] = gsl_rng_uniform(rng) < p ? 0.0 : scale;
-        y->data[i] = a->data[i] * keep[i];
-    }
+    TS_BY_DTYPE(y->dtype, draw_keep, keep, a->size, p, rng);
     y->saved = keep;
     y->darg[0] = p;
-    return y;
-}
-int ts_dropout_backward(ts_ctx *ctx, ts_tensor *y) {
-    double *da = input_grad(ctx, y, 0);
-    const double *keep = y->saved;
-    if (da)
-        for (size_t i = 0; i < y->size; i++) da[i] += y->grad[i] * keep[i];
-    return ctx->status;
+    return TS_FORWARD(ctx, y, dropout_forward);
 }

@@ -1,9 +1,14 @@
 // Shape ops: concatenation and slicing along the last dimension, row gather
 // (embedding lookup), slices along the first dimension and reshapes (views).
+// The checks and nodes here; the copies, forward and backward side by side,
+// in ops_shape_t.h, compiled once per dtype.
 #include "autograd/ops.h"
 #include "autograd/ops_internal.h"
 
 #include <string.h>
+
+#define TS_TEMPLATE "autograd/ops_shape_t.h"
+#include "tensor/dtype_twice.h"
 
 // y = [x_0, x_1, ...] along the last dimension; dx_i += dy[..., offset_i : offset_i + cols_i]
 ts_tensor *ts_concat(ts_ctx *ctx, ts_tensor *const *xs, int n) {
@@ -28,32 +33,8 @@ ts_tensor *ts_concat(ts_ctx *ctx, ts_tensor *const *xs, int n) {
     ts_tensor *y = ts_node(ctx, TS_OP_CONCAT, ndim, dims, n, xs);
     if (!y) return NULL;
     y->iarg[0] = n;
-    size_t rows = ts_rows(y);
-    int cols = ts_cols(y);
-    for (size_t r = 0; r < rows; r++) {
-        double *row = y->data + r * cols;
-        for (int i = 0; i < n; i++) {
-            int ci = ts_cols(xs[i]);
-            memcpy(row, xs[i]->data + r * ci, (size_t)ci * sizeof(double));
-            row += ci;
-        }
-    }
-    return y;
+    return TS_FORWARD(ctx, y, concat_forward);
 }
-int ts_concat_backward(ts_ctx *ctx, ts_tensor *y) {
-    size_t rows = ts_rows(y);
-    int cols = ts_cols(y), offset = 0;
-    for (int i = 0; i < y->iarg[0]; i++) {
-        int ci = ts_cols(y->src[i]);
-        double *dx = input_grad(ctx, y, i);
-        if (dx)
-            for (size_t r = 0; r < rows; r++)
-                for (int c = 0; c < ci; c++) dx[r * ci + c] += y->grad[r * cols + offset + c];
-        offset += ci;
-    }
-    return ctx->status;
-}
-
 // y = a[..., start : start + n];  da[..., start : start + n] += dy
 ts_tensor *ts_slice_cols(ts_ctx *ctx, ts_tensor *a, int start, int n) {
     if (!a) return NULL;
@@ -67,21 +48,8 @@ ts_tensor *ts_slice_cols(ts_ctx *ctx, ts_tensor *a, int start, int n) {
     ts_tensor *y = ts_node(ctx, TS_OP_SLICE_COLS, a->ndim, dims, 1, &a);
     if (!y) return NULL;
     y->iarg[0] = start;
-    size_t rows = ts_rows(a);
-    for (size_t r = 0; r < rows; r++)
-        memcpy(y->data + r * n, a->data + r * cols + start, (size_t)n * sizeof(double));
-    return y;
+    return TS_FORWARD(ctx, y, slice_cols_forward);
 }
-int ts_slice_cols_backward(ts_ctx *ctx, ts_tensor *y) {
-    double *da = input_grad(ctx, y, 0);
-    if (!da) return ctx->status;
-    size_t rows = ts_rows(y);
-    int n = ts_cols(y), cols = ts_cols(y->src[0]), start = y->iarg[0];
-    for (size_t r = 0; r < rows; r++)
-        for (int c = 0; c < n; c++) da[r * cols + start + c] += y->grad[r * n + c];
-    return ctx->status;
-}
-
 // y[i] = table[ids[i]];  dtable[ids[i]] += dy[i] unless ids[i] == no_grad_id
 ts_tensor *ts_gather_rows(ts_ctx *ctx, ts_tensor *table, const int *ids, int n, int no_grad_id) {
     if (!table) return NULL;
@@ -102,25 +70,8 @@ ts_tensor *ts_gather_rows(ts_ctx *ctx, ts_tensor *table, const int *ids, int n, 
     memcpy(saved_ids, ids, (size_t)n * sizeof(int));
     y->aux = saved_ids;
     y->iarg[0] = no_grad_id;
-    for (int i = 0; i < n; i++)
-        memcpy(y->data + (size_t)i * cols, table->data + (size_t)ids[i] * cols,
-               (size_t)cols * sizeof(double));
-    return y;
+    return TS_FORWARD(ctx, y, gather_rows_forward);
 }
-int ts_gather_rows_backward(ts_ctx *ctx, ts_tensor *y) {
-    double *dtable = input_grad(ctx, y, 0);
-    if (!dtable) return ctx->status;
-    const int *ids = y->aux;
-    int n = y->shape[0], cols = y->shape[1];
-    for (int i = 0; i < n; i++) {
-        if (ids[i] == y->iarg[0]) continue;  // the padding row learns nothing
-        double *row = dtable + (size_t)ids[i] * cols;
-        const double *g = y->grad + (size_t)i * cols;
-        for (int c = 0; c < cols; c++) row[c] += g[c];
-    }
-    return ctx->status;
-}
-
 // y = a[start : start + n] along the first dimension (a view into a's data);
 // da[start : start + n] += dy
 ts_tensor *ts_slice_rows(ts_ctx *ctx, ts_tensor *a, int start, int n) {
@@ -132,23 +83,15 @@ ts_tensor *ts_slice_rows(ts_ctx *ctx, ts_tensor *a, int start, int n) {
     memcpy(dims, a->shape, sizeof dims);
     dims[0] = n;
     size_t stride = a->size / (size_t)a->shape[0];
-    ts_tensor *y = ts_node_view(ctx, TS_OP_SLICE_ROWS, a->ndim, dims, a, a->data + (size_t)start * stride);
+    ts_tensor *y = ts_node_view(ctx, TS_OP_SLICE_ROWS, a->ndim, dims, a,
+                                 (char *)a->raw + (size_t)start * stride * ts_dtype_size(a->dtype));
     if (y) y->iarg[0] = start;
     return y;
 }
-int ts_slice_rows_backward(ts_ctx *ctx, ts_tensor *y) {
-    double *da = input_grad(ctx, y, 0);
-    if (!da) return ctx->status;
-    ts_tensor *a = y->src[0];
-    double *dst = da + (size_t)y->iarg[0] * (a->size / (size_t)a->shape[0]);
-    for (size_t i = 0; i < y->size; i++) dst[i] += y->grad[i];
-    return ctx->status;
-}
-
 // y = a viewed with another shape;  da += dy (same layout)
 ts_tensor *ts_reshape(ts_ctx *ctx, ts_tensor *a, int ndim, const int *dims) {
     if (!a) return NULL;
-    ts_tensor *y = ts_node_view(ctx, TS_OP_RESHAPE, ndim, dims, a, a->data);
+    ts_tensor *y = ts_node_view(ctx, TS_OP_RESHAPE, ndim, dims, a, a->raw);
     if (y && y->size != a->size) {
         char sa[48], sy[48];
         return ts_ctx_fail(ctx, TS_ERR_SHAPE, "reshape: %s has %zu elements, %s has %zu",
@@ -156,13 +99,6 @@ ts_tensor *ts_reshape(ts_ctx *ctx, ts_tensor *a, int ndim, const int *dims) {
     }
     return y;
 }
-int ts_reshape_backward(ts_ctx *ctx, ts_tensor *y) {
-    double *da = input_grad(ctx, y, 0);
-    if (da)
-        for (size_t i = 0; i < y->size; i++) da[i] += y->grad[i];
-    return ctx->status;
-}
-
 // y = [x_0; ...; x_{n-1}] along the first dimension; dx_i += dy[rows of x_i]
 // The input list lives in the arena (aux); src[] holds only its first entries.
 ts_tensor *ts_stack_rows(ts_ctx *ctx, ts_tensor *const *xs, int n) {
@@ -188,26 +124,8 @@ ts_tensor *ts_stack_rows(ts_ctx *ctx, ts_tensor *const *xs, int n) {
     memcpy(list, xs, (size_t)n * sizeof *list);
     y->aux = list;
     y->iarg[0] = n;
-    double *dst = y->data;
-    for (int i = 0; i < n; i++) {
-        memcpy(dst, xs[i]->data, xs[i]->size * sizeof(double));
-        dst += xs[i]->size;
-    }
-    return y;
+    return TS_FORWARD(ctx, y, stack_rows_forward);
 }
-int ts_stack_rows_backward(ts_ctx *ctx, ts_tensor *y) {
-    ts_tensor *const *list = y->aux;
-    const double *g = y->grad;
-    for (int i = 0; i < y->iarg[0]; i++) {
-        ts_tensor *x = list[i];
-        double *dx = x->requires_grad ? ts_grad(ctx, x) : NULL;
-        if (dx)
-            for (size_t k = 0; k < x->size; k++) dx[k] += g[k];
-        g += x->size;
-    }
-    return ctx->status;
-}
-
 // y[j, i, :] = a[i, j, :] for a (I, J, K);  da[i, j, :] += dy[j, i, :]
 ts_tensor *ts_swap01(ts_ctx *ctx, ts_tensor *a) {
     if (!a) return NULL;
@@ -216,40 +134,8 @@ ts_tensor *ts_swap01(ts_ctx *ctx, ts_tensor *a) {
         return ts_ctx_fail(ctx, TS_ERR_SHAPE, "swap01: %s is not 3-D", SHAPE(a, sa));
     }
     int I = a->shape[0], J = a->shape[1], K = a->shape[2];
-    ts_tensor *y = ts_node(ctx, TS_OP_SWAP01, 3, (int[]){J, I, K}, 1, &a);
-    if (!y) return NULL;
-    for (int i = 0; i < I; i++)
-        for (int j = 0; j < J; j++)
-            memcpy(y->data + ((size_t)j * I + i) * K, a->data + ((size_t)i * J + j) * K, (size_t)K * sizeof(double));
-    return y;
+    return TS_FORWARD(ctx, ts_node(ctx, TS_OP_SWAP01, 3, (int[]){J, I, K}, 1, &a), swap01_forward);
 }
-int ts_swap01_backward(ts_ctx *ctx, ts_tensor *y) {
-    double *da = input_grad(ctx, y, 0);
-    if (!da) return ctx->status;
-    int J = y->shape[0], I = y->shape[1], K = y->shape[2];
-    for (int i = 0; i < I; i++)
-        for (int j = 0; j < J; j++) {
-            double *dst = da + ((size_t)i * J + j) * K;
-            const double *g = y->grad + ((size_t)j * I + i) * K;
-            for (int k = 0; k < K; k++) dst[k] += g[k];
-        }
-    return ctx->status;
-}
-
-// Heads: x (B, T, H Dh) <-> (B H, T, Dh). One copy kernel serves all four
-// directions: `to_heads` says which side the heads are split on.
-static void permute_heads(double *dst, const double *src, int B, int T, int H, int Dh, int to_heads, int add) {
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < H; h++)
-            for (int t = 0; t < T; t++) {
-                size_t merged = ((size_t)b * T + t) * H * Dh + (size_t)h * Dh;  // x[b, t, h Dh]
-                size_t split = (((size_t)b * H + h) * T + t) * Dh;              // y[b H + h, t, 0]
-                double *d = dst + (to_heads ? split : merged);
-                const double *s = src + (to_heads ? merged : split);
-                for (int j = 0; j < Dh; j++) d[j] = add ? d[j] + s[j] : s[j];
-            }
-}
-
 static ts_tensor *heads_node(ts_ctx *ctx, int op, ts_tensor *x, int heads) {
     if (!x) return NULL;
     int split = op == TS_OP_SPLIT_HEADS;
@@ -263,19 +149,7 @@ static ts_tensor *heads_node(ts_ctx *ctx, int op, ts_tensor *x, int heads) {
     ts_tensor *y = ts_node(ctx, op, 3, dims, 1, &x);
     if (!y) return NULL;
     y->iarg[0] = heads;
-    permute_heads(y->data, x->data, B, T, heads, Dh, split, 0);
-    return y;
+    return TS_FORWARD(ctx, y, heads_forward);
 }
-static int heads_backward(ts_ctx *ctx, ts_tensor *y, int split) {
-    double *dx = input_grad(ctx, y, 0);
-    if (!dx) return ctx->status;
-    int H = y->iarg[0], T = y->shape[1];
-    int B = split ? y->shape[0] / H : y->shape[0], Dh = split ? y->shape[2] : y->shape[2] / H;
-    permute_heads(dx, y->grad, B, T, H, Dh, !split, 1);
-    return ctx->status;
-}
-
 ts_tensor *ts_split_heads(ts_ctx *ctx, ts_tensor *x, int heads) { return heads_node(ctx, TS_OP_SPLIT_HEADS, x, heads); }
-int ts_split_heads_backward(ts_ctx *ctx, ts_tensor *y) { return heads_backward(ctx, y, 1); }
 ts_tensor *ts_merge_heads(ts_ctx *ctx, ts_tensor *x, int heads) { return heads_node(ctx, TS_OP_MERGE_HEADS, x, heads); }
-int ts_merge_heads_backward(ts_ctx *ctx, ts_tensor *y) { return heads_backward(ctx, y, 0); }

@@ -1,0 +1,115 @@
+// Attention nodes for one dtype, compiled twice by ops_attention.c
+// (tensor/dtype_twice.h). B = batch, S = source positions, D / A =
+// query/key width, M = memory width. Dot products are summed in double.
+
+// e[b, s] = q[b] . keys[b, s]
+static int FN(attn_dot_forward)(ts_ctx *ctx, ts_tensor *e) {
+    const ts_tensor *q = e->src[0], *keys = e->src[1];
+    int B = keys->shape[0], S = keys->shape[1], D = keys->shape[2];
+    for (int b = 0; b < B; b++) {
+        const REAL *qb = DATA(q) + (size_t)b * D;
+        for (int s = 0; s < S; s++) {
+            const REAL *k = DATA(keys) + ((size_t)b * S + s) * D;
+            double dot = 0.0;
+            for (int d = 0; d < D; d++) dot += qb[d] * k[d];
+            DATA(e)[(size_t)b * S + s] = dot;
+        }
+    }
+    return ctx->status;
+}
+// dq[b] += sum_s de[b, s] keys[b, s];  dkeys[b, s] += de[b, s] q[b]
+int FN(ts_attn_dot_backward)(ts_ctx *ctx, ts_tensor *e) {
+    ts_tensor *q = e->src[0], *keys = e->src[1];
+    int B = keys->shape[0], S = keys->shape[1], D = keys->shape[2];
+    REAL *dq = input_grad(ctx, e, 0), *dkeys = input_grad(ctx, e, 1);
+    for (int b = 0; b < B; b++)
+        for (int s = 0; s < S; s++) {
+            REAL g = GRAD(e)[(size_t)b * S + s];
+            if (g == 0.0) continue;  // masked positions
+            size_t k = ((size_t)b * S + s) * D;
+            for (int d = 0; d < D; d++) {
+                if (dq) dq[(size_t)b * D + d] += g * DATA(keys)[k + d];
+                if (dkeys) dkeys[k + d] += g * DATA(q)[(size_t)b * D + d];
+            }
+        }
+    return ctx->status;
+}
+
+// e[b, s] = sum_a v[a] tanh(q[b, a] + keys[b, s, a]);  saved: the tanh values (B, S, A)
+static int FN(attn_additive_forward)(ts_ctx *ctx, ts_tensor *e) {
+    const ts_tensor *q = e->src[0], *keys = e->src[1], *v = e->src[2];
+    int B = keys->shape[0], S = keys->shape[1], A = keys->shape[2];
+    REAL *act = ts_arena_alloc(ctx->arena, keys->size * sizeof(REAL));
+    if (!act) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error()), ctx->status;
+    for (int b = 0; b < B; b++) {
+        const REAL *qb = DATA(q) + (size_t)b * A;
+        REAL *actb = act + (size_t)b * S * A;  // (S, A)
+        for (int s = 0; s < S; s++)
+            for (int a = 0; a < A; a++) actb[(size_t)s * A + a] = qb[a] + DATA(keys)[((size_t)b * S + s) * A + a];
+        FN(ts_tanh_array)(actb, actb, (size_t)S * A);
+    }
+    // e = act v: one matrix-vector product over all (b, s) rows
+    int rc = FN(ts_gemm)(0, 0, B * S, 1, A, 1.0, act, DATA(v), 0.0, DATA(e));
+    if (rc) return ts_ctx_fail(ctx, rc, "attn_additive: %s", ts_last_error()), ctx->status;
+    e->saved = act;
+    return ctx->status;
+}
+// u = de[b, s] v[a] (1 - t^2):  dq[b, a] += sum_s u;  dkeys[b, s, a] += u;
+// dv[a] += sum_{b, s} de[b, s] t[b, s, a]
+int FN(ts_attn_additive_backward)(ts_ctx *ctx, ts_tensor *e) {
+    ts_tensor *keys = e->src[1], *v = e->src[2];
+    int B = keys->shape[0], S = keys->shape[1], A = keys->shape[2];
+    const REAL *act = e->saved;
+    REAL *dq = input_grad(ctx, e, 0), *dkeys = input_grad(ctx, e, 1), *dv = input_grad(ctx, e, 2);
+    for (int b = 0; b < B; b++)
+        for (int s = 0; s < S; s++) {
+            REAL g = GRAD(e)[(size_t)b * S + s];
+            if (g == 0.0) continue;
+            size_t k = ((size_t)b * S + s) * A;
+            for (int a = 0; a < A; a++) {
+                REAL t = act[k + a];
+                REAL u = g * DATA(v)[a] * (1.0 - t * t);
+                if (dq) dq[(size_t)b * A + a] += u;
+                if (dkeys) dkeys[k + a] += u;
+                if (dv) dv[a] += g * t;
+            }
+        }
+    return ctx->status;
+}
+
+// c[b] = sum_s w[b, s] memory[b, s]
+static int FN(attn_context_forward)(ts_ctx *ctx, ts_tensor *c) {
+    const ts_tensor *weights = c->src[0], *memory = c->src[1];
+    int B = memory->shape[0], S = memory->shape[1], M = memory->shape[2];
+    memset(c->raw, 0, ts_tensor_bytes(c));
+    for (int b = 0; b < B; b++)
+        for (int s = 0; s < S; s++) {
+            REAL w = DATA(weights)[(size_t)b * S + s];
+            if (w == 0.0) continue;  // masked positions add nothing
+            const REAL *m = DATA(memory) + ((size_t)b * S + s) * M;
+            REAL *cb = DATA(c) + (size_t)b * M;
+            for (int d = 0; d < M; d++) cb[d] += w * m[d];
+        }
+    return ctx->status;
+}
+// dw[b, s] += dc[b] . memory[b, s];  dmemory[b, s] += w[b, s] dc[b]
+int FN(ts_attn_context_backward)(ts_ctx *ctx, ts_tensor *c) {
+    ts_tensor *weights = c->src[0], *memory = c->src[1];
+    int B = memory->shape[0], S = memory->shape[1], M = memory->shape[2];
+    REAL *dw = input_grad(ctx, c, 0), *dmem = input_grad(ctx, c, 1);
+    for (int b = 0; b < B; b++) {
+        const REAL *g = GRAD(c) + (size_t)b * M;
+        for (int s = 0; s < S; s++) {
+            size_t k = ((size_t)b * S + s) * M;
+            REAL w = DATA(weights)[(size_t)b * S + s];
+            if (dw) {
+                double dot = 0.0;
+                for (int d = 0; d < M; d++) dot += g[d] * DATA(memory)[k + d];
+                dw[(size_t)b * S + s] += dot;
+            }
+            if (dmem && w != 0.0)
+                for (int d = 0; d < M; d++) dmem[k + d] += w * g[d];
+        }
+    }
+    return ctx->status;
+}

@@ -1,0 +1,90 @@
+// The fused GRU cell for one dtype, compiled twice by ops_gru.c
+// (tensor/dtype_twice.h). B = batch rows, H = hidden size, G = 3H.
+
+// gh = h W_hh^T + b_hh                     (B, 3H)
+// r = sigmoid(gx_r + gh_r), z = sigmoid(gx_z + gh_z), n = tanh(gx_n + r * gh_n)
+// h' = (1 - z) * n + z * h;  masked rows (aux, a double (B) copy): h' = h
+// saved: [r z n] (B, 3H) then gh (B, 3H)
+static int FN(gru_cell_forward)(ts_ctx *ctx, ts_tensor *y) {
+    ts_tensor *gates_x = y->src[0], *h = y->src[1], *w_hh = y->src[2], *b_hh = y->src[3];
+    int B = y->shape[0], H = y->shape[1];
+    size_t G = 3 * (size_t)H;
+    const double *mask = y->aux;
+    REAL *saved = ts_arena_alloc(ctx->arena, 2 * (size_t)B * G * sizeof(REAL));
+    if (!saved) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error()), ctx->status;
+    REAL *gates = saved, *gh = saved + (size_t)B * G;
+    for (int b = 0; b < B; b++) memcpy(gh + b * G, DATA(b_hh), G * sizeof(REAL));
+    int rc = FN(ts_gemm)(0, 1, B, (int)G, H, 1.0, DATA(h), DATA(w_hh), 1.0, gh);
+    if (rc) return ts_ctx_fail(ctx, rc, "gru_cell: %s", ts_last_error()), ctx->status;
+    // Row by row, each stage one vectorised pass: [r z] = sigmoid(gx + gh)
+    // over 2H values, then n = tanh(gx_n + r gh_n) over H.
+    for (int b = 0; b < B; b++) {
+        const REAL *gx = DATA(gates_x) + b * G, *ghb = gh + b * G, *hb = DATA(h) + (size_t)b * H;
+        REAL *g = gates + b * G, *out = DATA(y) + (size_t)b * H;
+        if (mask && mask[b] == 0.0) {
+            memcpy(out, hb, (size_t)H * sizeof(REAL));
+            continue;
+        }
+        for (int j = 0; j < 2 * H; j++) g[j] = gx[j] + ghb[j];
+        FN(ts_sigmoid_array)(g, g, 2 * (size_t)H);
+        REAL *r = g, *z = g + H, *n = g + 2 * H;
+        for (int j = 0; j < H; j++) n[j] = gx[2 * H + j] + r[j] * ghb[2 * H + j];
+        FN(ts_tanh_array)(n, n, (size_t)H);
+        for (int j = 0; j < H; j++) out[j] = (1.0 - z[j]) * n[j] + z[j] * hb[j];
+    }
+    y->saved = saved;
+    return ctx->status;
+}
+
+// dn = dh' (1 - z)        dz = dh' (h - n)        dh += dh' z
+// dn_pre = dn (1 - n^2)   dr = dn_pre gh_n
+// dr_pre = dr r (1 - r)   dz_pre = dz z (1 - z)
+// dgx = [dr_pre, dz_pre, dn_pre]            dgh = [dr_pre, dz_pre, dn_pre r]
+// dW_hh += dgh^T h        db_hh += sum_b dgh  dh += dgh W_hh
+// Masked rows: dh += dh', nothing else.
+int FN(ts_gru_cell_backward)(ts_ctx *ctx, ts_tensor *y) {
+    ts_tensor *h = y->src[1], *w_hh = y->src[2];
+    int B = y->shape[0], H = y->shape[1];
+    size_t G = 3 * (size_t)H;
+    const REAL *gates = y->saved, *gh = gates + (size_t)B * G;
+    const double *mask = y->aux;
+    REAL *dgx = input_grad(ctx, y, 0), *dh = input_grad(ctx, y, 1);
+    REAL *dw_hh = input_grad(ctx, y, 2), *db_hh = input_grad(ctx, y, 3);
+    REAL *dgh = ts_arena_alloc(ctx->arena, (size_t)B * G * sizeof(REAL));
+    if (!dgh || ctx->status) return ctx->status ? ctx->status : (ctx->status = TS_ERR_ARENA);
+    for (int b = 0; b < B; b++) {
+        const REAL *g = gates + b * G, *ghb = gh + b * G, *hb = DATA(h) + (size_t)b * H;
+        const REAL *up = GRAD(y) + (size_t)b * H;
+        REAL *dghb = dgh + b * G;
+        if (mask && mask[b] == 0.0) {
+            memset(dghb, 0, G * sizeof(REAL));
+            if (dh)
+                for (int j = 0; j < H; j++) dh[(size_t)b * H + j] += up[j];
+            continue;
+        }
+        for (int j = 0; j < H; j++) {
+            double r = g[j], z = g[H + j], n = g[2 * H + j];
+            double dn_pre = up[j] * (1.0 - z) * (1.0 - n * n);
+            double dr_pre = dn_pre * ghb[2 * H + j] * r * (1.0 - r);
+            double dz_pre = up[j] * (hb[j] - n) * z * (1.0 - z);
+            dghb[j] = dr_pre;
+            dghb[H + j] = dz_pre;
+            dghb[2 * H + j] = dn_pre * r;
+            if (dgx) {
+                REAL *dgxb = dgx + b * G;
+                dgxb[j] += dr_pre;
+                dgxb[H + j] += dz_pre;
+                dgxb[2 * H + j] += dn_pre;
+            }
+            if (dh) dh[(size_t)b * H + j] += up[j] * z;
+        }
+    }
+    int rc = TS_OK;
+    if (dw_hh) rc = FN(ts_gemm)(1, 0, (int)G, H, B, 1.0, dgh, DATA(h), 1.0, dw_hh);
+    if (!rc && dh) rc = FN(ts_gemm)(0, 0, B, H, (int)G, 1.0, dgh, DATA(w_hh), 1.0, dh);
+    if (db_hh)
+        for (int b = 0; b < B; b++)
+            for (size_t k = 0; k < G; k++) db_hh[k] += dgh[b * G + k];
+    if (rc && !ctx->status) ctx->status = rc;
+    return ctx->status;
+}
