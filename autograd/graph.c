@@ -151,6 +151,15 @@ ts_tensor *ts_constant(ts_ctx *ctx, int ndim, const int *dims, const double *val
     return t;
 }
 
+ts_tensor *ts_to_f64(ts_ctx *ctx, ts_tensor *t) {
+    if (!t || t->dtype == TS_F64) return t;
+    ts_tensor *copy = ts_tensor_new_dtype(ctx->arena, TS_F64, t->ndim, t->shape);
+    if (!copy) return arena_failed(ctx);
+    ts_values_convert(copy->data, TS_F64, t->raw, t->dtype, t->size);
+    snprintf(copy->name, sizeof copy->name, "%s", t->name);
+    return copy;
+}
+
 int ts_backward(ts_ctx *ctx, ts_tensor *loss) { return ts_backward_weighted(ctx, loss, 1.0); }
 
 int ts_backward_weighted(ts_ctx *ctx, ts_tensor *loss, double weight) {

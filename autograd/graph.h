@@ -126,4 +126,10 @@ ts_tensor *ts_node_view(ts_ctx *ctx, int op, int ndim, const int *dims, ts_tenso
 // (the values converted).
 ts_tensor *ts_constant(ts_ctx *ctx, int ndim, const int *dims, const double *values);
 
+// t's values as float64: t itself when it is float64, else a copy converted
+// into the step arena (no gradient, not on the tape) for code that reads
+// numbers out of a step (argmax, search scores). NULL (ctx->status set) when
+// the arena is full or t is NULL.
+ts_tensor *ts_to_f64(ts_ctx *ctx, ts_tensor *t);
+
 #endif

@@ -35,8 +35,28 @@ ts_tensor *ts_params_find(const ts_params *p, const char *name) {
     return NULL;
 }
 
+int ts_params_convert(ts_params *p, int dtype) {
+    for (int i = 0; i < p->count; i++) {
+        ts_tensor *t = p->items[i];
+        if (t->dtype == dtype) continue;
+        void *data = calloc(t->size, ts_dtype_size(dtype)), *grad = calloc(t->size, ts_dtype_size(dtype));
+        if (!data || !grad) {
+            free(data);
+            free(grad);
+            return ts_fail(TS_ERR_NOMEM, "%s: cannot allocate %zu %s values", t->name, t->size, ts_dtype_name(dtype));
+        }
+        ts_values_convert(data, dtype, t->raw, t->dtype, t->size);
+        free(t->raw);
+        free(t->grad_raw);
+        t->raw = data;
+        t->grad_raw = grad;
+        t->dtype = dtype;
+    }
+    return TS_OK;
+}
+
 void ts_params_zero_grad(ts_params *p) {
-    for (int i = 0; i < p->count; i++) memset(p->items[i]->grad, 0, p->items[i]->size * sizeof(double));
+    for (int i = 0; i < p->count; i++) memset(p->items[i]->grad_raw, 0, ts_tensor_bytes(p->items[i]));
 }
 
 size_t ts_params_size(const ts_params *p) {

@@ -22,6 +22,11 @@ ts_tensor *ts_params_add(ts_params *p, const char *name, int ndim, const int *di
 // The parameter called `name`, or NULL.
 ts_tensor *ts_params_find(const ts_params *p, const char *name);
 
+// Converts every parameter's values to `dtype` (its gradient becomes zeros
+// of that dtype). TS_OK, or TS_ERR_NOMEM with the parameters unchanged from
+// the one that failed on.
+int ts_params_convert(ts_params *p, int dtype);
+
 // Sets every gradient to zero.
 void ts_params_zero_grad(ts_params *p);
 

@@ -50,12 +50,15 @@ static int arch_parse(const char *name, int *v) {
     return rc;
 }
 
+static const char *dtype_name(int v) { return ts_dtype_name(v); }
+static int dtype_parse(const char *name, int *v) { return ts_dtype_parse(name, v); }
+
 #define FIELD(f) .offset = offsetof(ts_model_config, f)
 #define NAMED(f, names) FIELD(f), .name_of = names##_name, .parse = names##_parse
 #define GRU (1u << TS_ARCH_GRU)
 #define TRANSFORMER (1u << TS_ARCH_TRANSFORMER)
 _Static_assert(sizeof(ts_attn_type) == sizeof(int) && sizeof(ts_decoder_type) == sizeof(int) &&
-               sizeof(ts_model_arch) == sizeof(int), "named fields are int-sized");
+               sizeof(ts_model_arch) == sizeof(int) && sizeof(ts_dtype) == sizeof(int), "named fields are int-sized");
 
 // The architecture comes first: which rows a file has depends on it.
 const ts_model_field ts_model_fields[] = {
@@ -78,6 +81,7 @@ const ts_model_field ts_model_fields[] = {
      .hi = TS_MODEL_MAX_VOCAB},
     {.key = "target_vocabulary", .label = "target vocabulary", FIELD(tgt_vocab), .lo = TS_MODEL_MIN_VOCAB,
      .hi = TS_MODEL_MAX_VOCAB},
+    {.key = "dtype", .label = "dtype", .flag = "--dtype", NAMED(dtype, dtype), .newer = 1},
 };
 const int ts_model_field_count = (int)(sizeof ts_model_fields / sizeof ts_model_fields[0]);
 
@@ -112,6 +116,7 @@ int ts_model_config_check(const ts_model_config *c) {
     if (c->attn < 0 || c->attn >= TS_ATTN_COUNT) return ts_fail(TS_ERR_ARG, "attention type %d", (int)c->attn);
     if (c->decoder < 0 || c->decoder >= TS_DECODER_COUNT) return ts_fail(TS_ERR_ARG, "decoder type %d", (int)c->decoder);
     if (c->bidirectional != 0 && c->bidirectional != 1) return ts_fail(TS_ERR_ARG, "bidirectional = %d", c->bidirectional);
+    if (c->dtype < 0 || c->dtype >= TS_DTYPE_COUNT) return ts_fail(TS_ERR_ARG, "dtype %d", c->dtype);
     if (c->arch != TS_ARCH_TRANSFORMER) return TS_OK;
     if (c->d_model < 1 || c->d_model > TS_MODEL_MAX_HIDDEN)
         return ts_fail(TS_ERR_ARG, "d_model %d (1 to %d)", c->d_model, TS_MODEL_MAX_HIDDEN);

@@ -57,6 +57,7 @@ typedef struct {
     int bidirectional;
     // The Transformer's sizes (0 for the GRU, which uses emb and hidden above).
     int d_model, heads, layers, ff;  // width, heads (dividing it), layers per stack, feed-forward width
+    int dtype;  // ts_dtype of the parameters and of every tensor of a step: TS_F64 (0) or TS_F32
 } ts_model_config;
 
 // TS_OK, or TS_ERR_ARG naming the field that is out of range.

@@ -19,7 +19,7 @@ int ts_gru_specs(ts_gru_params *g, const char *prefix, const char *suffix, int I
 
 ts_tensor *ts_gru_zeros(ts_ctx *ctx, int B, int H) {
     ts_tensor *t = ts_node(ctx, TS_OP_LEAF, 2, (int[]){B, H}, 0, NULL);
-    if (t) memset(t->data, 0, t->size * sizeof(double));
+    if (t) memset(t->raw, 0, ts_tensor_bytes(t));
     return t;
 }
 

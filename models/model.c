@@ -39,7 +39,9 @@ ts_tensor *ts_rows_select(ts_ctx *ctx, const ts_tensor *t, const int *rows, int 
     shape[0] = n;  // greedy keeps fewer rows than it had
     ts_tensor *copy = ts_node(ctx, TS_OP_LEAF, t->ndim, shape, 0, NULL);
     if (!copy) return NULL;
-    size_t row = t->size / (size_t)t->shape[0];
-    for (int k = 0; k < n; k++) memcpy(copy->data + k * row, t->data + (size_t)rows[k] * row, row * sizeof(double));
+    if (copy->dtype != t->dtype) return ts_ctx_fail(ctx, TS_ERR_ARG, "rows_select: a %s tensor in a %s step",
+                                                    ts_dtype_name(t->dtype), ts_dtype_name(copy->dtype));
+    size_t row = t->size / (size_t)t->shape[0] * ts_dtype_size(t->dtype);  // bytes
+    for (int k = 0; k < n; k++) memcpy((char *)copy->raw + k * row, (const char *)t->raw + (size_t)rows[k] * row, row);
     return copy;
 }

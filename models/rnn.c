@@ -61,13 +61,14 @@ static ts_tensor *rnn_loss(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view
             continue;
         }
         ts_tensor *logits = ts_decoder_logits(ctx, dec, ts_dropout(ctx, o, p, rng));  // (B, V)
-        if (!logits) return NULL;
+        const ts_tensor *scores = ts_to_f64(ctx, logits);  // the argmax reads float64 in either dtype
+        if (!scores) return NULL;
         steps[t] = logits;
         for (int b = 0; t + 1 < T && b < B; b++) {
             int gold = bv->tgt_in[(size_t)(t + 1) * B + b];
             // Past a sentence's end its input is padding either way.
             inputs[b] = gold == TS_PAD || gsl_rng_uniform(rng) < tf ? gold
-                                                                    : ts_seq2seq_argmax_token(logits->data + (size_t)b * V, V);
+                                                                    : ts_seq2seq_argmax_token(scores->data + (size_t)b * V, V);
         }
     }
     ts_tensor *stacked = ts_stack_rows(ctx, steps, T);  // (T*B, H) or (T*B, V)

@@ -79,6 +79,10 @@ static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, int t
         const void *from = parents ? m->kind->reorder(m, ctx, *state, parents, B, 0) : *state;
         void *next = NULL;
         ts_tensor *logits = from ? m->kind->step(m, ctx, from, tokens, B, &next, weights) : NULL;
+        if (logits && m->cfg.dtype != TS_F64) {  // the search reads float64 scores in either dtype
+            logits = ts_to_f64(ctx, logits);
+            if (*weights) *weights = ts_to_f64(ctx, *weights);
+        }
         ctx->arena = caller;
         if (logits && !ctx->status) {
             *state = next;
@@ -116,6 +120,7 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
     int B = bv->B, S = bv->S, V = m->cfg.tgt_vocab;
     if (max_len < 1) return ts_fail(TS_ERR_ARG, "greedy: max_len %d", max_len);
     int grad_before = ts_set_grad_enabled(ctx, 0);
+    ctx->dtype = m->cfg.dtype;
     int rc = TS_OK;
     memset(out, 0, (size_t)B * sizeof *out);  // a failure frees them all, allocated or not
     for (int b = 0; b < B && !rc; b++) rc = alloc_hypothesis(&out[b], max_len, S);
@@ -394,6 +399,7 @@ int ts_seq2seq_beam_batch(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, i
     if (lp && lp->gnmt && !(lp->alpha >= 0 && lp->alpha <= 100))
         return ts_fail(TS_ERR_ARG, "beam: length penalty %g outside [0, 100]", lp->alpha);
     int grad_before = ts_set_grad_enabled(ctx, 0);
+    ctx->dtype = m->cfg.dtype;
     memset(out, 0, (size_t)B * sizeof *out);
     beam_search b;
     int rc = beam_new(&b, m, bv, K, max_len, lp, out);

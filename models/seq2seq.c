@@ -21,7 +21,9 @@ ts_seq2seq *ts_seq2seq_new(const ts_model_config *cfg, gsl_rng *rng) {
     ts_params_init(&m->params);
     ts_param_spec specs[TS_SEQ2SEQ_MAX_PARAMS];
     int n = kind->specs(m->layers, cfg, specs);
-    if (ts_param_specs_create(&m->params, rng, specs, n) != TS_OK) {
+    // Initialised in float64 whatever the dtype, then converted: a float32
+    // model starts from its float64 twin's values rounded, the same draws.
+    if (ts_param_specs_create(&m->params, rng, specs, n) != TS_OK || ts_params_convert(&m->params, cfg->dtype) != TS_OK) {
         ts_seq2seq_free(m);
         return NULL;
     }
@@ -70,6 +72,7 @@ ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, 
     int B = bv->B, T = bv->T, V = m->cfg.tgt_vocab;
     const ts_regularizer none = {0};
     if (!reg) reg = &none;
+    ctx->dtype = m->cfg.dtype;  // what the step's constants are made in
     if (reg->dropout > 0.0 && !rng) return ts_ctx_fail(ctx, TS_ERR_ARG, "loss: dropout %g needs a random generator", reg->dropout);
     if (T < 1) return ts_ctx_fail(ctx, TS_ERR_SHAPE, "loss: target length %d", T);
     if (!ts_model_check_ids(ctx, "target input", bv->tgt_in, (size_t)T * B, V) ||

@@ -46,7 +46,9 @@ size_t ts_seq2seq_param_count(const ts_model_config *cfg);
 // are drawn from rng too, so a run stays reproducible from its seed.
 // *n_tokens (may be NULL) receives the number of non-pad targets.
 // ts_cross_entropy_nll(loss) is the plain cross-entropy when smoothing.
-// NULL on failure (ctx->status says why).
+// The step runs in the model's dtype (ctx->dtype is set to it); the loss
+// tensor is of that dtype (ts_value reads it). NULL on failure (ctx->status
+// says why).
 ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, double tf,
                            gsl_rng *rng, const ts_regularizer *reg, int *n_tokens);
 

@@ -1581,3 +1581,40 @@ Test(checkpoint, a_transformer_header_with_impossible_sizes_is_refused_naming_th
         ts_seq2seq_free(m);
     }
 }
+
+// A float32 model's checkpoint says so (model.dtype, absent for float64) and
+// loads back as a float32 model with the same bits; until the container
+// stores float32 tensors, its values are stored as float64, which holds every
+// float exactly.
+Test(checkpoint, float32_model_round_trips_bit_exact) {
+    ts_vocab *src, *tgt;
+    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "le", "chat"}, 6, &src),
+                 TS_OK);
+    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "the", "cat"}, 6, &tgt),
+                 TS_OK);
+    ts_model_config cfg = {.src_vocab = 6, .tgt_vocab = 6, .emb = 3, .hidden = 4, .attn = TS_ATTN_BAHDANAU,
+                           .decoder = TS_DECODER_BAHDANAU, .dtype = TS_F32};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    ts_ckpt *ck = ts_ckpt_new();
+    ts_translator trained = {.model = m, .src_vocab = src, .tgt_vocab = tgt, .max_len = 10};
+    cr_assert_eq(ts_model_to_ckpt(ck, &trained), TS_OK, "%s", ts_last_error());
+    const char *dtype = NULL;
+    cr_assert_eq(ts_ckpt_get_string(ck, "model.dtype", &dtype), TS_OK, "%s", ts_last_error());
+    cr_assert_str_eq(dtype, "float32");
+    ts_translator t;
+    cr_assert_eq(ts_translator_from_ckpt(ck, &t), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(t.model->cfg.dtype, TS_F32);
+    for (int i = 0; i < m->params.count; i++) {
+        const ts_tensor *a = m->params.items[i], *b = t.model->params.items[i];
+        cr_assert_eq(b->dtype, TS_F32, "%s", b->name);
+        cr_assert_arr_eq(b->data_f32, a->data_f32, a->size * sizeof(float), "%s", a->name);
+    }
+    ts_translator_free(&t);
+    ts_ckpt_free(ck);
+    ts_seq2seq_free(m);
+    gsl_rng_free(rng);
+    ts_vocab_free(src);
+    ts_vocab_free(tgt);
+}
