@@ -44,7 +44,7 @@ const ts_op_info ts_ops[TS_OP_COUNT] = {
     [TS_OP_SPLIT_HEADS] = {"split_heads", {ts_split_heads_backward, ts_split_heads_backward_f32}},
     [TS_OP_MERGE_HEADS] = {"merge_heads", {ts_merge_heads_backward, ts_merge_heads_backward_f32}},
     [TS_OP_LAYER_NORM] = {"layer_norm", {ts_layer_norm_backward, ts_layer_norm_backward_f32}},
-    [TS_OP_MHA] = {"mha", {ts_mha_backward}},
+    [TS_OP_MHA] = {"mha", {ts_mha_backward, ts_mha_backward_f32}},
 };
 _Static_assert(sizeof ts_ops / sizeof ts_ops[0] == TS_OP_COUNT, "one table row per op");
 

@@ -138,10 +138,10 @@ ts_tensor *ts_mha(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values,
 // before they mix the values. p 0 is ts_mha (rng may then be NULL).
 ts_tensor *ts_mha_dropout(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values, int heads,
                           const double *key_mask, int causal, double p, gsl_rng *rng);
-// The attention weights of a ts_mha output, (B, heads, T, S) row-major, kept
-// for inspection in the step arena (they live as long as the output); under
-// dropout, before it.
-const double *ts_mha_weights(const ts_tensor *out);
+// The attention weights of a ts_mha output, (B, heads, T, S) row-major, of
+// the output's dtype, kept for inspection in the step arena (they live as
+// long as the output); under dropout, before it.
+const void *ts_mha_weights(const ts_tensor *out);
 // ts_mha composed from split_heads, bmm, scale, softmax and merge_heads: the
 // same values and gradients, more nodes and memory (tests, measurements).
 ts_tensor *ts_mha_composed(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values, int heads,

@@ -8,6 +8,10 @@
 
 // y = a * m / (1 - p), m_i ~ Bernoulli(1 - p) drawn from rng;  da += dy * m / (1 - p)
 // The forward keeps m / (1 - p) in `saved`.
+void ts_dropout_keep(void *keep, int dtype, size_t n, double p, gsl_rng *rng) {
+    TS_BY_DTYPE(dtype, draw_keep, keep, n, p, rng);
+}
+
 ts_tensor *ts_dropout(ts_ctx *ctx, ts_tensor *a, double p, gsl_rng *rng) {
     if (!a) return NULL;
     if (!(p >= 0.0 && p < 1.0)) return ts_ctx_fail(ctx, TS_ERR_ARG, "dropout: p = %g outside [0, 1)", p);
@@ -16,7 +20,7 @@ ts_tensor *ts_dropout(ts_ctx *ctx, ts_tensor *a, double p, gsl_rng *rng) {
     if (!y) return NULL;
     void *keep = ts_arena_alloc(ctx->arena, ts_tensor_bytes(a));
     if (!keep) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
-    TS_BY_DTYPE(y->dtype, draw_keep, keep, a->size, p, rng);
+    ts_dropout_keep(keep, y->dtype, a->size, p, rng);
     y->saved = keep;
     y->darg[0] = p;
     return TS_FORWARD(ctx, y, dropout_forward);

@@ -3,6 +3,8 @@
 #ifndef TS_OPS_INTERNAL_H
 #define TS_OPS_INTERNAL_H
 
+#include <gsl/gsl_rng.h>
+
 #include "autograd/graph.h"
 
 int ts_add_backward(ts_ctx *ctx, ts_tensor *out);
@@ -96,6 +98,11 @@ static inline ts_tensor *ts_forward(ts_ctx *ctx, ts_tensor *y, ts_forward_fn f64
     return (y->dtype == TS_F32 ? f32 : f64)(ctx, y) ? NULL : y;
 }
 #define TS_FORWARD(ctx, y, f) ts_forward((ctx), (y), f, f##_f32)
+
+// keep[i] = 0 with probability p, else 1 / (1 - p), for i < n, in `dtype`,
+// drawn from rng in order: inverted dropout's factors (ts_dropout, and
+// ts_mha_dropout on the attention weights).
+void ts_dropout_keep(void *keep, int dtype, size_t n, double p, gsl_rng *rng);
 
 // "(2, 3)" for messages, in a caller-provided buffer.
 #define SHAPE(t, buf) ts_shape_str((t), (buf), sizeof(buf))

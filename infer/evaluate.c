@@ -262,7 +262,7 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
             rc = ctx->status ? ctx->status : TS_ERR_ARG;
             break;
         }
-        nll += loss->data[0] * n_tokens;  // mean -> sum, so the corpus mean weighs every token once
+        nll += ts_value(loss, 0) * n_tokens;  // mean -> sum, so the corpus mean weighs every token once
         out->tokens += (size_t)n_tokens;
         ts_ctx_reset(ctx);
         if (o.skip_decode) {

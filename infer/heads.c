@@ -38,9 +38,9 @@ void ts_heads_free(ts_heads *h) {
 
 // The node's weights (1, H, rows, cols) into layer l of view v, and their head mean.
 static void copy_layer(ts_heads *h, enum ts_head_view v, int l, const ts_tensor *node) {
-    const double *w = ts_mha_weights(node);  // (1, H, rows, cols)
     size_t cells = (size_t)ts_heads_rows(h, v) * (size_t)ts_heads_cols(h, v);
-    memcpy(h->weights[v] + (size_t)l * h->heads * cells, w, (size_t)h->heads * cells * sizeof *w);
+    double *w = h->weights[v] + (size_t)l * h->heads * cells;  // (1, H, rows, cols), float64 for any model
+    ts_values_convert(w, TS_F64, ts_mha_weights(node), node->dtype, (size_t)h->heads * cells);
     double *mean = h->mean[v] + (size_t)l * cells;  // (rows, cols)
     for (size_t c = 0; c < cells; c++) {
         double sum = 0.0;

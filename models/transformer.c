@@ -311,12 +311,15 @@ ts_transformer_state *ts_transformer_start(ts_ctx *ctx, const ts_transformer_sou
 
 // The heads' mean of one row of weights (B, H, 1, S) -> (B, S), no gradient.
 static ts_tensor *head_mean(ts_ctx *ctx, const ts_tensor *node, int B, int H, int S) {
-    const double *w = ts_mha_weights(node);
+    const void *w = ts_mha_weights(node);  // of the model's dtype
     double *mean = w ? ts_arena_zeros(ctx->arena, (size_t)B * S) : NULL;
     if (!mean) return ctx->status ? NULL : ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++)
-            for (int s = 0; s < S; s++) mean[(size_t)b * S + s] += w[((size_t)b * H + h) * S + s] / H;
+            for (int s = 0; s < S; s++) {
+                size_t i = ((size_t)b * H + h) * S + s;
+                mean[(size_t)b * S + s] += (node->dtype == TS_F32 ? ((const float *)w)[i] : ((const double *)w)[i]) / H;
+            }
     return ts_constant(ctx, 2, (int[]){B, S}, mean);
 }
 

@@ -233,7 +233,7 @@ Test(optim, a_loaded_state_is_checked_before_any_of_it_is_used) {
     ts_ckpt *ck = ts_ckpt_new();
     cr_assert_not_null(ck);
     o.step = 5;
-    for (int i = 0; i < 3; i++) o.m[0][i] = 1.5;
+    for (int i = 0; i < 3; i++) ((double *)o.m[0])[i] = 1.5;
     cr_assert_eq(ts_optim_save(&o, &p, ck), TS_OK);  // views of o's moments: o stays as it is
     cr_assert_not_null(ts_ckpt_find_tensor(ck, TS_CKPT_OPTIM, "adam.v.u"));
     ts_optim fresh;
@@ -242,7 +242,7 @@ Test(optim, a_loaded_state_is_checked_before_any_of_it_is_used) {
     cr_assert_eq(ts_optim_load(&fresh, &p, ck, 4), TS_ERR_FORMAT);
     cr_assert(strstr(ts_last_error(), "state.optimizer_step"), "%s", ts_last_error());
     cr_assert_eq(fresh.step, 0);
-    cr_assert_eq(fresh.m[0][0], 0);
+    cr_assert_eq(((double *)fresh.m[0])[0], 0);
     // SGD looks for its velocities, which an Adam state does not hold: nothing is copied.
     ts_optim sgd;
     cr_assert_eq(ts_optim_init(&sgd, &p, TS_OPTIM_SGD, 0.1), TS_OK);
@@ -251,7 +251,7 @@ Test(optim, a_loaded_state_is_checked_before_any_of_it_is_used) {
     cr_assert_eq(sgd.step, 0);
     cr_assert_eq(ts_optim_load(&fresh, &p, ck, 5), TS_OK);
     cr_assert_eq(fresh.step, 5);
-    cr_assert_eq(fresh.m[0][0], 1.5);
+    cr_assert_eq(((double *)fresh.m[0])[0], 1.5);
     ts_optim_free(&fresh);
     ts_optim_free(&sgd);
     ts_ckpt_free(ck);

@@ -75,6 +75,7 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
         {"eval_every", "2"},   {"warmup_steps", "2"},  {"arch", "transformer"}, {"d_model", "4"},
         {"heads", "2"},        {"layers", "1"},       {"ff", "6"},               {"best", "loss"},
         {"subword", "300"},    {"subword_kind", "unigram"}, {"subword_joint", "1"},
+        {"dtype", "float32"},
     };
     size_t n_given = sizeof given / sizeof given[0];
     // The lines in the table's order (config.txt's), each key once.

@@ -152,7 +152,7 @@ Test(train, a_full_arena_grows_and_the_run_is_the_same_to_the_bit) {
 
 // train --steps N; train --resume last.ckpt --steps N + M  ==  train --steps N + M
 static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first, long total, double dropout,
-                         double smoothing, long warmup) {
+                         double smoothing, long warmup, int dtype) {
     char *dir = test_tmpdir();
     char *corpus = write_tiny_corpus(dir), *a = join(dir, "a"), *b = join(dir, "b"), *straight = join(dir, "s");
     ts_train_report r;
@@ -163,6 +163,7 @@ static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first,
     o.dropout = dropout;
     o.label_smoothing = smoothing;
     o.warmup_steps = warmup;
+    o.model.dtype = dtype;
     o.steps = first;
     cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
     cr_assert_eq(r.steps, first);
@@ -176,6 +177,13 @@ static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first,
     o.resume = NULL;
     cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
     assert_same_file(join(b, "last.ckpt"), join(straight, "last.ckpt"));
+    ts_ckpt *ck;
+    const char *saved = NULL;
+    cr_assert_eq(ts_train_state_load(join(b, "last.ckpt"), &ck), TS_OK, "%s", ts_last_error());
+    int has = ts_ckpt_get_string(ck, "model.dtype", &saved) == TS_OK;
+    cr_assert_eq(has, dtype != TS_F64, "model.dtype is written for float32 models only");
+    if (has) cr_assert_str_eq(saved, ts_dtype_name(dtype));
+    ts_ckpt_free(ck);
     free(dir);
     free(corpus);
     free(a);
@@ -186,12 +194,19 @@ static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first,
 }
 
 Test(train, resume_is_exact_with_the_bahdanau_decoder) {
-    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0, 0, 0);   // stops mid-epoch, crosses two epoch ends
+    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0, 0, 0, TS_F64);   // stops mid-epoch, crosses two epoch ends
 }
 
 // Dropout masks come from the teacher-forcing generator, saved with it.
 Test(train, resume_is_exact_with_dropout_and_label_smoothing) {
-    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0.3, 0.1, 0);
+    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0.3, 0.1, 0, TS_F64);
+}
+
+// A float32 run: its weights, moments and steps in float32, its checkpoint
+// says so, and resuming it is exact to the bit (the float32 values are
+// stored as float64, which holds them exactly).
+Test(train, resume_is_exact_in_float32) {
+    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0.3, 0.1, 0, TS_F32);
 }
 
 Test(train, dropout_and_label_smoothing_change_the_run_and_report_plain_loss) {
@@ -229,7 +244,7 @@ Test(train, dropout_and_label_smoothing_change_the_run_and_report_plain_loss) {
 }
 
 Test(train, resume_is_exact_with_the_luong_decoder) {
-    check_resume(TS_ATTN_GENERAL, TS_DECODER_LUONG, 14, 31, 0, 0, 0);      // stops exactly at an epoch end
+    check_resume(TS_ATTN_GENERAL, TS_DECODER_LUONG, 14, 31, 0, 0, 0, TS_F64);      // stops exactly at an epoch end
 }
 
 Test(train, resume_refuses_another_model_or_other_flags) {
@@ -629,7 +644,7 @@ Test(train, warmup_scales_the_first_updates_linearly) {
 }
 
 // Resuming inside the warmup continues its ramp where it stopped.
-Test(train, resume_is_exact_inside_the_warmup) { check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 3, 12, 0, 0, 6); }
+Test(train, resume_is_exact_inside_the_warmup) { check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 3, 12, 0, 0, 6, TS_F64); }
 
 // --best: an epoch beats the one best.ckpt holds by a higher dev BLEU (an
 // equal BLEU by a lower dev loss), or by a lower dev loss alone; any epoch

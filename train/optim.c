@@ -19,13 +19,15 @@ int ts_optim_init(ts_optim *o, const ts_params *p, ts_optim_kind kind, double lr
     o->momentum = 0.9;
     o->threads = 1;
     o->count = p->count;
+    o->dtype = p->count ? p->items[0]->dtype : TS_F64;
     o->m = calloc((size_t)p->count, sizeof *o->m);
     o->v = calloc((size_t)p->count, sizeof *o->v);
     if (!o->m || !o->v) goto nomem;
     for (int i = 0; i < p->count; i++) {
-        o->m[i] = calloc(p->items[i]->size, sizeof(double));
+        size_t size = ts_dtype_size(p->items[i]->dtype);
+        o->m[i] = calloc(p->items[i]->size, size);
         if (!o->m[i]) goto nomem;
-        if (kind == TS_OPTIM_ADAM && !(o->v[i] = calloc(p->items[i]->size, sizeof(double)))) goto nomem;
+        if (kind == TS_OPTIM_ADAM && !(o->v[i] = calloc(p->items[i]->size, size))) goto nomem;
     }
     return TS_OK;
 nomem:
@@ -43,30 +45,8 @@ void ts_optim_free(ts_optim *o) {
     memset(o, 0, sizeof *o);
 }
 
-// The per-parameter passes. Every array is touched once per step, which is
-// what a memory-bound update can hope for; the gradient is zeroed on the way.
-TS_VECTOR_CLONES
-static void adam_update(size_t n, double *restrict w, double *restrict grad, double *restrict m,
-                        double *restrict v, double grad_scale, double beta1, double beta2,
-                        double step_size, double sqrt_c2, double eps) {
-    for (size_t k = 0; k < n; k++) {
-        double g = grad[k] * grad_scale;
-        m[k] = beta1 * m[k] + (1.0 - beta1) * g;
-        v[k] = beta2 * v[k] + (1.0 - beta2) * g * g;
-        w[k] -= step_size * m[k] / (sqrt(v[k]) / sqrt_c2 + eps);
-        grad[k] = 0.0;
-    }
-}
-
-TS_VECTOR_CLONES
-static void sgd_update(size_t n, double *restrict w, double *restrict grad, double *restrict u,
-                       double grad_scale, double momentum, double lr) {
-    for (size_t k = 0; k < n; k++) {
-        u[k] = momentum * u[k] + grad[k] * grad_scale;
-        w[k] -= lr * u[k];
-        grad[k] = 0.0;
-    }
-}
+#define TS_TEMPLATE "train/optim_t.h"
+#include "tensor/dtype_twice.h"
 
 // The passes over the parameters are memory-bound, and BLAS is idle while
 // they run, so they split the registry into two runs of whole tensors with
@@ -112,10 +92,10 @@ static void *update_run(void *arg) {
     for (int i = r->first; i < r->end; i++) {
         ts_tensor *w = r->p->items[i];
         if (o->kind == TS_OPTIM_SGD)
-            sgd_update(w->size, w->data, w->grad, o->m[i], r->grad_scale, o->momentum, o->lr);
+            TS_BY_DTYPE(w->dtype, sgd_update, w->size, w->raw, w->grad_raw, o->m[i], r->grad_scale, o->momentum, o->lr);
         else
-            adam_update(w->size, w->data, w->grad, o->m[i], o->v[i], r->grad_scale, o->beta1, o->beta2,
-                        r->step_size, r->sqrt_c2, o->eps);
+            TS_BY_DTYPE(w->dtype, adam_update, w->size, w->raw, w->grad_raw, o->m[i], o->v[i], r->grad_scale, o->beta1,
+                        o->beta2, r->step_size, r->sqrt_c2, o->eps);
     }
     return NULL;
 }
@@ -137,7 +117,10 @@ int ts_optim_step(ts_optim *o, ts_params *p, double grad_scale) {
 static void *sumsq_run(void *arg) {
     param_run *r = arg;
     r->sumsq = 0.0;
-    for (int i = r->first; i < r->end; i++) r->sumsq += ts_sumsq_array(r->p->items[i]->grad, r->p->items[i]->size);
+    for (int i = r->first; i < r->end; i++) {
+        const ts_tensor *t = r->p->items[i];
+        r->sumsq += TS_BY_DTYPE(t->dtype, ts_sumsq_array, t->grad_raw, t->size);  // in double either way
+    }
     return NULL;
 }
 
@@ -169,17 +152,27 @@ static void moment_name(char *buf, size_t n, const ts_optim *o, int k, const cha
     snprintf(buf, n, "%s.%s", k == 0 ? (o->kind == TS_OPTIM_SGD ? "sgd.velocity" : "adam.m") : "adam.v", param);
 }
 
+// Float32 moments go into the container as float64 copies (exact) until it
+// stores per-tensor dtypes; float64 ones are viewed in place.
 int ts_optim_save(const ts_optim *o, const ts_params *p, ts_ckpt *ck) {
     int rc = ts_ckpt_set_int(ck, "state.optimizer_step", o->step);
     for (int i = 0; !rc && i < p->count; i++) {
         const ts_tensor *param = p->items[i];
         size_t shape[3] = {(size_t)param->shape[0], (size_t)param->shape[1], (size_t)param->shape[2]};
         for (int k = 0; k < 2 && !rc; k++) {
-            const double *moment = k == 0 ? o->m[i] : o->v[i];
+            const void *moment = k == 0 ? o->m[i] : o->v[i];
             if (!moment) continue;
             char name[128];
             moment_name(name, sizeof name, o, k, param->name);
-            rc = ts_ckpt_add_tensor_view(ck, TS_CKPT_OPTIM, name, param->ndim, shape, moment);
+            if (o->dtype == TS_F64) {
+                rc = ts_ckpt_add_tensor_view(ck, TS_CKPT_OPTIM, name, param->ndim, shape, moment);
+                continue;
+            }
+            double *values = malloc(param->size * sizeof(double));
+            if (!values) return ts_fail(TS_ERR_NOMEM, "%s: cannot convert %zu values", name, param->size);
+            ts_values_convert(values, TS_F64, moment, o->dtype, param->size);
+            rc = ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, name, param->ndim, shape, values);
+            free(values);
         }
     }
     return rc;
@@ -195,13 +188,13 @@ int ts_optim_load(ts_optim *o, const ts_params *p, const ts_ckpt *ck, long max_s
             const ts_tensor *param = p->items[i];
             size_t shape[3] = {(size_t)param->shape[0], (size_t)param->shape[1], (size_t)param->shape[2]};
             for (int k = 0; k < 2; k++) {
-                double *moment = k == 0 ? o->m[i] : o->v[i];
+                void *moment = k == 0 ? o->m[i] : o->v[i];
                 if (!moment) continue;
                 char name[128];
                 moment_name(name, sizeof name, o, k, param->name);
                 const ts_ckpt_tensor *stored;
                 if ((rc = ts_ckpt_expect_tensor(ck, TS_CKPT_OPTIM, name, param->ndim, shape, &stored))) return rc;
-                if (copy) memcpy(moment, stored->data, param->size * sizeof(double));
+                if (copy) ts_values_convert(moment, o->dtype, stored->data, TS_F64, param->size);
             }
         }
     o->step = step;

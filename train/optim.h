@@ -17,8 +17,9 @@ typedef struct {
     long step;                 // updates done so far (Adam's bias correction)
     int threads;               // 1 (the default) or 2: threads for the update pass (same bits either way)
     int count;                 // parameters
-    double **m;                // (count) first moments / SGD velocities, each (param size)
-    double **v;                // (count) Adam second moments; NULL entries for SGD
+    int dtype;                 // the moments' ts_dtype: the parameters'
+    void **m;                  // (count) first moments / SGD velocities, each (param size)
+    void **v;                  // (count) Adam second moments; NULL entries for SGD
 } ts_optim;
 
 // An optimizer for every parameter of p (the registry must not change

@@ -18,6 +18,8 @@ static const char *decoder_name(const ts_train_opts *o) { return ts_decoder_name
 static int decoder_parse(ts_train_opts *o, const char *text) { return ts_decoder_parse(text, &o->model.decoder); }
 static const char *arch_name(const ts_train_opts *o) { return ts_arch_name(o->model.arch); }
 static int arch_parse(ts_train_opts *o, const char *text) { return ts_arch_parse(text, &o->model.arch); }
+static const char *dtype_name(const ts_train_opts *o) { return ts_dtype_name(o->model.dtype); }
+static int dtype_parse(ts_train_opts *o, const char *text) { return ts_dtype_parse(text, &o->model.dtype); }
 static const char *const best_names[] = {[TS_BEST_BLEU] = "bleu", [TS_BEST_LOSS] = "loss"};
 _Static_assert(sizeof best_names / sizeof *best_names == TS_BEST_COUNT, "a name per criterion");
 
@@ -104,6 +106,10 @@ const ts_train_option ts_train_options[] = {
      .meta = "NAME", .help = "bahdanau or luong (default: bahdanau for --attn bahdanau, else luong)"},
     {.flag = "bidirectional", .key = "bidirectional", SWITCH(model.bidirectional), .use = SAME, .section = "model",
      .help = "bidirectional encoder"},
+    {.flag = "dtype", .key = "dtype", CHOICE(model.dtype, "float64", dtype), .use = SAME | TS_OPTION_IF_GIVEN,
+     .section = "model", .meta = "NAME",
+     .help = "float64 or float32: the parameters, the optimizer's moments and every step's\n"
+             "numbers (default {}; sums and the loss stay float64; the GRU only for now)"},
     {.flag = "emb", .key = "emb", INT(model.emb, 1, TS_MODEL_MAX_EMB, 64), .use = SAME, .section = "model", .meta = "N",
      .help = "embedding size (default {})"},
     {.flag = "hidden", .key = "hidden", INT(model.hidden, 1, TS_MODEL_MAX_HIDDEN, 128), .use = SAME, .section = "model",

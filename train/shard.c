@@ -62,16 +62,18 @@ gsl_rng *ts_shard_rng(ts_shards *sh, long seed, long step, int shard) {
 int ts_shards_sum_over_ranks(ts_shards *sh, ts_dist *d, ts_params *p, double *sums, size_t n_sums) {
     size_t at = 0;
     for (int i = 0; i < p->count; i++) {
-        memcpy(sh->flat + at, p->items[i]->grad, p->items[i]->size * sizeof(double));
-        at += p->items[i]->size;
+        const ts_tensor *t = p->items[i];  // float32 gradients are summed as float64 (exact in, rounded out)
+        ts_values_convert(sh->flat + at, TS_F64, t->grad_raw, t->dtype, t->size);
+        at += t->size;
     }
     memcpy(sh->flat + at, sums, n_sums * sizeof *sums);
     int rc = ts_dist_allreduce_sum(d, sh->flat, at + n_sums);
     if (rc) return rc;
     at = 0;
     for (int i = 0; i < p->count; i++) {
-        memcpy(p->items[i]->grad, sh->flat + at, p->items[i]->size * sizeof(double));
-        at += p->items[i]->size;
+        ts_tensor *t = p->items[i];
+        ts_values_convert(t->grad_raw, t->dtype, sh->flat + at, TS_F64, t->size);
+        at += t->size;
     }
     memcpy(sums, sh->flat + at, n_sums * sizeof *sums);
     return TS_OK;

@@ -58,8 +58,9 @@ int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const t
     for (int i = 0; i < m->params.count; i++) {
         const ts_tensor *p = m->params.items[i];
         for (size_t k = 0; k < p->size; k++)
-            if (!isfinite(p->data[k]))
-                return ts_fail(TS_ERR_NUMERIC, "step %ld: %s[%zu] is %g; not saving %s", s->step, p->name, k, p->data[k], name);
+            if (!isfinite(ts_value(p, k)))
+                return ts_fail(TS_ERR_NUMERIC, "step %ld: %s[%zu] is %g; not saving %s", s->step, p->name, k, ts_value(p, k),
+                               name);
     }
     ts_ckpt *ck = ts_ckpt_new();
     if (!ck) return ts_fail(TS_ERR_NOMEM, "cannot allocate a checkpoint");

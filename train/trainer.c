@@ -137,7 +137,7 @@ static int run_shards(trainer *t, const ts_batch *b, long n_batch, double sums[N
         int n_tokens = 0;
         ts_tensor *loss = ts_seq2seq_loss(t->model, &t->ctx, &view, o->tf, rng, &reg, &n_tokens);
         if (!loss) return t->ctx.status;
-        double value = loss->data[0];
+        double value = ts_value(loss, 0);
         *plain = ts_cross_entropy_nll(loss);
         if (!isfinite(value)) {
             sums[SUM_BAD] += 1;
