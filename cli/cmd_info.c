@@ -124,6 +124,7 @@ static void print_text(const char *path, const ts_ckpt *ck, const ts_translator 
         printf("model: %s attention, %s decoder, %s encoder, embedding %d, hidden %d\n",
                c->attn == TS_ATTN_NONE ? "no" : ts_attn_name(c->attn), ts_decoder_name(c->decoder),
                c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden);
+    if (c->dtype != TS_F64) printf("dtype: %s\n", ts_dtype_name(c->dtype));  // float64 files keep their lines
     printf("vocabularies: source %zu, target %zu (4 specials included in each)%s\n", ts_vocab_size(t->src_vocab),
            ts_vocab_size(t->tgt_vocab), t->src_sw ? ": SentencePiece subword pieces, the models in the checkpoint" : "");
     if (t->max_len > 0) printf("sentences: at most %d tokens per side in training\n", t->max_len);

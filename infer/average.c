@@ -13,6 +13,9 @@ static int same_config(const ts_translator *a, const ts_translator *b, const cha
         if (f && !ts_model_field_applies(f, x->arch)) continue;  // the architectures differ at the first row
         const char *label = f ? f->label : "max_len";
         long vx = f ? ts_model_field_get(x, f) : a->max_len, vy = f ? ts_model_field_get(y, f) : b->max_len;
+        if (vx != vy && f && f->name_of)  // a named value: "dtype float32", not "dtype 1"
+            return ts_fail(TS_ERR_ARG, "%s has %s %s, %s has %s: only checkpoints of one model average", b_path, label,
+                           f->name_of((int)vy), a_path, f->name_of((int)vx));
         if (vx != vy)
             return ts_fail(TS_ERR_ARG, "%s has %s %ld, %s has %ld: only checkpoints of one model average", b_path, label,
                            vy, a_path, vx);
@@ -50,6 +53,8 @@ int ts_average_models(const char *const *paths, int n, ts_translator *out) {
     if (n < 1) return ts_fail(TS_ERR_ARG, "average: no checkpoints");
     int rc = ts_translator_load(paths[0], out);
     ts_params *sum = rc ? NULL : &out->model->params;
+    int dtype = rc ? TS_F64 : out->model->cfg.dtype;
+    if (!rc) rc = ts_params_convert(sum, TS_F64);  // summed in float64 whatever the models' dtype
     for (int k = 1; !rc && k < n; k++) {
         ts_translator other;
         if ((rc = ts_translator_load(paths[k], &other))) break;
@@ -61,7 +66,7 @@ int ts_average_models(const char *const *paths, int n, ts_translator *out) {
         for (int i = 0; !rc && i < sum->count; i++) {  // same configuration: same registry order and shapes
             ts_tensor *into = sum->items[i];
             const ts_tensor *from = other.model->params.items[i];
-            for (size_t j = 0; j < into->size; j++) into->data[j] += from->data[j];
+            for (size_t j = 0; j < into->size; j++) into->data[j] += ts_value(from, j);
         }
         ts_translator_free(&other);
     }
@@ -69,6 +74,7 @@ int ts_average_models(const char *const *paths, int n, ts_translator *out) {
         ts_tensor *p = sum->items[i];
         for (size_t j = 0; j < p->size; j++) p->data[j] /= n;
     }
+    if (!rc) rc = ts_params_convert(sum, dtype);
     if (rc) ts_translator_free(out);
     return rc;
 }

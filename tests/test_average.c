@@ -13,6 +13,9 @@
 static const char *const source_words[] = {"<pad>", "<sos>", "<eos>", "<unk>", "le", "chat"};
 static const char *const target_words[] = {"<pad>", "<sos>", "<eos>", "<unk>", "the", "cat"};
 
+// The dtype write_model's models have (each test runs in its own process).
+static int model_dtype = TS_F64;
+
 // Writes a checkpoint of a fresh model (seed picks the values) to dir/name.
 static char *write_model(const char *dir, const char *name, unsigned long seed, int hidden, const char *last_word) {
     const char *tgt[6];
@@ -22,7 +25,7 @@ static char *write_model(const char *dir, const char *name, unsigned long seed, 
     cr_assert_eq(ts_vocab_from_words(source_words, 6, &sv), TS_OK, "%s", ts_last_error());
     cr_assert_eq(ts_vocab_from_words(tgt, 6, &tv), TS_OK, "%s", ts_last_error());
     ts_model_config cfg = {.src_vocab = 6, .tgt_vocab = 6, .emb = 3, .hidden = hidden, .attn = TS_ATTN_GENERAL,
-                           .decoder = TS_DECODER_LUONG, .bidirectional = 1};
+                           .decoder = TS_DECODER_LUONG, .bidirectional = 1, .dtype = model_dtype};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, seed);
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
@@ -92,5 +95,37 @@ Test(average, another_model_or_other_words_are_refused_naming_the_file) {
     free(a);
     free(wide);
     free(dog);
+    free(dir);
+}
+
+// float32 models average in float64 and come back float32: the mean of two
+// floats rounded once; a float32 and a float64 checkpoint are refused.
+Test(average, float32_models_average_to_their_rounded_mean) {
+    char *dir = test_tmpdir();
+    char *f64 = write_model(dir, "f64.ckpt", 1, 4, "cat");
+    model_dtype = TS_F32;
+    char *paths[2] = {write_model(dir, "a.ckpt", 1, 4, "cat"), write_model(dir, "b.ckpt", 2, 4, "cat")};
+    ts_translator one[2], mean;
+    for (int k = 0; k < 2; k++) cr_assert_eq(ts_translator_load(paths[k], &one[k]), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_average_models((const char *const *)paths, 2, &mean), TS_OK, "%s", ts_last_error());
+    for (int i = 0; i < mean.model->params.count; i++) {
+        const ts_tensor *p = mean.model->params.items[i];
+        cr_assert_eq(p->dtype, TS_F32, "%s", p->name);
+        for (size_t j = 0; j < p->size; j++) {
+            float want = (float)(((double)one[0].model->params.items[i]->data_f32[j] +
+                                  one[1].model->params.items[i]->data_f32[j]) / 2);
+            cr_assert(p->data_f32[j] == want, "%s[%zu]: %.9g, want %.9g", p->name, j, p->data_f32[j], want);
+        }
+    }
+    ts_translator mixed_out;
+    const char *mixed[2] = {f64, paths[0]};
+    cr_assert_eq(ts_average_models(mixed, 2, &mixed_out), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "has dtype float32"), "%s", ts_last_error());
+    ts_translator_free(&mean);
+    for (int k = 0; k < 2; k++) {
+        ts_translator_free(&one[k]);
+        free(paths[k]);
+    }
+    free(f64);
     free(dir);
 }
