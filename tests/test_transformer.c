@@ -123,21 +123,26 @@ static ts_tensor *model_loss(ts_ctx *c, void *user) {
     return ts_seq2seq_loss(lc->model, c, &lc->batch, 1.0, NULL, &reg, NULL);
 }
 
-Test(transformer, whole_model_gradcheck_with_padding) {
-    ts_seq2seq *m = random_model(6, 2, 2, 5, 11);
-    loss_case lc = {m, small_batch()};
+// Every parameter of m passes a finite-difference check of loss (8 values a tensor).
+static void assert_gradcheck_passes(ts_seq2seq *m, ts_tensor *(*loss)(ts_ctx *, void *), void *user) {
     gsl_rng *pick = gsl_rng_alloc(gsl_rng_mt19937);
     ts_gradcheck_opts opts = ts_gradcheck_defaults();
     opts.max_per_tensor = 8;
     opts.rng = pick;
     ts_gradcheck_result *res = calloc((size_t)m->params.count, sizeof *res);
-    cr_assert_eq(ts_gradcheck(&ctx, model_loss, &lc, m->params.items, m->params.count, &opts, res), TS_OK, "%s",
+    cr_assert_eq(ts_gradcheck(&ctx, loss, user, m->params.items, m->params.count, &opts, res), TS_OK, "%s",
                  ts_last_error());
     for (int i = 0; i < m->params.count; i++)
         cr_assert(res[i].passed, "d/d %s wrong at %zu: analytic %.12g, numeric %.12g", res[i].name, res[i].worst_index,
                   res[i].worst_analytic, res[i].worst_numeric);
     free(res);
     gsl_rng_free(pick);
+}
+
+Test(transformer, whole_model_gradcheck_with_padding) {
+    ts_seq2seq *m = random_model(6, 2, 2, 5, 11);
+    loss_case lc = {m, small_batch()};
+    assert_gradcheck_passes(m, model_loss, &lc);
     ts_seq2seq_free(m);
 }
 
@@ -158,16 +163,7 @@ static ts_tensor *model_loss_with_dropout(ts_ctx *c, void *user) {
 Test(transformer, whole_model_gradcheck_with_dropout_on_the_attention_weights_too) {
     ts_seq2seq *m = random_model(6, 2, 2, 5, 12);
     dropout_case dc = {m, small_batch(), gsl_rng_alloc(gsl_rng_mt19937)};
-    gsl_rng *pick = gsl_rng_alloc(gsl_rng_mt19937);
-    ts_gradcheck_opts opts = ts_gradcheck_defaults();
-    opts.max_per_tensor = 8;
-    opts.rng = pick;
-    ts_gradcheck_result *res = calloc((size_t)m->params.count, sizeof *res);
-    cr_assert_eq(ts_gradcheck(&ctx, model_loss_with_dropout, &dc, m->params.items, m->params.count, &opts, res), TS_OK,
-                 "%s", ts_last_error());
-    for (int i = 0; i < m->params.count; i++)
-        cr_assert(res[i].passed, "d/d %s wrong at %zu: analytic %.12g, numeric %.12g", res[i].name, res[i].worst_index,
-                  res[i].worst_analytic, res[i].worst_numeric);
+    assert_gradcheck_passes(m, model_loss_with_dropout, &dc);
     // Every attention of the pass drops its weights, as torch.nn.MultiheadAttention
     // does in training: 2 layers x (encoder self, decoder self, cross).
     ts_ctx_reset(&ctx);
@@ -177,8 +173,6 @@ Test(transformer, whole_model_gradcheck_with_dropout_on_the_attention_weights_to
         if (n->op == TS_OP_MHA) attentions++, with_dropout += n->iarg[2];
     cr_assert_eq(attentions, 6);
     cr_assert_eq(with_dropout, 6, "%d of 6 attentions drop their weights", with_dropout);
-    free(res);
-    gsl_rng_free(pick);
     gsl_rng_free(dc.rng);
     ts_seq2seq_free(m);
 }
