@@ -14,13 +14,6 @@
 
 TestSuite(subword);
 
-#define NEEDS_SPM()                                                                           \
-    do {                                                                                      \
-        if (!ts_subword_compiled())                                                           \
-            cr_skip_test("this build has no SentencePiece (cmake found none, or -DTS_SPM=OFF): " \
-                         "scripts/setup.sh installs libsentencepiece-dev");                   \
-    } while (0)
-
 // French sentences with accents and elisions, beside the toy corpus's.
 static const char *const french[] = {
     "l'été dernier , nous sommes allés à la mer .",

@@ -49,6 +49,16 @@ int test_count_tmp_files(const char *dir);
 // 1 when the ../shared folder beside the project exists (CI always has it).
 int test_have_shared(void);
 
+// Skips the current test in a build without SentencePiece (the caller
+// includes data/subword.h and criterion).
+#define NEEDS_SPM()                                                                           \
+    do {                                                                                      \
+        if (!ts_subword_compiled())                                                           \
+            cr_skip_test("this build has no SentencePiece (cmake found none, or -DTS_SPM=OFF): " \
+                         "scripts/setup.sh installs libsentencepiece-dev");                   \
+    } while (0)
+
+
 #endif
 
 // ---- fixtures written by tools/make_torch_fixtures.py (docs/fixtures.md) ----
