@@ -44,6 +44,7 @@ void ts_ckpt_free(ts_ckpt *ck) {
         free(ck->blobs[i].bytes);
     }
     free(ck->blobs);
+    ts_ckpt_release_storage(ck);
     free(ck);
 }
 
@@ -377,7 +378,7 @@ int ts_ckpt_push_tensor(ts_ckpt *ck, enum ts_ckpt_section section, char *name, i
     }
     struct tensor *t = &ck->tensors[section][ck->n_tensors[section]++];
     *t = (struct tensor){.name = name, .data = data};
-    t->pub = (ts_ckpt_tensor){.name = name, .ndim = ndim, .size = size, .data = data};
+    t->pub = (ts_ckpt_tensor){.name = name, .dtype = TS_CKPT_F64, .ndim = ndim, .size = size, .data = data};
     for (int d = 0; d < TS_CKPT_MAX_NDIM; d++) t->pub.shape[d] = d < ndim ? shape[d] : 1;
     return TS_OK;
 }

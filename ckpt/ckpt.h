@@ -1,15 +1,20 @@
-// Checkpoint files: one gzip stream holding a model-independent container of
-// header key=value strings, vocabularies, named float64 tensors (parameters and
-// optimizer state) and opaque binary blobs (RNG state). The byte layout is in
-// docs/checkpoint.md; this header is the API. The code: ckpt.c (the container
-// in memory), write.c (sizing, deflate, atomic save), read.c (bounded inflate
-// and parse), format.[ch] (constants and helpers the three share; internal).
+// Checkpoint files: a model-independent container of header key=value
+// strings, vocabularies, named tensors (parameters and optimizer state) and
+// opaque binary blobs (RNG state). The byte layout is in docs/checkpoint.md;
+// this header is the API. The code: ckpt.c (the container in memory),
+// write.c (sizing, atomic save), read.c (mapping or inflating, and the
+// bounded parse), format.[ch] (constants and helpers the three share; internal).
+//
+// Version 2 files (written now) are uncompressed, with every tensor's data
+// 64-byte aligned, so loading maps the file and the tensors point into the
+// mapping; version 1 files (gzip, from older builds) still load.
 //
 // The container knows nothing about models: the model and trainer map
 // themselves onto it (tensor names, header keys) and check on load that what
 // they find fits what the header implies (ts_ckpt_expect_tensor).
 //
-// Ownership: a ts_ckpt owns copies of everything added to it; pointers
+// Ownership: a ts_ckpt owns copies of everything added to it (or, for a
+// loaded version-2 file, the mapping its tensors point into); pointers
 // returned by getters stay valid until the entry is replaced or the container
 // is freed. Every function that can fail returns a ts_status (tensor/status.h)
 // and records a message naming what is wrong (ts_last_error()); none of them
@@ -24,7 +29,7 @@
 #include "tensor/atomic_write.h"
 
 // ---- format limits (a loaded file that exceeds one is rejected) ------------
-#define TS_CKPT_VERSION 1u
+#define TS_CKPT_VERSION 2u                 // written; versions 1 and 2 are read
 #define TS_CKPT_MAX_NAME 255               // keys, vocab/tensor/blob names: bytes
 #define TS_CKPT_MAX_VALUE 4096             // header value: bytes
 #define TS_CKPT_MAX_ENTRIES 4096           // header entries
@@ -45,10 +50,21 @@ enum ts_ckpt_section {
     TS_CKPT_OPTIM = 1,  // optimizer state, "adam.m.encoder.gru.weight_ih"
 };
 
+// How a tensor's values are stored (version 2 files; version 1 is all f64):
+// the file's per-tensor dtype code. IEEE 754, little-endian.
+enum ts_ckpt_dtype {
+    TS_CKPT_F64 = 1,  // binary64, 8 bytes
+    TS_CKPT_F32 = 2,  // binary32, 4 bytes: reserved for float32 models (issue 25); not read yet
+    TS_CKPT_DTYPE_COUNT
+};
+
 // A stored tensor. Row-major, shape[i] >= 1 for i < ndim (ndim 0 is a scalar
 // with size 1); shape[i] for i >= ndim is 1. Owned by the container: read-only.
+// For a loaded version-2 file, data points into the file's read-only mapping
+// (64-byte aligned): writing through it faults.
 typedef struct ts_ckpt_tensor {
     const char *name;
+    enum ts_ckpt_dtype dtype;  // TS_CKPT_F64 (all this build makes)
     int ndim;
     size_t shape[TS_CKPT_MAX_NDIM];
     size_t size;        // product of the shape
@@ -158,9 +174,11 @@ int ts_ckpt_expect_tensor(const ts_ckpt *ck, enum ts_ckpt_section section, const
                           int ndim, const size_t *shape, const ts_ckpt_tensor **out);
 
 // Hands tensor `name`'s data buffer (size values) to the caller, who frees it
-// with free(); NULL when there is no such tensor. The container's tensor keeps
-// its name and shape but its data becomes NULL: call it only on a container
-// that is freed next. Saves a copy of every weight when loading a model.
+// with free(); NULL when there is no such tensor, or when the container does
+// not own the buffer (a view, or a loaded version-2 file's mapping: copy
+// those). The container's tensor keeps its name and shape but its data
+// becomes NULL: call it only on a container that is freed next. Saves a copy
+// of every weight when loading a model from a version-1 file.
 double *ts_ckpt_take_tensor_data(ts_ckpt *ck, enum ts_ckpt_section section, const char *name);
 
 // Blobs in order of first setting; ts_ckpt_blob_at gives borrowed name/bytes.
@@ -183,11 +201,10 @@ uint32_t ts_crc32(uint32_t crc, const void *bytes, size_t n);
 // temporary file (tensor/atomic_write.h).
 typedef ts_write_hooks ts_ckpt_save_opts;
 
-// Writes `ck` to `path` with ts_write_atomic: serialises and compresses into
-// a new temporary file "<path>.tmp-XXXXXX" in the same directory (mode 0644),
-// fsyncs it, renames it over `path`, then fsyncs the directory.
-// The same content always gives the same bytes (fixed compression level,
-// gzip header with mtime 0, no name, OS 255) for a given zlib version.
+// Writes `ck` to `path` (format version 2) with ts_write_atomic: serialises
+// into a new temporary file "<path>.tmp-XXXXXX" in the same directory (mode
+// 0644), fsyncs it, renames it over `path`, then fsyncs the directory.
+// The same content always gives the same bytes (no timestamps, zero padding).
 // Errors: TS_ERR_IO naming the path and strerror for a failed create, write,
 // fsync, close or rename; then the temporary file is removed and an existing
 // `path` is untouched. If only the final directory fsync fails, the new file
@@ -196,17 +213,17 @@ typedef ts_write_hooks ts_ckpt_save_opts;
 int ts_ckpt_save(const ts_ckpt *ck, const char *path);
 int ts_ckpt_save_ex(const ts_ckpt *ck, const char *path, const ts_ckpt_save_opts *opts);
 
-// Serialises `ck` into a malloc'd gzip buffer (*out, *len; free() it): the
-// exact bytes ts_ckpt_save would write. Errors: TS_ERR_NOMEM.
+// Serialises `ck` into a malloc'd buffer (*out, *len; free() it): the exact
+// bytes ts_ckpt_save would write. Errors: TS_ERR_NOMEM.
 int ts_ckpt_save_mem(const ts_ckpt *ck, unsigned char **out, size_t *len);
 
 // ---- loading ----------------------------------------------------------------------
 
 typedef struct ts_ckpt_load_opts {
-    // Largest accepted decompressed payload in bytes (0 = the default,
+    // Largest accepted payload in bytes (0 = the default,
     // TS_CKPT_DEFAULT_MAX_PAYLOAD). A file declaring more is rejected before
-    // decompressing; one inflating past its declared size is rejected as soon
-    // as it does. Memory used is bounded by the bytes actually inflated.
+    // reading on; a gzip file inflating past its declared size is rejected as
+    // soon as it does. Memory used is bounded by the bytes actually inflated.
     uint64_t max_payload;
     // Nonzero: the OPTM section (the optimizer's state) is checked (frame,
     // CRCs) but not parsed: the container has no optimizer tensors. For
@@ -217,11 +234,15 @@ typedef struct ts_ckpt_load_opts {
 
 // Reads and fully validates a checkpoint file (opts NULL = defaults) and on
 // success stores a new container in *out (caller frees with ts_ckpt_free).
-// Errors: TS_ERR_IO (open/read), TS_ERR_FORMAT (not gzip, truncated, trailing
-// bytes, bad magic/version, CRC mismatch, a length or count that does not fit,
-// a bad name or token, payload larger than declared or than the cap),
-// TS_ERR_NOMEM. The message names the path and what is wrong. *out is NULL on
-// failure.
+// A version-2 file is mapped read-only (mmap MAP_PRIVATE): every CRC is
+// checked over every byte, and its tensors point into the mapping, which
+// lives until ts_ckpt_free. A gzip file (version 1) is inflated and its
+// tensors copied. Errors: TS_ERR_IO (open/read/map), TS_ERR_FORMAT (neither a
+// checkpoint nor gzip, truncated, trailing bytes, bad magic/version, CRC
+// mismatch, a length, count or tensor offset that does not fit, a misaligned
+// or overlapping tensor, an unknown dtype, a bad name or token, payload larger
+// than declared or than the cap), TS_ERR_NOMEM. The message names the path
+// and what is wrong. *out is NULL on failure.
 int ts_ckpt_load(const char *path, const ts_ckpt_load_opts *opts, ts_ckpt **out);
 
 // The file a container was loaded from (borrowed), or NULL for one built in
@@ -230,7 +251,8 @@ int ts_ckpt_load(const char *path, const ts_ckpt_load_opts *opts, ts_ckpt **out)
 // 'model.hidden' = 0 is out of bounds [1, 65536]".
 const char *ts_ckpt_path(const ts_ckpt *ck);
 
-// As ts_ckpt_load, from the gzip bytes data[0..len).
+// As ts_ckpt_load, from the bytes data[0..len) (a version-2 payload is
+// copied: the container does not keep pointers into data).
 int ts_ckpt_load_mem(const void *data, size_t len, const ts_ckpt_load_opts *opts,
                      ts_ckpt **out);
 

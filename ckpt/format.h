@@ -14,12 +14,23 @@ enum {
     SECTION_OVERHEAD = 16, // tag (4) + body length (8) + CRC (4)
     SECTION_COUNT = 5,
     TRAILER_SIZE = 4,
-    ZLEVEL = 0,        // fixed (byte-identical promise); stored: float64 weights barely compress (~5%),
-                       // and level 6 costs 0.19 s to inflate, 1.3 s to deflate for 5.3M parameters
-    GZIP_WINDOW = 31,  // 15-bit window + 16 = gzip framing
-    GZIP_OS_UNKNOWN = 255,
+    GZIP_WINDOW = 31,  // 15-bit window + 16 = gzip framing (version-1 files, or any payload gzip'd by hand)
     CHUNK = 1 << 16,
+    // Version 2: every tensor's data starts at a payload offset that is a
+    // multiple of this, so a mapped file's tensors are aligned for any kernel
+    // (a cache line; AVX-512 loads).
+    TENSOR_ALIGN = 64,
 };
+
+// Bytes per value of each dtype this build reads and writes; 0: a code the
+// format reserves but this build does not read (the loader names it).
+static const unsigned DTYPE_WIDTH[TS_CKPT_DTYPE_COUNT] = {[TS_CKPT_F64] = 8};
+static const char *const DTYPE_NAME[TS_CKPT_DTYPE_COUNT] = {[TS_CKPT_F64] = "f64", [TS_CKPT_F32] = "f32"};
+
+// The first multiple of TENSOR_ALIGN at or after `offset`.
+static inline uint64_t align_tensor(uint64_t offset) {
+    return (offset + TENSOR_ALIGN - 1) / TENSOR_ALIGN * TENSOR_ALIGN;
+}
 
 static const char MAGIC[8] = {'T', 'S', 'E', 'Q', 'C', 'K', 'P', 'T'};
 // Sections in their fixed order; every file has all five.
@@ -46,7 +57,7 @@ struct vocab {
 struct tensor {
     ts_ckpt_tensor pub;  // pub.name / pub.data alias name / data (a view: pub.data is the caller's)
     char *name;
-    double *data;        // owned; NULL for a view (ts_ckpt_add_tensor_view)
+    double *data;        // owned; NULL for a view (ts_ckpt_add_tensor_view, or into `storage`)
 };
 
 struct blob {
@@ -64,6 +75,11 @@ struct ts_ckpt {
     size_t n_tensors[2], cap_tensors[2];
     struct blob *blobs;
     size_t n_blobs, cap_blobs;
+    // A version-2 file's bytes, which its tensors are views into: a read-only
+    // mapping of the file (munmap'd by ts_ckpt_free) or a malloc'd copy.
+    const unsigned char *storage;
+    size_t storage_len;
+    int storage_mapped;
     char *path;  // the file it was loaded from, NULL otherwise: named by every getter's error
 };
 
@@ -123,6 +139,8 @@ int ts_ckpt_push_tensor(ts_ckpt *ck, enum ts_ckpt_section section, char *name, i
 const char *ts_ckpt_section_noun(enum ts_ckpt_section s);
 // Product of shape[0..ndim) into *size; 0 on overflow past `limit`.
 int ts_ckpt_shape_size(int ndim, const size_t *shape, size_t limit, size_t *size);
+// Unmaps or frees a loaded file's storage (read.c, where it is made).
+void ts_ckpt_release_storage(ts_ckpt *ck);
 // The blob called `name`, NULL when there is none.
 struct blob *ts_ckpt_blob_lookup(const ts_ckpt *ck, const char *name);
 

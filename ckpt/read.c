@@ -1,9 +1,13 @@
-// Loading a checkpoint: inflates into one buffer bounded by the payload size
-// the prelude declares (itself bounded by a cap), then parses it with every
-// length and count checked against the bytes that remain before anything is
-// allocated. CRC-32 (zlib's crc32) guards the prelude, each section and the
-// whole payload; fuzzing builds (TS_CKPT_FUZZING) skip the comparisons so the
-// fuzzer reaches the parser. Byte layout: docs/checkpoint.md.
+// Loading a checkpoint: a version-2 file is mapped read-only and parsed in
+// place, its tensors pointing into the mapping; a gzip file (version 1, or
+// any payload gzip'd by hand) is inflated into one buffer bounded by the
+// payload size the prelude declares (itself bounded by a cap). Either way
+// the payload is parsed with every length, count and tensor offset checked
+// against the bytes that remain before anything is allocated. CRC-32 (zlib's
+// crc32) guards the prelude, each section and the whole payload, every byte
+// of it; fuzzing builds (TS_CKPT_FUZZING) skip the comparisons so the fuzzer
+// reaches the parser. Byte layout: docs/checkpoint.md.
+#define _DEFAULT_SOURCE  // MAP_POPULATE
 #include "ckpt/format.h"
 
 #include "tensor/status.h"
@@ -13,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #ifdef TS_CKPT_FUZZING
@@ -58,9 +65,9 @@ static int check_prelude(const unsigned char *p, uint64_t cap, const char *what,
         return ts_fail(TS_ERR_FORMAT, "checkpoint %s: bad magic (not a tinyseq checkpoint)",
                        what);
     uint32_t version = get_u32(p + 8);
-    if (version != TS_CKPT_VERSION)
+    if (version != 1 && version != 2)
         return ts_fail(TS_ERR_FORMAT, "checkpoint %s: format version %u, this build reads "
-                       "version %u", what, version, TS_CKPT_VERSION);
+                       "versions 1 and 2", what, version);
     if (CRC_CHECKED && get_u32(p + 28) != ts_crc32(0, p, 28))
         return ts_fail(TS_ERR_FORMAT, "checkpoint %s: prelude CRC mismatch", what);
     if (get_u32(p + 12) != 0)
@@ -391,63 +398,166 @@ static int compare_names(const void *a, const void *b) {
     return strcmp(x->name, y->name);
 }
 
-static int parse_tensors(struct reader *r, ts_ckpt *ck, enum ts_ckpt_section section) {
-    uint32_t n;
-    // Smallest entry: name length (4) + 1 name byte + ndim (4).
-    int rc = read_count(r, "tensor count", TS_CKPT_MAX_TENSORS, 9, &n);
-    for (uint32_t i = 0; rc == TS_OK && i < n; i++) {
-        const char *name = NULL;
-        size_t nlen = 0;
-        uint32_t ndim;
-        size_t shape[TS_CKPT_MAX_NDIM], size;
-        if ((rc = read_string(r, "tensor name", TS_CKPT_MAX_NAME, ts_ckpt_name_ok, &name, &nlen)))
-            return rc;
-        if ((rc = read_u32(r, "ndim", &ndim))) return rc;
-        if (ndim > TS_CKPT_MAX_NDIM)
-            return ts_fail(TS_ERR_FORMAT, "checkpoint %s: tensor '%.*s' has ndim %u > %d",
-                           r->what, (int)nlen, name, ndim, TS_CKPT_MAX_NDIM);
-        for (uint32_t d = 0; d < ndim; d++) {
-            uint64_t dim;
-            if ((rc = read_u64(r, "tensor dimension", &dim))) return rc;
-            if (dim == 0 || dim > remaining(r) / 8)
-                return ts_fail(TS_ERR_FORMAT, "checkpoint %s: tensor '%.*s' dimension %u = %llu "
-                               "is 0 or does not fit in the %zu bytes left", r->what, (int)nlen,
-                               name, d, (unsigned long long)dim, remaining(r));
-            shape[d] = (size_t)dim;
-        }
-        if (!ts_ckpt_shape_size((int)ndim, shape, remaining(r) / 8, &size))
-            return ts_fail(TS_ERR_FORMAT, "checkpoint %s: tensor '%.*s' data does not fit in the "
-                           "%zu bytes left", r->what, (int)nlen, name, remaining(r));
-        char *name_copy = ts_ckpt_dup(name, nlen);
-        double *data = malloc(size * sizeof *data); // size >= 1: every dim is >= 1
-        if (!name_copy || !data) {
-            free(name_copy);
-            free(data);
-            return ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
-        }
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        memcpy(data, r->p + r->pos, 8 * size);  // the file's byte order is this host's
-#else
-        for (size_t k = 0; k < size; k++) {
-            uint64_t bits = get_u64(r->p + r->pos + 8 * k);
-            memcpy(&data[k], &bits, 8);
-        }
-#endif
-        r->pos += 8 * size;
-        rc = ts_ckpt_push_tensor(ck, section, name_copy, (int)ndim, shape, size, data);
-    }
-    if (rc != TS_OK || n < 2) return rc;
-    // Names must be unique in a section; sort pointers instead of an n^2 scan.
+// Names must be unique in a section; sort pointers instead of an n^2 scan.
+static int check_unique(const struct reader *r, ts_ckpt *ck, enum ts_ckpt_section section) {
+    size_t n = ck->n_tensors[section];
+    if (n < 2) return TS_OK;
     struct tensor **sorted = malloc(n * sizeof *sorted);
     if (!sorted) return ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
-    for (uint32_t i = 0; i < n; i++) sorted[i] = &ck->tensors[section][i];
+    for (size_t i = 0; i < n; i++) sorted[i] = &ck->tensors[section][i];
     qsort(sorted, n, sizeof *sorted, compare_names);
-    for (uint32_t i = 1; i < n && rc == TS_OK; i++)
+    int rc = TS_OK;
+    for (size_t i = 1; i < n && rc == TS_OK; i++)
         if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0)
             rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: %s tensor '%s' appears twice", r->what,
                          ts_ckpt_section_noun(section), sorted[i]->name);
     free(sorted);
     return rc;
+}
+
+// n little-endian binary64 values at src into dst.
+static void copy_values(double *dst, const unsigned char *src, size_t n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(dst, src, 8 * n);  // the file's byte order is this host's
+#else
+    for (size_t k = 0; k < n; k++) {
+        uint64_t bits = get_u64(src + 8 * k);
+        memcpy(&dst[k], &bits, 8);
+    }
+#endif
+}
+
+// A tensor's name, ndim and shape (both versions' records start alike, but
+// for version 2's dtype between name and ndim): checked, with the size
+// bounded by the body's remaining bytes at `width` bytes a value.
+static int read_tensor_head(struct reader *r, int version, char **name_out, enum ts_ckpt_dtype *dtype,
+                            int *ndim_out, size_t *shape, size_t *size) {
+    const char *name = NULL;
+    size_t nlen = 0;
+    uint32_t ndim, code = TS_CKPT_F64;
+    int rc = read_string(r, "tensor name", TS_CKPT_MAX_NAME, ts_ckpt_name_ok, &name, &nlen);
+    if (!rc && version >= 2) rc = read_u32(r, "dtype", &code);
+    if (rc) return rc;
+    if (code == 0 || code >= TS_CKPT_DTYPE_COUNT || DTYPE_WIDTH[code] == 0)
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: tensor '%.*s' has dtype %u (%s), which this "
+                       "build does not read", r->what, (int)nlen, name, code,
+                       code && code < TS_CKPT_DTYPE_COUNT ? DTYPE_NAME[code] : "unknown");
+    size_t width = DTYPE_WIDTH[code];
+    if ((rc = read_u32(r, "ndim", &ndim))) return rc;
+    if (ndim > TS_CKPT_MAX_NDIM)
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: tensor '%.*s' has ndim %u > %d",
+                       r->what, (int)nlen, name, ndim, TS_CKPT_MAX_NDIM);
+    for (uint32_t d = 0; d < ndim; d++) {
+        uint64_t dim;
+        if ((rc = read_u64(r, "tensor dimension", &dim))) return rc;
+        if (dim == 0 || dim > remaining(r) / width)
+            return ts_fail(TS_ERR_FORMAT, "checkpoint %s: tensor '%.*s' dimension %u = %llu "
+                           "is 0 or does not fit in the %zu bytes left", r->what, (int)nlen,
+                           name, d, (unsigned long long)dim, remaining(r));
+        shape[d] = (size_t)dim;
+    }
+    if (!ts_ckpt_shape_size((int)ndim, shape, remaining(r) / width, size))
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: tensor '%.*s' data does not fit in the "
+                       "%zu bytes left", r->what, (int)nlen, name, remaining(r));
+    if (!(*name_out = ts_ckpt_dup(name, nlen)))
+        return ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
+    *dtype = (enum ts_ckpt_dtype)code;
+    *ndim_out = (int)ndim;
+    return TS_OK;
+}
+
+// Version 1: each tensor's record is followed by its values, copied out.
+static int parse_tensors_v1(struct reader *r, ts_ckpt *ck, enum ts_ckpt_section section) {
+    uint32_t n;
+    // Smallest entry: name length (4) + 1 name byte + ndim (4).
+    int rc = read_count(r, "tensor count", TS_CKPT_MAX_TENSORS, 9, &n);
+    for (uint32_t i = 0; rc == TS_OK && i < n; i++) {
+        char *name;
+        enum ts_ckpt_dtype dtype;
+        int ndim;
+        size_t shape[TS_CKPT_MAX_NDIM], size;
+        if ((rc = read_tensor_head(r, 1, &name, &dtype, &ndim, shape, &size))) return rc;
+        double *data = malloc(size * sizeof *data); // size >= 1: every dim is >= 1
+        if (!data) {
+            free(name);
+            return ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
+        }
+        copy_values(data, r->p + r->pos, size);
+        r->pos += 8 * size;
+        rc = ts_ckpt_push_tensor(ck, section, name, ndim, shape, size, data);
+    }
+    return rc ? rc : check_unique(r, ck, section);
+}
+
+// Version 2: an index of records (name, dtype, ndim, shape, offset), then
+// the data, each tensor at the next multiple of TENSOR_ALIGN after the one
+// before (zeros between). The tensors are views into the payload, which the
+// caller keeps alive as the container's storage. Every offset must be the
+// one that layout implies: a misaligned, overlapping or gapped one is refused.
+static int parse_tensors_v2(struct reader *r, ts_ckpt *ck, enum ts_ckpt_section section) {
+    uint32_t n;
+    // Smallest entry: name length (4) + 1 name byte + dtype (4) + ndim (4) +
+    // offset (8) + one value (4).
+    int rc = read_count(r, "tensor count", TS_CKPT_MAX_TENSORS, 25, &n);
+    uint64_t *offsets = rc ? NULL : malloc((n ? n : 1) * sizeof *offsets);
+    if (!rc && !offsets) rc = ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
+    size_t first = ck->n_tensors[section];
+    for (uint32_t i = 0; rc == TS_OK && i < n; i++) {
+        char *name;
+        enum ts_ckpt_dtype dtype;
+        int ndim;
+        size_t shape[TS_CKPT_MAX_NDIM], size;
+        if ((rc = read_tensor_head(r, 2, &name, &dtype, &ndim, shape, &size))) break;
+        if ((rc = read_u64(r, "tensor offset", &offsets[i]))) {
+            free(name);
+            break;
+        }
+        rc = ts_ckpt_push_tensor(ck, section, name, ndim, shape, size, NULL);
+        if (!rc) ck->tensors[section][first + i].pub.dtype = dtype;
+    }
+    for (uint32_t i = 0; rc == TS_OK && i < n; i++) {
+        struct tensor *t = &ck->tensors[section][first + i];
+        const char *before = i ? ck->tensors[section][first + i - 1].name : NULL;
+        uint64_t expected = align_tensor(r->pos), offset = offsets[i];
+        uint64_t bytes = (uint64_t)DTYPE_WIDTH[t->pub.dtype] * t->pub.size;
+        if (offset % TENSOR_ALIGN != 0)
+            rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: %s tensor '%s' data offset %llu is not a "
+                         "multiple of %d", r->what, ts_ckpt_section_noun(section), t->name,
+                         (unsigned long long)offset, TENSOR_ALIGN);
+        else if (offset < expected)
+            rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: %s tensor '%s' data at offset %llu overlaps "
+                         "%s%s%s, which ends at %zu", r->what, ts_ckpt_section_noun(section), t->name,
+                         (unsigned long long)offset, before ? "tensor '" : "the index",
+                         before ? before : "", before ? "'" : "", r->pos);
+        else if (offset > expected)
+            rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: %s tensor '%s' data at offset %llu leaves a "
+                         "gap: it belongs at %llu", r->what, ts_ckpt_section_noun(section), t->name,
+                         (unsigned long long)offset, (unsigned long long)expected);
+        else if (offset > r->end || bytes > r->end - offset)
+            rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: %s tensor '%s' data (%llu bytes at offset "
+                         "%llu) runs past its section, which ends at %zu", r->what,
+                         ts_ckpt_section_noun(section), t->name, (unsigned long long)bytes,
+                         (unsigned long long)offset, r->end);
+        for (; rc == TS_OK && r->pos < offset; r->pos++)
+            if (r->p[r->pos] != 0)
+                rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: padding byte at offset %zu before %s "
+                             "tensor '%s' is not 0", r->what, r->pos, ts_ckpt_section_noun(section),
+                             t->name);
+        if (rc) break;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        t->pub.data = (const double *)(const void *)(r->p + offset);  // aligned: storage is, offset too
+#else
+        if (!(t->data = malloc(t->pub.size * sizeof *t->data))) {
+            rc = ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
+            break;
+        }
+        copy_values(t->data, r->p + offset, t->pub.size);
+        t->pub.data = t->data;
+#endif
+        r->pos = (size_t)(offset + bytes);
+    }
+    free(offsets);
+    return rc ? rc : check_unique(r, ck, section);
 }
 
 static int parse_blobs(struct reader *r, ts_ckpt *ck) {
@@ -480,12 +590,15 @@ static int parse_blobs(struct reader *r, ts_ckpt *ck) {
 
 // Parses a complete payload (prelude already checked) into a new container.
 // Each section's CRC is checked before its body is parsed, so damage is
-// reported by section; the payload CRC comes last.
+// reported by section; the payload CRC comes last, then gzip's (gzip_trailer:
+// NULL for an uncompressed file).
 static int parse_payload(const unsigned char *p, size_t total, const char *what, int skip_training,
                          const unsigned char gzip_trailer[8], ts_ckpt **out) {
     ts_ckpt *ck = ts_ckpt_new();
     if (!ck) return TS_ERR_NOMEM;
     struct reader r = {p, PRELUDE_SIZE, total - TRAILER_SIZE, what, "?"};
+    int (*parse_tensors)(struct reader *, ts_ckpt *, enum ts_ckpt_section) =
+        get_u32(p + 8) == 1 ? parse_tensors_v1 : parse_tensors_v2;
     int rc = TS_OK;
     // The payload CRC is built from the prelude's and each section's CRC
     // (crc32_combine): the same value as a second pass over every byte.
@@ -539,7 +652,7 @@ static int parse_payload(const unsigned char *p, size_t total, const char *what,
         rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: payload CRC mismatch", what);
     // gzip's CRC covers the whole payload, trailer included; its size field is
     // the payload's length mod 2^32.
-    if (rc == TS_OK && CRC_CHECKED &&
+    if (rc == TS_OK && CRC_CHECKED && gzip_trailer &&
         (get_u32(gzip_trailer) != ts_crc32((uint32_t)payload_crc, p + total - TRAILER_SIZE, TRAILER_SIZE) ||
          get_u32(gzip_trailer + 4) != (uint32_t)total))
         rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: corrupt gzip data: its CRC or size does not match", what);
@@ -551,17 +664,68 @@ static int parse_payload(const unsigned char *p, size_t total, const char *what,
     return TS_OK;
 }
 
-static int load_from(struct source *src, const ts_ckpt_load_opts *opts, ts_ckpt **out) {
-    uint64_t cap = opts && opts->max_payload ? opts->max_payload : TS_CKPT_DEFAULT_MAX_PAYLOAD;
+static void release(const unsigned char *bytes, size_t len, int mapped) {
+    if (mapped) munmap((void *)bytes, len);
+    else free((void *)bytes);
+}
+
+void ts_ckpt_release_storage(ts_ckpt *ck) {
+    if (ck->storage) release(ck->storage, ck->storage_len, ck->storage_mapped);
+    ck->storage = NULL;
+}
+
+// Hands a parsed payload's bytes to the container when its tensors point
+// into them (version 2), else releases them (version 1 copied its tensors;
+// on failure there is no container).
+static void settle_storage(ts_ckpt *ck, const unsigned char *p, size_t len, int mapped) {
+    if (ck && get_u32(p + 8) >= 2) {
+        ck->storage = p;
+        ck->storage_len = len;
+        ck->storage_mapped = mapped;
+    } else {
+        release(p, len, mapped);
+    }
+}
+
+static uint64_t cap_of(const ts_ckpt_load_opts *opts) {
+    return opts && opts->max_payload ? opts->max_payload : TS_CKPT_DEFAULT_MAX_PAYLOAD;
+}
+
+// A gzip file: inflated into one buffer, then parsed.
+static int load_gzip(struct source *src, const ts_ckpt_load_opts *opts, ts_ckpt **out) {
     unsigned char *payload = NULL;
     size_t len = 0;
     unsigned char gzip_trailer[8];
-    int rc = inflate_payload(src, cap, &payload, &len, gzip_trailer);
+    int rc = inflate_payload(src, cap_of(opts), &payload, &len, gzip_trailer);
     if (rc != TS_OK) return rc;
     rc = parse_payload(payload, len, src->what, opts && opts->skip_training_state, gzip_trailer, out);
-    free(payload);
+    settle_storage(*out, payload, len, 0);
     return rc;
 }
+
+// An uncompressed file's bytes p[0..len): exactly the payload its prelude
+// declares. The bytes become the container's storage (settle_storage).
+static int load_raw(const unsigned char *p, size_t len, int mapped, const ts_ckpt_load_opts *opts,
+                    const char *what, ts_ckpt **out) {
+    size_t total = 0;
+    int rc = TS_OK;
+    if (len < PRELUDE_SIZE && memcmp(p, MAGIC, len < 8 ? len : 8) == 0)
+        rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: truncated: %zu bytes, shorter than the %d-byte "
+                     "prelude", what, len, PRELUDE_SIZE);
+    else if (len < PRELUDE_SIZE || memcmp(p, MAGIC, 8) != 0)
+        rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: bad magic (not a tinyseq checkpoint: neither "
+                     "TSEQCKPT nor gzip)", what);
+    else if (!(rc = check_prelude(p, cap_of(opts), what, &total)) && len != total)
+        rc = len < total ? ts_fail(TS_ERR_FORMAT, "checkpoint %s: truncated: %zu of the %zu bytes "
+                                   "its prelude declares", what, len, total)
+                         : ts_fail(TS_ERR_FORMAT, "checkpoint %s: %zu trailing bytes after the "
+                                   "checkpoint", what, len - total);
+    if (!rc) rc = parse_payload(p, total, what, opts && opts->skip_training_state, NULL, out);
+    settle_storage(*out, p, len, mapped);
+    return rc;
+}
+
+static int is_gzip(const unsigned char *p, size_t len) { return len >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
 
 const char *ts_ckpt_path(const ts_ckpt *ck) { return ck->path; }
 
@@ -570,25 +734,61 @@ int ts_ckpt_load_mem(const void *data, size_t len, const ts_ckpt_load_opts *opts
     if (!out) return ts_fail(TS_ERR_ARG, "ts_ckpt_load_mem: NULL argument");
     *out = NULL;
     if (!data && len) return ts_fail(TS_ERR_ARG, "ts_ckpt_load_mem: NULL data");
-    struct source src = {.mem = data, .mem_len = len, .what = "<memory>"};
-    return load_from(&src, opts, out);
+    if (len == 0) return ts_fail(TS_ERR_FORMAT, "checkpoint <memory>: empty file");
+    if (is_gzip(data, len)) {
+        struct source src = {.mem = data, .mem_len = len, .what = "<memory>"};
+        return load_gzip(&src, opts, out);
+    }
+    // A copy the container owns, aligned as malloc aligns (the offsets are
+    // multiples of 64 from its start).
+    unsigned char *copy = malloc(len);
+    if (!copy) return ts_fail(TS_ERR_NOMEM, "checkpoint <memory>: out of memory");
+    memcpy(copy, data, len);
+    return load_raw(copy, len, 0, opts, "<memory>", out);
 }
 
 int ts_ckpt_load(const char *path, const ts_ckpt_load_opts *opts, ts_ckpt **out) {
     if (!out || !path) return ts_fail(TS_ERR_ARG, "ts_ckpt_load: NULL argument");
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return ts_fail(TS_ERR_IO, "cannot open checkpoint %s: %s", path, strerror(errno));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ts_fail(TS_ERR_IO, "cannot open checkpoint %s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {  // fopen opens one, reading it then fails
-        fclose(f);
-        return ts_fail(TS_ERR_IO, "%s is a directory, not a checkpoint", path);
+    unsigned char magic[2];
+    ssize_t got = 0;
+    int rc = TS_OK;
+    if (fstat(fd, &st) != 0)
+        rc = ts_fail(TS_ERR_IO, "cannot stat checkpoint %s: %s", path, strerror(errno));
+    else if (S_ISDIR(st.st_mode))
+        rc = ts_fail(TS_ERR_IO, "%s is a directory, not a checkpoint", path);
+    else if ((got = pread(fd, magic, 2, 0)) < 0)
+        rc = ts_fail(TS_ERR_IO, "cannot read checkpoint %s: %s", path, strerror(errno));
+    else if (got == 0)
+        rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: empty file", path);
+    if (rc) {
+        close(fd);
+        return rc;
     }
-    struct source src = {.file = f, .chunk = malloc(CHUNK), .what = path};
-    int rc = src.chunk ? load_from(&src, opts, out)
-                       : ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", path);
-    free(src.chunk);
-    fclose(f);
+    if (is_gzip(magic, (size_t)got) || !S_ISREG(st.st_mode)) {  // a pipe cannot be mapped: read it
+        FILE *f = fdopen(fd, "rb");
+        struct source src = {.file = f, .chunk = malloc(CHUNK), .what = path};
+        if (!f || !src.chunk) rc = ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", path);
+        else if (is_gzip(magic, (size_t)got)) rc = load_gzip(&src, opts, out);
+        else rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: not a regular file (a version-2 "
+                          "checkpoint is mapped)", path);
+        free(src.chunk);
+        if (f) fclose(f);
+        else close(fd);
+    } else {
+        // Read-only and private: the tensors point into it, and a write
+        // through one faults instead of reaching the file.
+        size_t len = (size_t)st.st_size;
+        void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+        close(fd);  // the mapping keeps the file
+        if (map == MAP_FAILED)
+            rc = ts_fail(TS_ERR_IO, "cannot map checkpoint %s: %s", path, strerror(errno));
+        else
+            rc = load_raw(map, len, 1, opts, path, out);
+    }
     if (rc == TS_OK && !((*out)->path = ts_ckpt_dup(path, strlen(path)))) {
         ts_ckpt_free(*out);
         *out = NULL;
@@ -596,4 +796,3 @@ int ts_ckpt_load(const char *path, const ts_ckpt_load_opts *opts, ts_ckpt **out)
     }
     return rc;
 }
-

@@ -1,7 +1,9 @@
-// Writing a checkpoint: streams the payload through deflate (no second copy
-// of the parameters); a sizing pass first computes every length so the
-// prelude can declare the payload size up front. Saving to a path goes
-// through the atomic writer (tensor/atomic_write.h). Byte layout: docs/checkpoint.md.
+// Writing a checkpoint (format version 2): streams the payload to the file
+// uncompressed (no second copy of the parameters); a sizing pass first
+// computes every length and every tensor's aligned offset, so the prelude can
+// declare the payload size up front and the tensor index can precede the
+// data. Saving to a path goes through the atomic writer
+// (tensor/atomic_write.h). Byte layout: docs/checkpoint.md.
 #include "ckpt/format.h"
 
 #include "tensor/atomic_write.h"
@@ -10,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+#include <zlib.h>  // crc32_combine
 
 // ---- writing: sizing pass ------------------------------------------------------------
 
@@ -31,13 +33,28 @@ static uint64_t vocab_body_size(const ts_ckpt *ck) {
     return n;
 }
 
-static uint64_t tensor_body_size(const ts_ckpt *ck, int section) {
+// A tensor section's index: the count, then per tensor its name, dtype,
+// ndim, shape and data offset.
+static uint64_t tensor_index_size(const ts_ckpt *ck, int section) {
     uint64_t n = 4;
     for (size_t i = 0; i < ck->n_tensors[section]; i++) {
         const struct tensor *t = &ck->tensors[section][i];
-        n += 4 + strlen(t->name) + 4 + 8 * (uint64_t)t->pub.ndim + 8 * (uint64_t)t->pub.size;
+        n += 4 + strlen(t->name) + 4 + 4 + 8 * (uint64_t)t->pub.ndim + 8;
     }
     return n;
+}
+
+static uint64_t tensor_bytes(const struct tensor *t) { return (uint64_t)DTYPE_WIDTH[t->pub.dtype] * t->pub.size; }
+
+// A tensor section's body, which starts at payload offset `start`: the
+// index, then each tensor's data at the first aligned offset after what
+// precedes it (zeros between). The index (emit_tensors) and the data walk
+// the same sequence of offsets.
+static uint64_t tensor_body_size(const ts_ckpt *ck, int section, uint64_t start) {
+    uint64_t end = start + tensor_index_size(ck, section);
+    for (size_t i = 0; i < ck->n_tensors[section]; i++)
+        end = align_tensor(end) + tensor_bytes(&ck->tensors[section][i]);
+    return end - start;
 }
 
 static uint64_t blob_body_size(const ts_ckpt *ck) {
@@ -47,20 +64,17 @@ static uint64_t blob_body_size(const ts_ckpt *ck) {
     return n;
 }
 
-// ---- writing: the deflate sink --------------------------------------------------------
+// ---- writing: the sink --------------------------------------------------------------
 
 // Serialised bytes go through `stage` (so tiny fields don't each cost a
-// deflate call), the running CRCs, then deflate, then to a file or memory.
+// write) and the running CRCs, then to a file or memory.
 struct sink {
-    z_stream z;
-    gz_header gzhead;
-    int z_ready;
     uint32_t crc_section, crc_payload;
     int in_section;          // between section_begin and section_end
     uint64_t section_bytes;  // emitted since section_begin
+    uint64_t position;       // payload bytes emitted so far: the next byte's offset
     unsigned char stage[CHUNK];
     size_t staged;
-    unsigned char out[CHUNK];
     FILE *file;  // the file target, or NULL for memory:
     unsigned char *mem;
     size_t mem_len, mem_cap;
@@ -84,27 +98,14 @@ static int sink_output(struct sink *s, const unsigned char *p, size_t n) {
     return TS_OK;
 }
 
-// Runs deflate over the staged bytes with `flush`, writing what it produces.
-static int sink_deflate(struct sink *s, int flush) {
-    s->z.next_in = s->stage;
-    s->z.avail_in = (uInt)s->staged;
-    for (;;) {
-        s->z.next_out = s->out;
-        s->z.avail_out = sizeof s->out;
-        int ret = deflate(&s->z, flush);
-        if (ret == Z_STREAM_ERROR)
-            return ts_fail(TS_ERR_NOMEM, "checkpoint: deflate failed");
-        size_t produced = sizeof s->out - s->z.avail_out;
-        int rc = sink_output(s, s->out, produced);
-        if (rc != TS_OK) return rc;
-        if (flush == Z_FINISH ? ret == Z_STREAM_END : s->z.avail_out != 0) break;
-    }
+static void sink_flush(struct sink *s) {
+    if (s->status == TS_OK) s->status = sink_output(s, s->stage, s->staged);
     s->staged = 0;
-    return TS_OK;
 }
 
 static void emit(struct sink *s, const void *bytes, size_t n) {
     const unsigned char *p = bytes;
+    s->position += n;
     while (n > 0 && s->status == TS_OK) {
         size_t piece = sizeof s->stage - s->staged;
         if (piece > n) piece = n;
@@ -120,8 +121,14 @@ static void emit(struct sink *s, const void *bytes, size_t n) {
         s->staged += piece;
         p += piece;
         n -= piece;
-        if (s->staged == sizeof s->stage) s->status = sink_deflate(s, Z_NO_FLUSH);
+        if (s->staged == sizeof s->stage) sink_flush(s);
     }
+}
+
+// Zeros up to payload offset `to` (alignment padding).
+static void emit_zeros_to(struct sink *s, uint64_t to) {
+    static const unsigned char zeros[TENSOR_ALIGN];
+    while (s->position < to) emit(s, zeros, (size_t)(to - s->position < sizeof zeros ? to - s->position : sizeof zeros));
 }
 
 static void emit_u32(struct sink *s, uint32_t v) {
@@ -156,14 +163,28 @@ static void section_end(struct sink *s) {
     emit_u32(s, s->crc_section); // itself covered by the payload CRC only
 }
 
+// A tensor section's body: the index, then the data, each tensor at its
+// aligned offset (tensor_body_size's walk).
 static void emit_tensors(struct sink *s, const ts_ckpt *ck, int section) {
-    emit_u32(s, (uint32_t)ck->n_tensors[section]);
-    for (size_t i = 0; i < ck->n_tensors[section]; i++) {
+    size_t n = ck->n_tensors[section];
+    emit_u32(s, (uint32_t)n);
+    uint64_t offset = s->position + tensor_index_size(ck, section) - 4;  // the index's end
+    for (size_t i = 0; i < n; i++) {
         const struct tensor *t = &ck->tensors[section][i];
         emit_name(s, t->name);
+        emit_u32(s, (uint32_t)t->pub.dtype);
         emit_u32(s, (uint32_t)t->pub.ndim);
         for (int d = 0; d < t->pub.ndim; d++) emit_u64(s, t->pub.shape[d]);
-        // Explicit little-endian so files move between hosts.
+        offset = align_tensor(offset);
+        emit_u64(s, offset);
+        offset += tensor_bytes(t);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct tensor *t = &ck->tensors[section][i];
+        emit_zeros_to(s, align_tensor(s->position));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        emit(s, t->pub.data, (size_t)tensor_bytes(t));  // the file's byte order is this host's
+#else
         unsigned char b[8 * 512];
         for (size_t k = 0; k < t->pub.size;) {
             size_t m = 0;
@@ -174,28 +195,26 @@ static void emit_tensors(struct sink *s, const ts_ckpt *ck, int section) {
             }
             emit(s, b, 8 * m);
         }
+#endif
     }
 }
 
-// Serialises the whole payload into the sink and finishes the gzip stream.
+// Serialises the whole payload into the sink.
 static int serialise(struct sink *s, const ts_ckpt *ck) {
-    memset(&s->z, 0, sizeof s->z);
-    if (deflateInit2(&s->z, ZLEVEL, Z_DEFLATED, GZIP_WINDOW, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return ts_fail(TS_ERR_NOMEM, "checkpoint: deflateInit2 failed");
-    s->z_ready = 1;
-    // No name, mtime 0 and a fixed OS byte: the header depends on nothing but
-    // the format, so the same content gives the same bytes on every host.
-    memset(&s->gzhead, 0, sizeof s->gzhead);
-    s->gzhead.os = GZIP_OS_UNKNOWN;
-    if (deflateSetHeader(&s->z, &s->gzhead) != Z_OK)
-        return ts_fail(TS_ERR_NOMEM, "checkpoint: deflateSetHeader failed");
-
-    uint64_t body[SECTION_COUNT] = {
-        head_body_size(ck), vocab_body_size(ck), tensor_body_size(ck, TS_CKPT_PARAMS),
-        tensor_body_size(ck, TS_CKPT_OPTIM), blob_body_size(ck),
-    };
-    uint64_t payload_len = TRAILER_SIZE;
-    for (int i = 0; i < SECTION_COUNT; i++) payload_len += SECTION_OVERHEAD + body[i];
+    // Section i's body starts 12 bytes into its frame; tensor bodies depend
+    // on where they start (alignment), so sizes are summed in file order.
+    uint64_t body[SECTION_COUNT];
+    uint64_t position = PRELUDE_SIZE;
+    for (int sec = 0; sec < SECTION_COUNT; sec++) {
+        uint64_t start = position + 12;
+        body[sec] = sec == SEC_HEAD   ? head_body_size(ck)
+                    : sec == SEC_VOCB ? vocab_body_size(ck)
+                    : sec == SEC_PARM ? tensor_body_size(ck, TS_CKPT_PARAMS, start)
+                    : sec == SEC_OPTM ? tensor_body_size(ck, TS_CKPT_OPTIM, start)
+                                      : blob_body_size(ck);
+        position += SECTION_OVERHEAD + body[sec];
+    }
+    uint64_t payload_len = position + TRAILER_SIZE - PRELUDE_SIZE;
 
     unsigned char prelude[PRELUDE_SIZE] = {0};
     memcpy(prelude, MAGIC, 8);
@@ -243,15 +262,11 @@ static int serialise(struct sink *s, const ts_ckpt *ck) {
     section_end(s);
 
     emit_u32(s, s->crc_payload);
+    sink_flush(s);
     if (s->status != TS_OK) return s->status;
-    if (s->z.total_in + s->staged != PRELUDE_SIZE + payload_len)
+    if (s->position != PRELUDE_SIZE + payload_len)
         return ts_fail(TS_ERR_ARG, "checkpoint: internal error, sizing pass disagrees");
-    return sink_deflate(s, Z_FINISH);
-}
-
-static void sink_close(struct sink *s) {
-    if (s->z_ready) deflateEnd(&s->z);
-    s->z_ready = 0;
+    return TS_OK;
 }
 
 int ts_ckpt_save_mem(const ts_ckpt *ck, unsigned char **out, size_t *len) {
@@ -259,7 +274,6 @@ int ts_ckpt_save_mem(const ts_ckpt *ck, unsigned char **out, size_t *len) {
     struct sink *s = calloc(1, sizeof *s);
     if (!s) return ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
     int rc = serialise(s, ck);
-    sink_close(s);
     if (rc == TS_OK) {
         *out = s->mem;
         *len = s->mem_len;
@@ -276,7 +290,6 @@ static int fill_file(void *ctx, FILE *out) {
     if (!s) return ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
     s->file = out;
     int rc = serialise(s, ck);
-    sink_close(s);
     free(s);
     return rc;
 }

@@ -25,7 +25,7 @@ int ts_cli_load_model(const char *command, const char *model_path, const char *m
     if (lp.gnmt && beam == 1)
         ts_cli_error(command, 0, "warning: --length-penalty ranks beam search's outputs; with greedy decoding "
                                  "(--beam 1) it changes nothing: leave --beam at its default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) " or give K > 1");
-    if (ts_translator_load(model_path, t)) {
+    if (ts_translator_map(model_path, t)) {  // inference only: the weights stay in the file's mapping
         ts_cli_error(command, 1, "cannot load the model");
         char best[4200];
         struct stat st;

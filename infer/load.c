@@ -175,9 +175,16 @@ static int field_from_ckpt(const ts_ckpt *ck, const ts_model_field *f, ts_model_
     return TS_OK;
 }
 
-// With `owned` (ck itself, freed by the caller next), the weights move out of
-// the container instead of being copied: 42 MB less to touch for Tatoeba.
-static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, ts_translator *out) {
+// How the parameters get the file's values.
+enum weights_from {
+    COPY,    // memcpy (the container stays the caller's)
+    MOVE,    // the container's own buffers move to the model (version 1), else copy
+    BORROW,  // point into the container's read-only mapping (version 2), else move
+};
+
+// Moving or borrowing needs `owned` (ck itself, the caller's to change): it
+// is freed next, or kept in out->weights when borrowed from.
+static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, enum weights_from how, ts_translator *out) {
     memset(out, 0, sizeof *out);
     int64_t max_len;
     ts_model_config cfg = {0};
@@ -217,9 +224,15 @@ static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, ts_translator *out) {
             ts_values_convert(p->raw, p->dtype, t->data, TS_F64, p->size);
             continue;
         }
-        double *data = owned ? ts_ckpt_take_tensor_data(owned, TS_CKPT_PARAMS, p->name) : NULL;
-        if (data) free(p->data), p->data = data;
-        else memcpy(p->data, t->data, p->size * sizeof(double));
+        double *data = how != COPY ? ts_ckpt_take_tensor_data(owned, TS_CKPT_PARAMS, p->name) : NULL;
+        if (data) {
+            free(p->data), p->data = data;
+        } else if (how == BORROW) {
+            free(p->data), p->data = (double *)t->data;  // never written: the mapping is read-only
+            p->borrowed = 1;
+        } else {
+            memcpy(p->data, t->data, p->size * sizeof(double));
+        }
     }
     return TS_OK;
 fail:
@@ -227,20 +240,30 @@ fail:
     return rc;
 }
 
-int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) { return from_ckpt(ck, NULL, out); }
+int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out) {
+    return from_ckpt(ck, NULL, COPY, out);
+}
 
-int ts_translator_load(const char *path, ts_translator *out) {
+static int load(const char *path, enum weights_from how, ts_translator *out) {
     memset(out, 0, sizeof *out);
     ts_ckpt *ck;
     int rc = ts_ckpt_load(path, &(ts_ckpt_load_opts){.skip_training_state = 1}, &ck);
     if (rc) return rc;
-    rc = from_ckpt(ck, ck, out);  // its messages name the path already
-    ts_ckpt_free(ck);
+    rc = from_ckpt(ck, ck, how, out);  // its messages name the path already
+    int borrowed = 0;
+    for (int i = 0; !rc && i < out->model->params.count; i++) borrowed |= out->model->params.items[i]->borrowed;
+    if (borrowed) out->weights = ck;  // the mapping lives as long as the model
+    else ts_ckpt_free(ck);
     return rc;
 }
 
+int ts_translator_load(const char *path, ts_translator *out) { return load(path, MOVE, out); }
+
+int ts_translator_map(const char *path, ts_translator *out) { return load(path, BORROW, out); }
+
 void ts_translator_free(ts_translator *t) {
     ts_seq2seq_free(t->model);
+    ts_ckpt_free(t->weights);  // after the model: its parameters pointed into it
     ts_vocab_free(t->src_vocab);
     ts_vocab_free(t->tgt_vocab);
     ts_subword_free(t->src_sw);

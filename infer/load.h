@@ -23,6 +23,9 @@ typedef struct {
     ts_subword *src_sw, *tgt_sw;
     int max_len;           // the longest sentence (tokens) it was trained on
     ts_length_penalty length_penalty;  // beam search's ranking (zero: length normalisation)
+    // ts_translator_map: the loaded checkpoint whose read-only mapping the
+    // parameters point into (borrowed); freed after the model. NULL otherwise.
+    ts_ckpt *weights;
 } ts_translator;
 
 // Adds t's model configuration (header keys model.*, data.max_len), both
@@ -51,8 +54,17 @@ int ts_model_to_ckpt(ts_ckpt *ck, const ts_translator *t);
 // each naming the file and the blob.
 int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out);
 
-// ts_ckpt_load + ts_translator_from_ckpt.
+// ts_ckpt_load + ts_translator_from_ckpt: the parameters are the model's
+// own (writable), for whoever changes them (average, import, training).
 int ts_translator_load(const char *path, ts_translator *out);
+
+// For inference (translate, attend, eval): as ts_translator_load, but the
+// parameters of a version-2 file point into its read-only mapping instead of
+// being copied (borrowed tensors: a write faults), so loading costs the
+// CRC pass over the file and no copy. The mapping lives in out->weights
+// until ts_translator_free. A version-1 (gzip) file loads as by
+// ts_translator_load. Errors as ts_translator_load's.
+int ts_translator_map(const char *path, ts_translator *out);
 
 void ts_translator_free(ts_translator *t);
 

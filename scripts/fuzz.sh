@@ -32,6 +32,7 @@ fuzz_one() {
   rm -rf "$seeds" "$artifacts"
   mkdir -p "$seeds" "$corpus" "$artifacts"
   "$build/tests/fuzz/$seeder" "$seeds" || return 1
+  [ "$name" = fuzz_checkpoint ] && cp "$root"/tests/fixtures/format1/*.ckpt "$seeds/"  # version 1: gzip
 
   # Known crash inputs first: each must now run clean in the fuzzing build too.
   shopt -s nullglob

@@ -120,7 +120,7 @@ ts_tensor *ts_tensor_persistent_dtype(int dtype, int ndim, const int *dims, cons
 
 void ts_tensor_free_persistent(ts_tensor *t) {
     if (!t) return;
-    free(t->data);
+    if (!t->borrowed) free(t->data);
     free(t->grad);
     free(t);
 }

@@ -51,6 +51,7 @@ struct ts_tensor {
     ts_tensor *tape_prev;        // the node recorded before this one
     unsigned requires_grad : 1;  // a gradient must flow into this tensor
     unsigned persistent : 1;     // owns malloc'd data/grad (parameters, test inputs)
+    unsigned borrowed : 1;       // data is a read-only mapping's (a loaded checkpoint): not freed, never written
     char name[TS_NAME_SIZE];     // "encoder.gru.weight_ih", or the op's name
 };
 

@@ -7,6 +7,7 @@
 // structure check (not a CRC) is what must catch the damage.
 #include "ckpt/ckpt.h"
 #include "infer/load.h"
+#include "infer/translate.h"
 
 #include "tensor/status.h"
 #include "testutil.h"
@@ -148,27 +149,6 @@ static void assert_same(const ts_ckpt *a, const ts_ckpt *b) {
     }
 }
 
-static void gunzip(const unsigned char *in, size_t n, unsigned char **out, size_t *out_len) {
-    z_stream z = {0};
-    cr_assert_eq(inflateInit2(&z, 31), Z_OK);
-    size_t cap = 1 << 16, len = 0;
-    unsigned char *buf = malloc(cap);
-    z.next_in = (unsigned char *)in;
-    z.avail_in = (uInt)n;
-    int ret;
-    do {
-        if (len == cap) buf = realloc(buf, cap *= 2);
-        z.next_out = buf + len;
-        z.avail_out = (uInt)(cap - len);
-        ret = inflate(&z, Z_NO_FLUSH);
-        len = cap - z.avail_out;
-        cr_assert(ret == Z_OK || ret == Z_STREAM_END || ret == Z_BUF_ERROR, "gunzip: %d", ret);
-    } while (ret != Z_STREAM_END);
-    inflateEnd(&z);
-    *out = buf;
-    *out_len = len;
-}
-
 static void gzip_bytes(const unsigned char *in, size_t n, int level, unsigned char **out,
                        size_t *out_len) {
     z_stream z = {0};
@@ -217,19 +197,33 @@ static void fix_crcs(unsigned char *p, size_t len) {
     wr32(p + len - 4, (uint32_t)crc32(0, p, (uInt)(len - 4)));
 }
 
-// Decompresses `ck`'s file into a payload for editing.
-static void payload_of(const ts_ckpt *ck, unsigned char **payload, size_t *len) {
-    unsigned char *file;
-    size_t file_len;
-    save_mem(ck, &file, &file_len);
-    gunzip(file, file_len, payload, len);
-    free(file);
+// `ck`'s file, for editing: a version-2 file is its payload, uncompressed.
+static void payload_of(const ts_ckpt *ck, unsigned char **payload, size_t *len) { save_mem(ck, payload, len); }
+
+// `ck`'s file gzip'd, as a version-1 file or `gzip -k` of a version-2 one:
+// what the gzip layer's checks are tried on.
+static void gzip_of(const ts_ckpt *ck, unsigned char **file, size_t *len) {
+    unsigned char *payload;
+    size_t payload_len;
+    payload_of(ck, &payload, &payload_len);
+    gzip_bytes(payload, payload_len, 6, file, len);
+    free(payload);
 }
 
-// Fixes the CRCs of an edited payload, recompresses it and loads it; returns
-// the status (the container, if any, is freed).
+// Fixes the CRCs of an edited payload and loads it; returns the status (the
+// container, if any, is freed).
 static int load_edited(unsigned char *payload, size_t len, int fix) {
     if (fix) fix_crcs(payload, len);
+    ts_ckpt *ck = (ts_ckpt *)1;
+    ts_clear_error();
+    int rc = ts_ckpt_load_mem(payload, len, NULL, &ck);
+    if (rc == TS_OK) ts_ckpt_free(ck);
+    else cr_assert_null(ck, "*out must be NULL on failure");
+    return rc;
+}
+
+// As load_edited, through the gzip layer.
+static int load_edited_gzip(unsigned char *payload, size_t len) {
     unsigned char *file;
     size_t file_len;
     gzip_bytes(payload, len, 6, &file, &file_len);
@@ -449,22 +443,36 @@ Test(checkpoint, saves_identical_bytes_for_identical_content) {
     ts_ckpt_free(back);
 }
 
-Test(checkpoint, zcat_shows_the_magic) {
+// Version 2 is uncompressed (the magic is the file's first bytes, every
+// tensor 64-byte aligned), and the same file gzip'd loads the same content.
+Test(checkpoint, the_file_is_its_payload_and_a_gzipped_copy_loads_the_same) {
     char *dir = tmpdir();
-    char *path = keep_path(dir, "model.ckpt");
+    char *path = keep_path(dir, "model.ckpt"), *gz = keep_path(dir, "model.ckpt.gz");
     ts_ckpt *ck = sample();
     cr_assert_eq(ts_ckpt_save(ck, path), TS_OK);
     char cmd[512], *out;
-    snprintf(cmd, sizeof cmd, "zcat %s | head -c 16 | head -c 8", path);
+    snprintf(cmd, sizeof cmd, "head -c 8 %s; gzip -c %s > %s", path, path, gz);
     cr_assert_eq(test_run(cmd, &out), 0, "%s", out);
     cr_assert_str_eq(out, "TSEQCKPT");
     free(out);
-    // And the gzip header carries no name and mtime 0.
     size_t len;
     unsigned char *file = keep(read_all(path, &len));
-    cr_assert(file[0] == 0x1f && file[1] == 0x8b && file[2] == 8);
-    cr_assert_eq(file[3], 0, "FLG");
-    cr_assert_eq(rd32(file + 4), 0, "MTIME");
+    cr_assert_eq(rd32(file + 8), 2, "format version");
+    ts_ckpt *mapped, *inflated;
+    cr_assert_eq(ts_ckpt_load(path, NULL, &mapped), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_load(gz, NULL, &inflated), TS_OK, "%s", ts_last_error());
+    assert_same(ck, mapped);
+    assert_same(ck, inflated);
+    for (int s = TS_CKPT_PARAMS; s <= TS_CKPT_OPTIM; s++)
+        for (size_t i = 0; i < ts_ckpt_tensor_count(mapped, s); i++) {
+            const ts_ckpt_tensor *t = ts_ckpt_tensor_at(mapped, s, i);
+            cr_assert_eq(t->dtype, TS_CKPT_F64);
+            cr_assert_eq((uintptr_t)t->data % 64, 0, "tensor %s is not 64-byte aligned", t->name);
+        }
+    // The tensors point into the file's mapping: nothing to hand over.
+    cr_assert_null(ts_ckpt_take_tensor_data(mapped, TS_CKPT_PARAMS, "encoder.weight"));
+    ts_ckpt_free(mapped);
+    ts_ckpt_free(inflated);
     ts_ckpt_free(ck);
 }
 
@@ -574,9 +582,12 @@ Test(checkpoint, getters_reject_a_key_duplicated_in_the_file) {
     payload_of(ck, &payload, &len);
     memcpy(find_bytes(payload, len, "hiddeX"), "hidden", 6);
     fix_crcs(payload, len);
-    gzip_bytes(payload, len, 6, &file, &file_len);
-    ts_ckpt *back;
-    cr_assert_eq(ts_ckpt_load_mem(file, file_len, NULL, &back), TS_OK, "%s", ts_last_error());
+    gzip_bytes(payload, len, 6, &file, &file_len);  // through the gzip layer too
+    ts_ckpt *back, *back_gzip;
+    cr_assert_eq(ts_ckpt_load_mem(payload, len, NULL, &back), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_load_mem(file, file_len, NULL, &back_gzip), TS_OK, "%s", ts_last_error());
+    assert_same(back, back_gzip);
+    ts_ckpt_free(back_gzip);
     int64_t v;
     double d;
     const char *s;
@@ -635,9 +646,10 @@ Test(checkpoint, rejects_a_truncation_at_every_byte_offset) {
 // exactly the original" -- about 1.5% of bits are of the second kind.
 Test(checkpoint, rejects_bit_flips_in_the_compressed_file) {
     ts_ckpt *ck = sample();
-    unsigned char *buf, *copy;
-    size_t len;
-    save_mem(ck, &buf, &len);
+    unsigned char *buf, *copy, *original;
+    size_t len, original_len;
+    gzip_of(ck, &buf, &len);
+    save_mem(ck, &original, &original_len);
     copy = malloc(len);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 1);
@@ -656,7 +668,7 @@ Test(checkpoint, rejects_bit_flips_in_the_compressed_file) {
         unsigned char *again;
         size_t again_len;
         save_mem(back, &again, &again_len);
-        cr_assert(again_len == len && memcmp(again, buf, len) == 0,
+        cr_assert(again_len == original_len && memcmp(again, original, original_len) == 0,
                   "bit %zu (byte %zu) flipped: loaded different content", bit, bit / 8);
         harmless++;
         free(again);
@@ -665,6 +677,7 @@ Test(checkpoint, rejects_bit_flips_in_the_compressed_file) {
     cr_log_info("compressed flips: %d rejected, %d loaded identical content", rejected, harmless);
     gsl_rng_free(rng);
     ts_ckpt_free(ck);
+    free(original);
     free(buf);
     free(copy);
 }
@@ -699,7 +712,7 @@ Test(checkpoint, rejects_trailing_garbage_after_the_gzip_stream) {
     ts_ckpt *ck = sample();
     unsigned char *buf;
     size_t len;
-    save_mem(ck, &buf, &len);
+    gzip_of(ck, &buf, &len);
     unsigned char *longer = malloc(2 * len);
     memcpy(longer, buf, len);
     longer[len] = 'x';
@@ -725,8 +738,13 @@ Test(checkpoint, rejects_trailing_bytes_inside_the_payload) {
     payload_of(ck, &payload, &len);
     unsigned char *longer = calloc(1, len + 8);
     memcpy(longer, payload, len);
-    // Declared length left alone: the stream is longer than the prelude says.
-    assert_fails_with(load_edited(longer, len + 8, 0), TS_ERR_FORMAT, "longer than its declared");
+    // Declared length left alone: the file is longer than the prelude says.
+    assert_fails_with(load_edited(longer, len + 8, 0), TS_ERR_FORMAT, "8 trailing bytes after the checkpoint");
+    assert_fails_with(load_edited_gzip(longer, len + 8), TS_ERR_FORMAT, "longer than its declared");
+    char *dir = tmpdir();
+    char *path = keep(test_write_file(dir, "long.ckpt", longer, len + 1));
+    ts_ckpt *back;
+    assert_fails_with(ts_ckpt_load(path, NULL, &back), TS_ERR_FORMAT, "trailing bytes");
     // Declared length and every CRC updated: bytes after the last section.
     // The old trailer becomes stray bytes, a new one goes at the end.
     wr64(longer + 16, rd64(longer + 16) + 8);
@@ -747,8 +765,8 @@ Test(checkpoint, rejects_wrong_magic_version_flags_and_crcs) {
     copy[0] = 'X';
     assert_fails_with(load_edited(copy, len, 1), TS_ERR_FORMAT, "bad magic");
     memcpy(copy, payload, len);
-    wr32(copy + 8, 2);
-    assert_fails_with(load_edited(copy, len, 1), TS_ERR_FORMAT, "format version 2");
+    wr32(copy + 8, 3);
+    assert_fails_with(load_edited(copy, len, 1), TS_ERR_FORMAT, "format version 3");
     memcpy(copy, payload, len);
     wr32(copy + 12, 1);
     assert_fails_with(load_edited(copy, len, 1), TS_ERR_FORMAT, "flags");
@@ -769,7 +787,7 @@ Test(checkpoint, rejects_wrong_magic_version_flags_and_crcs) {
     free(copy);
 }
 
-Test(checkpoint, rejects_empty_missing_and_non_gzip_files) {
+Test(checkpoint, rejects_empty_missing_and_foreign_files) {
     char *dir = tmpdir();
     ts_ckpt *back = (ts_ckpt *)1;
     char *empty = keep(test_write_file(dir, "empty.ckpt", "", 0));
@@ -778,7 +796,8 @@ Test(checkpoint, rejects_empty_missing_and_non_gzip_files) {
     assert_fails_with(ts_ckpt_load_mem("", 0, NULL, &back), TS_ERR_FORMAT, "empty file");
     const char text[] = "hidden=8\nthis is not gzip\n";
     char *plain = keep(test_write_file(dir, "plain.ckpt", text, sizeof text - 1));
-    assert_fails_with(ts_ckpt_load(plain, NULL, &back), TS_ERR_FORMAT, "not a gzip file");
+    assert_fails_with(ts_ckpt_load(plain, NULL, &back), TS_ERR_FORMAT, "not a tinyseq checkpoint");
+    assert_fails_with(ts_ckpt_load_mem(text, sizeof text - 1, NULL, &back), TS_ERR_FORMAT, "not a tinyseq checkpoint");
     char *missing = keep_path(dir, "missing.ckpt");
     assert_fails_with(ts_ckpt_load(missing, NULL, &back), TS_ERR_IO, "missing.ckpt");
     assert_fails_with(ts_ckpt_load(dir, NULL, &back), TS_ERR_IO, dir); // a directory
@@ -804,7 +823,10 @@ Test(checkpoint, rejects_tensors_that_do_not_fit_their_declared_sizes) {
     payload_of(ck, &payload, &len);
     copy = malloc(len);
     size_t name_at = (size_t)(find_bytes(payload, len, "encoder.weight") - payload);
-    size_t ndim_at = name_at + 14, dim0_at = ndim_at + 4;
+    size_t dtype_at = name_at + 14, ndim_at = dtype_at + 4, dim0_at = ndim_at + 4;
+    size_t offset_at = dim0_at + 16;  // after the two dimensions
+    uint64_t offset = rd64(payload + offset_at);
+    cr_assert_eq(offset % 64, 0);
     struct {
         size_t at;
         int width;
@@ -815,21 +837,30 @@ Test(checkpoint, rejects_tensors_that_do_not_fit_their_declared_sizes) {
         {dim0_at, 8, UINT64_MAX, "does not fit"},
         {dim0_at, 8, 0, "is 0"},
         {dim0_at + 8, 8, UINT64_C(1) << 62, "does not fit"},
-        {dim0_at, 8, 3, ""}, // 3x3 reads into the next tensor's bytes
+        {dim0_at, 8, 3, "overlaps tensor 'encoder.weight'"}, // 3x3 reaches into the next tensor's bytes
         {ndim_at, 4, 4, "ndim 4"},
         {ndim_at, 4, 0xffffffff, "ndim"},
         {name_at - 4, 4, 0xffffffff, "length"},
-        {name_at - 4, 4, 13, "ndim"}, // "encoder.weigh": ndim starts at the 't'
+        {name_at - 4, 4, 13, "dtype"}, // "encoder.weigh": the dtype starts at the 't'
         {name_at - 8, 4, 0xffffffff, "tensor count 4294967295 exceeds"},
         {name_at - 8, 4, 60000, "does not fit"},
-        {name_at - 8, 4, 3, "unused bytes"},
+        {name_at - 8, 4, 3, "padding byte"},  // the 4th index record is read as padding
+        {dtype_at, 4, TS_CKPT_F32, "dtype 2 (f32), which this build does not read"},
+        {dtype_at, 4, 0, "dtype 0 (unknown)"},
+        {dtype_at, 4, 77, "dtype 77"},
+        {offset_at, 8, offset + 8, "not a multiple of 64"},
+        {offset_at, 8, offset - 64, "overlaps the index"},
+        {offset_at, 8, offset + 64, "leaves a gap: it belongs at"},
+        {offset_at, 8, UINT64_MAX - 63, "leaves a gap"},
+        {offset - 1, 1, 1, "padding byte"},
         {name_at - 16, 8, 1u << 30, "section PARM length"},
         {name_at - 20, 4, 0x4d524150 ^ 0x20, "expected section PARM"}, // "pARM"
     };
     for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
         memcpy(copy, payload, len);
         if (edits[i].width == 8) wr64(copy + edits[i].at, edits[i].value);
-        else wr32(copy + edits[i].at, (uint32_t)edits[i].value);
+        else if (edits[i].width == 4) wr32(copy + edits[i].at, (uint32_t)edits[i].value);
+        else copy[edits[i].at] = (unsigned char)edits[i].value;
         int rc = load_edited(copy, len, 1);
         cr_assert_eq(rc, TS_ERR_FORMAT, "edit %zu loaded (status %d)", i, rc);
         cr_assert(strstr(ts_last_error(), edits[i].fragment), "edit %zu: message '%s' lacks '%s'",
@@ -1213,6 +1244,7 @@ Test(checkpoint, replays_fuzzer_crash_inputs) {
         size_t plen = (1 << 20) - z.avail_out;
         inflateEnd(&z);
         if (ret == Z_STREAM_END) load_edited(payload, plen, 1);
+        else load_edited(bytes, len, 1);  // an uncompressed (version 2) file
         free(payload);
         free(bytes);
         free(path);
@@ -1387,16 +1419,10 @@ Test(checkpoint, loading_for_inference_skips_the_training_state_but_checks_it) {
     payload_of(ck, &payload, &len);
     unsigned char *m = find_bytes(payload, len, "adam.m.encoder.weight");
     m[0] ^= 1;  // one bit in the optimizer section, CRCs left as they were
-    unsigned char *edited;
-    size_t edited_len;
-    gzip_bytes(payload, len, 6, &edited, &edited_len);
-    assert_fails_with(ts_ckpt_load_mem(edited, edited_len, &opts, &got), TS_ERR_FORMAT, "section OPTM CRC mismatch");
-    free(edited);
+    assert_fails_with(ts_ckpt_load_mem(payload, len, &opts, &got), TS_ERR_FORMAT, "section OPTM CRC mismatch");
     m[0] ^= 1;
     find_bytes(payload, len, "rng")[0] ^= 1;  // and in the blobs
-    gzip_bytes(payload, len, 6, &edited, &edited_len);
-    assert_fails_with(ts_ckpt_load_mem(edited, edited_len, &opts, &got), TS_ERR_FORMAT, "section BLOB CRC mismatch");
-    free(edited);
+    assert_fails_with(ts_ckpt_load_mem(payload, len, &opts, &got), TS_ERR_FORMAT, "section BLOB CRC mismatch");
     free(payload);
     ts_ckpt_free(ck);
 }
@@ -1422,7 +1448,7 @@ Test(checkpoint, rejects_a_wrong_gzip_crc_or_size) {
     ts_ckpt *ck = sample();
     unsigned char *file;
     size_t len;
-    save_mem(ck, &file, &len);
+    gzip_of(ck, &file, &len);
     for (size_t i = len - 8; i < len; i++) {
         for (int bit = 0; bit < 8; bit += 3) {
             file[i] ^= (unsigned char)(1u << bit);
@@ -1617,4 +1643,134 @@ Test(checkpoint, float32_model_round_trips_bit_exact) {
     gsl_rng_free(rng);
     ts_vocab_free(src);
     ts_vocab_free(tgt);
+}
+
+// ---- version 2: mapped, and version 1 still loads ---------------------------------
+
+// A toy model's best.ckpt written by tinyseq before version 2 (commit
+// 864d841: gzip, stored blocks), and what that program translated with it.
+#define FORMAT1_MODEL TS_SOURCE_DIR "/tests/fixtures/format1/toy-best.ckpt"
+#define FORMAT1_SENTENCE "the cat sleeps ."
+#define FORMAT1_TRANSLATION "trois trois attend vache grand . les médecin . les médecin . les médecin . les médecin ."
+
+static char *translate_with(ts_translator *t, const char *text, int beam) {
+    ts_arena *arena = ts_arena_new(16 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    ts_hypothesis h;
+    cr_assert_eq(ts_translate_text(t, &ctx, text, beam, &h, NULL, NULL), TS_OK, "%s", ts_last_error());
+    char *line = malloc(4096);
+    ts_vocab_decode(t->tgt_vocab, h.tokens, (size_t)h.len, line, 4096);
+    ts_hypothesis_free(&h);
+    ts_arena_free(arena);
+    return line;
+}
+
+// The fixture saved again by this build (version 2), at `path`.
+static void resave_format1_model(const char *path) {
+    ts_translator t;
+    cr_assert_eq(ts_translator_load(FORMAT1_MODEL, &t), TS_OK, "%s", ts_last_error());
+    ts_ckpt *ck = ts_ckpt_new();
+    cr_assert_eq(ts_model_to_ckpt(ck, &t), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_save(ck, path), TS_OK, "%s", ts_last_error());
+    ts_ckpt_free(ck);
+    ts_translator_free(&t);
+}
+
+Test(checkpoint, a_format_1_file_still_loads_and_translates_as_it_did) {
+    ts_ckpt *ck;
+    cr_assert_eq(ts_ckpt_load(FORMAT1_MODEL, NULL, &ck), TS_OK, "%s", ts_last_error());
+    const ts_ckpt_tensor *t = ts_ckpt_tensor_at(ck, TS_CKPT_PARAMS, 0);
+    cr_assert_eq(t->dtype, TS_CKPT_F64);
+    ts_ckpt_free(ck);
+    for (int mapped = 0; mapped < 2; mapped++) {
+        ts_translator tr;
+        cr_assert_eq((mapped ? ts_translator_map : ts_translator_load)(FORMAT1_MODEL, &tr), TS_OK, "%s", ts_last_error());
+        cr_assert_null(tr.weights, "a gzip file has no mapping to borrow from");
+        char *line = translate_with(&tr, FORMAT1_SENTENCE, 1);
+        cr_assert_str_eq(line, FORMAT1_TRANSLATION);
+        free(line);
+        ts_translator_free(&tr);
+    }
+}
+
+// translate, attend and eval borrow the weights from the file's mapping; the
+// model must be the one ts_translator_load copies, bit for bit, and
+// translate identically, greedy and beam.
+Test(checkpoint, a_mapped_model_translates_as_a_read_model) {
+    char *path = keep_path(tmpdir(), "v2.ckpt");
+    resave_format1_model(path);
+    ts_translator read, mapped;
+    cr_assert_eq(ts_translator_load(path, &read), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_translator_map(path, &mapped), TS_OK, "%s", ts_last_error());
+    cr_assert_null(read.weights);
+    cr_assert_not_null(mapped.weights);
+    for (int i = 0; i < read.model->params.count; i++) {
+        const ts_tensor *a = read.model->params.items[i], *b = mapped.model->params.items[i];
+        cr_assert(!a->borrowed && b->borrowed, "%s", a->name);
+        cr_assert_eq((uintptr_t)b->data % 64, 0, "%s is not aligned", b->name);
+        cr_assert(memcmp(a->data, b->data, a->size * sizeof(double)) == 0, "%s differs", a->name);
+    }
+    const char *sentences[] = {FORMAT1_SENTENCE, "a dog runs .", "the big cat sees the dog ."};
+    for (int beam = 1; beam <= 3; beam += 2)
+        for (int k = 0; k < 3; k++) {
+            char *x = translate_with(&read, sentences[k], beam), *y = translate_with(&mapped, sentences[k], beam);
+            cr_assert_str_eq(x, y, "beam %d, '%s'", beam, sentences[k]);
+            if (k == 0 && beam == 1) cr_assert_str_eq(y, FORMAT1_TRANSLATION);
+            free(x);
+            free(y);
+        }
+    ts_translator_free(&read);
+    ts_translator_free(&mapped);
+}
+
+// One flipped bit in the header, in a tensor's values or in the trailer of a
+// file on disk is refused by a CRC, and the message names the file.
+Test(checkpoint, a_flipped_bit_in_a_file_is_refused_naming_the_file) {
+    char *dir = tmpdir();
+    char *good = keep_path(dir, "good.ckpt");
+    resave_format1_model(good);
+    size_t len;
+    unsigned char *bytes = keep(read_all(good, &len));
+    struct {
+        const char *part;
+        size_t at;
+        const char *crc;
+    } flips[] = {
+        {"header", (size_t)(find_bytes(bytes, len, "model.hidden=") - bytes) + 3, "section HEAD CRC"},
+        {"tensor values", 0, "section PARM CRC"},
+        {"trailer", len - 1, "payload CRC"},
+    };
+    // Where decoder.gru.weight_hh's values are: its index record ends with its offset.
+    unsigned char *record = find_bytes(bytes, len, "decoder.gru.weight_hh");
+    flips[1].at = (size_t)rd64(record + strlen("decoder.gru.weight_hh") + 4 + 4 + 16) + 8 * 5;
+    for (size_t i = 0; i < sizeof flips / sizeof *flips; i++) {
+        bytes[flips[i].at] ^= 0x10;
+        char name[64];
+        snprintf(name, sizeof name, "flipped-%zu.ckpt", i);
+        char *path = keep(test_write_file(dir, name, bytes, len));
+        bytes[flips[i].at] ^= 0x10;
+        ts_ckpt *back = (ts_ckpt *)1;
+        assert_fails_with(ts_ckpt_load(path, NULL, &back), TS_ERR_FORMAT, flips[i].crc);
+        cr_assert_null(back);
+        cr_assert(strstr(ts_last_error(), path), "%s: the message names the file: %s", flips[i].part, ts_last_error());
+        ts_translator tr;
+        assert_fails_with(ts_translator_map(path, &tr), TS_ERR_FORMAT, path);
+    }
+}
+
+Test(checkpoint, a_truncated_file_is_refused_naming_the_file) {
+    char *dir = tmpdir();
+    char *good = keep_path(dir, "good.ckpt");
+    resave_format1_model(good);
+    size_t len;
+    unsigned char *bytes = keep(read_all(good, &len));
+    size_t cuts[] = {1, 8, 31, 32, 100, len / 2, len - 4, len - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
+        char *path = keep(test_write_file(dir, "cut.ckpt", bytes, cuts[i]));
+        ts_ckpt *back = (ts_ckpt *)1;
+        assert_fails_with(ts_ckpt_load(path, NULL, &back), TS_ERR_FORMAT, "truncated");
+        cr_assert(strstr(ts_last_error(), path), "cut at %zu: %s", cuts[i], ts_last_error());
+        cr_assert_null(back);
+    }
 }

@@ -234,12 +234,11 @@ Test(cli_info, a_run_without_a_dev_evaluation_yet_and_odd_header_text) {
 
 Test(cli_info, hostile_files_get_the_loaders_errors_and_exit_1) {
     char *good = make_checkpoint("good.ckpt", NULL), *out;
-    // Missing, a directory, truncated, one flipped byte, not gzip at all.
+    // Missing, a directory, truncated, one flipped byte, not a checkpoint at all.
     char *missing = in_dir("missing.ckpt");
     char *truncated = in_dir("truncated.ckpt"), *flipped = in_dir("flipped.ckpt");
     cr_assert_eq(test_runf(NULL, "head -c 200 '%s' > '%s'", good, truncated), 0);
-    cr_assert_eq(test_runf(NULL, "zcat '%s' > '%s.raw' && { head -c 600 '%s.raw'; printf X; tail -c +602 '%s.raw'; } | gzip > '%s'",
-                     good, flipped, flipped, flipped, flipped), 0);
+    cr_assert_eq(test_runf(NULL, "{ head -c 600 '%s'; printf X; tail -c +602 '%s'; } > '%s'", good, good, flipped), 0);
     char *text = test_write_file(dir, "text.ckpt", "hello\n", 6);
     // A valid container whose header disagrees with its tensors.
     char *liar = make_checkpoint("liar.ckpt", "model.hidden", "7", NULL);

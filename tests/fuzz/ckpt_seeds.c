@@ -1,5 +1,7 @@
 // Writes a few small valid checkpoints into the directory named by argv[1]:
-// the fuzzer's seed corpus (scripts/fuzz.sh).
+// the fuzzer's seed corpus (scripts/fuzz.sh, which adds the version-1
+// fixtures of tests/fixtures/format1/). Each as this build writes it
+// (version 2) and one gzip'd, so the gzip layer is fuzzed too.
 #include "ckpt/ckpt.h"
 
 #include "tensor/status.h"
@@ -7,6 +9,22 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <zlib.h>
+
+// `ck`'s bytes gzip'd into DIR/NAME (a gzip'd checkpoint loads the same).
+static int save_gzip(const ts_ckpt *ck, const char *dir, const char *name) {
+    unsigned char *bytes;
+    size_t len;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (ts_ckpt_save_mem(ck, &bytes, &len) != TS_OK) return 1;
+    gzFile gz = gzopen(path, "wb9");
+    int ok = gz && gzwrite(gz, bytes, (unsigned)len) == (int)len;
+    if (gz && gzclose(gz) != Z_OK) ok = 0;
+    free(bytes);
+    if (!ok) fprintf(stderr, "ckpt_seeds: cannot write %s\n", path);
+    return !ok;
+}
 
 static int save(const ts_ckpt *ck, const char *dir, const char *name) {
     char path[4096];
@@ -48,6 +66,7 @@ int main(int argc, char **argv) {
     rc |= ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, "adam.m.encoder.gru.weight_ih", 2, s2, w);
     rc |= ts_ckpt_set_blob(ck, "rng", "0123456789abcdef", 16);
     rc |= save(ck, dir, "small.ckpt");
+    rc |= save_gzip(ck, dir, "small.ckpt.gz");
     ts_ckpt_free(ck);
 
     ts_ckpt *header = ts_ckpt_new();

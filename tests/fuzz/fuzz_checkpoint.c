@@ -1,9 +1,11 @@
 // libFuzzer harness for the checkpoint loader (ts_ckpt_load_mem).
 //
-// Inputs are whole checkpoint files (gzip). Random bytes rarely survive
-// inflate, so a custom mutator usually decompresses the input, lets libFuzzer
-// mutate the payload and compresses it again; sometimes it mutates the raw
-// bytes, to exercise the gzip layer too. This build skips CRC checks
+// Inputs are whole checkpoint files: uncompressed version-2 files (the
+// payload itself, tensors at aligned offsets), and gzip files (version 1, or
+// a gzip'd version 2). Random bytes rarely survive inflate, so for a gzip
+// input a custom mutator usually decompresses it, lets libFuzzer mutate the
+// payload and compresses it again; sometimes it mutates the raw bytes, to
+// exercise the gzip layer too. This build skips CRC checks
 // (TS_CKPT_FUZZING), so mutated payloads reach the parser.
 //
 // Beyond "no crash, no leak, no sanitizer report", each input checks:
