@@ -640,6 +640,27 @@ Test(cli_inspect, attend_json_of_a_transformer_holds_every_layer_head_and_mean) 
     free(out);
 }
 
+// --pharaoh with --layer and --head aligns with that head: each output word's
+// link is the argmax of that head's row in the JSON.
+Test(cli_inspect, attend_pharaoh_follows_the_chosen_head) {
+    char *out;
+    int rc = test_runf(&out, "%s attend --model '%s' --beam 1 --layer 0 --head 1 --pharaoh --json %s/p.json "
+                             "'le chien mange le pain .' | sed -n '/^alignment/{n;p}'", TS_PROGRAM, ckpt_transformer, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    out[strcspn(out, "\n")] = '\0';
+    char *want;
+    rc = test_runf(&want,
+                   "/usr/bin/python3 -c 'import json,sys\n"
+                   "d=json.load(open(sys.argv[1])); m=d[\"cross\"][\"heads\"][0][1]\n"
+                   "print(\" \".join(f\"{max(range(len(r)),key=lambda i:r[i])}-{j}\" for j,r in enumerate(m[:-1])))' %s/p.json",
+                   dir);
+    cr_assert_eq(rc, 0, "%s", want);
+    want[strcspn(want, "\n")] = '\0';
+    cr_assert_str_eq(out, want, "--pharaoh did not align with layer 0 head 1");
+    free(out);
+    free(want);
+}
+
 Test(cli_inspect, attend_refuses_head_flags_it_cannot_honour) {
     struct {
         const char *model, *flags, *says;
