@@ -78,6 +78,10 @@ int ts_cmd_import(int argc, char **argv) {
     } else {
         printf("import: %s (model of %s) -> %s (%d parameters)\n", in_path, like_path, out_path,
                t.model->params.count);
+        int converted = ts_model_npz_converted(&t, z);
+        if (converted)  // said, not silent: float64 arrays lose bits in a float32 model
+            printf("import: %d arrays converted from %s to the model's %s\n", converted,
+                   t.model->cfg.dtype == TS_F32 ? "float64 ('<f8')" : "float32 ('<f4')", ts_dtype_name(t.model->cfg.dtype));
         status = TS_EXIT_OK;
     }
     ts_ckpt_free(ck);

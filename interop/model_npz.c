@@ -59,7 +59,9 @@ int ts_model_to_npz(const ts_translator *t, ts_npz **out) {
     for (int i = 0; !rc && i < params->count; i++) {
         const ts_tensor *p = params->items[i];
         size_t shape[3] = {(size_t)p->shape[0], (size_t)p->shape[1], (size_t)p->shape[2]};
-        rc = ts_npz_add_f8(z, p->name, p->ndim, shape, p->data);
+        // Each parameter in the model's dtype: '<f4' for a float32 model, half the bytes.
+        rc = p->dtype == TS_F32 ? ts_npz_add_f4(z, p->name, p->ndim, shape, p->data_f32)
+                                : ts_npz_add_f8(z, p->name, p->ndim, shape, p->data);
     }
     if (!rc) rc = add_vocab(z, TS_NPZ_VOCAB_SOURCE, t->src_vocab);
     if (!rc) rc = add_vocab(z, TS_NPZ_VOCAB_TARGET, t->tgt_vocab);
@@ -137,6 +139,16 @@ static const char *shape_text(char *buf, size_t cap, int ndim, const size_t *sha
     return buf;
 }
 
+int ts_model_npz_converted(const ts_translator *t, const ts_npz *z) {
+    int n = 0;
+    for (int i = 0; i < t->model->params.count; i++) {
+        const ts_tensor *p = t->model->params.items[i];
+        const ts_npz_array *a = ts_npz_find(z, p->name);
+        n += a && (a->dtype == TS_NPZ_F4) != (p->dtype == TS_F32);
+    }
+    return n;
+}
+
 int ts_model_from_npz(ts_translator *t, const ts_npz *z, const char *what) {
     ts_params *params = &t->model->params;
     const ts_model_config *cfg = &t->model->cfg;
@@ -147,9 +159,9 @@ int ts_model_from_npz(ts_translator *t, const ts_npz *z, const char *what) {
         if (!a)
             return ts_fail(TS_ERR_FORMAT, "%s: no entry '%s' (a parameter of the %s/%s model)", what, p->name,
                            ts_attn_name(cfg->attn), ts_decoder_name(cfg->decoder));
-        if (a->dtype != TS_NPZ_F8)
-            return ts_fail(TS_ERR_FORMAT, "%s: entry '%s' is not float64 ('<f8'): convert it with .astype('<f8')",
-                           what, p->name);
+        if (a->dtype != TS_NPZ_F8 && a->dtype != TS_NPZ_F4)
+            return ts_fail(TS_ERR_FORMAT, "%s: entry '%s' is not float64 ('<f8') or float32 ('<f4'): convert it with "
+                           ".astype('<f8')", what, p->name);
         size_t want[3] = {(size_t)p->shape[0], (size_t)p->shape[1], (size_t)p->shape[2]};
         int same = a->ndim == p->ndim;
         for (int d = 0; same && d < p->ndim; d++) same = a->shape[d] == want[d];
@@ -178,7 +190,7 @@ int ts_model_from_npz(ts_translator *t, const ts_npz *z, const char *what) {
     if (rc) return rc;
     for (int i = 0; i < params->count; i++) {
         ts_tensor *p = params->items[i];
-        memcpy(p->data, ts_npz_find(z, p->name)->values, p->size * sizeof(double));
+        ts_values_convert(p->raw, p->dtype, ts_npz_find(z, p->name)->values, TS_F64, p->size);  // float32 models round
     }
     return TS_OK;
 }

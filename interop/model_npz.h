@@ -23,7 +23,8 @@
 int ts_model_to_npz(const ts_translator *t, ts_npz **out);
 
 // Copies the weights in z into t's model. Every parameter of the model must
-// be there, '<f8' with exactly its shape and finite values; an entry that is
+// be there, '<f8' or '<f4' (converted to the model's dtype: exactly, or
+// rounded to float32) with exactly its shape and finite values; an entry that is
 // neither a parameter nor one of the tinyseq.* entries is an error (a model
 // of another configuration). The tinyseq.* entries are optional (an .npz
 // saved from PyTorch has none); when present the vocabularies must equal t's
@@ -32,5 +33,9 @@ int ts_model_to_npz(const ts_translator *t, ts_npz **out);
 // unchanged. Errors: TS_ERR_FORMAT / TS_ERR_SHAPE with a message naming
 // `what` (the file) and the entry.
 int ts_model_from_npz(ts_translator *t, const ts_npz *z, const char *what);
+
+// How many of t's parameters z holds in the other dtype ('<f8' for a float32
+// model, '<f4' for a float64 one): what ts_model_from_npz converts.
+int ts_model_npz_converted(const ts_translator *t, const ts_npz *z);
 
 #endif

@@ -137,13 +137,15 @@ static int parse_header(const char *what, const char *entry, const char *text, s
     size_t width = 0;
     if (!strcmp(descr, "<f8")) {
         h->dtype = TS_NPZ_F8;
+    } else if (!strcmp(descr, "<f4")) {
+        h->dtype = TS_NPZ_F4;
     } else if (!strncmp(descr, "<U", 2) && descr[2] != ' ' && dimension(&digits, TS_NPZ_MAX_WIDTH, &width) &&
                digits.p == digits.end && width >= 1) {
         h->dtype = TS_NPZ_STR;
         h->width = width;
     } else {
         return ts_fail(TS_ERR_FORMAT,
-                       "npz %s: entry '%s': dtype '%s' is not supported (only '<f8' float64 and '<U<n>' strings of "
+                       "npz %s: entry '%s': dtype '%s' is not supported (only '<f8' float64, '<f4' float32 and '<U<n>' strings of "
                        "at most %d characters)", what, entry, descr, TS_NPZ_MAX_WIDTH);
     }
     for (int i = 0; i < h->ndim; i++)
@@ -205,7 +207,7 @@ int ts_npy_parse(const char *what, struct entry *e, const unsigned char *npy, si
     if (rc) return rc;
     const unsigned char *data = npy + prefix + header_len;
     size_t data_len = n - prefix - header_len;
-    size_t item = h.dtype == TS_NPZ_F8 ? 8 : 4 * h.width, size;
+    size_t item = h.dtype == TS_NPZ_F8 ? 8 : h.dtype == TS_NPZ_F4 ? 4 : 4 * h.width, size;
     if (!ts_npz_shape_size(h.ndim, h.shape, SIZE_MAX / item, &size) || size * item != data_len)
         return ts_fail(TS_ERR_FORMAT, "npz %s: entry '%s': %zu data bytes do not hold the shape the header declares",
                        what, name, data_len);
@@ -219,6 +221,18 @@ int ts_npy_parse(const char *what, struct entry *e, const unsigned char *npy, si
         for (size_t i = 0; i < size; i++) {
             uint64_t bits = get64(data + 8 * i);
             memcpy(&e->values[i], &bits, 8);
+        }
+        e->a.values = e->values;
+        return TS_OK;
+    }
+    if (h.dtype == TS_NPZ_F4) {  // held as float64: every float converts exactly
+        if (!(e->values = malloc(size * sizeof *e->values)))
+            return ts_fail(TS_ERR_NOMEM, "npz %s: entry '%s': out of memory", what, name);
+        for (size_t i = 0; i < size; i++) {
+            uint32_t bits = get32(data + 4 * i);
+            float value;
+            memcpy(&value, &bits, 4);
+            e->values[i] = value;
         }
         e->a.values = e->values;
         return TS_OK;

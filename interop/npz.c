@@ -113,18 +113,30 @@ static struct entry *append(ts_npz *z, const char *name, enum ts_npz_dtype dtype
     return e;
 }
 
-int ts_npz_add_f8(ts_npz *z, const char *name, int ndim, const size_t *shape, const double *values) {
+// Appends a float array of `dtype` (TS_NPZ_F8: values are double, TS_NPZ_F4:
+// float), held as float64 either way.
+static int add_floats(ts_npz *z, const char *name, enum ts_npz_dtype dtype, int ndim, const size_t *shape,
+                      const void *values) {
     int rc;
-    struct entry *e = append(z, name, TS_NPZ_F8, ndim, shape, &rc);
+    struct entry *e = append(z, name, dtype, ndim, shape, &rc);
     if (!e) return rc;
     if (!(e->values = malloc(e->a.size * sizeof *e->values))) {
         entry_free(e);
         return ts_fail(TS_ERR_NOMEM, "npz: array '%s': out of memory", name);
     }
-    memcpy(e->values, values, e->a.size * sizeof *e->values);
+    for (size_t i = 0; i < e->a.size; i++)
+        e->values[i] = dtype == TS_NPZ_F4 ? ((const float *)values)[i] : ((const double *)values)[i];
     e->a.values = e->values;
     z->count++;
     return TS_OK;
+}
+
+int ts_npz_add_f8(ts_npz *z, const char *name, int ndim, const size_t *shape, const double *values) {
+    return add_floats(z, name, TS_NPZ_F8, ndim, shape, values);
+}
+
+int ts_npz_add_f4(ts_npz *z, const char *name, int ndim, const size_t *shape, const float *values) {
+    return add_floats(z, name, TS_NPZ_F4, ndim, shape, values);
 }
 
 // Decodes one UTF-8 code point at s[0..n); returns its length, 0 if invalid

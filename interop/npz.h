@@ -36,6 +36,7 @@ typedef struct ts_npz ts_npz;
 enum ts_npz_dtype {
     TS_NPZ_F8 = 0,  // '<f8': float64, little-endian
     TS_NPZ_STR = 1, // '<U<n>': fixed-width UTF-32LE in the file, UTF-8 here
+    TS_NPZ_F4 = 2,  // '<f4': float32, little-endian in the file, held as float64 here (exactly)
 };
 
 // One array. shape[i] >= 1 for i < ndim (ndim 0 is a scalar of size 1).
@@ -46,7 +47,7 @@ typedef struct ts_npz_array {
     int ndim;
     size_t shape[TS_NPZ_MAX_NDIM];
     size_t size;               // product of the shape
-    const double *values;      // TS_NPZ_F8: (size) values; else NULL
+    const double *values;      // TS_NPZ_F8, TS_NPZ_F4: (size) values; else NULL
     const char *const *strings; // TS_NPZ_STR: (size) UTF-8 strings; else NULL
 } ts_npz_array;
 
@@ -63,6 +64,10 @@ void ts_npz_free(ts_npz *z);
 // unique in the container; 0 <= ndim <= TS_NPZ_MAX_NDIM, every shape[i] >= 1.
 // Errors: TS_ERR_ARG naming what is wrong, TS_ERR_NOMEM.
 int ts_npz_add_f8(ts_npz *z, const char *name, int ndim, const size_t *shape, const double *values);
+
+// As ts_npz_add_f8 for a float32 array: written as '<f4' (half the bytes),
+// read back as float64 values that hold the floats exactly.
+int ts_npz_add_f4(ts_npz *z, const char *name, int ndim, const size_t *shape, const float *values);
 
 // Appends a copy of an array of strings (valid UTF-8 without NUL, at most
 // TS_NPZ_MAX_WIDTH code points each). Names and shapes as above.
@@ -111,7 +116,7 @@ typedef struct ts_npz_load_opts {
 // Reads and fully validates an .npz file (opts NULL = defaults): zip
 // structure (every offset, size and count within the file, entries disjoint,
 // no duplicate names, CRC-32s), stored or deflated entries only, each a .npy
-// of version 1.0 or 2.0 in C order with dtype '<f8' or '<U<n>'. On success
+// of version 1.0 or 2.0 in C order with dtype '<f8', '<f4' or '<U<n>'. On success
 // stores a new container in *out (free with ts_npz_free); *out is NULL on
 // failure. Errors: TS_ERR_IO (open/read), TS_ERR_FORMAT with a message naming
 // the path, the entry and what is wrong, TS_ERR_NOMEM.

@@ -54,16 +54,17 @@ static size_t str_width(const ts_npz_array *a) {
 static int npy_bytes(const ts_npz_array *a, struct buf *out) {
     char header[512];
     size_t width = a->dtype == TS_NPZ_STR ? str_width(a) : 0;
-    int n = a->dtype == TS_NPZ_F8 ? snprintf(header, sizeof header, "{'descr': '<f8', 'fortran_order': False, 'shape': (")
-                                 : snprintf(header, sizeof header,
-                                            "{'descr': '<U%zu', 'fortran_order': False, 'shape': (", width);
+    int n = a->dtype == TS_NPZ_F8   ? snprintf(header, sizeof header, "{'descr': '<f8', 'fortran_order': False, 'shape': (")
+            : a->dtype == TS_NPZ_F4 ? snprintf(header, sizeof header, "{'descr': '<f4', 'fortran_order': False, 'shape': (")
+                                    : snprintf(header, sizeof header,
+                                               "{'descr': '<U%zu', 'fortran_order': False, 'shape': (", width);
     for (int i = 0; i < a->ndim; i++)
         n += snprintf(header + n, sizeof header - (size_t)n, "%zu%s", a->shape[i],
                       a->ndim == 1 ? "," : i + 1 < a->ndim ? ", " : "");
     n += snprintf(header + n, sizeof header - (size_t)n, "), }");
     size_t total = ((size_t)NPY_PREFIX + (size_t)n + 1 + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
     size_t header_len = total - NPY_PREFIX;
-    size_t item = a->dtype == TS_NPZ_F8 ? 8 : 4 * width;
+    size_t item = a->dtype == TS_NPZ_F8 ? 8 : a->dtype == TS_NPZ_F4 ? 4 : 4 * width;
     if (a->size > (TS_NPZ_MAX_ENTRY_BYTES - total) / item)
         return ts_fail(TS_ERR_ARG, "npz: array '%s' needs 4 GiB or more (ZIP64 is not supported)", a->name);
     int rc = buf_reserve(out, total + a->size * item);
@@ -83,6 +84,13 @@ static int npy_bytes(const ts_npz_array *a, struct buf *out) {
             memcpy(&bits, &a->values[i], 8);
             put32(p, (uint32_t)bits);
             put32(p + 4, (uint32_t)(bits >> 32));
+        }
+    } else if (a->dtype == TS_NPZ_F4) {
+        for (size_t i = 0; i < a->size; i++, p += 4) {
+            float value = (float)a->values[i];  // exact: the values came from floats
+            uint32_t bits;
+            memcpy(&bits, &value, 4);
+            put32(p, bits);
         }
     } else {
         memset(p, 0, a->size * item);

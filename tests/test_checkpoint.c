@@ -1265,12 +1265,17 @@ Test(checkpoint, fail_may_quote_the_current_message) {
 // A small model's checkpoint, as train writes it (without the trainer's state).
 static ts_ckpt *copy_without(const ts_ckpt *ck, const char *skip);
 
+// The small models' vocabularies: le chat -> the cat, with the four specials.
+static void two_vocabs(ts_vocab **src, ts_vocab **tgt) {
+    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "le", "chat"}, 6, src),
+                 TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "the", "cat"}, 6, tgt),
+                 TS_OK, "%s", ts_last_error());
+}
+
 static ts_ckpt *model_ckpt(ts_attn_type attn, ts_decoder_type decoder, int bidirectional) {
     ts_vocab *src, *tgt;
-    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "le", "chat"}, 6, &src),
-                 TS_OK, "%s", ts_last_error());
-    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "the", "cat"}, 6, &tgt),
-                 TS_OK, "%s", ts_last_error());
+    two_vocabs(&src, &tgt);
     ts_model_config cfg = {.src_vocab = 6, .tgt_vocab = 6, .emb = 3, .hidden = 4, .attn = attn, .decoder = decoder,
                            .bidirectional = bidirectional};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -1526,8 +1531,7 @@ Test(checkpoint, model_header_rows_are_the_field_table) {
 // the field table, has no GRU rows, and loads back to the same model.
 Test(checkpoint, transformer_checkpoint_round_trips_through_the_field_table) {
     ts_vocab *src, *tgt;
-    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "le", "chat"}, 6, &src), TS_OK);
-    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "the", "cat"}, 6, &tgt), TS_OK);
+    two_vocabs(&src, &tgt);
     ts_model_config cfg = {.arch = TS_ARCH_TRANSFORMER, .src_vocab = 6, .tgt_vocab = 6, .emb = 4, .hidden = 4,
                            .d_model = 4, .heads = 2, .layers = 1, .ff = 8};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -1567,8 +1571,7 @@ Test(checkpoint, transformer_checkpoint_round_trips_through_the_field_table) {
 // The container holds views of *model's weights: free it after saving.
 static ts_ckpt *transformer_ckpt(ts_seq2seq **model) {
     ts_vocab *src, *tgt;
-    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "le", "chat"}, 6, &src), TS_OK);
-    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "the", "cat"}, 6, &tgt), TS_OK);
+    two_vocabs(&src, &tgt);
     ts_model_config cfg = {.arch = TS_ARCH_TRANSFORMER, .src_vocab = 6, .tgt_vocab = 6, .emb = 4, .hidden = 4,
                            .d_model = 4, .heads = 2, .layers = 1, .ff = 8};
     ts_seq2seq *m = ts_seq2seq_new(&cfg, NULL);
@@ -1614,10 +1617,7 @@ Test(checkpoint, a_transformer_header_with_impossible_sizes_is_refused_naming_th
 // float exactly.
 Test(checkpoint, float32_model_round_trips_bit_exact) {
     ts_vocab *src, *tgt;
-    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "le", "chat"}, 6, &src),
-                 TS_OK);
-    cr_assert_eq(ts_vocab_from_words((const char *const[]){"<pad>", "<sos>", "<eos>", "<unk>", "the", "cat"}, 6, &tgt),
-                 TS_OK);
+    two_vocabs(&src, &tgt);
     ts_model_config cfg = {.src_vocab = 6, .tgt_vocab = 6, .emb = 3, .hidden = 4, .attn = TS_ATTN_BAHDANAU,
                            .decoder = TS_DECODER_BAHDANAU, .dtype = TS_F32};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);

@@ -233,6 +233,40 @@ Test(npz, round_trips_every_dtype_and_rank_bit_exact_stored_and_deflated) {
     ts_npz_free(z);
 }
 
+// '<f4' arrays (a float32 model's export): 4 bytes a value in the file, the
+// same floats back (held as float64, which holds them exactly), NaN and
+// signed zero included; numpy reads them as float32 (test_cli_interop).
+Test(npz, float32_arrays_round_trip_bit_exact_in_half_the_bytes) {
+    float values[6] = {1.0f / 3.0f, -2.5e-7f, 3.4e38f, -0.0f, NAN, 1e-45f};
+    double as_double[6];
+    for (int i = 0; i < 6; i++) as_double[i] = values[i];
+    size_t shape[2] = {2, 3};
+    ts_npz *z4 = ts_npz_new(), *z8 = ts_npz_new();
+    cr_assert_eq(ts_npz_add_f4(z4, "w", 2, shape, values), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_npz_add_f8(z8, "w", 2, shape, as_double), TS_OK);
+    unsigned char *b4, *b8;
+    size_t n4, n8;
+    cr_assert_eq(ts_npz_save_mem(z4, TS_NPZ_STORE, &b4, &n4), TS_OK);
+    cr_assert_eq(ts_npz_save_mem(z8, TS_NPZ_STORE, &b8, &n8), TS_OK);
+    cr_assert_eq(n8 - n4, 6 * 4, "the data of '<f4' is half of '<f8''s: %zu against %zu bytes", n4, n8);
+    int says_f4 = 0;
+    for (size_t i = 0; i + 14 <= n4 && !says_f4; i++) says_f4 = !memcmp(b4 + i, "'descr': '<f4'", 14);
+    cr_assert(says_f4, "the header says '<f4'");
+    ts_npz *back;
+    cr_assert_eq(load(b4, n4, &back), TS_OK, "%s", ts_last_error());
+    const ts_npz_array *w = ts_npz_find(back, "w");
+    cr_assert_eq(w->dtype, TS_NPZ_F4);
+    for (int i = 0; i < 6; i++) {
+        float got = (float)w->values[i];
+        cr_assert(memcmp(&got, &values[i], 4) == 0, "value %d: %.9g, want %.9g", i, got, values[i]);
+    }
+    ts_npz_free(back);
+    free(b4);
+    free(b8);
+    ts_npz_free(z4);
+    ts_npz_free(z8);
+}
+
 Test(npz, saves_identical_bytes_and_aligns_data_to_64) {
     ts_npz *a = sample(), *b = sample();
     unsigned char *x, *y;
@@ -621,7 +655,8 @@ Test(npz, rejects_lying_and_malformed_npy_headers) {
         {"{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", 48, "data bytes do not hold the shape"},
         {"{'descr': '<f8', 'fortran_order': False, 'shape': (7,), }", 48, "data bytes do not hold the shape"},
         {"{'descr': '<f8', 'fortran_order': False, 'shape': (), }", 16, "data bytes do not hold the shape"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (12,), }", 48, "dtype '<f4' is not supported"},
+        {"{'descr': '<f2', 'fortran_order': False, 'shape': (24,), }", 48, "dtype '<f2' is not supported"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (11,), }", 48, "data bytes do not hold the shape"},
         {"{'descr': '>f8', 'fortran_order': False, 'shape': (6,), }", 48, "dtype '>f8' is not supported"},
         {"{'descr': '|O', 'fortran_order': False, 'shape': (6,), }", 48, "dtype '|O' is not supported"},
         {"{'descr': '<U0', 'fortran_order': False, 'shape': (12,), }", 48, "dtype '<U0'"},
