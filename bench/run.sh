@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tinyseq against the PyTorch reference (../shared/bench/torch_ref.py --bucket),
-# float64 and float32, side by side in one run (issues 8 and 15). See
+# float64 and float32, side by side in one run (issues 8, 15 and 25: tinyseq
+# trains each config in both dtypes too, --dtype float32 right after float64). See
 # docs/performance.md.
 #
 #   bash bench/run.sh                  # full: 3 rounds x 2 configs x 2 kernel settings
@@ -61,8 +62,11 @@ cmake --build "$BUILD_DIR" -j "$(nproc)" --target tinyseq >/dev/null
 libs=()
 for m in train viz infer ckpt models autograd data tensor; do libs+=("$BUILD_DIR/libtinyseq_$m.a"); done
 mkdir -p "$BUILD_DIR/bench"
+# With SentencePiece (train --subword) libtinyseq_data holds C++: link its runtime too.
+spm=()
+grep -q '^TS_SPM:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" && spm=($(pkg-config --libs sentencepiece) -lstdc++)
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I. bench/profile_step.c "${libs[@]}" \
-  -lgsl -lopenblas -lz -lunistring -lm -pthread -o "$BUILD_DIR/bench/profile_step"
+  -lgsl -lopenblas -lz -lunistring ${spm[@]+"${spm[@]}"} -lm -pthread -o "$BUILD_DIR/bench/profile_step"
 TINYSEQ=$BUILD_DIR/tinyseq
 PROFILE=$BUILD_DIR/bench/profile_step
 
@@ -108,7 +112,7 @@ run_pass() {
   for cfg in $CONFIGS; do
     IFS=: read -r E H B ATTN <<<"$cfg"
     local name="emb $E, hidden $H, batch $B, $ATTN"
-    for f in ts pt64 pt32 ts_rss pt64_rss pt32_rss; do : >"$WORK/$f.txt"; done
+    for f in ts ts32 pt64 pt32 ts_rss ts32_rss pt64_rss pt32_rss; do : >"$WORK/$f.txt"; done
     for r in $(seq 1 "$ROUNDS"); do
       timed "$WORK/time.txt" env "${envs[@]}" "$TINYSEQ" train --corpus "$DATA" --max-len "$MAX_LEN" --emb "$E" \
         --hidden "$H" --batch "$B" --attn "$ATTN" --lr 0.001 --clip 5 --steps "$STEPS" --threads "$THREADS" \
@@ -117,6 +121,13 @@ run_pass() {
       sed -n 's/^train: tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/ts_out.txt" >>"$WORK/ts.txt"
       maxrss_mb "$WORK/time.txt" >>"$WORK/ts_rss.txt"
       ts_kernels=$(sed -n 's/^kernels: //p' "$WORK/ts_out.txt")
+      # The same run in float32 (train --dtype float32), right after: tinyseq's two dtypes.
+      timed "$WORK/time.txt" env "${envs[@]}" "$TINYSEQ" train --corpus "$DATA" --max-len "$MAX_LEN" --emb "$E" \
+        --hidden "$H" --batch "$B" --attn "$ATTN" --lr 0.001 --clip 5 --steps "$STEPS" --threads "$THREADS" \
+        --dtype float32 --show 0 --force --out "$WORK/run" >"$WORK/ts_out.txt" 2>"$WORK/ts_err.txt" \
+        || { echo "bench: tinyseq --dtype float32 failed:"; cat "$WORK/ts_err.txt"; exit 1; }
+      sed -n 's/^train: tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/ts_out.txt" >>"$WORK/ts32.txt"
+      maxrss_mb "$WORK/time.txt" >>"$WORK/ts32_rss.txt"
       if [ -n "$PY" ]; then
         for dt in 64 32; do
           timed "$WORK/time.txt" env "${envs[@]}" "$PY" "$TORCH_REF" --data "$DATA" --max-len "$MAX_LEN" --emb "$E" \
@@ -141,6 +152,10 @@ run_pass() {
     echo
     echo "== $name; kernels: $pass (tinyseq: $ts_kernels)"
     echo "tinyseq f64  tokens/s median $ts_med  (runs: $(paste -sd' ' "$WORK/ts.txt"))  peak RSS ${ts_rss} MB"
+    local ts32_med ts32_rss
+    ts32_med=$(median <"$WORK/ts32.txt"); ts32_rss=$(sort -g "$WORK/ts32_rss.txt" | tail -1)
+    echo "tinyseq f32  tokens/s median $ts32_med  (runs: $(paste -sd' ' "$WORK/ts32.txt"))  peak RSS ${ts32_rss} MB;" \
+      "$(awk -v t="$ts32_med" -v f="$mflop" -v s="$sgemm" 'BEGIN {printf "%.1f GFLOP/s = %.0f%% of sgemm", t * f / 1000, 100 * t * f / 1000 / s}')"
     local p64="-" p32="-" r64="-" r32="-" rss64="-" rss32="-"
     if [ -n "$PY" ]; then
       p64=$(median <"$WORK/pt64.txt"); p32=$(median <"$WORK/pt32.txt")
@@ -148,7 +163,7 @@ run_pass() {
       r64=$(ratio "$ts_med" "$p64"); r32=$(ratio "$ts_med" "$p32")
       echo "torch f64    tokens/s median $p64  (runs: $(paste -sd' ' "$WORK/pt64.txt"))  peak RSS ${rss64} MB"
       echo "torch f32    tokens/s median $p32  (runs: $(paste -sd' ' "$WORK/pt32.txt"))  peak RSS ${rss32} MB"
-      echo "ratio        tinyseq / torch f64 = ${r64}x, tinyseq / torch f32 = ${r32}x"
+      echo "ratio        tinyseq / torch f64 = ${r64}x, tinyseq / torch f32 = ${r32}x; tinyseq f32 / torch f32 = $(ratio "$ts32_med" "$p32")x"
     fi
     echo "flops        ${mflop} MFLOP/token (matmuls, forward + backward) -> ${gflops} GFLOP/s = ${frac}% of dgemm ${dgemm} GFLOP/s (this run, output-projection shapes, $THREADS threads)"
     # The float64 ceiling: every matmul at the dgemm rate, nothing else costing time.
