@@ -243,53 +243,23 @@ int tinyseq_eval(tinyseq_model *m, const char *corpus_path, const char *align_pa
     if (!corpus_path) return ts_fail(TS_ERR_ARG, "no corpus path");
     int rc = set_search(m, &beam, -1);
     if (rc) return rc;
-    ts_corpus *c = NULL;
-    ts_corpus_opts copts = {0};
-    if ((rc = ts_corpus_read(corpus_path, &copts, &c))) return rc;
-    ts_corpus *units = NULL;  // a subword model reads the pairs in its pieces (BLEU still compares words)
-    if ((rc = ts_translator_units(&m->t, c, corpus_path, &units))) {
-        ts_corpus_free(c);
-        return rc;
-    }
-    ts_gold gold = {0};
-    size_t *rows = malloc(c->n_pairs * sizeof *rows + 1);
-    const ts_link **row_gold = malloc(c->n_pairs * sizeof *row_gold + 1);
-    int32_t *row_counts = malloc(c->n_pairs * sizeof *row_counts + 1);
+    ts_eval_set set;
+    if ((rc = ts_eval_set_read(&m->t, corpus_path, align_path, 0, max_len, &set))) return rc;
     ts_hypothesis *hyps = NULL;
-    size_t n_rows = 0;
-    if (!rows || !row_gold || !row_counts) rc = ts_fail(TS_ERR_NOMEM, "out of memory");
-    if (!rc && align_path) rc = ts_gold_read(align_path, corpus_path, c, &gold);
-    // The pairs within the length limit (the model's by default, as eval's --max-len).
-    int limit = max_len >= 0 ? max_len : m->t.max_len;
-    if (limit == 0 || limit > TS_MAX_SENTENCE_TOKENS) limit = TS_MAX_SENTENCE_TOKENS;
-    for (size_t i = 0; !rc && i < c->n_pairs; i++) {
-        if (c->pairs[i].src_len > limit || c->pairs[i].tgt_len > limit) continue;
-        if (align_path) {
-            row_gold[n_rows] = gold.links[i];
-            row_counts[n_rows] = gold.counts[i];
-        }
-        rows[n_rows++] = i;
-    }
-    if (!rc && n_rows == 0) rc = ts_fail(TS_ERR_ARG, "%s: no sentence pairs left to evaluate (see max_len)", corpus_path);
+    if (set.n_rows == 0) rc = ts_fail(TS_ERR_ARG, "%s: no sentence pairs left to evaluate (see max_len)", corpus_path);
     ts_eval_result r;
-    ts_eval_opts opts = {.beam = beam, .batch = 64, .gold = align_path ? row_gold : NULL,
-                         .gold_counts = align_path ? row_counts : NULL};
+    ts_eval_opts opts = {.beam = beam, .batch = 64, .gold = set.row_gold, .gold_counts = set.row_counts};
     for (ts_ctx ctx; !rc;) {
         ts_ctx_init(&ctx, m->arena);
-        rc = ts_evaluate(&m->t, &ctx, units ? units : c, rows, n_rows, &opts, &r, &hyps);
+        rc = ts_evaluate(&m->t, &ctx, ts_eval_set_input(&set), set.rows, set.n_rows, &opts, &r, &hyps);
         if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&m->arena, "a batch"))) break;
     }
     api_text text;
     if (!rc && !(rc = api_text_open(&text))) {
-        rc = api_text_close(&text, write_eval(text.f, &r, hyps, n_rows, &m->t), json);
+        rc = api_text_close(&text, write_eval(text.f, &r, hyps, set.n_rows, &m->t), json);
     }
-    for (size_t k = 0; hyps && k < n_rows; k++) ts_hypothesis_free(&hyps[k]);
+    for (size_t k = 0; hyps && k < set.n_rows; k++) ts_hypothesis_free(&hyps[k]);
     free(hyps);
-    ts_gold_free(&gold);
-    free(rows);
-    free(row_gold);
-    free(row_counts);
-    ts_corpus_free(c);
-    ts_corpus_free(units);
+    ts_eval_set_free(&set);
     return rc;
 }

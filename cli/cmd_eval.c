@@ -128,67 +128,28 @@ int ts_cmd_eval(int argc, char **argv) {
     if (parsed >= 0) return parsed;
     ts_translator t;
     if ((parsed = ts_cli_load_model(cmd, model_path, corpus_path ? NULL : "--corpus FILE", lp, beam, &t)) >= 0) return parsed;
-    // Read everything, filter below: a gold file corresponds to the pairs as read.
-    ts_corpus *c = NULL;
-    ts_corpus_opts copts = {.max_len = 0, .skip_bad = skip_bad};
-    if (ts_corpus_read(corpus_path, &copts, &c)) {
-        ts_cli_error(cmd, 1, "cannot read the corpus");
-        ts_translator_free(&t);
-        return TS_EXIT_FAIL;
-    }
-    // A subword model reads the pairs in its pieces (the same rows; BLEU
-    // still compares words); --align's links name words.
-    ts_corpus *units = NULL;
+    // --align's links name words; a subword model's attention is over pieces.
     if (t.src_sw && align_path) {
         ts_cli_error(cmd, 0, "--align scores word alignments, and %s is a subword model whose attention is over pieces",
                      model_path);
-        ts_corpus_free(c);
         ts_translator_free(&t);
         return TS_EXIT_USAGE;
     }
-    if (ts_translator_units(&t, c, corpus_path, &units)) {
-        ts_cli_error(cmd, 1, "cannot read the corpus");
-        ts_corpus_free(c);
+    ts_eval_set set;
+    if (ts_eval_set_read(&t, corpus_path, align_path, skip_bad, (int)max_len, &set)) {
+        ts_cli_error(cmd, 0, "%s", ts_last_error());
         ts_translator_free(&t);
         return TS_EXIT_FAIL;
     }
-    const ts_corpus *read = units ? units : c;  // what the model reads
-    ts_gold gold = {0};
-    size_t *rows = malloc(c->n_pairs * sizeof *rows);
-    const ts_link **row_gold = align_path ? malloc(c->n_pairs * sizeof *row_gold) : NULL;
-    int32_t *row_counts = align_path ? malloc(c->n_pairs * sizeof *row_counts) : NULL;
+    const ts_corpus *c = set.corpus;
+    size_t n_rows = set.n_rows;
     ts_hypothesis *hyps = NULL;
     double *head_aer = NULL;  // (layers, heads + 1) for a Transformer with --align
     ts_arena *arena = NULL;
-    size_t n_rows = 0, S = 1, T = 1;
     int status = TS_EXIT_FAIL;
-    if (!rows || (align_path && (!row_gold || !row_counts))) {
-        ts_cli_error(cmd, 0, "out of memory");
-        goto done;
-    }
-    if (align_path && ts_gold_read(align_path, corpus_path, c, &gold)) {
-        ts_cli_error(cmd, 0, "%s", ts_last_error());
-        goto done;
-    }
-
-    // Keep the pairs within the length limit, with their gold lines.
-    int limit = max_len >= 0 ? (int)max_len : t.max_len;
-    if (limit == 0 || limit > TS_MAX_SENTENCE_TOKENS) limit = TS_MAX_SENTENCE_TOKENS;  // bounds time and memory
-    for (size_t i = 0; i < c->n_pairs; i++) {
-        const ts_pair *p = &c->pairs[i];
-        if (limit > 0 && (p->src_len > limit || p->tgt_len > limit)) continue;
-        if (align_path) {
-            row_gold[n_rows] = gold.links[i];
-            row_counts[n_rows] = gold.counts[i];
-        }
-        rows[n_rows++] = i;
-        const ts_pair *u = &read->pairs[i];
-        if ((size_t)u->src_len > S) S = (size_t)u->src_len;
-        if ((size_t)u->tgt_len > T) T = (size_t)u->tgt_len;
-    }
     printf("corpus %s: %zu pair%s", corpus_path, c->n_pairs, c->n_pairs == 1 ? "" : "s");
     if (c->n_bad) printf(", %zu malformed lines skipped", c->n_bad);
-    if (n_rows < c->n_pairs) printf(", %zu with a side longer than %d tokens left out", c->n_pairs - n_rows, limit);
+    if (n_rows < c->n_pairs) printf(", %zu with a side longer than %d tokens left out", c->n_pairs - n_rows, set.limit);
     putchar('\n');
     if (n_rows == 0) {
         ts_cli_error(cmd, 0, "no sentence pairs left to evaluate (see --max-len)");
@@ -206,8 +167,7 @@ int ts_cmd_eval(int argc, char **argv) {
     if (beam > 1) printf(" (width %ld)", beam);
     putchar('\n');
 
-    ts_eval_opts opts = {.beam = (int)beam, .batch = (int)batch, .gold = align_path ? row_gold : NULL,
-                         .gold_counts = align_path ? row_counts : NULL};
+    ts_eval_opts opts = {.beam = (int)beam, .batch = (int)batch, .gold = set.row_gold, .gold_counts = set.row_counts};
     if (align_path && cfg->arch == TS_ARCH_TRANSFORMER &&
         !(head_aer = opts.head_aer = malloc((size_t)cfg->layers * (size_t)(cfg->heads + 1) * sizeof *head_aer))) {
         ts_cli_error(cmd, 0, "out of memory");
@@ -219,10 +179,10 @@ int ts_cmd_eval(int argc, char **argv) {
     ts_eval_result r;
     int rc = TS_OK;
     ts_ctx ctx;
-    if (!(arena = ts_arena_new(arena_guess(cfg, B, S, T + 1)))) rc = TS_ERR_NOMEM;
+    if (!(arena = ts_arena_new(arena_guess(cfg, B, set.S, set.T + 1)))) rc = TS_ERR_NOMEM;
     while (!rc) {
         ts_ctx_init(&ctx, arena);
-        rc = ts_evaluate(&t, &ctx, read, rows, n_rows, &opts, &r, &hyps);
+        rc = ts_evaluate(&t, &ctx, ts_eval_set_input(&set), set.rows, n_rows, &opts, &r, &hyps);
         if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&arena, "a batch"))) break;
     }
     if (rc) {
@@ -233,7 +193,7 @@ int ts_cmd_eval(int argc, char **argv) {
     size_t n_show = (size_t)show < n_rows ? (size_t)show : n_rows;
     if (n_show) printf("\nexamples:\n");
     for (size_t k = 0; k < n_show; k++) {
-        const ts_pair *p = &c->pairs[rows[k]];
+        const ts_pair *p = &c->pairs[set.rows[k]];
         if (k) putchar('\n');
         print_side("source:", p->src, p->src_len);
         print_side("reference:", p->tgt, p->tgt_len);
@@ -272,12 +232,7 @@ done:
     free(hyps);
     free(head_aer);
     ts_arena_free(arena);
-    ts_gold_free(&gold);
-    free(rows);
-    free(row_gold);
-    free(row_counts);
-    ts_corpus_free(c);
-    ts_corpus_free(units);
+    ts_eval_set_free(&set);
     ts_translator_free(&t);
     return status;
 }

@@ -76,6 +76,9 @@ def test_eval_equals_the_cli(models, tmp_path):
     assert f"{got['perplexity']:.3f}" == fields["ppl"] and got["pairs"] == int(fields["pairs"]) == 40
     assert len(got["outputs"]) == 40 and got["pad_mass"] == 0
     assert model.eval(str(corpus))["aer"] is None
+    if "subword" in models:  # gold links name words; a subword model attends over pieces (as the CLI refuses)
+        with pytest.raises(tinyseq.ArgumentError, match="attends over pieces"):
+            tinyseq.load(models["subword"]).eval(str(corpus), align=str(gold))
 
 
 def test_info_describes_the_model(models):
