@@ -13,7 +13,8 @@ if [ "$sanitize" = ON ]; then
   # to judge: leak detection stays off, and the RSS test skips (ASan keeps
   # freed memory in quarantine, so RSS grows without a leak).
   libasan=$(gcc -print-file-name=libasan.so)
-  export LD_PRELOAD=$libasan ASAN_OPTIONS=detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS} TINYSEQ_SANITIZE=1
+  # detect_leaks=0 goes last: a later option wins, and .ci/run exports detect_leaks=1.
+  export LD_PRELOAD=$libasan ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 TINYSEQ_SANITIZE=1
 fi
 cd "$tests"
 exec "$python" -m pytest -q -p no:cacheprovider "$tests" "$@"
