@@ -14,6 +14,7 @@
 
 #include "ckpt/ckpt.h"
 #include "infer/load.h"
+#include "train/rundir.h"
 #include "train/state.h"
 #include "train/trainer.h"
 #include "testutil.h"
@@ -721,5 +722,21 @@ Test(train, best_ckpt_is_the_epoch_the_criterion_chose, .timeout = 120) {
         free(log);
     }
     free(corpus);
+    free(dir);
+}
+
+// A continued run's clock once went on from steps.csv's last row, written
+// before the epoch's evaluation, so its first metrics.csv row could come out
+// earlier than the last one before --resume (test_cli_stop saw it under load).
+Test(train, a_continued_run_clocks_on_from_the_later_of_its_files) {
+    char *dir = test_tmpdir();
+    static const char steps[] = "step,epoch,train_loss,lr,tokens_per_s,elapsed_s\n27,3,5.6,0.003,1000,0.15\n";
+    static const char metrics[] = "epoch,step,train_loss,dev_loss,dev_ppl,dev_bleu,dev_chrf,dev_exact,lr,tokens_per_s,"
+                                  "elapsed_s\n3,27,5.6,5.5,265,0,0.06,0,0.003,1000,0.20\n";
+    free(test_write_file(dir, "steps.csv", steps, sizeof steps - 1));
+    free(test_write_file(dir, "metrics.csv", metrics, sizeof metrics - 1));
+    double seconds = -1;
+    cr_assert_eq(ts_rundir_elapsed(dir, &seconds), TS_OK, "%s", ts_last_error());
+    cr_assert_float_eq(seconds, 0.20, 1e-12, "got %g", seconds);
     free(dir);
 }

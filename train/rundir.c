@@ -318,11 +318,13 @@ int ts_rundir_elapsed(const char *dir, double *seconds) {
     static const struct { const char *name; int column; } files[] = {{"steps.csv", 5}, {"metrics.csv", 10}};
     *seconds = 0;
     int rc = TS_OK;
-    for (size_t i = 0; !rc && i < 2 && *seconds == 0; i++) {
+    // The later of the two: an epoch's steps.csv row is written before its
+    // evaluation, its metrics.csv row after it.
+    for (size_t i = 0; !rc && i < 2; i++) {
         double *step, *elapsed;
         size_t n;
         rc = read_csv_columns(dir, files[i].name, 0, files[i].column, &step, &elapsed, &n);
-        if (!rc && n > 0) *seconds = elapsed[n - 1];
+        if (!rc && n > 0 && elapsed[n - 1] > *seconds) *seconds = elapsed[n - 1];
         free(step);
         free(elapsed);
     }

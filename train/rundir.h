@@ -34,8 +34,9 @@ int ts_rundir_check(const ts_train_opts *o, ts_rundir_use *use);
 // TS_ERR_IO when dir cannot be listed. Changes nothing (train --check-out).
 int ts_rundir_holds_only_a_run(const char *dir);
 
-// *seconds = the elapsed_s of the last row of steps.csv (else metrics.csv) in
-// dir, 0 when there is none: a continued run's clock goes on from there.
+// *seconds = the later elapsed_s of the last rows of steps.csv and
+// metrics.csv in dir, 0 when there is none: a continued run's clock goes on
+// from there.
 int ts_rundir_elapsed(const char *dir, double *seconds);
 
 // Makes the directory ready once everything else is: deletes the old run's
