@@ -48,5 +48,15 @@ int main(int argc, char **argv) {
     rc |= ts_npz_add_f8(one, "w", 1, s1, w);
     rc |= save(one, dir, "one.npz", TS_NPZ_STORE);
     ts_npz_free(one);
+
+    // A float32 model's export: '<f4' arrays, held as doubles once loaded.
+    ts_npz *f4 = ts_npz_new();
+    float wf[24];
+    for (int i = 0; i < 24; i++) wf[i] = (float)w[i];
+    rc |= ts_npz_add_f4(f4, "encoder.gru.weight_ih_l0", 2, s2, wf);
+    rc |= ts_npz_add_f4(f4, "scalar", 0, NULL, wf);
+    rc |= ts_npz_add_strings(f4, "tinyseq.config", 0, NULL, &config);
+    rc |= save(f4, dir, "float32-stored.npz", TS_NPZ_STORE);
+    ts_npz_free(f4);
     return rc ? 1 : 0;
 }
