@@ -24,7 +24,8 @@ static void change(ts_train_opts *o, const ts_train_option *r) {
     case TS_OPTION_REAL: *(double *)ts_train_option_field(o, r) += 0.125; break;
     case TS_OPTION_TEXT: *(const char **)ts_train_option_field(o, r) = "another"; break;
     case TS_OPTION_CHOICE: {
-        static const char *const names[] = {"sgd", "adam", "general", "dot", "luong", "bahdanau", "bpe", "unigram"};
+        static const char *const names[] = {"sgd", "adam", "general", "dot", "luong", "bahdanau", "bpe", "unigram",
+                                             "plateau", "linear"};
         for (size_t i = 0; i < sizeof names / sizeof names[0] && !strcmp(r->name_of(o), buf); i++) r->parse(o, names[i]);
         break;
     }
@@ -72,7 +73,7 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
         {"dropout", "0.2"},    {"label_smoothing", "0.05"}, {"batch", "6"},     {"accumulate", "2"},
         {"epochs", "2"},       {"steps", "3"},        {"lr_decay", "0.25"},     {"patience", "2"},
         {"seed", "9"},         {"keep", "1"},         {"beam", "2"},            {"log_every", "2"},
-        {"eval_every", "2"},   {"warmup_steps", "2"},  {"arch", "transformer"}, {"d_model", "4"},
+        {"eval_every", "2"},   {"warmup_steps", "2"},  {"lr_schedule", "cosine"}, {"arch", "transformer"}, {"d_model", "4"},
         {"heads", "2"},        {"layers", "1"},       {"ff", "6"},               {"best", "loss"},
         {"subword", "300"},    {"subword_kind", "unigram"}, {"subword_joint", "1"},
         {"dtype", "float32"},
@@ -139,6 +140,7 @@ Test(options, every_checkpoint_row_is_saved_and_checked_on_resume, .timeout = 12
     o.steps = 3;
     o.dropout = 0.1;
     o.warmup_steps = 2;  // a row only saved when given
+    o.lr_schedule = TS_LR_COSINE;  // also
     o.skip_bad = 1;
     o.max_len = 40;
     o.show = 0;

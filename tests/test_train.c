@@ -740,3 +740,132 @@ Test(train, a_continued_run_clocks_on_from_the_later_of_its_files) {
     cr_assert_float_eq(seconds, 0.20, 1e-12, "got %g", seconds);
     free(dir);
 }
+
+// ---- --lr-schedule ---------------------------------------------------------------
+
+// Each schedule's rate at the points that define it (warmup 10, horizon 110).
+Test(train, each_schedule_has_its_rate_at_its_defining_steps) {
+    const long W = 10, H = 110;
+    for (int kind = 0; kind < TS_LR_SCHEDULE_COUNT; kind++) {
+        cr_assert_eq(ts_lr_rate(kind, 2.0, 5, W, H), 1.0, "%s: halfway up the warmup", ts_lr_schedule_name(kind));
+        cr_assert_eq(ts_lr_rate(kind, 2.0, W, W, H), 2.0, "%s: the warmup's end", ts_lr_schedule_name(kind));
+    }
+    cr_assert_eq(ts_lr_rate(TS_LR_PLATEAU, 2.0, H + 5, W, H), 2.0);
+    cr_assert_float_eq(ts_lr_rate(TS_LR_INVERSE_SQRT, 2.0, 4 * W, W, H), 1.0, 1e-15);
+    cr_assert_float_eq(ts_lr_rate(TS_LR_COSINE, 2.0, 60, W, H), 1.0, 1e-15);
+    cr_assert_float_eq(ts_lr_rate(TS_LR_LINEAR, 2.0, 60, W, H), 1.0, 1e-15);
+    cr_assert_float_eq(ts_lr_rate(TS_LR_COSINE, 2.0, H, W, H), 0.0, 1e-15);
+    cr_assert_eq(ts_lr_rate(TS_LR_LINEAR, 2.0, H + 3, W, H), 0.0, "past the horizon the rate stays 0");
+    ts_lr_schedule kind;
+    cr_assert_eq(ts_lr_schedule_parse("inverse-sqrt", &kind), TS_OK);
+    cr_assert_eq(kind, TS_LR_INVERSE_SQRT);
+    cr_assert_eq(ts_lr_schedule_parse("noam", &kind), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "'noam'") && strstr(ts_last_error(), "cosine"), "%s", ts_last_error());
+}
+
+static volatile sig_atomic_t stop_flag;
+static long stop_at;
+static void stop_after(long step, int rank) {
+    (void)rank;
+    if (step == stop_at) stop_flag = SIGINT;
+}
+
+// A run of 3 epochs stopped after step 9 and resumed ends with the
+// checkpoint of the run that was never stopped, for every schedule; the
+// schedules train different models; resuming with another --epochs (another
+// horizon) is refused for the schedules that read it.
+Test(train, resume_is_exact_under_every_schedule, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *plateau_last = NULL;
+    for (int kind = 0; kind < TS_LR_SCHEDULE_COUNT; kind++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s-a", ts_lr_schedule_name(kind));
+        char *a = join(dir, name), *b = NULL, *straight = NULL;
+        ts_train_opts o = tiny_opts(corpus, a);
+        o.lr_schedule = kind;
+        o.warmup_steps = 4;
+        o.epochs = 3;
+        o.patience = 3;
+        ts_train_report r;
+        stop_flag = 0;
+        stop_at = 9;
+        o.stop = &stop_flag;
+        o.after_step = stop_after;
+        cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+        cr_assert(r.stopped && r.steps == 9, "stopped %d at %ld", r.stopped, r.steps);
+        o.after_step = NULL;
+        stop_flag = 0;
+        char *last_a = join(a, "last.ckpt");
+        o.resume = last_a;
+        if (ts_lr_schedule_uses_horizon(kind)) {
+            o.epochs = 4;
+            snprintf(name, sizeof name, "%s-x", ts_lr_schedule_name(kind));
+            o.out_dir = b = join(dir, name);
+            cr_assert_eq(ts_train(&o, &r), TS_ERR_ARG, "%s resumed with another horizon", ts_lr_schedule_name(kind));
+            cr_assert(strstr(ts_last_error(), "--epochs 4 makes it end at step 56") &&
+                      strstr(ts_last_error(), "ends at step 42"), "%s", ts_last_error());
+            free(b);
+            o.epochs = 3;
+        }
+        snprintf(name, sizeof name, "%s-b", ts_lr_schedule_name(kind));
+        o.out_dir = b = join(dir, name);
+        cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+        cr_assert(!r.stopped && r.steps == 42, "%s: %ld steps", ts_lr_schedule_name(kind), r.steps);
+        snprintf(name, sizeof name, "%s-s", ts_lr_schedule_name(kind));
+        o.out_dir = straight = join(dir, name);
+        o.resume = NULL;
+        cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+        char *last_s = join(straight, "last.ckpt");
+        if (kind == TS_LR_PLATEAU) {
+            plateau_last = strdup(last_s);
+        } else {
+            size_t la, lb;
+            char *x = test_read_file(plateau_last, &la), *y = test_read_file(last_s, &lb);
+            cr_assert(la != lb || memcmp(x, y, la), "%s trains what plateau trains", ts_lr_schedule_name(kind));
+            free(x);
+            free(y);
+        }
+        assert_same_file(join(b, "last.ckpt"), last_s);
+        fclose(o.out);
+        free(a);
+        free(b);
+        free(straight);
+        free(last_a);
+    }
+    free(plateau_last);
+    free(corpus);
+    free(dir);
+}
+
+// A checkpoint from before --lr-schedule (no train.lr_schedule row) trained
+// with plateau: resuming it with another schedule is refused, naming both.
+Test(train, a_checkpoint_without_a_schedule_resumes_only_as_plateau) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *a = join(dir, "a"), *b = join(dir, "b");
+    ts_train_opts o = tiny_opts(corpus, a);
+    o.steps = 3;
+    ts_train_report r;
+    cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+    char *last = join(a, "last.ckpt");
+    ts_ckpt *ck;
+    const char *saved;
+    cr_assert_eq(ts_train_state_load(last, &ck), TS_OK, "%s", ts_last_error());
+    cr_assert_neq(ts_ckpt_get_string(ck, "train.lr_schedule", &saved), TS_OK, "plateau's row is written only when given");
+    ts_clear_error();
+    ts_ckpt_free(ck);
+    o.resume = last;
+    o.out_dir = b;
+    o.steps = 5;
+    o.lr_schedule = TS_LR_INVERSE_SQRT;
+    cr_assert_eq(ts_train(&o, &r), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "was trained with --lr-schedule 'plateau'; this run asks for 'inverse-sqrt'"), "%s",
+              ts_last_error());
+    o.lr_schedule = TS_LR_PLATEAU;
+    cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+    fclose(o.out);
+    free(last);
+    free(corpus);
+    free(a);
+    free(b);
+    free(dir);
+}

@@ -39,6 +39,8 @@ static int subword_kind_parse(ts_train_opts *o, const char *text) {
         if (!strcmp(text, ts_subword_kind_name((enum ts_subword_kind)i))) return o->subword_kind = (enum ts_subword_kind)i, TS_OK;
     return ts_fail(TS_ERR_ARG, "unknown subword kind '%s' (choose bpe or unigram)", text);
 }
+static const char *lr_schedule_name(const ts_train_opts *o) { return ts_lr_schedule_name(o->lr_schedule); }
+static int lr_schedule_parse(ts_train_opts *o, const char *text) { return ts_lr_schedule_parse(text, &o->lr_schedule); }
 static const char *optim_name(const ts_train_opts *o) { return ts_optim_name(o->optim); }
 static int optim_parse(ts_train_opts *o, const char *text) { return ts_optim_parse(text, &o->optim); }
 
@@ -151,6 +153,11 @@ const ts_train_option ts_train_options[] = {
      .use = SAME | RESUME | TS_OPTION_OLDER | TS_OPTION_IF_GIVEN, .section = "training", .meta = "N",
      .help = "raise the learning rate linearly over the first N steps: step k uses\n"
              "lr min(1, k / N), as Transformers need (default {}: none)"},
+    {.flag = "lr-schedule", .key = "lr_schedule", .saved_as = "train.lr_schedule", CHOICE(lr_schedule, "plateau", lr_schedule),
+     .use = SAME | RESUME | TS_OPTION_OLDER | TS_OPTION_IF_GIVEN, .section = "training", .meta = "NAME",
+     .help = "the learning rate after the warmup: plateau (only --lr-decay), inverse-sqrt\n"
+             "(sqrt(N / k), N the warmup's steps), cosine or linear (down to 0 at the\n"
+             "last step of --epochs or --steps) (default {}; --lr-decay applies to all)"},
     {.flag = "patience", .key = "patience", .saved_as = "train.patience", INT(patience, 1, 100000, 3),
      .use = SAME | RESUME, .section = "training", .meta = "N",
      .help = "stop after N epochs without a better dev loss (default {})"},
@@ -294,7 +301,8 @@ int ts_train_options_save(ts_ckpt *ck, const ts_train_opts *o, double lr_now) {
         // A newer row only written when given is absent at 0, as in a checkpoint from before it
         // (which OLDER reads as 0): checkpoints of runs that do not use it keep their bytes.
         const unsigned newer = TS_OPTION_IF_GIVEN | TS_OPTION_OLDER;
-        if ((r->use & newer) == newer && r->kind == TS_OPTION_INT && whole(o, r) == 0) continue;
+        if ((r->use & newer) == newer && (r->kind == TS_OPTION_INT || r->kind == TS_OPTION_CHOICE) && whole(o, r) == 0)
+            continue;
         switch (r->kind) {
         case TS_OPTION_INT:
         case TS_OPTION_SWITCH: rc = ts_ckpt_set_int(ck, r->saved_as, whole(o, r)); break;
@@ -324,6 +332,10 @@ static int compare_row(const ts_ckpt *ck, const ts_train_opts *o, const ts_train
         if (r->kind == TS_OPTION_TEXT && *text(o, r))
             return ts_fail(TS_ERR_ARG, "%s was trained with %s ''; this run asks for '%s' (resuming must keep the flags)",
                            o->resume, flag, text(o, r));
+        // An older choice's default is its value 0 (plateau): what the checkpoint trained with.
+        if (r->kind == TS_OPTION_CHOICE && whole(o, r) != 0)
+            return ts_fail(TS_ERR_ARG, "%s was trained with %s '%s'; this run asks for '%s' (resuming must keep the flags)",
+                           o->resume, flag, r->text, r->name_of(o));
         return TS_OK;
     }
     if (r->kind == TS_OPTION_INT || r->kind == TS_OPTION_SWITCH) {

@@ -78,9 +78,14 @@ done:
     return o->test_file ? ts_record_test(r) : TS_OK;
 }
 
+double ts_record_lr(const ts_record *r, long k) {
+    return ts_lr_rate(r->opts->lr_schedule, r->optim->lr, k, r->opts->warmup_steps, r->lr_horizon);
+}
+
+// Rows record the rate of the next update.
 int ts_record_steps(ts_record *r, const ts_run_point *at) {
     if (r->window_tokens == 0) return TS_OK;
-    ts_steps_row row = {.at = *at, .train_loss = r->window_loss / (double)r->window_tokens, .lr = r->optim->lr,
+    ts_steps_row row = {.at = *at, .train_loss = r->window_loss / (double)r->window_tokens, .lr = ts_record_lr(r, at->step + 1),
                         .tokens_per_s = ts_progress_rate(r->progress), .elapsed = ts_record_elapsed(r)};
     r->window_loss = 0;
     r->window_tokens = 0;
@@ -137,7 +142,7 @@ int ts_record_evaluation(ts_record *r, const ts_run_point *at, double train_loss
                          const ts_hypothesis *hyps) {
     const ts_dataset *d = r->data;
     const char *dir = r->opts->out_dir;
-    ts_metrics_row row = {.at = *at, .train_loss = train_loss, .dev = res, .lr = r->optim->lr,
+    ts_metrics_row row = {.at = *at, .train_loss = train_loss, .dev = res, .lr = ts_record_lr(r, at->step + 1),
                           .tokens_per_s = ts_progress_rate(r->progress), .elapsed = ts_record_elapsed(r)};
     int rc = ts_rundir_append_metrics(dir, &row);
     if (!rc && hyps && d->n_dev > 0)

@@ -23,7 +23,8 @@ typedef struct {
     // borrowed (never ts_translator_free'd).
     ts_translator trained;
     ts_ctx *ctx;                       // the step's context: its arena grows for work about to be redone
-    const ts_optim *optim;             // its learning rate goes into the rows
+    const ts_optim *optim;             // its learning rate (the rate the schedule scales) goes into the rows
+    long lr_horizon;                   // the schedule's last step (ts_train_state's)
     const ts_progress *progress;       // the measured speed and the run's clock
     double elapsed_before;             // a continued run's elapsed_s where its files stop (its clock goes on)
     // Never saved: a continued run starts a new window where the previous
@@ -32,6 +33,10 @@ typedef struct {
     long window_tokens;
     long recorded_step;                // the step of the last evaluation recorded in the files (-1: none)
 } ts_record;
+
+// The learning rate of update k >= 1: the optimizer's, through the warmup
+// and --lr-schedule (train/schedule.h).
+double ts_record_lr(const ts_record *r, long k);
 
 // Seconds since the run (or the run it continues) started.
 double ts_record_elapsed(const ts_record *r);

@@ -78,6 +78,7 @@ int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const t
     if (!rc) rc = ts_ckpt_set_int(ck, "state.epoch_tokens", s->epoch_tokens);
     if (!rc) rc = ts_ckpt_set_int(ck, "state.best_epoch", s->best_epoch);
     if (!rc) rc = ts_ckpt_set_double(ck, "state.best_dev_bleu", s->best_bleu);
+    if (!rc && ts_lr_schedule_uses_horizon(o->lr_schedule)) rc = ts_ckpt_set_int(ck, "state.lr_horizon", s->lr_horizon);
     if (!rc) rc = ts_ckpt_set_blob(ck, "rng.shuffle_epoch_start", s->epoch_start_state, gsl_rng_size(s->shuffle_rng));
     if (!rc) rc = ts_ckpt_set_blob(ck, "rng.teacher_forcing", gsl_rng_state(s->tf_rng), gsl_rng_size(s->tf_rng));
     if (!rc) rc = ts_optim_save(optim, &m->params, ck);
@@ -219,6 +220,15 @@ static int restore_state(ts_train_state *s, ts_optim *optim, const ts_params *pa
     if (o->steps > 0 && step > o->steps)
         return ts_fail(TS_ERR_ARG, "it has done %lld steps; --steps %ld asks for fewer (give --steps %lld or more to continue it)",
                        (long long)step, o->steps, (long long)step);
+    // A schedule that ends at the run's last step must end where the saved run's did.
+    int64_t horizon;
+    if (ts_lr_schedule_uses_horizon(o->lr_schedule) &&
+        (rc = ts_ckpt_get_int(ck, "state.lr_horizon", 1, TS_COUNT_MAX, &horizon)))
+        return rc;
+    if (ts_lr_schedule_uses_horizon(o->lr_schedule) && horizon != s->lr_horizon)
+        return ts_fail(TS_ERR_ARG, "its --lr-schedule %s ends at step %lld; %s %ld makes it end at step %ld "
+                       "(resuming must keep --epochs and --steps)", ts_lr_schedule_name(o->lr_schedule), (long long)horizon,
+                       o->steps > 0 ? "--steps" : "--epochs", o->steps > 0 ? o->steps : o->epochs, s->lr_horizon);
     s->step = step;
     s->epoch = epoch;
     s->position = position;

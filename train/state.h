@@ -24,6 +24,8 @@ typedef struct {
     long step, epoch, position, stale, skipped;
     double best_dev, epoch_loss_sum;      // best_dev: the lowest dev loss (the plateau schedule's)
     long epoch_tokens;
+    long lr_horizon;                      // the schedule's last step (train/schedule.h): --steps, else
+                                          // --epochs x an epoch's batches; set by the trainer, not restored
     long best_epoch;                      // the epoch best.ckpt holds (0: none yet)
     double best_bleu;                     // its dev BLEU (-1: none yet)
     double *history_train, *history_dev;  // (max_epochs + 1) losses of the finished epochs

@@ -203,10 +203,10 @@ static int train_step(trainer *t, const ts_batch *b) {
         return TS_OK;
     }
     t->skipped_in_row = 0;
-    // Warmup scales the learning rate of this update only: optim.lr (decayed,
-    // checkpointed) stays the rate the warmup rises to.
+    // The warmup and the schedule scale the learning rate of this update only:
+    // optim.lr (decayed on a plateau, checkpointed) stays the rate they scale.
     double lr = t->optim.lr;
-    if (t->s.step < o->warmup_steps) t->optim.lr = lr * (double)t->s.step / (double)o->warmup_steps;
+    t->optim.lr = ts_record_lr(&t->rec, t->s.step);
     rc = ts_optim_step(&t->optim, &t->model->params, ts_clip_factor(norm, o->clip));
     t->optim.lr = lr;
     if (rc) return rc;
@@ -292,7 +292,7 @@ static int end_epoch(trainer *t, int *stop) {
     memcpy(t->s.epoch_start_state, gsl_rng_state(t->s.shuffle_rng), gsl_rng_size(t->s.shuffle_rng));
     if (!leader(t)) return TS_OK;
     double elapsed = ts_record_elapsed(&t->rec);
-    ts_progress_epoch(&t->progress, o->out, t->s.epoch, train_loss, &res, t->optim.lr, elapsed, best);
+    ts_progress_epoch(&t->progress, o->out, t->s.epoch, train_loss, &res, ts_record_lr(&t->rec, t->s.step + 1), elapsed, best);
     if (best && (rc = save_checkpoint(t, "best.ckpt", 0))) goto done;
     if ((rc = save_checkpoint(t, "last.ckpt", 1))) goto done;
     t->last_saved_step = t->s.step;
@@ -435,6 +435,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         goto done;
     }
     if ((rc = ts_train_state_init(&t.s, o->seed, max_epochs))) goto done;
+    t.s.lr_horizon = o->steps > 0 ? o->steps : o->epochs * (long)ts_batcher_count(t.data.batcher);
     if (!(t.tf_state = malloc(gsl_rng_size(t.s.tf_rng)))) {
         rc = ts_fail(TS_ERR_NOMEM, "rng state");
         goto done;
@@ -443,7 +444,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     if ((rc = ts_shards_init(&t.shards, t.dist->size, o->accumulate, ts_params_size(&t.model->params), N_SUMS))) goto done;
     ts_ctx_init(&t.ctx, t.ctx.arena);
     t.rec = (ts_record){.opts = o, .model = t.model, .data = &t.data, .ctx = &t.ctx, .optim = &t.optim,
-                        .progress = &t.progress, .recorded_step = -1,
+                        .progress = &t.progress, .recorded_step = -1, .lr_horizon = t.s.lr_horizon,
                         .trained = {.model = t.model, .src_vocab = t.data.src_vocab, .tgt_vocab = t.data.tgt_vocab,
                                     .src_sw = t.data.src_sw, .tgt_sw = t.data.tgt_sw, .max_len = (int)o->max_len}};
     ts_params_zero_grad(&t.model->params);  // train_step's invariant

@@ -9,6 +9,7 @@
 
 #include "data/subword.h"
 #include "models/seq2seq.h"
+#include "train/schedule.h"
 #include "train/dist.h"
 #include "train/optim.h"
 
@@ -62,6 +63,7 @@ typedef struct {
     double lr_decay;           // multiply the learning rate by this when dev loss stalls (default 0.5)
     long warmup_steps;         // the learning rate rises linearly over the first N steps: step k uses
                                // lr min(1, k / N) (0, the default: no warmup)
+    ts_lr_schedule lr_schedule;  // what follows the warmup (train/schedule.h; default TS_LR_PLATEAU)
     long patience;             // stop after this many evaluations without a better dev loss (default 3)
     long seed;                 // initialisation, split, shuffling and teacher forcing (default 1)
     long threads;              // OpenBLAS threads, 1..TS_MAX_THREADS (0: OpenBLAS's own count)
