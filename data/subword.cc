@@ -14,6 +14,7 @@
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 extern "C" {
@@ -104,6 +105,18 @@ class Sentences : public spm::SentenceIterator {
     std::string current_;
 };
 
+// The distinct characters of n valid UTF-8 sentences as SentencePiece sees
+// them: a space is its word mark U+2581, which starts every sentence.
+size_t distinct_characters(const char *const *sentences, size_t n) {
+    std::unordered_set<ucs4_t> seen = {0x2581};
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *s = reinterpret_cast<const uint8_t *>(sentences[i]);
+        ucs4_t c;
+        while ((s = u8_next(&c, s))) seen.insert(c == ' ' ? 0x2581 : c);
+    }
+    return seen.size();
+}
+
 // Loads a serialized SentencePiece model into sw and checks its specials.
 int load_payload(ts_subword *sw, const std::string &payload) {
     spm::util::Status st = sw->processor.LoadFromSerializedProto(payload);
@@ -145,6 +158,13 @@ int ts_subword_train(const char *const *sentences, size_t n, const ts_subword_op
         n_text += sentences[i][0] != '\0';
     }
     if (n_text == 0) return ts_fail(TS_ERR_ARG, "no sentence to learn subwords from");
+    // Character coverage 1.0 makes every character a piece: say so in our
+    // words before SentencePiece refuses with its own (which names its flags).
+    size_t needed = TS_N_SPECIALS + 256 + distinct_characters(sentences, n);
+    if (needed > opts->vocab_size)
+        return ts_fail(TS_ERR_ARG, "a vocabulary of %zu pieces is too small for this text: %zu characters (a piece each, "
+                       "the word mark U+2581 included) and the %d fixed ids (4 specials, 256 bytes) need at least %zu",
+                       opts->vocab_size, needed - TS_N_SPECIALS - 256, TS_N_SPECIALS + 256, needed);
     try {
         // identity: the text is normalised already (NFKC would change it, and
         // decoding would no longer give back what was encoded). One thread and

@@ -220,6 +220,34 @@ Test(cli_subword, resume_checks_the_subword_flags_and_average_keeps_the_models, 
     free(dir);
 }
 
+// The smallest size, --subword 300, trains on the toy corpus (its ~30
+// characters leave room for a few dozen merges after the 260 fixed ids); a
+// corpus of more characters than that leaves room for is a usage error naming the
+// flag, the side and both counts, before any training.
+Test(cli_subword, subword_300_trains_on_the_toy_corpus_and_too_many_characters_are_refused, .timeout = 300) {
+    NEEDS_SPM();
+    char *dir = test_tmpdir(), *out = NULL;
+    int rc = test_runf(&out, "'%s' train --toy-pairs 200 --subword 300 --emb 8 --hidden 8 --epochs 1 --show 0 --beam 0 --out %s/run",
+                       TS_PROGRAM, dir);
+    cr_assert(rc == 0 && strstr(out, "vocabularies 300 / 300 subword pieces"), "exit %d: %s", rc, out);
+    free(out);
+    // 48 Greek and Cyrillic letters on each side: 48 + the word mark + 260 > 300.
+    char line[1024] = "", tsv[4 * 1024] = "";
+    for (int c = 0; c < 48; c++) {
+        int cp = c < 24 ? 0x3b1 + c : 0x430 + c - 24;
+        char ch[4] = {(char)(0xc0 | cp >> 6), (char)(0x80 | (cp & 0x3f)), c % 6 == 5 ? ' ' : 0, 0};
+        strcat(line, ch);
+    }
+    for (int k = 0; k < 4; k++) snprintf(tsv + strlen(tsv), sizeof tsv - strlen(tsv), "%s\t%s\n", line, line);
+    char *corpus = test_write_file(dir, "wide.tsv", tsv, strlen(tsv));
+    rc = test_runf(&out, "'%s' train --corpus %s --subword 300 --epochs 1 --out %s/wide", TS_PROGRAM, corpus, dir);
+    cr_assert(rc == 2 && strstr(out, "--subword 300 (the source side)") && strstr(out, "49 characters") &&
+                  strstr(out, "at least 309"), "exit %d: %s", rc, out);
+    free(out);
+    free(corpus);
+    free(dir);
+}
+
 // Without SentencePiece, --subword is refused saying so (skipped in builds with it).
 Test(cli_subword, a_build_without_sentencepiece_refuses_subword_runs) {
     if (ts_subword_compiled()) cr_skip_test("this build has SentencePiece");
