@@ -64,17 +64,26 @@ static int to_pieces(const ts_dataset *d, ts_corpus **c, ts_corpus **words) {
     return TS_OK;
 }
 
+// A copy of model sw of its own (through its bytes).
+static int copy_model(const ts_subword *sw, ts_subword **out) {
+    size_t n;
+    const uint8_t *bytes = ts_subword_bytes(sw, &n);
+    return ts_subword_load(bytes, n, out);
+}
+
 // --subword N: the models learned on the train split only (per side, or
-// one joint model loaded twice so each side owns its own), every corpus
-// turned into their pieces, and the vocabularies their piece lists.
+// one joint model loaded twice so each side owns its own) or the stored ones
+// given, every corpus turned into their pieces, and the vocabularies their
+// piece lists.
 static int use_subwords(const ts_dataset_opts *o, ts_dataset *d) {
-    int rc = learn(o, d, o->subword_joint ? -1 : TS_SRC, &d->src_sw);
-    if (!rc && o->subword_joint) {
-        size_t n;
-        const uint8_t *bytes = ts_subword_bytes(d->src_sw, &n);
-        rc = ts_subword_load(bytes, n, &d->tgt_sw);
-    } else if (!rc) {
-        rc = learn(o, d, TS_TGT, &d->tgt_sw);
+    int rc;
+    if (o->stored_src_sw || o->stored_tgt_sw) {
+        rc = o->stored_src_sw && o->stored_tgt_sw ? TS_OK : ts_fail(TS_ERR_ARG, "a stored subword model for one side only");
+        if (!rc) rc = copy_model(o->stored_src_sw, &d->src_sw);
+        if (!rc) rc = copy_model(o->stored_tgt_sw, &d->tgt_sw);
+    } else {
+        rc = learn(o, d, o->subword_joint ? -1 : TS_SRC, &d->src_sw);
+        if (!rc) rc = o->subword_joint ? copy_model(d->src_sw, &d->tgt_sw) : learn(o, d, TS_TGT, &d->tgt_sw);
     }
     if (!rc) rc = to_pieces(d, &d->corpus, &d->words);
     if (!rc && d->dev_file) rc = to_pieces(d, &d->dev_file, NULL);

@@ -29,6 +29,9 @@ typedef struct {
     long subword;           // > 0: learn subword models of at most this many pieces on the train split (0: words)
     enum ts_subword_kind subword_kind;
     int subword_joint;      // one model learned on both sides (default: one per side)
+    // With subword > 0: models to use instead of learning them (--resume: the
+    // checkpoint's, whose pieces the model's ids mean), copied; NULL: learn.
+    const ts_subword *stored_src_sw, *stored_tgt_sw;
     FILE *log;              // "skipped N malformed lines" (NULL: quiet)
 } ts_dataset_opts;
 

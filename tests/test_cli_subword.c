@@ -248,6 +248,58 @@ Test(cli_subword, subword_300_trains_on_the_toy_corpus_and_too_many_characters_a
     free(dir);
 }
 
+// --resume takes the pieces from the checkpoint, not from learning again:
+// with lines of new characters appended to the training file (which models
+// learned again would make pieces of, so the vocabularies would differ and
+// the resume be refused), the run continues, and its checkpoint holds the
+// very models it started with.
+Test(cli_subword, resume_uses_the_stored_models_even_when_the_training_file_changed, .timeout = 300) {
+    NEEDS_SPM();
+    char *dir = test_tmpdir(), *out = NULL;
+    const char *flags = "--subword 400 --emb 8 --hidden 8 --show 0 --beam 0";
+    int rc = test_runf(&out, "'%s' corpus --toy --n 400 > %s/corpus.tsv && '%s' train --corpus %s/corpus.tsv %s --epochs 1 "
+                             "--out %s/run && cp %s/run/last.ckpt %s/first.ckpt",
+                       TS_PROGRAM, dir, TS_PROGRAM, dir, flags, dir, dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    rc = test_runf(&out, "for i in 1 2 3 4 5 6 7 8; do printf 'Ωμέγα ψυχή ζωή $i .\tЖизнь душа $i .\n'; done >> %s/corpus.tsv && "
+                         "'%s' train --corpus %s/corpus.tsv %s --epochs 2 --resume %s/run/last.ckpt --out %s/run",
+                   dir, TS_PROGRAM, dir, flags, dir, dir);
+    cr_assert(rc == 0 && strstr(out, "epoch 2:") && strstr(out, "the checkpoint's models"), "exit %d: %s", rc, out);
+    free(out);
+    char first[4200], last[4200];
+    snprintf(first, sizeof first, "%s/first.ckpt", dir);
+    snprintf(last, sizeof last, "%s/run/last.ckpt", dir);
+    ts_ckpt *a, *b;
+    cr_assert_eq(ts_ckpt_load(first, NULL, &a), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_load(last, NULL, &b), TS_OK, "%s", ts_last_error());
+    const char *blobs[2] = {TS_CKPT_SUBWORD_SOURCE, TS_CKPT_SUBWORD_TARGET};
+    for (int k = 0; k < 2; k++) {
+        const void *x, *y;
+        size_t nx, ny;
+        cr_assert_eq(ts_ckpt_get_blob(a, blobs[k], &x, &nx), TS_OK);
+        cr_assert_eq(ts_ckpt_get_blob(b, blobs[k], &y, &ny), TS_OK);
+        cr_assert(nx == ny && !memcmp(x, y, nx), "%s: %zu bytes before the resume, %zu after, or other bytes", blobs[k], nx, ny);
+    }
+    ts_ckpt_free(a);
+    ts_ckpt_free(b);
+    // A resume checkpoint whose model blob is damaged is refused naming the file and the blob.
+    cr_assert_eq(ts_ckpt_load(first, NULL, &a), TS_OK, "%s", ts_last_error());
+    const void *bytes;
+    size_t n;
+    cr_assert_eq(ts_ckpt_get_blob(a, TS_CKPT_SUBWORD_SOURCE, &bytes, &n), TS_OK);
+    cr_assert_eq(ts_ckpt_set_blob(a, TS_CKPT_SUBWORD_SOURCE, bytes, n / 2), TS_OK);
+    char damaged[4200];
+    snprintf(damaged, sizeof damaged, "%s/damaged.ckpt", dir);
+    cr_assert_eq(ts_ckpt_save(a, damaged), TS_OK, "%s", ts_last_error());
+    ts_ckpt_free(a);
+    rc = test_runf(&out, "'%s' train --corpus %s/corpus.tsv %s --epochs 2 --resume %s --out %s/run2", TS_PROGRAM, dir, flags,
+                   damaged, dir);
+    cr_assert(rc == 1 && strstr(out, damaged) && strstr(out, TS_CKPT_SUBWORD_SOURCE), "exit %d: %s", rc, out);
+    free(out);
+    free(dir);
+}
+
 // Without SentencePiece, --subword is refused saying so (skipped in builds with it).
 Test(cli_subword, a_build_without_sentencepiece_refuses_subword_runs) {
     if (ts_subword_compiled()) cr_skip_test("this build has SentencePiece");

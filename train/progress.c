@@ -82,8 +82,8 @@ void ts_progress_banner(FILE *out, const ts_progress_start *st) {
     fprintf(out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d", o->corpus ? o->corpus : "toy corpus",
             st->n_train, st->n_dev, cfg->src_vocab, cfg->tgt_vocab);
     if (o->subword)
-        fprintf(out, " subword pieces (%s, %s, at most %ld)", ts_subword_kind_name(o->subword_kind),
-                o->subword_joint ? "joint" : "per side", o->subword);
+        fprintf(out, " subword pieces (%s, %s, at most %ld%s)", ts_subword_kind_name(o->subword_kind),
+                o->subword_joint ? "joint" : "per side", o->subword, st->resumed ? "; the checkpoint's models" : "");
     fputc('\n', out);
     char sizes[128];
     if (cfg->arch == TS_ARCH_TRANSFORMER)

@@ -343,14 +343,37 @@ static int finish_run(trainer *t) {
 // ---- setup -------------------------------------------------------------------------
 
 
-static int load_data(trainer *t) {
+// The subword models of checkpoint ck (read from --resume PATH) into
+// sw[2] (source, target), naming the file and the blob when one is missing
+// or damaged.
+static int stored_subwords(const ts_ckpt *ck, const char *path, ts_subword *sw[2]) {
+    static const char *const blobs[2] = {TS_CKPT_SUBWORD_SOURCE, TS_CKPT_SUBWORD_TARGET};
+    for (int k = 0; k < 2; k++) {
+        const void *bytes;
+        size_t n;
+        int rc = ts_ckpt_get_blob(ck, blobs[k], &bytes, &n);
+        if (!rc) rc = ts_subword_load(bytes, n, &sw[k]);
+        if (rc) return ts_fail(rc, "--resume %s: blob %s: %s", path, blobs[k], ts_last_error());
+    }
+    return TS_OK;
+}
+
+// The run's data. Resuming a subword run reads its pieces from the
+// checkpoint instead of learning them again: the model's ids mean those
+// pieces, whatever the training file holds now (docs/data.md).
+static int load_data(trainer *t, const ts_ckpt *resume) {
     const ts_train_opts *o = t->opts;
+    ts_subword *stored[2] = {NULL, NULL};
+    int rc = resume && o->subword ? stored_subwords(resume, o->resume, stored) : TS_OK;
     ts_dataset_opts d = {.corpus = o->corpus, .toy_pairs = o->toy_pairs, .toy_seed = o->toy_seed, .max_len = o->max_len,
                          .skip_bad = o->skip_bad, .dev_pairs = o->dev_pairs, .dev_file = o->dev_file,
                          .test_file = o->test_file, .min_count = o->min_count, .seed = o->seed, .batch = o->batch,
                          .subword = o->subword, .subword_kind = o->subword_kind, .subword_joint = o->subword_joint,
-                         .log = o->log};
-    return ts_dataset_load(&d, &t->data);
+                         .stored_src_sw = stored[0], .stored_tgt_sw = stored[1], .log = o->log};
+    if (!rc) rc = ts_dataset_load(&d, &t->data);
+    ts_subword_free(stored[0]);
+    ts_subword_free(stored[1]);
+    return rc;
 }
 
 static void trainer_free(trainer *t) {
@@ -423,7 +446,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         rc = ts_make_dirs(o->out_dir);
         if (!rc) rc = ts_rundir_check(o, &use);
     }
-    if (!rc) rc = load_data(&t);
+    if (!rc) rc = load_data(&t, resume);
     if (rc) goto done;
     long max_epochs = o->steps > 0 ? TS_MAX_EPOCHS : o->epochs;
     ts_model_config cfg;
