@@ -367,8 +367,8 @@ static void shape_text(int ndim, const size_t *shape, char *text, size_t cap) {
 }
 
 // Takes ownership of name and data (freed on failure too).
-int ts_ckpt_push_tensor(ts_ckpt *ck, enum ts_ckpt_section section, char *name, int ndim,
-                        const size_t *shape, size_t size, double *data) {
+int ts_ckpt_push_tensor(ts_ckpt *ck, enum ts_ckpt_section section, char *name, int dtype, int ndim,
+                        const size_t *shape, size_t size, void *data) {
     int rc = ts_ckpt_reserve((void **)&ck->tensors[section], &ck->cap_tensors[section],
                              ck->n_tensors[section], sizeof *ck->tensors[section]);
     if (rc != TS_OK) {
@@ -378,18 +378,20 @@ int ts_ckpt_push_tensor(ts_ckpt *ck, enum ts_ckpt_section section, char *name, i
     }
     struct tensor *t = &ck->tensors[section][ck->n_tensors[section]++];
     *t = (struct tensor){.name = name, .data = data};
-    t->pub = (ts_ckpt_tensor){.name = name, .dtype = TS_CKPT_F64, .ndim = ndim, .size = size, .data = data};
+    t->pub = (ts_ckpt_tensor){.name = name, .dtype = dtype, .ndim = ndim, .size = size, .raw = data};
     for (int d = 0; d < TS_CKPT_MAX_NDIM; d++) t->pub.shape[d] = d < ndim ? shape[d] : 1;
     return TS_OK;
 }
 
-// ts_ckpt_add_tensor (copy) and ts_ckpt_add_tensor_view (!copy).
-static int add_tensor(ts_ckpt *ck, enum ts_ckpt_section section, const char *name, int ndim, const size_t *shape,
-                      const double *data, int copy) {
+// The four setters: a copy (copy) or a view (!copy) of values of `dtype`.
+static int add_tensor(ts_ckpt *ck, enum ts_ckpt_section section, const char *name, int dtype, int ndim,
+                      const size_t *shape, const void *data, int copy) {
     if (!ck || !name || (ndim > 0 && !shape))
         return ts_fail(TS_ERR_ARG, "ts_ckpt_add_tensor: NULL argument");
     if (!section_ok(section))
         return ts_fail(TS_ERR_ARG, "ts_ckpt_add_tensor: bad section %d", (int)section);
+    if (dtype < 0 || dtype >= TS_DTYPE_COUNT)
+        return ts_fail(TS_ERR_ARG, "ts_ckpt_add_tensor: bad dtype %d", dtype);
     if (!ts_ckpt_name_ok(name, strlen(name)))
         return ts_fail(TS_ERR_ARG, "checkpoint tensor name '%.64s' is not 1..%d printable "
                        "bytes without space or '='", name, TS_CKPT_MAX_NAME);
@@ -405,46 +407,56 @@ static int add_tensor(ts_ckpt *ck, enum ts_ckpt_section section, const char *nam
     for (int d = 0; d < ndim; d++)
         if (shape[d] == 0)
             return ts_fail(TS_ERR_ARG, "checkpoint tensor '%s': dimension %d is 0", name, d);
-    size_t size;
-    if (!ts_ckpt_shape_size(ndim, shape, SIZE_MAX / sizeof(double), &size))
+    size_t size, width = ts_dtype_size(dtype);
+    if (!ts_ckpt_shape_size(ndim, shape, SIZE_MAX / width, &size))
         return ts_fail(TS_ERR_ARG, "checkpoint tensor '%s': shape too large", name);
     if (!data) return ts_fail(TS_ERR_ARG, "checkpoint tensor '%s': NULL data", name);
     char *name_copy = ts_ckpt_dup(name, strlen(name));
-    double *values = copy ? malloc(size * sizeof *values) : NULL;
+    void *values = copy ? malloc(size * width) : NULL;
     if (!name_copy || (copy && !values)) {
         free(name_copy);
         free(values);
         return ts_fail(TS_ERR_NOMEM, "checkpoint tensor '%s': out of memory", name);
     }
     if (!copy) {
-        int rc = ts_ckpt_push_tensor(ck, section, name_copy, ndim, shape, size, NULL);
+        int rc = ts_ckpt_push_tensor(ck, section, name_copy, dtype, ndim, shape, size, NULL);
         if (rc) return rc;
-        ck->tensors[section][ck->n_tensors[section] - 1].pub.data = data;  // read from, never freed
+        ck->tensors[section][ck->n_tensors[section] - 1].pub.raw = data;  // read from, never freed
         return TS_OK;
     }
-    memcpy(values, data, size * sizeof *values);
-    return ts_ckpt_push_tensor(ck, section, name_copy, ndim, shape, size, values);
+    memcpy(values, data, size * width);
+    return ts_ckpt_push_tensor(ck, section, name_copy, dtype, ndim, shape, size, values);
 }
 
 int ts_ckpt_add_tensor(ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
                        int ndim, const size_t *shape, const double *data) {
-    return add_tensor(ck, section, name, ndim, shape, data, 1);
+    return add_tensor(ck, section, name, TS_F64, ndim, shape, data, 1);
 }
 
 int ts_ckpt_add_tensor_view(ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
                             int ndim, const size_t *shape, const double *data) {
-    return add_tensor(ck, section, name, ndim, shape, data, 0);
+    return add_tensor(ck, section, name, TS_F64, ndim, shape, data, 0);
 }
 
-double *ts_ckpt_take_tensor_data(ts_ckpt *ck, enum ts_ckpt_section section, const char *name) {
+int ts_ckpt_add_tensor_dtype(ts_ckpt *ck, enum ts_ckpt_section section, const char *name, int dtype,
+                             int ndim, const size_t *shape, const void *data) {
+    return add_tensor(ck, section, name, dtype, ndim, shape, data, 1);
+}
+
+int ts_ckpt_add_tensor_view_dtype(ts_ckpt *ck, enum ts_ckpt_section section, const char *name, int dtype,
+                                  int ndim, const size_t *shape, const void *data) {
+    return add_tensor(ck, section, name, dtype, ndim, shape, data, 0);
+}
+
+void *ts_ckpt_take_tensor_data(ts_ckpt *ck, enum ts_ckpt_section section, const char *name) {
     if (!section_ok(section) || !name) return NULL;
     for (size_t i = 0; i < ck->n_tensors[section]; i++) {
         struct tensor *t = &ck->tensors[section][i];
         if (strcmp(t->name, name)) continue;
         if (!t->data) return NULL;  // a view, or taken already
-        double *data = t->data;
+        void *data = t->data;
         t->data = NULL;
-        t->pub.data = NULL;
+        t->pub.raw = NULL;
         return data;
     }
     return NULL;

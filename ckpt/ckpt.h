@@ -27,6 +27,7 @@
 #include <sys/types.h>
 
 #include "tensor/atomic_write.h"
+#include "tensor/dtype.h"
 
 // ---- format limits (a loaded file that exceeds one is rejected) ------------
 #define TS_CKPT_VERSION 2u                 // written; versions 1 and 2 are read
@@ -50,25 +51,24 @@ enum ts_ckpt_section {
     TS_CKPT_OPTIM = 1,  // optimizer state, "adam.m.encoder.gru.weight_ih"
 };
 
-// How a tensor's values are stored (version 2 files; version 1 is all f64):
-// the file's per-tensor dtype code. IEEE 754, little-endian.
-enum ts_ckpt_dtype {
-    TS_CKPT_F64 = 1,  // binary64, 8 bytes
-    TS_CKPT_F32 = 2,  // binary32, 4 bytes: reserved for float32 models (issue 25); not read yet
-    TS_CKPT_DTYPE_COUNT
-};
-
 // A stored tensor. Row-major, shape[i] >= 1 for i < ndim (ndim 0 is a scalar
 // with size 1); shape[i] for i >= ndim is 1. Owned by the container: read-only.
-// For a loaded version-2 file, data points into the file's read-only mapping
-// (64-byte aligned): writing through it faults.
+// Its values are stored in `dtype` (version 2 files; version 1 is all
+// float64), the dtype the writer gave: a float32 model's parameters are
+// float32 in the file and in memory, never converted on the way.
+// For a loaded version-2 file, the values point into the file's read-only
+// mapping (64-byte aligned): writing through them faults.
 typedef struct ts_ckpt_tensor {
     const char *name;
-    enum ts_ckpt_dtype dtype;  // TS_CKPT_F64 (all this build makes)
+    int dtype;  // TS_F64 or TS_F32 (tensor/dtype.h); the file's code is ts_dtypes[dtype].ckpt_code
     int ndim;
     size_t shape[TS_CKPT_MAX_NDIM];
-    size_t size;        // product of the shape
-    const double *data; // `size` values, never NULL
+    size_t size;  // product of the shape
+    union {       // `size` values, never NULL: read the member of `dtype`
+        const double *data;     // TS_F64
+        const float *data_f32;  // TS_F32
+        const void *raw;
+    };
 } ts_ckpt_tensor;
 
 // A stored vocabulary: an ordered list of UTF-8 tokens (no NUL, no newline).
@@ -111,8 +111,8 @@ int ts_ckpt_add_vocab(ts_ckpt *ck, const char *name, const char *const *tokens, 
 // Appends a copy of a tensor to `section`. `name` is 1..TS_CKPT_MAX_NAME
 // printable ASCII bytes other than space and '=', unique in its section;
 // 0 <= ndim <= 3, every shape[i] >= 1; `data` holds the product of
-// shape[0..ndim) values (1 for ndim 0). Values are stored bit-exactly
-// (NaN and Inf included). Errors: TS_ERR_ARG, TS_ERR_NOMEM.
+// shape[0..ndim) float64 values (1 for ndim 0). Values are stored
+// bit-exactly (NaN and Inf included). Errors: TS_ERR_ARG, TS_ERR_NOMEM.
 int ts_ckpt_add_tensor(ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
                        int ndim, const size_t *shape, const double *data);
 
@@ -122,6 +122,15 @@ int ts_ckpt_add_tensor(ts_ckpt *ck, enum ts_ckpt_section section, const char *na
 // weights and Adam's moments). ts_ckpt_take_tensor_data gives NULL for it.
 int ts_ckpt_add_tensor_view(ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
                             int ndim, const size_t *shape, const double *data);
+
+// As ts_ckpt_add_tensor and ts_ckpt_add_tensor_view, for values of `dtype`
+// (TS_F64: data is double *, TS_F32: float *), stored in that dtype: a
+// float32 tensor takes 4 bytes a value in the file. Errors as theirs, and
+// TS_ERR_ARG for a dtype that is neither.
+int ts_ckpt_add_tensor_dtype(ts_ckpt *ck, enum ts_ckpt_section section, const char *name, int dtype,
+                             int ndim, const size_t *shape, const void *data);
+int ts_ckpt_add_tensor_view_dtype(ts_ckpt *ck, enum ts_ckpt_section section, const char *name, int dtype,
+                                  int ndim, const size_t *shape, const void *data);
 
 // Sets blob `name` (names as for tensors) to a copy of bytes[0..n),
 // replacing an existing blob of that name. For RNG state (gsl_rng_state,
@@ -173,13 +182,13 @@ const ts_ckpt_tensor *ts_ckpt_find_tensor(const ts_ckpt *ck, enum ts_ckpt_sectio
 int ts_ckpt_expect_tensor(const ts_ckpt *ck, enum ts_ckpt_section section, const char *name,
                           int ndim, const size_t *shape, const ts_ckpt_tensor **out);
 
-// Hands tensor `name`'s data buffer (size values) to the caller, who frees it
-// with free(); NULL when there is no such tensor, or when the container does
+// Hands tensor `name`'s data buffer (size values of its dtype) to the caller,
+// who frees it with free(); NULL when there is no such tensor, or when the container does
 // not own the buffer (a view, or a loaded version-2 file's mapping: copy
 // those). The container's tensor keeps its name and shape but its data
 // becomes NULL: call it only on a container that is freed next. Saves a copy
 // of every weight when loading a model from a version-1 file.
-double *ts_ckpt_take_tensor_data(ts_ckpt *ck, enum ts_ckpt_section section, const char *name);
+void *ts_ckpt_take_tensor_data(ts_ckpt *ck, enum ts_ckpt_section section, const char *name);
 
 // Blobs in order of first setting; ts_ckpt_blob_at gives borrowed name/bytes.
 size_t ts_ckpt_blob_count(const ts_ckpt *ck);

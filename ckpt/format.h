@@ -22,10 +22,9 @@ enum {
     TENSOR_ALIGN = 64,
 };
 
-// Bytes per value of each dtype this build reads and writes; 0: a code the
-// format reserves but this build does not read (the loader names it).
-static const unsigned DTYPE_WIDTH[TS_CKPT_DTYPE_COUNT] = {[TS_CKPT_F64] = 8};
-static const char *const DTYPE_NAME[TS_CKPT_DTYPE_COUNT] = {[TS_CKPT_F64] = "f64", [TS_CKPT_F32] = "f32"};
+// A tensor's dtype and its code in the file are a row of the one dtype
+// table (tensor/dtype.h: ts_dtypes[d].ckpt_code, .size); the file's code for d:
+static inline uint32_t dtype_code(int dtype) { return ts_dtypes[dtype].ckpt_code; }
 
 // The first multiple of TENSOR_ALIGN at or after `offset`.
 static inline uint64_t align_tensor(uint64_t offset) {
@@ -55,9 +54,9 @@ struct vocab {
 };
 
 struct tensor {
-    ts_ckpt_tensor pub;  // pub.name / pub.data alias name / data (a view: pub.data is the caller's)
+    ts_ckpt_tensor pub;  // pub.name / pub.raw alias name / data (a view: pub.raw is the caller's)
     char *name;
-    double *data;        // owned; NULL for a view (ts_ckpt_add_tensor_view, or into `storage`)
+    void *data;          // owned, pub.size values of pub.dtype; NULL for a view (ts_ckpt_add_tensor_view, or into `storage`)
 };
 
 struct blob {
@@ -133,8 +132,8 @@ int ts_ckpt_token_ok(const char *s, size_t n);
 
 // Take ownership of their pointer arguments (freed on failure too).
 int ts_ckpt_push_vocab(ts_ckpt *ck, char *name, char **tokens, char *text, size_t count);
-int ts_ckpt_push_tensor(ts_ckpt *ck, enum ts_ckpt_section section, char *name, int ndim,
-                        const size_t *shape, size_t size, double *data);
+int ts_ckpt_push_tensor(ts_ckpt *ck, enum ts_ckpt_section section, char *name, int dtype, int ndim,
+                        const size_t *shape, size_t size, void *data);
 // "parameter" or "optimizer", for messages.
 const char *ts_ckpt_section_noun(enum ts_ckpt_section s);
 // Product of shape[0..ndim) into *size; 0 on overflow past `limit`.

@@ -415,34 +415,41 @@ static int check_unique(const struct reader *r, ts_ckpt *ck, enum ts_ckpt_sectio
     return rc;
 }
 
-// n little-endian binary64 values at src into dst.
-static void copy_values(double *dst, const unsigned char *src, size_t n) {
+// n little-endian values of `width` bytes at src into dst.
+static void copy_values(void *dst, const unsigned char *src, size_t n, size_t width) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(dst, src, 8 * n);  // the file's byte order is this host's
+    memcpy(dst, src, width * n);  // the file's byte order is this host's
 #else
-    for (size_t k = 0; k < n; k++) {
-        uint64_t bits = get_u64(src + 8 * k);
-        memcpy(&dst[k], &bits, 8);
-    }
+    unsigned char *out = dst;
+    for (size_t k = 0; k < n; k++)
+        for (size_t j = 0; j < width; j++) out[width * k + j] = src[width * k + width - 1 - j];
 #endif
+}
+
+// The dtype whose code the file gives (ts_dtypes[d].ckpt_code), or -1.
+static int dtype_of_code(uint32_t code) {
+    for (int d = 0; d < TS_DTYPE_COUNT; d++)
+        if (dtype_code(d) == code) return d;
+    return -1;
 }
 
 // A tensor's name, ndim and shape (both versions' records start alike, but
 // for version 2's dtype between name and ndim): checked, with the size
 // bounded by the body's remaining bytes at `width` bytes a value.
-static int read_tensor_head(struct reader *r, int version, char **name_out, enum ts_ckpt_dtype *dtype,
+static int read_tensor_head(struct reader *r, int version, char **name_out, int *dtype,
                             int *ndim_out, size_t *shape, size_t *size) {
     const char *name = NULL;
     size_t nlen = 0;
-    uint32_t ndim, code = TS_CKPT_F64;
+    uint32_t ndim, code = dtype_code(TS_F64);
     int rc = read_string(r, "tensor name", TS_CKPT_MAX_NAME, ts_ckpt_name_ok, &name, &nlen);
     if (!rc && version >= 2) rc = read_u32(r, "dtype", &code);
     if (rc) return rc;
-    if (code == 0 || code >= TS_CKPT_DTYPE_COUNT || DTYPE_WIDTH[code] == 0)
-        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: tensor '%.*s' has dtype %u (%s), which this "
-                       "build does not read", r->what, (int)nlen, name, code,
-                       code && code < TS_CKPT_DTYPE_COUNT ? DTYPE_NAME[code] : "unknown");
-    size_t width = DTYPE_WIDTH[code];
+    int dtype_read = dtype_of_code(code);
+    if (dtype_read < 0)
+        return ts_fail(TS_ERR_FORMAT, "checkpoint %s: tensor '%.*s' has dtype %u, which this build does not "
+                       "read (%u float64, %u float32)", r->what, (int)nlen, name, code, dtype_code(TS_F64),
+                       dtype_code(TS_F32));
+    size_t width = ts_dtype_size(dtype_read);
     if ((rc = read_u32(r, "ndim", &ndim))) return rc;
     if (ndim > TS_CKPT_MAX_NDIM)
         return ts_fail(TS_ERR_FORMAT, "checkpoint %s: tensor '%.*s' has ndim %u > %d",
@@ -461,7 +468,7 @@ static int read_tensor_head(struct reader *r, int version, char **name_out, enum
                        "%zu bytes left", r->what, (int)nlen, name, remaining(r));
     if (!(*name_out = ts_ckpt_dup(name, nlen)))
         return ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
-    *dtype = (enum ts_ckpt_dtype)code;
+    *dtype = dtype_read;
     *ndim_out = (int)ndim;
     return TS_OK;
 }
@@ -473,8 +480,7 @@ static int parse_tensors_v1(struct reader *r, ts_ckpt *ck, enum ts_ckpt_section 
     int rc = read_count(r, "tensor count", TS_CKPT_MAX_TENSORS, 9, &n);
     for (uint32_t i = 0; rc == TS_OK && i < n; i++) {
         char *name;
-        enum ts_ckpt_dtype dtype;
-        int ndim;
+        int dtype, ndim;  // dtype: float64, the only one version 1 has
         size_t shape[TS_CKPT_MAX_NDIM], size;
         if ((rc = read_tensor_head(r, 1, &name, &dtype, &ndim, shape, &size))) return rc;
         double *data = malloc(size * sizeof *data); // size >= 1: every dim is >= 1
@@ -482,9 +488,9 @@ static int parse_tensors_v1(struct reader *r, ts_ckpt *ck, enum ts_ckpt_section 
             free(name);
             return ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
         }
-        copy_values(data, r->p + r->pos, size);
+        copy_values(data, r->p + r->pos, size, sizeof *data);
         r->pos += 8 * size;
-        rc = ts_ckpt_push_tensor(ck, section, name, ndim, shape, size, data);
+        rc = ts_ckpt_push_tensor(ck, section, name, dtype, ndim, shape, size, data);
     }
     return rc ? rc : check_unique(r, ck, section);
 }
@@ -504,22 +510,21 @@ static int parse_tensors_v2(struct reader *r, ts_ckpt *ck, enum ts_ckpt_section 
     size_t first = ck->n_tensors[section];
     for (uint32_t i = 0; rc == TS_OK && i < n; i++) {
         char *name;
-        enum ts_ckpt_dtype dtype;
-        int ndim;
+        int dtype, ndim;
         size_t shape[TS_CKPT_MAX_NDIM], size;
         if ((rc = read_tensor_head(r, 2, &name, &dtype, &ndim, shape, &size))) break;
         if ((rc = read_u64(r, "tensor offset", &offsets[i]))) {
             free(name);
             break;
         }
-        rc = ts_ckpt_push_tensor(ck, section, name, ndim, shape, size, NULL);
-        if (!rc) ck->tensors[section][first + i].pub.dtype = dtype;
+        rc = ts_ckpt_push_tensor(ck, section, name, dtype, ndim, shape, size, NULL);
     }
     for (uint32_t i = 0; rc == TS_OK && i < n; i++) {
         struct tensor *t = &ck->tensors[section][first + i];
         const char *before = i ? ck->tensors[section][first + i - 1].name : NULL;
         uint64_t expected = align_tensor(r->pos), offset = offsets[i];
-        uint64_t bytes = (uint64_t)DTYPE_WIDTH[t->pub.dtype] * t->pub.size;
+        size_t width = ts_dtype_size(t->pub.dtype);
+        uint64_t bytes = (uint64_t)width * t->pub.size;
         if (offset % TENSOR_ALIGN != 0)
             rc = ts_fail(TS_ERR_FORMAT, "checkpoint %s: %s tensor '%s' data offset %llu is not a "
                          "multiple of %d", r->what, ts_ckpt_section_noun(section), t->name,
@@ -545,14 +550,14 @@ static int parse_tensors_v2(struct reader *r, ts_ckpt *ck, enum ts_ckpt_section 
                              t->name);
         if (rc) break;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        t->pub.data = (const double *)(const void *)(r->p + offset);  // aligned: storage is, offset too
+        t->pub.raw = r->p + offset;  // aligned: storage is, offset too
 #else
-        if (!(t->data = malloc(t->pub.size * sizeof *t->data))) {
+        if (!(t->data = malloc(t->pub.size * width))) {
             rc = ts_fail(TS_ERR_NOMEM, "checkpoint %s: out of memory", r->what);
             break;
         }
-        copy_values(t->data, r->p + offset, t->pub.size);
-        t->pub.data = t->data;
+        copy_values(t->data, r->p + offset, t->pub.size, width);
+        t->pub.raw = t->data;
 #endif
         r->pos = (size_t)(offset + bytes);
     }

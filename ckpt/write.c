@@ -44,7 +44,7 @@ static uint64_t tensor_index_size(const ts_ckpt *ck, int section) {
     return n;
 }
 
-static uint64_t tensor_bytes(const struct tensor *t) { return (uint64_t)DTYPE_WIDTH[t->pub.dtype] * t->pub.size; }
+static uint64_t tensor_bytes(const struct tensor *t) { return (uint64_t)ts_dtype_size(t->pub.dtype) * t->pub.size; }
 
 // A tensor section's body, which starts at payload offset `start`: the
 // index, then each tensor's data at the first aligned offset after what
@@ -172,7 +172,7 @@ static void emit_tensors(struct sink *s, const ts_ckpt *ck, int section) {
     for (size_t i = 0; i < n; i++) {
         const struct tensor *t = &ck->tensors[section][i];
         emit_name(s, t->name);
-        emit_u32(s, (uint32_t)t->pub.dtype);
+        emit_u32(s, dtype_code(t->pub.dtype));
         emit_u32(s, (uint32_t)t->pub.ndim);
         for (int d = 0; d < t->pub.ndim; d++) emit_u64(s, t->pub.shape[d]);
         offset = align_tensor(offset);
@@ -185,15 +185,15 @@ static void emit_tensors(struct sink *s, const ts_ckpt *ck, int section) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         emit(s, t->pub.data, (size_t)tensor_bytes(t));  // the file's byte order is this host's
 #else
+        size_t width = ts_dtype_size(t->pub.dtype);
+        const unsigned char *values = t->pub.raw;
         unsigned char b[8 * 512];
         for (size_t k = 0; k < t->pub.size;) {
             size_t m = 0;
-            for (; m < 512 && k < t->pub.size; m++, k++) {
-                uint64_t bits;
-                memcpy(&bits, &t->pub.data[k], 8);
-                put_u64(b + 8 * m, bits);
+            for (; m < 512 && k < t->pub.size; m++, k++) {  // each value's bytes reversed
+                for (size_t j = 0; j < width; j++) b[width * m + j] = values[width * k + width - 1 - j];
             }
-            emit(s, b, 8 * m);
+            emit(s, b, width * m);
         }
 #endif
     }

@@ -19,7 +19,8 @@ static const char usage[] =
     "usage: tinyseq info CKPT [--json]\n"
     "\n"
     "Prints what a checkpoint holds, with every number in decimal: the model\n"
-    "configuration, the vocabulary sizes, every parameter tensor with its shape\n"
+    "configuration (a float32 model's dtype, and the dtype its weights are\n"
+    "stored in), the vocabulary sizes, every parameter tensor with its shape\n"
     "and number of values, the training state (epoch, step, best dev loss,\n"
     "learning rate) when the checkpoint has one, and every header entry. The file\n"
     "is checked as translate loads it.\n"
@@ -100,6 +101,17 @@ static size_t parameter_count(const ts_ckpt *ck) {
     return total;
 }
 
+// The dtype every parameter is stored in, or -1 when they differ (an edited file).
+static int stored_dtype(const ts_ckpt *ck) {
+    int dtype = TS_F64;
+    for (size_t i = 0; i < ts_ckpt_tensor_count(ck, TS_CKPT_PARAMS); i++) {
+        int d = ts_ckpt_tensor_at(ck, TS_CKPT_PARAMS, i)->dtype;
+        if (i > 0 && d != dtype) return -1;
+        dtype = d;
+    }
+    return dtype;
+}
+
 // "201 x 8", "8", or "scalar".
 static void shape_text(char *text, size_t cap, const ts_ckpt_tensor *t) {
     if (t->ndim == 0) {
@@ -124,7 +136,11 @@ static void print_text(const char *path, const ts_ckpt *ck, const ts_translator 
         printf("model: %s attention, %s decoder, %s encoder, embedding %d, hidden %d\n",
                c->attn == TS_ATTN_NONE ? "no" : ts_attn_name(c->attn), ts_decoder_name(c->decoder),
                c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden);
-    if (c->dtype != TS_F64) printf("dtype: %s\n", ts_dtype_name(c->dtype));  // float64 files keep their lines
+    int stored = stored_dtype(ck);
+    if (c->dtype != TS_F64 || stored != TS_F64)  // float64 files keep their lines
+        printf("dtype: %s, its weights stored as %s%s\n", ts_dtype_name(c->dtype),
+               stored < 0 ? "float32 and float64" : ts_dtype_name(stored),
+               stored == c->dtype ? "" : " (converted on loading)");
     printf("vocabularies: source %zu, target %zu (4 specials included in each)%s\n", ts_vocab_size(t->src_vocab),
            ts_vocab_size(t->tgt_vocab), t->src_sw ? ": SentencePiece subword pieces, the models in the checkpoint" : "");
     if (t->max_len > 0) printf("sentences: at most %d tokens per side in training\n", t->max_len);
@@ -217,8 +233,8 @@ static void print_json(const char *path, const ts_ckpt *ck, const ts_translator 
     ts_render_json_string(stdout, ts_attn_name(c->attn));
     fputs(", \"decoder\": ", stdout);
     ts_render_json_string(stdout, ts_decoder_name(c->decoder));
-    printf(", \"bidirectional\": %s, \"embedding\": %d, \"hidden\": %d, \"max_len\": %d},\n",
-           c->bidirectional ? "true" : "false", c->emb, c->hidden, t->max_len);
+    printf(", \"bidirectional\": %s, \"embedding\": %d, \"hidden\": %d, \"max_len\": %d, \"dtype\": \"%s\"},\n",
+           c->bidirectional ? "true" : "false", c->emb, c->hidden, t->max_len, ts_dtype_name(c->dtype));
     printf(" \"vocabularies\": {\"source\": %zu, \"target\": %zu},\n", ts_vocab_size(t->src_vocab),
            ts_vocab_size(t->tgt_vocab));
     fputs(" \"parameters\": [", stdout);
@@ -228,7 +244,7 @@ static void print_json(const char *path, const ts_ckpt *ck, const ts_translator 
         ts_render_json_string(stdout, p->name);
         fputs(", \"shape\": [", stdout);
         for (int d = 0; d < p->ndim; d++) printf(d ? ", %zu" : "%zu", p->shape[d]);
-        printf("], \"count\": %zu}", p->size);
+        printf("], \"count\": %zu, \"dtype\": \"%s\"}", p->size, ts_dtype_name(p->dtype));
     }
     printf("],\n \"parameter_count\": %zu,\n \"training\": ", parameter_count(ck));
     if (!s->has_any) {

@@ -55,17 +55,7 @@ int ts_model_to_ckpt(ts_ckpt *ck, const ts_translator *t) {
     for (int i = 0; !rc && i < m->params.count; i++) {
         ts_tensor *p = m->params.items[i];
         size_t shape[3] = {(size_t)p->shape[0], (size_t)p->shape[1], (size_t)p->shape[2]};
-        if (p->dtype == TS_F64) {
-            rc = ts_ckpt_add_tensor_view(ck, TS_CKPT_PARAMS, p->name, p->ndim, shape, p->data);
-            continue;
-        }
-        // The container stores float64 until it has per-tensor dtypes: a
-        // float32 model's values are converted (exactly) and copied in.
-        double *values = malloc(p->size * sizeof(double));
-        if (!values) return ts_fail(TS_ERR_NOMEM, "%s: cannot convert %zu values", p->name, p->size);
-        ts_values_convert(values, TS_F64, p->raw, p->dtype, p->size);
-        rc = ts_ckpt_add_tensor(ck, TS_CKPT_PARAMS, p->name, p->ndim, shape, values);
-        free(values);
+        rc = ts_ckpt_add_tensor_view_dtype(ck, TS_CKPT_PARAMS, p->name, p->dtype, p->ndim, shape, p->raw);
     }
     return rc;
 }
@@ -220,18 +210,16 @@ static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, enum weights_from how, t
         size_t shape[3] = {(size_t)p->shape[0], (size_t)p->shape[1], (size_t)p->shape[2]};
         const ts_ckpt_tensor *t;
         if ((rc = ts_ckpt_expect_tensor(ck, TS_CKPT_PARAMS, p->name, p->ndim, shape, &t))) goto fail;
-        if (p->dtype != TS_F64) {  // model.dtype float32: stored as float64 (exact), converted back
-            ts_values_convert(p->raw, p->dtype, t->data, TS_F64, p->size);
-            continue;
-        }
-        double *data = how != COPY ? ts_ckpt_take_tensor_data(owned, TS_CKPT_PARAMS, p->name) : NULL;
+        // Stored in another dtype (a float32 model saved as float64 before the
+        // container had float32, or an edited file): converted into the model's.
+        void *data = how != COPY && t->dtype == p->dtype ? ts_ckpt_take_tensor_data(owned, TS_CKPT_PARAMS, p->name) : NULL;
         if (data) {
-            free(p->data), p->data = data;
-        } else if (how == BORROW) {
-            free(p->data), p->data = (double *)t->data;  // never written: the mapping is read-only
+            free(p->raw), p->raw = data;
+        } else if (how == BORROW && t->dtype == p->dtype) {
+            free(p->raw), p->raw = (void *)t->raw;  // never written: the mapping is read-only
             p->borrowed = 1;
         } else {
-            memcpy(p->data, t->data, p->size * sizeof(double));
+            ts_values_convert(p->raw, p->dtype, t->raw, t->dtype, p->size);  // a copy when the dtypes agree
         }
     }
     return TS_OK;

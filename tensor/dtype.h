@@ -22,6 +22,7 @@ typedef struct {
     const char *name;   // "float64": flags, checkpoints, messages
     size_t size;        // bytes per element
     const char *descr;  // NumPy's little-endian type string: "<f8"
+    unsigned ckpt_code; // a checkpoint tensor's dtype field (docs/checkpoint.md): 1, 2; never 0
 } ts_dtype_info;
 
 extern const ts_dtype_info ts_dtypes[TS_DTYPE_COUNT];

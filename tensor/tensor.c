@@ -40,8 +40,8 @@ char *ts_shape_str(const ts_tensor *t, char *buf, size_t n) {
 }
 
 const ts_dtype_info ts_dtypes[TS_DTYPE_COUNT] = {
-    [TS_F64] = {"float64", sizeof(double), "<f8"},
-    [TS_F32] = {"float32", sizeof(float), "<f4"},
+    [TS_F64] = {"float64", sizeof(double), "<f8", 1},  // codes written in files: never renumber
+    [TS_F32] = {"float32", sizeof(float), "<f4", 2},
 };
 _Static_assert(sizeof ts_dtypes / sizeof ts_dtypes[0] == TS_DTYPE_COUNT, "one row per dtype");
 

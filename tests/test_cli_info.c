@@ -36,8 +36,11 @@ static char *in_dir(const char *name) {
     return path;
 }
 
+// The dtype make_checkpoint's models have (each test runs in its own process).
+static int model_dtype = TS_F64;
+
 // Saves an inference-only checkpoint (model, vocabularies, no training state)
-// of a random luong/general model, plus the extra header entries key=value
+// of a random luong/general model of model_dtype, plus the extra header entries key=value
 // given as pairs (NULL-terminated); returns its path.
 static char *make_checkpoint(const char *name, ...) {
     ts_corpus *c = ts_corpus_new();
@@ -47,7 +50,8 @@ static char *make_checkpoint(const char *name, ...) {
     cr_assert_eq(ts_vocab_build(c, TS_SRC, NULL, 0, 1, &src), TS_OK);
     cr_assert_eq(ts_vocab_build(c, TS_TGT, NULL, 0, 1, &tgt), TS_OK);
     ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(src), .tgt_vocab = (int)ts_vocab_size(tgt), .emb = 5,
-                           .hidden = 6, .attn = TS_ATTN_GENERAL, .decoder = TS_DECODER_LUONG, .bidirectional = 1};
+                           .hidden = 6, .attn = TS_ATTN_GENERAL, .decoder = TS_DECODER_LUONG, .bidirectional = 1,
+                           .dtype = model_dtype};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
     cr_assert(m, "%s", ts_last_error());
@@ -207,6 +211,36 @@ Test(cli_info, an_inference_only_checkpoint_has_no_training_state) {
     free(out);
     free(json_path);
     free(ckpt);
+}
+
+// A float32 model's file says its dtype and the one its weights are stored
+// in (float32; float64 in files from before float32 storage); a float64
+// file prints no dtype line, as before float32 existed.
+Test(cli_info, shows_the_dtype_of_a_float32_model_and_of_its_stored_weights) {
+    char *plain = make_checkpoint("f64.ckpt", NULL), *out;
+    cr_assert_eq(test_runf(&out, "'%s' info '%s'", TS_PROGRAM, plain), 0, "%s", out);
+    cr_assert_null(strstr(out, "dtype"), "%s", out);
+    free(out);
+    char *old = make_checkpoint("old.ckpt", "model.dtype", "float32", NULL);  // float64 values, float32 model
+    cr_assert_eq(test_runf(&out, "'%s' info '%s'", TS_PROGRAM, old), 0, "%s", out);
+    cr_assert(strstr(out, "\ndtype: float32, its weights stored as float64 (converted on loading)\n"), "%s", out);
+    free(out);
+    model_dtype = TS_F32;
+    char *ckpt = make_checkpoint("f32.ckpt", NULL);
+    cr_assert_eq(test_runf(&out, "'%s' info '%s'", TS_PROGRAM, ckpt), 0, "%s", out);
+    cr_assert(strstr(out, "\ndtype: float32, its weights stored as float32\n"), "%s", out);
+    free(out);
+    char *json_path = in_dir("f32.json");
+    cr_assert_eq(test_runf(NULL, "'%s' info '%s' --json > '%s'", TS_PROGRAM, ckpt, json_path), 0);
+    test_runf(&out, "cat '%s'", json_path);
+    assert_json_shape(out);
+    python_check(json_path, "d[\"model\"][\"dtype\"] == \"float32\" and "
+                            "all(p[\"dtype\"] == \"float32\" for p in d[\"parameters\"])");
+    free(out);
+    free(json_path);
+    free(ckpt);
+    free(old);
+    free(plain);
 }
 
 Test(cli_info, a_run_without_a_dev_evaluation_yet_and_odd_header_text) {

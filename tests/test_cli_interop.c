@@ -53,15 +53,15 @@ static ts_ckpt *load_ckpt(const char *path) {
     return ck;
 }
 
-// 1 when the parameter sections of a and b hold the same names, shapes and bytes.
+// 1 when the parameter sections of a and b hold the same names, dtypes, shapes and bytes.
 static int same_params(const ts_ckpt *a, const ts_ckpt *b) {
     size_t n = ts_ckpt_tensor_count(a, TS_CKPT_PARAMS);
     if (n != ts_ckpt_tensor_count(b, TS_CKPT_PARAMS)) return 0;
     for (size_t i = 0; i < n; i++) {
         const ts_ckpt_tensor *x = ts_ckpt_tensor_at(a, TS_CKPT_PARAMS, i);
         const ts_ckpt_tensor *y = ts_ckpt_find_tensor(b, TS_CKPT_PARAMS, x->name);
-        if (!y || x->ndim != y->ndim || x->size != y->size ||
-            memcmp(x->shape, y->shape, sizeof x->shape) != 0 || memcmp(x->data, y->data, x->size * 8) != 0)
+        if (!y || x->dtype != y->dtype || x->ndim != y->ndim || x->size != y->size ||
+            memcmp(x->shape, y->shape, sizeof x->shape) != 0 || memcmp(x->raw, y->raw, x->size * ts_dtype_size(x->dtype)) != 0)
             return 0;
     }
     return 1;

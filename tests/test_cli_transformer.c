@@ -62,7 +62,7 @@ static ts_ckpt *load_ckpt(const char *path) {
     return ck;
 }
 
-// 1 when the parameter sections of a and b hold the same names, shapes and bytes.
+// 1 when the parameter sections of a and b hold the same names, dtypes, shapes and bytes.
 static int same_params(const char *a_path, const char *b_path) {
     ts_ckpt *a = load_ckpt(a_path), *b = load_ckpt(b_path);
     size_t n = ts_ckpt_tensor_count(a, TS_CKPT_PARAMS);
@@ -70,8 +70,8 @@ static int same_params(const char *a_path, const char *b_path) {
     for (size_t i = 0; i < n && same; i++) {
         const ts_ckpt_tensor *x = ts_ckpt_tensor_at(a, TS_CKPT_PARAMS, i);
         const ts_ckpt_tensor *y = ts_ckpt_find_tensor(b, TS_CKPT_PARAMS, x->name);
-        same = y && x->ndim == y->ndim && x->size == y->size && !memcmp(x->shape, y->shape, sizeof x->shape) &&
-               !memcmp(x->data, y->data, x->size * sizeof(double));
+        same = y && x->dtype == y->dtype && x->ndim == y->ndim && x->size == y->size &&
+               !memcmp(x->shape, y->shape, sizeof x->shape) && !memcmp(x->raw, y->raw, x->size * ts_dtype_size(x->dtype));
     }
     ts_ckpt_free(a);
     ts_ckpt_free(b);

@@ -152,8 +152,7 @@ static void moment_name(char *buf, size_t n, const ts_optim *o, int k, const cha
     snprintf(buf, n, "%s.%s", k == 0 ? (o->kind == TS_OPTIM_SGD ? "sgd.velocity" : "adam.m") : "adam.v", param);
 }
 
-// Float32 moments go into the container as float64 copies (exact) until it
-// stores per-tensor dtypes; float64 ones are viewed in place.
+// The moments are viewed in place, in their dtype (the model's).
 int ts_optim_save(const ts_optim *o, const ts_params *p, ts_ckpt *ck) {
     int rc = ts_ckpt_set_int(ck, "state.optimizer_step", o->step);
     for (int i = 0; !rc && i < p->count; i++) {
@@ -164,15 +163,7 @@ int ts_optim_save(const ts_optim *o, const ts_params *p, ts_ckpt *ck) {
             if (!moment) continue;
             char name[128];
             moment_name(name, sizeof name, o, k, param->name);
-            if (o->dtype == TS_F64) {
-                rc = ts_ckpt_add_tensor_view(ck, TS_CKPT_OPTIM, name, param->ndim, shape, moment);
-                continue;
-            }
-            double *values = malloc(param->size * sizeof(double));
-            if (!values) return ts_fail(TS_ERR_NOMEM, "%s: cannot convert %zu values", name, param->size);
-            ts_values_convert(values, TS_F64, moment, o->dtype, param->size);
-            rc = ts_ckpt_add_tensor(ck, TS_CKPT_OPTIM, name, param->ndim, shape, values);
-            free(values);
+            rc = ts_ckpt_add_tensor_view_dtype(ck, TS_CKPT_OPTIM, name, o->dtype, param->ndim, shape, moment);
         }
     }
     return rc;
@@ -194,7 +185,7 @@ int ts_optim_load(ts_optim *o, const ts_params *p, const ts_ckpt *ck, long max_s
                 moment_name(name, sizeof name, o, k, param->name);
                 const ts_ckpt_tensor *stored;
                 if ((rc = ts_ckpt_expect_tensor(ck, TS_CKPT_OPTIM, name, param->ndim, shape, &stored))) return rc;
-                if (copy) ts_values_convert(moment, o->dtype, stored->data, TS_F64, param->size);
+                if (copy) ts_values_convert(moment, o->dtype, stored->raw, stored->dtype, param->size);  // float64 in files from before float32 ones
             }
         }
     o->step = step;

@@ -110,8 +110,10 @@ const ts_train_option ts_train_options[] = {
      .help = "bidirectional encoder"},
     {.flag = "dtype", .key = "dtype", CHOICE(model.dtype, "float64", dtype), .use = SAME | TS_OPTION_IF_GIVEN,
      .section = "model", .meta = "NAME",
-     .help = "float64 or float32: the parameters, the optimizer's moments and every step's\n"
-             "numbers (default {}; sums and the loss stay float64; the GRU only for now)"},
+     .help = "float64 or float32, GRU and Transformer: the parameters, the\n"
+             "optimizer's moments, every step's numbers and the checkpoint's\n"
+             "tensors (default {}; sums and the loss stay float64;\n"
+             "translate, attend and eval run in the checkpoint's dtype)"},
     {.flag = "emb", .key = "emb", INT(model.emb, 1, TS_MODEL_MAX_EMB, 64), .use = SAME, .section = "model", .meta = "N",
      .help = "embedding size (default {})"},
     {.flag = "hidden", .key = "hidden", INT(model.hidden, 1, TS_MODEL_MAX_HIDDEN, 128), .use = SAME, .section = "model",

@@ -244,8 +244,8 @@ static int restore_state(ts_train_state *s, ts_optim *optim, const ts_params *pa
         if ((rc = ts_ckpt_expect_tensor(ck, TS_CKPT_OPTIM, "history.train_loss", 1, &n, &train)) ||
             (rc = ts_ckpt_expect_tensor(ck, TS_CKPT_OPTIM, "history.dev_loss", 1, &n, &dev)))
             return rc;
-        memcpy(s->history_train, train->data, n * sizeof(double));
-        memcpy(s->history_dev, dev->data, n * sizeof(double));
+        ts_values_convert(s->history_train, TS_F64, train->raw, train->dtype, n);  // float64 as written; any dtype read
+        ts_values_convert(s->history_dev, TS_F64, dev->raw, dev->dtype, n);
     }
     return restore_best(s, ck);
 }

@@ -1,7 +1,8 @@
 // Writes a few small valid checkpoints into the directory named by argv[1]:
 // the fuzzer's seed corpus (scripts/fuzz.sh, which adds the version-1
 // fixtures of tests/fixtures/format1/). Each as this build writes it
-// (version 2) and one gzip'd, so the gzip layer is fuzzed too.
+// (version 2), a float32 model's among them, and two gzip'd, so the gzip
+// layer is fuzzed too.
 #include "ckpt/ckpt.h"
 
 #include "tensor/status.h"
@@ -68,6 +69,26 @@ int main(int argc, char **argv) {
     rc |= save(ck, dir, "small.ckpt");
     rc |= save_gzip(ck, dir, "small.ckpt.gz");
     ts_ckpt_free(ck);
+
+    // A float32 model's checkpoint: float32 weights and moments (4 bytes a
+    // value, so tensors end between 8-byte words) beside float64 history.
+    ts_ckpt *f32 = ts_ckpt_new();
+    float v[24];
+    for (int i = 0; i < 24; i++) v[i] = (float)cos(i) * 0.1f;
+    double history[3] = {2.5, 2.25, 2.125};
+    size_t s5[] = {5}, s23[] = {2, 3}, s_hist[] = {3};
+    rc |= ts_ckpt_set(f32, "model.dtype", "float32");
+    rc |= ts_ckpt_set_int(f32, "model.hidden", 3);
+    rc |= ts_ckpt_add_vocab(f32, "source", src, 8);
+    rc |= ts_ckpt_add_tensor_dtype(f32, TS_CKPT_PARAMS, "decoder.embedding.weight", TS_F32, 2, s23, v);
+    rc |= ts_ckpt_add_tensor_dtype(f32, TS_CKPT_PARAMS, "decoder.bias", TS_F32, 1, s5, v);
+    rc |= ts_ckpt_add_tensor_dtype(f32, TS_CKPT_PARAMS, "scale", TS_F32, 0, NULL, v);
+    rc |= ts_ckpt_add_tensor_dtype(f32, TS_CKPT_OPTIM, "adam.m.decoder.bias", TS_F32, 1, s5, v);
+    rc |= ts_ckpt_add_tensor_dtype(f32, TS_CKPT_OPTIM, "adam.v.decoder.bias", TS_F32, 1, s5, v + 5);
+    rc |= ts_ckpt_add_tensor(f32, TS_CKPT_OPTIM, "history.train_loss", 1, s_hist, history);
+    rc |= save(f32, dir, "float32.ckpt");
+    rc |= save_gzip(f32, dir, "float32.ckpt.gz");
+    ts_ckpt_free(f32);
 
     ts_ckpt *header = ts_ckpt_new();
     rc |= ts_ckpt_set(header, "a", "1");
