@@ -68,7 +68,7 @@ int FN(ts_attn_additive_backward)(ts_ctx *ctx, ts_tensor *e) {
             size_t k = ((size_t)b * S + s) * A;
             for (int a = 0; a < A; a++) {
                 REAL t = act[k + a];
-                REAL u = g * DATA(v)[a] * (1.0 - t * t);
+                REAL u = g * DATA(v)[a] * (1 - t * t);
                 if (dq) dq[(size_t)b * A + a] += u;
                 if (dkeys) dkeys[k + a] += u;
                 if (dv) dv[a] += g * t;

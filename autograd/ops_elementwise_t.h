@@ -101,7 +101,7 @@ int FN(ts_tanh_backward)(ts_ctx *ctx, ts_tensor *y) {
     REAL *da = input_grad(ctx, y, 0);
     const REAL *out = DATA(y), *dy = GRAD(y);
     if (da)
-        for (size_t i = 0; i < y->size; i++) da[i] += dy[i] * (1.0 - out[i] * out[i]);
+        for (size_t i = 0; i < y->size; i++) da[i] += dy[i] * (1 - out[i] * out[i]);
     return ctx->status;
 }
 
@@ -114,7 +114,7 @@ int FN(ts_sigmoid_backward)(ts_ctx *ctx, ts_tensor *y) {
     REAL *da = input_grad(ctx, y, 0);
     const REAL *out = DATA(y), *dy = GRAD(y);
     if (da)
-        for (size_t i = 0; i < y->size; i++) da[i] += dy[i] * out[i] * (1.0 - out[i]);
+        for (size_t i = 0; i < y->size; i++) da[i] += dy[i] * out[i] * (1 - out[i]);
     return ctx->status;
 }
 

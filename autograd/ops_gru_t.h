@@ -30,7 +30,7 @@ static int FN(gru_cell_forward)(ts_ctx *ctx, ts_tensor *y) {
         REAL *r = g, *z = g + H, *n = g + 2 * H;
         for (int j = 0; j < H; j++) n[j] = gx[2 * H + j] + r[j] * ghb[2 * H + j];
         FN(ts_tanh_array)(n, n, (size_t)H);
-        for (int j = 0; j < H; j++) out[j] = (1.0 - z[j]) * n[j] + z[j] * hb[j];
+        for (int j = 0; j < H; j++) out[j] = ((REAL)1 - z[j]) * n[j] + z[j] * hb[j];
     }
     y->saved = saved;
     return ctx->status;
@@ -63,10 +63,10 @@ int FN(ts_gru_cell_backward)(ts_ctx *ctx, ts_tensor *y) {
             continue;
         }
         for (int j = 0; j < H; j++) {
-            double r = g[j], z = g[H + j], n = g[2 * H + j];
-            double dn_pre = up[j] * (1.0 - z) * (1.0 - n * n);
-            double dr_pre = dn_pre * ghb[2 * H + j] * r * (1.0 - r);
-            double dz_pre = up[j] * (hb[j] - n) * z * (1.0 - z);
+            REAL r = g[j], z = g[H + j], n = g[2 * H + j];
+            REAL dn_pre = up[j] * (1 - z) * (1 - n * n);
+            REAL dr_pre = dn_pre * ghb[2 * H + j] * r * (1 - r);
+            REAL dz_pre = up[j] * (hb[j] - n) * z * (1 - z);
             dghb[j] = dr_pre;
             dghb[H + j] = dz_pre;
             dghb[2 * H + j] = dn_pre * r;

@@ -78,14 +78,14 @@ typedef struct {
 
 // ts_backward with a stopwatch per op.
 static int timed_backward(ts_ctx *ctx, ts_tensor *loss, op_time *per_op, double *flops) {
-    double *seed = ts_grad(ctx, loss);
-    if (!seed) return ctx->status;
-    seed[0] += 1.0;
+    if (!ts_grad(ctx, loss)) return ctx->status;
+    if (loss->dtype == TS_F32) loss->grad_f32[0] += 1.0f;  // as ts_backward seeds it
+    else loss->grad[0] += 1.0;
     for (ts_tensor *node = ctx->tape; node; node = node->tape_prev) {
         double f, b;
         node_flops(node, &f, &b);
         flops[0] += f;
-        if (!node->grad) continue;
+        if (!node->grad_raw) continue;
         flops[1] += b;
         double t0 = now();
         int rc = ts_ops[node->op].backward[node->dtype](ctx, node);
@@ -175,7 +175,7 @@ int main(int argc, char **argv) {
     const char *corpus_path = "../shared/data/tatoeba-eng-fra.tsv", *attn = "bahdanau", *decoder = NULL;
     int max_len = 10, emb = 256, hidden = 256, batch = 64, steps = 40, warmup = 3, threads = 0, greedy = 200;
     int greedy_batch = 0;
-    const char *save_model = NULL, *save_dev = NULL;
+    const char *save_model = NULL, *save_dev = NULL, *dtype = "float64";
     double lr = 1e-3, clip = 5.0, dgemm_seconds = 0;
     ts_blas_init(argc, argv);  // the kernels and thread timeout tinyseq runs with
     printf("kernels: %s\n", ts_blas_kernels());
@@ -196,6 +196,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "--save-model")) save_model = v;
         else if (!strcmp(k, "--save-dev")) save_dev = v;
         else if (!strcmp(k, "--dgemm-seconds")) dgemm_seconds = atof(v);
+        else if (!strcmp(k, "--dtype")) dtype = v;
         else {
             fprintf(stderr, "profile_step: unknown option %s\n", k);
             return 2;
@@ -225,6 +226,7 @@ int main(int argc, char **argv) {
     if (ts_attn_parse(attn, &cfg.attn)) die("--attn");
     cfg.decoder = cfg.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
     if (decoder && ts_decoder_parse(decoder, &cfg.decoder)) die("--decoder");
+    if (ts_dtype_parse(dtype, &cfg.dtype)) die("--dtype");
     gsl_rng_set(rng, 1);
     ts_seq2seq *model = ts_seq2seq_new(&cfg, rng);
     if (!model) die("model");
@@ -267,9 +269,9 @@ int main(int argc, char **argv) {
         if ((double)ts_arena_used(arena) > arena_peak) arena_peak = (double)ts_arena_used(arena);
     }
     double total = phase[0] + phase[1] + phase[2] + phase[3] + phase[4];
-    printf("# profile_step: %s attention, emb %d, hidden %d, batch %d, %d steps after %d warm-up, "
+    printf("# profile_step: %s attention, %s, emb %d, hidden %d, batch %d, %d steps after %d warm-up, "
            "%d BLAS threads, OpenBLAS core %s\n",
-           attn, emb, hidden, batch, steps, warmup, threads, ts_blas_core_name());
+           attn, ts_dtype_name(cfg.dtype), emb, hidden, batch, steps, warmup, threads, ts_blas_core_name());
     printf("tokens/s %.1f   step %.1f ms   executed matmul GFLOP/s %.1f (%.2f MFLOP/token: fwd %.2f + bwd %.2f)"
            "   arena %.0f MB\n",
            tokens / total, 1e3 * total / steps, (flops[0] + flops[1]) / total / 1e9, (flops[0] + flops[1]) / tokens / 1e6,

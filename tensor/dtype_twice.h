@@ -5,6 +5,7 @@
 //   TS_REAL    the dtype (TS_F64, TS_F32)
 //   DATA(t), GRAD(t)  a tensor's values and gradient as REAL *
 //   BLAS(name) the CBLAS routine: cblas_dname (float64), cblas_sname (float32)
+//   MATH(name) the libm function: sqrt (float64), sqrtf (float32)
 // Scalars, sums and anything reported stay double in both instances; only
 // arrays are REAL (docs/design.md, "Two dtypes").
 //     #define TS_TEMPLATE "autograd/ops_elementwise_t.h"
@@ -20,21 +21,25 @@
 #define FN(name) name
 #define TS_REAL TS_F64
 #define BLAS(name) cblas_d##name
+#define MATH(name) name
 #include TS_TEMPLATE
 #undef REAL
 #undef FN
 #undef TS_REAL
 #undef BLAS
+#undef MATH
 
 #define REAL float
 #define FN(name) name##_f32
 #define TS_REAL TS_F32
 #define BLAS(name) cblas_s##name
+#define MATH(name) name##f
 #include TS_TEMPLATE
 #undef REAL
 #undef FN
 #undef TS_REAL
 #undef BLAS
+#undef MATH
 
 #undef DATA
 #undef GRAD

@@ -102,13 +102,85 @@ static inline double tanh_inline(double x) {
 // 1 / (1 + exp(-x)); exp(-x) = +Inf for x < -709.78 gives exactly 0.
 static inline double sigmoid_inline(double x) { return 1.0 / (1.0 + exp_inline(-x)); }
 
+// ---- the same three in float, for the float32 instances (FN(exp_inline))
+//
+// Computed in float throughout, so a vector holds twice the lanes and no
+// value is converted: the float32 step's exponentials (the loss's N x V of
+// them) cost a quarter of what the double kernels applied to floats did.
+// Cephes' single-precision polynomials, with the same range reduction and
+// selects as the double ones above.
+
+static inline uint32_t bits_of_f32(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+static inline float float_of(uint32_t u) {
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+static inline float select_float(int c, float a, float b) {
+    uint32_t m = (uint32_t)0 - (uint32_t)(c != 0);
+    return float_of((bits_of_f32(a) & m) | (bits_of_f32(b) & ~m));
+}
+
+// expf(x): x = k ln2 + r, |r| <= ln2 / 2, exp(r) = 1 + r + r^2 P(r) with
+// Cephes' degree-5 minimax P (relative error 1.7e-7 on [-ln2/2, ln2/2]),
+// times 2^k as two normal powers of two. x is clamped to [-104, 89]: +Inf
+// above 88.72, 0 (through subnormals) below -103.97, NaN stays NaN.
+// Within 2 ulp of the correctly rounded expf (tests/test_tensor.c sweeps it).
+static inline float exp_inline_f32(float x) {
+    const float lo = -104.0f, hi = 89.0f;
+    const float log2e = 1.44269504088896341f, ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    const float shifter = 0x1.8p23f;
+    float xc = select_float(isless(x, lo), lo, x);
+    xc = select_float(isgreater(xc, hi), hi, xc);
+    float kd = xc * log2e + shifter;
+    uint32_t k = bits_of_f32(kd) - bits_of_f32(shifter);  // |k| <= 150
+    float k1d = (kd - shifter) * 0.5f + shifter;
+    uint32_t k1 = bits_of_f32(k1d) - bits_of_f32(shifter), k2 = k - k1;  // k1, k2 in [-75, 65]
+    kd -= shifter;
+    float r = (xc - kd * ln2_hi) - kd * ln2_lo;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    float s1 = float_of((k1 + 127) << 23), s2 = float_of((k2 + 127) << 23);
+    return p * s1 * s2;
+}
+
+// tanhf(x): Cephes' odd polynomial x + x^3 P(x^2) below |x| = 0.625,
+// 1 - 2 / (exp(2|x|) + 1) with x's sign above; within 3 ulp.
+static inline float tanh_inline_f32(float x) {
+    float ax = fabsf(x);
+    int small_x = isless(ax, 0.625f);
+    float xs = select_float(small_x, x, 0.5f), z = xs * xs;
+    float p = -5.70498872745e-3f;
+    p = p * z + 2.06390887954e-2f;
+    p = p * z - 5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z - 3.33332819422e-1f;
+    float small = xs + xs * z * p;
+    float e = exp_inline_f32(2.0f * ax);
+    float large = copysignf(1.0f - 2.0f / (e + 1.0f), x);
+    return select_float(small_x, small, large);
+}
+
+// 1 / (1 + expf(-x)); within 3 ulp; exactly 0 below -88.72.
+static inline float sigmoid_inline_f32(float x) { return 1.0f / (1.0f + exp_inline_f32(-x)); }
+
 // Blocks of 8 with a local buffer: a fixed trip count and no aliasing
 // between x and y, so even -O2's cheap vectoriser takes the inner loops.
+// Used inside the template (REAL, FN: the instance's element type and f).
 #define TS_MAP8(y, x, n, f)                                                  \
     do {                                                                     \
         size_t i_ = 0;                                                       \
         for (; i_ + 8 <= (n); i_ += 8) {                                     \
-            double t_[8];                                                    \
+            REAL t_[8];                                                      \
             for (int j_ = 0; j_ < 8; j_++) t_[j_] = f((x)[i_ + j_]);         \
             for (int j_ = 0; j_ < 8; j_++) (y)[i_ + j_] = t_[j_];            \
         }                                                                    \

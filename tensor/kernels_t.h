@@ -70,13 +70,13 @@ void FN(ts_softmax_rows)(REAL *y, const REAL *x, size_t rows, size_t cols, const
 }
 
 TS_VECTOR_CLONES
-void FN(ts_exp_array)(REAL *y, const REAL *x, size_t n) { TS_MAP8(y, x, n, exp_inline); }
+void FN(ts_exp_array)(REAL *y, const REAL *x, size_t n) { TS_MAP8(y, x, n, FN(exp_inline)); }
 
 TS_VECTOR_CLONES
-void FN(ts_tanh_array)(REAL *y, const REAL *x, size_t n) { TS_MAP8(y, x, n, tanh_inline); }
+void FN(ts_tanh_array)(REAL *y, const REAL *x, size_t n) { TS_MAP8(y, x, n, FN(tanh_inline)); }
 
 TS_VECTOR_CLONES
-void FN(ts_sigmoid_array)(REAL *y, const REAL *x, size_t n) { TS_MAP8(y, x, n, sigmoid_inline); }
+void FN(ts_sigmoid_array)(REAL *y, const REAL *x, size_t n) { TS_MAP8(y, x, n, FN(sigmoid_inline)); }
 
 // Eight running sums in a fixed order: deterministic, and not one long chain
 // of dependent additions.
@@ -116,7 +116,8 @@ double FN(ts_max_array)(const REAL *x, size_t n) {
 
 TS_VECTOR_CLONES
 static void FN(exp_shift)(REAL *x, size_t n, double shift) {
-#define EXP_SHIFTED(v) exp_inline((v) - shift)
+    REAL s = (REAL)shift;  // callers pass a row's maximum, a value of x: exact in REAL
+#define EXP_SHIFTED(v) FN(exp_inline)((v) - s)
     TS_MAP8(x, x, n, EXP_SHIFTED);
 #undef EXP_SHIFTED
 }
@@ -155,7 +156,8 @@ double FN(ts_exp_shift_sum)(REAL *x, size_t n, double shift) {
 }
 
 double FN(ts_sum_exp_shift)(const REAL *x, size_t n, double shift) {
-    REAL chunk[512], sum = 0.0;
+    REAL chunk[512];
+    double sum = 0.0;  // in double, as the sums of each block
     for (size_t i = 0; i < n; i += 512) {
         size_t m = n - i < 512 ? n - i : 512;
         memcpy(chunk, x + i, m * sizeof(REAL));
