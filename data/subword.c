@@ -29,6 +29,17 @@ int ts_subword_vocab(const ts_subword *sw, ts_vocab **out) {
     return rc;
 }
 
+int ts_subword_check_vocab(const ts_subword *sw, const ts_vocab *v) {
+    size_t size = ts_subword_size(sw);
+    for (size_t id = 0; id < size || id < ts_vocab_size(v); id++) {
+        const char *piece = id < size ? ts_subword_piece(sw, (int32_t)id) : NULL, *word = ts_vocab_word(v, (int32_t)id);
+        if (piece && word && !strcmp(piece, word)) continue;
+        return ts_fail(TS_ERR_FORMAT, "piece %zu is '%s' where the vocabulary has '%s'", id, piece ? piece : "(none)",
+                       word ? word : "(none)");
+    }
+    return TS_OK;
+}
+
 int ts_subword_detokenize(const ts_subword *sw, const char *const *tokens, size_t n, char **text) {
     if (sw) return ts_subword_decode(sw, tokens, n, text);
     size_t len = 1;

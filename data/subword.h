@@ -92,6 +92,11 @@ const char *ts_subword_piece(const ts_subword *sw, int32_t id);
 // ids, for batches and the output layer. Errors as ts_vocab_from_words.
 int ts_subword_vocab(const ts_subword *sw, ts_vocab **out);
 
+// TS_OK when the pieces of sw are the words of v, id for id (a model stored
+// with a vocabulary must be the one it was made from); else TS_ERR_FORMAT
+// "piece N is 'x' where the vocabulary has 'y'".
+int ts_subword_check_vocab(const ts_subword *sw, const ts_vocab *v);
+
 // Encodes `len` bytes of normalised text (valid UTF-8) into pieces. On TS_OK:
 // *pieces (may be NULL: not wanted) a malloc'd string of the pieces joined by
 // single spaces (pieces never hold an ASCII space), *ids (may be NULL) a

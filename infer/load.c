@@ -88,15 +88,8 @@ static int subword_from_ckpt(const ts_ckpt *ck, const char *name, const ts_vocab
         return TS_OK;
     }
     int rc = ts_subword_load(bytes, n, out);
-    if (rc) return name_file(ck, ts_fail(rc, "blob %s: %s", name, ts_last_error()));
-    size_t size = ts_subword_size(*out);
-    for (size_t id = 0; id < size || id < ts_vocab_size(v); id++) {
-        const char *piece = id < size ? ts_subword_piece(*out, (int32_t)id) : NULL, *word = ts_vocab_word(v, (int32_t)id);
-        if (piece && word && !strcmp(piece, word)) continue;
-        return name_file(ck, ts_fail(TS_ERR_FORMAT, "blob %s: piece %zu is '%s' where the vocabulary has '%s'", name, id,
-                                     piece ? piece : "(none)", word ? word : "(none)"));
-    }
-    return TS_OK;
+    if (!rc) rc = ts_subword_check_vocab(*out, v);
+    return rc ? name_file(ck, ts_fail(rc, "blob %s: %s", name, ts_last_error())) : TS_OK;
 }
 
 // Checks that the file holds exactly the parameters cfg implies, each with its

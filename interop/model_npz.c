@@ -31,6 +31,19 @@ static int add_vocab(ts_npz *z, const char *name, const ts_vocab *v) {
     return rc;
 }
 
+// The subword models (a word-level model has none) as their checkpoint blobs' bytes.
+static int add_subwords(ts_npz *z, const ts_translator *t) {
+    const ts_subword *models[2] = {t->src_sw, t->tgt_sw};
+    const char *names[2] = {TS_NPZ_SUBWORD_SOURCE, TS_NPZ_SUBWORD_TARGET};
+    int rc = TS_OK;
+    for (int k = 0; !rc && k < 2 && models[k]; k++) {
+        size_t n;
+        const uint8_t *bytes = ts_subword_bytes(models[k], &n);
+        rc = ts_npz_add_u1(z, names[k], 1, &n, bytes);
+    }
+    return rc;
+}
+
 int ts_model_to_npz(const ts_translator *t, ts_npz **out) {
     *out = NULL;
     ts_ckpt *ck;
@@ -66,6 +79,7 @@ int ts_model_to_npz(const ts_translator *t, ts_npz **out) {
     if (!rc) rc = add_vocab(z, TS_NPZ_VOCAB_SOURCE, t->src_vocab);
     if (!rc) rc = add_vocab(z, TS_NPZ_VOCAB_TARGET, t->tgt_vocab);
     if (!rc) rc = ts_npz_add_strings(z, TS_NPZ_CONFIG, 0, NULL, (const char *const *)&config);
+    if (!rc) rc = add_subwords(z, t);
 done:
     free(config);
     ts_ckpt_free(ck);
@@ -131,6 +145,25 @@ static int check_config(const ts_npz *z, const ts_translator *t, const char *wha
     return rc;
 }
 
+// The subword models of z, both or neither, into sw[2] (NULL when absent),
+// each checked to load and to spell t's vocabulary of its side.
+static int subwords_from_npz(const ts_npz *z, const ts_translator *t, const char *what, ts_subword *sw[2]) {
+    const char *names[2] = {TS_NPZ_SUBWORD_SOURCE, TS_NPZ_SUBWORD_TARGET};
+    const ts_vocab *vocabs[2] = {t->src_vocab, t->tgt_vocab};
+    const ts_npz_array *a[2] = {ts_npz_find(z, names[0]), ts_npz_find(z, names[1])};
+    if (!a[0] != !a[1])
+        return ts_fail(TS_ERR_FORMAT, "%s: entry '%s' without '%s' (a subword model has both)", what,
+                       names[a[0] ? 0 : 1], names[a[0] ? 1 : 0]);
+    for (int k = 0; a[0] && k < 2; k++) {
+        if (a[k]->dtype != TS_NPZ_U1 || a[k]->ndim != 1)
+            return ts_fail(TS_ERR_FORMAT, "%s: entry '%s' must be a 1-D array of bytes ('|u1')", what, names[k]);
+        int rc = ts_subword_load(a[k]->bytes, a[k]->size, &sw[k]);
+        if (!rc) rc = ts_subword_check_vocab(sw[k], vocabs[k]);
+        if (rc) return ts_fail(rc, "%s: entry '%s': %s", what, names[k], ts_last_error());
+    }
+    return TS_OK;
+}
+
 static const char *shape_text(char *buf, size_t cap, int ndim, const size_t *shape) {
     size_t at = (size_t)snprintf(buf, cap, "(");
     for (int i = 0; i < ndim && at < cap; i++)
@@ -176,10 +209,14 @@ int ts_model_from_npz(ts_translator *t, const ts_npz *z, const char *what) {
                 return ts_fail(TS_ERR_FORMAT, "%s: entry '%s' holds a non-finite value (%g at flat index %zu)", what,
                                p->name, a->values[k], k);
     }
+    // The entries that are not parameters: one list, in the order export writes them.
+    static const char *const own[] = {TS_NPZ_VOCAB_SOURCE, TS_NPZ_VOCAB_TARGET, TS_NPZ_CONFIG, TS_NPZ_SUBWORD_SOURCE,
+                                      TS_NPZ_SUBWORD_TARGET};
     for (size_t i = 0; i < ts_npz_count(z); i++) {
         const char *name = ts_npz_at(z, i)->name;
-        if (!ts_params_find(params, name) && strcmp(name, TS_NPZ_CONFIG) && strcmp(name, TS_NPZ_VOCAB_SOURCE) &&
-            strcmp(name, TS_NPZ_VOCAB_TARGET))
+        int ours = 0;
+        for (size_t k = 0; !ours && k < sizeof own / sizeof *own; k++) ours = !strcmp(name, own[k]);
+        if (!ts_params_find(params, name) && !ours)
             return ts_fail(TS_ERR_FORMAT, "%s: entry '%s' is not a parameter of the %s/%s%s model", what, name,
                            ts_attn_name(cfg->attn), ts_decoder_name(cfg->decoder),
                            cfg->bidirectional ? " bidirectional" : "");
@@ -187,7 +224,19 @@ int ts_model_from_npz(ts_translator *t, const ts_npz *z, const char *what) {
     int rc = check_vocab(z, TS_NPZ_VOCAB_SOURCE, t->src_vocab, what);
     if (!rc) rc = check_vocab(z, TS_NPZ_VOCAB_TARGET, t->tgt_vocab, what);
     if (!rc) rc = check_config(z, t, what);
-    if (rc) return rc;
+    ts_subword *sw[2] = {NULL, NULL};
+    if (!rc) rc = subwords_from_npz(z, t, what, sw);
+    if (rc) {
+        ts_subword_free(sw[0]);
+        ts_subword_free(sw[1]);
+        return rc;
+    }
+    if (sw[0]) {  // the file's models, which its checkpoint held
+        ts_subword_free(t->src_sw);
+        ts_subword_free(t->tgt_sw);
+        t->src_sw = sw[0];
+        t->tgt_sw = sw[1];
+    }
     for (int i = 0; i < params->count; i++) {
         ts_tensor *p = params->items[i];
         ts_values_convert(p->raw, p->dtype, ts_npz_find(z, p->name)->values, TS_F64, p->size);  // float32 models round

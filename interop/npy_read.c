@@ -135,18 +135,19 @@ static int parse_header(const char *what, const char *entry, const char *text, s
                        !seen_descr ? "descr" : !seen_order ? "fortran_order" : "shape");
     struct lex digits = {descr + 2, descr + strlen(descr)};
     size_t width = 0;
-    if (!strcmp(descr, "<f8")) {
-        h->dtype = TS_NPZ_F8;
-    } else if (!strcmp(descr, "<f4")) {
-        h->dtype = TS_NPZ_F4;
-    } else if (!strncmp(descr, "<U", 2) && descr[2] != ' ' && dimension(&digits, TS_NPZ_MAX_WIDTH, &width) &&
-               digits.p == digits.end && width >= 1) {
+    int known = 0;
+    for (size_t d = 0; !known && d < NPY_DTYPE_COUNT; d++)
+        if ((known = d != TS_NPZ_STR && !strcmp(descr, npy_dtypes[d].descr))) h->dtype = (enum ts_npz_dtype)d;
+    if (!known && !strncmp(descr, "<U", 2) && descr[2] != ' ' && dimension(&digits, TS_NPZ_MAX_WIDTH, &width) &&
+        digits.p == digits.end && width >= 1) {
         h->dtype = TS_NPZ_STR;
         h->width = width;
-    } else {
+        known = 1;
+    }
+    if (!known) {
         return ts_fail(TS_ERR_FORMAT,
-                       "npz %s: entry '%s': dtype '%s' is not supported (only '<f8' float64, '<f4' float32 and '<U<n>' strings of "
-                       "at most %d characters)", what, entry, descr, TS_NPZ_MAX_WIDTH);
+                       "npz %s: entry '%s': dtype '%s' is not supported (only '<f8' float64, '<f4' float32, '|u1' bytes and "
+                       "'<U<n>' strings of at most %d characters)", what, entry, descr, TS_NPZ_MAX_WIDTH);
     }
     for (int i = 0; i < h->ndim; i++)
         if (h->shape[i] == 0)
@@ -207,7 +208,7 @@ int ts_npy_parse(const char *what, struct entry *e, const unsigned char *npy, si
     if (rc) return rc;
     const unsigned char *data = npy + prefix + header_len;
     size_t data_len = n - prefix - header_len;
-    size_t item = h.dtype == TS_NPZ_F8 ? 8 : h.dtype == TS_NPZ_F4 ? 4 : 4 * h.width, size;
+    size_t item = npy_dtypes[h.dtype].item * (h.dtype == TS_NPZ_STR ? h.width : 1), size;
     if (!ts_npz_shape_size(h.ndim, h.shape, SIZE_MAX / item, &size) || size * item != data_len)
         return ts_fail(TS_ERR_FORMAT, "npz %s: entry '%s': %zu data bytes do not hold the shape the header declares",
                        what, name, data_len);
@@ -235,6 +236,13 @@ int ts_npy_parse(const char *what, struct entry *e, const unsigned char *npy, si
             e->values[i] = value;
         }
         e->a.values = e->values;
+        return TS_OK;
+    }
+    if (h.dtype == TS_NPZ_U1) {
+        if (!(e->bytes = malloc(size)))
+            return ts_fail(TS_ERR_NOMEM, "npz %s: entry '%s': out of memory", what, name);
+        memcpy(e->bytes, data, size);
+        e->a.bytes = e->bytes;
         return TS_OK;
     }
     if (size > TS_NPZ_MAX_STRINGS)

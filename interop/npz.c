@@ -1,4 +1,4 @@
-// The .npz container in memory: named float64 and string arrays (npz.h).
+// The .npz container in memory: named float, byte and string arrays (npz.h).
 // Writing: npz_write.c; reading: npz_read.c. Layout: docs/interop.md.
 #include "interop/npz_internal.h"
 
@@ -20,6 +20,7 @@ static void entry_free(struct entry *e) {
     for (size_t i = 0; e->strings && i < e->a.size; i++) free(e->strings[i]);
     free(e->strings);
     free(e->values);
+    free(e->bytes);
     free(e->name);
 }
 
@@ -137,6 +138,20 @@ int ts_npz_add_f8(ts_npz *z, const char *name, int ndim, const size_t *shape, co
 
 int ts_npz_add_f4(ts_npz *z, const char *name, int ndim, const size_t *shape, const float *values) {
     return add_floats(z, name, TS_NPZ_F4, ndim, shape, values);
+}
+
+int ts_npz_add_u1(ts_npz *z, const char *name, int ndim, const size_t *shape, const uint8_t *bytes) {
+    int rc;
+    struct entry *e = append(z, name, TS_NPZ_U1, ndim, shape, &rc);
+    if (!e) return rc;
+    if (!(e->bytes = malloc(e->a.size))) {
+        entry_free(e);
+        return ts_fail(TS_ERR_NOMEM, "npz: array '%s': out of memory", name);
+    }
+    memcpy(e->bytes, bytes, e->a.size);
+    e->a.bytes = e->bytes;
+    z->count++;
+    return TS_OK;
 }
 
 // Decodes one UTF-8 code point at s[0..n); returns its length, 0 if invalid

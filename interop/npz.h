@@ -6,8 +6,9 @@
 // zip and .npy reader), npz_internal.h (what the three share).
 //
 // The container knows nothing about models (interop/model_npz.h maps a model
-// onto it). It holds named arrays of two dtypes: float64 ('<f8') and Unicode
-// strings ('<U<n>', kept here as UTF-8). Every array is in C order.
+// onto it). It holds named arrays of float64 ('<f8'), float32 ('<f4'), bytes
+// ('|u1', numpy.uint8) and Unicode strings ('<U<n>', kept here as UTF-8).
+// Every array is in C order.
 //
 // Ownership: a ts_npz owns copies of everything added to it; pointers
 // returned by getters stay valid until the container is freed. Every function
@@ -37,6 +38,7 @@ enum ts_npz_dtype {
     TS_NPZ_F8 = 0,  // '<f8': float64, little-endian
     TS_NPZ_STR = 1, // '<U<n>': fixed-width UTF-32LE in the file, UTF-8 here
     TS_NPZ_F4 = 2,  // '<f4': float32, little-endian in the file, held as float64 here (exactly)
+    TS_NPZ_U1 = 3,  // '|u1': bytes (numpy.uint8), held as they are
 };
 
 // One array. shape[i] >= 1 for i < ndim (ndim 0 is a scalar of size 1).
@@ -49,6 +51,7 @@ typedef struct ts_npz_array {
     size_t size;               // product of the shape
     const double *values;      // TS_NPZ_F8, TS_NPZ_F4: (size) values; else NULL
     const char *const *strings; // TS_NPZ_STR: (size) UTF-8 strings; else NULL
+    const uint8_t *bytes;      // TS_NPZ_U1: (size) bytes; else NULL
 } ts_npz_array;
 
 // ---- building ------------------------------------------------------------------
@@ -68,6 +71,10 @@ int ts_npz_add_f8(ts_npz *z, const char *name, int ndim, const size_t *shape, co
 // As ts_npz_add_f8 for a float32 array: written as '<f4' (half the bytes),
 // read back as float64 values that hold the floats exactly.
 int ts_npz_add_f4(ts_npz *z, const char *name, int ndim, const size_t *shape, const float *values);
+
+// Appends a copy of an array of bytes, written as '|u1' (numpy.uint8): a
+// file's or a blob's bytes. Names and shapes as above.
+int ts_npz_add_u1(ts_npz *z, const char *name, int ndim, const size_t *shape, const uint8_t *bytes);
 
 // Appends a copy of an array of strings (valid UTF-8 without NUL, at most
 // TS_NPZ_MAX_WIDTH code points each). Names and shapes as above.
@@ -116,7 +123,7 @@ typedef struct ts_npz_load_opts {
 // Reads and fully validates an .npz file (opts NULL = defaults): zip
 // structure (every offset, size and count within the file, entries disjoint,
 // no duplicate names, CRC-32s), stored or deflated entries only, each a .npy
-// of version 1.0 or 2.0 in C order with dtype '<f8', '<f4' or '<U<n>'. On success
+// of version 1.0 or 2.0 in C order with dtype '<f8', '<f4', '|u1' or '<U<n>'. On success
 // stores a new container in *out (free with ts_npz_free); *out is NULL on
 // failure. Errors: TS_ERR_IO (open/read), TS_ERR_FORMAT with a message naming
 // the path, the entry and what is wrong, TS_ERR_NOMEM.

@@ -29,6 +29,20 @@ enum {
 };
 
 static const char npy_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
+
+// The .npy dtypes: the descr the writer gives and the reader takes, and the
+// bytes of one item (a string's: 4 per code point of the array's width).
+static const struct {
+    const char *descr;
+    size_t item;
+} npy_dtypes[] = {
+    [TS_NPZ_F8] = {"<f8", 8},
+    [TS_NPZ_STR] = {"<U", 4},
+    [TS_NPZ_F4] = {"<f4", 4},
+    [TS_NPZ_U1] = {"|u1", 1},
+};
+#define NPY_DTYPE_COUNT (sizeof npy_dtypes / sizeof *npy_dtypes)
+_Static_assert(NPY_DTYPE_COUNT == TS_NPZ_U1 + 1, "a row per ts_npz_dtype");
 // deflate cannot expand more than about 1032:1; a larger declared ratio lies.
 #define DEFLATE_MAX_RATIO 1032u
 
@@ -37,6 +51,7 @@ struct entry {
     ts_npz_array a;
     double *values;
     char **strings;
+    uint8_t *bytes;
 };
 
 struct ts_npz {

@@ -54,17 +54,16 @@ static size_t str_width(const ts_npz_array *a) {
 static int npy_bytes(const ts_npz_array *a, struct buf *out) {
     char header[512];
     size_t width = a->dtype == TS_NPZ_STR ? str_width(a) : 0;
-    int n = a->dtype == TS_NPZ_F8   ? snprintf(header, sizeof header, "{'descr': '<f8', 'fortran_order': False, 'shape': (")
-            : a->dtype == TS_NPZ_F4 ? snprintf(header, sizeof header, "{'descr': '<f4', 'fortran_order': False, 'shape': (")
-                                    : snprintf(header, sizeof header,
-                                               "{'descr': '<U%zu', 'fortran_order': False, 'shape': (", width);
+    char descr[32];  // '<f8', or '<U7' with the width
+    snprintf(descr, sizeof descr, a->dtype == TS_NPZ_STR ? "%s%zu" : "%s", npy_dtypes[a->dtype].descr, width);
+    int n = snprintf(header, sizeof header, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     for (int i = 0; i < a->ndim; i++)
         n += snprintf(header + n, sizeof header - (size_t)n, "%zu%s", a->shape[i],
                       a->ndim == 1 ? "," : i + 1 < a->ndim ? ", " : "");
     n += snprintf(header + n, sizeof header - (size_t)n, "), }");
     size_t total = ((size_t)NPY_PREFIX + (size_t)n + 1 + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
     size_t header_len = total - NPY_PREFIX;
-    size_t item = a->dtype == TS_NPZ_F8 ? 8 : a->dtype == TS_NPZ_F4 ? 4 : 4 * width;
+    size_t item = npy_dtypes[a->dtype].item * (a->dtype == TS_NPZ_STR ? width : 1);
     if (a->size > (TS_NPZ_MAX_ENTRY_BYTES - total) / item)
         return ts_fail(TS_ERR_ARG, "npz: array '%s' needs 4 GiB or more (ZIP64 is not supported)", a->name);
     int rc = buf_reserve(out, total + a->size * item);
@@ -92,6 +91,8 @@ static int npy_bytes(const ts_npz_array *a, struct buf *out) {
             memcpy(&bits, &value, 4);
             put32(p, bits);
         }
+    } else if (a->dtype == TS_NPZ_U1) {
+        memcpy(p, a->bytes, a->size);
     } else {
         memset(p, 0, a->size * item);
         for (size_t i = 0; i < a->size; i++, p += item) {

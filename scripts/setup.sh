@@ -11,6 +11,7 @@ packages=(
   clang libclang-rt-dev    # libFuzzer harnesses for the checkpoint loader and the .npz reader
   python3-numpy            # tests load tinyseq export's .npz with numpy.load (Debian's /usr/bin/python3); the Python package
   python3-torch            # tests/test_npz_dev_loss.sh: an export in its PyTorch model scores eval's loss
+  python3-sentencepiece    # tests/test_npz_dev_loss.sh: a subword export's corpus encoded with its own models
   python3-pytest           # the Python package's tests (ctest python_api; docs/python.md)
   python3-matplotlib jupyter-nbconvert python3-ipykernel  # notebooks/attention.ipynb, executed by ctest
   chromium                 # tests render tinyseq report's page in headless Chromium

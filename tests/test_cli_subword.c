@@ -15,6 +15,7 @@
 #include "infer/load.h"
 #include "infer/metrics.h"
 #include "infer/translate.h"
+#include "interop/model_npz.h"
 #include "testutil.h"
 
 // The toy corpus's flags for a small subword run of two epochs (keeping both).
@@ -245,6 +246,107 @@ Test(cli_subword, subword_300_trains_on_the_toy_corpus_and_too_many_characters_a
                   strstr(out, "at least 309"), "exit %d: %s", rc, out);
     free(out);
     free(corpus);
+    free(dir);
+}
+
+// z's entries with `name` left out, or given `bytes` instead when not NULL.
+static ts_npz *npz_with(const ts_npz *z, const char *name, const uint8_t *bytes, size_t n) {
+    ts_npz *out = ts_npz_new();
+    for (size_t i = 0; i < ts_npz_count(z); i++) {
+        const ts_npz_array *a = ts_npz_at(z, i);
+        int rc = TS_OK;
+        if (!strcmp(a->name, name)) {
+            if (bytes) rc = ts_npz_add_u1(out, a->name, 1, &n, bytes);
+        } else if (a->dtype == TS_NPZ_U1) {
+            rc = ts_npz_add_u1(out, a->name, a->ndim, a->shape, a->bytes);
+        } else if (a->dtype == TS_NPZ_STR) {
+            rc = ts_npz_add_strings(out, a->name, a->ndim, a->shape, a->strings);
+        } else {
+            rc = ts_npz_add_f8(out, a->name, a->ndim, a->shape, a->values);
+        }
+        cr_assert_eq(rc, TS_OK, "%s", ts_last_error());
+    }
+    return out;
+}
+
+// export carries the SentencePiece models ('|u1' arrays, the checkpoint's
+// blobs byte for byte, which numpy reads as uint8); import restores them
+// into the checkpoint it writes, which translates every line as the
+// original does. A damaged model or one side alone is refused naming the
+// file and the entry, leaving the model as it was.
+Test(cli_subword, export_import_round_trips_the_subword_models_and_translations, .timeout = 300) {
+    NEEDS_SPM();
+    char *dir = train_run(), *out = NULL, *again = NULL, path[4200], npz[4200], back[4200];
+    snprintf(path, sizeof path, "%s/run/last.ckpt", dir);
+    snprintf(npz, sizeof npz, "%s/model.npz", dir);
+    snprintf(back, sizeof back, "%s/back.ckpt", dir);
+    int rc = test_runf(&out, "'%s' export %s %s && '%s' import %s --like %s -o %s", TS_PROGRAM, path, npz, TS_PROGRAM, npz,
+                       path, back);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    ts_ckpt *a, *b;
+    ts_npz *z;
+    cr_assert_eq(ts_ckpt_load(path, NULL, &a), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_load(back, NULL, &b), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_npz_load(npz, NULL, &z), TS_OK, "%s", ts_last_error());
+    const char *blobs[2] = {TS_CKPT_SUBWORD_SOURCE, TS_CKPT_SUBWORD_TARGET};
+    const char *entries[2] = {TS_NPZ_SUBWORD_SOURCE, TS_NPZ_SUBWORD_TARGET};
+    for (int k = 0; k < 2; k++) {
+        const void *x, *y;
+        size_t nx, ny;
+        const ts_npz_array *e = ts_npz_find(z, entries[k]);
+        cr_assert(e && e->dtype == TS_NPZ_U1 && e->ndim == 1, "no '|u1' entry %s", entries[k]);
+        cr_assert_eq(ts_ckpt_get_blob(a, blobs[k], &x, &nx), TS_OK);
+        cr_assert_eq(ts_ckpt_get_blob(b, blobs[k], &y, &ny), TS_OK);
+        cr_assert(e->size == nx && !memcmp(e->bytes, x, nx), "%s is not the blob %s", entries[k], blobs[k]);
+        cr_assert(ny == nx && !memcmp(y, x, nx), "the imported %s differs", blobs[k]);
+    }
+    ts_ckpt_free(a);
+    ts_ckpt_free(b);
+    // Every line translates alike, unseen characters and an empty line included.
+    const char *lines = "printf 'the cat sleeps .\\n\\nLe ☃ Ωμέγα chat zzqx !\\nmy small dog sees the big house .\\n'";
+    rc = test_runf(&out, "%s | '%s' translate --model %s --beam 3", lines, TS_PROGRAM, path);
+    cr_assert_eq(rc, 0, "%s", out);
+    rc = test_runf(&again, "%s | '%s' translate --model %s --beam 3", lines, TS_PROGRAM, back);
+    cr_assert_eq(rc, 0, "%s", again);
+    cr_assert_str_eq(again, out, "the imported model translates otherwise");
+    free(out);
+    free(again);
+    if (test_run("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1", NULL) == 0) {
+        rc = test_runf(&out, "/usr/bin/python3 -c \"import numpy as np; z = np.load('%s'); "
+                             "a = z['tinyseq.subword.source']; assert a.dtype == np.uint8 and a.ndim == 1, a.dtype; "
+                             "assert a.tobytes()[:4] == b'TSSP', a.tobytes()[:4]; print('numpy ok')\"", npz);
+        cr_assert(rc == 0 && strstr(out, "numpy ok"), "%s", out);
+        free(out);
+    }
+    // Damaged, or one side alone: refused naming the entry; the model keeps its own.
+    ts_translator t;
+    cr_assert_eq(ts_translator_load(path, &t), TS_OK, "%s", ts_last_error());
+    const ts_subword *before = t.tgt_sw;
+    const ts_npz_array *target = ts_npz_find(z, TS_NPZ_SUBWORD_TARGET);
+    uint8_t *flipped = malloc(target->size);
+    memcpy(flipped, target->bytes, target->size);
+    flipped[target->size - 9] ^= 0x04;
+    ts_npz *cases[3] = {npz_with(z, TS_NPZ_SUBWORD_TARGET, flipped, target->size),
+                        npz_with(z, TS_NPZ_SUBWORD_TARGET, target->bytes, target->size / 2),
+                        npz_with(z, TS_NPZ_SUBWORD_TARGET, NULL, 0)};
+    const char *says[3] = {"corrupt", "truncated", "without"};
+    for (int c = 0; c < 3; c++) {
+        cr_assert_eq(ts_model_from_npz(&t, cases[c], "edited.npz"), TS_ERR_FORMAT, "case %d", c);
+        cr_assert(strstr(ts_last_error(), "edited.npz") && strstr(ts_last_error(), TS_NPZ_SUBWORD_TARGET) &&
+                      strstr(ts_last_error(), says[c]), "case %d: %s", c, ts_last_error());
+        cr_assert_eq(t.tgt_sw, before, "case %d changed the model", c);
+        ts_npz_free(cases[c]);
+    }
+    free(flipped);
+    // An .npz with no subword entries (saved from PyTorch) keeps the model's own.
+    ts_npz *bare = npz_with(z, TS_NPZ_SUBWORD_TARGET, NULL, 0), *none = npz_with(bare, TS_NPZ_SUBWORD_SOURCE, NULL, 0);
+    cr_assert_eq(ts_model_from_npz(&t, none, "bare.npz"), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(t.tgt_sw, before);
+    ts_npz_free(bare);
+    ts_npz_free(none);
+    ts_translator_free(&t);
+    ts_npz_free(z);
     free(dir);
 }
 

@@ -267,6 +267,32 @@ Test(npz, float32_arrays_round_trip_bit_exact_in_half_the_bytes) {
     ts_npz_free(z8);
 }
 
+// '|u1' arrays (a subword model's SentencePiece models in an export): one
+// byte a value, every byte value back as it was, whatever the method.
+Test(npz, byte_arrays_round_trip_as_u1) {
+    uint8_t bytes[300];
+    for (int i = 0; i < 300; i++) bytes[i] = (uint8_t)(i * 7 + 3);
+    size_t shape[1] = {300};
+    for (int method = 0; method < 2; method++) {
+        ts_npz *z = ts_npz_new();
+        cr_assert_eq(ts_npz_add_u1(z, "tinyseq.subword.source", 1, shape, bytes), TS_OK, "%s", ts_last_error());
+        unsigned char *file;
+        size_t n;
+        cr_assert_eq(ts_npz_save_mem(z, (enum ts_npz_method)method, &file, &n), TS_OK);
+        int says_u1 = 0;
+        for (size_t i = 0; i + 14 <= n && !says_u1; i++) says_u1 = !memcmp(file + i, "'descr': '|u1'", 14);
+        cr_assert(method == TS_NPZ_DEFLATE || says_u1, "the header says '|u1'");
+        ts_npz *back;
+        cr_assert_eq(load(file, n, &back), TS_OK, "%s", ts_last_error());
+        const ts_npz_array *a = ts_npz_find(back, "tinyseq.subword.source");
+        cr_assert(a && a->dtype == TS_NPZ_U1 && a->ndim == 1 && a->size == 300 && !a->values && !a->strings);
+        cr_assert(!memcmp(a->bytes, bytes, 300), "the bytes changed");
+        ts_npz_free(back);
+        free(file);
+        ts_npz_free(z);
+    }
+}
+
 Test(npz, saves_identical_bytes_and_aligns_data_to_64) {
     ts_npz *a = sample(), *b = sample();
     unsigned char *x, *y;
@@ -657,6 +683,9 @@ Test(npz, rejects_lying_and_malformed_npy_headers) {
         {"{'descr': '<f8', 'fortran_order': False, 'shape': (), }", 16, "data bytes do not hold the shape"},
         {"{'descr': '<f2', 'fortran_order': False, 'shape': (24,), }", 48, "dtype '<f2' is not supported"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (11,), }", 48, "data bytes do not hold the shape"},
+        {"{'descr': '|u1', 'fortran_order': False, 'shape': (47,), }", 48, "data bytes do not hold the shape"},
+        {"{'descr': '|i1', 'fortran_order': False, 'shape': (48,), }", 48, "dtype '|i1' is not supported"},
+        {"{'descr': '<U', 'fortran_order': False, 'shape': (12,), }", 48, "dtype '<U' is not supported"},
         {"{'descr': '>f8', 'fortran_order': False, 'shape': (6,), }", 48, "dtype '>f8' is not supported"},
         {"{'descr': '|O', 'fortran_order': False, 'shape': (6,), }", 48, "dtype '|O' is not supported"},
         {"{'descr': '<U0', 'fortran_order': False, 'shape': (12,), }", 48, "dtype '<U0'"},

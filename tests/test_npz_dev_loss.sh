@@ -36,3 +36,14 @@ PY
 }
 check transformer "--arch transformer --d-model 12 --heads 3 --layers 2 --ff 20 --warmup-steps 5 --dropout 0.1"
 check gru "--emb 8 --hidden 12 --attn general --decoder luong --bidirectional"
+# A subword model: the script encodes the corpus with the export's own
+# SentencePiece models (tinyseq.subword.*), so the loss matches only if the
+# exported models split every word as tinyseq does.
+if ! "$python" -c 'import sentencepiece' 2>/dev/null; then
+  echo "subword: skipped: $python cannot import sentencepiece (scripts/setup.sh installs python3-sentencepiece)"
+elif "$tinyseq" train --toy-pairs 20 --subword 300 --steps 1 --show 0 --beam 0 --out "$work/probe" 2>&1 |
+     grep -q 'without SentencePiece'; then
+  echo "subword: skipped: this tinyseq was built without SentencePiece"
+else
+  check subword "--emb 8 --hidden 12 --subword 400"
+fi

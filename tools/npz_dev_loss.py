@@ -19,6 +19,10 @@ exactly those eval sees); pairs with a side longer than the checkpoint's
 data.max_len are left out, as eval does by default. The loss is teacher-forced
 cross-entropy in nats per target token including <eos>, summed over the
 corpus and divided once (eval's definition). Unknown words map to <unk>.
+A subword model's export (tinyseq.subword.source/.target) has its
+SentencePiece models: each side's words are encoded into pieces with them
+(python3-sentencepiece; without it such an export is refused), after the
+length filter, which counts words as eval's does.
 The last line ends with the loss to 12 decimals, as eval's loss line does.
 tests/test_npz_dev_loss.sh runs it on a Transformer (ctest; it skips without
 torch or ../shared).
@@ -39,11 +43,30 @@ torch.set_default_dtype(torch.float64)
 
 
 def load(path):
-    """The parameters (torch tensors by PyTorch name), vocabularies and config."""
+    """The parameters (torch tensors by PyTorch name), vocabularies, config and
+    the subword models' bytes (source, target), or None for a word-level model."""
     z = np.load(path, allow_pickle=False)
     config = dict(line.split("=", 1) for line in str(z["tinyseq.config"]).splitlines() if line)
     params = {k: torch.from_numpy(z[k]) for k in z.files if not k.startswith("tinyseq.")}
-    return params, list(z["tinyseq.vocab.source"]), list(z["tinyseq.vocab.target"]), config
+    subword = None
+    if "tinyseq.subword.source" in z.files:
+        subword = tuple(z["tinyseq.subword." + side].tobytes() for side in ("source", "target"))
+    return params, list(z["tinyseq.vocab.source"]), list(z["tinyseq.vocab.target"]), config, subword
+
+
+def piece_encoders(subword):
+    """Each side's words -> pieces, through the export's SentencePiece models
+    (docs/interop.md: a 20-byte tinyseq header, then the model file)."""
+    try:
+        import sentencepiece as spm
+    except ImportError:
+        sys.exit("npz_dev_loss.py: this export holds a subword model; encoding its corpus needs the sentencepiece "
+                 "module (apt-get install python3-sentencepiece)")
+    encoders = []
+    for blob in subword:
+        sp = spm.SentencePieceProcessor(model_proto=blob[20:])
+        encoders.append(lambda words, sp=sp: sp.encode(" ".join(words), out_type=str))
+    return encoders
 
 
 def read_pairs(corpus, tinyseq):
@@ -113,7 +136,7 @@ def main():
                     help="the Transformer's PyTorch module (default ../shared/bench/torch_ref.py)")
     ap.add_argument("--batch", type=int, default=64)
     a = ap.parse_args()
-    P, src_vocab, tgt_vocab, cfg = load(a.npz)
+    P, src_vocab, tgt_vocab, cfg, subword = load(a.npz)
     max_len = int(cfg["data.max_len"])
     if cfg.get("model.architecture", "gru") == "transformer":
         loss_of, described = transformer_model(P, cfg, src_vocab, tgt_vocab, a.torch_ref)
@@ -121,6 +144,9 @@ def main():
         loss_of, described = gru_model(P, cfg, src_vocab, tgt_vocab)
     pairs = [p for p in read_pairs(a.corpus, a.tinyseq)
              if max_len == 0 or (len(p[0]) <= max_len and len(p[1]) <= max_len)]
+    if subword:
+        src_pieces, tgt_pieces = piece_encoders(subword)
+        pairs = [(src_pieces(s), tgt_pieces(t)) for s, t in pairs]
     src_ids = {w: i for i, w in enumerate(src_vocab)}
     tgt_ids = {w: i for i, w in enumerate(tgt_vocab)}
     total, tokens = 0.0, 0

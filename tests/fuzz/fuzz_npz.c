@@ -27,8 +27,9 @@ static void check_same(const ts_npz *a, const ts_npz *b) {
             memcmp(x->shape, y->shape, sizeof x->shape) || ts_npz_find(a, x->name) != x)
             __builtin_trap();
         for (size_t k = 0; k < x->size; k++)
-            if (x->dtype == TS_NPZ_STR ? strcmp(x->strings[k], y->strings[k]) != 0
-                                       : memcmp(&x->values[k], &y->values[k], 8) != 0)
+            if (x->dtype == TS_NPZ_STR  ? strcmp(x->strings[k], y->strings[k]) != 0
+                : x->dtype == TS_NPZ_U1 ? x->bytes[k] != y->bytes[k]
+                                        : memcmp(&x->values[k], &y->values[k], 8) != 0)
                 __builtin_trap();
     }
 }

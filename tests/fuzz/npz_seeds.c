@@ -58,5 +58,15 @@ int main(int argc, char **argv) {
     rc |= ts_npz_add_strings(f4, "tinyseq.config", 0, NULL, &config);
     rc |= save(f4, dir, "float32-stored.npz", TS_NPZ_STORE);
     ts_npz_free(f4);
+
+    // A subword model's export: its SentencePiece models as '|u1' bytes.
+    ts_npz *u1 = ts_npz_new();
+    const uint8_t model[] = "TSSP\x01\0\0\0\x04\0\0\0\0\0\0\0\0\0\0\0\x0a\x02\x08\x01";
+    size_t s_model[1] = {sizeof model - 1};
+    rc |= ts_npz_add_u1(u1, "tinyseq.subword.source", 1, s_model, model);
+    rc |= ts_npz_add_u1(u1, "tinyseq.subword.target", 1, s_model, model);
+    rc |= ts_npz_add_f8(u1, "w", 1, s1, w);
+    rc |= save(u1, dir, "bytes-stored.npz", TS_NPZ_STORE);
+    ts_npz_free(u1);
     return rc ? 1 : 0;
 }
