@@ -50,10 +50,10 @@ static const char usage[] =
     "  --pharaoh        print the argmax alignment as source-target pairs (\"0-0 2-1\"),\n"
     "                   one link per output word, <eos> left out\n"
     "  --values         print each weight (.14) in the coloured heatmap too\n"
-    "  --words          a subword model's pieces merged into words in every output:\n"
-    "                   a source word's columns summed, an output word's rows averaged\n"
-    "                   (rows still sum to 1); the cross-attention shown by default\n"
-    "                   only (the JSON then has no heads); a word model's are words\n"
+    "  --words          a subword model's pieces merged into words in every output\n"
+    "                   and view (a Transformer's every layer and head too): a word's\n"
+    "                   columns summed, its rows averaged (rows still sum to 1); for\n"
+    "                   self-attention both axes; a word model's are words already\n"
     "  --color WHEN     auto (default: colour on a terminal, a plain table otherwise),\n"
     "                   always, or never (shades on a terminal, no colour)\n"
     "\n"
@@ -147,7 +147,7 @@ typedef struct {
     ts_attention_labels labels;   // source (S) and target (T) words
     const char **inputs;          // (T) the decoder's inputs: "<sos>", then the output words
     int S, T;
-    double *merged_weights;       // --words: (T, S) the shown matrix merged into words, or NULL
+    double *merged_weights;       // --words: (T, S) the search's weights merged into words, or NULL
     char **merged;                // --words: the words decoded from the pieces, n_merged of them
     int n_merged;
 } attention_view;
@@ -183,9 +183,11 @@ static int group_pieces(attention_view *v, const ts_subword *sw, const char *con
     return words + keep;
 }
 
-// --words: weights (v->T, v->S) over pieces merged into v->merged_weights
-// over words (ts_attn_merge); the labels, T and S become the words'.
-static int merge_words(attention_view *v, const ts_translator *t, const double *weights) {
+// --words: the search's weights (v->T, v->S) over pieces merged into
+// v->merged_weights over words (ts_attn_merge), and a Transformer's heads
+// (every view, layer and head: ts_heads_merge) in place; the labels, the
+// decoder's inputs, T and S become the words'.
+static int merge_words(attention_view *v, const ts_translator *t, ts_heads *heads) {
     int32_t *rows = malloc((size_t)v->T * sizeof *rows), *cols = malloc((size_t)v->S * sizeof *cols);
     const char **row_labels = malloc((size_t)v->T * sizeof *row_labels);
     const char **col_labels = malloc((size_t)v->S * sizeof *col_labels);
@@ -196,12 +198,20 @@ static int merge_words(attention_view *v, const ts_translator *t, const double *
     if (!rc && n_cols < 0) rc = TS_ERR_NOMEM;  // the decoder's message is set
     if (!rc && !(v->merged_weights = malloc((size_t)n_rows * (size_t)n_cols * sizeof *v->merged_weights)))
         rc = ts_fail(TS_ERR_NOMEM, "out of memory");
+    ts_heads merged = {0};
+    if (!rc && heads->layers) rc = ts_heads_merge(heads, cols, n_cols, rows, n_rows, &merged);
     if (!rc) {
-        ts_attn_merge(weights, (size_t)v->T, (size_t)v->S, rows, (size_t)n_rows, cols, (size_t)n_cols, v->merged_weights);
+        ts_attn_merge(v->hyp.attention, (size_t)v->T, (size_t)v->S, rows, (size_t)n_rows, cols, (size_t)n_cols,
+                      v->merged_weights);
+        if (heads->layers) {
+            ts_heads_free(heads);
+            *heads = merged;
+        }
         memcpy(v->labels.target, row_labels, (size_t)n_rows * sizeof *row_labels);
         memcpy(v->labels.source, col_labels, (size_t)n_cols * sizeof *col_labels);
         v->T = n_rows;
         v->S = n_cols;
+        for (int k = 1; k < v->T; k++) v->inputs[k] = v->labels.target[k - 1];  // <sos>, then the output words
     }
     free(rows);
     free(cols);
@@ -397,11 +407,6 @@ int ts_cmd_attend(int argc, char **argv) {
         ts_cli_error(cmd, 0, "--heads draws every layer and head; give it without --layer and --head");
         parsed = TS_EXIT_USAGE;
     }
-    if (parsed < 0 && words && (choice.layer_given || choice.head_given || choice.self_given || choice.grid)) {
-        ts_cli_error(cmd, 0, "--words merges the cross-attention shown by default; give it without --layer, --head, "
-                             "--self and --heads");
-        parsed = TS_EXIT_USAGE;
-    }
     if (parsed < 0 && pharaoh && choice.self_given) {
         ts_cli_error(cmd, 0, "--pharaoh aligns output words to source words (cross-attention); it cannot go with --self");
         parsed = TS_EXIT_USAGE;
@@ -459,10 +464,8 @@ int ts_cmd_attend(int argc, char **argv) {
     // With --svg - or --json - standard output holds that document alone;
     // what is shown for people goes to standard error instead.
     FILE *shown = (svg_path && !strcmp(svg_path, "-")) || (json_path && !strcmp(json_path, "-")) ? stderr : stdout;
-    // --words: the matrix shown by default (the search's, or a Transformer's
-    // last layer's cross-attention mean), merged; the JSON then has no heads (theirs are pieces).
-    const double *default_weights = heads.layers ? pick_matrix(&heads, &choice, &v).weights : v.hyp.attention;
-    if (words && t.src_sw && ts_model_attends(cfg) && merge_words(&v, &t, default_weights)) {
+    // --words: every matrix there is to show merged into words.
+    if (words && t.src_sw && ts_model_attends(cfg) && merge_words(&v, &t, &heads)) {
         ts_cli_error(cmd, 1, "cannot merge the pieces into words");
         status = TS_EXIT_FAIL;
         goto done;
@@ -480,7 +483,7 @@ int ts_cmd_attend(int argc, char **argv) {
     const double *search_weights = v.merged_weights ? v.merged_weights : v.hyp.attention;  // (T, S)
     shown_matrix m = {search_weights, v.T, v.S, v.labels.target, v.labels.source};  // the search's
     if (heads.layers) {
-        if (!v.merged_weights) m = pick_matrix(&heads, &choice, &v);
+        m = pick_matrix(&heads, &choice, &v);
         describe_choice(title, sizeof title, &heads, &choice, search);
     } else {
         snprintf(title, sizeof title, "attention: %s (%s decoder), %s", ts_attn_name(cfg->attn),
@@ -532,7 +535,7 @@ int ts_cmd_attend(int argc, char **argv) {
         // weights: the search's own (the last layer's cross-attention mean for a Transformer).
         ts_json_head_view views[TS_VIEW_COUNT];
         ts_json_heads all = {0};
-        if (heads.layers && !v.merged_weights) all = ts_heads_json(&heads, views);
+        if (heads.layers) all = ts_heads_json(&heads, views);
         const char *name = heads.layers ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
         if (!strcmp(json_path, "-") ? ts_render_attention_json_heads(stdout, search_weights, (size_t)v.T, (size_t)v.S,
                                                                      v.labels.target, v.labels.source, name,

@@ -2,6 +2,7 @@
 #include "infer/heads.h"
 
 #include "autograd/ops.h"
+#include "infer/metrics.h"
 #include "models/transformer.h"
 #include "tensor/tokens.h"
 
@@ -49,13 +50,10 @@ static void copy_layer(ts_heads *h, enum ts_head_view v, int l, const ts_tensor 
     }
 }
 
-int ts_heads_compute(const ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, const int *tokens, int len,
-                     ts_heads *out) {
-    memset(out, 0, sizeof *out);
-    if (!ts_heads_available(m)) return ts_fail(TS_ERR_ARG, "heads: the model is not a Transformer");
-    if (S < 1 || len < 0) return ts_fail(TS_ERR_ARG, "heads: source length %d, output length %d", S, len);
-    const ts_transformer *tm = m->layers;
-    int L = m->cfg.layers, H = m->cfg.heads, T = len + 1;
+// *out sized for L layers of H heads over S source and T output positions:
+// one allocation holds every view's weights and means. TS_OK or TS_ERR_NOMEM
+// (*out zeroed).
+static int heads_alloc(ts_heads *out, int L, int H, int S, int T) {
     *out = (ts_heads){.layers = L, .heads = H, .S = S, .T = T};
     size_t total = 0;
     for (int v = 0; v < TS_VIEW_COUNT; v++)
@@ -71,6 +69,17 @@ int ts_heads_compute(const ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, co
         out->mean[v] = all + cells * H;
         all += cells * (H + 1);
     }
+    return TS_OK;
+}
+
+int ts_heads_compute(const ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, const int *tokens, int len,
+                     ts_heads *out) {
+    memset(out, 0, sizeof *out);
+    if (!ts_heads_available(m)) return ts_fail(TS_ERR_ARG, "heads: the model is not a Transformer");
+    if (S < 1 || len < 0) return ts_fail(TS_ERR_ARG, "heads: source length %d, output length %d", S, len);
+    const ts_transformer *tm = m->layers;
+    int L = m->cfg.layers, H = m->cfg.heads, T = len + 1;
+    if (heads_alloc(out, L, H, S, T)) return TS_ERR_NOMEM;
 
     int grad_before = ts_set_grad_enabled(ctx, 0);
     ts_ctx_reset(ctx);
@@ -108,6 +117,30 @@ int ts_heads_of_translation(const ts_translator *t, ts_ctx *ctx, const char *con
     int rc = ts_heads_compute(t->model, ctx, src, S, h->tokens, h->len, out);
     free(src);
     return rc;
+}
+
+int ts_heads_merge(const ts_heads *h, const int32_t *src_group, int n_src, const int32_t *tgt_group, int n_tgt,
+                   ts_heads *out) {
+    if (heads_alloc(out, h->layers, h->heads, n_src, n_tgt)) return TS_ERR_NOMEM;
+    // The decoder's input k is output k - 1 (input 0, <sos>, is a group of its own).
+    int32_t *in_group = malloc((size_t)h->T * sizeof *in_group);  // (T)
+    if (!in_group) {
+        ts_heads_free(out);
+        return ts_fail(TS_ERR_NOMEM, "heads: cannot allocate %d groups", h->T);
+    }
+    for (int k = 0; k < h->T; k++) in_group[k] = k ? tgt_group[k - 1] + 1 : 0;
+    for (int v = 0; v < TS_VIEW_COUNT; v++) {
+        const ts_head_view_info *info = &ts_head_views[v];
+        const int32_t *rows = info->rows_target ? tgt_group : src_group, *cols = info->cols_target ? in_group : src_group;
+        // Every head's matrix, then every layer's mean: (L * (H + 1)) matrices, contiguous.
+        for (int l = 0; l < h->layers; l++)
+            for (int k = -1; k < h->heads; k++)
+                ts_attn_merge(ts_heads_matrix(h, v, l, k), (size_t)ts_heads_rows(h, v), (size_t)ts_heads_cols(h, v), rows,
+                              (size_t)ts_heads_rows(out, v), cols, (size_t)ts_heads_cols(out, v),
+                              (double *)ts_heads_matrix(out, v, l, k));
+    }
+    free(in_group);
+    return TS_OK;
 }
 
 ts_json_heads ts_heads_json(const ts_heads *h, ts_json_head_view *views) {

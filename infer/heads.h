@@ -60,6 +60,19 @@ void ts_heads_free(ts_heads *h);
 int ts_heads_of_translation(const ts_translator *t, ts_ctx *ctx, const char *const *words, int S,
                             const ts_hypothesis *h, ts_heads *out);
 
+// h over pieces merged into *out over words (attend --words), every view of
+// every layer and head and the means, by ts_attn_merge's rule: a row group's
+// rows averaged (each row stays a distribution), a column group's columns
+// summed (the weight on a word is that on its pieces); self-attention groups
+// both axes. src_group (h->S) names the word of each source piece, 0..n_src-1;
+// tgt_group (h->T) the group of each output step, 0..n_tgt-1, the last (the
+// <eos> step) a group of its own; the decoder's inputs (<sos> y_1 ..) group
+// as the outputs they feed back, <sos> alone. So out->S = n_src, out->T =
+// n_tgt. *out owns its buffers (ts_heads_free). TS_OK or TS_ERR_NOMEM (*out
+// zeroed).
+int ts_heads_merge(const ts_heads *h, const int32_t *src_group, int n_src, const int32_t *tgt_group, int n_tgt,
+                   ts_heads *out);
+
 // Every view of h as attend's JSON writes it (viz/render.h), in
 // views[TS_VIEW_COUNT] (which the result points to).
 ts_json_heads ts_heads_json(const ts_heads *h, ts_json_head_view *views);

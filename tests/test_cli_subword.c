@@ -402,6 +402,72 @@ Test(cli_subword, resume_uses_the_stored_models_even_when_the_training_file_chan
     free(dir);
 }
 
+// The merge of attend --words, recomputed in Python from the pieces' JSON
+// (argv 1) and compared with the words' JSON (argv 2): every view, layer,
+// head and mean, and the search's weights; every row of the words' sums to 1.
+static const char merge_check[] =
+    "import json, sys\n"
+    "p, w = (json.load(open(f)) for f in sys.argv[1:3])\n"
+    "def groups(labels, keep):\n"
+    "    g, n = [], -1\n"
+    "    for i, x in enumerate(labels):\n"
+    "        n += 1 if i >= len(labels) - keep or n < 0 or x.startswith('\\u2581') else 0\n"
+    "        g.append(n)\n"
+    "    return g, n + 1\n"
+    "src, tgt = groups(p['source'], 0), groups(p['target'], 1)\n"
+    "axes = {'source': src, 'target': tgt, 'target_in': ([0] + [k + 1 for k in tgt[0][:-1]], tgt[1])}\n"
+    "def merge(m, rows, cols):\n"
+    "    (rg, nr), (cg, nc) = rows, cols\n"
+    "    out, count = [[0.0] * nc for _ in range(nr)], [0] * nr\n"
+    "    for j, row in enumerate(m):\n"
+    "        count[rg[j]] += 1\n"
+    "        for i, x in enumerate(row): out[rg[j]][cg[i]] += x\n"
+    "    return [[x / count[r] for x in out[r]] for r in range(nr)]\n"
+    "def same(a, b, what):\n"
+    "    assert len(a) == len(b) and all(len(x) == len(y) for x, y in zip(a, b)), what\n"
+    "    assert all(abs(x - y) <= 1e-12 for r, s in zip(a, b) for x, y in zip(r, s)), what\n"
+    "    assert all(abs(sum(r) - 1) <= 1e-12 for r in b), what + ': a row does not sum to 1'\n"
+    "same(merge(p['weights'], tgt, src), w['weights'], 'weights')\n"
+    "n = 0\n"
+    "for v in ('cross', 'enc', 'dec'):\n"
+    "    rows, cols = axes[p[v]['rows']], axes[p[v]['cols']]\n"
+    "    for l in range(p['layers']):\n"
+    "        same(merge(p[v]['mean'][l], rows, cols), w[v]['mean'][l], '%s layer %d mean' % (v, l))\n"
+    "        for h in range(p['heads']):\n"
+    "            same(merge(p[v]['heads'][l][h], rows, cols), w[v]['heads'][l][h], '%s layer %d head %d' % (v, l, h))\n"
+    "            n += 1\n"
+    "print('merged', n, 'heads of', len(p['source']), 'x', len(p['target']), 'pieces into', len(w['source']), 'x', len(w['target']), 'words')\n";
+
+// A Transformer subword model's heads in words: --words goes with --heads,
+// --layer/--head and --self, labels every view with words, and its JSON is
+// the pieces' JSON merged by the documented rule, view by view.
+Test(cli_subword, attend_words_merges_every_head_of_a_transformer, .timeout = 300) {
+    NEEDS_SPM();
+    if (test_run("/usr/bin/python3 -c 'import json' >/dev/null 2>&1", NULL)) cr_skip_test("no /usr/bin/python3");
+    char *dir = test_tmpdir(), *out = NULL, path[4200];
+    int rc = test_runf(&out, "'%s' train --arch transformer --d-model 16 --heads 2 --layers 2 --ff 32 --toy-pairs 600 "
+                             "--subword 400 --epochs 1 --show 0 --beam 0 --out %s/run", TS_PROGRAM, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/run/best.ckpt", dir);
+    const char *sentence = "'The little cat sees ☃ .'";
+    const char *views[] = {"--heads", "--layer 0 --head 1", "--self enc", "--self dec --heads", "--layer 0 --pharaoh"};
+    for (size_t k = 0; k < sizeof views / sizeof *views; k++) {
+        rc = test_runf(&out, "'%s' attend --model %s --color never --words %s %s", TS_PROGRAM, path, views[k], sentence);
+        cr_assert(rc == 0 && strstr(out, "source: the little cat sees ☃ .\n") && !strstr(out, "<0xE2>"), "%s: exit %d:\n%s",
+                  views[k], rc, out);
+        free(out);
+    }
+    char *check = test_write_file(dir, "merge_check.py", merge_check, strlen(merge_check));
+    rc = test_runf(&out, "'%s' attend --model %s --json %s/pieces.json %s && '%s' attend --model %s --words --json %s/words.json %s && "
+                         "/usr/bin/python3 %s %s/pieces.json %s/words.json",
+                   TS_PROGRAM, path, dir, sentence, TS_PROGRAM, path, dir, sentence, check, dir, dir);
+    cr_assert(rc == 0 && strstr(out, "merged 12 heads of ") && strstr(out, "into 6 x "), "exit %d:\n%s", rc, out);
+    free(out);
+    free(check);
+    free(dir);
+}
+
 // Without SentencePiece, --subword is refused saying so (skipped in builds with it).
 Test(cli_subword, a_build_without_sentencepiece_refuses_subword_runs) {
     if (ts_subword_compiled()) cr_skip_test("this build has SentencePiece");

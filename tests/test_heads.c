@@ -135,3 +135,39 @@ Test(heads, views_are_named_once_and_a_gru_has_no_heads) {
     cr_assert_null(h.weights[0]);
     ts_seq2seq_free(tm);
 }
+
+// ts_heads_merge on hand-made heads (1 layer, 1 head, the mean equal to it):
+// S = 3 source pieces in words {0, 1, 1}; T = 4 output steps, pieces y1 y2
+// y3 in words {0, 0, 1} and <eos>; the decoder's inputs <sos> y1 y2 y3 then
+// group as {0, 1, 1, 2}. Element (j, i) of each view is j * cols + i + 1;
+// the wanted words' matrices are worked by hand: columns of a word summed,
+// rows of a word averaged.
+Test(heads, merge_sums_columns_and_averages_rows_of_every_view) {
+    enum { NS = 3, NT = 4 };
+    const size_t cells[TS_VIEW_COUNT] = {[TS_VIEW_CROSS] = NT * NS, [TS_VIEW_ENC] = NS * NS, [TS_VIEW_DEC] = NT * NT};
+    double *all = malloc(2 * (NT * NS + NS * NS + NT * NT) * sizeof *all), *at = all;  // ts_heads_free's one block
+    ts_heads h = {.layers = 1, .heads = 1, .S = NS, .T = NT};
+    for (int v = 0; v < TS_VIEW_COUNT; v++) {
+        h.weights[v] = at;
+        h.mean[v] = at + cells[v];
+        for (size_t c = 0; c < cells[v]; c++) h.weights[v][c] = h.mean[v][c] = (double)c + 1;
+        at += 2 * cells[v];
+    }
+    const int32_t src_word[NS] = {0, 1, 1}, tgt_word[NT] = {0, 0, 1, 2};
+    ts_heads m;
+    cr_assert_eq(ts_heads_merge(&h, src_word, 2, tgt_word, 3, &m), TS_OK, "%s", ts_last_error());
+    cr_assert(m.S == 2 && m.T == 3 && m.layers == 1 && m.heads == 1);
+    static const double cross[3 * 2] = {2.5, 8, 7, 17, 10, 23};      // (3 words + <eos>, 2 words)
+    static const double enc[2 * 2] = {1, 5, 5.5, 14};                // (2, 2)
+    static const double dec[3 * 3] = {3, 9, 6, 9, 21, 12, 13, 29, 16};  // (3, <sos> + 2 words)
+    const double *want[TS_VIEW_COUNT] = {[TS_VIEW_CROSS] = cross, [TS_VIEW_ENC] = enc, [TS_VIEW_DEC] = dec};
+    for (int v = 0; v < TS_VIEW_COUNT; v++)
+        for (int k = -1; k < 1; k++) {
+            const double *got = ts_heads_matrix(&m, v, 0, k);
+            for (int c = 0; c < ts_heads_rows(&m, v) * ts_heads_cols(&m, v); c++)
+                cr_assert_float_eq(got[c], want[v][c], 1e-15, "%s %s, cell %d: %g, want %g", ts_head_views[v].name,
+                                   k < 0 ? "mean" : "head 0", c, got[c], want[v][c]);
+        }
+    ts_heads_free(&m);
+    ts_heads_free(&h);
+}
