@@ -33,10 +33,12 @@ static ts_model_config transformer_config(int src_vocab, int tgt_vocab, int d, i
                              .hidden = d, .d_model = d, .heads = heads, .layers = layers, .ff = ff};
 }
 
-// The model of fixture f with its parameters, and its batch (pointing into f).
-static fixture_model load_fixture_model(const fixture *f) {
+// The model of fixture f in `dtype` with its parameters, and its batch
+// (pointing into f).
+static fixture_model load_fixture_model(const fixture *f, int dtype) {
     const fixture_record *c = fixture_get(f, "config");
     ts_model_config cfg = transformer_config(c->ints[0], c->ints[1], c->ints[2], c->ints[3], c->ints[4], c->ints[5]);
+    cfg.dtype = dtype;
     ts_seq2seq *m = ts_seq2seq_new(&cfg, NULL);
     cr_assert_not_null(m, "%s", ts_last_error());
     int in_fixture = 0;
@@ -48,7 +50,7 @@ static fixture_model load_fixture_model(const fixture *f) {
         ts_tensor *p = m->params.items[i];
         const fixture_record *r = fixture_get(f, p->name);  // fails the test when a name is not PyTorch's
         cr_assert_eq(r->n, p->size, "%s: %zu values, PyTorch has %zu", p->name, p->size, r->n);
-        memcpy(p->data, r->values, p->size * sizeof(double));
+        ts_values_convert(p->raw, p->dtype, r->values, TS_F64, p->size);  // a float32 fixture's values: exact
     }
     const fixture_record *len = fixture_get(f, "src_len");
     int B = (int)len->n;
@@ -66,7 +68,7 @@ static fixture_model load_fixture_model(const fixture *f) {
 
 static void check_against_pytorch(const char *file) {
     fixture f = fixture_load(file);
-    fixture_model fm = load_fixture_model(&f);
+    fixture_model fm = load_fixture_model(&f, TS_F64);
     ts_regularizer reg = {0.0, fm.smoothing};
     int tokens = 0;
     ts_tensor *loss = ts_seq2seq_loss(fm.model, &ctx, &fm.batch, 1.0, NULL, &reg, &tokens);
@@ -88,6 +90,37 @@ Test(transformer, loss_and_every_gradient_match_pytorch_on_a_padded_batch) {
 }
 
 Test(transformer, three_heads_and_label_smoothing_match_pytorch) { check_against_pytorch("transformer_3head_smoothed.txt"); }
+
+// A float32 Transformer against torch in float32 (transformer_2layer.txt's
+// draws rounded to float32): the loss to 1e-5 relative, each gradient to
+// 1e-5 of its tensor's largest. Both sides round differently (torch sums in
+// float32; tinyseq's layer norm statistics, softmax denominators and loss
+// are double): the fixture's header measures torch float32 against torch
+// float64 at 4e-8 (loss) and 2e-6 (gradients); a wrong formula is O(1).
+Test(transformer, float32_loss_and_gradients_match_pytorch_in_float32) {
+    const char *file = "transformer_2layer_f32.txt";
+    fixture_require(file, "tools/make_transformer_fixtures.py");
+    fixture f = fixture_load(file);
+    fixture_model fm = load_fixture_model(&f, TS_F32);
+    ts_tensor *loss = ts_seq2seq_loss(fm.model, &ctx, &fm.batch, 1.0, NULL, &(ts_regularizer){0.0, fm.smoothing}, NULL);
+    cr_assert_not_null(loss, "%s", ts_last_error());
+    cr_assert_eq(loss->dtype, TS_F32);
+    double value = ts_value(loss, 0), want = fixture_get(&f, "loss")->values[0], worst = 0;
+    cr_assert(fabs(value - want) <= 1e-5 * fabs(want), "loss %.9g, torch %.9g", value, want);
+    cr_assert_eq(ts_backward(&ctx, loss), TS_OK, "%s", ts_last_error());
+    for (int i = 0; i < fm.model->params.count; i++) {
+        ts_tensor *p = fm.model->params.items[i];
+        char name[96];
+        snprintf(name, sizeof name, "grad.%s", p->name);
+        const fixture_record *r = fixture_get(&f, name);
+        cr_assert_eq(r->n, p->size, "%s", name);
+        worst = fmax(worst, assert_close_at_scale(name, p->grad_raw, p->dtype, r->values, p->size, 1e-5));
+    }
+    cr_log_info("%s: loss %.2g relative from torch's, gradients at most %.2g of their tensor's largest", file,
+                fabs(value - want) / fabs(want), worst);
+    ts_seq2seq_free(fm.model);
+    fixture_free(&f);
+}
 
 // ---- a small random model and a padded batch, time-major ----
 enum { B = 3, S = 4, T = 4 };

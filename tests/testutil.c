@@ -1,5 +1,7 @@
 #include "testutil.h"
 
+#include "tensor/dtype.h"
+
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
@@ -64,6 +66,27 @@ int test_run(const char *cmd, char **output) {
 int test_have_shared(void) {
     struct stat st;
     return stat(TS_SHARED_DIR, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void fixture_require(const char *file, const char *script) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/fixtures/torch/%s", TS_SOURCE_DIR, file);
+    if (access(path, R_OK) != 0)
+        cr_skip_test("%s is absent: /usr/bin/python3 %s writes it (torch needed)", path, script);
+}
+
+double assert_close_at_scale(const char *name, const void *got, int dtype, const double *want, size_t n,
+                             double tolerance) {
+    double scale = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));
+    for (size_t i = 0; i < n; i++) {
+        double value = dtype == TS_F32 ? ((const float *)got)[i] : ((const double *)got)[i];
+        if (!(fabs(value - want[i]) <= tolerance * scale))
+            cr_assert_fail("%s[%zu]: got %.9g, want %.9g (|diff| %.3g > %.1g x the largest, %.3g)", name, i, value,
+                           want[i], fabs(value - want[i]), tolerance, scale);
+        if (scale > 0) worst = fmax(worst, fabs(value - want[i]) / scale);
+    }
+    return worst;
 }
 
 fixture fixture_load(const char *file) {

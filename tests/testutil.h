@@ -78,6 +78,17 @@ typedef struct {
 
 // Reads TS_SOURCE_DIR "/tests/fixtures/torch/" file; fails the test if unreadable.
 fixture fixture_load(const char *file);
+// Skips the current test, naming the script that writes it, when fixture
+// `file` is absent (they are committed: a tree without one says so).
+void fixture_require(const char *file, const char *script);
+// Fails the test unless |got[i] - want[i]| <= tolerance * max_j |want[j]|
+// for every i < n, got holding n values of `dtype` (TS_F64, TS_F32): a
+// tensor compared at the scale of its largest value, as float32's rounding
+// follows the sums a value came from, not the value. The message names
+// `name`, the first bad index and both values. Returns the largest
+// |got[i] - want[i]| / max_j |want[j]| (0 for an all-zero want).
+double assert_close_at_scale(const char *name, const void *got, int dtype, const double *want, size_t n,
+                             double tolerance);
 // The record called `name`; fails the test if absent.
 const fixture_record *fixture_get(const fixture *f, const char *name);
 // The record or NULL.
