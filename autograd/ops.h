@@ -35,6 +35,10 @@ ts_tensor *ts_matmul(ts_ctx *ctx, ts_tensor *a, ts_tensor *b, int trans_a, int t
 // is torch.nn.Linear; splitting [a; b] W^T into a W_a^T + b W_b^T lets the
 // part of a product that is known early run for many rows at once.
 ts_tensor *ts_linear(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, int col0, ts_tensor *bias, ts_tensor *addend);
+// relu(x W^T + bias) as one node (bias may be NULL): the ReLU is applied in
+// place after the product and its mask to the upstream gradient in place, so
+// no (N, out) tensor and gradient of its own (the feed-forward's hidden layer).
+ts_tensor *ts_linear_relu(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_tensor *bias);
 
 // Batched product: a (G, m, k) times b (G, k, n) -> (G, m, n), one product per
 // leading index g, each operand transposed per matrix when its flag is set
@@ -138,6 +142,13 @@ ts_tensor *ts_mha(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values,
 // before they mix the values. p 0 is ts_mha (rng may then be NULL).
 ts_tensor *ts_mha_dropout(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values, int heads,
                           const double *key_mask, int causal, double p, gsl_rng *rng);
+// ts_mha_dropout on column blocks: q, keys and values are (B, T, Cq),
+// (B, S, Ck), (B, S, Cv), and the attention reads the width columns from
+// cols[0], cols[1], cols[2] of each row (heads within them), so the packed
+// projection [q | k | v] of x (one product) is attended in place; q, keys and
+// values may be the same tensor. Out (B, T, width).
+ts_tensor *ts_mha_blocks(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values, const int cols[3], int width,
+                         int heads, const double *key_mask, int causal, double p, gsl_rng *rng);
 // The attention weights of a ts_mha output, (B, heads, T, S) row-major, of
 // the output's dtype, kept for inspection in the step arena (they live as
 // long as the output); under dropout, before it.

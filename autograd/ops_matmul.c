@@ -33,8 +33,10 @@ ts_tensor *ts_matmul(ts_ctx *ctx, ts_tensor *a, ts_tensor *b, int trans_a, int t
     return TS_FORWARD(ctx, y, matmul_forward);
 }
 
-// y = x W[:, c0 : c0 + k]^T + bias + addend (bias, addend optional)
-ts_tensor *ts_linear(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, int col0, ts_tensor *bias, ts_tensor *addend) {
+// y = x W[:, c0 : c0 + k]^T + bias + addend (bias, addend optional), then
+// max(y, 0) when relu
+static ts_tensor *linear(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, int col0, ts_tensor *bias, ts_tensor *addend,
+                         int relu) {
     if (!x || !w) return NULL;
     char sx[48], sw[48], sb[48], sa[48];
     int N = x->ndim == 2 ? x->shape[0] : 0, K = ts_cols(x);
@@ -55,7 +57,16 @@ ts_tensor *ts_linear(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, int col0, ts_tenso
     y->iarg[0] = col0;
     y->iarg[1] = bias_at;
     y->iarg[2] = addend_at;
+    y->iarg[3] = relu;
     return TS_FORWARD(ctx, y, linear_forward);
+}
+
+ts_tensor *ts_linear(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, int col0, ts_tensor *bias, ts_tensor *addend) {
+    return linear(ctx, x, w, col0, bias, addend, 0);
+}
+
+ts_tensor *ts_linear_relu(ts_ctx *ctx, ts_tensor *x, ts_tensor *w, ts_tensor *bias) {
+    return linear(ctx, x, w, 0, bias, NULL, 1);
 }
 
 // y[g] (m, n) = op(a[g]) op(b[g]) for g < G, iarg[0] = trans_a, iarg[1] = trans_b

@@ -36,8 +36,8 @@ int FN(ts_matmul_backward)(ts_ctx *ctx, ts_tensor *y) {
     return ctx->status;
 }
 
-// y = x W[:, c0 : c0 + k]^T + bias + addend (bias, addend optional)
-// iarg[0] = c0, iarg[1] / iarg[2] = where bias / addend sit in src[] (-1: absent).
+// y = x W[:, c0 : c0 + k]^T + bias + addend (bias, addend optional), then
+// max(y, 0) if iarg[3]; iarg[0] = c0, iarg[1] / iarg[2] = where bias / addend sit in src[] (-1: absent).
 // The bias (or the addend) is written into y first and the product is
 // accumulated onto it by gemm (beta = 1): no separate add pass or node.
 static int FN(linear_forward)(ts_ctx *ctx, ts_tensor *y) {
@@ -58,8 +58,11 @@ static int FN(linear_forward)(ts_ctx *ctx, ts_tensor *y) {
         }
     int rc = FN(ts_gemm_ld)(0, 1, N, out, K, 1.0, DATA(x), K, DATA(w) + col0, in, bias || addend ? 1.0 : 0.0, yd, out);
     if (rc) ts_ctx_fail(ctx, rc, "linear: %s", ts_last_error());
+    if (y->iarg[3])
+        for (size_t i = 0; i < y->size; i++) yd[i] = yd[i] > 0 ? yd[i] : 0;
     return ctx->status;
 }
+// With the ReLU: dy *= [y > 0] first, in y's own gradient (read by no one else).
 // dx += dy W_c  (N, k);  dW_c += dy^T x  (out, k), W_c = W[:, c0 : c0 + k];
 // dbias += sum over rows of dy;  daddend += dy
 int FN(ts_linear_backward)(ts_ctx *ctx, ts_tensor *y) {
@@ -69,6 +72,11 @@ int FN(ts_linear_backward)(ts_ctx *ctx, ts_tensor *y) {
     REAL *db = y->iarg[1] >= 0 ? input_grad(ctx, y, y->iarg[1]) : NULL;
     REAL *dadd = y->iarg[2] >= 0 ? input_grad(ctx, y, y->iarg[2]) : NULL;
     if (ctx->status) return ctx->status;
+    if (y->iarg[3]) {
+        REAL *g = GRAD(y);
+        const REAL *yd = DATA(y);
+        for (size_t i = 0; i < y->size; i++) g[i] = yd[i] > 0 ? g[i] : 0;
+    }
     const REAL *dy = GRAD(y);
     int rc = TS_OK;
     if (dx) rc = FN(ts_gemm_ld)(0, 0, N, K, out, 1.0, dy, out, DATA(w) + col0, in, 1.0, dx, K);

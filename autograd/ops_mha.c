@@ -21,39 +21,64 @@ static void visible_keys(double *visible, const double *key_mask, int T, int S, 
             visible[(size_t)t * S + s] = (key_mask ? key_mask[s] != 0.0 : 1) && (!causal || s <= t);
 }
 
+// What a node keeps beside its inputs: the key mask (B, S) copy or NULL, and
+// the first column of q, keys and values in their rows.
+typedef struct {
+    const double *mask;
+    int col[3];
+} mha_args;
+
 #define TS_TEMPLATE "autograd/ops_mha_t.h"
 #include "tensor/dtype_twice.h"
 
 // y_h = softmax(q_h k_h^T / sqrt(Dh), masked) (* keep) v_h per head
-// (ops_mha_t.h); the factors keep are drawn here, in (B, H, T, S) order.
-ts_tensor *ts_mha_dropout(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values, int heads,
-                          const double *key_mask, int causal, double p, gsl_rng *rng) {
+// (ops_mha_t.h) on the D = width columns from cols[i] of each input; the
+// factors keep are drawn here, in (B, H, T, S) order.
+ts_tensor *ts_mha_blocks(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values, const int cols[3], int width,
+                         int heads, const double *key_mask, int causal, double p, gsl_rng *rng) {
     if (!q || !keys || !values) return NULL;
     if (!(p >= 0.0 && p < 1.0) || (p > 0.0 && !rng))
         return ts_ctx_fail(ctx, TS_ERR_ARG, "mha: attention dropout p = %g outside [0, 1) or without a generator", p);
     char sq[48], sk[48], sv[48];
-    if (q->ndim != 3 || keys->ndim != 3 || !ts_same_shape(keys, values) || keys->shape[0] != q->shape[0] ||
-        keys->shape[2] != q->shape[2])
-        return ts_ctx_fail(ctx, TS_ERR_SHAPE, "mha: q %s, keys %s, values %s do not fit (B, T, D), (B, S, D), (B, S, D)",
+    int D = width;
+    if (q->ndim != 3 || keys->ndim != 3 || values->ndim != 3 || keys->shape[0] != q->shape[0] ||
+        values->shape[0] != q->shape[0] || values->shape[1] != keys->shape[1])
+        return ts_ctx_fail(ctx, TS_ERR_SHAPE, "mha: q %s, keys %s, values %s do not fit (B, T, .), (B, S, .), (B, S, .)",
                            SHAPE(q, sq), SHAPE(keys, sk), SHAPE(values, sv));
-    int B = q->shape[0], T = q->shape[1], S = keys->shape[1], D = q->shape[2];
+    ts_tensor *in[3] = {q, keys, values};
+    for (int i = 0; i < 3; i++)
+        if (cols[i] < 0 || D < 1 || cols[i] > in[i]->shape[2] - D)
+            return ts_ctx_fail(ctx, TS_ERR_SHAPE, "mha: columns [%d, %d) of %s outside its %d", cols[i], cols[i] + D,
+                               i == 0 ? "q" : i == 1 ? "keys" : "values", in[i]->shape[2]);
+    int B = q->shape[0], T = q->shape[1], S = keys->shape[1];
     if (heads < 1 || D % heads)
         return ts_ctx_fail(ctx, TS_ERR_SHAPE, "mha: %d heads do not divide the width %d", heads, D);
-    ts_tensor *src[3] = {q, keys, values};
-    ts_tensor *out = ts_node(ctx, TS_OP_MHA, 3, q->shape, 3, src);
+    ts_tensor *out = ts_node(ctx, TS_OP_MHA, 3, (int[]){B, T, D}, 3, in);
     if (!out) return NULL;
     size_t cells = (size_t)B * heads * T * S, size = ts_dtype_size(out->dtype);
     void *weights = ts_arena_alloc(ctx->arena, (p > 0.0 ? 2 : 1) * cells * size);  // (B, H, T, S) [x 2]
+    mha_args *args = ts_arena_alloc(ctx->arena, sizeof *args);
     double *mask = key_mask ? ts_arena_alloc(ctx->arena, (size_t)B * S * sizeof(double)) : NULL;
-    if (!weights || (key_mask && !mask)) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    if (!weights || !args || (key_mask && !mask)) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
     if (mask) memcpy(mask, key_mask, (size_t)B * S * sizeof(double));
+    *args = (mha_args){mask, {cols[0], cols[1], cols[2]}};
     if (p > 0.0) ts_dropout_keep((char *)weights + cells * size, out->dtype, cells, p, rng);
     out->iarg[0] = heads;
     out->iarg[1] = causal;
     out->iarg[2] = p > 0.0;
-    out->aux = mask;
+    out->aux = args;
     out->saved = weights;
     return TS_FORWARD(ctx, out, mha_forward);
+}
+
+ts_tensor *ts_mha_dropout(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values, int heads,
+                          const double *key_mask, int causal, double p, gsl_rng *rng) {
+    if (!q || !keys || !values) return NULL;
+    char sq[48], sk[48], sv[48];
+    if (q->ndim != 3 || keys->ndim != 3 || !ts_same_shape(keys, values) || keys->shape[2] != q->shape[2])
+        return ts_ctx_fail(ctx, TS_ERR_SHAPE, "mha: q %s, keys %s, values %s do not fit (B, T, D), (B, S, D), (B, S, D)",
+                           SHAPE(q, sq), SHAPE(keys, sk), SHAPE(values, sv));
+    return ts_mha_blocks(ctx, q, keys, values, (int[]){0, 0, 0}, q->shape[2], heads, key_mask, causal, p, rng);
 }
 
 ts_tensor *ts_mha(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values, int heads,

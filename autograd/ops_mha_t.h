@@ -1,7 +1,9 @@
 // Multi-head attention for one dtype, compiled twice by ops_mha.c
 // (tensor/dtype_twice.h). B = batch, T = queries, S = keys, D = model width,
-// H = heads, Dh = D / H; head h is the column block [h Dh, (h + 1) Dh).
-// Masks and softmax sums are double in both dtypes.
+// H = heads, Dh = D / H; head h is the column block [h Dh, (h + 1) Dh) of the
+// D columns q, keys and values each start at in their rows, which are ldq,
+// ldk, ldv wide (a packed projection's rows: [q | k | v]). Masks and softmax
+// sums are double in both dtypes.
 
 // The weights that mix the values: w itself, or w * keep in `mixing` (T, S)
 // under attention dropout.
@@ -13,39 +15,42 @@ static const REAL *FN(dropped)(REAL *mixing, const REAL *w, const REAL *keep, si
 
 // One sentence, every head: weights (H, T, S), out (T, D). keep (H, T, S) or
 // NULL: the dropout factors (0 or 1 / (1 - p)); mixing (T, S) is scratch.
-static int FN(mha_forward_one)(REAL *out, REAL *weights, const REAL *keep, REAL *mixing, const REAL *q,
-                               const REAL *keys, const REAL *values, const double *visible, int T, int S, int D, int H) {
+// q (T, ldq), keys (S, ldk), values (S, ldv) point at their first column.
+static int FN(mha_forward_one)(REAL *out, REAL *weights, const REAL *keep, REAL *mixing, const REAL *q, int ldq,
+                               const REAL *keys, int ldk, const REAL *values, int ldv, const double *visible, int T,
+                               int S, int D, int H) {
     int Dh = D / H;
     double scale = 1.0 / sqrt((double)Dh);
     for (int h = 0; h < H; h++) {
         REAL *w = weights + (size_t)h * T * S;  // (T, S)
-        int rc = FN(ts_gemm_ld)(0, 1, T, S, Dh, scale, q + h * Dh, D, keys + h * Dh, D, 0.0, w, S);
+        int rc = FN(ts_gemm_ld)(0, 1, T, S, Dh, scale, q + h * Dh, ldq, keys + h * Dh, ldk, 0.0, w, S);
         if (rc) return rc;
         FN(ts_softmax_rows)(w, w, (size_t)T, (size_t)S, visible);
         const REAL *mix = FN(dropped)(mixing, w, keep ? keep + (size_t)h * T * S : NULL, (size_t)T * S);
-        rc = FN(ts_gemm_ld)(0, 0, T, Dh, S, 1.0, mix, S, values + h * Dh, D, 0.0, out + h * Dh, D);
+        rc = FN(ts_gemm_ld)(0, 0, T, Dh, S, 1.0, mix, S, values + h * Dh, ldv, 0.0, out + h * Dh, D);
         if (rc) return rc;
     }
     return TS_OK;
 }
 
 // One sentence, every head, given dout (T, D); dweights (T, S) is scratch.
-// With dropout, M = keep (the factors) mixes the values:
+// The gradients have their inputs' layouts (dq: ldq, ...). With dropout,
+// M = keep (the factors) mixes the values:
 //   dW = (dout_h values_h^T) * M;  dvalues_h += (W * M)^T dout_h
 //   dE = W * (dW - rowsum(dW * W)) / sqrt(Dh)  (the softmax's backward, scale folded in)
 //   dq_h += dE keys_h;  dkeys_h += dE^T q_h
 static int FN(mha_backward_one)(REAL *dq, REAL *dkeys, REAL *dvalues, REAL *dweights, const REAL *dout,
-                                const REAL *weights, const REAL *keep, const REAL *q, const REAL *keys,
-                                const REAL *values, int T, int S, int D, int H) {
+                                const REAL *weights, const REAL *keep, const REAL *q, int ldq, const REAL *keys,
+                                int ldk, const REAL *values, int ldv, int T, int S, int D, int H) {
     int Dh = D / H, rc = TS_OK;
     double scale = 1.0 / sqrt((double)Dh);
     for (int h = 0; h < H && !rc; h++) {
         const REAL *w = weights + (size_t)h * T * S, *m = keep ? keep + (size_t)h * T * S : NULL;
         if (dvalues)
             rc = FN(ts_gemm_ld)(1, 0, S, Dh, T, 1.0, FN(dropped)(dweights, w, m, (size_t)T * S), S, dout + h * Dh, D, 1.0,
-                            dvalues + h * Dh, D);
+                                dvalues + h * Dh, ldv);
         if (rc || (!dq && !dkeys)) continue;
-        rc = FN(ts_gemm_ld)(0, 1, T, S, Dh, 1.0, dout + h * Dh, D, values + h * Dh, D, 0.0, dweights, S);
+        rc = FN(ts_gemm_ld)(0, 1, T, S, Dh, 1.0, dout + h * Dh, D, values + h * Dh, ldv, 0.0, dweights, S);
         if (rc) break;
         if (m)
             for (size_t i = 0; i < (size_t)T * S; i++) dweights[i] *= m[i];
@@ -56,30 +61,33 @@ static int FN(mha_backward_one)(REAL *dq, REAL *dkeys, REAL *dvalues, REAL *dwei
             for (int s = 0; s < S; s++) dot += gr[s] * wr[s];
             for (int s = 0; s < S; s++) gr[s] = scale * wr[s] * (gr[s] - dot);
         }
-        if (dq) rc = FN(ts_gemm_ld)(0, 0, T, Dh, S, 1.0, dweights, S, keys + h * Dh, D, 1.0, dq + h * Dh, D);
-        if (!rc && dkeys) rc = FN(ts_gemm_ld)(1, 0, S, Dh, T, 1.0, dweights, S, q + h * Dh, D, 1.0, dkeys + h * Dh, D);
+        if (dq) rc = FN(ts_gemm_ld)(0, 0, T, Dh, S, 1.0, dweights, S, keys + h * Dh, ldk, 1.0, dq + h * Dh, ldq);
+        if (!rc && dkeys) rc = FN(ts_gemm_ld)(1, 0, S, Dh, T, 1.0, dweights, S, q + h * Dh, ldq, 1.0, dkeys + h * Dh, ldk);
     }
     return rc;
 }
 
 // y_h = softmax(q_h k_h^T / sqrt(Dh), masked) (* keep) v_h per head and
 // sentence. iarg[0] = H, iarg[1] = causal, iarg[2] = 1 with dropout; aux =
-// the key mask (B, S) copy or NULL; saved = the weights (B, H, T, S), then
-// with dropout the factors keep (B, H, T, S), drawn by ts_mha_dropout.
+// the mha_args (key mask copy or NULL, each input's first column); saved =
+// the weights (B, H, T, S), then with dropout the factors keep (B, H, T, S),
+// drawn by ts_mha_dropout. An input's rows are its last dimension wide.
 static int FN(mha_forward)(ts_ctx *ctx, ts_tensor *out) {
     const ts_tensor *q = out->src[0], *keys = out->src[1], *values = out->src[2];
-    int B = q->shape[0], T = q->shape[1], S = keys->shape[1], D = q->shape[2], heads = out->iarg[0];
-    const double *mask = out->aux;
+    int B = q->shape[0], T = q->shape[1], S = keys->shape[1], D = out->shape[2], heads = out->iarg[0];
+    int ldq = q->shape[2], ldk = keys->shape[2], ldv = values->shape[2];
+    const mha_args *args = out->aux;
     REAL *weights = out->saved, *keep = out->iarg[2] ? weights + (size_t)B * heads * T * S : NULL;
     double *visible = ts_arena_alloc(ctx->arena, (size_t)T * S * sizeof(double));                // (T, S)
     REAL *mixing = keep ? ts_arena_alloc(ctx->arena, (size_t)T * S * sizeof(REAL)) : NULL;       // (T, S)
     if (!visible || (keep && !mixing)) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error()), ctx->status;
     for (int b = 0; b < B; b++) {
         size_t wo = (size_t)b * heads * T * S;
-        visible_keys(visible, mask ? mask + (size_t)b * S : NULL, T, S, out->iarg[1]);
+        visible_keys(visible, args->mask ? args->mask + (size_t)b * S : NULL, T, S, out->iarg[1]);
         int rc = FN(mha_forward_one)(DATA(out) + (size_t)b * T * D, weights + wo, keep ? keep + wo : NULL, mixing,
-                                     DATA(q) + (size_t)b * T * D, DATA(keys) + (size_t)b * S * D,
-                                     DATA(values) + (size_t)b * S * D, visible, T, S, D, heads);
+                                     DATA(q) + (size_t)b * T * ldq + args->col[0], ldq,
+                                     DATA(keys) + (size_t)b * S * ldk + args->col[1], ldk,
+                                     DATA(values) + (size_t)b * S * ldv + args->col[2], ldv, visible, T, S, D, heads);
         if (rc) return ts_ctx_fail(ctx, rc, "mha: %s", ts_last_error()), ctx->status;
     }
     return ctx->status;
@@ -87,17 +95,21 @@ static int FN(mha_forward)(ts_ctx *ctx, ts_tensor *out) {
 
 int FN(ts_mha_backward)(ts_ctx *ctx, ts_tensor *out) {
     ts_tensor *q = out->src[0], *keys = out->src[1], *values = out->src[2];
-    int B = q->shape[0], T = q->shape[1], S = keys->shape[1], D = q->shape[2], H = out->iarg[0];
+    int B = q->shape[0], T = q->shape[1], S = keys->shape[1], D = out->shape[2], H = out->iarg[0];
+    int ldq = q->shape[2], ldk = keys->shape[2], ldv = values->shape[2];
+    const mha_args *args = out->aux;
+    // q, keys and values may be one tensor (a packed projection): one gradient, disjoint columns.
     REAL *dq = input_grad(ctx, out, 0), *dkeys = input_grad(ctx, out, 1), *dvalues = input_grad(ctx, out, 2);
     REAL *dweights = ts_arena_alloc(ctx->arena, (size_t)T * S * sizeof(REAL));  // (T, S)
     if (!dweights && !ctx->status) ctx->status = TS_ERR_ARENA;
     if (ctx->status) return ctx->status;
     const REAL *weights = out->saved, *keep = out->iarg[2] ? weights + (size_t)B * H * T * S : NULL;
     for (int b = 0; b < B; b++) {
-        size_t qo = (size_t)b * T * D, ko = (size_t)b * S * D, wo = (size_t)b * H * T * S;
-        int rc = FN(mha_backward_one)(dq ? dq + qo : NULL, dkeys ? dkeys + ko : NULL, dvalues ? dvalues + ko : NULL,
-                                      dweights, GRAD(out) + qo, weights + wo, keep ? keep + wo : NULL, DATA(q) + qo,
-                                      DATA(keys) + ko, DATA(values) + ko, T, S, D, H);
+        size_t qo = (size_t)b * T * ldq + args->col[0], ko = (size_t)b * S * ldk + args->col[1];
+        size_t vo = (size_t)b * S * ldv + args->col[2], wo = (size_t)b * H * T * S;
+        int rc = FN(mha_backward_one)(dq ? dq + qo : NULL, dkeys ? dkeys + ko : NULL, dvalues ? dvalues + vo : NULL,
+                                      dweights, GRAD(out) + (size_t)b * T * D, weights + wo, keep ? keep + wo : NULL,
+                                      DATA(q) + qo, ldq, DATA(keys) + ko, ldk, DATA(values) + vo, ldv, T, S, D, H);
         if (rc) return ctx->status = rc;
     }
     return ctx->status;

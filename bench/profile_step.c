@@ -10,8 +10,10 @@
 //
 //   cc -O2 -I. bench/profile_step.c BUILD/libtinyseq_{train,data,models,autograd,tensor}.a
 //      -lgsl -lopenblas -lz -lunistring -lm    (one command)
-//   OPENBLAS_CORETYPE=Haswell ./profile_step --corpus ../shared/data/tatoeba-eng-fra.tsv
+//   ./profile_step --corpus ../shared/data/tatoeba-eng-fra.tsv
 //      --max-len 10 --emb 256 --hidden 256 --batch 64 --attn bahdanau --steps 40 --threads 2
+//   ./profile_step --arch transformer --hidden 256 --heads 4 --layers 3 --ff 1024 --dtype float32
+//      --threads 1 --clock cpu    (the Transformer; CPU time, for a busy machine)
 //
 // B = batch, T = target steps, H = hidden, V = target vocabulary.
 #include "autograd/graph.h"
@@ -33,9 +35,13 @@
 #include <string.h>
 #include <time.h>
 
+// Wall time, or with --clock cpu the process's CPU time: with --threads 1 the
+// figure a busy machine does not distort (other jobs only delay the process).
+static clockid_t clock_id = CLOCK_MONOTONIC;
+
 static double now(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock_id, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -64,6 +70,13 @@ static void node_flops(const ts_tensor *y, double *fwd, double *bwd) {
         m = y->shape[0], n = 3.0 * y->shape[1], k = y->shape[1];
         a = y->src[1], b = y->src[2];
         break;
+    case TS_OP_MHA: {  // q (B, T, D), keys and values (B, S, D): q k^T and w v, 2 B T S D each
+        double one = 2.0 * y->shape[0] * y->shape[1] * y->src[1]->shape[1] * y->shape[2];
+        int dq = y->src[0]->requires_grad, dk = y->src[1]->requires_grad, dv = y->src[2]->requires_grad;
+        *fwd = 2 * one;
+        *bwd = one * (dv + (dq || dk) + dq + dk);  // w^T dy; dy v^T; dE k; dE^T q
+        return;
+    }
     default:
         return;
     }
@@ -173,9 +186,11 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     const char *corpus_path = "../shared/data/tatoeba-eng-fra.tsv", *attn = "bahdanau", *decoder = NULL;
+    const char *arch = "gru", *dtype = "float64";
     int max_len = 10, emb = 256, hidden = 256, batch = 64, steps = 40, warmup = 3, threads = 0, greedy = 200;
-    int greedy_batch = 0;
-    const char *save_model = NULL, *save_dev = NULL, *dtype = "float64";
+    int heads = 0, layers = 0, ff = 0;  // the Transformer's (0: its defaults; d_model = --hidden)
+    int greedy_batch = 0, greedy_alone = -1;  // -1: as many alone as --greedy
+    const char *save_model = NULL, *save_dev = NULL;
     double lr = 1e-3, clip = 5.0, dgemm_seconds = 0;
     ts_blas_init(argc, argv);  // the kernels and thread timeout tinyseq runs with
     printf("kernels: %s\n", ts_blas_kernels());
@@ -184,6 +199,11 @@ int main(int argc, char **argv) {
         if (!strcmp(k, "--corpus")) corpus_path = v;
         else if (!strcmp(k, "--attn")) attn = v;
         else if (!strcmp(k, "--decoder")) decoder = v;
+        else if (!strcmp(k, "--arch")) arch = v;
+        else if (!strcmp(k, "--dtype")) dtype = v;
+        else if (!strcmp(k, "--heads")) heads = atoi(v);
+        else if (!strcmp(k, "--layers")) layers = atoi(v);
+        else if (!strcmp(k, "--ff")) ff = atoi(v);
         else if (!strcmp(k, "--max-len")) max_len = atoi(v);
         else if (!strcmp(k, "--emb")) emb = atoi(v);
         else if (!strcmp(k, "--hidden")) hidden = atoi(v);
@@ -193,10 +213,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(k, "--threads")) threads = atoi(v);
         else if (!strcmp(k, "--greedy")) greedy = atoi(v);
         else if (!strcmp(k, "--greedy-batch")) greedy_batch = atoi(v);
+        else if (!strcmp(k, "--greedy-alone")) greedy_alone = atoi(v);
         else if (!strcmp(k, "--save-model")) save_model = v;
         else if (!strcmp(k, "--save-dev")) save_dev = v;
         else if (!strcmp(k, "--dgemm-seconds")) dgemm_seconds = atof(v);
-        else if (!strcmp(k, "--dtype")) dtype = v;
+        else if (!strcmp(k, "--clock") && (!strcmp(v, "cpu") || !strcmp(v, "wall")))
+            clock_id = strcmp(v, "cpu") ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID;
         else {
             fprintf(stderr, "profile_step: unknown option %s\n", k);
             return 2;
@@ -222,11 +244,13 @@ int main(int argc, char **argv) {
     ts_batcher *batcher;
     if (ts_batcher_new(corpus, split.train, split.n_train, sv, tv, &bo, &batcher)) die("batcher");
     ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(sv), .tgt_vocab = (int)ts_vocab_size(tv), .emb = emb,
-                           .hidden = hidden};
+                           .hidden = hidden, .heads = heads, .layers = layers, .ff = ff};
+    if (ts_arch_parse(arch, &cfg.arch)) die("--arch");
+    if (ts_dtype_parse(dtype, &cfg.dtype)) die("--dtype");
     if (ts_attn_parse(attn, &cfg.attn)) die("--attn");
     cfg.decoder = cfg.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
     if (decoder && ts_decoder_parse(decoder, &cfg.decoder)) die("--decoder");
-    if (ts_dtype_parse(dtype, &cfg.dtype)) die("--dtype");
+    ts_model_config_default_sizes(&cfg);
     gsl_rng_set(rng, 1);
     ts_seq2seq *model = ts_seq2seq_new(&cfg, rng);
     if (!model) die("model");
@@ -269,37 +293,46 @@ int main(int argc, char **argv) {
         if ((double)ts_arena_used(arena) > arena_peak) arena_peak = (double)ts_arena_used(arena);
     }
     double total = phase[0] + phase[1] + phase[2] + phase[3] + phase[4];
-    printf("# profile_step: %s attention, %s, emb %d, hidden %d, batch %d, %d steps after %d warm-up, "
-           "%d BLAS threads, OpenBLAS core %s\n",
-           attn, ts_dtype_name(cfg.dtype), emb, hidden, batch, steps, warmup, threads, ts_blas_core_name());
-    printf("tokens/s %.1f   step %.1f ms   executed matmul GFLOP/s %.1f (%.2f MFLOP/token: fwd %.2f + bwd %.2f)"
-           "   arena %.0f MB\n",
-           tokens / total, 1e3 * total / steps, (flops[0] + flops[1]) / total / 1e9, (flops[0] + flops[1]) / tokens / 1e6,
-           flops[0] / tokens / 1e6, flops[1] / tokens / 1e6, arena_peak / 1e6);
-    const char *names[5] = {"arena reset", "forward", "backward", "gradient norm", "optimizer + zero grad"};
-    printf("%-22s %9s %6s\n", "phase", "ms/step", "share");
-    for (int i = 0; i < 5; i++)
-        printf("%-22s %9.2f %5.1f%%\n", names[i], 1e3 * phase[i] / steps, 100 * phase[i] / total);
-    printf("%-22s %9s %6s %8s\n", "backward of op", "ms/step", "share", "calls");
-    for (int op = 0; op < TS_OP_COUNT; op++)
-        if (per_op[op].calls)
-            printf("  %-20s %9.2f %5.1f%% %8.1f\n", ts_ops[op].name, 1e3 * per_op[op].seconds / steps,
-                   100 * per_op[op].seconds / total, (double)per_op[op].calls / steps);
+    char sizes[128] = "";
+    if (cfg.arch == TS_ARCH_TRANSFORMER) ts_model_transformer_sizes(&cfg, sizes, sizeof sizes);
+    else snprintf(sizes, sizeof sizes, "%s attention, emb %d, hidden %d", attn, emb, hidden);
+    printf("# profile_step: %s, %s, %s, batch %d, %d steps after %d warm-up, %d BLAS threads, OpenBLAS core %s\n",
+           ts_arch_name(cfg.arch), ts_dtype_name(cfg.dtype), sizes, batch, steps, warmup, threads, ts_blas_core_name());
+    if (steps > 0) {  // --steps 0: an untrained model, for the greedy timings alone
+        printf("tokens/s %.1f   step %.1f ms   executed matmul GFLOP/s %.1f (%.2f MFLOP/token: fwd %.2f + bwd %.2f)"
+               "   arena %.0f MB\n",
+               tokens / total, 1e3 * total / steps, (flops[0] + flops[1]) / total / 1e9, (flops[0] + flops[1]) / tokens / 1e6,
+               flops[0] / tokens / 1e6, flops[1] / tokens / 1e6, arena_peak / 1e6);
+        const char *names[5] = {"arena reset", "forward", "backward", "gradient norm", "optimizer + zero grad"};
+        printf("%-22s %9s %6s\n", "phase", "ms/step", "share");
+        for (int i = 0; i < 5; i++)
+            printf("%-22s %9.2f %5.1f%%\n", names[i], 1e3 * phase[i] / steps, 100 * phase[i] / total);
+        printf("%-22s %9s %6s %8s\n", "backward of op", "ms/step", "share", "calls");
+        for (int op = 0; op < TS_OP_COUNT; op++)
+            if (per_op[op].calls)
+                printf("  %-20s %9.2f %5.1f%% %8.1f\n", ts_ops[op].name, 1e3 * per_op[op].seconds / steps,
+                       100 * per_op[op].seconds / total, (double)per_op[op].calls / steps);
+    }
 
     // dgemm at this model's shapes, in this process: N = T*B rows of the
     // output projection (the mean of the measured steps), V, H; the GRU step.
-    if (dgemm_seconds > 0) {
+    if (dgemm_seconds > 0 && steps > 0) {
         int N = (int)(tokens / steps + 0.5), V = cfg.tgt_vocab, H = hidden;
-        struct {
+        typedef struct {
             const char *name;
             int ta, tb, m, n, k;
-        } shapes[] = {
+        } gemm_shape;
+        gemm_shape shapes[] = {
             {"out proj fwd  z = x W^T", 0, 1, N, V, H},
             {"out proj bwd  dx = dz W", 0, 0, N, H, V},
             {"out proj bwd  dW = dz^T x", 1, 0, V, H, N},
             {"GRU step      h W_hh^T", 0, 1, batch, 3 * H, H},
             {"GRU step bwd  dW_hh = dg^T h", 1, 0, 3 * H, H, batch},
         };
+        if (cfg.arch == TS_ARCH_TRANSFORMER) {  // a layer's products instead of the GRU's
+            shapes[3] = (gemm_shape){"feed-forward  x W1^T", 0, 1, N, cfg.ff, H};
+            shapes[4] = (gemm_shape){"projection    x W^T", 0, 1, N, H, H};
+        }
         double flops_sum = 0, time_sum = 0;
         for (int i = 0; i < 5; i++) {
             double g = dgemm_rate(shapes[i].ta, shapes[i].tb, shapes[i].m, shapes[i].n, shapes[i].k, dgemm_seconds);
@@ -323,8 +356,9 @@ int main(int argc, char **argv) {
     }
 
     // Greedy translation of single dev sentences (no tape), as `tinyseq translate` runs it.
-    if (greedy > 0) {
-        int n = greedy < (int)split.n_dev ? greedy : (int)split.n_dev;
+    if (greedy_alone < 0) greedy_alone = greedy;
+    if (greedy_alone > 0) {
+        int n = greedy_alone < (int)split.n_dev ? greedy_alone : (int)split.n_dev;
         double *times = malloc((size_t)n * sizeof *times), total_time = 0;
         long out_tokens = 0;
         for (int i = 0; i < n; i++) {

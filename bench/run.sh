@@ -4,13 +4,17 @@
 # trains each config in both dtypes too, --dtype float32 right after float64). See
 # docs/performance.md.
 #
-#   bash bench/run.sh                  # full: 3 rounds x 2 configs x 2 kernel settings
+#   bash bench/run.sh                  # full: 3 rounds x 3 configs x 2 kernel settings
 #   BENCH_SMOKE=1 bash bench/run.sh    # CI: a few steps, one round, no speed claims
 #   BENCH_TTQ=1 bash bench/run.sh      # also the time-to-quality row (~30+ min)
 #
 # Environment (all optional):
 #   ROUNDS=3  STEPS=150  THREADS=2      rounds, optimizer steps per run, threads
-#   CONFIGS="64:128:32:bahdanau 256:256:64:bahdanau"
+#   CONFIGS="64:128:32:bahdanau 256:256:64:bahdanau transformer:256:4:3:1024:64"
+#                                       the one table of configs: a GRU is
+#                                       EMB:HIDDEN:BATCH:ATTN, a Transformer
+#                                       transformer:D:HEADS:LAYERS:FF:BATCH (no dropout)
+#   GREEDY_CONFIGS="256:256:64:bahdanau transformer:256:4:3:1024:64"  greedy rows
 #   BUILD_DIR=build-bench               Release build of tinyseq made here
 #   PYTHON                              a python3 that imports torch (default: the
 #                                       first of /usr/bin/python3, python3 that does)
@@ -22,14 +26,16 @@
 # best kernels the CPU supports (OPENBLAS_CORETYPE set to the core tinyseq
 # chose from CPUID, for both). Where those are the same kernels (OpenBLAS's
 # own choice is already the best) the second pass is skipped and says so.
-# Each round runs tinyseq, torch float64, torch float32, in that order.
+# Each round runs tinyseq float64, tinyseq float32, torch float64, torch
+# float32, in that order, with the same model flags (one table row gives them
+# to all three programs: config_flags).
 # Per config and pass it prints the median tokens/s of each, tinyseq's ratio
 # to each, tinyseq's matmul GFLOP/s (FLOPs counted from its tape) against the
 # dgemm rate measured in this run at the output projection's shapes, and
 # the peak RSS of each; then translate's start-to-finish time for one
-# sentence with an inference checkpoint of the 256/256 model, and greedy
-# ms per sentence, one at a time and in batches of 64. Without an importable
-# torch it reports tinyseq alone.
+# sentence with an inference checkpoint of the first greedy model, and greedy
+# ms per sentence, one at a time and in batches of 128, for each greedy model
+# in both dtypes. Without an importable torch it reports tinyseq alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SHARED=${SHARED:-../shared}
@@ -37,12 +43,15 @@ DATA=${DATA:-$SHARED/data/tatoeba-eng-fra.tsv}
 MAX_LEN=${MAX_LEN:-10}
 THREADS=${THREADS:-2}
 BUILD_DIR=${BUILD_DIR:-build-bench}
-CONFIGS=${CONFIGS:-"64:128:32:bahdanau 256:256:64:bahdanau"}
 TTQ_EPOCHS=${TTQ_EPOCHS:-10}
-if [ "${BENCH_SMOKE:-0}" = 1 ]; then
+if [ "${BENCH_SMOKE:-0}" = 1 ]; then  # every kind of row, small
   ROUNDS=${ROUNDS:-1}; STEPS=${STEPS:-6}; DGEMM_SECONDS=${DGEMM_SECONDS:-0.1}; GREEDY=${GREEDY:-10}
+  CONFIGS=${CONFIGS:-"64:128:32:bahdanau transformer:64:4:2:256:32"}
+  GREEDY_CONFIGS=${GREEDY_CONFIGS:-"256:256:64:bahdanau transformer:64:4:2:256:32"}
 else
   ROUNDS=${ROUNDS:-3}; STEPS=${STEPS:-150}; DGEMM_SECONDS=${DGEMM_SECONDS:-1.5}; GREEDY=${GREEDY:-200}
+  CONFIGS=${CONFIGS:-"64:128:32:bahdanau 256:256:64:bahdanau transformer:256:4:3:1024:64"}
+  GREEDY_CONFIGS=${GREEDY_CONFIGS:-"256:256:64:bahdanau transformer:256:4:3:1024:64"}
 fi
 # "As a user runs them": none of the variables that choose OpenBLAS's kernels
 # or threads' spinning, whatever the calling shell has.
@@ -99,8 +108,27 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0) printf "%.2f", a / b; e
 echo "# tinyseq vs PyTorch (torch_ref.py --bucket), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# machine: nproc $(nproc), $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
 echo "# tinyseq's kernels with no variables set: $kernels; OpenBLAS's own choice: $own_core"
-echo "# $THREADS threads, $DATA --max-len $MAX_LEN, $STEPS steps per run (tokens/s after 3 warm-up steps), $ROUNDS rounds: tinyseq, torch f64, torch f32"
+echo "# $THREADS threads, $DATA --max-len $MAX_LEN, $STEPS steps per run (tokens/s after 3 warm-up steps), $ROUNDS rounds: tinyseq f64, tinyseq f32, torch f64, torch f32"
 [ -n "$PY" ] && echo "# reference: $PY $("$PY" -c 'import torch; print("torch", torch.__version__)')"
+
+# A row of the config table -> CNAME, CKEY (short), CARCH, and MODEL: the
+# model flags, which tinyseq train, torch_ref.py and profile_step all take.
+config_flags() {
+  local f
+  IFS=: read -r -a f <<<"$1"
+  if [ "${f[0]}" = transformer ]; then
+    CARCH=transformer
+    CNAME="transformer, d_model ${f[1]}, ${f[2]} heads, ${f[3]} layers, ff ${f[4]}, batch ${f[5]}"
+    CKEY="transformer ${f[1]}/${f[2]}/${f[3]}/${f[4]}/${f[5]}"
+    MODEL=(--arch transformer --emb "${f[1]}" --hidden "${f[1]}" --heads "${f[2]}" --layers "${f[3]}" --ff "${f[4]}"
+           --batch "${f[5]}")
+  else
+    CARCH=gru
+    CNAME="emb ${f[0]}, hidden ${f[1]}, batch ${f[2]}, ${f[3]}"
+    CKEY="${f[0]}/${f[1]}/${f[2]} ${f[3]}"
+    MODEL=(--emb "${f[0]}" --hidden "${f[1]}" --batch "${f[2]}" --attn "${f[3]}")
+  fi
+}
 
 # One pass over the configs. $1: "default" (no variables) or a core name set
 # as OPENBLAS_CORETYPE for both programs.
@@ -110,28 +138,25 @@ run_pass() {
   local pass=$1 envs=()
   [ "$pass" != default ] && envs=(OPENBLAS_CORETYPE="$pass")
   for cfg in $CONFIGS; do
-    IFS=: read -r E H B ATTN <<<"$cfg"
-    local name="emb $E, hidden $H, batch $B, $ATTN"
+    config_flags "$cfg"
+    local name=$CNAME
     for f in ts ts32 pt64 pt32 ts_rss ts32_rss pt64_rss pt32_rss; do : >"$WORK/$f.txt"; done
     for r in $(seq 1 "$ROUNDS"); do
-      timed "$WORK/time.txt" env "${envs[@]}" "$TINYSEQ" train --corpus "$DATA" --max-len "$MAX_LEN" --emb "$E" \
-        --hidden "$H" --batch "$B" --attn "$ATTN" --lr 0.001 --clip 5 --steps "$STEPS" --threads "$THREADS" \
-        --show 0 --force --out "$WORK/run" >"$WORK/ts_out.txt" 2>"$WORK/ts_err.txt" \
-        || { echo "bench: tinyseq failed:"; cat "$WORK/ts_err.txt"; exit 1; }
-      sed -n 's/^train: tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/ts_out.txt" >>"$WORK/ts.txt"
-      maxrss_mb "$WORK/time.txt" >>"$WORK/ts_rss.txt"
-      ts_kernels=$(sed -n 's/^kernels: //p' "$WORK/ts_out.txt")
-      # The same run in float32 (train --dtype float32), right after: tinyseq's two dtypes.
-      timed "$WORK/time.txt" env "${envs[@]}" "$TINYSEQ" train --corpus "$DATA" --max-len "$MAX_LEN" --emb "$E" \
-        --hidden "$H" --batch "$B" --attn "$ATTN" --lr 0.001 --clip 5 --steps "$STEPS" --threads "$THREADS" \
-        --dtype float32 --show 0 --force --out "$WORK/run" >"$WORK/ts_out.txt" 2>"$WORK/ts_err.txt" \
-        || { echo "bench: tinyseq --dtype float32 failed:"; cat "$WORK/ts_err.txt"; exit 1; }
-      sed -n 's/^train: tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/ts_out.txt" >>"$WORK/ts32.txt"
-      maxrss_mb "$WORK/time.txt" >>"$WORK/ts32_rss.txt"
+      # tinyseq in float64, then the same run in float32 (train --dtype float32): its two dtypes.
+      for dt in 64 32; do
+        local out=ts; [ "$dt" = 32 ] && out=ts32
+        timed "$WORK/time.txt" env "${envs[@]}" "$TINYSEQ" train --corpus "$DATA" --max-len "$MAX_LEN" "${MODEL[@]}" \
+          --lr 0.001 --clip 5 --steps "$STEPS" --threads "$THREADS" --dtype "float$dt" --show 0 --force \
+          --out "$WORK/run" >"$WORK/ts_out.txt" 2>"$WORK/ts_err.txt" \
+          || { echo "bench: tinyseq --dtype float$dt failed:"; cat "$WORK/ts_err.txt"; exit 1; }
+        sed -n 's/^train: tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/ts_out.txt" >>"$WORK/$out.txt"
+        maxrss_mb "$WORK/time.txt" >>"$WORK/${out}_rss.txt"
+        ts_kernels=$(sed -n 's/^kernels: //p' "$WORK/ts_out.txt")
+      done
       if [ -n "$PY" ]; then
         for dt in 64 32; do
-          timed "$WORK/time.txt" env "${envs[@]}" "$PY" "$TORCH_REF" --data "$DATA" --max-len "$MAX_LEN" --emb "$E" \
-            --hidden "$H" --batch "$B" --attn "$ATTN" --dtype "float$dt" --threads "$THREADS" --bucket \
+          timed "$WORK/time.txt" env "${envs[@]}" "$PY" "$TORCH_REF" --data "$DATA" --max-len "$MAX_LEN" "${MODEL[@]}" \
+            --dtype "float$dt" --threads "$THREADS" --bucket \
             --steps "$STEPS" >"$WORK/pt_out.txt" 2>&1 || { echo "bench: torch_ref.py failed:"; tail "$WORK/pt_out.txt"; exit 1; }
           sed -n 's/^RESULT tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/pt_out.txt" >>"$WORK/pt$dt.txt"
           maxrss_mb "$WORK/time.txt" >>"$WORK/pt${dt}_rss.txt"
@@ -139,8 +164,8 @@ run_pass() {
       fi
     done
     # FLOPs per token from tinyseq's own tape, and dgemm at this config's shapes, in this run.
-    env "${envs[@]}" "$PROFILE" --corpus "$DATA" --max-len "$MAX_LEN" --emb "$E" --hidden "$H" --batch "$B" \
-      --attn "$ATTN" --threads "$THREADS" --steps 10 --greedy 0 --dgemm-seconds "$DGEMM_SECONDS" >"$WORK/prof.txt"
+    env "${envs[@]}" "$PROFILE" --corpus "$DATA" --max-len "$MAX_LEN" "${MODEL[@]}" --threads "$THREADS" --steps 10 \
+      --greedy 0 --dgemm-seconds "$DGEMM_SECONDS" >"$WORK/prof.txt"
     local mflop dgemm ts_med ts_rss gflops frac
     mflop=$(sed -n 's/.*(\([0-9.]*\) MFLOP\/token.*/\1/p' "$WORK/prof.txt")
     dgemm=$(sed -n 's/^dgemm_rate \([0-9.]*\).*/\1/p' "$WORK/prof.txt")
@@ -156,21 +181,27 @@ run_pass() {
     ts32_med=$(median <"$WORK/ts32.txt"); ts32_rss=$(sort -g "$WORK/ts32_rss.txt" | tail -1)
     echo "tinyseq f32  tokens/s median $ts32_med  (runs: $(paste -sd' ' "$WORK/ts32.txt"))  peak RSS ${ts32_rss} MB;" \
       "$(awk -v t="$ts32_med" -v f="$mflop" -v s="$sgemm" 'BEGIN {printf "%.1f GFLOP/s = %.0f%% of sgemm", t * f / 1000, 100 * t * f / 1000 / s}')"
-    local p64="-" p32="-" r64="-" r32="-" rss64="-" rss32="-"
+    local p64="-" p32="-" r64="-" r32="-" r32f="-" rss64="-" rss32="-"
     if [ -n "$PY" ]; then
       p64=$(median <"$WORK/pt64.txt"); p32=$(median <"$WORK/pt32.txt")
       rss64=$(sort -g "$WORK/pt64_rss.txt" | tail -1); rss32=$(sort -g "$WORK/pt32_rss.txt" | tail -1)
-      r64=$(ratio "$ts_med" "$p64"); r32=$(ratio "$ts_med" "$p32")
+      r64=$(ratio "$ts_med" "$p64"); r32=$(ratio "$ts_med" "$p32"); r32f=$(ratio "$ts32_med" "$p32")
       echo "torch f64    tokens/s median $p64  (runs: $(paste -sd' ' "$WORK/pt64.txt"))  peak RSS ${rss64} MB"
       echo "torch f32    tokens/s median $p32  (runs: $(paste -sd' ' "$WORK/pt32.txt"))  peak RSS ${rss32} MB"
-      echo "ratio        tinyseq / torch f64 = ${r64}x, tinyseq / torch f32 = ${r32}x; tinyseq f32 / torch f32 = $(ratio "$ts32_med" "$p32")x"
+      echo "ratio        tinyseq / torch f64 = ${r64}x, tinyseq / torch f32 = ${r32}x; tinyseq f32 / torch f32 = ${r32f}x"
     fi
     echo "flops        ${mflop} MFLOP/token (matmuls, forward + backward) -> ${gflops} GFLOP/s = ${frac}% of dgemm ${dgemm} GFLOP/s (this run, output-projection shapes, $THREADS threads)"
     # The float64 ceiling: every matmul at the dgemm rate, nothing else costing time.
     ceiling=$(awk -v d="$dgemm" -v f="$mflop" 'BEGIN {printf "%.0f", d * 1000 / f}')
     echo "ceiling      float64 at 100% of dgemm: ${ceiling} tokens/s$([ -n "$PY" ] && echo " = $(ratio "$ceiling" "$p32")x torch f32"); sgemm ${sgemm} GFLOP/s = $(ratio "$sgemm" "$dgemm")x dgemm (same shapes, this run)"
-    [ "$pass" = default ] && targets+=("$E/$H/$B: tinyseq / torch f32 = ${r32}x (target >= $([ "$E" = 256 ] && echo 2.0 || echo 3)x); float64 ceiling $(ratio "$ceiling" "$p32")x; ${frac}% of dgemm; peak RSS ${ts_rss} MB = $(ratio "$ts_rss" "$rss64") of torch f64's, $(ratio "$ts_rss" "$rss32") of torch f32's (target <= 0.33)")
-    summary+=("| $E/$H/$B $ATTN | $pass | $ts_med | $p64 | $p32 | ${r64} / ${r32} | $gflops / $dgemm ($frac%) | $ts_rss / $rss64 / $rss32 |")
+    if [ "$pass" = default ]; then
+      if [ "$CARCH" = transformer ]; then  # issue 24: float64 >= 1x torch f32; issue 25: float32 >= 2x
+        targets+=("$CKEY: tinyseq f64 / torch f32 = ${r32}x (target >= 1.0x), tinyseq f32 / torch f32 = ${r32f}x (target >= 2x); peak RSS ${ts_rss} / ${ts32_rss} MB (f64 / f32) against torch f32's ${rss32}")
+      else
+        targets+=("$CKEY: tinyseq / torch f32 = ${r32}x, f32 / torch f32 = ${r32f}x (targets >= $(case "$CKEY" in 256*) echo 2.0;; *) echo 2.5;; esac)x in float32); float64 ceiling $(ratio "$ceiling" "$p32")x; ${frac}% of dgemm; peak RSS ${ts_rss} MB = $(ratio "$ts_rss" "$rss64") of torch f64's, $(ratio "$ts_rss" "$rss32") of torch f32's (target <= 0.33)")
+      fi
+    fi
+    summary+=("| $CKEY | $pass | $ts_med | $ts32_med | $p64 | $p32 | ${r64} / ${r32} / ${r32f} | $gflops / $dgemm ($frac%) | $ts_rss / $ts32_rss / $rss64 / $rss32 |")
   done
 }
 
@@ -182,13 +213,29 @@ else
   echo "(best kernels = OpenBLAS's own choice here ($own_core): the default pass is the best-kernel pass)"
 fi
 
-# ---- translate: start to finish, and greedy per sentence. The model is the
-# 256/256 bahdanau one after a few steps (an inference checkpoint, as
-# best.ckpt); untrained, it runs to its length limit (2n + 10) more often
-# than a trained one.
-"$PROFILE" --corpus "$DATA" --max-len "$MAX_LEN" --emb 256 --hidden 256 --batch 64 --attn bahdanau \
-  --threads "$THREADS" --steps 1 --warmup 0 --greedy "$GREEDY" --greedy-batch 128 \
-  --save-model "$WORK/model.ckpt" --save-dev "$WORK/dev.txt" >"$WORK/greedy.txt"
+# ---- translate: start to finish, and greedy per sentence. Each model of
+# GREEDY_CONFIGS as initialised, in both dtypes: untrained, it runs to its
+# length limit (2n + 10) more often than a trained one (one training step
+# made the Transformer end every sentence at once). The first
+# config's float64 model is also saved as an inference checkpoint (as
+# best.ckpt) for translate's start-to-finish time.
+: >"$WORK/greedy.txt"
+first=1
+for cfg in $GREEDY_CONFIGS; do
+  config_flags "$cfg"
+  for dt in float64 float32; do
+    save=()
+    [ "$first" = 1 ] && save=(--save-model "$WORK/model.ckpt") && first=0
+    "$PROFILE" --corpus "$DATA" --max-len "$MAX_LEN" "${MODEL[@]}" --dtype "$dt" --threads "$THREADS" --steps 0 \
+      --warmup 0 --greedy "$GREEDY" --greedy-batch 128 "${save[@]}" >"$WORK/greedy_one.txt"
+    sed -n "s|^greedy|$CKEY $dt: greedy|p" "$WORK/greedy_one.txt" >>"$WORK/greedy.txt"
+    if [ "$CARCH" = transformer ]; then
+      targets+=("$CKEY $dt: greedy $(sed -n 's/^greedy_batch 128: \([0-9.]*\) ms per sentence.*/\1/p' "$WORK/greedy_one.txt") ms per sentence in batches of 128, untrained model (target <= 2 ms, issue 24)")
+    fi
+  done
+done
+config_flags "${GREEDY_CONFIGS%% *}"
+save_key=$CKEY
 : >"$WORK/start.txt"
 for r in 1 2 3 4 5; do
   s=$(date +%s%N)
@@ -199,13 +246,13 @@ done
 model_mb=$(du -m "$WORK/model.ckpt" | cut -f1)
 
 echo
-echo "| config | kernels | tinyseq f64 tok/s | torch f64 | torch f32 | ratio to f64 / f32 | tinyseq GFLOP/s / dgemm | peak RSS MB tinyseq / f64 / f32 |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| config | kernels | tinyseq f64 tok/s | tinyseq f32 | torch f64 | torch f32 | ratio: ts f64 / torch f64, ts f64 / torch f32, ts f32 / torch f32 | tinyseq f64 GFLOP/s / dgemm | peak RSS MB tinyseq f64 / f32, torch f64 / f32 |"
+echo "|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${summary[@]}"
 echo
 start_med=$(median <"$WORK/start.txt")
-echo "translate, one sentence, start to finish (${model_mb} MB inference checkpoint, emb 256, hidden 256): median $start_med ms (runs: $(paste -sd' ' "$WORK/start.txt"))"
-grep '^greedy' "$WORK/greedy.txt"
+echo "translate, one sentence, start to finish (${model_mb} MB inference checkpoint, $save_key float64): median $start_med ms (runs: $(paste -sd' ' "$WORK/start.txt"))"
+cat "$WORK/greedy.txt"
 targets+=("translate one sentence, start to finish: $start_med ms (target < 100 ms)")
 
 # ---- time to quality (opt-in): TTQ_EPOCHS epochs of Tatoeba, 256/256/64,
@@ -242,7 +289,7 @@ else
   targets+=("time to quality and greedy with a trained model (targets <= 1x torch f32, < 1 ms): BENCH_TTQ=1 trains the model and measures both")
 fi
 echo
-echo "== targets of issue 15 (out of the box, this run; load: $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "== targets of issues 15, 24 and 25 (out of the box, this run; load: $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '%s\n' "${targets[@]}"
 [ "${BENCH_SMOKE:-0}" = 1 ] && echo "(smoke mode: $STEPS steps, numbers are not measurements)"
 exit 0

@@ -111,39 +111,44 @@ static ts_tensor *layer_norm(ts_ctx *ctx, const ts_norm_params *n, ts_tensor *x)
     return ts_layer_norm(ctx, x, n->weight, n->bias, LN_EPS);
 }
 
-// x (N, D) times block i (0 q, 1 k, 2 v) of the packed in-projection's rows: (N, D).
-static ts_tensor *project(ts_ctx *ctx, const ts_attention_params *a, ts_tensor *x, int block) {
+// x (N, D) times blocks first .. first + n - 1 (0 q, 1 k, 2 v) of the packed
+// in-projection's rows, in one product: (N, n D), [q | k | v] as far as asked.
+static ts_tensor *project(ts_ctx *ctx, const ts_attention_params *a, ts_tensor *x, int first, int n) {
     int D = a->out_proj.weight->shape[0];
-    return ts_linear(ctx, x, ts_slice_rows(ctx, a->in_proj_weight, block * D, D), 0,
-                     ts_slice_rows(ctx, a->in_proj_bias, block * D, D), NULL);
+    if (first == 0 && n == 3) return ts_linear(ctx, x, a->in_proj_weight, 0, a->in_proj_bias, NULL);
+    return ts_linear(ctx, x, ts_slice_rows(ctx, a->in_proj_weight, first * D, n * D), 0,
+                     ts_slice_rows(ctx, a->in_proj_bias, first * D, n * D), NULL);
 }
 
-// torch.nn.MultiheadAttention after its in-projection: q (B*T, D) against
-// keys and values (B*S, D), heads side by side, dropout p on the attention
-// weights, out_proj. *node (may be NULL) gets the ts_mha node (its weights).
-static ts_tensor *attend(ts_ctx *ctx, const ts_attention_params *a, ts_tensor *q, ts_tensor *keys, ts_tensor *values,
-                         int B, int T, int S, int heads, const double *key_mask, int causal, double p, gsl_rng *rng,
+// torch.nn.MultiheadAttention after its in-projection: the D columns of q
+// (B, T, .) from q_col against the keys' and values' columns of kv (B, S, .)
+// from k_col and v_col (q and kv may be the one packed projection), heads
+// side by side, dropout p on the attention weights, out_proj: (B*T, D).
+// *node (may be NULL) gets the ts_mha node (its weights).
+static ts_tensor *attend(ts_ctx *ctx, const ts_attention_params *a, ts_tensor *q, int q_col, ts_tensor *kv, int k_col,
+                         int v_col, int heads, const double *key_mask, int causal, double p, gsl_rng *rng,
                          ts_tensor **node) {
     int D = a->out_proj.weight->shape[0];
-    ts_tensor *mixed = ts_mha_dropout(ctx, ts_reshape(ctx, q, 3, (int[]){B, T, D}),
-                                      ts_reshape(ctx, keys, 3, (int[]){B, S, D}),
-                                      ts_reshape(ctx, values, 3, (int[]){B, S, D}), heads, key_mask, causal, p,
-                                      rng);  // (B, T, D)
+    ts_tensor *mixed = ts_mha_blocks(ctx, q, kv, kv, (int[]){q_col, k_col, v_col}, D, heads, key_mask, causal, p,
+                                     rng);  // (B, T, D)
     if (node) *node = mixed;
-    return ts_linear(ctx, ts_reshape(ctx, mixed, 2, (int[]){B * T, D}), a->out_proj.weight, 0, a->out_proj.bias, NULL);
+    if (!mixed) return NULL;
+    return ts_linear(ctx, ts_reshape(ctx, mixed, 2, (int[]){mixed->shape[0] * mixed->shape[1], D}), a->out_proj.weight,
+                     0, a->out_proj.bias, NULL);
 }
 
-// Self-attention of x (B*T, D) over itself.
+// Self-attention of x (B*T, D) over itself: one product gives [q | k | v].
 static ts_tensor *self_attention(ts_ctx *ctx, const ts_attention_params *a, ts_tensor *x, int B, int T, int heads,
                                  const double *key_mask, int causal, double p, gsl_rng *rng, ts_tensor **node) {
-    return attend(ctx, a, project(ctx, a, x, 0), project(ctx, a, x, 1), project(ctx, a, x, 2), B, T, T, heads, key_mask,
-                  causal, p, rng, node);
+    int D = a->out_proj.weight->shape[0];
+    ts_tensor *qkv = ts_reshape(ctx, project(ctx, a, x, 0, 3), 3, (int[]){B, T, 3 * D});
+    return attend(ctx, a, qkv, 0, qkv, D, 2 * D, heads, key_mask, causal, p, rng, node);
 }
 
 // linear2(dropout(relu(linear1(x))))
 static ts_tensor *feed_forward(ts_ctx *ctx, const ts_linear_params *l1, const ts_linear_params *l2, ts_tensor *x,
                                double p, gsl_rng *rng) {
-    ts_tensor *hidden = ts_dropout(ctx, ts_relu(ctx, ts_linear(ctx, x, l1->weight, 0, l1->bias, NULL)), p, rng);
+    ts_tensor *hidden = ts_dropout(ctx, ts_linear_relu(ctx, x, l1->weight, l1->bias), p, rng);
     return ts_linear(ctx, hidden, l2->weight, 0, l2->bias, NULL);
 }
 
@@ -161,53 +166,45 @@ static ts_tensor *encoder_layer(ts_ctx *ctx, const ts_encoder_layer *e, ts_tenso
 }
 
 // The cross-attention keys and values of one decoder layer: the memory
-// (B*S, D) through its k and v blocks, once per source.
-typedef struct {
-    ts_tensor *keys, *values;  // (B*S, D)
-} cross_source;
-
-static cross_source cross_project(ts_ctx *ctx, const ts_decoder_layer *d, ts_tensor *memory) {
-    return (cross_source){project(ctx, &d->multihead_attn, memory, 1), project(ctx, &d->multihead_attn, memory, 2)};
+// (B*S, D) through its k and v blocks, once per source: (B*S, 2D).
+static ts_tensor *cross_project(ts_ctx *ctx, const ts_decoder_layer *d, ts_tensor *memory) {
+    return project(ctx, &d->multihead_attn, memory, 1, 2);
 }
 
-// What a decoder layer's self-attention has seen: keys and values of the
-// positions before, (B, P, D) each (both NULL when P = 0).
-typedef struct {
-    ts_tensor *keys, *values;
-} self_cache;
-
-// [past (B, P, D); now (B*T, D) as (B, T, D)] along positions, as (B, P+T, D).
+// [past (B, P, C); now (B*T, C) as (B, T, C)] along positions, as (B, P+T, C).
 static ts_tensor *append_positions(ts_ctx *ctx, ts_tensor *past, ts_tensor *now, int B, int T) {
-    int D = ts_cols(now);
-    ts_tensor *n = ts_reshape(ctx, now, 3, (int[]){B, T, D});
+    int C = ts_cols(now);
+    ts_tensor *n = ts_reshape(ctx, now, 3, (int[]){B, T, C});
     if (!past) return n;
     int P = past->shape[1];
-    ts_tensor *rows[2] = {ts_reshape(ctx, past, 2, (int[]){B, P * D}), ts_reshape(ctx, n, 2, (int[]){B, T * D})};
-    return ts_reshape(ctx, ts_concat(ctx, rows, 2), 3, (int[]){B, P + T, D});
+    ts_tensor *rows[2] = {ts_reshape(ctx, past, 2, (int[]){B, P * C}), ts_reshape(ctx, n, 2, (int[]){B, T * C})};
+    return ts_reshape(ctx, ts_concat(ctx, rows, 2), 3, (int[]){B, P + T, C});
 }
 
-// One pre-LN decoder layer on y (B*T, D). Without a cache (training) the T
-// positions attend causally among themselves; with one (decoding, T = 1) the
-// position attends to every cached one and itself, and *cache becomes the
-// cache with it appended.
-static ts_tensor *decoder_layer(ts_ctx *ctx, const ts_decoder_layer *d, ts_tensor *y, int B, int T, self_cache *cache,
-                                cross_source cross, int S, int heads, const double *key_mask, double p, gsl_rng *rng,
+// One pre-LN decoder layer on y (B*T, D) against cross_kv (B*S, 2D). Without
+// a cache (training) the T positions attend causally among themselves; with
+// one (decoding, T = 1) the position attends to every cached one and itself,
+// and *cache (B, P, 2D) becomes the cache with its keys and values appended.
+static ts_tensor *decoder_layer(ts_ctx *ctx, const ts_decoder_layer *d, ts_tensor *y, int B, int T, ts_tensor **cache,
+                                ts_tensor *cross_kv, int S, int heads, const double *key_mask, double p, gsl_rng *rng,
                                 ts_tensor **self_attn, ts_tensor **cross_attn) {
     const ts_attention_params *a = &d->self_attn;
-    ts_tensor *h = layer_norm(ctx, &d->norm1, y);
-    ts_tensor *keys = project(ctx, a, h, 1), *values = project(ctx, a, h, 2);
-    int P = cache && cache->keys ? cache->keys->shape[1] : 0;
-    if (cache) {
-        cache->keys = keys = append_positions(ctx, cache->keys, keys, B, T);
-        cache->values = values = append_positions(ctx, cache->values, values, B, T);
+    int D = a->out_proj.weight->shape[0];
+    ts_tensor *h = layer_norm(ctx, &d->norm1, y), *branch;
+    if (cache) {  // q alone, and [k | v] appended to the cache (B, P + 1, 2D)
+        *cache = append_positions(ctx, *cache, project(ctx, a, h, 1, 2), B, T);
+        branch = attend(ctx, a, ts_reshape(ctx, project(ctx, a, h, 0, 1), 3, (int[]){B, T, D}), 0, *cache, 0, D,
+                        heads, NULL, 0, p, rng, self_attn);
+    } else {
+        branch = self_attention(ctx, a, h, B, T, heads, NULL, 1, p, rng, self_attn);
     }
-    y = residual(ctx, y,
-                 attend(ctx, a, project(ctx, a, h, 0), keys, values, B, T, P + T, heads, NULL, !cache, p, rng, self_attn),
-                 p, rng);
+    y = residual(ctx, y, branch, p, rng);
     h = layer_norm(ctx, &d->norm2, y);
+    const ts_attention_params *c = &d->multihead_attn;
     y = residual(ctx, y,
-                 attend(ctx, &d->multihead_attn, project(ctx, &d->multihead_attn, h, 0), cross.keys, cross.values, B, T,
-                        S, heads, key_mask, 0, p, rng, cross_attn),
+                 attend(ctx, c, ts_reshape(ctx, project(ctx, c, h, 0, 1), 3, (int[]){B, T, D}), 0,
+                        ts_reshape(ctx, cross_kv, 3, (int[]){B, S, 2 * D}), 0, D, heads, key_mask, 0, p, rng,
+                        cross_attn),
                  p, rng);
     return residual(ctx, y, feed_forward(ctx, &d->linear1, &d->linear2, layer_norm(ctx, &d->norm3, y), p, rng), p, rng);
 }
@@ -287,11 +284,7 @@ int ts_transformer_prepare(const ts_transformer *m, ts_ctx *ctx, const ts_batch_
     out->B = mem.B;
     out->S = mem.S;
     out->mask = mem.mask;
-    for (int l = 0; l < m->cfg.layers; l++) {
-        cross_source c = cross_project(ctx, &m->dec[l], mem.memory);
-        out->cross_keys[l] = c.keys;
-        out->cross_values[l] = c.values;
-    }
+    for (int l = 0; l < m->cfg.layers; l++) out->cross_kv[l] = cross_project(ctx, &m->dec[l], mem.memory);
     return ctx->status;
 }
 
@@ -335,11 +328,10 @@ ts_tensor *ts_transformer_step(const ts_transformer *m, ts_ctx *ctx, const ts_tr
     ts_tensor *cross[TS_TRANSFORMER_MAX_LAYERS] = {0};
     ts_tensor *y = embed(ctx, m->tgt_embedding, tokens, B, 1, state->t, 0.0, NULL);  // (B, D)
     for (int l = 0; l < L && after; l++) {
-        self_cache cache = {state->keys[l], state->values[l]};
-        y = decoder_layer(ctx, &m->dec[l], y, B, 1, &cache, (cross_source){src->cross_keys[l], src->cross_values[l]},
-                          src->S, H, src->mask, 0.0, NULL, attn ? &attn->dec_self[l] : NULL, &cross[l]);
-        after->keys[l] = cache.keys;
-        after->values[l] = cache.values;
+        ts_tensor *cache = state->kv[l];
+        y = decoder_layer(ctx, &m->dec[l], y, B, 1, &cache, src->cross_kv[l], src->S, H, src->mask, 0.0, NULL,
+                          attn ? &attn->dec_self[l] : NULL, &cross[l]);
+        after->kv[l] = cache;
         if (attn) attn->cross[l] = cross[l];
     }
     ts_tensor *logits = ts_linear(ctx, layer_norm(ctx, &m->dec_norm, y), m->out.weight, 0, m->out.bias, NULL);
@@ -380,17 +372,11 @@ ts_transformer_state *ts_transformer_reorder(const ts_transformer *m, ts_ctx *ct
         *picked = (ts_transformer_source){.B = n, .S = src->S, .mask = mask};
         for (int k = 0; k < n; k++)
             memcpy(mask + (size_t)k * src->S, src->mask + (size_t)rows[k] * src->S, (size_t)src->S * sizeof(double));
-        for (int l = 0; l < L; l++) {
-            picked->cross_keys[l] = select_rows(ctx, src->cross_keys[l], B, rows, n);
-            picked->cross_values[l] = select_rows(ctx, src->cross_values[l], B, rows, n);
-        }
+        for (int l = 0; l < L; l++) picked->cross_kv[l] = select_rows(ctx, src->cross_kv[l], B, rows, n);
         src = picked;
     }
     ts_transformer_state *after = new_state(ctx, src, state->t);
-    for (int l = 0; l < L && after; l++) {
-        after->keys[l] = select_rows(ctx, state->keys[l], B, rows, n);
-        after->values[l] = select_rows(ctx, state->values[l], B, rows, n);
-    }
+    for (int l = 0; l < L && after; l++) after->kv[l] = select_rows(ctx, state->kv[l], B, rows, n);
     return ctx->status ? NULL : after;
 }
 

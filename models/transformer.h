@@ -117,20 +117,20 @@ ts_tensor *ts_transformer_loss(const ts_transformer *m, ts_ctx *ctx, const ts_ba
 // ---- incremental decoding (a key/value cache per decoder layer) ----
 
 // What decoding reads of a batch's sources: their padding mask and each
-// decoder layer's cross-attention keys and values, computed once.
+// decoder layer's cross-attention keys and values, computed once by one
+// product (the k and v blocks of the in-projection), side by side in a row.
 typedef struct {
     int B, S;
-    double *mask;                                         // (B, S)
-    ts_tensor *cross_keys[TS_TRANSFORMER_MAX_LAYERS];     // (B*S, D)
-    ts_tensor *cross_values[TS_TRANSFORMER_MAX_LAYERS];   // (B*S, D)
+    double *mask;                                      // (B, S)
+    ts_tensor *cross_kv[TS_TRANSFORMER_MAX_LAYERS];    // (B*S, 2D): [keys | values]
 } ts_transformer_source;
 
 // After t decoded positions: each decoder layer's self-attention keys and
-// values of positions 0 .. t-1, (B, t, D) (NULL at t = 0).
+// values of positions 0 .. t-1 side by side, (B, t, 2D) (NULL at t = 0).
 typedef struct {
     const ts_transformer_source *src;
     int t;
-    ts_tensor *keys[TS_TRANSFORMER_MAX_LAYERS], *values[TS_TRANSFORMER_MAX_LAYERS];
+    ts_tensor *kv[TS_TRANSFORMER_MAX_LAYERS];  // (B, t, 2D): [keys | values]
 } ts_transformer_state;
 
 // Encodes the batch's sources (no dropout) into *out, in ctx's arena. TS_OK or the failure.

@@ -571,6 +571,47 @@ Test(ops, linear_gradcheck_on_column_blocks_with_bias_and_addend) {
     }
 }
 
+// ts_linear_relu: relu(x W^T + bias), with and without the bias.
+static ts_tensor *op_linear_relu(ts_ctx *c, ts_tensor **x, void *a) {
+    return ts_linear_relu(c, x[0], x[1], a ? x[2] : NULL);
+}
+Test(ops, linear_relu_gradcheck) {
+    const int with_bias[3][4] = {{2, 5, 3, 0}, {2, 4, 3, 0}, {1, 4, 0, 0}}, without[2][4] = {{2, 1, 3, 0}, {2, 6, 3, 0}};
+    check_op("linear_relu(bias)", op_linear_relu, (void *)1, 3, with_bias, 0);
+    check_op("linear_relu(one row, no bias)", op_linear_relu, NULL, 2, without, 0);
+}
+
+// The fused ReLU equals relu(linear(...)): values and every gradient, with
+// some outputs negative (so the mask matters).
+Test(ops, linear_relu_equals_relu_of_linear) {
+    ts_arena *arena = ts_arena_new(1 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    ts_tensor *x = ts_tensor_new_persistent(2, (int[]){3, 5}, "x");
+    ts_tensor *w = ts_tensor_new_persistent(2, (int[]){4, 5}, "w");
+    ts_tensor *b = ts_tensor_new_persistent(1, (int[]){4}, "b");
+    ts_tensor *all[3] = {x, w, b};
+    for (int t = 0; t < 3; t++)
+        for (size_t i = 0; i < all[t]->size; i++) all[t]->data[i] = sin(0.9 * (double)(i + 7 * t) + 0.3);
+    double grads[2][3][20], values[2][12];
+    for (int variant = 0; variant < 2; variant++) {
+        ts_ctx_reset(&ctx);
+        for (int t = 0; t < 3; t++) memset(all[t]->grad, 0, all[t]->size * sizeof(double));
+        ts_tensor *y = variant == 0 ? ts_linear_relu(&ctx, x, w, b) : ts_relu(&ctx, ts_linear(&ctx, x, w, 0, b, NULL));
+        cr_assert_not_null(y, "%s", ts_last_error());
+        memcpy(values[variant], y->data, 12 * sizeof(double));
+        cr_assert_eq(ts_backward(&ctx, weighted_sum(&ctx, y)), TS_OK, "%s", ts_last_error());
+        for (int t = 0; t < 3; t++) memcpy(grads[variant][t], all[t]->grad, all[t]->size * sizeof(double));
+    }
+    int zeros = 0;
+    for (int i = 0; i < 12; i++) zeros += values[0][i] == 0.0;
+    cr_assert(zeros > 0 && zeros < 12, "%d of 12 outputs clipped: the mask is not exercised", zeros);
+    assert_allclose(values[0], values[1], 12, 0, 0);
+    for (int t = 0; t < 3; t++) assert_allclose(grads[0][t], grads[1][t], all[t]->size, 0, 0);
+    for (int t = 0; t < 3; t++) ts_tensor_free_persistent(all[t]);
+    ts_arena_free(arena);
+}
+
 // The fused node and the primitive ops it replaces give the same values and gradients.
 Test(ops, linear_equals_matmul_slice_add_bias_add) {
     ts_arena *arena = ts_arena_new(1 << 20);
@@ -797,6 +838,58 @@ Test(ops, mha_gradcheck_with_padding_and_causal_masks) {
 
 // The fused node and its composition agree on values and on every gradient,
 // and the weights it keeps are softmax rows with masked entries exactly 0.
+// ts_mha_blocks on column blocks: a packed self-attention x (B, T, 3D) read
+// as [q | k | v], and q (B, T, D + 2) from column 1 against keys and values
+// at columns 0 and 5 of kv (B, S, 9), with a gap between them.
+static ts_tensor *op_mha_packed_self(ts_ctx *c, ts_tensor **x, void *a) {
+    const mha_arg *m = a;
+    int D = x[0]->shape[2] / 3;
+    return ts_mha_blocks(c, x[0], x[0], x[0], (int[]){0, D, 2 * D}, D, m->heads, m->key_mask, m->causal, 0.0, NULL);
+}
+static ts_tensor *op_mha_blocks_cross(ts_ctx *c, ts_tensor **x, void *a) {
+    const mha_arg *m = a;
+    return ts_mha_blocks(c, x[0], x[1], x[1], (int[]){1, 0, 5}, 4, m->heads, m->key_mask, m->causal, 0.0, NULL);
+}
+Test(ops, mha_blocks_gradcheck_on_packed_and_offset_columns) {
+    static const double key_mask[] = {1, 1, 1, 0, 1, 0, 0, 0};  // (B 2, S 4)
+    const int packed[1][4] = {{3, 2, 4, 12}}, cross[2][4] = {{3, 2, 3, 6}, {3, 2, 4, 9}};
+    mha_arg causal = {2, 1, key_mask, 0}, padded = {2, 0, key_mask, 0};
+    check_op("mha_blocks(packed self, causal, key mask)", op_mha_packed_self, &causal, 1, packed, 0);
+    check_op("mha_blocks(offset columns, key mask)", op_mha_blocks_cross, &padded, 2, cross, 0);
+}
+
+// The packed self-attention equals ts_mha on the three blocks copied apart:
+// values, and the gradient of each block of x.
+Test(ops, mha_blocks_equals_mha_on_separate_blocks) {
+    ts_arena *arena = ts_arena_new(1 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    enum { B = 2, T = 3, D = 4 };
+    ts_tensor *x = ts_tensor_new_persistent(3, (int[]){B, T, 3 * D}, "x");
+    ts_tensor *part[3];
+    for (int i = 0; i < 3; i++) part[i] = ts_tensor_new_persistent(3, (int[]){B, T, D}, "part");
+    for (size_t i = 0; i < x->size; i++) x->data[i] = sin(0.37 * (double)i + 0.2);
+    for (int r = 0; r < B * T; r++)
+        for (int i = 0; i < 3; i++) memcpy(part[i]->data + r * D, x->data + r * 3 * D + i * D, D * sizeof(double));
+    ts_tensor *packed = ts_mha_blocks(&ctx, x, x, x, (int[]){0, D, 2 * D}, D, 2, NULL, 1, 0.0, NULL);
+    cr_assert_not_null(packed, "%s", ts_last_error());
+    double values[B * T * D];
+    memcpy(values, packed->data, sizeof values);
+    cr_assert_eq(ts_backward(&ctx, weighted_sum(&ctx, packed)), TS_OK, "%s", ts_last_error());
+    ts_ctx_reset(&ctx);  // a tape of its own for the second graph
+    ts_tensor *apart = ts_mha(&ctx, part[0], part[1], part[2], 2, NULL, 1);
+    cr_assert_not_null(apart, "%s", ts_last_error());
+    assert_allclose(values, apart->data, B * T * D, 0, 0);
+    cr_assert_eq(ts_backward(&ctx, weighted_sum(&ctx, apart)), TS_OK, "%s", ts_last_error());
+    for (int r = 0; r < B * T; r++)
+        for (int i = 0; i < 3; i++) assert_allclose(x->grad + r * 3 * D + i * D, part[i]->grad + r * D, D, 0, 0);
+    cr_assert_null(ts_mha_blocks(&ctx, x, x, x, (int[]){0, D, 2 * D + 1}, D, 2, NULL, 1, 0.0, NULL),
+                   "a block past the row's end is refused");
+    ts_tensor_free_persistent(x);
+    for (int i = 0; i < 3; i++) ts_tensor_free_persistent(part[i]);
+    ts_arena_free(arena);
+}
+
 Test(ops, mha_equals_its_composition_and_keeps_masked_weights) {
     enum { B = 2, T = 3, S = 4, D = 6, H = 3 };
     static const double key_mask[B * S] = {1, 1, 0, 0, 1, 1, 1, 1};
