@@ -182,11 +182,18 @@ Test(cli_subword, a_damaged_subword_model_in_a_checkpoint_is_refused_naming_the_
         free(copy);
         cr_assert_eq(ts_ckpt_save(ck, crafted), TS_OK, "%s", ts_last_error());
         ts_ckpt_free(ck);
-        int rc = test_runf(&out, "'%s' translate --model %s 'the cat .'", TS_PROGRAM, crafted);
-        cr_assert_eq(rc, 1, "damage %d: exit %d: %s", damage, rc, out);
-        cr_assert(strstr(out, crafted) && strstr(out, says), "damage %d: the message names neither %s nor '%s':\n%s", damage,
-                  crafted, says, out);
-        free(out);
+        // Every command that loads a model refuses it alike.
+        const char *commands[] = {"translate --model %s 'the cat .'", "attend --model %s 'the cat .'", "info %s",
+                                  "export %s %s.npz", "eval --model %s --corpus /dev/null"};
+        for (size_t c = 0; c < sizeof commands / sizeof *commands; c++) {
+            char command[256];
+            snprintf(command, sizeof command, "'%%s' %s", commands[c]);
+            int rc = test_runf(&out, command, TS_PROGRAM, crafted, crafted);
+            cr_assert_eq(rc, 1, "damage %d, %s: exit %d: %s", damage, commands[c], rc, out);
+            cr_assert(strstr(out, crafted) && strstr(out, says), "damage %d, %s: the message names neither %s nor '%s':\n%s",
+                      damage, commands[c], crafted, says, out);
+            free(out);
+        }
     }
     free(dir);
 }
