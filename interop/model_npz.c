@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-// The model's checkpoint header (model.*, data.*), as ts_model_to_ckpt writes
-// it: the one source of the configuration text.
+// The model as ts_model_to_ckpt writes it: its header (model.*, data.*) is
+// the one source of the configuration text, its blobs of the subword models.
 static int model_header(const ts_translator *t, ts_ckpt **out) {
     *out = ts_ckpt_new();
     if (!*out) return TS_ERR_NOMEM;
-    // Only the header is wanted; the parameters come along (cheap next to the file).
+    // The header and the subword blobs are wanted; the parameters come along (cheap next to the file).
     int rc = ts_model_to_ckpt(*out, t);
     if (rc) {
         ts_ckpt_free(*out);
@@ -31,15 +31,17 @@ static int add_vocab(ts_npz *z, const char *name, const ts_vocab *v) {
     return rc;
 }
 
-// The subword models (a word-level model has none) as their checkpoint blobs' bytes.
-static int add_subwords(ts_npz *z, const ts_translator *t) {
-    const ts_subword *models[2] = {t->src_sw, t->tgt_sw};
-    const char *names[2] = {TS_NPZ_SUBWORD_SOURCE, TS_NPZ_SUBWORD_TARGET};
+// The subword models (a word-level model has none): the blobs of ck, the
+// checkpoint made of the model, byte for byte.
+static int add_subwords(ts_npz *z, const ts_ckpt *ck) {
+    static const char *const blobs[2] = {TS_CKPT_SUBWORD_SOURCE, TS_CKPT_SUBWORD_TARGET};
+    static const char *const names[2] = {TS_NPZ_SUBWORD_SOURCE, TS_NPZ_SUBWORD_TARGET};
     int rc = TS_OK;
-    for (int k = 0; !rc && k < 2 && models[k]; k++) {
+    for (int k = 0; !rc && k < 2; k++) {
+        const void *bytes;
         size_t n;
-        const uint8_t *bytes = ts_subword_bytes(models[k], &n);
-        rc = ts_npz_add_u1(z, names[k], 1, &n, bytes);
+        if (ts_ckpt_get_blob(ck, blobs[k], &bytes, &n) == TS_OK) rc = ts_npz_add_u1(z, names[k], 1, &n, bytes);
+        else ts_clear_error();
     }
     return rc;
 }
@@ -79,7 +81,7 @@ int ts_model_to_npz(const ts_translator *t, ts_npz **out) {
     if (!rc) rc = add_vocab(z, TS_NPZ_VOCAB_SOURCE, t->src_vocab);
     if (!rc) rc = add_vocab(z, TS_NPZ_VOCAB_TARGET, t->tgt_vocab);
     if (!rc) rc = ts_npz_add_strings(z, TS_NPZ_CONFIG, 0, NULL, (const char *const *)&config);
-    if (!rc) rc = add_subwords(z, t);
+    if (!rc) rc = add_subwords(z, ck);
 done:
     free(config);
     ts_ckpt_free(ck);
