@@ -54,6 +54,15 @@ void ts_ctx_init(ts_ctx *ctx, ts_arena *arena) {
     ctx->grad_enabled = 1;
     ctx->status = TS_OK;
     ctx->dtype = TS_F64;
+    memset(ctx->scratch, 0, sizeof ctx->scratch);
+    ctx->keep_scratch = 0;
+}
+
+void ts_ctx_free_scratch(ts_ctx *ctx) {
+    for (int i = 0; i < TS_SCRATCH_ARENAS; i++) {
+        ts_arena_free(ctx->scratch[i]);
+        ctx->scratch[i] = NULL;
+    }
 }
 
 void ts_ctx_reset(ts_ctx *ctx) {

@@ -213,6 +213,7 @@ int ts_cmd_translate(int argc, char **argv) {
     }
     ts_ctx ctx;
     ts_ctx_init(&ctx, arena);
+    ctx.keep_scratch = 1;  // batch after batch decodes in the pages the first one touched
     int bad = 0, failed = 0;
     pending batch = {.n = 0, .beam = (int)beam};
     if (n_sentences > 0) {
@@ -262,6 +263,7 @@ int ts_cmd_translate(int argc, char **argv) {
         ts_cli_error(cmd, 0, "cannot write the translations");
         failed = 1;
     }
+    ts_ctx_free_scratch(&ctx);
     ts_arena_free(ctx.arena);
     ts_translator_free(&t);
     free(sentences);

@@ -18,7 +18,7 @@
 enum { TS_CLI_ARENA_START = 64 << 20 };
 
 // Replaces ctx's arena with one twice as large (ts_arena_grow) and
-// reinitialises ctx on it. TS_OK; TS_ERR_ARENA ("<what> needs more than N
+// reinitialises ctx on it (the scratch arenas it holds stay). TS_OK; TS_ERR_ARENA ("<what> needs more than N
 // MiB of arena") past TS_ARENA_MAX; TS_ERR_NOMEM.
 int ts_cli_grow_arena(ts_ctx *ctx, const char *what);
 

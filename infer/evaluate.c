@@ -249,6 +249,8 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
     ts_hypothesis *hyps = calloc(out_hyps ? n_rows : (size_t)o.batch, sizeof *hyps);
     if (!hyps) rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu hypotheses", n_rows);
     int grad_before = ts_set_grad_enabled(ctx, 0);  // no tape: evaluation only reads
+    int keep_before = ctx->keep_scratch;            // every batch decodes in the first one's pages
+    ctx->keep_scratch = 1;
     ts_ctx_reset(ctx);
     double nll = 0.0;
     size_t first = 0;  // evaluated row index of the batch's column 0
@@ -313,6 +315,8 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
         first += (size_t)B;
     }
     ts_set_grad_enabled(ctx, grad_before);
+    ctx->keep_scratch = keep_before;
+    if (!keep_before) ts_ctx_free_scratch(ctx);  // a trainer's evaluation gives them back before training on
     ts_batcher_free(batcher);
 
     if (!rc) {

@@ -42,6 +42,8 @@ static int alloc_hypothesis(ts_hypothesis *h, int max_len, int S) {
 // whole 1: finished sentences leave) is copied with its source rows into
 // kept arena c % 2 for compaction c: it outlives the steps, and compaction
 // c + 2 may forget it because compaction c + 1 copied what still decodes.
+// The four arenas come from the caller's ctx->scratch when it kept them
+// from an earlier search (graph.h), and go back there when it keeps them.
 typedef struct {
     ts_arena *arena[2];  // the steps'
     ts_arena *kept[2];   // the compactions', made at the first one
@@ -49,18 +51,32 @@ typedef struct {
     int compactions;
 } step_arenas;
 
-static int step_arenas_new(step_arenas *sa, size_t bytes) {
+// ctx's scratch arena i when it holds at least `bytes`, else a new one
+// (NULL for a kept arena, made at the first compaction): a kept arena
+// never starts below the first guess, as a fresh one would not.
+static ts_arena *take_scratch(ts_ctx *ctx, int i, size_t bytes, int make) {
+    ts_arena *a = ctx->scratch[i];
+    ctx->scratch[i] = NULL;
+    if (a && ts_arena_capacity(a) >= bytes) return a;
+    ts_arena_free(a);
+    return make ? ts_arena_new(bytes) : NULL;
+}
+
+static int step_arenas_new(step_arenas *sa, ts_ctx *ctx, size_t bytes) {
     *sa = (step_arenas){.bytes = bytes};
-    sa->arena[0] = ts_arena_new(bytes);
-    sa->arena[1] = sa->arena[0] ? ts_arena_new(bytes) : NULL;
+    sa->arena[0] = take_scratch(ctx, 0, bytes, 1);
+    sa->arena[1] = sa->arena[0] ? take_scratch(ctx, 1, bytes, 1) : NULL;
+    for (int i = 0; i < 2; i++) sa->kept[i] = take_scratch(ctx, 2 + i, bytes, 0);
     return sa->arena[1] ? TS_OK : TS_ERR_NOMEM;
 }
 
-static void step_arenas_free(step_arenas *sa) {
-    for (int i = 0; i < 2; i++) {
-        ts_arena_free(sa->arena[i]);
-        ts_arena_free(sa->kept[i]);
+static void step_arenas_free(step_arenas *sa, ts_ctx *ctx) {
+    ts_arena *all[TS_SCRATCH_ARENAS] = {sa->arena[0], sa->arena[1], sa->kept[0], sa->kept[1]};
+    for (int i = 0; i < TS_SCRATCH_ARENAS; i++) {
+        if (ctx->keep_scratch && !ctx->scratch[i]) ctx->scratch[i] = all[i];
+        else ts_arena_free(all[i]);
     }
+    memset(sa, 0, sizeof *sa);
 }
 
 // One step of the model on tokens (B) from *state, in scratch arena t % 2:
@@ -79,10 +95,9 @@ static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, int t
         const void *from = parents ? m->kind->reorder(m, ctx, *state, parents, B, 0) : *state;
         void *next = NULL;
         ts_tensor *logits = from ? m->kind->step(m, ctx, from, tokens, B, &next, weights) : NULL;
-        if (logits && m->cfg.dtype != TS_F64) {  // the search reads float64 scores in either dtype
-            logits = ts_to_f64(ctx, logits);
-            if (*weights) *weights = ts_to_f64(ctx, *weights);
-        }
+        // The logits are read in the model's dtype; the attention rows the
+        // hypotheses keep are float64 in either.
+        if (logits && *weights) *weights = ts_to_f64(ctx, *weights);
         ctx->arena = caller;
         if (logits && !ctx->status) {
             *state = next;
@@ -117,7 +132,7 @@ static int compact(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, void **state, co
 }
 
 int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int max_len, ts_hypothesis *out) {
-    int B = bv->B, S = bv->S, V = m->cfg.tgt_vocab;
+    int B = bv->B, S = bv->S;
     if (max_len < 1) return ts_fail(TS_ERR_ARG, "greedy: max_len %d", max_len);
     int grad_before = ts_set_grad_enabled(ctx, 0);
     ctx->dtype = m->cfg.dtype;
@@ -130,7 +145,7 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
     int *sentence = malloc((size_t)B * sizeof(int));  // (R) the sentence of each row still decoding
     int *keep = malloc((size_t)B * sizeof(int));      // (R) after a step: the rows that decode on
     if (!rc && (!sentence || !keep)) rc = ts_fail(TS_ERR_NOMEM, "greedy: out of memory");
-    if (!rc) rc = step_arenas_new(&sa, m->kind->step_bytes(&m->cfg, B, S));
+    if (!rc) rc = step_arenas_new(&sa, ctx, m->kind->step_bytes(&m->cfg, B, S));
     if (!rc && !(state = m->kind->start(m, ctx, m->kind->encode(m, ctx, bv), B, max_len))) rc = ctx->status;
     if (!rc && !(inputs = ts_arena_alloc(ctx->arena, (size_t)B * sizeof(int)))) rc = TS_ERR_ARENA;
     if (!rc) {
@@ -146,7 +161,7 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
                 if (weights) memcpy(h->attention + (size_t)t * S, weights->data + (size_t)r * S, (size_t)S * sizeof(double));
                 // The argmax of the logits is the argmax of the log-probabilities;
                 // greedy keeps no score (beam width 1 gives the same tokens with theirs).
-                int best = ts_seq2seq_argmax_token(logits->data + (size_t)r * V, V);
+                int best = ts_seq2seq_argmax_row(logits, r);
                 if (best == TS_EOS || t == max_len) {  // at the limit the last row is kept, the token is not
                     h->ended = best == TS_EOS;
                     continue;
@@ -164,7 +179,7 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
     }
     free(sentence);
     free(keep);
-    step_arenas_free(&sa);
+    step_arenas_free(&sa, ctx);
     ts_set_grad_enabled(ctx, grad_before);
     if (rc) {
         for (int b = 0; b < B; b++) ts_hypothesis_free(&out[b]);
@@ -276,7 +291,7 @@ typedef struct {
     step_arenas arenas;
 } beam_search;
 
-static int beam_new(beam_search *b, ts_seq2seq *m, const ts_batch_view *bv, int K, const int *max_len,
+static int beam_new(beam_search *b, ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int K, const int *max_len,
                     const ts_length_penalty *lp, ts_hypothesis *out) {
     int B = bv->B;
     *b = (beam_search){.K = K, .B = B, .lp = lp};
@@ -298,12 +313,12 @@ static int beam_new(beam_search *b, ts_seq2seq *m, const ts_batch_view *bv, int 
         b->live[i] = i;
         b->inputs[i] = TS_SOS;
     }
-    return step_arenas_new(&b->arenas, m->kind->step_bytes(&m->cfg, B * K, bv->S));
+    return step_arenas_new(&b->arenas, ctx, m->kind->step_bytes(&m->cfg, B * K, bv->S));
 }
 
-static void beam_free(beam_search *b) {
+static void beam_free(beam_search *b, ts_ctx *ctx) {
     for (int i = 0; b->sent && i < b->B; i++) history_free(&b->sent[i].hist);
-    step_arenas_free(&b->arenas);
+    step_arenas_free(&b->arenas, ctx);
     free(b->sent);
     free(b->scores);
     free(b->parents);
@@ -318,16 +333,20 @@ static void beam_free(beam_search *b) {
 // entries are rows row .. row + alive - 1 of logits (R, V) and weights (R, S
 // of the batch). Returns how many candidates it kept (at most 2K).
 static int beam_expand(beam_search *b, beam_sentence *s, int t, ts_tensor *logits, const ts_tensor *weights, int row) {
-    int K = b->K, S = s->S, V = logits->shape[1];
+    int K = b->K, S = s->S, V = logits->shape[1], dtype = logits->dtype;
     double *att_t = s->hist.att + (size_t)t * K * S;  // (K, S)
     int count = 0;
     for (int k = 0; k < s->alive; k++) {
         if (weights) memcpy(att_t + (size_t)k * S, weights->data + (size_t)(row + k) * weights->shape[1], (size_t)S * sizeof(double));
         else memset(att_t + (size_t)k * S, 0, (size_t)S * sizeof(double));
-        double *logp = logits->data + (size_t)(row + k) * V;
-        ts_log_softmax_rows(logp, logp, 1, (size_t)V);
+        // log p(v) = (z_v - max) - log(sum exp(z - max)), ts_log_softmax_rows's
+        // formula, taken per candidate instead of written over the row first.
+        size_t at = (size_t)(row + k) * V;
+        const void *z = (const char *)logits->raw + at * ts_dtype_size(dtype);  // (V) in the model's dtype
+        double max = TS_BY_DTYPE(dtype, ts_max_array, z, (size_t)V);
+        double log_sum = log(TS_BY_DTYPE(dtype, ts_sum_exp_shift, z, (size_t)V, max));
         for (int v = TS_EOS; v < V; v++)  // never <pad> or <sos>
-            keep_best(b->cands, &count, 2 * K, (beam_candidate){s->score[k] + logp[v], k, v});
+            keep_best(b->cands, &count, 2 * K, (beam_candidate){s->score[k] + ((ts_value(logits, at + v) - max) - log_sum), k, v});
     }
     return count;
 }
@@ -402,7 +421,7 @@ int ts_seq2seq_beam_batch(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, i
     ctx->dtype = m->cfg.dtype;
     memset(out, 0, (size_t)B * sizeof *out);
     beam_search b;
-    int rc = beam_new(&b, m, bv, K, max_len, lp, out);
+    int rc = beam_new(&b, m, ctx, bv, K, max_len, lp, out);
     void *state = NULL;
     if (!rc && !(state = m->kind->start(m, ctx, m->kind->encode(m, ctx, bv), B, longest))) rc = ctx->status;
     // Each live sentence owns `per` rows of the state: 1 before the first
@@ -438,7 +457,7 @@ int ts_seq2seq_beam_batch(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, i
     }
     for (int i = 0; !rc && i < B; i++)
         if (!out[i].tokens) rc = ts_fail(TS_ERR_ARG, "beam: no hypothesis for sentence %d", i + 1);
-    beam_free(&b);
+    beam_free(&b, ctx);
     ts_set_grad_enabled(ctx, grad_before);
     if (rc)
         for (int i = 0; i < B; i++) ts_hypothesis_free(&out[i]);

@@ -56,6 +56,9 @@ ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batc
 // <pad> or <sos>, which no target contains (first index wins ties).
 int ts_seq2seq_argmax_token(const double *row, int n);
 
+// The same for row r of logits (R, V) of either dtype, read as they are.
+int ts_seq2seq_argmax_row(const ts_tensor *logits, int r);
+
 #include "models/search.h"
 
 #endif

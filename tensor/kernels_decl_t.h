@@ -39,6 +39,12 @@ double FN(ts_sum_array)(const REAL *x, size_t n);
 double FN(ts_max_array)(const REAL *x, size_t n);
 double FN(ts_sumsq_array)(const REAL *x, size_t n);  // sum of x[i]^2, same order as ts_sum_array
 
+// The first index of the largest of x[0..n) (n >= 1), as a scan that moves
+// only to a strictly greater value finds it: ties go to the lowest index,
+// later NaNs are skipped, and a NaN at 0 is never left (0). Two vectorised
+// passes: the maximum, then its first place.
+size_t FN(ts_argmax_array)(const REAL *x, size_t n);
+
 // x[i] += b[i] for i < n; returns the new maximum (as ts_max_array).
 double FN(ts_add_max_array)(REAL *x, const REAL *b, size_t n);
 

@@ -114,6 +114,14 @@ double FN(ts_max_array)(const REAL *x, size_t n) {
     return max;
 }
 
+size_t FN(ts_argmax_array)(const REAL *x, size_t n) {
+    if (isnan(x[0])) return 0;  // nothing compares greater than it
+    double max = FN(ts_max_array)(x, n);  // >= x[0]: the NaNs after it skipped
+    size_t i = 0;
+    while (x[i] != max) i++;
+    return i;
+}
+
 TS_VECTOR_CLONES
 static void FN(exp_shift)(REAL *x, size_t n, double shift) {
     REAL s = (REAL)shift;  // callers pass a row's maximum, a value of x: exact in REAL
