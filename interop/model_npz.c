@@ -135,6 +135,9 @@ static int check_config(const ts_npz *z, const ts_translator *t, const char *wha
         *eq = '\0';
         const char *mine;
         if (strncmp(line, "model.", 6) != 0) continue;  // data.* describe, model.* define
+        // ... all but the dtype: the --like model's decides, and arrays of the
+        // other convert into it (import says how many).
+        if (strcmp(line, "model.dtype") == 0) continue;
         if (ts_ckpt_get_string(ck, line, &mine) != TS_OK)
             rc = ts_fail(TS_ERR_FORMAT, "%s: entry '%s' line %d: the model has no '%s'", what, TS_NPZ_CONFIG,
                          line_no, line);

@@ -155,6 +155,47 @@ Test(cli_interop, import_takes_the_weights_from_the_npz_not_from_like) {
     free(imported);
 }
 
+// Importing an export of the other dtype converts every array into the
+// --like model's and says how many: a float64 export into a float32 model
+// rounds each weight once (the file stores float32), a float32 export into a
+// float64 model is exact.
+Test(cli_interop, import_across_dtypes_converts_and_says_so) {
+    char *f64 = train("f64", ""), *f32 = train("f32", "--dtype float32");
+    const char *from[2] = {f64, f32}, *like[2] = {f32, f64}, *stem[2] = {"f64-into-f32", "f32-into-f64"};
+    const char *said[2] = {"arrays converted from float64 ('<f8') to the model's float32",
+                           "arrays converted from float32 ('<f4') to the model's float64"};
+    for (int k = 0; k < 2; k++) {
+        char npz_name[64], out_name[64], *out;
+        snprintf(npz_name, sizeof npz_name, "%s.npz", stem[k]);
+        snprintf(out_name, sizeof out_name, "%s.ckpt", stem[k]);
+        char *npz = in_dir(npz_name), *imported = in_dir(out_name);
+        cr_assert_eq(test_runf(&out, "%s export %s %s", TS_PROGRAM, from[k], npz), 0, "%s", out);
+        free(out);
+        int rc = test_runf(&out, "%s import %s --like %s -o %s", TS_PROGRAM, npz, like[k], imported);
+        cr_assert_eq(rc, 0, "import exited %d:\n%s", rc, out);
+        cr_assert(strstr(out, said[k]), "%s", out);
+        free(out);
+        ts_ckpt *source = load_ckpt(from[k]), *back = load_ckpt(imported);
+        for (size_t i = 0; i < ts_ckpt_tensor_count(source, TS_CKPT_PARAMS); i++) {
+            const ts_ckpt_tensor *x = ts_ckpt_tensor_at(source, TS_CKPT_PARAMS, i);
+            const ts_ckpt_tensor *y = ts_ckpt_find_tensor(back, TS_CKPT_PARAMS, x->name);
+            cr_assert(y && y->size == x->size, "%s", x->name);
+            cr_assert_eq(y->dtype, k == 0 ? TS_F32 : TS_F64, "%s is stored as %s", x->name, ts_dtype_name(y->dtype));
+            for (size_t j = 0; j < x->size; j++) {
+                double want = k == 0 ? (double)(float)x->data[j] : x->data_f32[j];
+                double got = k == 0 ? y->data_f32[j] : y->data[j];
+                cr_assert(got == want, "%s[%zu]: %.17g, want %.17g", x->name, j, got, want);
+            }
+        }
+        ts_ckpt_free(source);
+        ts_ckpt_free(back);
+        free(npz);
+        free(imported);
+    }
+    free(f64);
+    free(f32);
+}
+
 static int have_numpy(void) {
     return test_run("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1", NULL) == 0;
 }
