@@ -123,6 +123,17 @@ static void python_check(const char *file, const char *check) {
     free(out);
 }
 
+// `info --json CKPT` written to dir/NAME (its path in *json_path, malloc'd),
+// checked to be well-formed JSON; returns the text (malloc'd).
+static char *info_json(const char *ckpt, const char *name, char **json_path) {
+    *json_path = in_dir(name);
+    int rc = test_runf(NULL, "'%s' info --json '%s' > '%s'", TS_PROGRAM, ckpt, *json_path);
+    cr_assert_eq(rc, 0, "info --json %s exited %d", ckpt, rc);
+    char *out = test_read_file(*json_path, NULL);
+    assert_json_shape(out);
+    return out;
+}
+
 Test(cli_info, shows_a_training_checkpoint_in_decimal, .timeout = 120) {
     char *ckpt = train_checkpoint(), *out;
     int rc = test_runf(&out, "'%s' info '%s'", TS_PROGRAM, ckpt);
@@ -166,12 +177,9 @@ Test(cli_info, shows_a_training_checkpoint_in_decimal, .timeout = 120) {
     cr_assert_null(strstr(out, "0x"), "a hex number is left:\n%s", out);
 
     // --json: the same facts, valid JSON.
-    char *json_path = in_dir("info.json");
-    rc = test_runf(NULL, "'%s' info --json '%s' > '%s'", TS_PROGRAM, ckpt, json_path);
-    cr_assert_eq(rc, 0);
+    char *json_path;
     free(out);
-    rc = test_runf(&out, "cat '%s'", json_path);
-    assert_json_shape(out);
+    out = info_json(ckpt, "info.json", &json_path);
     snprintf(line, sizeof line, "\"parameter_count\": %zu", total);
     cr_assert(strstr(out, line), "no '%s' in\n%s", line, out);
     snprintf(line, sizeof line, "\"training\": {\"epoch\": 1, \"step\": %lld, \"best_dev_loss\": ", (long long)step);
@@ -201,10 +209,8 @@ Test(cli_info, an_inference_only_checkpoint_has_no_training_state) {
     cr_assert(strstr(out, "training state: none (an inference-only checkpoint)\n"), "%s", out);
     cr_assert(strstr(out, "optimizer tensors: 0\n"), "%s", out);
     free(out);
-    char *json_path = in_dir("plain.json");
-    cr_assert_eq(test_runf(NULL, "'%s' info '%s' --json > '%s'", TS_PROGRAM, ckpt, json_path), 0);
-    test_runf(&out, "cat '%s'", json_path);
-    assert_json_shape(out);
+    char *json_path;
+    out = info_json(ckpt, "plain.json", &json_path);
     cr_assert(strstr(out, "\"training\": null"), "%s", out);
     cr_assert(strstr(out, "\"bidirectional\": true"), "%s", out);
     python_check(json_path, "d[\"training\"] is None and d[\"model\"][\"max_len\"] == 12");
@@ -230,10 +236,8 @@ Test(cli_info, shows_the_dtype_of_a_float32_model_and_of_its_stored_weights) {
     cr_assert_eq(test_runf(&out, "'%s' info '%s'", TS_PROGRAM, ckpt), 0, "%s", out);
     cr_assert(strstr(out, "\ndtype: float32, its weights stored as float32\n"), "%s", out);
     free(out);
-    char *json_path = in_dir("f32.json");
-    cr_assert_eq(test_runf(NULL, "'%s' info '%s' --json > '%s'", TS_PROGRAM, ckpt, json_path), 0);
-    test_runf(&out, "cat '%s'", json_path);
-    assert_json_shape(out);
+    char *json_path;
+    out = info_json(ckpt, "f32.json", &json_path);
     python_check(json_path, "d[\"model\"][\"dtype\"] == \"float32\" and "
                             "all(p[\"dtype\"] == \"float32\" for p in d[\"parameters\"])");
     free(out);
@@ -254,10 +258,8 @@ Test(cli_info, a_run_without_a_dev_evaluation_yet_and_odd_header_text) {
     cr_assert(strstr(out, "training state: epoch 0, step 3, best dev loss none yet, lr 0.003\n"), "%s", out);
     cr_assert(strstr(out, "  data.corpus = my \"data\"\\x\\x01.tsv\n"), "%s", out);
     free(out);
-    char *json_path = in_dir("fresh.json");
-    cr_assert_eq(test_runf(NULL, "'%s' info --json '%s' > '%s'", TS_PROGRAM, ckpt, json_path), 0);
-    test_runf(&out, "cat '%s'", json_path);
-    assert_json_shape(out);
+    char *json_path;
+    out = info_json(ckpt, "fresh.json", &json_path);
     cr_assert(strstr(out, "\"best_dev_loss\": null"), "%s", out);
     python_check(json_path, "d[\"training\"][\"best_dev_loss\"] is None and d[\"training\"][\"step\"] == 3"
                             " and d[\"header\"][\"data.corpus\"] == \"my \\\"data\\\"\\\\x\\x01.tsv\"");
