@@ -3,6 +3,7 @@
 // forward and backward side by side, in ops_norm_t.h, compiled once per dtype.
 #include "autograd/ops.h"
 #include "autograd/ops_internal.h"
+#include "tensor/kernels.h"
 
 #include <math.h>
 

@@ -2,19 +2,26 @@
 // (tensor/dtype_twice.h). N = rows, D = the normalised width; the row
 // statistics (mean, rstd) and their sums are double in both dtypes.
 
+// Sums of a row in eight running double sums, combined in a fixed order (as
+// ts_sum_array): deterministic, and vectorised without reassociating anything
+// (one chain of dependent additions per row did not vectorise).
+#define SUM8(acc) (((acc)[0] + (acc)[1]) + ((acc)[2] + (acc)[3])) + (((acc)[4] + (acc)[5]) + ((acc)[6] + (acc)[7]))
+
 // y (N, D) = (x - mean) rstd gamma + beta per row, rstd = 1 / sqrt(var + eps),
 // var the biased variance (two passes: no cancellation). Keeps mean, rstd (N).
+TS_VECTOR_CLONES
 static void FN(layer_norm_rows)(REAL *y, double *mean, double *rstd, const REAL *x, const REAL *gamma,
                                 const REAL *beta, size_t N, size_t D, double eps) {
     for (size_t r = 0; r < N; r++) {
         const REAL *xr = x + r * D;
-        double sum = 0.0;
-        for (size_t c = 0; c < D; c++) sum += xr[c];
-        double mu = sum / (double)D, sq = 0.0;
-        for (size_t c = 0; c < D; c++) sq += (xr[c] - mu) * (xr[c] - mu);
-        double inv = 1.0 / sqrt(sq / (double)D + eps);
+        double mu = FN(ts_sum_array)(xr, D) / (double)D, acc[8] = {0}, sq = 0.0;
+        size_t c = 0;
+        for (; c + 8 <= D; c += 8)
+            for (int j = 0; j < 8; j++) acc[j] += (xr[c + j] - mu) * (xr[c + j] - mu);
+        for (; c < D; c++) sq += (xr[c] - mu) * (xr[c] - mu);
+        double inv = 1.0 / sqrt((SUM8(acc) + sq) / (double)D + eps);
         REAL *yr = y + r * D;
-        for (size_t c = 0; c < D; c++) yr[c] = (xr[c] - mu) * inv * gamma[c] + beta[c];
+        for (c = 0; c < D; c++) yr[c] = (xr[c] - mu) * inv * gamma[c] + beta[c];
         mean[r] = mu;
         rstd[r] = inv;
     }
@@ -23,29 +30,39 @@ static void FN(layer_norm_rows)(REAL *y, double *mean, double *rstd, const REAL 
 // With xhat = (x - mean) rstd and g = dy gamma:
 //   dgamma += sum_rows dy xhat;  dbeta += sum_rows dy;
 //   dx += rstd (g - mean_c(g) - xhat mean_c(g xhat))
+// Each in its own loop: the per-column updates vectorise, the two row means
+// are eight running sums each.
+TS_VECTOR_CLONES
 static void FN(layer_norm_rows_backward)(REAL *dx, REAL *dgamma, REAL *dbeta, const REAL *dy, const REAL *x,
                                          const double *mean, const double *rstd, const REAL *gamma, size_t N,
                                          size_t D) {
     for (size_t r = 0; r < N; r++) {
         const REAL *xr = x + r * D, *gr = dy + r * D;
-        double g_mean = 0.0, gx_mean = 0.0;
-        for (size_t c = 0; c < D; c++) {
-            double xhat = (xr[c] - mean[r]) * rstd[r], g = gr[c] * gamma[c];
-            g_mean += g;
-            gx_mean += g * xhat;
-            if (dgamma) dgamma[c] += gr[c] * xhat;
-            if (dbeta) dbeta[c] += gr[c];
-        }
-        g_mean /= (double)D;
-        gx_mean /= (double)D;
+        double m = mean[r], s = rstd[r];
+        if (dgamma)
+            for (size_t c = 0; c < D; c++) dgamma[c] += gr[c] * ((xr[c] - m) * s);
+        if (dbeta)
+            for (size_t c = 0; c < D; c++) dbeta[c] += gr[c];
         if (!dx) continue;
-        REAL *dxr = dx + r * D;
-        for (size_t c = 0; c < D; c++) {
-            double xhat = (xr[c] - mean[r]) * rstd[r];
-            dxr[c] += rstd[r] * (gr[c] * gamma[c] - g_mean - xhat * gx_mean);
+        double g_acc[8] = {0}, gx_acc[8] = {0}, g_sum = 0.0, gx_sum = 0.0;
+        size_t c = 0;
+        for (; c + 8 <= D; c += 8)
+            for (int j = 0; j < 8; j++) {
+                double g = gr[c + j] * gamma[c + j];
+                g_acc[j] += g;
+                gx_acc[j] += g * ((xr[c + j] - m) * s);
+            }
+        for (; c < D; c++) {
+            double g = gr[c] * gamma[c];
+            g_sum += g;
+            gx_sum += g * ((xr[c] - m) * s);
         }
+        double g_mean = (SUM8(g_acc) + g_sum) / (double)D, gx_mean = (SUM8(gx_acc) + gx_sum) / (double)D;
+        REAL *dxr = dx + r * D;
+        for (c = 0; c < D; c++) dxr[c] += s * (gr[c] * gamma[c] - g_mean - (xr[c] - m) * s * gx_mean);
     }
 }
+#undef SUM8
 
 // saved: mean (N) then rstd (N), double; darg[0] = eps
 static int FN(layer_norm_forward)(ts_ctx *ctx, ts_tensor *y) {
