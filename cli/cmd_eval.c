@@ -83,7 +83,7 @@ static void print_output(const ts_translator *t, const ts_hypothesis *h) {
 // A Transformer's AER by layer and head (heads then the mean, each row a
 // layer: (layers, heads + 1)), and the best-aligned head.
 static void print_head_aer(const ts_model_config *cfg, const double *aer, double aer_diagonal) {
-    int L = cfg->layers, H = cfg->heads, best = 0;
+    int L = cfg->layers, H = cfg->heads, best = ts_eval_best_head(aer, L, H);
     printf("\nAER by layer and head (argmax of each head's cross-attention against the gold links;\n"
            "lower is better; \"mean\" is the layer's head mean, the last layer's is aer= below):\n");
     printf("%10s", "");
@@ -96,9 +96,7 @@ static void print_head_aer(const ts_model_config *cfg, const double *aer, double
     for (int l = 0; l < L; l++) {
         printf("  layer %-2d", l);
         for (int k = 0; k <= H; k++) {
-            double a = aer[(size_t)l * (H + 1) + k];
-            printf("%10.4f", a);
-            if (k < H && a < aer[best]) best = l * (H + 1) + k;
+            printf("%10.4f", aer[(size_t)l * (H + 1) + k]);
         }
         putchar('\n');
     }

@@ -217,6 +217,14 @@ static void column(const int32_t *ids, int B, int b, int rows, int32_t *out) {
 // The decoding limit of a sentence with n source words.
 static int limit_for(const ts_eval_opts *o, int n) { return o->max_len > 0 ? o->max_len : ts_output_limit(n); }
 
+int ts_eval_best_head(const double *head_aer, int layers, int heads) {
+    int best = 0;
+    for (int l = 0; l < layers; l++)
+        for (int k = 0; k < heads; k++)
+            if (head_aer[l * (heads + 1) + k] < head_aer[best]) best = l * (heads + 1) + k;
+    return best;
+}
+
 int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t *rows, size_t n_rows,
                 const ts_eval_opts *opts, ts_eval_result *out, ts_hypothesis **out_hyps) {
     memset(out, 0, sizeof *out);

@@ -54,6 +54,11 @@ typedef struct {
 int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t *rows, size_t n_rows,
                 const ts_eval_opts *opts, ts_eval_result *out, ts_hypothesis **out_hyps);
 
+// The best-aligned single head of ts_eval_opts.head_aer's (layers, heads + 1)
+// table: the index l (heads + 1) + k of the lowest AER among the heads
+// (k < heads; the first of equal ones), never a layer's mean.
+int ts_eval_best_head(const double *head_aer, int layers, int heads);
+
 // The pairs of a corpus file that an evaluation of model t scores (tinyseq
 // eval and the C API read them the same way): the file read whole (a gold
 // file's lines follow the pairs as read), the model's pieces of it, the gold

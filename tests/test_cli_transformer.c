@@ -6,6 +6,7 @@
 // info, translate: test_transformer.c; MPI: test_mpi.c; gradcheck:
 // test_cli_gradcheck.c.)
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,67 @@ Test(cli_transformer, report_and_eval_align_run_on_a_transformer, .timeout = 60)
     must("eval --align", out, rc);
     cr_assert(strstr(out, " aer=") && strstr(out, "pairs=40"), "%s", out);
     free(out);
+}
+
+// heads.csv holds each evaluation's AER of every layer x head and each
+// layer's mean, as `tinyseq eval --align --beam 1` scores the same model on
+// the same dev pairs, and the run's output names the same best head.
+Test(cli_transformer, heads_csv_scores_every_head_as_eval_align_does, .timeout = 60) {
+    char *out, *train_out, path[1100];
+    int rc = test_runf(&train_out, "%s train " MODEL " --toy-pairs 300 --batch 16 --steps 24 --show 0 --beam 0 --out %s/a",
+                       TS_PROGRAM, dir);
+    must("train", train_out, rc);
+    // The toy corpus the run drew (seed 1), its gold links joined to each pair, then the dev pairs' links.
+    rc = test_runf(&out, "cd %s && %s corpus --toy --n 300 --seed 1 --align toy.align > toy.tsv && paste toy.tsv toy.align > "
+                         "joined.tsv && awk -F'\t' 'NR == FNR { gold[$1 FS $2] = $3; next } { print gold[$1 FS $2] }' joined.tsv "
+                         "a/dev-pairs.tsv > dev.align",
+                   dir, TS_PROGRAM);
+    free(must("the dev pairs' gold links", out, rc));
+    rc = test_runf(&out, "%s eval --model %s/a/last.ckpt --corpus %s/a/dev-pairs.tsv --align %s/dev.align --beam 1 --show 0",
+                   TS_PROGRAM, dir, dir, dir);
+    must("eval --align", out, rc);
+    snprintf(path, sizeof path, "%s/a/heads.csv", dir);
+    char *csv = test_read_file(path, NULL);
+    cr_assert(!strncmp(csv, "epoch,step,layer,head,aer\n", 26), "%s", csv);
+    // Two evaluations (epoch 1 at step 17, the end at step 24) of 2 layers x (2 heads + the mean).
+    int rows = 0, last = 0;
+    for (const char *p = strchr(csv, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
+        char epoch[32], head[16];
+        long step;
+        int layer;
+        double aer;
+        cr_assert_eq(sscanf(p, "%31[^,],%ld,%d,%15[^,],%lf", epoch, &step, &layer, head, &aer), 5, "row %d: %.40s", rows, p);
+        cr_assert(step == (rows < 6 ? 17 : 24), "row %d: step %ld", rows, step);
+        cr_assert_eq(layer, rows % 6 / 3);
+        cr_assert_str_eq(head, rows % 3 == 2 ? "mean" : rows % 3 == 1 ? "1" : "0");
+        if (step == 24) {  // eval's table row "  layer L  a0  a1  mean", to its 4 decimals
+            char name[16];
+            snprintf(name, sizeof name, "  layer %-2d", layer);
+            const char *row = strstr(out, name);
+            cr_assert(row, "%s", out);
+            double want[3];
+            cr_assert_eq(sscanf(row + strlen(name), "%lf %lf %lf", &want[0], &want[1], &want[2]), 3, "%s", row);
+            cr_assert(fabs(aer - want[rows % 3]) <= 5.1e-5, "layer %d head %s: heads.csv %.6f, eval %.4f", layer, head, aer,
+                      want[rows % 3]);
+            last++;
+        }
+        rows++;
+    }
+    cr_assert_eq(rows, 12);
+    cr_assert_eq(last, 6);
+    // The best head as eval names it, in the run's line for the last evaluation.
+    const char *best = strstr(out, "best-aligned head: layer ");
+    cr_assert(best, "%s", out);
+    int layer, head;
+    cr_assert_eq(sscanf(best, "best-aligned head: layer %d head %d", &layer, &head), 2);
+    char says[64];
+    snprintf(says, sizeof says, "heads: best-aligned layer %d head %d,", layer, head);
+    const char *line = strrchr(train_out, '\n');
+    while (line > train_out && strncmp(line + 1, "  heads:", 8)) line--;  // the last heads line
+    cr_assert(line > train_out && !strncmp(line + 3, says, strlen(says)), "eval: %s\ntrain: %s", best, train_out);
+    free(csv);
+    free(out);
+    free(train_out);
 }
 
 // 0 is no size: before, --layers 0 (and --heads, --d-model, --ff 0) fell back

@@ -72,6 +72,15 @@ void ts_progress_epoch(const ts_progress *p, FILE *out, long epoch, double train
     fflush(out);
 }
 
+void ts_progress_heads(FILE *out, int layers, int heads, const double *head_aer) {
+    int best = ts_eval_best_head(head_aer, layers, heads);
+    fprintf(out, "  heads: best-aligned layer %d head %d, aer %.4f; each layer's head mean", best / (heads + 1),
+            best % (heads + 1), head_aer[best]);
+    for (int l = 0; l < layers; l++) fprintf(out, " %.4f", head_aer[l * (heads + 1) + heads]);
+    fputc('\n', out);
+    fflush(out);
+}
+
 void ts_progress_banner(FILE *out, const ts_progress_start *st) {
     const ts_train_opts *o = st->opts;
     const ts_model_config *cfg = st->model;

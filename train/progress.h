@@ -36,6 +36,10 @@ void ts_progress_step(ts_progress *p, double seconds, int tokens, int measured);
 // unless `final`. Nothing when log is NULL.
 void ts_progress_show(ts_progress *p, FILE *log, long epoch, long position, size_t total, double loss, int final);
 
+// "  heads: best-aligned layer L head H, aer A; each layer's head mean M0 M1 .."
+// on out, from a Transformer's (layers, heads + 1) AER table (infer/evaluate.h).
+void ts_progress_heads(FILE *out, int layers, int heads, const double *head_aer);
+
 // "epoch N: train loss ..., dev loss ..., ... (best)" on out; `elapsed`
 // seconds since the run started.
 void ts_progress_epoch(const ts_progress *p, FILE *out, long epoch, double train_loss, const ts_eval_result *dev,

@@ -22,10 +22,23 @@ void ts_record_free_hyps(ts_hypothesis *hyps, size_t n) {
     free(hyps);
 }
 
-// rows NULL: every pair of c (the test set); hyps NULL: not wanted.
-static int evaluate(ts_record *r, const ts_corpus *c, const size_t *rows, size_t n_rows, int beam, ts_eval_result *res,
-                    ts_hypothesis **hyps) {
-    ts_eval_opts eo = {.beam = beam, .batch = 64};
+int ts_record_init_heads(ts_record *r) {
+    const ts_model_config *cfg = &r->model->cfg;
+    if (cfg->arch != TS_ARCH_TRANSFORMER || !r->data->dev->has_align) return TS_OK;
+    r->head_aer = malloc((size_t)cfg->layers * (size_t)(cfg->heads + 1) * sizeof *r->head_aer);
+    return r->head_aer ? TS_OK : ts_fail(TS_ERR_NOMEM, "the heads' AER");
+}
+
+void ts_record_free(ts_record *r) {
+    free(r->head_aer);
+    r->head_aer = NULL;
+}
+
+// rows NULL: every pair of c (the test set); hyps NULL: not wanted;
+// head_aer NULL: the heads not scored.
+static int evaluate(ts_record *r, const ts_corpus *c, const size_t *rows, size_t n_rows, int beam, double *head_aer,
+                    ts_eval_result *res, ts_hypothesis **hyps) {
+    ts_eval_opts eo = {.beam = beam, .batch = 64, .head_aer = head_aer};
     int rc;
     // A failed ts_evaluate has freed its hypotheses.
     while ((rc = ts_evaluate(&r->trained, r->ctx, c, rows, n_rows, &eo, res, hyps)) == TS_ERR_ARENA)
@@ -35,17 +48,17 @@ static int evaluate(ts_record *r, const ts_corpus *c, const size_t *rows, size_t
 }
 
 int ts_record_dev(ts_record *r, int beam, ts_eval_result *res, ts_hypothesis **hyps) {
-    return evaluate(r, r->data->dev, r->data->dev_rows, r->data->n_dev, beam, res, hyps);
+    return evaluate(r, r->data->dev, r->data->dev_rows, r->data->n_dev, beam, beam == 1 ? r->head_aer : NULL, res, hyps);
 }
 
 int ts_record_test(ts_record *r) {
     const ts_train_opts *o = r->opts;
     ts_eval_result res;
-    int rc = evaluate(r, r->data->test, NULL, 0, 1, &res, NULL);
+    int rc = evaluate(r, r->data->test, NULL, 0, 1, NULL, &res, NULL);
     if (rc || !o->out) return rc;
     ts_progress_test(o->out, 1, &res, o->test_file);
     if (o->beam <= 1) return TS_OK;
-    if ((rc = evaluate(r, r->data->test, NULL, 0, (int)o->beam, &res, NULL))) return rc;
+    if ((rc = evaluate(r, r->data->test, NULL, 0, (int)o->beam, NULL, &res, NULL))) return rc;
     ts_progress_test(o->out, (int)o->beam, &res, o->test_file);
     return TS_OK;
 }
@@ -149,6 +162,9 @@ int ts_record_evaluation(ts_record *r, const ts_run_point *at, double train_loss
         rc = ts_rundir_write_attention(dir, at, &r->model->cfg, d->tgt_vocab, &d->dev->pairs[d->dev_rows[0]], &hyps[0]);
     if (!rc && hyps && d->n_dev > 0) rc = append_report(r, at, res, hyps);
     if (!rc) rc = ts_rundir_write_loss(dir);
+    const ts_model_config *cfg = &r->model->cfg;
+    if (!rc && res->has_head_aer) rc = ts_rundir_append_heads(dir, at, cfg->layers, cfg->heads, r->head_aer);
+    if (!rc && res->has_head_aer && r->opts->out) ts_progress_heads(r->opts->out, cfg->layers, cfg->heads, r->head_aer);
     r->recorded_step = at->step;
     return rc;
 }

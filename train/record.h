@@ -32,7 +32,16 @@ typedef struct {
     double window_loss;                // plain cross-entropy x tokens of the steps since the last row
     long window_tokens;
     long recorded_step;                // the step of the last evaluation recorded in the files (-1: none)
+    double *head_aer;                  // (layers, heads + 1): a Transformer's AER per cross-attention head and
+                                       // layer mean in the last greedy dev evaluation (infer/evaluate.h), when
+                                       // the dev pairs have gold links; NULL otherwise. Owned (ts_record_free)
 } ts_record;
+
+// Allocates r->head_aer when r's model is a Transformer and its dev pairs
+// have gold links (the toy corpus): the greedy dev evaluations then score
+// every head. TS_OK or TS_ERR_NOMEM.
+int ts_record_init_heads(ts_record *r);
+void ts_record_free(ts_record *r);
 
 // The learning rate of update k >= 1: the optimizer's, through the warmup
 // and --lr-schedule (train/schedule.h).
@@ -47,6 +56,7 @@ int ts_record_grow_arena(ts_ctx *ctx, const char *what);
 
 // The dev set decoded with `beam` (1: greedy) and scored; *hyps (NULL: not
 // wanted) receives the n_dev hypotheses (free with ts_record_free_hyps).
+// Greedy with r->head_aer: every head scored too (res->has_head_aer).
 int ts_record_dev(ts_record *r, int beam, ts_eval_result *res, ts_hypothesis **hyps);
 
 // --test FILE: the final model on the held-out corpus, one line on out for
@@ -67,7 +77,8 @@ int ts_record_final(ts_record *r, const ts_train_state *s, const ts_eval_result 
 int ts_record_steps(ts_record *r, const ts_run_point *at);
 
 // An evaluation into the run directory: its metrics.csv row, the first dev
-// sentence's attention figure, its attention.jsonl line, and loss.svg redrawn.
+// sentence's attention figure, its attention.jsonl line, loss.svg redrawn,
+// and when res scored every head, heads.csv's rows and the best head on out.
 int ts_record_evaluation(ts_record *r, const ts_run_point *at, double train_loss, const ts_eval_result *res,
                          const ts_hypothesis *hyps);
 

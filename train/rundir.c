@@ -50,7 +50,7 @@ int ts_make_dirs(const char *path) {
 // one (else -1).
 static size_t run_file_stem(const char *name, long *epoch, long *step) {
     static const char *const fixed[] = {"last.ckpt", "best.ckpt", "metrics.csv", "steps.csv", "config.txt",
-                                        "dev-pairs.tsv", "loss.svg", "attention.jsonl", "report.html"};
+                                        "dev-pairs.tsv", "loss.svg", "attention.jsonl", "report.html", "heads.csv"};
     static const struct { const char *prefix, *suffix; int per_step; } numbered[] = {
         {"attention-", ".svg", 0}, {"epoch-", ".ckpt", 0}, {"attention-step-", ".svg", 1}};
     *epoch = *step = -1;
@@ -306,6 +306,7 @@ int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch, long step)
     if (use != TS_RUN_CONTINUE) return TS_OK;
     int rc = trim_lines(dir, "metrics.csv", 1, epoch, step);
     if (!rc) rc = trim_lines(dir, "steps.csv", 0, epoch, step);
+    if (!rc) rc = trim_lines(dir, "heads.csv", 1, epoch, step);
     if (!rc) rc = trim_lines(dir, "attention.jsonl", 0, epoch, step);
     return rc ? rc : remove_run_files(dir, 0, epoch, step);
 }
@@ -380,6 +381,21 @@ int ts_rundir_append_steps(const char *dir, const ts_steps_row *r) {
     fprintf(csv, "%ld,%s,%s,%.6g,%.1f,%.2f\n", r->at.step, ts_run_point_epoch(epoch, &r->at),
             loss_field(train, r->train_loss), r->lr,
             r->tokens_per_s, r->elapsed);
+    return close_csv(csv, path);
+}
+
+int ts_rundir_append_heads(const char *dir, const ts_run_point *at, int layers, int heads, const double *head_aer) {
+    char path[4096], epoch[32];
+    FILE *csv;
+    int rc = open_csv(dir, "heads.csv", "epoch,step,layer,head,aer\n", &csv, path);
+    if (rc) return rc;
+    for (int l = 0; l < layers; l++)
+        for (int k = 0; k <= heads; k++) {
+            fprintf(csv, "%s,%ld,%d,", ts_run_point_epoch(epoch, at), at->step, l);
+            if (k < heads) fprintf(csv, "%d", k);
+            else fputs("mean", csv);
+            fprintf(csv, ",%.6f\n", head_aer[l * (heads + 1) + k]);
+        }
     return close_csv(csv, path);
 }
 

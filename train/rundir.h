@@ -2,7 +2,7 @@
 // the checkpoints' bytes. --out holds one run (last.ckpt, best.ckpt,
 // epoch-<epoch>.ckpt with --keep, metrics.csv, steps.csv, config.txt, dev-pairs.tsv,
 // loss.svg, attention-<epoch>.svg, attention-step-<step>.svg, attention.jsonl,
-// report.html, and the temporary files of their atomic saves);
+// heads.csv, report.html, and the temporary files of their atomic saves);
 // nothing else in it is touched.
 #ifndef TS_TRAIN_RUNDIR_H
 #define TS_TRAIN_RUNDIR_H
@@ -40,8 +40,8 @@ int ts_rundir_holds_only_a_run(const char *dir);
 int ts_rundir_elapsed(const char *dir, double *seconds);
 
 // Makes the directory ready once everything else is: deletes the old run's
-// files (TS_RUN_REPLACE), or keeps the lines of metrics.csv, steps.csv and
-// attention.jsonl up to `step`, the per-epoch figures and checkpoints up to
+// files (TS_RUN_REPLACE), or keeps the lines of metrics.csv, steps.csv,
+// heads.csv and attention.jsonl up to `step`, the per-epoch figures and checkpoints up to
 // `epoch` and the per-step figures up to `step` (TS_RUN_CONTINUE).
 int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch, long step);
 
@@ -96,6 +96,12 @@ typedef struct {
 
 // Appends one row to steps.csv (with the header when it is new).
 int ts_rundir_append_steps(const char *dir, const ts_steps_row *row);
+
+// Appends an evaluation's rows to heads.csv (with the header when it is new):
+// "epoch,step,layer,head,aer", one row per layer and head of head_aer
+// ((layers, heads + 1): a Transformer's cross-attention AER, infer/evaluate.h),
+// the layer's head mean as head "mean".
+int ts_rundir_append_heads(const char *dir, const ts_run_point *at, int layers, int heads, const double *head_aer);
 
 // attention-<epoch>.svg at an epoch's end, else attention-step-<step>.svg:
 // hypothesis h's attention over the source of `pair` (nothing for a model

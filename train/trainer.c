@@ -378,6 +378,7 @@ static int load_data(trainer *t, const ts_ckpt *resume) {
 
 static void trainer_free(trainer *t) {
     ts_record_free_hyps(t->epoch_hyps, t->data.n_dev);
+    ts_record_free(&t->rec);
     ts_dataset_free(&t->data);
     ts_seq2seq_free(t->model);
     ts_optim_free(&t->optim);
@@ -470,6 +471,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
                         .progress = &t.progress, .recorded_step = -1, .lr_horizon = t.s.lr_horizon,
                         .trained = {.model = t.model, .src_vocab = t.data.src_vocab, .tgt_vocab = t.data.tgt_vocab,
                                     .src_sw = t.data.src_sw, .tgt_sw = t.data.tgt_sw, .max_len = (int)o->max_len}};
+    if ((rc = ts_record_init_heads(&t.rec))) goto done;
     ts_params_zero_grad(&t.model->params);  // train_step's invariant
     t.optim.threads = threads > 1 ? 2 : 1;  // the memory-bound passes gain little beyond two
     if (resume && (rc = ts_train_state_restore(&t.s, &t.optim, &t.model->params, resume, o,
