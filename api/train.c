@@ -29,55 +29,6 @@ static const ts_train_option *row_named(const char *name) {
     return r ? r : ts_train_option_by_key(name);
 }
 
-// Two rows in a row with one flag take "N|FILE" (--dev): a whole number is
-// the first row's, anything else the second's.
-static int count_or_text(const ts_train_option *r) {
-    return r->flag && r + 1 < ts_train_options + ts_train_options_count && r[1].flag && !strcmp(r[1].flag, r->flag);
-}
-
-// Sets row r of o from text as its flag would; TS_ERR_ARG naming it otherwise.
-static int set_option(ts_train_opts *o, const ts_train_option *r, const char *name, const char *text) {
-    void *field = ts_train_option_field(o, r);
-    char *end;
-    errno = 0;
-    switch (r->kind) {
-    case TS_OPTION_INT: {
-        long v = strtol(text, &end, 10);
-        if (end == text || *end || errno) {
-            if (count_or_text(r)) {  // --dev FILE
-                *(const char **)ts_train_option_field(o, r + 1) = text;
-                ts_train_option_set_whole(o, r, 0);
-                return TS_OK;
-            }
-            return ts_fail(TS_ERR_ARG, "%s expects a whole number, got '%s'", name, text);
-        }
-        if (v < r->lo || v > r->hi)
-            return ts_fail(TS_ERR_ARG, "%s is %ld, outside %.0f..%.0f", name, v, r->lo, r->hi);
-        ts_train_option_set_whole(o, r, v);
-        if (count_or_text(r)) *(const char **)ts_train_option_field(o, r + 1) = NULL;
-        return TS_OK;
-    }
-    case TS_OPTION_REAL: {
-        double v = strtod(text, &end);
-        if (end == text || *end || !isfinite(v))
-            return ts_fail(TS_ERR_ARG, "%s expects a number, got '%s'", name, text);
-        if (v < r->lo || v > r->hi) return ts_fail(TS_ERR_ARG, "%s is %g, outside %g..%g", name, v, r->lo, r->hi);
-        *(double *)field = v;
-        return TS_OK;
-    }
-    case TS_OPTION_TEXT: *(const char **)field = text; return TS_OK;
-    case TS_OPTION_SWITCH:
-        if (strcmp(text, "0") && strcmp(text, "1")) return ts_fail(TS_ERR_ARG, "%s is 0 or 1, got '%s'", name, text);
-        *(int *)field = text[0] == '1';
-        return TS_OK;
-    case TS_OPTION_CHOICE: {
-        int rc = r->parse(o, text);
-        return rc ? ts_fail(rc, "%s: %s", name, ts_last_error()) : TS_OK;
-    }
-    }
-    return ts_fail(TS_ERR_ARG, "%s: an option of unknown kind", name);
-}
-
 // ---- the printed lines, to the caller's callback ------------------------------
 
 typedef struct {
@@ -146,17 +97,19 @@ int tinyseq_train(const char *const *keys, const char *const *values, int n, tin
     struct tm tm;
     strftime(default_out, sizeof default_out, "runs/%Y%m%d-%H%M%S", localtime_r(&now, &tm));
     o.out_dir = default_out;
-    int decoder_given = 0;
+    int given[TS_TRAIN_OPTIONS_MAX] = {0};
     for (int i = 0; i < n; i++) {
         if (!keys[i] || !values[i]) return ts_fail(TS_ERR_ARG, "option %d has no name or no value", i);
         const ts_train_option *r = row_named(keys[i]);
         if (!r) return ts_fail(TS_ERR_ARG, "unknown option '%s' (the options are train's flags, docs/python.md)", keys[i]);
-        int rc = set_option(&o, r, keys[i], values[i]);
+        int rc = ts_train_option_set(&o, r, keys[i], values[i]);
         if (rc) return rc;
-        decoder_given |= !strcmp(r->flag ? r->flag : "", "decoder");
+        given[r - ts_train_options] = 1;
     }
+    int rc = ts_train_apply_arch_defaults(&o, given);
+    if (rc) return rc;
     // As `tinyseq train`: attention bahdanau goes with its decoder, the others with Luong's.
-    if (!decoder_given) o.model.decoder = o.model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
+    if (!given[ts_train_option_by_flag("decoder") - ts_train_options]) o.model.decoder = o.model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
 
     line_sink out_sink = {on_line, user, 0, {0}, 0}, log_sink = {on_line, user, 1, {0}, 0};
     o.out = sink_open(&out_sink);
@@ -176,7 +129,7 @@ int tinyseq_train(const char *const *keys, const char *const *values, int n, tin
     sigaction(SIGTERM, &sa, &old_term);
     o.stop = &stop_signal;
     ts_train_report report;
-    int rc = ts_train(&o, &report);
+    rc = ts_train(&o, &report);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     fclose(o.out);

@@ -211,6 +211,21 @@ static void print_option_help(FILE *out, const ts_train_option *r, const ts_trai
     fputc('\n', out);
 }
 
+// The defaults --arch NAME changes (train/options.c's table), after the model options.
+static void print_arch_defaults(FILE *out) {
+    for (int arch = 0; arch < TS_ARCH_COUNT; arch++) {
+        int column = 0;
+        for (size_t i = 0; i < ts_arch_defaults_count; i++) {
+            const ts_arch_default *d = &ts_arch_defaults[i];
+            if ((int)d->arch != arch) continue;
+            if (!column) column = fprintf(out, "  --arch %s changes the defaults to", ts_arch_name(d->arch));
+            if (column > 76) column = fprintf(out, "\n                   ");
+            column += fprintf(out, " --%s %s", d->flag, d->value);
+        }
+        if (column) fputc('\n', out);
+    }
+}
+
 // The usage: its head, the options table's rows section by section, its tail.
 static void print_usage(FILE *out) {
     static const char *const sections[] = {"data", "model", "training", "output"};
@@ -224,6 +239,7 @@ static void print_usage(FILE *out) {
         }
         for (size_t i = 0; i < sizeof usage_cli / sizeof usage_cli[0]; i++)
             if (!strcmp(usage_cli[i].section, sections[s])) fputs(usage_cli[i].lines, out);
+        if (!strcmp(sections[s], "model")) print_arch_defaults(out);
     }
     fputs(usage_tail, out);
 }
@@ -329,7 +345,7 @@ static void print_resume_command(const char *program, int argc, char **argv, con
 static int train_command(int argc, char **argv, char **config_text) {
     const char *cmd = "tinyseq train";
     ts_train_opts o = ts_train_defaults();
-    int decoder_given = 0;
+    int given[TS_TRAIN_OPTIONS_MAX] = {0};  // by row: the flags given (here or in --config)
     char default_out[64];
     time_t now = time(NULL);
     struct tm tm;
@@ -345,8 +361,7 @@ static int train_command(int argc, char **argv, char **config_text) {
         const ts_train_option *r = &ts_train_options[i];
         if (!r->flag || (i > 0 && count_or_text(r - 1))) continue;
         flags[n_flags] = flag_of(r, &o, &targets[n_flags]);
-        // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
-        if (!strcmp(r->flag, "decoder")) flags[n_flags].given = &decoder_given;
+        flags[n_flags].given = &given[i];
         n_flags++;
     }
     flags[n_flags++] = (ts_flag)TS_STRING("config", &config);
@@ -371,7 +386,13 @@ static int train_command(int argc, char **argv, char **config_text) {
         return TS_EXIT_FAIL;
     }
     if (corpus) fclose(corpus);
-    if (!decoder_given) o.model.decoder = o.model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
+    if (ts_train_apply_arch_defaults(&o, given)) {  // the table's own values: a bad one is the program's bug
+        ts_cli_error(cmd, 0, "%s", ts_last_error());
+        return TS_EXIT_FAIL;
+    }
+    // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
+    if (!given[ts_train_option_by_flag("decoder") - ts_train_options])
+        o.model.decoder = o.model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
     ts_train_report report;
     catch_stop_signals(o.out_dir);
     o.stop = &stop_signal;

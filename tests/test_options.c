@@ -182,3 +182,45 @@ Test(options, every_checkpoint_row_is_saved_and_checked_on_resume, .timeout = 12
     free(corpus);
     free(dir);
 }
+
+// The line "key = value\n" is in config.txt of run DIR/name.
+static int config_has(const char *dir, const char *name, const char *line) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s/config.txt", dir, name);
+    char *text = test_read_file(path, NULL);
+    int has = strstr(text, line) != NULL;
+    free(text);
+    return has;
+}
+
+// --arch transformer alone trains the table's recipe (ts_arch_defaults); a
+// flag given on the command line or in --config wins; the GRU keeps its
+// own defaults.
+Test(options, the_transformer_has_its_own_defaults_and_given_flags_win, .timeout = 120) {
+    char *dir = test_tmpdir(), *out = NULL;
+    const char *quick = "--toy-pairs 100 --steps 1 --show 0 --beam 0";
+    cr_assert_eq(test_runf(&out, "'%s' train --arch transformer %s --out %s/t", TS_PROGRAM, quick, dir), 0, "%s", out);
+    free(out);
+    for (size_t i = 0; i < ts_arch_defaults_count; i++) {
+        const ts_train_option *r = ts_train_option_by_flag(ts_arch_defaults[i].flag);
+        char line[128];
+        snprintf(line, sizeof line, "\n%s = %s\n", r->key, ts_arch_defaults[i].value);
+        // plateau, the schedule's 0, is written only when given.
+        if (strcmp(ts_arch_defaults[i].value, "plateau"))
+            cr_assert(config_has(dir, "t", line), "--arch transformer without %s:%s", r->key, line);
+    }
+    char *config = test_write_file(dir, "given.txt", "heads = 4\n", 10);
+    cr_assert_eq(test_runf(&out, "'%s' train --arch transformer --config %s --epochs 3 --hidden 32 %s --out %s/g", TS_PROGRAM,
+                           config, quick, dir),
+                 0, "%s", out);
+    free(out);
+    cr_assert(config_has(dir, "g", "\nheads = 4\n") && config_has(dir, "g", "\nepochs = 3\n") &&
+              config_has(dir, "g", "\nhidden = 32\n") && config_has(dir, "g", "\nlayers = 2\n"), "given flags lost");
+    cr_assert_eq(test_runf(&out, "'%s' train %s --out %s/gru", TS_PROGRAM, quick, dir), 0, "%s", out);
+    free(out);
+    cr_assert(config_has(dir, "gru", "\nhidden = 128\n") && config_has(dir, "gru", "\nepochs = 5\n") &&
+              config_has(dir, "gru", "\npatience = 3\n") && !config_has(dir, "gru", "warmup_steps"),
+              "the GRU's defaults changed");
+    free(config);
+    free(dir);
+}

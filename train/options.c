@@ -8,8 +8,10 @@
 #include "train/rundir.h"
 #include "train/state.h"  // TS_COUNT_MAX
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *attn_name(const ts_train_opts *o) { return ts_attn_name(o->model.attn); }
@@ -97,9 +99,9 @@ const ts_train_option ts_train_options[] = {
     {.flag = "d-model", .key = "d_model", INT(model.d_model, 1, TS_MODEL_MAX_HIDDEN, 0), .use = SAME | TS_OPTION_IF_GIVEN,
      .section = "model", .meta = "N", .help = "transformer: model width (default: --hidden)"},
     {.flag = "heads", .key = "heads", INT(model.heads, 1, TS_MODEL_MAX_HIDDEN, 0), .use = SAME | TS_OPTION_IF_GIVEN,
-     .section = "model", .meta = "N", .help = "transformer: attention heads, dividing --d-model (default 4)"},
+     .section = "model", .meta = "N", .help = "transformer: attention heads, dividing --d-model (default: below)"},
     {.flag = "layers", .key = "layers", INT(model.layers, 1, TS_MODEL_MAX_LAYERS, 0), .use = SAME | TS_OPTION_IF_GIVEN,
-     .section = "model", .meta = "N", .help = "transformer: layers per stack (default 2)"},
+     .section = "model", .meta = "N", .help = "transformer: layers per stack (default: below)"},
     {.flag = "ff", .key = "ff", INT(model.ff, 1, TS_MODEL_MAX_FF, 0), .use = SAME | TS_OPTION_IF_GIVEN, .section = "model",
      .meta = "N", .help = "transformer: feed-forward width (default 4 d_model)"},
     {.flag = "attn", .key = "attention", CHOICE(model.attn, "bahdanau", attn), .use = SAME, .section = "model",
@@ -117,7 +119,7 @@ const ts_train_option ts_train_options[] = {
     {.flag = "emb", .key = "emb", INT(model.emb, 1, TS_MODEL_MAX_EMB, 64), .use = SAME, .section = "model", .meta = "N",
      .help = "embedding size (default {})"},
     {.flag = "hidden", .key = "hidden", INT(model.hidden, 1, TS_MODEL_MAX_HIDDEN, 128), .use = SAME, .section = "model",
-     .meta = "N", .help = "hidden size (default {})"},
+     .meta = "N", .help = "hidden size (default {}; a Transformer's: below)"},
     // training
     {.flag = "optim", .key = "optimizer", .saved_as = "train.optimizer", CHOICE(optim, "adam", optim), .use = SAME | RESUME,
      .section = "training", .meta = "NAME", .help = "adam or sgd with momentum 0.9 (default {})"},
@@ -215,6 +217,21 @@ _Static_assert(sizeof ts_train_options / sizeof ts_train_options[0] < TS_TRAIN_O
 #undef SAME
 #undef RESUME
 
+// The defaults --arch changes, in one place: a Transformer trains the toy
+// recipe of docs/models.md unless told otherwise (d_model follows --hidden,
+// the feed-forward width 4 d_model: models/config.c). The GRU's are the rows' own.
+const ts_arch_default ts_arch_defaults[] = {
+    {TS_ARCH_TRANSFORMER, "hidden", "64"},
+    {TS_ARCH_TRANSFORMER, "heads", "2"},
+    {TS_ARCH_TRANSFORMER, "layers", "2"},
+    {TS_ARCH_TRANSFORMER, "lr", "0.003"},
+    {TS_ARCH_TRANSFORMER, "warmup-steps", "300"},
+    {TS_ARCH_TRANSFORMER, "lr-schedule", "plateau"},
+    {TS_ARCH_TRANSFORMER, "epochs", "12"},
+    {TS_ARCH_TRANSFORMER, "patience", "12"},
+};
+const size_t ts_arch_defaults_count = sizeof ts_arch_defaults / sizeof ts_arch_defaults[0];
+
 void *ts_train_option_field(ts_train_opts *o, const ts_train_option *r) { return (char *)o + r->offset; }
 
 static const void *field_of(const ts_train_opts *o, const ts_train_option *r) { return (const char *)o + r->offset; }
@@ -251,6 +268,65 @@ ts_train_opts ts_train_defaults(void) {
         }
     }
     return o;
+}
+
+// Two rows in a row with one flag take "N|FILE" (--dev): a whole number is
+// the first row's, anything else the second's.
+static int count_or_text(const ts_train_option *r) {
+    return r->flag && r + 1 < ts_train_options + ts_train_options_count && r[1].flag && !strcmp(r[1].flag, r->flag);
+}
+
+int ts_train_option_set(ts_train_opts *o, const ts_train_option *r, const char *name, const char *text) {
+    void *field = ts_train_option_field(o, r);
+    char *end;
+    errno = 0;
+    switch (r->kind) {
+    case TS_OPTION_INT: {
+        long v = strtol(text, &end, 10);
+        if (end == text || *end || errno) {
+            if (count_or_text(r)) {  // --dev FILE
+                *(const char **)ts_train_option_field(o, r + 1) = text;
+                ts_train_option_set_whole(o, r, 0);
+                return TS_OK;
+            }
+            return ts_fail(TS_ERR_ARG, "%s expects a whole number, got '%s'", name, text);
+        }
+        if (v < r->lo || v > r->hi)
+            return ts_fail(TS_ERR_ARG, "%s is %ld, outside %.0f..%.0f", name, v, r->lo, r->hi);
+        ts_train_option_set_whole(o, r, v);
+        if (count_or_text(r)) *(const char **)ts_train_option_field(o, r + 1) = NULL;
+        return TS_OK;
+    }
+    case TS_OPTION_REAL: {
+        double v = strtod(text, &end);
+        if (end == text || *end || !isfinite(v))
+            return ts_fail(TS_ERR_ARG, "%s expects a number, got '%s'", name, text);
+        if (v < r->lo || v > r->hi) return ts_fail(TS_ERR_ARG, "%s is %g, outside %g..%g", name, v, r->lo, r->hi);
+        *(double *)field = v;
+        return TS_OK;
+    }
+    case TS_OPTION_TEXT: *(const char **)field = text; return TS_OK;
+    case TS_OPTION_SWITCH:
+        if (strcmp(text, "0") && strcmp(text, "1")) return ts_fail(TS_ERR_ARG, "%s is 0 or 1, got '%s'", name, text);
+        *(int *)field = text[0] == '1';
+        return TS_OK;
+    case TS_OPTION_CHOICE: {
+        int rc = r->parse(o, text);
+        return rc ? ts_fail(rc, "%s: %s", name, ts_last_error()) : TS_OK;
+    }
+    }
+    return ts_fail(TS_ERR_ARG, "%s: an option of unknown kind", name);
+}
+
+int ts_train_apply_arch_defaults(ts_train_opts *o, const int given[]) {
+    for (size_t i = 0; i < ts_arch_defaults_count; i++) {
+        const ts_arch_default *d = &ts_arch_defaults[i];
+        const ts_train_option *r = ts_train_option_by_flag(d->flag);
+        if (d->arch != o->model.arch || !r || given[r - ts_train_options]) continue;
+        int rc = ts_train_option_set(o, r, d->flag, d->value);
+        if (rc) return rc;
+    }
+    return TS_OK;
 }
 
 const ts_train_option *ts_train_option_by_flag(const char *flag) {

@@ -62,6 +62,23 @@ typedef struct ts_train_option {
 extern const ts_train_option ts_train_options[];
 extern const size_t ts_train_options_count;
 
+// A default that --arch changes: the row of --flag takes `value` (as the
+// flag would) in a run of `arch` that was not given the flag.
+typedef struct {
+    ts_model_arch arch;
+    const char *flag, *value;
+} ts_arch_default;
+extern const ts_arch_default ts_arch_defaults[];
+extern const size_t ts_arch_defaults_count;
+
+// The defaults of o->model.arch into o, for each row i not given[i] (i
+// indexes ts_train_options; the command line and --config, or the C API's
+// keys, say what was given). TS_OK, or a bad table's TS_ERR_ARG.
+int ts_train_apply_arch_defaults(ts_train_opts *o, const int given[]);
+
+// Sets row r of o from text as its flag would; TS_ERR_ARG naming `name` otherwise.
+int ts_train_option_set(ts_train_opts *o, const ts_train_option *r, const char *name, const char *text);
+
 // The row of --flag, or NULL (the first of two rows sharing a flag).
 const ts_train_option *ts_train_option_by_flag(const char *flag);
 // The first row with config.txt key `key` that has a flag, or NULL.
