@@ -21,8 +21,8 @@
 #   DATA=../shared/data/tatoeba-eng-fra.tsv  MAX_LEN=10
 #   TTQ_EPOCHS=10                       epochs of the time-to-quality row
 #
-# Both programs run twice per config: as a user runs them (OPENBLAS_CORETYPE
-# and OPENBLAS_THREAD_TIMEOUT removed from the environment), and each on the
+# Both programs run twice per config: as a user runs them (every OPENBLAS_*
+# variable removed from the environment), and each on the
 # best kernels the CPU supports (OPENBLAS_CORETYPE set to the core tinyseq
 # chose from CPUID, for both). Where those are the same kernels (OpenBLAS's
 # own choice is already the best) the second pass is skipped and says so.
@@ -53,9 +53,9 @@ else
   CONFIGS=${CONFIGS:-"64:128:32:bahdanau 256:256:64:bahdanau transformer:256:4:3:1024:64"}
   GREEDY_CONFIGS=${GREEDY_CONFIGS:-"256:256:64:bahdanau transformer:256:4:3:1024:64"}
 fi
-# "As a user runs them": none of the variables that choose OpenBLAS's kernels
-# or threads' spinning, whatever the calling shell has.
-unset OPENBLAS_CORETYPE OPENBLAS_THREAD_TIMEOUT
+# "As a user runs them": none of OpenBLAS's variables (kernels, threads'
+# spinning, cache sizes such as OPENBLAS_L2_SIZE), whatever the calling shell has.
+for v in $(compgen -e | grep '^OPENBLAS_' || true); do unset "$v"; done
 [ -r "$DATA" ] || { echo "bench: cannot read $DATA" >&2; exit 1; }
 # Peak RSS from GNU time; without it (apt-get install -y time) RSS is not reported.
 if [ -x /usr/bin/time ]; then
