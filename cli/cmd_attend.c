@@ -290,6 +290,7 @@ typedef struct {
     const double *weights;  // (rows, cols)
     int rows, cols;
     const char *const *row_words, *const *col_words;
+    const char *axes[2];    // the rows' and columns' axis names in the SVG
 } shown_matrix;
 
 // The labels of view `view`'s rows (cols 0) or columns (cols 1).
@@ -301,8 +302,11 @@ static const char *const *view_labels(const attention_view *v, int view, int col
 
 static shown_matrix pick_matrix(const ts_heads *h, const head_choice *c, const attention_view *v) {
     int layer = c->layer_given ? (int)c->layer : h->layers - 1, head = c->head_given ? (int)c->head : -1;
+    const ts_head_view_info *info = &ts_head_views[c->view];
+    // The decoder's self-attention reads its inputs (<sos> and the outputs before), not the target.
     return (shown_matrix){ts_heads_matrix(h, c->view, layer, head), ts_heads_rows(h, c->view), ts_heads_cols(h, c->view),
-                          view_labels(v, c->view, 0), view_labels(v, c->view, 1)};
+                          view_labels(v, c->view, 0), view_labels(v, c->view, 1),
+                          {info->rows_target ? "target" : "source", info->cols_target ? "decoder input" : "source"}};
 }
 
 // "attention: transformer cross-attention, layer 1 (the last of 2), mean of 4 heads, greedy"
@@ -481,7 +485,7 @@ int ts_cmd_attend(int argc, char **argv) {
     char title[256], search[32] = "greedy";
     if (beam > 1) snprintf(search, sizeof search, "beam %ld", beam);
     const double *search_weights = v.merged_weights ? v.merged_weights : v.hyp.attention;  // (T, S)
-    shown_matrix m = {search_weights, v.T, v.S, v.labels.target, v.labels.source};  // the search's
+    shown_matrix m = {search_weights, v.T, v.S, v.labels.target, v.labels.source, {"target", "source"}};  // the search's
     if (heads.layers) {
         m = pick_matrix(&heads, &choice, &v);
         describe_choice(title, sizeof title, &heads, &choice, search);
@@ -522,9 +526,9 @@ int ts_cmd_attend(int argc, char **argv) {
         if (choice.grid ? (to_stdout ? ts_render_heatmap_grid_svg(stdout, &grid.g)
                                      : ts_render_heatmap_grid_svg_path(svg_path, &grid.g))
             : to_stdout ? ts_render_heatmap_svg(stdout, weights, (size_t)m.rows, (size_t)m.cols, m.row_words, m.col_words,
-                                                title)
+                                                m.axes, title)
                         : ts_render_heatmap_svg_path(svg_path, weights, (size_t)m.rows, (size_t)m.cols, m.row_words,
-                                                     m.col_words, title)) {
+                                                     m.col_words, m.axes, title)) {
             ts_cli_error(cmd, 1, "cannot write the SVG");
             status = TS_EXIT_FAIL;
         } else if (strcmp(svg_path, "-")) {

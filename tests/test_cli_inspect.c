@@ -604,6 +604,28 @@ Test(cli_inspect, attend_on_a_transformer_says_which_matrix_it_shows_and_picks_o
                    dir, dir, dir);
     cr_assert_eq(rc, 0, "the grid SVG is well-formed and labels the decoder's <sos> input: %s", out);
     free(out);
+    // One view's figure names its axes as that view reads them.
+    const char *views[][3] = {{"dec", "decoder input", "target"}, {"enc", "source", "source"}, {"cross", "source", "target"}};
+    for (int k = 0; k < 3; k++) {
+        rc = test_runf(&out, "%s attend --model '%s' %s%s --svg %s/one.svg --force 'le chat dort .'", TS_PROGRAM,
+                       ckpt_transformer, strcmp(views[k][0], "cross") ? "--self " : "",
+                       strcmp(views[k][0], "cross") ? views[k][0] : "", dir);
+        cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+        free(out);
+        char path[1024], axis[64];
+        snprintf(path, sizeof path, "%s/one.svg", dir);
+        char *svg = test_read_file(path, NULL);
+        cr_assert_not_null(svg);
+        for (int a = 1; a <= 2; a++) {
+            snprintf(axis, sizeof axis, "font-style=\"italic\" fill=\"#444444\"");
+            const char *at = strstr(svg, axis);
+            if (a == 2 && at) at = strstr(at + 1, axis);
+            cr_assert(at && strstr(at, views[k][a]) && strchr(at, '>') &&
+                          !strncmp(strchr(at, '>') + 1, views[k][a], strlen(views[k][a])),
+                      "--self %s: the %s axis is \"%s\"", views[k][0], a == 1 ? "column" : "row", views[k][a]);
+        }
+        free(svg);
+    }
 }
 
 Test(cli_inspect, attend_json_of_a_transformer_holds_every_layer_head_and_mean) {

@@ -69,7 +69,7 @@ Test(render, heatmap_svg_is_well_formed_with_every_word_escaped) {
     fill_rows(w, 6, 6);
     w[7] = NAN;  // a NaN cell is drawn grey, not skipped
     char *dir = test_tmpdir(), *path = join(dir, "heat.svg");
-    cr_assert_eq(ts_render_heatmap_svg_path(path, w, 6, 6, target, source,
+    cr_assert_eq(ts_render_heatmap_svg_path(path, w, 6, 6, target, source, NULL,
                                             "attention: <bahdanau> & co"), TS_OK,
                  "%s", ts_last_error());
     assert_xml_well_formed(path);
@@ -100,7 +100,7 @@ Test(render, heatmap_svg_survives_invalid_utf8_and_control_characters) {
     double w[3 * 3];
     fill_rows(w, 3, 3);
     char *dir = test_tmpdir(), *path = join(dir, "bad.svg");
-    cr_assert_eq(ts_render_heatmap_svg_path(path, w, 3, 3, rows, cols, NULL), TS_OK);
+    cr_assert_eq(ts_render_heatmap_svg_path(path, w, 3, 3, rows, cols, NULL, NULL), TS_OK);
     assert_xml_well_formed(path);
     free(path);
     free(dir);
@@ -109,7 +109,7 @@ Test(render, heatmap_svg_survives_invalid_utf8_and_control_characters) {
 Test(render, heatmap_svg_labels_positions_when_words_are_missing) {
     double w[2 * 2] = {1, 0, 0, 1};
     char *dir = test_tmpdir(), *path = join(dir, "nolabels.svg");
-    cr_assert_eq(ts_render_heatmap_svg_path(path, w, 2, 2, NULL, NULL, "t"), TS_OK);
+    cr_assert_eq(ts_render_heatmap_svg_path(path, w, 2, 2, NULL, NULL, NULL, "t"), TS_OK);
     assert_xml_well_formed(path);
     free(path);
     free(dir);
@@ -117,10 +117,10 @@ Test(render, heatmap_svg_labels_positions_when_words_are_missing) {
 
 Test(render, svg_path_reports_io_errors) {
     double w[1] = {1};
-    cr_assert_eq(ts_render_heatmap_svg_path("/nonexistent-dir/x.svg", w, 1, 1, NULL, NULL, NULL),
+    cr_assert_eq(ts_render_heatmap_svg_path("/nonexistent-dir/x.svg", w, 1, 1, NULL, NULL, NULL, NULL),
                  TS_ERR_IO);
     cr_assert_not_null(strstr(ts_last_error(), "/nonexistent-dir/x.svg"), "%s", ts_last_error());
-    cr_assert_eq(ts_render_heatmap_svg(stdout, w, 0, 1, NULL, NULL, NULL), TS_ERR_SHAPE);
+    cr_assert_eq(ts_render_heatmap_svg(stdout, w, 0, 1, NULL, NULL, NULL, NULL), TS_ERR_SHAPE);
 }
 
 // ---- JSON ------------------------------------------------------------------

@@ -427,7 +427,7 @@ int ts_rundir_write_attention(const char *dir, const ts_run_point *at, const ts_
     for (int k = 0; k < pair->tgt_len && used < (int)sizeof title; k++)
         used += snprintf(title + used, sizeof title - (size_t)used, " %s", pair->tgt[k]);
     int rc = ts_path_join(path, sizeof path, dir, name);
-    if (!rc) rc = ts_render_heatmap_svg_path(path, weights, T, n, target, (const char *const *)pair->src, title);
+    if (!rc) rc = ts_render_heatmap_svg_path(path, weights, T, n, target, (const char *const *)pair->src, NULL, title);
     free(target);
     free(weights);
     return rc;

@@ -314,7 +314,7 @@ static void svg_colour_bar(FILE *out, double x, double y, double h) {
 
 int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
                           const char *const *target, const char *const *source,
-                          const char *title) {
+                          const char *const axes[2], const char *title) {
     int status = check_matrix("render svg", weights, T, S);
     if (status != TS_OK) return status;
     label *all = labels_make(target, T, source, S, SVG_LABEL_COLS);
@@ -380,14 +380,14 @@ int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
         svg_text(out, x, y, attrs, cols[i].text);
     }
     svg_text(out, gx + grid_w / 2, gy + grid_h + 12 + drop + 22,
-             "text-anchor=\"middle\" font-style=\"italic\" fill=\"#444444\"", "source");
+             "text-anchor=\"middle\" font-style=\"italic\" fill=\"#444444\"", axes ? axes[1] : "source");
     {
         double x = 12 + 14, y = gy + grid_h / 2;
         char attrs[128];
         snprintf(attrs, sizeof attrs,
                  "text-anchor=\"middle\" font-style=\"italic\" fill=\"#444444\" "
                  "transform=\"rotate(-90 %.1f %.1f)\"", x, y);
-        svg_text(out, x, y, attrs, "target");
+        svg_text(out, x, y, attrs, axes ? axes[0] : "target");
     }
 
     svg_colour_bar(out, bar_x, gy, bar_h);
@@ -397,14 +397,14 @@ int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
 }
 
 static int heatmap_writer(FILE *out, const ts_figure_args *a) {
-    return ts_render_heatmap_svg(out, a->weights, a->T, a->S, a->target, a->source, a->text);
+    return ts_render_heatmap_svg(out, a->weights, a->T, a->S, a->target, a->source, a->axes, a->text);
 }
 
 int ts_render_heatmap_svg_path(const char *path, const double *weights, size_t T, size_t S,
                                const char *const *target, const char *const *source,
-                               const char *title) {
+                               const char *const axes[2], const char *title) {
     ts_figure_args a = {.weights = weights, .T = T, .S = S, .target = target, .source = source,
-                        .text = title};
+                        .axes = axes, .text = title};
     return ts_render_to_path(path, heatmap_writer, &a);
 }
 

@@ -30,12 +30,14 @@ int ts_render_heatmap_term(FILE *out, const double *weights, size_t T, size_t S,
 // black or white, whichever contrasts more; a colour bar with ticks 0, 0.5, 1;
 // `title` on top (NULL for none; its lines after the first, split at '\n',
 // are a caption in smaller type). NaN cells are grey. Needs T, S >= 1.
+// `axes` names the rows' and the columns' axis ({"target", "source"} when
+// NULL; a self-attention figure names its own, e.g. "decoder input").
 int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
                           const char *const *target, const char *const *source,
-                          const char *title);
+                          const char *const axes[2], const char *title);
 int ts_render_heatmap_svg_path(const char *path, const double *weights, size_t T, size_t S,
                                const char *const *target, const char *const *source,
-                               const char *title);
+                               const char *const axes[2], const char *title);
 
 // ---- small multiples ---------------------------------------------------------
 

@@ -96,6 +96,7 @@ typedef struct {
     const void *more;    // small multiples' ts_heatmap_grid (viz/heatmap.h), the JSON's ts_json_heads
     const char *const *target;
     const char *const *source;
+    const char *const *axes;  // the heatmap's row and column axis names (NULL: target, source)
     const char *text;  // title or attention name
 } ts_figure_args;
 
