@@ -6,6 +6,7 @@
 #include "autograd/ops_internal.h"
 
 #include "tensor/kernels.h"
+#include "tensor/parallel.h"
 
 #include <math.h>
 #include <string.h>
@@ -15,6 +16,22 @@ typedef struct {
     int *targets;     // (N) copied
     double *inv_sum;  // (N) 1 / sum_c exp(z_ic - max_i); 0 for ignored rows
 } linear_ce_saved;
+
+// One pass of the fused loss over its (N, V) buffer, cut into parts over
+// the threads (tensor/parallel.h): the forward's by rows, the backward's by
+// columns (each column of db then sums its rows in the same order).
+typedef struct {
+    void *z;  // (N, V) in the node's dtype: the logits, then exp(z - max), then dz
+    const void *bias;  // (V) or NULL (forward)
+    const linear_ce_saved *sv;
+    int ignore_index;
+    double smoothing;  // e
+    size_t n, v;
+    double *nll, *smooth;  // (N) forward: each kept row's log Z - z_t and log Z - mean(z)
+    void *db;              // (V) or NULL (backward)
+    double scale;          // backward: dloss / K
+    int count;             // backward: K
+} linear_ce_pass;
 
 #define TS_TEMPLATE "autograd/ops_softmax_t.h"
 #include "tensor/dtype_twice.h"
@@ -82,6 +99,10 @@ double ts_cross_entropy_nll(const ts_tensor *loss) {
 // backward: one pass makes p = exp(z - max) / sum and adds the column sums
 //   of dz into db; then dz = (p - q) dloss / K is applied through
 //   the gemms' alpha: dx += dz W (N, H), dW += dz^T x (V, H).
+// The passes between the products run in parts on the threads
+// (tensor/parallel.h): the forward's by rows (each row's loss terms kept and
+// summed in row order after), the backward's by columns (each column of db
+// sums its rows in row order), so one thread and two give the same bits.
 // iarg[0] = ignore index, iarg[1] = K, iarg[2] = 1 with a bias, iarg[3] = 1
 // once the backward has consumed the buffer (a tape is walked once);
 // darg[0] = e, darg[1] = the plain cross-entropy (for perplexity).

@@ -90,36 +90,54 @@ int FN(ts_cross_entropy_backward)(ts_ctx *ctx, ts_tensor *y) {
 // The output projection and the loss as one node (ops_softmax.c has the
 // plan of its passes). aux = linear_ce_saved (targets, 1 / sum per row),
 // saved = z (N, V), which the backward turns into dz in place.
+
+// The forward's passes over rows [begin, end) of part `part`: bias, max,
+// exp(z - max) and its sum; each row's terms of the loss go to pass->nll
+// and pass->smooth, summed in row order by the caller.
+static void FN(linear_ce_forward_rows)(void *arg, int part, int parts) {
+    const linear_ce_pass *a = arg;
+    const int *targets = a->sv->targets;
+    size_t begin, end;
+    ts_part_range(a->n, part, parts, &begin, &end);
+    for (size_t i = begin; i < end; i++) {
+        REAL *row = (REAL *)a->z + i * a->v;
+        if (targets[i] == a->ignore_index) {
+            memset(row, 0, a->v * sizeof(REAL));
+            a->sv->inv_sum[i] = 0.0;
+            continue;
+        }
+        double max = a->bias ? FN(ts_add_max_array)(row, a->bias, a->v) : FN(ts_max_array)(row, a->v);
+        double target_logit = row[targets[i]];
+        double mean = a->smoothing > 0.0 ? FN(ts_sum_array)(row, a->v) / (double)a->v : 0.0;
+        double sum = FN(ts_exp_shift_sum)(row, a->v, max);  // row = exp(z - max)
+        a->nll[i] = log(sum) - (target_logit - max);          // log Z - z_t, with log Z = max + log(sum)
+        a->smooth[i] = a->smoothing > 0.0 ? log(sum) - (mean - max) : 0.0;
+        a->sv->inv_sum[i] = 1.0 / sum;
+    }
+}
+
 static int FN(linear_cross_entropy_forward)(ts_ctx *ctx, ts_tensor *y) {
     ts_tensor *x = y->src[0], *w = y->src[1];
     const ts_tensor *bias = y->iarg[2] ? y->src[2] : NULL;
     size_t n = (size_t)x->shape[0], v = (size_t)w->shape[0];
     int H = x->shape[1];
     const linear_ce_saved *sv = y->aux;
-    const int *targets = sv->targets;
-    int ignore_index = y->iarg[0];
     double smoothing = y->darg[0];
     REAL *z = ts_arena_alloc(ctx->arena, n * v * sizeof(REAL));  // (N, V)
-    if (!z) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error()), ctx->status;
+    double *terms = ts_arena_alloc(ctx->arena, 2 * n * sizeof(double));  // (2, N): nll, smooth
+    if (!z || !terms) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error()), ctx->status;
     int rc = FN(ts_gemm)(0, 1, (int)n, (int)v, H, 1.0, DATA(x), DATA(w), 0.0, z);
     if (rc) return ts_ctx_fail(ctx, rc, "linear_cross_entropy: %s", ts_last_error()), ctx->status;
+    linear_ce_pass pass = {.z = z, .bias = bias ? DATA(bias) : NULL, .sv = sv, .ignore_index = y->iarg[0],
+                           .smoothing = smoothing, .n = n, .v = v, .nll = terms, .smooth = terms + n};
+    ts_parallel_run(ts_parallel_parts(n * v, (int)n), FN(linear_ce_forward_rows), &pass);
     double total = 0.0, smooth = 0.0;  // sums of log Z - z_t and of log Z - mean(z)
     int count = 0;
     for (size_t i = 0; i < n; i++) {
-        REAL *row = z + i * v;
-        if (targets[i] == ignore_index) {
-            memset(row, 0, v * sizeof(REAL));
-            sv->inv_sum[i] = 0.0;
-            continue;
-        }
-        double max = bias ? FN(ts_add_max_array)(row, DATA(bias), v) : FN(ts_max_array)(row, v);
-        double target_logit = row[targets[i]];
-        double mean = smoothing > 0.0 ? FN(ts_sum_array)(row, v) / (double)v : 0.0;
-        double sum = FN(ts_exp_shift_sum)(row, v, max);  // row = exp(z - max)
-        total += log(sum) - (target_logit - max);        // log Z - z_t, with log Z = max + log(sum)
-        if (smoothing > 0.0) smooth += log(sum) - (mean - max);
+        if (sv->targets[i] == pass.ignore_index) continue;
+        total += pass.nll[i];
+        smooth += pass.smooth[i];
         count++;
-        sv->inv_sum[i] = 1.0 / sum;
     }
     double nll = count ? total / count : 0.0;
     DATA(y)[0] = smoothing > 0.0 ? (1.0 - smoothing) * nll + smoothing * smooth / count : nll;
@@ -128,6 +146,36 @@ static int FN(linear_cross_entropy_forward)(ts_ctx *ctx, ts_tensor *y) {
     y->iarg[1] = count;
     return ctx->status;
 }
+
+// The backward's pass over columns [c0, c1) of part `part`, every row: dz =
+// p - q and db's columns, each column summed over the rows in row order,
+// as with one part.
+static void FN(linear_ce_backward_cols)(void *arg, int part, int parts) {
+    const linear_ce_pass *a = arg;
+    const linear_ce_saved *sv = a->sv;
+    size_t c0, c1;
+    ts_part_range(a->v, part, parts, &c0, &c1);
+    size_t width = c1 - c0;
+    double e = a->smoothing, uniform = e / (double)a->v, scale = a->scale;  // q = (1 - e) onehot + e / V
+    REAL *db = a->db ? (REAL *)a->db + c0 : NULL;
+    for (size_t i = 0; i < a->n; i++) {
+        if (sv->targets[i] == a->ignore_index) continue;  // a zero row
+        REAL *row = (REAL *)a->z + i * a->v + c0;
+        if (db)
+            FN(ts_scale_accumulate)(row, sv->inv_sum[i], db, scale, width);  // row *= 1/sum; db += scale row
+        else
+            for (size_t c = 0; c < width; c++) row[c] *= sv->inv_sum[i];
+        if (e > 0.0)
+            for (size_t c = 0; c < width; c++) row[c] -= uniform;
+        size_t t = (size_t)sv->targets[i];
+        if (t < c0 || t >= c1) continue;
+        row[t - c0] -= 1.0 - e;
+        if (db) db[t - c0] -= scale * (1.0 - e);
+    }
+    if (db && e > 0.0)  // the e / V share of every kept row, added once
+        for (size_t c = 0; c < width; c++) db[c] -= scale * uniform * a->count;
+}
+
 int FN(ts_linear_cross_entropy_backward)(ts_ctx *ctx, ts_tensor *y) {
     ts_tensor *x = y->src[0], *w = y->src[1];
     if (y->iarg[3]) {
@@ -140,24 +188,11 @@ int FN(ts_linear_cross_entropy_backward)(ts_ctx *ctx, ts_tensor *y) {
     if (ctx->status || y->iarg[1] == 0) return ctx->status;
     size_t n = (size_t)x->shape[0], v = (size_t)w->shape[0];
     int H = x->shape[1];
-    const linear_ce_saved *sv = y->aux;
     REAL *dz = y->saved;  // exp(z - max), becoming p - q
     double scale = GRAD(y)[0] / y->iarg[1];
-    double e = y->darg[0], uniform = e / (double)v;  // q = (1 - e) onehot + e / V
-    for (size_t i = 0; i < n; i++) {
-        if (sv->targets[i] == y->iarg[0]) continue;  // a zero row
-        REAL *row = dz + i * v;
-        if (db)
-            FN(ts_scale_accumulate)(row, sv->inv_sum[i], db, scale, v);  // row *= 1/sum; db += scale row
-        else
-            for (size_t c = 0; c < v; c++) row[c] *= sv->inv_sum[i];
-        if (e > 0.0)
-            for (size_t c = 0; c < v; c++) row[c] -= uniform;
-        row[sv->targets[i]] -= 1.0 - e;
-        if (db) db[sv->targets[i]] -= scale * (1.0 - e);
-    }
-    if (db && e > 0.0)  // the e / V share of every kept row, added once
-        for (size_t c = 0; c < v; c++) db[c] -= scale * uniform * y->iarg[1];
+    linear_ce_pass pass = {.z = dz, .sv = y->aux, .ignore_index = y->iarg[0], .smoothing = y->darg[0],
+                           .n = n, .v = v, .db = db, .scale = scale, .count = y->iarg[1]};
+    ts_parallel_run(ts_parallel_parts(n * v, (int)v), FN(linear_ce_backward_cols), &pass);
     int rc = TS_OK;
     if (dx) rc = FN(ts_gemm)(0, 0, (int)n, H, (int)v, scale, dz, DATA(w), 1.0, dx);
     if (!rc && dw) rc = FN(ts_gemm)(1, 0, (int)v, H, (int)n, scale, dz, DATA(x), 1.0, dw);

@@ -202,6 +202,8 @@ void ts_blas_set_threads(int n) {
     blas_threads_wanted = blas_threads_now = n;
 }
 
+int ts_threads_asked(void) { return blas_threads_wanted > 1 ? blas_threads_wanted : 1; }
+
 int ts_blas_threads(void) {
 #ifdef TS_HAVE_OPENBLAS
     return openblas_get_num_threads();

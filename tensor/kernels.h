@@ -34,7 +34,12 @@ static inline double ts_sigmoid_scalar(double x) {
 // set above 1, ts_gemm runs products of fewer than 4e6 multiply-adds on one
 // thread and the rest on n, and matrix-vector products on n only when the
 // matrix has 1e6 entries or more (without a call, OpenBLAS decides alone).
+// The passes between products (tensor/parallel.h) split over n threads too.
 void ts_blas_set_threads(int n);
+
+// The n of the last ts_blas_set_threads, 1 when it was never called: how
+// many threads the passes between products may use.
+int ts_threads_asked(void);
 
 // The threads OpenBLAS uses now: OPENBLAS_NUM_THREADS, or the cores, until
 // ts_blas_set_threads says otherwise (1 with another CBLAS).

@@ -7,10 +7,13 @@
 #include <criterion/criterion.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
+#include "tensor/kernels.h"
+#include "tensor/parallel.h"
 #include "testutil.h"
 
 typedef ts_tensor *(*op_fn)(ts_ctx *ctx, ts_tensor **x, void *arg);
@@ -722,6 +725,66 @@ Test(ops, linear_cross_entropy_equals_matmul_add_bias_cross_entropy) {
         for (int t = 0; t < 3; t++) assert_allclose(grads[0][t], grads[1][t], all[t]->size, 1e-13, 1e-12);
     }
     for (int t = 0; t < 3; t++) ts_tensor_free_persistent(all[t]);
+    ts_arena_free(arena);
+}
+
+// The loss's row passes run in parts on the threads ts_blas_set_threads asks
+// for (forward by rows, backward by columns): the loss and every gradient
+// are the same bits on one thread and on two, in both dtypes. V is odd and
+// the targets sit on both sides of the column split (2501 | 2502), some rows
+// are ignored, with and without label smoothing and bias.
+Test(ops, linear_cross_entropy_same_bits_on_one_and_two_threads) {
+    enum { N = 64, H = 8, V = 5003 };
+    ts_arena *arena = ts_arena_new((size_t)64 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    int targets[N];
+    for (int i = 0; i < N; i++) targets[i] = i % 7 == 3 ? 0 : (int)((2501 + 997 * (size_t)i) % V);
+    targets[1] = 2501, targets[2] = 2502, targets[4] = V - 1;
+    for (int dtype = 0; dtype < TS_DTYPE_COUNT; dtype++) {
+        ts_tensor *x = ts_tensor_persistent_dtype(dtype, 2, (int[]){N, H}, "x");
+        ts_tensor *w = ts_tensor_persistent_dtype(dtype, 2, (int[]){V, H}, "w");
+        ts_tensor *b = ts_tensor_persistent_dtype(dtype, 1, (int[]){V}, "b");
+        ts_tensor *all[3] = {x, w, b};
+        for (int t = 0; t < 3; t++) {
+            double *v = malloc(all[t]->size * sizeof(double));
+            for (size_t i = 0; i < all[t]->size; i++) v[i] = 2.0 * sin(1.3 * (double)(i + 7 * t) + 0.2);
+            ts_values_convert(all[t]->raw, dtype, v, TS_F64, all[t]->size);
+            free(v);
+        }
+        size_t bytes[3];
+        void *grads[2][3];
+        for (int t = 0; t < 3; t++) bytes[t] = all[t]->size * ts_dtype_size(dtype);
+        for (int smoothed = 0; smoothed < 2; smoothed++)
+            for (int biased = 0; biased < 2; biased++) {
+                double loss[2];
+                for (int threads = 1; threads <= 2; threads++) {
+                    ts_blas_set_threads(threads);
+                    cr_assert_eq(ts_parallel_parts((size_t)N * V, 0), threads);
+                    ts_ctx_reset(&ctx);
+                    ctx.dtype = dtype;
+                    for (int t = 0; t < 3; t++) memset(all[t]->grad_raw, 0, bytes[t]);
+                    ts_tensor *y = ts_linear_cross_entropy(&ctx, x, w, biased ? b : NULL, targets, 0, smoothed ? 0.1 : 0.0);
+                    cr_assert_not_null(y, "%s", ts_last_error());
+                    cr_assert_eq(ts_backward(&ctx, ts_scale(&ctx, y, 1.7)), TS_OK, "%s", ts_last_error());
+                    loss[threads - 1] = ts_value(y, 0);
+                    for (int t = 0; t < 3; t++) {
+                        grads[threads - 1][t] = malloc(bytes[t]);
+                        memcpy(grads[threads - 1][t], all[t]->grad_raw, bytes[t]);
+                    }
+                }
+                cr_assert(memcmp(&loss[0], &loss[1], sizeof(double)) == 0, "%s loss %.17g on one thread, %.17g on two",
+                          ts_dtype_name(dtype), loss[0], loss[1]);
+                for (int t = 0; t < 3; t++) {
+                    cr_assert(memcmp(grads[0][t], grads[1][t], bytes[t]) == 0, "%s d%s differs on two threads",
+                              ts_dtype_name(dtype), all[t]->name);
+                    free(grads[0][t]);
+                    free(grads[1][t]);
+                }
+            }
+        for (int t = 0; t < 3; t++) ts_tensor_free_persistent(all[t]);
+    }
+    ts_blas_set_threads(1);
     ts_arena_free(arena);
 }
 

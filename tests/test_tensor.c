@@ -2,12 +2,14 @@
 #include <criterion/criterion.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tensor/init.h"
 #include "tensor/kernels.h"
+#include "tensor/parallel.h"
 #include "tensor/tensor.h"
 #include "testutil.h"
 
@@ -107,6 +109,47 @@ Test(kernels, blas_is_the_one_the_build_chose) {
 #ifdef TS_HAVE_OPENBLAS
     cr_assert_str_eq(ts_blas_name(), "OpenBLAS");
 #endif
+}
+
+// Each part runs once, part 0 on the calling thread and the others on
+// threads of their own; the ranges cover 0..n once, in order, within one of
+// each other in length.
+typedef struct {
+    pthread_t caller, ran_on[4];
+    int calls[4], parts_seen[4];
+} parts_log;
+static void log_part(void *arg, int part, int parts) {
+    parts_log *log = arg;
+    log->ran_on[part] = pthread_self();
+    log->calls[part]++;
+    log->parts_seen[part] = parts;
+}
+Test(parallel, parts_run_once_each_on_their_own_threads) {
+    cr_assert_eq(ts_parallel_parts((size_t)1 << 20, 0), 1, "no ts_blas_set_threads yet: one part");
+    ts_blas_set_threads(3);
+    cr_assert_eq(ts_parallel_parts((size_t)1 << 20, 0), 3);
+    cr_assert_eq(ts_parallel_parts((size_t)1 << 20, 2), 2);
+    cr_assert_eq(ts_parallel_parts(TS_PARALLEL_MIN_ELEMENTS - 1, 0), 1, "small passes stay on one thread");
+    parts_log log = {.caller = pthread_self()};
+    ts_parallel_run(3, log_part, &log);
+    for (int p = 0; p < 3; p++) cr_assert(log.calls[p] == 1 && log.parts_seen[p] == 3, "part %d", p);
+    cr_assert(pthread_equal(log.ran_on[0], log.caller));
+    cr_assert(!pthread_equal(log.ran_on[1], log.caller) && !pthread_equal(log.ran_on[2], log.caller));
+    cr_assert(!pthread_equal(log.ran_on[1], log.ran_on[2]));
+    ts_blas_set_threads(1);
+    const size_t sizes[] = {0, 1, 2, 7, 100, 5003};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+        for (int parts = 1; parts <= 4; parts++) {
+            size_t next = 0;
+            for (int p = 0; p < parts; p++) {
+                size_t begin, end;
+                ts_part_range(sizes[k], p, parts, &begin, &end);
+                cr_assert(begin == next && end >= begin, "n %zu, part %d of %d: [%zu, %zu)", sizes[k], p, parts, begin, end);
+                cr_assert(end - begin <= sizes[k] / (size_t)parts + 1 && end - begin >= sizes[k] / (size_t)parts);
+                next = end;
+            }
+            cr_assert_eq(next, sizes[k]);
+        }
 }
 
 Test(init, same_seed_same_values_and_sane_ranges) {
