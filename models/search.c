@@ -51,9 +51,9 @@ typedef struct {
     int compactions;
 } step_arenas;
 
-// ctx's scratch arena i when it holds at least `bytes`, else a new one
-// (NULL for a kept arena, made at the first compaction): a kept arena
-// never starts below the first guess, as a fresh one would not.
+// ctx's scratch arena i when it holds at least `bytes` (arena_bytes), else
+// a new one (NULL for a kept arena, made at the first compaction): a kept
+// arena never starts below the first guess, as a fresh one would not.
 static ts_arena *take_scratch(ts_ctx *ctx, int i, size_t bytes, int make) {
     ts_arena *a = ctx->scratch[i];
     ctx->scratch[i] = NULL;
@@ -62,7 +62,18 @@ static ts_arena *take_scratch(ts_ctx *ctx, int i, size_t bytes, int make) {
     return make ? ts_arena_new(bytes) : NULL;
 }
 
-static int step_arenas_new(step_arenas *sa, ts_ctx *ctx, size_t bytes) {
+// The first guess rounded up to a power of two: batches whose guesses
+// differ by a few source columns then reuse the arenas the first one made
+// (only touched pages are resident), where each slightly bigger guess made
+// new ones and faulted their pages in again.
+static size_t arena_bytes(size_t guess) {
+    size_t bytes = (size_t)1 << 20;
+    while (bytes < guess && bytes <= SIZE_MAX / 2) bytes *= 2;
+    return bytes;
+}
+
+static int step_arenas_new(step_arenas *sa, ts_ctx *ctx, size_t guess) {
+    size_t bytes = arena_bytes(guess);
     *sa = (step_arenas){.bytes = bytes};
     sa->arena[0] = take_scratch(ctx, 0, bytes, 1);
     sa->arena[1] = sa->arena[0] ? take_scratch(ctx, 1, bytes, 1) : NULL;

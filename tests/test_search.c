@@ -227,6 +227,42 @@ Test(search, kept_scratch_arenas_give_the_same_outputs) {
     ts_seq2seq_free(m);
 }
 
+// A batch whose sources are a column longer asks for a little more scratch:
+// the kept arenas serve it as they are. Each search used to make new ones
+// when its first guess outgrew theirs by a few bytes, and to fault every
+// page in again (eval batches differ in S).
+Test(search, kept_scratch_arenas_serve_a_slightly_longer_batch) {
+    ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(src_vocab), .tgt_vocab = (int)ts_vocab_size(tgt_vocab),
+                           .emb = 6, .hidden = 8, .attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_BAHDANAU};
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    int limit[N], longer[(TS_TOY_MAX_LEN + 1) * N];
+    for (int b = 0; b < N; b++) limit[b] = ts_output_limit(len[b]);
+    memcpy(longer, src, (size_t)S * N * sizeof *src);
+    for (int b = 0; b < N; b++) longer[S * N + b] = TS_PAD;
+    ctx.keep_scratch = 1;
+    for (int greedy = 0; greedy < 2; greedy++) {
+        ts_arena *first[TS_SCRATCH_ARENAS];
+        for (int wider = 0; wider < 2; wider++) {
+            ts_batch_view bv = {.B = N, .S = S + wider, .src = wider ? longer : src, .src_len = len};
+            ts_hypothesis out[N];
+            ts_ctx_reset(&ctx);
+            int rc = greedy ? ts_seq2seq_greedy(m, &ctx, &bv, ts_output_limit(S), out)
+                            : ts_seq2seq_beam_batch(m, &ctx, &bv, 3, limit, NULL, out);
+            cr_assert_eq(rc, TS_OK, "%s", ts_last_error());
+            for (int b = 0; b < N; b++) ts_hypothesis_free(&out[b]);
+            for (int i = 0; i < 2; i++) {
+                if (!wider) first[i] = ctx.scratch[i];
+                cr_assert(ctx.scratch[i] && ctx.scratch[i] == first[i],
+                          "%s: step arena %d was made again for a batch of %d source columns instead of %d",
+                          greedy ? "greedy" : "beam", i, S + 1, S);
+            }
+        }
+    }
+    ts_ctx_free_scratch(&ctx);
+    ts_seq2seq_free(m);
+}
+
 // Bad arguments are refused before anything is decoded, naming the sentence.
 Test(search, batched_beam_refuses_bad_limits_and_lengths) {
     ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(src_vocab), .tgt_vocab = (int)ts_vocab_size(tgt_vocab),
