@@ -10,6 +10,7 @@
 
 #include "models/seq2seq.h"
 #include "tensor/kernels.h"
+#include "tensor/parallel.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -295,7 +296,8 @@ typedef struct {
     beam_sentence *sent;     // (B)
     double *scores;          // (B, K) the sentences' score arrays
     int *parents;            // (B, K) the sentences' parents arrays
-    beam_candidate *cands;   // (2K) one sentence's best extensions this step, best first
+    beam_candidate *cands;   // (B, 2K) block i: live sentence i's best extensions this step, best first
+    int *n_cands;            // (B) how many of block i it holds
     int *live;               // (B) the sentences decoding, in batch order: live[i] owns block i of the rows
     int *rows;               // (B*K) the next step's rows: row r is row rows[r] of the state
     int *inputs;             // (B*K) the next step's tokens
@@ -310,11 +312,12 @@ static int beam_new(beam_search *b, ts_seq2seq *m, ts_ctx *ctx, const ts_batch_v
     b->sent = calloc((size_t)B, sizeof *b->sent);
     b->scores = calloc(BK, sizeof *b->scores);
     b->parents = malloc(BK * sizeof *b->parents);
-    b->cands = malloc((size_t)2 * K * sizeof *b->cands);
+    b->cands = malloc(2 * BK * sizeof *b->cands);
+    b->n_cands = malloc((size_t)B * sizeof *b->n_cands);
     b->live = malloc((size_t)B * sizeof *b->live);
     b->rows = malloc(BK * sizeof *b->rows);
     b->inputs = malloc(BK * sizeof *b->inputs);
-    if (!b->sent || !b->scores || !b->parents || !b->cands || !b->live || !b->rows || !b->inputs)
+    if (!b->sent || !b->scores || !b->parents || !b->cands || !b->n_cands || !b->live || !b->rows || !b->inputs)
         return ts_fail(TS_ERR_NOMEM, "beam: out of memory for %d sentences of width %d", B, K);
     for (int i = 0; i < B; i++) {
         int n = bv->src_len[i];
@@ -334,17 +337,21 @@ static void beam_free(beam_search *b, ts_ctx *ctx) {
     free(b->scores);
     free(b->parents);
     free(b->cands);
+    free(b->n_cands);
     free(b->live);
     free(b->rows);
     free(b->inputs);
 }
 
 // Records step t's attention rows of sentence s's live entries (its first S
-// columns; zeros for `none`) and ranks their extensions into b->cands. Its
-// entries are rows row .. row + alive - 1 of logits (R, V) and weights (R, S
-// of the batch). Returns how many candidates it kept (at most 2K).
-static int beam_expand(beam_search *b, beam_sentence *s, int t, ts_tensor *logits, const ts_tensor *weights, int row) {
-    int K = b->K, S = s->S, V = logits->shape[1], dtype = logits->dtype;
+// columns; zeros for `none`) and ranks their extensions into cands (2K).
+// Its entries are rows row .. row + alive - 1 of logits (R, V) and weights
+// (R, S of the batch). Returns how many candidates it kept (at most 2K).
+// Reads and writes only what is sentence s's: sentences expand on
+// several threads at once (expand_part).
+static int beam_expand(const beam_search *b, beam_sentence *s, int t, const ts_tensor *logits,
+                       const ts_tensor *weights, int row, beam_candidate *cands) {
+    int K = b->K, S = s->S, V = logits->shape[1], dtype = logits->dtype, cap = 2 * K;
     double *att_t = s->hist.att + (size_t)t * K * S;  // (K, S)
     int count = 0;
     for (int k = 0; k < s->alive; k++) {
@@ -356,10 +363,46 @@ static int beam_expand(beam_search *b, beam_sentence *s, int t, ts_tensor *logit
         const void *z = (const char *)logits->raw + at * ts_dtype_size(dtype);  // (V) in the model's dtype
         double max = TS_BY_DTYPE(dtype, ts_max_array, z, (size_t)V);
         double log_sum = log(TS_BY_DTYPE(dtype, ts_sum_exp_shift, z, (size_t)V, max));
-        for (int v = TS_EOS; v < V; v++)  // never <pad> or <sos>
-            keep_best(b->cands, &count, 2 * K, (beam_candidate){s->score[k] + ((ts_value(logits, at + v) - max) - log_sum), k, v});
+        for (size_t v = TS_EOS; v < (size_t)V; v++) {  // never <pad> or <sos>
+            // Once 2K are kept, only a candidate above the worst of them
+            // enters: a vectorised scan finds the next one.
+            if (count == cap &&
+                (v = TS_BY_DTYPE(dtype, ts_first_log_prob_above, z, v, (size_t)V, s->score[k], max, log_sum,
+                                 cands[cap - 1].score)) == (size_t)V)
+                break;
+            keep_best(cands, &count, cap, (beam_candidate){s->score[k] + ((ts_value(logits, at + v) - max) - log_sum), k, (int)v});
+        }
     }
     return count;
+}
+
+// Step t's expansion of the live sentences, cut by sentences into parts.
+typedef struct {
+    beam_search *b;
+    int t, per;  // per: the rows each live sentence owns
+    const ts_tensor *logits, *weights;
+    int n_live;
+} expansion;
+
+static void expand_part(void *arg, int part, int parts) {
+    expansion *e = arg;
+    beam_search *b = e->b;
+    size_t first, end;
+    ts_part_range((size_t)e->n_live, part, parts, &first, &end);
+    for (size_t i = first; i < end; i++)
+        b->n_cands[i] = beam_expand(b, &b->sent[b->live[i]], e->t, e->logits, e->weights, (int)i * e->per,
+                                    b->cands + i * 2 * (size_t)b->K);
+}
+
+// The parts an expansion of `values` logits over n_live sentences is cut
+// into: one per thread the products use (the count ts_blas_set_threads
+// asked for, else OpenBLAS's own: eval and translate never ask), at most
+// one per sentence, one for a small step (as ts_parallel_parts). Each
+// sentence is ranked alone, so the candidates do not depend on the cut.
+static int expansion_parts(size_t values, int n_live) {
+    if (values < TS_PARALLEL_MIN_ELEMENTS) return 1;
+    int threads = ts_threads_asked() > 1 ? ts_threads_asked() : ts_blas_threads();
+    return threads < n_live ? threads : n_live;
 }
 
 // A hypothesis of len tokens ends with candidate c at step t = len (with its
@@ -381,16 +424,16 @@ static int beam_finish(const beam_search *b, beam_sentence *s, beam_candidate c,
     return TS_OK;
 }
 
-// Goes through sentence s's count candidates of step t best first: finishes
+// Goes through sentence s's count candidates of step t (cands) best first: finishes
 // hypotheses and makes the others the live entries of step t + 1 (their
 // scores, parents and back-pointers, the tokens in hist.tok). s->alive
 // becomes how many live on, 0 once K hypotheses have finished. TS_OK or the
 // failure.
-static int beam_select(const beam_search *b, beam_sentence *s, int t, int count) {
+static int beam_select(const beam_search *b, beam_sentence *s, int t, const beam_candidate *cands, int count) {
     int K = b->K, next_alive = 0, rc = TS_OK;
     int *from_next = NULL, *tok_next = NULL;  // step t + 1's back-pointers, once reserved
     for (int i = 0; i < count && !rc; i++) {
-        beam_candidate c = b->cands[i];
+        beam_candidate c = cands[i];
         // As in fairseq: an <eos> finishes a hypothesis only when it ranks
         // among the best K; beam 1 then stops exactly where greedy does.
         if ((c.token == TS_EOS && i < K) || t == s->max_len) {
@@ -443,11 +486,15 @@ int ts_seq2seq_beam_batch(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, i
         ts_tensor *weights;
         ts_tensor *logits = decode_step(m, ctx, &b.arenas, t, &state, parents, b.inputs, n_live * per, &weights, &rc);
         if (!logits) break;
+        for (int i = 0; !rc && i < n_live; i++) rc = history_reserve(&b.sent[b.live[i]].hist, t);
+        if (rc) break;
+        expansion step = {&b, t, per, logits, weights, n_live};
+        ts_parallel_run(expansion_parts((size_t)n_live * per * logits->shape[1], n_live), expand_part, &step);
         int n_next = 0;
         for (int i = 0; !rc && i < n_live; i++) {
             beam_sentence *s = &b.sent[b.live[i]];
-            if ((rc = history_reserve(&s->hist, t))) break;
-            if ((rc = beam_select(&b, s, t, beam_expand(&b, s, t, logits, weights, i * per))) || s->alive == 0) continue;
+            const beam_candidate *cands = b.cands + (size_t)i * 2 * K;
+            if ((rc = beam_select(&b, s, t, cands, b.n_cands[i])) || s->alive == 0) continue;
             const int *tokens = s->hist.tok + (size_t)(t + 1) * K;
             for (int k = 0; k < K; k++) {
                 int e = k < s->alive ? k : 0;  // a row without a live entry repeats entry 0

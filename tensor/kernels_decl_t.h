@@ -57,5 +57,13 @@ double FN(ts_exp_shift_sum)(REAL *x, size_t n, double shift);
 // sum_i exp(x[i] - shift), leaving x as it is (blocks of 512 in a local buffer).
 double FN(ts_sum_exp_shift)(const REAL *x, size_t n, double shift);
 
+// The first i in [from, n) whose candidate score + ((x[i] - max) - log_sum),
+// computed in double as written, is above floor; n when none is (a NaN
+// never is). Beam search extends a hypothesis of total log-probability
+// score by each word of a logit row x with its max and log-sum-exp: this
+// skips, vectorised, the words that cannot enter its list of the best.
+size_t FN(ts_first_log_prob_above)(const REAL *x, size_t from, size_t n, double score, double max, double log_sum,
+                                   double floor);
+
 // Row-wise log-softmax: y = x - max - log(sum(exp(x - max))).
 void FN(ts_log_softmax_rows)(REAL *y, const REAL *x, size_t rows, size_t cols);

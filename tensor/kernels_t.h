@@ -174,6 +174,22 @@ double FN(ts_sum_exp_shift)(const REAL *x, size_t n, double shift) {
     return sum;
 }
 
+TS_VECTOR_CLONES
+size_t FN(ts_first_log_prob_above)(const REAL *x, size_t from, size_t n, double score, double max, double log_sum,
+                                   double floor) {
+#define TS_CANDIDATE(v) (score + (((double)(v) - max) - log_sum))
+    size_t i = from;
+    for (; i + 8 <= n; i += 8) {  // blocks of 8 with no exit inside: vectorised
+        int above = 0;
+        for (int j = 0; j < 8; j++) above |= TS_CANDIDATE(x[i + j]) > floor;
+        if (above) break;
+    }
+    for (; i < n; i++)
+        if (TS_CANDIDATE(x[i]) > floor) return i;
+#undef TS_CANDIDATE
+    return n;
+}
+
 void FN(ts_log_softmax_rows)(REAL *y, const REAL *x, size_t rows, size_t cols) {
     for (size_t r = 0; r < rows; r++) {
         const REAL *xr = x + r * cols;

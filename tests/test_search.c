@@ -13,6 +13,7 @@
 #include "data/vocab.h"
 #include "models/search.h"
 #include "models/seq2seq.h"
+#include "tensor/kernels.h"
 #include "testutil.h"
 
 enum { N = 12 };  // sentences in the batch
@@ -137,6 +138,26 @@ Test(search, batched_beam_equals_each_sentence_alone_for_the_transformer, .timeo
     cr_assert_not_null(m, "%s", ts_last_error());
     check_model(m, "transformer");
     ts_seq2seq_free(m);
+}
+
+// With 6,000 target words a step of the batch ranks 12 x 5 x 6,000 values,
+// over TS_PARALLEL_MIN_ELEMENTS: the sentences' candidates are ranked on two
+// threads (models/search.c, expand_part), each sentence's alone as before.
+Test(search, batched_beam_ranked_on_two_threads_equals_each_sentence_alone, .timeout = 120) {
+    ts_blas_set_threads(2);
+    ts_model_config cfgs[] = {
+        {.attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_BAHDANAU, .emb = 6, .hidden = 8},
+        {.attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_BAHDANAU, .emb = 6, .hidden = 8, .dtype = TS_F32},
+    };
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        ts_model_config cfg = cfgs[i];
+        cfg.src_vocab = (int)ts_vocab_size(src_vocab), cfg.tgt_vocab = 6000;
+        ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+        cr_assert_not_null(m, "%s", ts_last_error());
+        check_model(m, i ? "float32, 6,000 words" : "float64, 6,000 words");
+        ts_seq2seq_free(m);
+    }
+    ts_blas_set_threads(1);
 }
 
 // A float32 model's search reads its logits as floats (no float64 copy):

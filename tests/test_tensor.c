@@ -272,6 +272,37 @@ Test(dtype, float32_kernels_agree_with_float64) {
     gsl_rng_free(rng);
 }
 
+// The vectorised scan of beam search's candidates finds the index a plain
+// loop over the same formula finds, in both dtypes: from any start, ends
+// that are not a multiple of 8, floors that nothing or everything beats,
+// NaN logits (never above) and a NaN floor (nothing above it).
+Test(kernels, first_log_prob_above_equals_a_plain_scan) {
+    enum { V = 203 };
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 11);
+    double x[V];
+    float xf[V];
+    for (int i = 0; i < V; i++) xf[i] = (float)(gsl_rng_uniform(rng) * 30 - 20), x[i] = xf[i];
+    double max = ts_max_array(x, V), log_sum = log(ts_sum_exp_shift(x, V, max));
+    xf[17] = NAN, x[17] = NAN;
+    const double score = -3.25, floors[] = {-INFINITY, -40, -20, -9, -4, -3.3, 0, NAN};
+    int checked = 0;
+    for (size_t f = 0; f < sizeof floors / sizeof floors[0]; f++)
+        for (size_t from = 0; from <= V; from += 7)
+            for (size_t n = from; n <= V; n += 13) {
+                size_t want = n;
+                for (size_t i = from; i < n && want == n; i++)
+                    if (score + ((x[i] - max) - log_sum) > floors[f]) want = i;
+                cr_assert_eq(ts_first_log_prob_above(x, from, n, score, max, log_sum, floors[f]), want,
+                             "float64 floor %g, [%zu, %zu)", floors[f], from, n);
+                cr_assert_eq(ts_first_log_prob_above_f32(xf, from, n, score, max, log_sum, floors[f]), want,
+                             "float32 floor %g, [%zu, %zu)", floors[f], from, n);
+                checked += want < n;
+            }
+    cr_assert_gt(checked, 100, "some scans found a candidate");
+    gsl_rng_free(rng);
+}
+
 // Distance in units in the last place between two finite floats of any sign.
 static long ulps_apart(float a, float b) {
     int32_t ia, ib;
