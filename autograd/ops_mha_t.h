@@ -67,50 +67,71 @@ static int FN(mha_backward_one)(REAL *dq, REAL *dkeys, REAL *dvalues, REAL *dwei
     return rc;
 }
 
-// y_h = softmax(q_h k_h^T / sqrt(Dh), masked) (* keep) v_h per head and
-// sentence. iarg[0] = H, iarg[1] = causal, iarg[2] = 1 with dropout; aux =
-// the mha_args (key mask copy or NULL, each input's first column); saved =
-// the weights (B, H, T, S), then with dropout the factors keep (B, H, T, S),
-// drawn by ts_mha_dropout. An input's rows are its last dimension wide.
-static int FN(mha_forward)(ts_ctx *ctx, ts_tensor *out) {
+// y_h = softmax(q_h k_h^T / sqrt(Dh), masked) (* keep) v_h per head, for
+// the sentences of one part (ops_mha.c's mha_job). iarg[0] = H, iarg[1] =
+// causal, iarg[2] = 1 with dropout; aux = the mha_args (key mask copy or
+// NULL, each input's first column); saved = the weights (B, H, T, S), then
+// with dropout the factors keep (B, H, T, S), drawn by ts_mha_dropout. An
+// input's rows are its last dimension wide.
+static void FN(mha_forward_part)(void *arg, int part, int parts) {
+    mha_job *job = arg;
+    ts_tensor *out = job->out;
     const ts_tensor *q = out->src[0], *keys = out->src[1], *values = out->src[2];
     int B = q->shape[0], T = q->shape[1], S = keys->shape[1], D = out->shape[2], heads = out->iarg[0];
     int ldq = q->shape[2], ldk = keys->shape[2], ldv = values->shape[2];
     const mha_args *args = out->aux;
     REAL *weights = out->saved, *keep = out->iarg[2] ? weights + (size_t)B * heads * T * S : NULL;
-    double *visible = ts_arena_alloc(ctx->arena, (size_t)T * S * sizeof(double));                // (T, S)
-    REAL *mixing = keep ? ts_arena_alloc(ctx->arena, (size_t)T * S * sizeof(REAL)) : NULL;       // (T, S)
-    if (!visible || (keep && !mixing)) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error()), ctx->status;
-    for (int b = 0; b < B; b++) {
-        size_t wo = (size_t)b * heads * T * S;
-        visible_keys(visible, args->mask ? args->mask + (size_t)b * S : NULL, T, S, out->iarg[1]);
-        int rc = FN(mha_forward_one)(DATA(out) + (size_t)b * T * D, weights + wo, keep ? keep + wo : NULL, mixing,
-                                     DATA(q) + (size_t)b * T * ldq + args->col[0], ldq,
-                                     DATA(keys) + (size_t)b * S * ldk + args->col[1], ldk,
-                                     DATA(values) + (size_t)b * S * ldv + args->col[2], ldv, visible, T, S, D, heads);
-        if (rc) return ts_ctx_fail(ctx, rc, "mha: %s", ts_last_error()), ctx->status;
+    double *visible = (double *)(job->scratch + (size_t)part * job->scratch_bytes);  // (T, S)
+    REAL *mixing = keep ? (REAL *)(visible + (size_t)T * S) : NULL;                    // (T, S)
+    size_t first, end;
+    ts_part_range((size_t)B, part, parts, &first, &end);
+    for (size_t b = first; b < end && !job->rc[part]; b++) {
+        size_t wo = b * heads * T * S;
+        visible_keys(visible, args->mask ? args->mask + b * S : NULL, T, S, out->iarg[1]);
+        job->rc[part] = FN(mha_forward_one)(DATA(out) + b * T * D, weights + wo, keep ? keep + wo : NULL, mixing,
+                                            DATA(q) + b * T * ldq + args->col[0], ldq,
+                                            DATA(keys) + b * S * ldk + args->col[1], ldk,
+                                            DATA(values) + b * S * ldv + args->col[2], ldv, visible, T, S, D, heads);
     }
+}
+
+static int FN(mha_forward)(ts_ctx *ctx, ts_tensor *out) {
+    int T = out->shape[1], S = out->src[1]->shape[1];
+    mha_job job = {.out = out};
+    // visible (T, S) double, then with dropout mixing (T, S)
+    size_t bytes = (size_t)T * S * (sizeof(double) + (out->iarg[2] ? sizeof(REAL) : 0));
+    if (mha_run(ctx, &job, FN(mha_forward_part), bytes)) return ts_ctx_fail(ctx, job.status, "mha: %s", job.what), ctx->status;
     return ctx->status;
 }
 
-int FN(ts_mha_backward)(ts_ctx *ctx, ts_tensor *out) {
-    ts_tensor *q = out->src[0], *keys = out->src[1], *values = out->src[2];
+// The backward of the sentences of one part; q, keys and values may be one
+// tensor (a packed projection): one gradient, disjoint columns.
+static void FN(mha_backward_part)(void *arg, int part, int parts) {
+    mha_job *job = arg;
+    ts_tensor *out = job->out, *q = out->src[0], *keys = out->src[1], *values = out->src[2];
     int B = q->shape[0], T = q->shape[1], S = keys->shape[1], D = out->shape[2], H = out->iarg[0];
     int ldq = q->shape[2], ldk = keys->shape[2], ldv = values->shape[2];
     const mha_args *args = out->aux;
-    // q, keys and values may be one tensor (a packed projection): one gradient, disjoint columns.
-    REAL *dq = input_grad(ctx, out, 0), *dkeys = input_grad(ctx, out, 1), *dvalues = input_grad(ctx, out, 2);
-    REAL *dweights = ts_arena_alloc(ctx->arena, (size_t)T * S * sizeof(REAL));  // (T, S)
-    if (!dweights && !ctx->status) ctx->status = TS_ERR_ARENA;
-    if (ctx->status) return ctx->status;
+    REAL *dq = job->dq, *dkeys = job->dkeys, *dvalues = job->dvalues;
+    REAL *dweights = (REAL *)(job->scratch + (size_t)part * job->scratch_bytes);  // (T, S)
     const REAL *weights = out->saved, *keep = out->iarg[2] ? weights + (size_t)B * H * T * S : NULL;
-    for (int b = 0; b < B; b++) {
-        size_t qo = (size_t)b * T * ldq + args->col[0], ko = (size_t)b * S * ldk + args->col[1];
-        size_t vo = (size_t)b * S * ldv + args->col[2], wo = (size_t)b * H * T * S;
-        int rc = FN(mha_backward_one)(dq ? dq + qo : NULL, dkeys ? dkeys + ko : NULL, dvalues ? dvalues + vo : NULL,
-                                      dweights, GRAD(out) + (size_t)b * T * D, weights + wo, keep ? keep + wo : NULL,
-                                      DATA(q) + qo, ldq, DATA(keys) + ko, ldk, DATA(values) + vo, ldv, T, S, D, H);
-        if (rc) return ctx->status = rc;
+    size_t first, end;
+    ts_part_range((size_t)B, part, parts, &first, &end);
+    for (size_t b = first; b < end && !job->rc[part]; b++) {
+        size_t qo = b * T * ldq + args->col[0], ko = b * S * ldk + args->col[1];
+        size_t vo = b * S * ldv + args->col[2], wo = b * H * T * S;
+        job->rc[part] = FN(mha_backward_one)(dq ? dq + qo : NULL, dkeys ? dkeys + ko : NULL,
+                                             dvalues ? dvalues + vo : NULL, dweights, GRAD(out) + b * T * D,
+                                             weights + wo, keep ? keep + wo : NULL, DATA(q) + qo, ldq,
+                                             DATA(keys) + ko, ldk, DATA(values) + vo, ldv, T, S, D, H);
     }
+}
+
+int FN(ts_mha_backward)(ts_ctx *ctx, ts_tensor *out) {
+    mha_job job = {.out = out, .dq = input_grad(ctx, out, 0), .dkeys = input_grad(ctx, out, 1),
+                   .dvalues = input_grad(ctx, out, 2)};
+    if (ctx->status) return ctx->status;
+    if (mha_run(ctx, &job, FN(mha_backward_part), (size_t)out->shape[1] * out->src[1]->shape[1] * sizeof(REAL)))
+        return ts_ctx_fail(ctx, job.status, "mha: %s", job.what), ctx->status;
     return ctx->status;
 }

@@ -4,8 +4,21 @@
 #include "autograd/ops.h"
 #include "autograd/ops_internal.h"
 #include "tensor/kernels.h"
+#include "tensor/parallel.h"
 
 #include <math.h>
+
+// One forward or backward, split over rows (and dgamma, dbeta over columns)
+// by tensor/parallel.h past TS_PARALLEL_MIN_ELEMENTS entries: a training
+// batch's (B*T, D) has ~2e5; decoding's few rows are not worth a wake.
+typedef struct {
+    const ts_tensor *y;
+    void *dx, *dgamma, *dbeta;  // backward: the inputs' gradients or NULL
+} norm_job;
+
+static void norm_run(norm_job *job, ts_part_fn part) {
+    ts_parallel_run(ts_parallel_parts(job->y->size, (int)ts_rows(job->y)), part, job);
+}
 
 #define TS_TEMPLATE "autograd/ops_norm_t.h"
 #include "tensor/dtype_twice.h"

@@ -28,22 +28,31 @@ static void FN(layer_norm_rows)(REAL *y, double *mean, double *rstd, const REAL 
 }
 
 // With xhat = (x - mean) rstd and g = dy gamma:
-//   dgamma += sum_rows dy xhat;  dbeta += sum_rows dy;
-//   dx += rstd (g - mean_c(g) - xhat mean_c(g xhat))
-// Each in its own loop: the per-column updates vectorise, the two row means
-// are eight running sums each.
+//   dgamma += sum_rows dy xhat;  dbeta += sum_rows dy      (columns [c0, c1))
+//   dx += rstd (g - mean_c(g) - xhat mean_c(g xhat))       (rows of dx)
+// Apart, so that parts split the first by columns and the second by rows:
+// each sum keeps its order (rows 0 .. N - 1), whatever the split. The
+// per-column updates vectorise; the two row means are eight running sums each.
 TS_VECTOR_CLONES
-static void FN(layer_norm_rows_backward)(REAL *dx, REAL *dgamma, REAL *dbeta, const REAL *dy, const REAL *x,
-                                         const double *mean, const double *rstd, const REAL *gamma, size_t N,
-                                         size_t D) {
+static void FN(layer_norm_params_backward)(REAL *dgamma, REAL *dbeta, const REAL *dy, const REAL *x,
+                                           const double *mean, const double *rstd, size_t N, size_t D, size_t c0,
+                                           size_t c1) {
     for (size_t r = 0; r < N; r++) {
         const REAL *xr = x + r * D, *gr = dy + r * D;
         double m = mean[r], s = rstd[r];
         if (dgamma)
-            for (size_t c = 0; c < D; c++) dgamma[c] += gr[c] * ((xr[c] - m) * s);
+            for (size_t c = c0; c < c1; c++) dgamma[c] += gr[c] * ((xr[c] - m) * s);
         if (dbeta)
-            for (size_t c = 0; c < D; c++) dbeta[c] += gr[c];
-        if (!dx) continue;
+            for (size_t c = c0; c < c1; c++) dbeta[c] += gr[c];
+    }
+}
+
+TS_VECTOR_CLONES
+static void FN(layer_norm_rows_backward)(REAL *dx, const REAL *dy, const REAL *x, const double *mean,
+                                         const double *rstd, const REAL *gamma, size_t N, size_t D) {
+    for (size_t r = 0; r < N; r++) {
+        const REAL *xr = x + r * D, *gr = dy + r * D;
+        double m = mean[r], s = rstd[r];
         double g_acc[8] = {0}, gx_acc[8] = {0}, g_sum = 0.0, gx_sum = 0.0;
         size_t c = 0;
         for (; c + 8 <= D; c += 8)
@@ -64,24 +73,45 @@ static void FN(layer_norm_rows_backward)(REAL *dx, REAL *dgamma, REAL *dbeta, co
 }
 #undef SUM8
 
-// saved: mean (N) then rstd (N), double; darg[0] = eps
+// Part `part` of a forward: its rows. saved: mean (N) then rstd (N), double;
+// darg[0] = eps.
+static void FN(layer_norm_forward_part)(void *arg, int part, int parts) {
+    const norm_job *job = arg;
+    const ts_tensor *y = job->y, *x = y->src[0];
+    size_t N = ts_rows(x), D = (size_t)ts_cols(x), first, end;
+    double *stats = y->saved;
+    ts_part_range(N, part, parts, &first, &end);
+    FN(layer_norm_rows)(DATA(y) + first * D, stats + first, stats + N + first, DATA(x) + first * D, DATA(y->src[1]),
+                        DATA(y->src[2]), end - first, D, y->darg[0]);
+}
+
+// Part `part` of a backward: its columns of dgamma and dbeta, its rows of dx.
+static void FN(layer_norm_backward_part)(void *arg, int part, int parts) {
+    const norm_job *job = arg;
+    const ts_tensor *y = job->y, *x = y->src[0];
+    size_t N = ts_rows(x), D = (size_t)ts_cols(x), first, end;
+    const double *stats = y->saved;
+    if (job->dgamma || job->dbeta) {
+        ts_part_range(D, part, parts, &first, &end);
+        FN(layer_norm_params_backward)(job->dgamma, job->dbeta, GRAD(y), DATA(x), stats, stats + N, N, D, first, end);
+    }
+    if (job->dx) {
+        ts_part_range(N, part, parts, &first, &end);
+        FN(layer_norm_rows_backward)((REAL *)job->dx + first * D, GRAD(y) + first * D, DATA(x) + first * D,
+                                     stats + first, stats + N + first, DATA(y->src[1]), end - first, D);
+    }
+}
+
 static int FN(layer_norm_forward)(ts_ctx *ctx, ts_tensor *y) {
-    const ts_tensor *x = y->src[0];
-    size_t N = ts_rows(x);
-    double *stats = ts_arena_alloc(ctx->arena, 2 * N * sizeof(double));  // mean (N), rstd (N)
-    if (!stats) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error()), ctx->status;
-    FN(layer_norm_rows)(DATA(y), stats, stats + N, DATA(x), DATA(y->src[1]), DATA(y->src[2]), N, (size_t)ts_cols(x),
-                        y->darg[0]);
-    y->saved = stats;
+    size_t N = ts_rows(y->src[0]);
+    y->saved = ts_arena_alloc(ctx->arena, 2 * N * sizeof(double));  // mean (N), rstd (N)
+    if (!y->saved) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error()), ctx->status;
+    norm_run(&(norm_job){.y = y}, FN(layer_norm_forward_part));
     return ctx->status;
 }
 int FN(ts_layer_norm_backward)(ts_ctx *ctx, ts_tensor *y) {
-    ts_tensor *x = y->src[0], *gamma = y->src[1];
-    REAL *dx = input_grad(ctx, y, 0), *dgamma = input_grad(ctx, y, 1), *dbeta = input_grad(ctx, y, 2);
+    norm_job job = {y, input_grad(ctx, y, 0), input_grad(ctx, y, 1), input_grad(ctx, y, 2)};
     if (ctx->status) return ctx->status;
-    size_t N = ts_rows(x);
-    const double *stats = y->saved;
-    FN(layer_norm_rows_backward)(dx, dgamma, dbeta, GRAD(y), DATA(x), stats, stats + N, DATA(gamma), N,
-                                 (size_t)ts_cols(x));
+    norm_run(&job, FN(layer_norm_backward_part));
     return ctx->status;
 }

@@ -1,5 +1,6 @@
 #include "tensor/kernels.h"
 
+#include "tensor/parallel.h"
 #include "tensor/status.h"
 
 #include <gsl/gsl_cblas.h>
@@ -223,7 +224,9 @@ int ts_blas_threads(void) {
 // decoding with --threads 2: 0.88 -> 0.60 ms per output token).
 static void threads_for(double mnk) {
 #ifdef TS_HAVE_OPENBLAS
-    if (blas_threads_wanted <= 1) return;
+    // Inside a part (tensor/parallel.h) the count stays as it is: parts run
+    // side by side, and the setting is the process's.
+    if (blas_threads_wanted <= 1 || ts_parallel_in_part()) return;
     int want = mnk < TS_SMALL_GEMM_MNK ? 1 : blas_threads_wanted;
     if (want != blas_threads_now) {
         openblas_set_num_threads(want);

@@ -3,8 +3,8 @@
 #include "tensor/kernels.h"
 
 #include <pthread.h>
-
-enum { TS_PARALLEL_MAX_PARTS = 16 };
+#include <signal.h>
+#include <stdatomic.h>
 
 int ts_parallel_parts(size_t elements, int max_parts) {
     int parts = ts_threads_asked();
@@ -13,35 +13,118 @@ int ts_parallel_parts(size_t elements, int max_parts) {
     return elements < TS_PARALLEL_MIN_ELEMENTS || parts < 1 ? 1 : parts;
 }
 
-typedef struct {
-    ts_part_fn fn;
+// One run at a time (`busy`): `call` counts runs; helper p (parts 1 ..
+// started) does part p of each run that has one and counts `pending` down;
+// the caller waits for 0. Helpers live until the process ends.
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake, done;
+    int started;         // helpers running
+    unsigned long call;  // runs so far
+    int pending;         // helper parts of this run not yet returned
+    ts_part_fn fn;       // this run's
     void *arg;
-    int part, parts;
-} part_call;
+    int parts;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL, NULL, 1};
 
-static void *run_part(void *p) {
-    part_call *c = p;
-    c->fn(c->arg, c->part, c->parts);
+static atomic_flag busy = ATOMIC_FLAG_INIT;
+static _Thread_local int in_part;
+
+int ts_parallel_in_part(void) { return in_part; }
+
+typedef struct {
+    int part;
+    unsigned long seen;  // the last run this helper has looked at
+} helper_start;
+
+static void *helper_main(void *arg) {
+    helper_start self = *(const helper_start *)arg;
+    in_part = 1;  // a helper only ever runs parts
+    pthread_mutex_lock(&pool.lock);
+    for (;;) {
+        while (pool.call == self.seen) pthread_cond_wait(&pool.wake, &pool.lock);
+        self.seen = pool.call;
+        if (self.part >= pool.parts) continue;  // a run of fewer parts
+        ts_part_fn fn = pool.fn;
+        void *fn_arg = pool.arg;
+        int parts = pool.parts;
+        pthread_mutex_unlock(&pool.lock);
+        fn(fn_arg, self.part, parts);
+        pthread_mutex_lock(&pool.lock);
+        if (--pool.pending == 0) pthread_cond_signal(&pool.done);
+    }
     return NULL;
+}
+
+// Starts helpers until parts 1 .. parts - 1 have one; returns how many
+// parts can run at once (1 + the helpers). Called holding `busy`.
+static int start_helpers(int parts) {
+    static helper_start starts[TS_PARALLEL_MAX_PARTS];  // each read by its helper
+    while (pool.started < parts - 1) {
+        helper_start *start = &starts[pool.started + 1];
+        *start = (helper_start){pool.started + 1, pool.call};
+        // Signals (cli/'s SIGINT handler) go to the program's threads, never to a helper.
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pthread_t thread;
+        int rc = pthread_create(&thread, NULL, helper_main, start);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (rc) break;
+        pthread_detach(thread);
+        pool.started++;
+    }
+    return pool.started + 1;
+}
+
+// A child of fork() has no helpers: it starts its own.
+static void after_fork_child(void) {
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pool.started = 0;
+    pool.pending = 0;
+    atomic_flag_clear(&busy);
+}
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void watch_fork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+
+// Every part on this thread, in order.
+static void run_here(int parts, ts_part_fn fn, void *arg) {
+    int outer = in_part;
+    in_part = 1;
+    for (int p = 0; p < parts; p++) fn(arg, p, parts);
+    in_part = outer;
 }
 
 void ts_parallel_run(int parts, ts_part_fn fn, void *arg) {
     if (parts < 1) parts = 1;
     if (parts > TS_PARALLEL_MAX_PARTS) parts = TS_PARALLEL_MAX_PARTS;
-    part_call calls[TS_PARALLEL_MAX_PARTS];
-    pthread_t threads[TS_PARALLEL_MAX_PARTS];
-    int started[TS_PARALLEL_MAX_PARTS] = {0};
-    for (int p = 1; p < parts; p++) {
-        calls[p] = (part_call){fn, arg, p, parts};
-        started[p] = pthread_create(&threads[p], NULL, run_part, &calls[p]) == 0;
+    if (parts == 1 || in_part || atomic_flag_test_and_set(&busy)) {
+        run_here(parts, fn, arg);
+        return;
     }
+    pthread_once(&fork_once, watch_fork);
+    if (start_helpers(parts) < parts) {  // no thread for some part
+        run_here(parts, fn, arg);
+        atomic_flag_clear(&busy);
+        return;
+    }
+    pthread_mutex_lock(&pool.lock);
+    pool.fn = fn;
+    pool.arg = arg;
+    pool.parts = parts;
+    pool.pending = parts - 1;
+    pool.call++;
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.lock);
+    in_part = 1;
     fn(arg, 0, parts);
-    for (int p = 1; p < parts; p++) {
-        if (started[p])
-            pthread_join(threads[p], NULL);
-        else
-            fn(arg, p, parts);
-    }
+    in_part = 0;
+    pthread_mutex_lock(&pool.lock);
+    while (pool.pending) pthread_cond_wait(&pool.done, &pool.lock);
+    pthread_mutex_unlock(&pool.lock);
+    atomic_flag_clear(&busy);
 }
 
 void ts_part_range(size_t n, int part, int parts, size_t *begin, size_t *end) {

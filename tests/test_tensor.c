@@ -349,3 +349,87 @@ Test(dtype, float32_maps_within_their_ulp_bounds) {
     free(x);
     free(y);
 }
+
+// ---- tensor/parallel.h: helpers that stay between runs ----
+
+// Each part marks the items of its range with its part number + 1, notes
+// the thread it ran on, and runs a nested pass of two parts.
+typedef struct {
+    int marks[1000];
+    pthread_t thread[4];
+    int parts_seen[4], in_part[4];
+    pthread_t nested_thread[4][2];
+    int nested_calls[4];
+} marked;
+
+typedef struct {
+    marked *m;
+    int outer;
+} nested;
+
+static void nested_part(void *arg, int part, int parts) {
+    nested *n = arg;
+    n->m->nested_thread[n->outer][part] = pthread_self();
+    n->m->nested_calls[n->outer] += parts == 2;
+}
+
+static void mark_part(void *arg, int part, int parts) {
+    marked *m = arg;
+    size_t first, end;
+    ts_part_range(1000, part, parts, &first, &end);
+    for (size_t i = first; i < end; i++) m->marks[i] += part + 1;
+    m->thread[part] = pthread_self();
+    m->parts_seen[part] = parts;
+    m->in_part[part] = ts_parallel_in_part();  // asserted on the test's thread
+    ts_parallel_run(2, nested_part, &(nested){m, part});
+}
+
+// Runs of 1, 2 and 3 parts, again and again (the helpers sleep and wake):
+// every item once, each part on its own thread, part 0 on the caller; a
+// pass started inside a part runs its parts on that part's thread.
+Test(parallel, helpers_run_each_part_once_and_nested_passes_stay_on_their_thread) {
+    for (int parts = 1; parts <= 3; parts++)
+        for (int run = 0; run < 50; run++) {
+            marked m = {0};
+            ts_parallel_run(parts, mark_part, &m);
+            cr_assert(!ts_parallel_in_part());
+            cr_assert(pthread_equal(m.thread[0], pthread_self()), "part 0 runs on the caller");
+            for (int p = 0; p < parts; p++) {
+                cr_assert_eq(m.parts_seen[p], parts);
+                cr_assert(m.in_part[p], "part %d does not know it is one", p);
+                cr_assert_eq(m.nested_calls[p], 2, "part %d's nested pass: %d parts", p, m.nested_calls[p]);
+                for (int q = 0; q < 2; q++) cr_assert(pthread_equal(m.nested_thread[p][q], m.thread[p]));
+                for (int q = 0; q < p; q++) cr_assert(!pthread_equal(m.thread[p], m.thread[q]), "parts %d, %d", q, p);
+            }
+            for (int i = 0; i < 1000; i++) {
+                int owner = 0;
+                for (int p = 0; p < parts; p++) {
+                    size_t first, end;
+                    ts_part_range(1000, p, parts, &first, &end);
+                    if ((size_t)i >= first && (size_t)i < end) owner = p + 1;
+                }
+                cr_assert_eq(m.marks[i], owner, "item %d: %d, want part %d alone", i, m.marks[i], owner - 1);
+            }
+        }
+}
+
+// Two threads of a program running passes at once: the one that finds the
+// helpers busy runs its parts itself, and both get every item.
+static void *run_many(void *arg) {
+    int *missed = arg;
+    for (int run = 0; run < 200; run++) {
+        marked m = {0};
+        ts_parallel_run(2, mark_part, &m);
+        for (int i = 0; i < 1000; i++) *missed += m.marks[i] < 1;
+    }
+    return NULL;
+}
+
+Test(parallel, passes_from_two_threads_at_once_each_complete) {
+    pthread_t other;
+    int missed[2] = {0, 0};
+    cr_assert_eq(pthread_create(&other, NULL, run_many, &missed[1]), 0);
+    run_many(&missed[0]);
+    pthread_join(other, NULL);
+    cr_assert_eq(missed[0] + missed[1], 0, "%d, %d items missed", missed[0], missed[1]);
+}

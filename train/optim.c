@@ -1,10 +1,10 @@
 #include "train/optim.h"
 
 #include "tensor/kernels.h"
+#include "tensor/parallel.h"
 
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,9 +50,10 @@ void ts_optim_free(ts_optim *o) {
 
 // The passes over the parameters are memory-bound, and BLAS is idle while
 // they run, so they split the registry into two runs of whole tensors with
-// about half the elements each [0, mid) and [mid, count), and the second
-// run goes to a helper thread when threads > 1. The split depends only on
-// the sizes, so the bits do not depend on the thread count.
+// about half the elements each, [0, mid) and [mid, count), done as parts of
+// one ts_parallel_run when threads > 1 (part p takes the runs r with
+// r % parts == p). The split depends only on the sizes, so the bits do not
+// depend on the thread count.
 typedef struct {
     ts_optim *o;
     ts_params *p;
@@ -72,22 +73,27 @@ static int split_point(const ts_params *p) {
     return p->count;
 }
 
-// Runs fn on [0, mid) here and on [mid, count) on a helper thread (or here
-// too, when threads <= 1 or no thread can be started).
-static void run_halves(param_run run[2], int threads, void *(*fn)(void *)) {
+typedef struct {
+    param_run *run;  // [2]
+    void (*fn)(param_run *);
+} halves;
+
+static void halves_part(void *arg, int part, int parts) {
+    halves *h = arg;
+    for (int r = part; r < 2; r += parts) h->fn(&h->run[r]);
+}
+
+// Runs fn on [0, mid) and on [mid, count): side by side when threads > 1.
+static void run_halves(param_run run[2], int threads, void (*fn)(param_run *)) {
     int mid = split_point(run[0].p);
     run[0].first = 0;
     run[0].end = run[1].first = mid;
     run[1].end = run[0].p->count;
-    pthread_t helper;
-    int started = threads > 1 && run[1].first < run[1].end && pthread_create(&helper, NULL, fn, &run[1]) == 0;
-    fn(&run[0]);
-    if (started) pthread_join(helper, NULL);
-    else fn(&run[1]);
+    halves h = {run, fn};
+    ts_parallel_run(threads > 1 ? ts_parallel_parts(ts_params_size(run[0].p), 2) : 1, halves_part, &h);
 }
 
-static void *update_run(void *arg) {
-    param_run *r = arg;
+static void update_run(param_run *r) {
     ts_optim *o = r->o;
     for (int i = r->first; i < r->end; i++) {
         ts_tensor *w = r->p->items[i];
@@ -97,7 +103,6 @@ static void *update_run(void *arg) {
             TS_BY_DTYPE(w->dtype, adam_update, w->size, w->raw, w->grad_raw, o->m[i], o->v[i], r->grad_scale, o->beta1,
                         o->beta2, r->step_size, r->sqrt_c2, o->eps);
     }
-    return NULL;
 }
 
 int ts_optim_step(ts_optim *o, ts_params *p, double grad_scale) {
@@ -114,14 +119,12 @@ int ts_optim_step(ts_optim *o, ts_params *p, double grad_scale) {
     return TS_OK;
 }
 
-static void *sumsq_run(void *arg) {
-    param_run *r = arg;
+static void sumsq_run(param_run *r) {
     r->sumsq = 0.0;
     for (int i = r->first; i < r->end; i++) {
         const ts_tensor *t = r->p->items[i];
         r->sumsq += TS_BY_DTYPE(t->dtype, ts_sumsq_array, t->grad_raw, t->size);  // in double either way
     }
-    return NULL;
 }
 
 double ts_grad_norm(const ts_params *p, int threads) {
