@@ -266,9 +266,14 @@ static void history_trace(const beam_history *h, int k, int len, ts_hypothesis *
     }
 }
 
+// What ts_length_penalized divides the log-probability of `tokens` words by.
+static double length_divisor(int tokens, const ts_length_penalty *lp) {
+    if (!lp || !lp->gnmt) return tokens + 1;
+    return pow((5.0 + tokens + 1) / 6.0, lp->alpha);
+}
+
 double ts_length_penalized(double log_prob, int tokens, const ts_length_penalty *lp) {
-    if (!lp || !lp->gnmt) return log_prob / (tokens + 1);
-    return log_prob / pow((5.0 + tokens + 1) / 6.0, lp->alpha);
+    return log_prob / length_divisor(tokens, lp);
 }
 
 // One sentence of a beam search: what it keeps besides the decoder's
@@ -285,6 +290,7 @@ typedef struct {
     double *score;           // (K) total log-probability of the live entries
     int *parents;            // (K) the entry each of the next step's extends
     beam_history hist;
+    double widest;           // the largest length_divisor of an output of 0..max_len tokens
     double best_final;       // the ts_length_penalized score of *best
     ts_hypothesis *best;     // its best finished hypothesis (the caller's out[b])
 } beam_sentence;
@@ -324,6 +330,10 @@ static int beam_new(beam_search *b, ts_seq2seq *m, ts_ctx *ctx, const ts_batch_v
         b->sent[i] = (beam_sentence){.S = n, .max_len = max_len[i], .alive = 1, .score = b->scores + (size_t)i * K,
                                      .parents = b->parents + (size_t)i * K, .hist = {.K = K, .S = n},
                                      .best_final = -INFINITY, .best = &out[i]};
+        for (int len = 0; len <= max_len[i]; len++) {
+            double d = length_divisor(len, lp);
+            if (d > b->sent[i].widest) b->sent[i].widest = d;
+        }
         b->live[i] = i;
         b->inputs[i] = TS_SOS;
     }
@@ -424,6 +434,20 @@ static int beam_finish(const beam_search *b, beam_sentence *s, beam_candidate c,
     return TS_OK;
 }
 
+// 1 when no live entry of sentence s can end above its best finished
+// hypothesis, so searching on changes nothing: it stops early. An entry of
+// total log-probability score ends with a total <= score (every word adds
+// (z - max) - log_sum <= 0: the sum of exp(z - max) holds exp(0) = 1), and a
+// total <= 0 divided by any length_divisor <= widest ranks at most score /
+// widest (division rounds monotonically); beam_finish keeps only a
+// strictly greater one. A NaN score never ranks above the best either.
+static int out_of_reach(const beam_sentence *s) {
+    if (!s->best->tokens) return 0;  // nothing finished yet
+    for (int k = 0; k < s->alive; k++)
+        if (s->score[k] / s->widest > s->best_final) return 0;
+    return 1;
+}
+
 // Goes through sentence s's count candidates of step t (cands) best first: finishes
 // hypotheses and makes the others the live entries of step t + 1 (their
 // scores, parents and back-pointers, the tokens in hist.tok). s->alive
@@ -456,6 +480,7 @@ static int beam_select(const beam_search *b, beam_sentence *s, int t, const beam
     // Stop once K hypotheses have finished: width 1 stops at its first
     // <eos>, exactly like greedy.
     s->alive = s->finished >= K ? 0 : next_alive;
+    if (s->alive && out_of_reach(s)) s->alive = 0;
     return rc;
 }
 

@@ -53,6 +53,95 @@ static void teardown(void) {
 
 TestSuite(search, .init = setup, .fini = teardown);
 
+// Beam search written plainly, for one sentence, as a reference: every
+// step keeps K rows (a row without a live entry repeats entry 0) gathered
+// with their source rows (reorder, whole 1), ranks all extensions of the
+// live entries by a full selection of the best 2K (ties to the earlier),
+// and searches until K hypotheses have finished, with no early stop.
+// *bound_held counts the steps at which it searched on although no live
+// entry could end above its best (where models/search.c stops early).
+typedef struct {
+    int len, ended, tokens[TS_TOY_MAX_LEN * 3 + 10];
+    double score;
+} reference_output;
+
+static void reference_beam(ts_seq2seq *m, const int *one, int n, int K, int max_len, const ts_length_penalty *lp,
+                           reference_output *best, int *bound_held) {
+    enum { MAX_K = 5, MAX_T = TS_TOY_MAX_LEN * 3 + 10 };
+    cr_assert(K <= MAX_K && max_len < MAX_T);
+    int grad = ts_set_grad_enabled(&ctx, 0);
+    ctx.dtype = m->cfg.dtype;
+    ts_batch_view bv = {.B = 1, .S = n, .src = one, .src_len = &n};
+    void *state = m->kind->start(m, &ctx, m->kind->encode(m, &ctx, &bv), 1, max_len);
+    cr_assert_not_null(state, "%s", ts_last_error());
+    double score[MAX_K] = {0}, next_score[MAX_K];
+    int tokens[MAX_K][MAX_T], next_tokens[MAX_K][MAX_T], inputs[MAX_K] = {TS_SOS}, rows[MAX_K];
+    int alive = 1, R = 1, finished = 0, V = m->cfg.tgt_vocab;
+    best->len = -1;
+    double best_final = -INFINITY;
+    for (int t = 0;; t++) {
+        void *next;
+        ts_tensor *weights;
+        ts_tensor *logits = m->kind->step(m, &ctx, state, inputs, R, &next, &weights);
+        cr_assert_not_null(logits, "%s", ts_last_error());
+        state = next;
+        double *cand = malloc((size_t)alive * V * sizeof *cand);  // (alive, V): score + log p
+        for (int k = 0; k < alive; k++) {
+            const void *z = (const char *)logits->raw + (size_t)k * V * ts_dtype_size(logits->dtype);
+            double max = TS_BY_DTYPE(logits->dtype, ts_max_array, z, (size_t)V);
+            double log_sum = log(TS_BY_DTYPE(logits->dtype, ts_sum_exp_shift, z, (size_t)V, max));
+            for (int v = 0; v < V; v++)
+                cand[k * V + v] = v < TS_EOS ? -INFINITY : score[k] + ((ts_value(logits, (size_t)k * V + v) - max) - log_sum);
+        }
+        int next_alive = 0;
+        for (int i = 0; i < 2 * K; i++) {
+            int c = -1;  // the best candidate left: the first of the highest
+            for (int j = 0; j < alive * V; j++)
+                if (j % V >= TS_EOS && !isnan(cand[j]) && (c < 0 || cand[j] > cand[c])) c = j;
+            if (c < 0) break;
+            double total = cand[c];
+            cand[c] = NAN;  // taken
+            int parent = c / V, token = c % V;
+            if ((token == TS_EOS && i < K) || t == max_len) {
+                finished++;
+                double final = ts_length_penalized(token == TS_EOS ? total : score[parent], t, lp);
+                if (final > best_final) {
+                    best_final = final;
+                    best->len = t, best->ended = token == TS_EOS, best->score = final;
+                    memcpy(best->tokens, tokens[parent], (size_t)t * sizeof(int));
+                }
+                if (t == max_len) break;
+                continue;
+            }
+            if (token == TS_EOS || next_alive == K) continue;
+            memcpy(next_tokens[next_alive], tokens[parent], (size_t)t * sizeof(int));
+            next_tokens[next_alive][t] = token;
+            next_score[next_alive] = total;
+            rows[next_alive++] = parent;
+        }
+        free(cand);
+        if (finished >= K || next_alive == 0 || t == max_len) break;
+        int hopeless = best->len >= 0;
+        for (int k = 0; k < next_alive; k++) hopeless &= !(ts_length_penalized(next_score[k], max_len, lp) > best_final);
+        *bound_held += hopeless;
+        memcpy(tokens, next_tokens, sizeof tokens);
+        memcpy(score, next_score, sizeof score);
+        for (int k = 0; k < K; k++) {
+            int e = k < next_alive ? k : 0;
+            inputs[k] = tokens[e][t];
+            if (k >= next_alive) rows[k] = rows[0];
+        }
+        alive = next_alive;
+        state = m->kind->reorder(m, &ctx, state, rows, K, 1);
+        cr_assert_not_null(state, "%s", ts_last_error());
+        R = K;
+    }
+    ts_set_grad_enabled(&ctx, grad);
+}
+
+// Early stops the reference saw worth making, over the whole test.
+static int bound_held;
+
 // Searches the batch and each sentence alone with width K and compares
 // tokens, ends, scores and attention rows. Returns whether the batch's
 // outputs have different lengths (so sentences left it at different steps).
@@ -79,6 +168,15 @@ static int batch_searches_as_each_alone(ts_seq2seq *m, int K, const ts_length_pe
         double tol = m->cfg.dtype == TS_F32 ? 1e-5 : 1e-12;
         assert_allclose(&batch[b].score, &h.score, 1, tol, tol);
         assert_allclose(batch[b].attention, h.attention, (size_t)(h.len + 1) * len[b], tol, tol);
+        // ... and with the plain reference, which never stops early.
+        reference_output ref;
+        ts_ctx_reset(&ctx);
+        reference_beam(m, one, len[b], K, limit[b], lp, &ref, &bound_held);
+        cr_assert_eq(h.len, ref.len, "%s K=%d sentence %d: %d tokens, the reference %d", name, K, b, h.len, ref.len);
+        cr_assert_eq(h.ended, ref.ended, "%s K=%d sentence %d", name, K, b);
+        cr_assert_arr_eq(h.tokens, ref.tokens, (size_t)h.len * sizeof(int), "%s K=%d sentence %d", name, K, b);
+        cr_assert_eq(h.score, ref.score, "%s K=%d sentence %d: score %.17g, the reference %.17g", name, K, b, h.score,
+                     ref.score);
         if (h.len < shortest) shortest = h.len;
         if (h.len > longest) longest = h.len;
         ts_hypothesis_free(&h);
@@ -111,8 +209,10 @@ static void check_model(ts_seq2seq *m, const char *name) {
         v |= batch_searches_as_each_alone(m, 4, &gnmt, name);
         varied += v;
     }
-    cr_log_info("%s: %d of 7 biases gave outputs of different lengths", name, varied);
+    cr_log_info("%s: %d of 7 biases gave outputs of different lengths; %d steps past the early stop", name, varied,
+                bound_held);
     cr_assert_gt(varied, 0, "%s: no bias made sentences leave the batch at different steps", name);
+    cr_assert_gt(bound_held, 0, "%s: the search never had a reason to stop early", name);
 }
 
 Test(search, batched_beam_equals_each_sentence_alone_for_every_gru, .timeout = 120) {

