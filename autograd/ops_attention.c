@@ -7,9 +7,24 @@
 #include "autograd/ops_internal.h"
 
 #include "tensor/kernels.h"
+#include "tensor/parallel.h"
 
 #include <math.h>
 #include <string.h>
+
+// One pass of an additive or context node, cut into parts over the batch
+// rows b (tensor/parallel.h): a row's outputs are its own, so each part
+// computes them as one part would. The additive backward's dv, a sum over
+// every (b, s), is cut over its columns instead (each still sums in (b, s)
+// order). Gradient buffers are fetched before the run: a part touches no ctx.
+typedef struct {
+    const ts_tensor *node;  // the node run (forward) or differentiated (backward)
+    void *act;              // additive: the tanh values (B, S, A)
+    void *grad[3];          // backward: the inputs' gradients, NULL where none is needed
+} attn_pass;
+
+// The parts of a pass over `values` entries of (B, S, width) inputs.
+static int attn_parts(const ts_tensor *inputs) { return ts_parallel_parts(inputs->size, inputs->shape[0]); }
 
 #define TS_TEMPLATE "autograd/ops_attention_t.h"
 #include "tensor/dtype_twice.h"

@@ -36,18 +36,27 @@ int FN(ts_attn_dot_backward)(ts_ctx *ctx, ts_tensor *e) {
 }
 
 // e[b, s] = sum_a v[a] tanh(q[b, a] + keys[b, s, a]);  saved: the tanh values (B, S, A)
+static void FN(additive_forward_part)(void *arg, int part, int parts) {
+    const attn_pass *pass = arg;
+    const ts_tensor *q = pass->node->src[0], *keys = pass->node->src[1];
+    int B = keys->shape[0], S = keys->shape[1], A = keys->shape[2];
+    size_t b0, b1;
+    ts_part_range((size_t)B, part, parts, &b0, &b1);
+    for (size_t b = b0; b < b1; b++) {
+        const REAL *qb = DATA(q) + b * A;
+        REAL *actb = (REAL *)pass->act + b * S * A;  // (S, A)
+        for (int s = 0; s < S; s++)
+            for (int a = 0; a < A; a++) actb[(size_t)s * A + a] = qb[a] + DATA(keys)[(b * S + s) * A + a];
+        FN(ts_tanh_array)(actb, actb, (size_t)S * A);
+    }
+}
 static int FN(attn_additive_forward)(ts_ctx *ctx, ts_tensor *e) {
-    const ts_tensor *q = e->src[0], *keys = e->src[1], *v = e->src[2];
+    const ts_tensor *keys = e->src[1], *v = e->src[2];
     int B = keys->shape[0], S = keys->shape[1], A = keys->shape[2];
     REAL *act = ts_arena_alloc(ctx->arena, keys->size * sizeof(REAL));
     if (!act) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error()), ctx->status;
-    for (int b = 0; b < B; b++) {
-        const REAL *qb = DATA(q) + (size_t)b * A;
-        REAL *actb = act + (size_t)b * S * A;  // (S, A)
-        for (int s = 0; s < S; s++)
-            for (int a = 0; a < A; a++) actb[(size_t)s * A + a] = qb[a] + DATA(keys)[((size_t)b * S + s) * A + a];
-        FN(ts_tanh_array)(actb, actb, (size_t)S * A);
-    }
+    attn_pass pass = {.node = e, .act = act};
+    ts_parallel_run(attn_parts(keys), FN(additive_forward_part), &pass);
     // e = act v: one matrix-vector product over all (b, s) rows
     int rc = FN(ts_gemm)(0, 0, B * S, 1, A, 1.0, act, DATA(v), 0.0, DATA(e));
     if (rc) return ts_ctx_fail(ctx, rc, "attn_additive: %s", ts_last_error()), ctx->status;
@@ -71,55 +80,87 @@ static void FN(additive_row_backward)(REAL *restrict dq, REAL *restrict dkeys, R
         for (int a = 0; a < A; a++) dv[a] += g * t[a];
 }
 
-int FN(ts_attn_additive_backward)(ts_ctx *ctx, ts_tensor *e) {
-    ts_tensor *keys = e->src[1], *v = e->src[2];
+// Part `part`: dq and dkeys of its rows b, dv of its columns a.
+static void FN(additive_backward_part)(void *arg, int part, int parts) {
+    const attn_pass *pass = arg;
+    const ts_tensor *e = pass->node, *keys = e->src[1], *v = e->src[2];
     int B = keys->shape[0], S = keys->shape[1], A = keys->shape[2];
     const REAL *act = e->saved;
-    REAL *dq = input_grad(ctx, e, 0), *dkeys = input_grad(ctx, e, 1), *dv = input_grad(ctx, e, 2);
-    for (int b = 0; b < B; b++)
+    REAL *dq = pass->grad[0], *dkeys = pass->grad[1], *dv = pass->grad[2];
+    size_t b0, b1, a0, a1;
+    ts_part_range((size_t)B, part, parts, &b0, &b1);
+    ts_part_range((size_t)A, part, parts, &a0, &a1);
+    for (size_t b = 0; b < (size_t)B; b++) {
+        int mine = b >= b0 && b < b1 && (dq || dkeys);
+        if (!mine && !dv) continue;
         for (int s = 0; s < S; s++) {
-            REAL g = GRAD(e)[(size_t)b * S + s];
+            REAL g = GRAD(e)[b * S + s];
             if (g == 0.0) continue;
-            size_t k = ((size_t)b * S + s) * A;
-            FN(additive_row_backward)(dq ? dq + (size_t)b * A : NULL, dkeys ? dkeys + k : NULL, dv, act + k, DATA(v),
-                                      g, A);
+            size_t k = (b * S + s) * A;
+            if (mine)
+                FN(additive_row_backward)(dq ? dq + b * A : NULL, dkeys ? dkeys + k : NULL, NULL, act + k, DATA(v), g, A);
+            if (dv)
+                FN(additive_row_backward)(NULL, NULL, dv + a0, act + k + a0, DATA(v) + a0, g, (int)(a1 - a0));
         }
+    }
+}
+int FN(ts_attn_additive_backward)(ts_ctx *ctx, ts_tensor *e) {
+    attn_pass pass = {.node = e};
+    for (int i = 0; i < 3; i++) pass.grad[i] = input_grad(ctx, e, i);
+    if (ctx->status) return ctx->status;
+    ts_parallel_run(attn_parts(e->src[1]), FN(additive_backward_part), &pass);
     return ctx->status;
 }
 
 // c[b] = sum_s w[b, s] memory[b, s]
-static int FN(attn_context_forward)(ts_ctx *ctx, ts_tensor *c) {
-    const ts_tensor *weights = c->src[0], *memory = c->src[1];
+static void FN(context_forward_part)(void *arg, int part, int parts) {
+    const ts_tensor *c = ((const attn_pass *)arg)->node, *weights = c->src[0], *memory = c->src[1];
     int B = memory->shape[0], S = memory->shape[1], M = memory->shape[2];
-    memset(c->raw, 0, ts_tensor_bytes(c));
-    for (int b = 0; b < B; b++)
+    size_t b0, b1;
+    ts_part_range((size_t)B, part, parts, &b0, &b1);
+    for (size_t b = b0; b < b1; b++) {
+        REAL *cb = DATA(c) + b * M;
+        memset(cb, 0, (size_t)M * sizeof(REAL));
         for (int s = 0; s < S; s++) {
-            REAL w = DATA(weights)[(size_t)b * S + s];
+            REAL w = DATA(weights)[b * S + s];
             if (w == 0.0) continue;  // masked positions add nothing
-            const REAL *m = DATA(memory) + ((size_t)b * S + s) * M;
-            REAL *cb = DATA(c) + (size_t)b * M;
+            const REAL *m = DATA(memory) + (b * S + s) * M;
             for (int d = 0; d < M; d++) cb[d] += w * m[d];
         }
+    }
+}
+static int FN(attn_context_forward)(ts_ctx *ctx, ts_tensor *c) {
+    attn_pass pass = {.node = c};
+    ts_parallel_run(attn_parts(c->src[1]), FN(context_forward_part), &pass);
     return ctx->status;
 }
 // dw[b, s] += dc[b] . memory[b, s];  dmemory[b, s] += w[b, s] dc[b]
-int FN(ts_attn_context_backward)(ts_ctx *ctx, ts_tensor *c) {
-    ts_tensor *weights = c->src[0], *memory = c->src[1];
+static void FN(context_backward_part)(void *arg, int part, int parts) {
+    const attn_pass *pass = arg;
+    const ts_tensor *c = pass->node, *weights = c->src[0], *memory = c->src[1];
     int B = memory->shape[0], S = memory->shape[1], M = memory->shape[2];
-    REAL *dw = input_grad(ctx, c, 0), *dmem = input_grad(ctx, c, 1);
-    for (int b = 0; b < B; b++) {
-        const REAL *g = GRAD(c) + (size_t)b * M;
+    REAL *dw = pass->grad[0], *dmem = pass->grad[1];
+    size_t b0, b1;
+    ts_part_range((size_t)B, part, parts, &b0, &b1);
+    for (size_t b = b0; b < b1; b++) {
+        const REAL *g = GRAD(c) + b * M;
         for (int s = 0; s < S; s++) {
-            size_t k = ((size_t)b * S + s) * M;
-            REAL w = DATA(weights)[(size_t)b * S + s];
+            size_t k = (b * S + s) * M;
+            REAL w = DATA(weights)[b * S + s];
             if (dw) {
                 double dot = 0.0;
                 for (int d = 0; d < M; d++) dot += g[d] * DATA(memory)[k + d];
-                dw[(size_t)b * S + s] += dot;
+                dw[b * S + s] += dot;
             }
             if (dmem && w != 0.0)
                 for (int d = 0; d < M; d++) dmem[k + d] += w * g[d];
         }
     }
+}
+int FN(ts_attn_context_backward)(ts_ctx *ctx, ts_tensor *c) {
+    attn_pass pass = {.node = c};
+    for (int i = 0; i < 2; i++) pass.grad[i] = input_grad(ctx, c, i);
+    if (ctx->status) return ctx->status;
+    ts_parallel_run(attn_parts(c->src[1]), FN(context_backward_part), &pass);
     return ctx->status;
 }

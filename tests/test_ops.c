@@ -788,6 +788,64 @@ Test(ops, linear_cross_entropy_same_bits_on_one_and_two_threads) {
     ts_arena_free(arena);
 }
 
+// The additive score and the context run in parts over the batch rows
+// (the additive backward's dv over its columns) on the threads
+// ts_blas_set_threads asks for: the same bits on one thread and on two, in
+// both dtypes, with masked positions (weights exactly 0, no gradient).
+Test(ops, additive_attention_and_context_same_bits_on_one_and_two_threads) {
+    enum { B = 9, S = 13, A = 600 };  // B S A = 70,200 values: past TS_PARALLEL_MIN_ELEMENTS
+    ts_arena *arena = ts_arena_new((size_t)64 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double *mask = malloc(B * S * sizeof(double));
+    for (int i = 0; i < B * S; i++) mask[i] = (i % S) < S - (i / S) % 4;  // the last 0-3 positions of each row masked
+    for (int dtype = 0; dtype < TS_DTYPE_COUNT; dtype++) {
+        ts_tensor *q = ts_tensor_persistent_dtype(dtype, 2, (int[]){B, A}, "q");
+        ts_tensor *keys = ts_tensor_persistent_dtype(dtype, 3, (int[]){B, S, A}, "keys");
+        ts_tensor *v = ts_tensor_persistent_dtype(dtype, 1, (int[]){A}, "v");
+        ts_tensor *memory = ts_tensor_persistent_dtype(dtype, 3, (int[]){B, S, A}, "memory");
+        ts_tensor *all[4] = {q, keys, v, memory};
+        for (int t = 0; t < 4; t++) {
+            double *x = malloc(all[t]->size * sizeof(double));
+            for (size_t i = 0; i < all[t]->size; i++) x[i] = 0.3 * sin(0.7 * (double)(i + 11 * t) + 0.4);
+            ts_values_convert(all[t]->raw, dtype, x, TS_F64, all[t]->size);
+            free(x);
+        }
+        size_t bytes[4];
+        void *grads[2][4];
+        double loss[2];
+        for (int t = 0; t < 4; t++) bytes[t] = all[t]->size * ts_dtype_size(dtype);
+        for (int threads = 1; threads <= 2; threads++) {
+            ts_blas_set_threads(threads);
+            cr_assert_eq(ts_parallel_parts(keys->size, B), threads);
+            ts_ctx_reset(&ctx);
+            ctx.dtype = dtype;
+            for (int t = 0; t < 4; t++) memset(all[t]->grad_raw, 0, bytes[t]);
+            ts_tensor *weights = ts_softmax(&ctx, ts_attn_additive(&ctx, q, keys, v), mask);
+            ts_tensor *y = weighted_sum(&ctx, ts_attn_context(&ctx, weights, memory));
+            cr_assert_not_null(y, "%s", ts_last_error());
+            cr_assert_eq(ts_backward(&ctx, y), TS_OK, "%s", ts_last_error());
+            loss[threads - 1] = ts_value(y, 0);
+            for (int t = 0; t < 4; t++) {
+                grads[threads - 1][t] = malloc(bytes[t]);
+                memcpy(grads[threads - 1][t], all[t]->grad_raw, bytes[t]);
+            }
+        }
+        cr_assert(memcmp(&loss[0], &loss[1], sizeof(double)) == 0, "%s: %.17g on one thread, %.17g on two",
+                  ts_dtype_name(dtype), loss[0], loss[1]);
+        for (int t = 0; t < 4; t++) {
+            cr_assert(memcmp(grads[0][t], grads[1][t], bytes[t]) == 0, "%s: d%s differs on two threads",
+                      ts_dtype_name(dtype), all[t]->name);
+            free(grads[0][t]);
+            free(grads[1][t]);
+            ts_tensor_free_persistent(all[t]);
+        }
+    }
+    ts_blas_set_threads(1);
+    free(mask);
+    ts_arena_free(arena);
+}
+
 // ---- the Transformer's ops: layer norm, batched products, heads, attention ----
 
 static ts_tensor *op_layer_norm(ts_ctx *c, ts_tensor **x, void *a) {
