@@ -728,11 +728,66 @@ Test(ops, linear_cross_entropy_equals_matmul_add_bias_cross_entropy) {
     ts_arena_free(arena);
 }
 
+// Fills t with scale sin(freq (i + shift) + phase), in t's dtype.
+static void fill_sin(ts_tensor *t, double scale, double freq, int shift, double phase) {
+    double *x = malloc(t->size * sizeof(double));
+    cr_assert_not_null(x);
+    for (size_t i = 0; i < t->size; i++) x[i] = scale * sin(freq * (double)(i + shift) + phase);
+    ts_values_convert(t->raw, t->dtype, x, TS_F64, t->size);
+    free(x);
+}
+
+// Runs loss(ctx, arg) and its backward on one thread and on two, after
+// checking that a pass over `elements` values is cut into that many parts,
+// and fails unless the loss and each of the n inputs' gradients are the
+// same bits both times.
+typedef ts_tensor *(*threaded_loss)(ts_ctx *ctx, void *arg);
+static void check_same_bits_on_two_threads(const char *what, ts_ctx *ctx, ts_tensor **inputs, int n,
+                                           threaded_loss loss, void *arg, size_t elements, int max_parts) {
+    int dtype = inputs[0]->dtype;
+    void *grads[2][8];
+    double value[2];
+    cr_assert(n <= 8);
+    for (int threads = 1; threads <= 2; threads++) {
+        ts_blas_set_threads(threads);
+        cr_assert_eq(ts_parallel_parts(elements, max_parts), threads, "%s", what);
+        ts_ctx_reset(ctx);
+        ctx->dtype = dtype;
+        for (int t = 0; t < n; t++) memset(inputs[t]->grad_raw, 0, ts_tensor_bytes(inputs[t]));
+        ts_tensor *y = loss(ctx, arg);
+        cr_assert_not_null(y, "%s: %s", what, ts_last_error());
+        cr_assert_eq(ts_backward(ctx, y), TS_OK, "%s: %s", what, ts_last_error());
+        value[threads - 1] = ts_value(y, 0);
+        for (int t = 0; t < n; t++) {
+            grads[threads - 1][t] = malloc(ts_tensor_bytes(inputs[t]));
+            memcpy(grads[threads - 1][t], inputs[t]->grad_raw, ts_tensor_bytes(inputs[t]));
+        }
+    }
+    ts_blas_set_threads(1);
+    cr_assert(memcmp(&value[0], &value[1], sizeof(double)) == 0, "%s (%s): %.17g on one thread, %.17g on two", what,
+              ts_dtype_name(dtype), value[0], value[1]);
+    for (int t = 0; t < n; t++) {
+        cr_assert(memcmp(grads[0][t], grads[1][t], ts_tensor_bytes(inputs[t])) == 0,
+                  "%s (%s): d%s differs on two threads", what, ts_dtype_name(dtype), inputs[t]->name);
+        free(grads[0][t]);
+        free(grads[1][t]);
+    }
+}
+
 // The loss's row passes run in parts on the threads ts_blas_set_threads asks
 // for (forward by rows, backward by columns): the loss and every gradient
 // are the same bits on one thread and on two, in both dtypes. V is odd and
 // the targets sit on both sides of the column split (2501 | 2502), some rows
 // are ignored, with and without label smoothing and bias.
+typedef struct {
+    ts_tensor *x, *w, *b;  // b NULL: no bias
+    const int *targets;
+    double smoothing;
+} split_ce;
+static ts_tensor *split_ce_loss(ts_ctx *ctx, void *arg) {
+    const split_ce *c = arg;
+    return ts_scale(ctx, ts_linear_cross_entropy(ctx, c->x, c->w, c->b, c->targets, 0, c->smoothing), 1.7);
+}
 Test(ops, linear_cross_entropy_same_bits_on_one_and_two_threads) {
     enum { N = 64, H = 8, V = 5003 };
     ts_arena *arena = ts_arena_new((size_t)64 << 20);
@@ -742,49 +797,17 @@ Test(ops, linear_cross_entropy_same_bits_on_one_and_two_threads) {
     for (int i = 0; i < N; i++) targets[i] = i % 7 == 3 ? 0 : (int)((2501 + 997 * (size_t)i) % V);
     targets[1] = 2501, targets[2] = 2502, targets[4] = V - 1;
     for (int dtype = 0; dtype < TS_DTYPE_COUNT; dtype++) {
-        ts_tensor *x = ts_tensor_persistent_dtype(dtype, 2, (int[]){N, H}, "x");
-        ts_tensor *w = ts_tensor_persistent_dtype(dtype, 2, (int[]){V, H}, "w");
-        ts_tensor *b = ts_tensor_persistent_dtype(dtype, 1, (int[]){V}, "b");
-        ts_tensor *all[3] = {x, w, b};
-        for (int t = 0; t < 3; t++) {
-            double *v = malloc(all[t]->size * sizeof(double));
-            for (size_t i = 0; i < all[t]->size; i++) v[i] = 2.0 * sin(1.3 * (double)(i + 7 * t) + 0.2);
-            ts_values_convert(all[t]->raw, dtype, v, TS_F64, all[t]->size);
-            free(v);
-        }
-        size_t bytes[3];
-        void *grads[2][3];
-        for (int t = 0; t < 3; t++) bytes[t] = all[t]->size * ts_dtype_size(dtype);
+        ts_tensor *all[3] = {ts_tensor_persistent_dtype(dtype, 2, (int[]){N, H}, "x"),
+                             ts_tensor_persistent_dtype(dtype, 2, (int[]){V, H}, "w"),
+                             ts_tensor_persistent_dtype(dtype, 1, (int[]){V}, "b")};
+        for (int t = 0; t < 3; t++) fill_sin(all[t], 2.0, 1.3, 7 * t, 0.2);
         for (int smoothed = 0; smoothed < 2; smoothed++)
             for (int biased = 0; biased < 2; biased++) {
-                double loss[2];
-                for (int threads = 1; threads <= 2; threads++) {
-                    ts_blas_set_threads(threads);
-                    cr_assert_eq(ts_parallel_parts((size_t)N * V, 0), threads);
-                    ts_ctx_reset(&ctx);
-                    ctx.dtype = dtype;
-                    for (int t = 0; t < 3; t++) memset(all[t]->grad_raw, 0, bytes[t]);
-                    ts_tensor *y = ts_linear_cross_entropy(&ctx, x, w, biased ? b : NULL, targets, 0, smoothed ? 0.1 : 0.0);
-                    cr_assert_not_null(y, "%s", ts_last_error());
-                    cr_assert_eq(ts_backward(&ctx, ts_scale(&ctx, y, 1.7)), TS_OK, "%s", ts_last_error());
-                    loss[threads - 1] = ts_value(y, 0);
-                    for (int t = 0; t < 3; t++) {
-                        grads[threads - 1][t] = malloc(bytes[t]);
-                        memcpy(grads[threads - 1][t], all[t]->grad_raw, bytes[t]);
-                    }
-                }
-                cr_assert(memcmp(&loss[0], &loss[1], sizeof(double)) == 0, "%s loss %.17g on one thread, %.17g on two",
-                          ts_dtype_name(dtype), loss[0], loss[1]);
-                for (int t = 0; t < 3; t++) {
-                    cr_assert(memcmp(grads[0][t], grads[1][t], bytes[t]) == 0, "%s d%s differs on two threads",
-                              ts_dtype_name(dtype), all[t]->name);
-                    free(grads[0][t]);
-                    free(grads[1][t]);
-                }
+                split_ce c = {all[0], all[1], biased ? all[2] : NULL, targets, smoothed ? 0.1 : 0.0};
+                check_same_bits_on_two_threads("linear_cross_entropy", &ctx, all, 3, split_ce_loss, &c, (size_t)N * V, 0);
             }
         for (int t = 0; t < 3; t++) ts_tensor_free_persistent(all[t]);
     }
-    ts_blas_set_threads(1);
     ts_arena_free(arena);
 }
 
@@ -792,57 +815,33 @@ Test(ops, linear_cross_entropy_same_bits_on_one_and_two_threads) {
 // (the additive backward's dv over its columns) on the threads
 // ts_blas_set_threads asks for: the same bits on one thread and on two, in
 // both dtypes, with masked positions (weights exactly 0, no gradient).
+typedef struct {
+    ts_tensor *q, *keys, *v, *memory;
+    const double *mask;
+} split_attention;
+static ts_tensor *split_attention_loss(ts_ctx *ctx, void *arg) {
+    const split_attention *a = arg;
+    ts_tensor *weights = ts_softmax(ctx, ts_attn_additive(ctx, a->q, a->keys, a->v), a->mask);
+    return weighted_sum(ctx, ts_attn_context(ctx, weights, a->memory));
+}
 Test(ops, additive_attention_and_context_same_bits_on_one_and_two_threads) {
     enum { B = 9, S = 13, A = 600 };  // B S A = 70,200 values: past TS_PARALLEL_MIN_ELEMENTS
     ts_arena *arena = ts_arena_new((size_t)64 << 20);
     ts_ctx ctx;
     ts_ctx_init(&ctx, arena);
-    double *mask = malloc(B * S * sizeof(double));
+    double mask[B * S];
     for (int i = 0; i < B * S; i++) mask[i] = (i % S) < S - (i / S) % 4;  // the last 0-3 positions of each row masked
     for (int dtype = 0; dtype < TS_DTYPE_COUNT; dtype++) {
-        ts_tensor *q = ts_tensor_persistent_dtype(dtype, 2, (int[]){B, A}, "q");
-        ts_tensor *keys = ts_tensor_persistent_dtype(dtype, 3, (int[]){B, S, A}, "keys");
-        ts_tensor *v = ts_tensor_persistent_dtype(dtype, 1, (int[]){A}, "v");
-        ts_tensor *memory = ts_tensor_persistent_dtype(dtype, 3, (int[]){B, S, A}, "memory");
-        ts_tensor *all[4] = {q, keys, v, memory};
-        for (int t = 0; t < 4; t++) {
-            double *x = malloc(all[t]->size * sizeof(double));
-            for (size_t i = 0; i < all[t]->size; i++) x[i] = 0.3 * sin(0.7 * (double)(i + 11 * t) + 0.4);
-            ts_values_convert(all[t]->raw, dtype, x, TS_F64, all[t]->size);
-            free(x);
-        }
-        size_t bytes[4];
-        void *grads[2][4];
-        double loss[2];
-        for (int t = 0; t < 4; t++) bytes[t] = all[t]->size * ts_dtype_size(dtype);
-        for (int threads = 1; threads <= 2; threads++) {
-            ts_blas_set_threads(threads);
-            cr_assert_eq(ts_parallel_parts(keys->size, B), threads);
-            ts_ctx_reset(&ctx);
-            ctx.dtype = dtype;
-            for (int t = 0; t < 4; t++) memset(all[t]->grad_raw, 0, bytes[t]);
-            ts_tensor *weights = ts_softmax(&ctx, ts_attn_additive(&ctx, q, keys, v), mask);
-            ts_tensor *y = weighted_sum(&ctx, ts_attn_context(&ctx, weights, memory));
-            cr_assert_not_null(y, "%s", ts_last_error());
-            cr_assert_eq(ts_backward(&ctx, y), TS_OK, "%s", ts_last_error());
-            loss[threads - 1] = ts_value(y, 0);
-            for (int t = 0; t < 4; t++) {
-                grads[threads - 1][t] = malloc(bytes[t]);
-                memcpy(grads[threads - 1][t], all[t]->grad_raw, bytes[t]);
-            }
-        }
-        cr_assert(memcmp(&loss[0], &loss[1], sizeof(double)) == 0, "%s: %.17g on one thread, %.17g on two",
-                  ts_dtype_name(dtype), loss[0], loss[1]);
-        for (int t = 0; t < 4; t++) {
-            cr_assert(memcmp(grads[0][t], grads[1][t], bytes[t]) == 0, "%s: d%s differs on two threads",
-                      ts_dtype_name(dtype), all[t]->name);
-            free(grads[0][t]);
-            free(grads[1][t]);
-            ts_tensor_free_persistent(all[t]);
-        }
+        ts_tensor *all[4] = {ts_tensor_persistent_dtype(dtype, 2, (int[]){B, A}, "q"),
+                             ts_tensor_persistent_dtype(dtype, 3, (int[]){B, S, A}, "keys"),
+                             ts_tensor_persistent_dtype(dtype, 1, (int[]){A}, "v"),
+                             ts_tensor_persistent_dtype(dtype, 3, (int[]){B, S, A}, "memory")};
+        for (int t = 0; t < 4; t++) fill_sin(all[t], 0.3, 0.7, 11 * t, 0.4);
+        split_attention a = {all[0], all[1], all[2], all[3], mask};
+        check_same_bits_on_two_threads("additive attention + context", &ctx, all, 4, split_attention_loss, &a,
+                                       all[1]->size, B);
+        for (int t = 0; t < 4; t++) ts_tensor_free_persistent(all[t]);
     }
-    ts_blas_set_threads(1);
-    free(mask);
     ts_arena_free(arena);
 }
 
