@@ -179,9 +179,14 @@ size_t FN(ts_first_log_prob_above)(const REAL *x, size_t from, size_t n, double 
                                    double floor) {
 #define TS_CANDIDATE(v) (score + (((double)(v) - max) - log_sum))
     size_t i = from;
-    for (; i + 8 <= n; i += 8) {  // blocks of 8 with no exit inside: vectorised
+    // Blocks of 64 with no exit inside, vectorised: the candidates, then
+    // whether any is above; the scan below finds the first place in the
+    // first block that has one.
+    for (; i + 64 <= n; i += 64) {
+        double c[64];
+        for (int j = 0; j < 64; j++) c[j] = TS_CANDIDATE(x[i + j]);
         int above = 0;
-        for (int j = 0; j < 8; j++) above |= TS_CANDIDATE(x[i + j]) > floor;
+        for (int j = 0; j < 64; j++) above |= c[j] > floor;
         if (above) break;
     }
     for (; i < n; i++)
