@@ -6,9 +6,23 @@
 #include "autograd/ops_internal.h"
 
 #include "tensor/kernels.h"
+#include "tensor/parallel.h"
 
 #include <math.h>
 #include <string.h>
+
+// The forward's gate pass, cut into parts over the batch rows
+// (tensor/parallel.h): a row's gates are its own, the same bits in any part.
+typedef struct {
+    const ts_tensor *y;  // the node: its inputs, mask (aux) and output
+    void *gates;         // (B, 3H) [r z n], written
+    const void *gh;      // (B, 3H) h W_hh^T + b_hh
+} gru_pass;
+
+// Each gate value costs about four plain passes (an exp or a tanh, the adds
+// around it), so a batch of 64 rows at H 256 is cut where a plain pass of
+// 2e5 values would be.
+static int gru_parts(int B, int H) { return ts_parallel_parts(4 * (size_t)B * 3 * (size_t)H, B); }
 
 #define TS_TEMPLATE "autograd/ops_gru_t.h"
 #include "tensor/dtype_twice.h"

@@ -5,22 +5,20 @@
 // r = sigmoid(gx_r + gh_r), z = sigmoid(gx_z + gh_z), n = tanh(gx_n + r * gh_n)
 // h' = (1 - z) * n + z * h;  masked rows (aux, a double (B) copy): h' = h
 // saved: [r z n] (B, 3H) then gh (B, 3H)
-static int FN(gru_cell_forward)(ts_ctx *ctx, ts_tensor *y) {
-    ts_tensor *gates_x = y->src[0], *h = y->src[1], *w_hh = y->src[2], *b_hh = y->src[3];
+
+// The gates of part `part`'s rows, row by row, each stage one vectorised
+// pass: [r z] = sigmoid(gx + gh) over 2H values, then n = tanh(gx_n + r gh_n)
+// over H.
+static void FN(gru_gates_part)(void *arg, int part, int parts) {
+    const gru_pass *pass = arg;
+    const ts_tensor *y = pass->y, *gates_x = y->src[0], *h = y->src[1];
     int B = y->shape[0], H = y->shape[1];
-    size_t G = 3 * (size_t)H;
+    size_t G = 3 * (size_t)H, b0, b1;
     const double *mask = y->aux;
-    REAL *saved = ts_arena_alloc(ctx->arena, 2 * (size_t)B * G * sizeof(REAL));
-    if (!saved) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error()), ctx->status;
-    REAL *gates = saved, *gh = saved + (size_t)B * G;
-    for (int b = 0; b < B; b++) memcpy(gh + b * G, DATA(b_hh), G * sizeof(REAL));
-    int rc = FN(ts_gemm)(0, 1, B, (int)G, H, 1.0, DATA(h), DATA(w_hh), 1.0, gh);
-    if (rc) return ts_ctx_fail(ctx, rc, "gru_cell: %s", ts_last_error()), ctx->status;
-    // Row by row, each stage one vectorised pass: [r z] = sigmoid(gx + gh)
-    // over 2H values, then n = tanh(gx_n + r gh_n) over H.
-    for (int b = 0; b < B; b++) {
-        const REAL *gx = DATA(gates_x) + b * G, *ghb = gh + b * G, *hb = DATA(h) + (size_t)b * H;
-        REAL *g = gates + b * G, *out = DATA(y) + (size_t)b * H;
+    ts_part_range((size_t)B, part, parts, &b0, &b1);
+    for (size_t b = b0; b < b1; b++) {
+        const REAL *gx = DATA(gates_x) + b * G, *ghb = (const REAL *)pass->gh + b * G, *hb = DATA(h) + b * H;
+        REAL *g = (REAL *)pass->gates + b * G, *out = DATA(y) + b * H;
         if (mask && mask[b] == 0.0) {
             memcpy(out, hb, (size_t)H * sizeof(REAL));
             continue;
@@ -32,6 +30,20 @@ static int FN(gru_cell_forward)(ts_ctx *ctx, ts_tensor *y) {
         FN(ts_tanh_array)(n, n, (size_t)H);
         for (int j = 0; j < H; j++) out[j] = ((REAL)1 - z[j]) * n[j] + z[j] * hb[j];
     }
+}
+
+static int FN(gru_cell_forward)(ts_ctx *ctx, ts_tensor *y) {
+    ts_tensor *h = y->src[1], *w_hh = y->src[2], *b_hh = y->src[3];
+    int B = y->shape[0], H = y->shape[1];
+    size_t G = 3 * (size_t)H;
+    REAL *saved = ts_arena_alloc(ctx->arena, 2 * (size_t)B * G * sizeof(REAL));
+    if (!saved) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error()), ctx->status;
+    REAL *gates = saved, *gh = saved + (size_t)B * G;
+    for (int b = 0; b < B; b++) memcpy(gh + b * G, DATA(b_hh), G * sizeof(REAL));
+    int rc = FN(ts_gemm)(0, 1, B, (int)G, H, 1.0, DATA(h), DATA(w_hh), 1.0, gh);
+    if (rc) return ts_ctx_fail(ctx, rc, "gru_cell: %s", ts_last_error()), ctx->status;
+    gru_pass pass = {.y = y, .gates = gates, .gh = gh};
+    ts_parallel_run(gru_parts(B, H), FN(gru_gates_part), &pass);
     y->saved = saved;
     return ctx->status;
 }

@@ -751,6 +751,12 @@ static void check_same_bits_on_two_threads(const char *what, ts_ctx *ctx, ts_ten
     for (int threads = 1; threads <= 2; threads++) {
         ts_blas_set_threads(threads);
         cr_assert_eq(ts_parallel_parts(elements, max_parts), threads, "%s", what);
+        // The step's memory poisoned first: a value a part fails to write
+        // cannot pass as the one the first run left at the same address.
+        ts_ctx_reset(ctx);
+        void *junk = ts_arena_alloc(ctx->arena, (size_t)8 << 20);
+        cr_assert_not_null(junk);
+        memset(junk, 0xA5, (size_t)8 << 20);
         ts_ctx_reset(ctx);
         ctx->dtype = dtype;
         for (int t = 0; t < n; t++) memset(inputs[t]->grad_raw, 0, ts_tensor_bytes(inputs[t]));
@@ -840,6 +846,36 @@ Test(ops, additive_attention_and_context_same_bits_on_one_and_two_threads) {
         split_attention a = {all[0], all[1], all[2], all[3], mask};
         check_same_bits_on_two_threads("additive attention + context", &ctx, all, 4, split_attention_loss, &a,
                                        all[1]->size, B);
+        for (int t = 0; t < 4; t++) ts_tensor_free_persistent(all[t]);
+    }
+    ts_arena_free(arena);
+}
+
+// The GRU cell's gates run in parts over the batch rows: the same bits on
+// one thread and on two, in both dtypes, masked rows included.
+typedef struct {
+    ts_tensor *gx, *h, *w, *b;
+    const double *mask;
+} split_gru;
+static ts_tensor *split_gru_loss(ts_ctx *ctx, void *arg) {
+    const split_gru *g = arg;
+    return weighted_sum(ctx, ts_gru_cell(ctx, g->gx, g->h, g->w, g->b, g->mask));
+}
+Test(ops, gru_cell_same_bits_on_one_and_two_threads) {
+    enum { B = 40, H = 150 };  // 4 B 3H = 72,000: past TS_PARALLEL_MIN_ELEMENTS (ops_gru.c's count)
+    ts_arena *arena = ts_arena_new((size_t)16 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double mask[B];
+    for (int b = 0; b < B; b++) mask[b] = b % 5 != 2;
+    for (int dtype = 0; dtype < TS_DTYPE_COUNT; dtype++) {
+        ts_tensor *all[4] = {ts_tensor_persistent_dtype(dtype, 2, (int[]){B, 3 * H}, "gates_x"),
+                             ts_tensor_persistent_dtype(dtype, 2, (int[]){B, H}, "h"),
+                             ts_tensor_persistent_dtype(dtype, 2, (int[]){3 * H, H}, "w_hh"),
+                             ts_tensor_persistent_dtype(dtype, 1, (int[]){3 * H}, "b_hh")};
+        for (int t = 0; t < 4; t++) fill_sin(all[t], 0.5, 0.9, 5 * t, 0.1);
+        split_gru g = {all[0], all[1], all[2], all[3], mask};
+        check_same_bits_on_two_threads("gru_cell", &ctx, all, 4, split_gru_loss, &g, 4 * (size_t)B * 3 * H, B);
         for (int t = 0; t < 4; t++) ts_tensor_free_persistent(all[t]);
     }
     ts_arena_free(arena);
