@@ -728,157 +728,111 @@ Test(ops, linear_cross_entropy_equals_matmul_add_bias_cross_entropy) {
     ts_arena_free(arena);
 }
 
-// Fills t with scale sin(freq (i + shift) + phase), in t's dtype.
-static void fill_sin(ts_tensor *t, double scale, double freq, int shift, double phase) {
-    double *x = malloc(t->size * sizeof(double));
-    cr_assert_not_null(x);
-    for (size_t i = 0; i < t->size; i++) x[i] = scale * sin(freq * (double)(i + shift) + phase);
-    ts_values_convert(t->raw, t->dtype, x, TS_F64, t->size);
-    free(x);
-}
+// An input of a same-bits check: its name and shape.
+typedef struct {
+    const char *name;
+    int ndim, dims[3];
+} input_spec;
 
-// Runs loss(ctx, arg) and its backward on one thread and on two, after
-// checking that a pass over `elements` values is cut into that many parts,
-// and fails unless the loss and each of the n inputs' gradients are the
-// same bits both times.
-typedef ts_tensor *(*threaded_loss)(ts_ctx *ctx, void *arg);
-static void check_same_bits_on_two_threads(const char *what, ts_ctx *ctx, ts_tensor **inputs, int n,
-                                           threaded_loss loss, void *arg, size_t elements, int max_parts) {
-    int dtype = inputs[0]->dtype;
-    void *grads[2][8];
-    double value[2];
-    cr_assert(n <= 8);
-    for (int threads = 1; threads <= 2; threads++) {
-        ts_blas_set_threads(threads);
-        cr_assert_eq(ts_parallel_parts(elements, max_parts), threads, "%s", what);
-        // The step's memory poisoned first: a value a part fails to write
-        // cannot pass as the one the first run left at the same address.
-        ts_ctx_reset(ctx);
-        void *junk = ts_arena_alloc(ctx->arena, (size_t)8 << 20);
-        cr_assert_not_null(junk);
-        memset(junk, 0xA5, (size_t)8 << 20);
-        ts_ctx_reset(ctx);
-        ctx->dtype = dtype;
-        for (int t = 0; t < n; t++) memset(inputs[t]->grad_raw, 0, ts_tensor_bytes(inputs[t]));
-        ts_tensor *y = loss(ctx, arg);
-        cr_assert_not_null(y, "%s: %s", what, ts_last_error());
-        cr_assert_eq(ts_backward(ctx, y), TS_OK, "%s: %s", what, ts_last_error());
-        value[threads - 1] = ts_value(y, 0);
+// Runs op(x, arg), reduced by weighted_sum, and its backward on one thread
+// and on two, for each dtype, on the n inputs of `specs` (filled with
+// sin(0.9 i + 5 t + 0.1) / 2 for input t), after checking that a pass over
+// `elements` values is cut into that many parts; fails unless the loss and
+// every input's gradient are the same bits both times. The step's memory is
+// poisoned before each run: a value a part fails to write cannot pass as
+// the one the first run left at the same address.
+static void check_same_bits_on_two_threads(const char *what, const input_spec *specs, int n, op_fn op, void *arg,
+                                           size_t elements, int max_parts) {
+    enum { MAX_INPUTS = 4 };
+    const size_t junk_bytes = (size_t)8 << 20;
+    cr_assert(n <= MAX_INPUTS);
+    ts_arena *arena = ts_arena_new((size_t)64 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    for (int dtype = 0; dtype < TS_DTYPE_COUNT; dtype++) {
+        ts_tensor *x[MAX_INPUTS];
+        void *grads[2][MAX_INPUTS];
+        double value[2];
         for (int t = 0; t < n; t++) {
-            grads[threads - 1][t] = malloc(ts_tensor_bytes(inputs[t]));
-            memcpy(grads[threads - 1][t], inputs[t]->grad_raw, ts_tensor_bytes(inputs[t]));
+            x[t] = ts_tensor_persistent_dtype(dtype, specs[t].ndim, specs[t].dims, specs[t].name);
+            cr_assert_not_null(x[t]);
+            double *v = malloc(x[t]->size * sizeof(double));
+            for (size_t i = 0; i < x[t]->size; i++) v[i] = 0.5 * sin(0.9 * (double)i + 5 * t + 0.1);
+            ts_values_convert(x[t]->raw, dtype, v, TS_F64, x[t]->size);
+            free(v);
+        }
+        for (int threads = 1; threads <= 2; threads++) {
+            ts_blas_set_threads(threads);
+            cr_assert_eq(ts_parallel_parts(elements, max_parts), threads, "%s", what);
+            ts_ctx_reset(&ctx);
+            memset(ts_arena_alloc(ctx.arena, junk_bytes), 0xA5, junk_bytes);
+            ts_ctx_reset(&ctx);
+            ctx.dtype = dtype;
+            for (int t = 0; t < n; t++) memset(x[t]->grad_raw, 0, ts_tensor_bytes(x[t]));
+            ts_tensor *y = weighted_sum(&ctx, op(&ctx, x, arg));
+            cr_assert_not_null(y, "%s: %s", what, ts_last_error());
+            cr_assert_eq(ts_backward(&ctx, y), TS_OK, "%s: %s", what, ts_last_error());
+            value[threads - 1] = ts_value(y, 0);
+            for (int t = 0; t < n; t++) {
+                grads[threads - 1][t] = malloc(ts_tensor_bytes(x[t]));
+                memcpy(grads[threads - 1][t], x[t]->grad_raw, ts_tensor_bytes(x[t]));
+            }
+        }
+        ts_blas_set_threads(1);
+        cr_assert(memcmp(&value[0], &value[1], sizeof(double)) == 0, "%s (%s): %.17g on one thread, %.17g on two",
+                  what, ts_dtype_name(dtype), value[0], value[1]);
+        for (int t = 0; t < n; t++) {
+            cr_assert(memcmp(grads[0][t], grads[1][t], ts_tensor_bytes(x[t])) == 0, "%s (%s): d%s differs on two threads",
+                      what, ts_dtype_name(dtype), x[t]->name);
+            free(grads[0][t]);
+            free(grads[1][t]);
+            ts_tensor_free_persistent(x[t]);
         }
     }
-    ts_blas_set_threads(1);
-    cr_assert(memcmp(&value[0], &value[1], sizeof(double)) == 0, "%s (%s): %.17g on one thread, %.17g on two", what,
-              ts_dtype_name(dtype), value[0], value[1]);
-    for (int t = 0; t < n; t++) {
-        cr_assert(memcmp(grads[0][t], grads[1][t], ts_tensor_bytes(inputs[t])) == 0,
-                  "%s (%s): d%s differs on two threads", what, ts_dtype_name(dtype), inputs[t]->name);
-        free(grads[0][t]);
-        free(grads[1][t]);
-    }
+    ts_arena_free(arena);
 }
 
 // The loss's row passes run in parts on the threads ts_blas_set_threads asks
-// for (forward by rows, backward by columns): the loss and every gradient
-// are the same bits on one thread and on two, in both dtypes. V is odd and
-// the targets sit on both sides of the column split (2501 | 2502), some rows
-// are ignored, with and without label smoothing and bias.
-typedef struct {
-    ts_tensor *x, *w, *b;  // b NULL: no bias
-    const int *targets;
-    double smoothing;
-} split_ce;
-static ts_tensor *split_ce_loss(ts_ctx *ctx, void *arg) {
-    const split_ce *c = arg;
-    return ts_scale(ctx, ts_linear_cross_entropy(ctx, c->x, c->w, c->b, c->targets, 0, c->smoothing), 1.7);
-}
+// for (forward by rows, backward by columns). V is odd and the targets sit
+// on both sides of the column split (2501 | 2502), some rows are ignored,
+// with and without label smoothing and bias.
 Test(ops, linear_cross_entropy_same_bits_on_one_and_two_threads) {
     enum { N = 64, H = 8, V = 5003 };
-    ts_arena *arena = ts_arena_new((size_t)64 << 20);
-    ts_ctx ctx;
-    ts_ctx_init(&ctx, arena);
-    int targets[N];
+    static int targets[N];
     for (int i = 0; i < N; i++) targets[i] = i % 7 == 3 ? 0 : (int)((2501 + 997 * (size_t)i) % V);
     targets[1] = 2501, targets[2] = 2502, targets[4] = V - 1;
-    for (int dtype = 0; dtype < TS_DTYPE_COUNT; dtype++) {
-        ts_tensor *all[3] = {ts_tensor_persistent_dtype(dtype, 2, (int[]){N, H}, "x"),
-                             ts_tensor_persistent_dtype(dtype, 2, (int[]){V, H}, "w"),
-                             ts_tensor_persistent_dtype(dtype, 1, (int[]){V}, "b")};
-        for (int t = 0; t < 3; t++) fill_sin(all[t], 2.0, 1.3, 7 * t, 0.2);
-        for (int smoothed = 0; smoothed < 2; smoothed++)
-            for (int biased = 0; biased < 2; biased++) {
-                split_ce c = {all[0], all[1], biased ? all[2] : NULL, targets, smoothed ? 0.1 : 0.0};
-                check_same_bits_on_two_threads("linear_cross_entropy", &ctx, all, 3, split_ce_loss, &c, (size_t)N * V, 0);
-            }
-        for (int t = 0; t < 3; t++) ts_tensor_free_persistent(all[t]);
+    const input_spec specs[3] = {{"x", 2, {N, H}}, {"w", 2, {V, H}}, {"b", 1, {V}}};
+    for (int smoothed = 0; smoothed < 2; smoothed++) {
+        ce_arg ce = {targets, 0, smoothed ? 0.1 : 0.0};
+        check_same_bits_on_two_threads("linear_cross_entropy", specs, 3, op_linear_ce, &ce, (size_t)N * V, 0);
+        check_same_bits_on_two_threads("linear_cross_entropy (no bias)", specs, 2, op_linear_ce_no_bias, &ce,
+                                       (size_t)N * V, 0);
     }
-    ts_arena_free(arena);
 }
 
-// The additive score and the context run in parts over the batch rows
-// (the additive backward's dv over its columns) on the threads
-// ts_blas_set_threads asks for: the same bits on one thread and on two, in
-// both dtypes, with masked positions (weights exactly 0, no gradient).
-typedef struct {
-    ts_tensor *q, *keys, *v, *memory;
-    const double *mask;
-} split_attention;
-static ts_tensor *split_attention_loss(ts_ctx *ctx, void *arg) {
-    const split_attention *a = arg;
-    ts_tensor *weights = ts_softmax(ctx, ts_attn_additive(ctx, a->q, a->keys, a->v), a->mask);
-    return weighted_sum(ctx, ts_attn_context(ctx, weights, a->memory));
+// The additive score and the context run in parts over the batch rows (the
+// additive backward's dv over its columns), with masked positions (weights
+// exactly 0, no gradient).
+static ts_tensor *op_additive_context(ts_ctx *c, ts_tensor **x, void *mask) {
+    return ts_attn_context(c, ts_softmax(c, ts_attn_additive(c, x[0], x[1], x[2]), mask), x[3]);
 }
 Test(ops, additive_attention_and_context_same_bits_on_one_and_two_threads) {
     enum { B = 9, S = 13, A = 600 };  // B S A = 70,200 values: past TS_PARALLEL_MIN_ELEMENTS
-    ts_arena *arena = ts_arena_new((size_t)64 << 20);
-    ts_ctx ctx;
-    ts_ctx_init(&ctx, arena);
-    double mask[B * S];
+    static double mask[B * S];
     for (int i = 0; i < B * S; i++) mask[i] = (i % S) < S - (i / S) % 4;  // the last 0-3 positions of each row masked
-    for (int dtype = 0; dtype < TS_DTYPE_COUNT; dtype++) {
-        ts_tensor *all[4] = {ts_tensor_persistent_dtype(dtype, 2, (int[]){B, A}, "q"),
-                             ts_tensor_persistent_dtype(dtype, 3, (int[]){B, S, A}, "keys"),
-                             ts_tensor_persistent_dtype(dtype, 1, (int[]){A}, "v"),
-                             ts_tensor_persistent_dtype(dtype, 3, (int[]){B, S, A}, "memory")};
-        for (int t = 0; t < 4; t++) fill_sin(all[t], 0.3, 0.7, 11 * t, 0.4);
-        split_attention a = {all[0], all[1], all[2], all[3], mask};
-        check_same_bits_on_two_threads("additive attention + context", &ctx, all, 4, split_attention_loss, &a,
-                                       all[1]->size, B);
-        for (int t = 0; t < 4; t++) ts_tensor_free_persistent(all[t]);
-    }
-    ts_arena_free(arena);
+    const input_spec specs[4] = {{"q", 2, {B, A}}, {"keys", 3, {B, S, A}}, {"v", 1, {A}}, {"memory", 3, {B, S, A}}};
+    check_same_bits_on_two_threads("additive attention + context", specs, 4, op_additive_context, mask,
+                                   (size_t)B * S * A, B);
 }
 
-// The GRU cell's gates run in parts over the batch rows: the same bits on
-// one thread and on two, in both dtypes, masked rows included.
-typedef struct {
-    ts_tensor *gx, *h, *w, *b;
-    const double *mask;
-} split_gru;
-static ts_tensor *split_gru_loss(ts_ctx *ctx, void *arg) {
-    const split_gru *g = arg;
-    return weighted_sum(ctx, ts_gru_cell(ctx, g->gx, g->h, g->w, g->b, g->mask));
-}
+// The GRU cell's gates run in parts over the batch rows, masked rows included.
+static ts_tensor *op_gru_masked(ts_ctx *c, ts_tensor **x, void *mask) { return ts_gru_cell(c, x[0], x[1], x[2], x[3], mask); }
 Test(ops, gru_cell_same_bits_on_one_and_two_threads) {
     enum { B = 40, H = 150 };  // 4 B 3H = 72,000: past TS_PARALLEL_MIN_ELEMENTS (ops_gru.c's count)
-    ts_arena *arena = ts_arena_new((size_t)16 << 20);
-    ts_ctx ctx;
-    ts_ctx_init(&ctx, arena);
-    double mask[B];
+    static double mask[B];
     for (int b = 0; b < B; b++) mask[b] = b % 5 != 2;
-    for (int dtype = 0; dtype < TS_DTYPE_COUNT; dtype++) {
-        ts_tensor *all[4] = {ts_tensor_persistent_dtype(dtype, 2, (int[]){B, 3 * H}, "gates_x"),
-                             ts_tensor_persistent_dtype(dtype, 2, (int[]){B, H}, "h"),
-                             ts_tensor_persistent_dtype(dtype, 2, (int[]){3 * H, H}, "w_hh"),
-                             ts_tensor_persistent_dtype(dtype, 1, (int[]){3 * H}, "b_hh")};
-        for (int t = 0; t < 4; t++) fill_sin(all[t], 0.5, 0.9, 5 * t, 0.1);
-        split_gru g = {all[0], all[1], all[2], all[3], mask};
-        check_same_bits_on_two_threads("gru_cell", &ctx, all, 4, split_gru_loss, &g, 4 * (size_t)B * 3 * H, B);
-        for (int t = 0; t < 4; t++) ts_tensor_free_persistent(all[t]);
-    }
-    ts_arena_free(arena);
+    const input_spec specs[4] = {{"gates_x", 2, {B, 3 * H}}, {"h", 2, {B, H}}, {"w_hh", 2, {3 * H, H}}, {"b_hh", 1, {3 * H}}};
+    check_same_bits_on_two_threads("gru_cell", specs, 4, op_gru_masked, mask, 4 * (size_t)B * 3 * H, B);
 }
 
 // ---- the Transformer's ops: layer norm, batched products, heads, attention ----
