@@ -1,6 +1,7 @@
 #include "cli/common.h"
 
 #include "cli/cli.h"
+#include "tensor/kernels.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -38,6 +39,10 @@ int ts_cli_load_model(const char *command, const char *model_path, const char *m
         return TS_EXIT_FAIL;
     }
     t->length_penalty = lp;
+    // The passes between products (tensor/parallel.h) use the threads the
+    // products do: OpenBLAS's own count, which a decoding command never
+    // changes. Unasked, they would run on one core while the other waits.
+    ts_blas_set_threads(ts_blas_threads());
     return -1;
 }
 

@@ -404,17 +404,6 @@ static void expand_part(void *arg, int part, int parts) {
                                     b->cands + i * 2 * (size_t)b->K);
 }
 
-// The parts an expansion of `values` logits over n_live sentences is cut
-// into: one per thread the products use (the count ts_blas_set_threads
-// asked for, else OpenBLAS's own: eval and translate never ask), at most
-// one per sentence, one for a small step (as ts_parallel_parts). Each
-// sentence is ranked alone, so the candidates do not depend on the cut.
-static int expansion_parts(size_t values, int n_live) {
-    if (values < TS_PARALLEL_MIN_ELEMENTS) return 1;
-    int threads = ts_threads_asked() > 1 ? ts_threads_asked() : ts_blas_threads();
-    return threads < n_live ? threads : n_live;
-}
-
 // A hypothesis of len tokens ends with candidate c at step t = len (with its
 // <eos>, or cut at the length limit without its token): it replaces *s->best
 // when it ranks higher. TS_OK or TS_ERR_NOMEM.
@@ -514,7 +503,8 @@ int ts_seq2seq_beam_batch(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, i
         for (int i = 0; !rc && i < n_live; i++) rc = history_reserve(&b.sent[b.live[i]].hist, t);
         if (rc) break;
         expansion step = {&b, t, per, logits, weights, n_live};
-        ts_parallel_run(expansion_parts((size_t)n_live * per * logits->shape[1], n_live), expand_part, &step);
+        // Each sentence is ranked alone: the candidates do not depend on the parts.
+        ts_parallel_run(ts_parallel_parts((size_t)n_live * per * logits->shape[1], n_live), expand_part, &step);
         int n_next = 0;
         for (int i = 0; !rc && i < n_live; i++) {
             beam_sentence *s = &b.sent[b.live[i]];
