@@ -9,9 +9,11 @@
 #   bash bench/beam.sh                       # trains a 1-epoch 256/256 model first
 #   MODEL=run/best.ckpt DEV=run/dev-pairs.tsv bash bench/beam.sh
 #   BASE=/path/to/old/tinyseq bash bench/beam.sh
+#   COMMAND=translate bash bench/beam.sh     # translate the pairs' sources instead (no loss pass)
 #
 # Environment (all optional):
 #   PAIRS=500  ROUNDS=3  WIDTH=5  THREADS=2   dev pairs, rounds, beam width, training threads
+#   COMMAND=eval             eval (loss pass, decoding, scores) or translate (decoding only)
 #   BUILD_DIR=build-bench    Release build of tinyseq made here
 #   DATA=../shared/data/tatoeba-eng-fra.tsv  MAX_LEN=10  EPOCHS=1  SIZE=256
 #   WORK=$(mktemp -d)        where the model is trained (kept: printed at the end)
@@ -27,6 +29,11 @@ ROUNDS=${ROUNDS:-3}
 WIDTH=${WIDTH:-5}
 THREADS=${THREADS:-2}
 BUILD_DIR=${BUILD_DIR:-build-bench}
+COMMAND=${COMMAND:-eval}
+case $COMMAND in eval | translate) ;; *) echo "bench: COMMAND is eval or translate, not '$COMMAND'" >&2; exit 1 ;; esac
+# As a user runs it: no OPENBLAS_* setting of the calling shell (kernels,
+# cache sizes, spinning) reaches either program.
+for v in $(compgen -e | grep '^OPENBLAS_' || true); do unset "$v"; done
 
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTS_BUILD_TESTS=OFF >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target tinyseq >/dev/null
@@ -45,15 +52,22 @@ if [ -z "${MODEL:-}" ]; then
 fi
 [ -r "${DEV:-}" ] || { echo "bench: set DEV to the model's dev pairs (a run's dev-pairs.tsv)" >&2; exit 1; }
 PAIRS_FILE=$(mktemp)
-trap 'rm -f "$PAIRS_FILE"' EXIT
+SOURCES_FILE=$(mktemp)
+trap 'rm -f "$PAIRS_FILE" "$SOURCES_FILE"' EXIT
 head -n "$PAIRS" "$DEV" >"$PAIRS_FILE"
+cut -f1 "$PAIRS_FILE" >"$SOURCES_FILE"
 
-# "wall cpu": the seconds of one eval of the pairs, on the clock and of CPU
-# (user + system, every thread's); CPU time varies less under load.
+# "wall cpu": the seconds of one eval (or translate) of the pairs, on the
+# clock and of CPU (user + system, every thread's); CPU time varies less
+# under load.
 run_eval() {  # binary width
   local times
   times=$(mktemp)
-  /usr/bin/time -f "%e %U %S" -o "$times" "$1" eval --model "$MODEL" --corpus "$PAIRS_FILE" --beam "$2" --show 0 >/dev/null
+  if [ "$COMMAND" = translate ]; then
+    /usr/bin/time -f "%e %U %S" -o "$times" "$1" translate --model "$MODEL" --beam "$2" <"$SOURCES_FILE" >/dev/null 2>&1
+  else
+    /usr/bin/time -f "%e %U %S" -o "$times" "$1" eval --model "$MODEL" --corpus "$PAIRS_FILE" --beam "$2" --show 0 >/dev/null
+  fi
   awk '{printf "%.3f %.3f\n", $1, $2 + $3}' "$times"
   rm -f "$times"
 }
@@ -63,7 +77,7 @@ median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (
 declare -A wall cpu
 binaries=(new)
 [ -n "${BASE:-}" ] && binaries+=(base)
-echo "model $MODEL, $(wc -l <"$PAIRS_FILE") dev pairs, $ROUNDS rounds; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$COMMAND: model $MODEL, $(wc -l <"$PAIRS_FILE") dev pairs, $ROUNDS rounds; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq "$ROUNDS"); do
   for which in "${binaries[@]}"; do
     bin=$NEW
