@@ -1,7 +1,6 @@
 #include "autograd/graph.h"
 
 #include "autograd/ops_internal.h"
-#include "tensor/parallel.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -94,25 +93,6 @@ ts_tensor *ts_ctx_fail(ts_ctx *ctx, int status, const char *fmt, ...) {
 static ts_tensor *arena_failed(ts_ctx *ctx) {
     if (ctx->status == TS_OK) ctx->status = TS_ERR_ARENA;
     return NULL;
-}
-
-typedef struct {
-    const ts_tensor *y;
-    void *const *grads;
-    size_t n;
-    ts_span_fn fn;
-} span_job;
-
-static void span_part(void *arg, int part, int parts) {
-    const span_job *job = arg;
-    size_t begin, end;
-    ts_part_range(job->n, part, parts, &begin, &end);
-    if (begin < end) job->fn(job->y, job->grads, begin, end);
-}
-
-void ts_span_run(const ts_tensor *y, void *const *grads, size_t n, size_t work, ts_span_fn fn) {
-    span_job job = {y, grads, n, fn};
-    ts_parallel_run(ts_parallel_parts(work, n < (size_t)TS_PARALLEL_MAX_PARTS ? (int)n : 0), span_part, &job);
 }
 
 void *ts_grad(ts_ctx *ctx, ts_tensor *t) {

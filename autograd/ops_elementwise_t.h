@@ -2,31 +2,20 @@
 // side by side, compiled twice by ops_elementwise.c (tensor/dtype_twice.h).
 // n = number of elements; y's inputs are y->src[0] (a) and y->src[1] (b).
 
-// y = a + b;  da += dy, db += dy. In spans (ts_span_run): the residual
-// stream's adds of a Transformer are (B*T, D) each. da and db may be one
-// buffer (a + a): each element still gets dy twice, in that order.
-static void FN(add_span)(const ts_tensor *y, void *const *grads, size_t begin, size_t end) {
-    (void)grads;
+// y = a + b;  da += dy, db += dy
+static int FN(add_forward)(ts_ctx *ctx, ts_tensor *y) {
     REAL *out = DATA(y);
     const REAL *a = DATA(y->src[0]), *b = DATA(y->src[1]);
-    for (size_t i = begin; i < end; i++) out[i] = a[i] + b[i];
-}
-static int FN(add_forward)(ts_ctx *ctx, ts_tensor *y) {
-    ts_span_run(y, NULL, y->size, y->size, FN(add_span));
+    for (size_t i = 0; i < y->size; i++) out[i] = a[i] + b[i];
     return ctx->status;
 }
-static void FN(add_backward_span)(const ts_tensor *y, void *const *grads, size_t begin, size_t end) {
-    REAL *da = grads[0], *db = grads[1];
-    const REAL *dy = GRAD(y);
-    if (da)
-        for (size_t i = begin; i < end; i++) da[i] += dy[i];
-    if (db)
-        for (size_t i = begin; i < end; i++) db[i] += dy[i];
-}
 int FN(ts_add_backward)(ts_ctx *ctx, ts_tensor *y) {
-    void *grads[2] = {input_grad(ctx, y, 0), input_grad(ctx, y, 1)};
-    if (ctx->status) return ctx->status;
-    ts_span_run(y, grads, y->size, y->size, FN(add_backward_span));
+    REAL *da = input_grad(ctx, y, 0), *db = input_grad(ctx, y, 1);
+    const REAL *dy = GRAD(y);
+    for (size_t i = 0; i < y->size; i++) {
+        if (da) da[i] += dy[i];
+        if (db) db[i] += dy[i];
+    }
     return ctx->status;
 }
 

@@ -104,15 +104,6 @@ static inline ts_tensor *ts_forward(ts_ctx *ctx, ts_tensor *y, ts_forward_fn f64
 // ts_mha_dropout on the attention weights).
 void ts_dropout_keep(void *keep, int dtype, size_t n, double p, gsl_rng *rng);
 
-// A pass of node y over items [0, n) (elements, rows or columns) that
-// touches `work` elements in all, cut into parts (tensor/parallel.h) when
-// work is past TS_PARALLEL_MIN_ELEMENTS: fn(y, grads, begin, end) does items
-// [begin, end) and nothing else, so every item is computed as in one pass.
-// grads: the input gradients, got with input_grad before (the arena is the
-// calling thread's), or NULL for a forward.
-typedef void (*ts_span_fn)(const ts_tensor *y, void *const *grads, size_t begin, size_t end);
-void ts_span_run(const ts_tensor *y, void *const *grads, size_t n, size_t work, ts_span_fn fn);
-
 // "(2, 3)" for messages, in a caller-provided buffer.
 #define SHAPE(t, buf) ts_shape_str((t), (buf), sizeof(buf))
 

@@ -40,74 +40,52 @@ int FN(ts_matmul_backward)(ts_ctx *ctx, ts_tensor *y) {
 // max(y, 0) if iarg[3]; iarg[0] = c0, iarg[1] / iarg[2] = where bias / addend sit in src[] (-1: absent).
 // The bias (or the addend) is written into y first and the product is
 // accumulated onto it by gemm (beta = 1): no separate add pass or node.
-// The passes around the product run in spans (ts_span_run): rows here.
-static void FN(linear_start_span)(const ts_tensor *y, void *const *grads, size_t begin, size_t end) {
-    (void)grads;
-    const ts_tensor *bias = y->iarg[1] >= 0 ? y->src[y->iarg[1]] : NULL;
-    const ts_tensor *addend = y->iarg[2] >= 0 ? y->src[y->iarg[2]] : NULL;
-    size_t out = (size_t)y->shape[1];
-    REAL *yd = DATA(y);
-    if (addend) memcpy(yd + begin * out, DATA(addend) + begin * out, (end - begin) * out * sizeof(REAL));
-    if (bias)
-        for (size_t r = begin; r < end; r++) {
-            REAL *row = yd + r * out;
-            const REAL *b = DATA(bias);
-            if (addend)
-                for (size_t c = 0; c < out; c++) row[c] += b[c];
-            else
-                memcpy(row, b, out * sizeof(REAL));
-        }
-}
-static void FN(relu_span)(const ts_tensor *y, void *const *grads, size_t begin, size_t end) {
-    (void)grads;
-    REAL *yd = DATA(y);
-    for (size_t i = begin; i < end; i++) yd[i] = yd[i] > 0 ? yd[i] : 0;
-}
 static int FN(linear_forward)(ts_ctx *ctx, ts_tensor *y) {
     ts_tensor *x = y->src[0], *w = y->src[1];
-    int started = y->iarg[1] >= 0 || y->iarg[2] >= 0;  // bias or addend
+    const ts_tensor *bias = y->iarg[1] >= 0 ? y->src[y->iarg[1]] : NULL;
+    const ts_tensor *addend = y->iarg[2] >= 0 ? y->src[y->iarg[2]] : NULL;
     int N = y->shape[0], out = y->shape[1], K = ts_cols(x), in = w->shape[1], col0 = y->iarg[0];
-    if (started) ts_span_run(y, NULL, (size_t)N, y->size, FN(linear_start_span));
-    int rc = FN(ts_gemm_ld)(0, 1, N, out, K, 1.0, DATA(x), K, DATA(w) + col0, in, started ? 1.0 : 0.0, DATA(y), out);
+    REAL *yd = DATA(y);
+    if (addend) memcpy(yd, DATA(addend), y->size * sizeof(REAL));
+    if (bias)
+        for (int r = 0; r < N; r++) {
+            REAL *row = yd + (size_t)r * out;
+            const REAL *b = DATA(bias);
+            if (addend)
+                for (int c = 0; c < out; c++) row[c] += b[c];
+            else
+                memcpy(row, b, (size_t)out * sizeof(REAL));
+        }
+    int rc = FN(ts_gemm_ld)(0, 1, N, out, K, 1.0, DATA(x), K, DATA(w) + col0, in, bias || addend ? 1.0 : 0.0, yd, out);
     if (rc) ts_ctx_fail(ctx, rc, "linear: %s", ts_last_error());
-    if (y->iarg[3]) ts_span_run(y, NULL, y->size, y->size, FN(relu_span));
+    if (y->iarg[3])
+        for (size_t i = 0; i < y->size; i++) yd[i] = yd[i] > 0 ? yd[i] : 0;
     return ctx->status;
 }
 // With the ReLU: dy *= [y > 0] first, in y's own gradient (read by no one else).
 // dx += dy W_c  (N, k);  dW_c += dy^T x  (out, k), W_c = W[:, c0 : c0 + k];
-// dbias += sum over rows of dy (by columns: each sums its rows in order);  daddend += dy
-static void FN(relu_backward_span)(const ts_tensor *y, void *const *grads, size_t begin, size_t end) {
-    (void)grads;
-    REAL *g = GRAD(y);
-    const REAL *yd = DATA(y);
-    for (size_t i = begin; i < end; i++) g[i] = yd[i] > 0 ? g[i] : 0;
-}
-static void FN(bias_backward_span)(const ts_tensor *y, void *const *grads, size_t begin, size_t end) {
-    REAL *db = grads[0];
-    const REAL *dy = GRAD(y);
-    size_t N = (size_t)y->shape[0], out = (size_t)y->shape[1];
-    for (size_t r = 0; r < N; r++)
-        for (size_t c = begin; c < end; c++) db[c] += dy[r * out + c];
-}
-static void FN(addend_backward_span)(const ts_tensor *y, void *const *grads, size_t begin, size_t end) {
-    REAL *dadd = grads[1];
-    const REAL *dy = GRAD(y);
-    for (size_t i = begin; i < end; i++) dadd[i] += dy[i];
-}
+// dbias += sum over rows of dy;  daddend += dy
 int FN(ts_linear_backward)(ts_ctx *ctx, ts_tensor *y) {
     ts_tensor *x = y->src[0], *w = y->src[1];
     int N = y->shape[0], out = y->shape[1], K = ts_cols(x), in = w->shape[1], col0 = y->iarg[0];
     REAL *dx = input_grad(ctx, y, 0), *dw = input_grad(ctx, y, 1);
-    void *grads[2] = {y->iarg[1] >= 0 ? input_grad(ctx, y, y->iarg[1]) : NULL,   // dbias
-                      y->iarg[2] >= 0 ? input_grad(ctx, y, y->iarg[2]) : NULL};  // daddend
+    REAL *db = y->iarg[1] >= 0 ? input_grad(ctx, y, y->iarg[1]) : NULL;
+    REAL *dadd = y->iarg[2] >= 0 ? input_grad(ctx, y, y->iarg[2]) : NULL;
     if (ctx->status) return ctx->status;
-    if (y->iarg[3]) ts_span_run(y, NULL, y->size, y->size, FN(relu_backward_span));
+    if (y->iarg[3]) {
+        REAL *g = GRAD(y);
+        const REAL *yd = DATA(y);
+        for (size_t i = 0; i < y->size; i++) g[i] = yd[i] > 0 ? g[i] : 0;
+    }
     const REAL *dy = GRAD(y);
     int rc = TS_OK;
     if (dx) rc = FN(ts_gemm_ld)(0, 0, N, K, out, 1.0, dy, out, DATA(w) + col0, in, 1.0, dx, K);
     if (!rc && dw) rc = FN(ts_gemm_ld)(1, 0, out, K, N, 1.0, dy, out, DATA(x), K, 1.0, dw + col0, in);
-    if (grads[0]) ts_span_run(y, grads, (size_t)out, y->size, FN(bias_backward_span));
-    if (grads[1]) ts_span_run(y, grads, y->size, y->size, FN(addend_backward_span));
+    if (db)
+        for (int r = 0; r < N; r++)
+            for (int c = 0; c < out; c++) db[c] += dy[(size_t)r * out + c];
+    if (dadd)
+        for (size_t i = 0; i < y->size; i++) dadd[i] += dy[i];
     if (rc && !ctx->status) ctx->status = rc;
     return ctx->status;
 }

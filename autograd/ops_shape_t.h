@@ -86,14 +86,11 @@ int FN(ts_slice_rows_backward)(ts_ctx *ctx, ts_tensor *y) {
 }
 
 // y = a viewed with another shape (no forward);  da += dy (same layout)
-static void FN(reshape_backward_span)(const ts_tensor *y, void *const *grads, size_t begin, size_t end) {
-    REAL *da = grads[0];
-    const REAL *dy = GRAD(y);
-    for (size_t i = begin; i < end; i++) da[i] += dy[i];
-}
 int FN(ts_reshape_backward)(ts_ctx *ctx, ts_tensor *y) {
-    void *da = input_grad(ctx, y, 0);
-    if (da) ts_span_run(y, &da, y->size, y->size, FN(reshape_backward_span));
+    REAL *da = input_grad(ctx, y, 0);
+    const REAL *dy = GRAD(y);
+    if (da)
+        for (size_t i = 0; i < y->size; i++) da[i] += dy[i];
     return ctx->status;
 }
 
