@@ -19,11 +19,14 @@ int ts_parallel_parts(size_t elements, int max_parts) {
 // the caller waits for 0. Helpers sleep on a condition variable between
 // runs (letting them spin, yielding the core, multiplied the context
 // switches 4-5x and cost CPU on a loaded machine). The caller, whose wait
-// is the rest of a part about as long as its own, spins first for
-// CALLER_SPIN_NS without yielding (a yield under load hands the core to
-// another process for a time slice), then sleeps: a futex wait and wake
-// cost ~8 us here. Helpers live until the process ends.
-#define CALLER_SPIN_NS 50000
+// is the rest of a part about as long as its own, first spins without
+// yielding (a yield under load hands the core to another process for a
+// time slice) for as long as a sleep and wake would cost (a futex wait and
+// wake, ~8 us here), then sleeps: never more than twice the better of the
+// two, and at most 10 us late when the helper was queued on the caller's
+// own core (it starts only once the caller sleeps). Helpers live until the
+// process ends.
+#define CALLER_SPIN_NS 10000
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake, done;
