@@ -290,7 +290,7 @@ typedef struct {
     double *score;           // (K) total log-probability of the live entries
     int *parents;            // (K) the entry each of the next step's extends
     beam_history hist;
-    double widest;           // the largest length_divisor of an output of 0..max_len tokens
+    double widest;           // at least the length_divisor of an output of 0..max_len tokens
     double best_final;       // the ts_length_penalized score of *best
     ts_hypothesis *best;     // its best finished hypothesis (the caller's out[b])
 } beam_sentence;
@@ -330,10 +330,10 @@ static int beam_new(beam_search *b, ts_seq2seq *m, ts_ctx *ctx, const ts_batch_v
         b->sent[i] = (beam_sentence){.S = n, .max_len = max_len[i], .alive = 1, .score = b->scores + (size_t)i * K,
                                      .parents = b->parents + (size_t)i * K, .hist = {.K = K, .S = n},
                                      .best_final = -INFINITY, .best = &out[i]};
-        for (int len = 0; len <= max_len[i]; len++) {
-            double d = length_divisor(len, lp);
-            if (d > b->sent[i].widest) b->sent[i].widest = d;
-        }
+        // The divisor grows with the length (len + 1, or a power >= 0 of a
+        // base >= 1); 1e-12 covers pow's rounding (< 1 ulp) where two
+        // lengths' divisors are within an ulp of each other.
+        b->sent[i].widest = length_divisor(max_len[i], lp) * (1 + 1e-12);
         b->live[i] = i;
         b->inputs[i] = TS_SOS;
     }
