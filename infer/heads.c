@@ -83,6 +83,7 @@ int ts_heads_compute(const ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, co
 
     int grad_before = ts_set_grad_enabled(ctx, 0);
     ts_ctx_reset(ctx);
+    ctx->dtype = m->cfg.dtype;  // the positions and masks are made in the model's type (a fresh ctx says float64)
     int *decoder_in = ts_arena_alloc(ctx->arena, (size_t)T * sizeof(int));  // (T): <sos> y_1 .. y_len
     int rc = TS_OK;
     if (!decoder_in) {

@@ -29,7 +29,7 @@ def test_attend_equals_the_cli_json_to_the_bit(models, name, beam):
         T, S = len(cli["target"]), len(cli["source"])
         searched = np.array(cli["weights"], dtype=np.float64)
         assert got.search_weights.shape == (T, S) and got.search_weights.tobytes() == searched.tobytes()
-        if name == "transformer":  # every layer x head x T x S, and the self-attention views
+        if name.startswith("transformer"):  # every layer x head x T x S, and the self-attention views
             cfg = model.info()["model"]
             want = np.array(cli["cross"]["heads"], dtype=np.float64)
             assert got.weights.shape == (cfg["layers"], cfg["heads"], T, S) == want.shape
