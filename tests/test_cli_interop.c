@@ -21,7 +21,8 @@ static char *dir;
 // Trains `name` for a few steps on a small toy corpus; returns its last.ckpt.
 static char *train(const char *name, const char *flags) {
     char *out;
-    int rc = test_runf(&out, "%s train --toy-pairs 300 --emb 8 --hidden 16 --steps 12 --dev 20 --show 0 %s --out %s/%s",
+    // float64 unless a test asks for float32 (the last --dtype wins): exports are compared to the bit
+    int rc = test_runf(&out, "%s train --toy-pairs 300 --emb 8 --hidden 16 --steps 12 --dev 20 --show 0 --dtype float64 %s --out %s/%s",
                  TS_PROGRAM, flags, dir, name);
     cr_assert_eq(rc, 0, "train %s exited %d:\n%s", flags, rc, out);
     free(out);
@@ -329,8 +330,18 @@ static void rewrite(const char *in, const char *out, const char *drop, const cha
                                             shape, strings), TS_OK, "%s", ts_last_error());
             continue;
         }
-        if (a->dtype == TS_NPZ_F8) cr_assert_eq(ts_npz_add_f8(copy, a->name, a->ndim, a->shape, a->values), TS_OK);
-        else cr_assert_eq(ts_npz_add_strings(copy, a->name, a->ndim, a->shape, a->strings), TS_OK);
+        if (a->dtype == TS_NPZ_F8) {
+            cr_assert_eq(ts_npz_add_f8(copy, a->name, a->ndim, a->shape, a->values), TS_OK);
+        } else if (a->dtype == TS_NPZ_F4) {  // held as double, exactly: back to float
+            float *v = malloc((a->size ? a->size : 1) * sizeof *v);
+            for (size_t j = 0; j < a->size; j++) v[j] = (float)a->values[j];
+            cr_assert_eq(ts_npz_add_f4(copy, a->name, a->ndim, a->shape, v), TS_OK);
+            free(v);
+        } else if (a->dtype == TS_NPZ_U1) {
+            cr_assert_eq(ts_npz_add_u1(copy, a->name, a->ndim, a->shape, a->bytes), TS_OK);
+        } else {
+            cr_assert_eq(ts_npz_add_strings(copy, a->name, a->ndim, a->shape, a->strings), TS_OK);
+        }
     }
     cr_assert_eq(ts_npz_save(copy, out, TS_NPZ_DEFLATE), TS_OK, "%s", ts_last_error());
     ts_npz_free(z);

@@ -18,8 +18,9 @@
 #include "interop/model_npz.h"
 #include "testutil.h"
 
-// The toy corpus's flags for a small subword run of two epochs (keeping both).
-#define RUN_FLAGS "--toy-pairs 600 --subword 400 --emb 16 --hidden 16 --epochs 2 --keep 2 --patience 5 --show 1 --beam 2"
+// The toy corpus's flags for a small subword run of two epochs (keeping both), in
+// float64: merged attention rows are checked to sum to 1 within 1e-12.
+#define RUN_FLAGS "--dtype float64 --toy-pairs 600 --subword 400 --emb 16 --hidden 16 --epochs 2 --keep 2 --patience 5 --show 1 --beam 2"
 
 // A trained subword run in a fresh directory; returns the directory.
 static char *train_run(void) {
@@ -452,8 +453,8 @@ Test(cli_subword, attend_words_merges_every_head_of_a_transformer, .timeout = 30
     NEEDS_SPM();
     if (test_run("/usr/bin/python3 -c 'import json' >/dev/null 2>&1", NULL)) cr_skip_test("no /usr/bin/python3");
     char *dir = test_tmpdir(), *out = NULL, path[4200];
-    int rc = test_runf(&out, "'%s' train --arch transformer --d-model 16 --heads 2 --layers 2 --ff 32 --toy-pairs 600 "
-                             "--subword 400 --epochs 1 --show 0 --beam 0 --out %s/run", TS_PROGRAM, dir);
+    int rc = test_runf(&out, "'%s' train --arch transformer --dtype float64 --d-model 16 --heads 2 --layers 2 "
+                             "--ff 32 --toy-pairs 600 --subword 400 --epochs 1 --show 0 --beam 0 --out %s/run", TS_PROGRAM, dir);
     cr_assert_eq(rc, 0, "%s", out);
     free(out);
     snprintf(path, sizeof path, "%s/run/best.ckpt", dir);

@@ -29,7 +29,8 @@ static void teardown(void) {
 
 TestSuite(cli_transformer, .init = setup, .fini = teardown);
 
-#define MODEL "--arch transformer --d-model 8 --heads 2 --layers 2 --ff 12 --warmup-steps 4"
+// float64: the export is checked for '<f8' arrays and evaluated to the byte
+#define MODEL "--arch transformer --dtype float64 --d-model 8 --heads 2 --layers 2 --ff 12 --warmup-steps 4"
 
 // Trains run `name` (MODEL, dropout, 12 steps, a checkpoint each epoch kept).
 static void train(const char *name, const char *flags) {

@@ -25,7 +25,8 @@
     " --allow-run-as-root --oversubscribe"
 // A small model on a small toy corpus: 270 training pairs, 17 batches of 16
 // an epoch, so a 40-step run ends two epochs and starts a third.
-#define SMALL "--toy-pairs 300 --emb 16 --hidden 24 --batch 16 --threads 1 --show 0"
+// float64 (compared at 1e-10) unless a test appends --dtype float32 (the last --dtype wins)
+#define SMALL "--dtype float64 --toy-pairs 300 --emb 16 --hidden 24 --batch 16 --threads 1 --show 0"
 
 static void need_mpi(void) {
     if (!ts_dist_compiled()) cr_skip_test("this build has no MPI (cmake found none, or -DTS_MPI=OFF): scripts/setup.sh installs Open MPI");
@@ -184,7 +185,7 @@ Test(mpi, two_ranks_train_what_one_process_trains_in_float32, .timeout = 120) {
 
 Test(mpi, two_ranks_train_the_transformer_one_process_trains, .timeout = 120) {
     expect_two_ranks_train_what_one_process_trains(
-        "--arch transformer --d-model 16 --heads 2 --layers 1 --ff 24 --warmup-steps 8 --toy-pairs 300 --batch 16 "
+        "--arch transformer --dtype float64 --d-model 16 --heads 2 --layers 1 --ff 24 --warmup-steps 8 --toy-pairs 300 --batch 16 "
         "--threads 1 --show 0",
         "a Transformer, mpirun -np 2 vs one process", FLOAT64_AGREEMENT);
 }
