@@ -9,6 +9,8 @@
 #
 # Time the runs on a quiet machine: wall times are what the README quotes.
 # Needs what scripts/setup.sh installs; torch_ref.py needs Debian's python3-torch.
+# The tables were measured in float64, the default until float32 became it
+# (docs/models.md, "The default dtype"): the runs say --dtype float64.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/results}
@@ -29,7 +31,7 @@ for attn in bahdanau general dot scaled-dot none; do
   run=$out/toy-$attn
   rm -rf "$run"
   start=$(date +%s.%N)
-  $tinyseq train --attn "$attn" --out "$run" >"$run.log" 2>"$run.err" || { cat "$run.err"; exit 1; }
+  $tinyseq train --dtype float64 --attn "$attn" --out "$run" >"$run.log" 2>"$run.err" || { cat "$run.err"; exit 1; }
   wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.0f", e - s}')
   $tinyseq eval --beam 1 --model "$run/best.ckpt" --corpus "$out/test.tsv" --align "$out/test.align" >"$run.eval"
   dev=$(grep '^epoch .*(best)$' "$run.log" | tail -1)  # the epoch best.ckpt holds
@@ -66,7 +68,7 @@ echo
 echo "== Tatoeba, torch_ref.py's configuration, 2 epochs each"
 run=$out/tatoeba
 rm -rf "$run"
-$tinyseq train --corpus "$data" --max-len 10 --emb 256 --hidden 256 --batch 32 --lr 0.001 --clip 5 \
+$tinyseq train --dtype float64 --corpus "$data" --max-len 10 --emb 256 --hidden 256 --batch 32 --lr 0.001 --clip 5 \
   --attn bahdanau --epochs 2 --patience 1000 --lr-decay 1 --label-smoothing 0 --beam 0 --threads 2 --out "$run" >"$run.log" 2>"$run.err"
 grep -E '^(data:|epoch |dev:|train:)' "$run.log"
 /usr/bin/python3 "$ref" --data "$data" --max-len 10 --emb 256 --hidden 256 --batch 32 --attn bahdanau \

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 typedef enum {
-    TS_F64 = 0,  // double: the default, and zero so a zeroed tensor is float64
+    TS_F64 = 0,  // double: zero, so a zeroed tensor (and a fresh ctx) is float64; train defaults to float32
     TS_F32,      // float
     TS_DTYPE_COUNT
 } ts_dtype;

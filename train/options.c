@@ -110,7 +110,7 @@ const ts_train_option ts_train_options[] = {
      .meta = "NAME", .help = "bahdanau or luong (default: bahdanau for --attn bahdanau, else luong)"},
     {.flag = "bidirectional", .key = "bidirectional", SWITCH(model.bidirectional), .use = SAME, .section = "model",
      .help = "bidirectional encoder"},
-    {.flag = "dtype", .key = "dtype", CHOICE(model.dtype, "float64", dtype), .use = SAME,
+    {.flag = "dtype", .key = "dtype", CHOICE(model.dtype, "float32", dtype), .use = SAME,
      .section = "model", .meta = "NAME",
      .help = "float64 or float32, GRU and Transformer: the parameters, the\n"
              "optimizer's moments, every step's numbers and the checkpoint's\n"
