@@ -89,7 +89,7 @@ int FN(ts_slice_rows_backward)(ts_ctx *ctx, ts_tensor *y) {
 int FN(ts_reshape_backward)(ts_ctx *ctx, ts_tensor *y) {
     REAL *da = input_grad(ctx, y, 0);
     const REAL *dy = GRAD(y);
-    if (da)
+    if (da && da != dy)  // the same buffer: ts_grad shared the input's gradient
         for (size_t i = 0; i < y->size; i++) da[i] += dy[i];
     return ctx->status;
 }

@@ -52,6 +52,7 @@ struct ts_tensor {
     unsigned requires_grad : 1;  // a gradient must flow into this tensor
     unsigned persistent : 1;     // owns malloc'd data/grad (parameters, test inputs)
     unsigned borrowed : 1;       // data is a read-only mapping's (a loaded checkpoint): not freed, never written
+    unsigned uses : 2;           // nodes on the tape that read it, counted up to 2 (autograd/graph.c)
     char name[TS_NAME_SIZE];     // "encoder.gru.weight_ih", or the op's name
 };
 

@@ -1161,6 +1161,48 @@ Test(ops, mha_and_layer_norm_on_threads_give_the_bits_of_one_thread) {
     ts_arena_free(arena);
 }
 
+// A reshape whose input nothing else reads shares the input's gradient
+// buffer (autograd/graph.c, ts_grad); with a second reader (a scale by 0,
+// which adds only zeros) it keeps its own and adds it in backward. Both
+// give the input the same gradient, bit for bit, in both dtypes.
+Test(ops, a_reshape_shares_its_inputs_gradient_only_when_alone_with_the_same_bits) {
+    enum { N = 6, D = 8 };
+    ts_arena *arena = ts_arena_new(1 << 20);
+    for (int dtype = TS_F64; dtype <= TS_F32; dtype++) {
+        ts_tensor *x = ts_tensor_persistent_dtype(dtype, 2, (int[]){N, D}, "x");
+        ts_tensor *w = ts_tensor_persistent_dtype(dtype, 2, (int[]){3 * D, D}, "w");
+        for (size_t k = 0; k < x->size; k++) ts_values_convert((char *)x->raw + k * ts_dtype_size(dtype), dtype,
+                                                               &(double){sin(0.7 * (double)k)}, TS_F64, 1);
+        for (size_t k = 0; k < w->size; k++) ts_values_convert((char *)w->raw + k * ts_dtype_size(dtype), dtype,
+                                                               &(double){cos(0.3 * (double)k)}, TS_F64, 1);
+        char *grads[2];
+        for (int second_reader = 0; second_reader < 2; second_reader++) {
+            ts_ctx ctx;
+            ts_ctx_init(&ctx, arena);
+            ctx.dtype = dtype;
+            memset(x->grad_raw, 0, x->size * ts_dtype_size(dtype));
+            memset(w->grad_raw, 0, w->size * ts_dtype_size(dtype));
+            ts_tensor *qkv = ts_linear(&ctx, x, w, 0, NULL, NULL);  // (N, 3D)
+            ts_tensor *packed = ts_reshape(&ctx, qkv, 3, (int[]){2, N / 2, 3 * D});
+            ts_tensor *y = ts_mha_blocks(&ctx, packed, packed, packed, (int[]){0, D, 2 * D}, D, 2, NULL, 1, 0.0, NULL);
+            ts_tensor *loss = weighted_sum(&ctx, y);
+            if (second_reader) loss = ts_add(&ctx, loss, ts_sum(&ctx, ts_scale(&ctx, qkv, 0.0)));
+            cr_assert_eq(ts_backward(&ctx, loss), TS_OK, "%s", ts_last_error());
+            cr_assert_eq(packed->grad_raw == qkv->grad_raw, !second_reader, "%s: shared %d with %d readers",
+                         ts_dtype_name(dtype), packed->grad_raw == qkv->grad_raw, 1 + second_reader);
+            grads[second_reader] = malloc(qkv->size * ts_dtype_size(dtype));
+            memcpy(grads[second_reader], qkv->grad_raw, qkv->size * ts_dtype_size(dtype));
+            ts_arena_reset(arena);
+        }
+        cr_assert(!memcmp(grads[0], grads[1], (size_t)N * 3 * D * ts_dtype_size(dtype)), "%s: the gradients differ",
+                  ts_dtype_name(dtype));
+        for (int i = 0; i < 2; i++) free(grads[i]);
+        ts_tensor_free_persistent(x);
+        ts_tensor_free_persistent(w);
+    }
+    ts_arena_free(arena);
+}
+
 Test(ops, mha_refuses_heads_that_do_not_divide_the_width) {
     ts_arena *arena = ts_arena_new(1 << 16);
     ts_ctx ctx;
