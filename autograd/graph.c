@@ -96,15 +96,6 @@ static ts_tensor *arena_failed(ts_ctx *ctx) {
 }
 
 void *ts_grad(ts_ctx *ctx, ts_tensor *t) {
-    // A reshape whose input feeds nothing else shares the input's gradient:
-    // the input's would be 0 + the reshape's, and a gradient summed from +0
-    // never holds -0, so these are the same bits without a buffer to zero
-    // and a pass to add (the Transformer's q/k/v and heads views: ~26 MB a
-    // float32 step at d 256). Its backward then has nothing to do.
-    if (!t->grad_raw && t->op == TS_OP_RESHAPE) {
-        ts_tensor *in = t->src[0];
-        if (in->requires_grad && in->uses == 1 && !in->grad_raw && !in->persistent) t->grad_raw = ts_grad(ctx, in);
-    }
     if (!t->grad_raw) {
         t->grad_raw = ts_arena_calloc(ctx->arena, t->size, ts_dtype_size(t->dtype));
         if (!t->grad_raw) arena_failed(ctx);

@@ -106,6 +106,9 @@ int ts_set_grad_enabled(ts_ctx *ctx, int enabled);
 // contribution into its inputs' gradients (+=, so a tensor used twice gets
 // both). `loss` must be a single number that depends on something requiring a
 // gradient. Returns TS_OK or the failure (also when the forward pass failed).
+// Once per tape: a node's input may take the node's gradient buffer as its
+// own (share_grad, autograd/ops_internal.h), so a second walk would add a
+// gradient to itself; a new forward after ts_ctx_reset starts a new tape.
 int ts_backward(ts_ctx *ctx, ts_tensor *loss);
 
 // ts_backward with d total / d loss = weight instead of 1: the gradients of

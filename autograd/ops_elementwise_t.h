@@ -10,7 +10,11 @@ static int FN(add_forward)(ts_ctx *ctx, ts_tensor *y) {
     return ctx->status;
 }
 int FN(ts_add_backward)(ts_ctx *ctx, ts_tensor *y) {
-    REAL *da = input_grad(ctx, y, 0), *db = input_grad(ctx, y, 1);
+    // One side at most takes dy's buffer (a residual's branch): with both,
+    // the one whose backward runs first could change it in place (a ReLU's
+    // mask) before the other read it.
+    int side = y->src[0] == y->src[1] ? -1 : share_grad(y, 1) ? 1 : share_grad(y, 0) ? 0 : -1;
+    REAL *da = side == 0 ? NULL : input_grad(ctx, y, 0), *db = side == 1 ? NULL : input_grad(ctx, y, 1);
     const REAL *dy = GRAD(y);
     for (size_t i = 0; i < y->size; i++) {
         if (da) da[i] += dy[i];

@@ -86,6 +86,19 @@ static inline void *input_grad(ts_ctx *ctx, ts_tensor *out, int i) {
     return in && in->requires_grad ? ts_grad(ctx, in) : NULL;
 }
 
+// For a backward whose input i's gradient is dy itself (reshape; either
+// side of an add): when nothing else reads that input and it has no
+// gradient yet, the input takes out's gradient buffer as its own and 1 is
+// returned (nothing to add). Its gradient would be 0 + dy, and a gradient
+// summed from +0 never holds -0: the same bits, without a buffer to zero
+// and a pass to add. Nothing writes out's gradient after out's backward.
+static inline int share_grad(ts_tensor *out, int i) {
+    ts_tensor *in = out->src[i];
+    if (!in->requires_grad || in->grad_raw || in->uses != 1 || in->persistent) return 0;
+    in->grad_raw = out->grad_raw;
+    return 1;
+}
+
 // A forward's arithmetic for one dtype (an op's *_t.h template): fills y
 // from y->src (and y->iarg, darg); returns ctx->status, set through
 // ts_ctx_fail when it fails (a full arena).

@@ -87,9 +87,10 @@ int FN(ts_slice_rows_backward)(ts_ctx *ctx, ts_tensor *y) {
 
 // y = a viewed with another shape (no forward);  da += dy (same layout)
 int FN(ts_reshape_backward)(ts_ctx *ctx, ts_tensor *y) {
+    if (share_grad(y, 0)) return ctx->status;
     REAL *da = input_grad(ctx, y, 0);
     const REAL *dy = GRAD(y);
-    if (da && da != dy)  // the same buffer: ts_grad shared the input's gradient
+    if (da)
         for (size_t i = 0; i < y->size; i++) da[i] += dy[i];
     return ctx->status;
 }

@@ -1161,10 +1161,11 @@ Test(ops, mha_and_layer_norm_on_threads_give_the_bits_of_one_thread) {
     ts_arena_free(arena);
 }
 
-// A reshape whose input nothing else reads shares the input's gradient
-// buffer (autograd/graph.c, ts_grad); with a second reader (a scale by 0,
-// which adds only zeros) it keeps its own and adds it in backward. Both
-// give the input the same gradient, bit for bit, in both dtypes.
+// A reshape whose input nothing else reads gives the input its gradient
+// buffer (share_grad, autograd/ops_internal.h); with a second reader (a
+// scale by 0, which adds only zeros) the input keeps its own and the
+// reshape adds into it. Both give the input the same gradient, bit for
+// bit, in both dtypes. (The add that joins the two losses shares too.)
 Test(ops, a_reshape_shares_its_inputs_gradient_only_when_alone_with_the_same_bits) {
     enum { N = 6, D = 8 };
     ts_arena *arena = ts_arena_new(1 << 20);
