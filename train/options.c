@@ -221,12 +221,13 @@ _Static_assert(sizeof ts_train_options / sizeof ts_train_options[0] < TS_TRAIN_O
 // recipe of docs/models.md unless told otherwise (d_model follows --hidden,
 // the feed-forward width 4 d_model: models/config.c). The GRU's are the rows' own.
 const ts_arch_default ts_arch_defaults[] = {
-    {TS_ARCH_TRANSFORMER, "hidden", "64"},
+    {TS_ARCH_TRANSFORMER, "hidden", "128"},
     {TS_ARCH_TRANSFORMER, "heads", "2"},
     {TS_ARCH_TRANSFORMER, "layers", "2"},
     {TS_ARCH_TRANSFORMER, "lr", "0.003"},
     {TS_ARCH_TRANSFORMER, "warmup-steps", "300"},
-    {TS_ARCH_TRANSFORMER, "lr-schedule", "plateau"},
+    {TS_ARCH_TRANSFORMER, "lr-schedule", "cosine"},
+    {TS_ARCH_TRANSFORMER, "lr-decay", "1"},  // cosine alone: a plateau's halving on top decayed too far
     {TS_ARCH_TRANSFORMER, "epochs", "12"},
     {TS_ARCH_TRANSFORMER, "patience", "12"},
 };
