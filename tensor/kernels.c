@@ -8,6 +8,14 @@
 #include <stdint.h>
 #include <string.h>
 
+// The NaN and Inf checks (the trainer's, the loaders', the tests') mean
+// something only where the compiler may not assume they never happen:
+// -ffast-math, -Ofast and -ffinite-math-only (in any CFLAGS) stop the build
+// here instead of silently removing them (CMakeLists.txt says so too).
+#if defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__)
+#error "tinyseq must not be built with -ffast-math, -Ofast or -ffinite-math-only: its NaN and Inf checks would vanish"
+#endif
+
 
 #ifdef TS_HAVE_OPENBLAS
 void openblas_set_num_threads(int num_threads);
