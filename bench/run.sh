@@ -5,7 +5,7 @@
 # docs/performance.md.
 #
 #   bash bench/run.sh                  # full: 3 rounds x 3 configs x 2 kernel settings
-#   BENCH_SMOKE=1 bash bench/run.sh    # CI: a few steps, one round, no speed claims
+#   BENCH_SMOKE=1 bash bench/run.sh    # CI: a few steps, one round, a one-epoch time-to-quality row, no speed claims
 #   BENCH_TTQ=1 bash bench/run.sh      # also the time-to-quality rows (float32, float64, torch f32: ~10 min quiet)
 #
 # Environment (all optional):
@@ -43,8 +43,8 @@ DATA=${DATA:-$SHARED/data/tatoeba-eng-fra.tsv}
 MAX_LEN=${MAX_LEN:-10}
 THREADS=${THREADS:-2}
 BUILD_DIR=${BUILD_DIR:-build-bench}
-TTQ_EPOCHS=${TTQ_EPOCHS:-10}
-if [ "${BENCH_SMOKE:-0}" = 1 ]; then  # every kind of row, small
+if [ "${BENCH_SMOKE:-0}" = 1 ]; then  # every kind of row, small (the time-to-quality row: one epoch)
+  BENCH_TTQ=${BENCH_TTQ:-1}; TTQ_EPOCHS=${TTQ_EPOCHS:-1}
   ROUNDS=${ROUNDS:-1}; STEPS=${STEPS:-6}; DGEMM_SECONDS=${DGEMM_SECONDS:-0.1}; GREEDY=${GREEDY:-10}
   CONFIGS=${CONFIGS:-"64:128:32:bahdanau transformer:64:4:2:256:32"}
   GREEDY_CONFIGS=${GREEDY_CONFIGS:-"256:256:64:bahdanau transformer:64:4:2:256:32"}
@@ -53,6 +53,7 @@ else
   CONFIGS=${CONFIGS:-"64:128:32:bahdanau 256:256:64:bahdanau transformer:256:4:3:1024:64"}
   GREEDY_CONFIGS=${GREEDY_CONFIGS:-"256:256:64:bahdanau transformer:256:4:3:1024:64"}
 fi
+TTQ_EPOCHS=${TTQ_EPOCHS:-10}
 # "As a user runs them": none of OpenBLAS's variables (kernels, threads'
 # spinning, cache sizes such as OPENBLAS_L2_SIZE), whatever the calling shell has.
 for v in $(compgen -e | grep '^OPENBLAS_' || true); do unset "$v"; done
