@@ -78,9 +78,9 @@ int FN(ts_linear_backward)(ts_ctx *ctx, ts_tensor *y) {
         for (size_t i = 0; i < y->size; i++) g[i] = yd[i] > 0 ? g[i] : 0;
     }
     const REAL *dy = GRAD(y);
-    int rc = TS_OK;
-    if (dx) rc = FN(ts_gemm_ld)(0, 0, N, K, out, 1.0, dy, out, DATA(w) + col0, in, 1.0, dx, K);
-    if (!rc && dw) rc = FN(ts_gemm_ld)(1, 0, out, K, N, 1.0, dy, out, DATA(x), K, 1.0, dw + col0, in);
+    FN(ts_product) dx_product = {0, 0, N, K, out, 1.0, dy, out, DATA(w) + col0, in, 1.0, dx, K, 0};
+    FN(ts_product) dw_product = {1, 0, out, K, N, 1.0, dy, out, DATA(x), K, 1.0, dw ? dw + col0 : NULL, in, 0};
+    int rc = FN(ts_gemm_two)(dx ? &dx_product : NULL, dw ? &dw_product : NULL);  // side by side on two threads
     if (db)
         for (int r = 0; r < N; r++)
             for (int c = 0; c < out; c++) db[c] += dy[(size_t)r * out + c];

@@ -15,6 +15,33 @@ int FN(ts_gemm)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, const
 int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, const REAL *A, int lda,
                const REAL *B, int ldb, REAL beta, REAL *C, int ldc);
 
+// One product of ts_gemm_ld's arguments, C = alpha op(A) op(B) + beta C,
+// for ts_gemm_two; rc is its status once run.
+typedef struct {
+    int trans_a, trans_b, m, n, k;
+    REAL alpha;
+    const REAL *A;
+    int lda;
+    const REAL *B;
+    int ldb;
+    REAL beta;
+    REAL *C;
+    int ldc;
+    int rc;
+} FN(ts_product);
+
+// Two independent products (their C disjoint from each other and from
+// every input of the other), each as ts_gemm_ld. With two or more threads
+// asked for (ts_blas_set_threads) and both products large, they run side
+// by side as the two parts of a ts_parallel_run, each on one OpenBLAS
+// thread, instead of one after the other each split by OpenBLAS: no
+// synchronisation inside a product, no packed panel shared between cores.
+// OpenBLAS splits a product over its rows and columns, never over k, so
+// every entry is the same sum either way: the bits do not depend on the
+// thread count. Either may be NULL: the other runs alone. Returns the
+// first failure, else TS_OK.
+int FN(ts_gemm_two)(FN(ts_product) *first, FN(ts_product) *second);
+
 // Row-wise softmax of x (rows, cols) into y; may be called with y == x.
 // Subtracts each row's maximum first, so scores like 929 do not overflow.
 // With a mask (rows, cols; 0 = masked) masked entries get exactly 0 weight;

@@ -46,6 +46,32 @@ int FN(ts_gemm)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, const
     return FN(ts_gemm_ld)(trans_a, trans_b, m, n, k, alpha, A, trans_a ? m : k, B, trans_b ? k : n, beta, C, n);
 }
 
+static void FN(product_part)(void *arg, int part, int parts) {
+    (void)parts;
+    FN(ts_product) *p = ((FN(ts_product) **)arg)[part];
+    p->rc = FN(ts_gemm_ld)(p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta,
+                           p->C, p->ldc);
+}
+
+int FN(ts_gemm_two)(FN(ts_product) *first, FN(ts_product) *second) {
+    FN(ts_product) *both[2] = {first, second};
+    if (!first || !second) {
+        if (!first && !second) return TS_OK;
+        FN(product_part)(both, !first, 1);
+        return both[!first]->rc;
+    }
+    double smaller = fmin((double)first->m * first->n * first->k, (double)second->m * second->n * second->k);
+    int parts = smaller >= TS_SMALL_GEMM_MNK && !ts_parallel_in_part() ? ts_parallel_parts((size_t)smaller, 2) : 1;
+    if (parts == 2) {
+        threads_for(0);  // one OpenBLAS thread each: inside a part the count stays as it is
+        ts_parallel_run(2, FN(product_part), both);
+    } else {  // not as parts, which would keep the count: each product is threaded as ts_gemm_ld chooses
+        FN(product_part)(both, 0, 1);
+        FN(product_part)(both, 1, 1);
+    }
+    return first->rc ? first->rc : second->rc;
+}
+
 void FN(ts_softmax_rows)(REAL *y, const REAL *x, size_t rows, size_t cols, const double *mask) {
     for (size_t r = 0; r < rows; r++) {
         const REAL *xr = x + r * cols;

@@ -810,6 +810,24 @@ Test(ops, linear_cross_entropy_same_bits_on_one_and_two_threads) {
     }
 }
 
+// A linear layer's two backward products (dx, dW) run side by side on two
+// threads (ts_gemm_two) once both have 4e6 multiply-adds; with the ReLU,
+// bias and addend. N K out = 5.8e6.
+static ts_tensor *op_linear_relu_addend(ts_ctx *c, ts_tensor **x, void *arg) {
+    (void)arg;
+    return ts_relu(c, ts_linear(c, x[0], x[1], 0, x[2], x[3]));
+}
+static ts_tensor *op_linear_relu_fused(ts_ctx *c, ts_tensor **x, void *arg) {
+    (void)arg;
+    return ts_linear_relu(c, x[0], x[1], x[2]);
+}
+Test(ops, linear_backward_same_bits_on_one_and_two_threads) {
+    enum { N = 200, K = 160, OUT = 180 };
+    const input_spec specs[4] = {{"x", 2, {N, K}}, {"w", 2, {OUT, K}}, {"b", 1, {OUT}}, {"addend", 2, {N, OUT}}};
+    check_same_bits_on_two_threads("linear + addend", specs, 4, op_linear_relu_addend, NULL, (size_t)N * K * OUT, 2);
+    check_same_bits_on_two_threads("linear_relu", specs, 3, op_linear_relu_fused, NULL, (size_t)N * K * OUT, 2);
+}
+
 // The additive score and the context run in parts over the batch rows (the
 // additive backward's dv over its columns), with masked positions (weights
 // exactly 0, no gradient).
