@@ -72,7 +72,7 @@ static int cpu_has_avx512_bf16(void) {
 typedef void (*job_fn)(void *arg, int part, int parts);
 static struct {
     int parts;
-    pthread_barrier_t start, end;
+    pthread_barrier_t start, end, packed;  // packed: inside a job, the shared operand is ready
     job_fn fn;
     void *arg;
     int quit;
@@ -288,8 +288,10 @@ static void block(const bf16_job *j, const uint32_t *pa, const uint32_t *pb, int
     }
 }
 
-// One thread's share: the larger of m and n is split, the other operand is
-// packed by both threads (as a BLAS's threads each pack their own panels).
+// One thread's share: the larger of m and n is split. Split by rows, every
+// thread needs all of B: the threads pack its k blocks in turn into one
+// buffer and meet before computing. Split by columns, each packs its own
+// columns of B and all of A (the smaller operand then: n > m).
 static void bf16_part(void *arg, int part, int parts) {
     bf16_job *j = arg;
     int split_rows = j->m > j->n;
@@ -298,7 +300,7 @@ static void bf16_part(void *arg, int part, int parts) {
     int lo = per * part, hi = lo + per < total ? lo + per : total;
     int r0 = split_rows ? lo : 0, r1 = split_rows ? hi : j->m;
     int c0 = split_rows ? 0 : lo, c1 = split_rows ? j->n : hi;
-    uint32_t *pa = j->pack_a[part], *pb = j->pack_b[part];
+    uint32_t *pa = j->pack_a[part], *pb = j->pack_b[split_rows ? 0 : part];
     size_t block_b = (size_t)(KC / 2) * ((c1 - c0 + NR - 1) / NR * NR);  // words of one k block of packed B
     // B's k blocks packed first. Then either each block of rows through
     // every k block (its C block, MC x n, stays in cache while it
@@ -306,9 +308,11 @@ static void bf16_part(void *arg, int part, int parts) {
     // block stays in cache): whichever streams fewer bytes from memory, C
     // (m x n floats, re-read per k block) or packed B (k x n bf16, re-read
     // per row block).
-    for (int k0 = 0; k0 < j->k; k0 += KC) pack_b(pb + k0 / KC * block_b, j, c0, c1, k0, j->k - k0 < KC ? j->k - k0 : KC);
-    int rows_outer = j->k < 2 * j->m;
     int i_blocks = (r1 - r0 + MC - 1) / MC, k_blocks = (j->k + KC - 1) / KC;
+    for (int kb = split_rows ? part : 0; kb < k_blocks; kb += split_rows ? parts : 1)
+        pack_b(pb + kb * block_b, j, c0, c1, kb * KC, j->k - kb * KC < KC ? j->k - kb * KC : KC);
+    if (split_rows && parts > 1) pthread_barrier_wait(&pool.packed);
+    int rows_outer = j->k < 2 * j->m;
     for (int outer = 0; outer < (rows_outer ? i_blocks : k_blocks); outer++)
         for (int inner = 0; inner < (rows_outer ? k_blocks : i_blocks); inner++) {
             int i0 = r0 + MC * (rows_outer ? outer : inner), k0 = KC * (rows_outer ? inner : outer);
@@ -463,6 +467,7 @@ int main(int argc, char **argv) {
     pthread_t tid;
     if (threads == 2) {
         if (pthread_barrier_init(&pool.start, NULL, 2) || pthread_barrier_init(&pool.end, NULL, 2) ||
+            pthread_barrier_init(&pool.packed, NULL, 2) ||
             pthread_create(&tid, NULL, worker, NULL)) {
             fprintf(stderr, "bf16_products: cannot start a thread\n");
             return 1;
