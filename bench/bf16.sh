@@ -8,7 +8,8 @@
 #   bash bench/bf16.sh
 #
 # Environment (all optional):
-#   ROWS=700 D=256 V=6544 FF=1024   the shapes (N = batch x target steps)
+#   ROWS=360 D=256 V=6544 FF=1024   the shapes: N, the rows of a step (profile_step
+#                                   at 256/256/64 prints N = 359 target tokens a step)
 #   REPEATS=7  THREADS="1 2"        medians of REPEATS, each program alternating its variants
 #   CLOCK=wall                      cpu: each process's CPU time, for a busy
 #                                   machine; only the 1-thread rows mean
@@ -18,7 +19,7 @@
 #                                   first of /usr/bin/python3, python3 that does)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROWS=${ROWS:-700}; D=${D:-256}; V=${V:-6544}; FF=${FF:-1024}
+ROWS=${ROWS:-360}; D=${D:-256}; V=${V:-6544}; FF=${FF:-1024}
 REPEATS=${REPEATS:-7}; THREADS=${THREADS:-"1 2"}; CLOCK=${CLOCK:-wall}
 BUILD_DIR=${BUILD_DIR:-build-bench}
 for v in $(compgen -e | grep '^OPENBLAS_' || true); do unset "$v"; done

@@ -17,7 +17,7 @@
 // and exits 1 if they disagree.
 //
 //   cc -O2 -std=c11 -D_GNU_SOURCE bench/bf16_products.c -lopenblas -lm -pthread -o bf16_products
-//   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ./bf16_products --threads 1 --rows 700
+//   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ./bf16_products --threads 1 --rows 360 --clock cpu
 //   bash bench/bf16.sh     (both thread counts, with PyTorch's bf16 matmul beside it)
 //
 // The AVX-512 code sits in functions with a target attribute, so the file
@@ -417,7 +417,7 @@ static void usage(void) {
 }
 
 int main(int argc, char **argv) {
-    int threads = 1, N = 700, D = 256, V = 6544, F = 1024, repeats = 7, only = 0, list = 0;
+    int threads = 1, N = 360, D = 256, V = 6544, F = 1024, repeats = 7, only = 0, list = 0;
     double min_seconds = 0.02;
     for (int i = 1; i < argc; i += 2) {
         if (i + 1 >= argc) usage();
@@ -434,8 +434,9 @@ int main(int argc, char **argv) {
         }
         char *end;
         double x = strtod(v, &end);
-        if (*end || x <= 0) {
-            fprintf(stderr, "bf16_products: %s: not a positive number: %s\n", k, v);
+        int seconds = !strcmp(k, "--min-seconds");  // the one value that is not a count
+        if (*end || !(x > 0) || x > 1e6 || (!seconds && x != (int)x)) {
+            fprintf(stderr, "bf16_products: %s: not a positive %s: %s\n", k, seconds ? "number" : "integer", v);
             return 2;
         }
         if (!strcmp(k, "--threads")) threads = (int)x;

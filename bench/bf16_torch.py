@@ -5,7 +5,7 @@ docs/performance.md, "bfloat16 products").
 
 The shapes come from the probe itself, one table:
 
-    bf16_products --list shapes --rows 700 > shapes.tsv
+    bf16_products --list shapes --rows 360 > shapes.tsv
     /usr/bin/python3 bench/bf16_torch.py --shapes shapes.tsv --threads 1 [--clock cpu]
 
 Per shape, alternated repeat by repeat, medians of --repeats:
