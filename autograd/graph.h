@@ -15,7 +15,7 @@
 
 #include "tensor/tensor.h"
 
-enum { TS_SCRATCH_ARENAS = 4 };
+enum { TS_SCRATCH_ARENAS = 5 };
 
 typedef struct ts_ctx {
     ts_arena *arena;    // where every tensor of the step lives
@@ -23,7 +23,7 @@ typedef struct ts_ctx {
     int grad_enabled;   // 0: no tape, no gradient buffers (inference)
     int status;         // the step's first failure, TS_OK if none
     int dtype;          // the dtype of tensors made from no input (ts_constant); TS_F64 after init
-    // Decoding's scratch arenas (models/search.c: two for the steps, two for
+    // Decoding's scratch arenas (models/search.c: three for the steps, two for
     // compactions). A search takes them from here (NULL: it makes its own)
     // and, when keep_scratch is set, leaves them here for the next search,
     // so batch after batch reuses the pages the first one touched instead

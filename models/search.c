@@ -36,21 +36,28 @@ static int alloc_hypothesis(ts_hypothesis *h, int max_len, int S) {
     return TS_OK;
 }
 
-// Decoding step t runs in scratch arena t % 2: what step t makes (state,
+// Greedy's step t runs in scratch arena t % 2: what step t makes (state,
 // weights, logits) stays readable during step t + 1, and is forgotten by step
-// t + 2, as the state rules of models/model.h allow. The memory and the first
+// t + 2, as the state rules of models/model.h allow. Every beam step starts
+// with a reorder (or follows a compaction), which copies the hypotheses'
+// states out of the last step's arena: the reorder of step t goes to arena
+// 1 + t % 2, and the step itself to arena 0, so the (R, V) logits, the
+// largest thing a step makes, occupy the same pages at every step instead
+// of two arenas' (each first touch of a page costs more here than reading
+// it: 10 us a page on this machine's fresh memory). The memory and the first
 // state stay in the caller's arena. A state whose batch shrinks (reorder,
 // whole 1: finished sentences leave) is copied with its source rows into
 // kept arena c % 2 for compaction c: it outlives the steps, and compaction
 // c + 2 may forget it because compaction c + 1 copied what still decodes.
-// The four arenas come from the caller's ctx->scratch when it kept them
-// from an earlier search (graph.h), and go back there when it keeps them.
+// The arenas come from the caller's ctx->scratch when it kept them from an
+// earlier search (graph.h), and go back there when it keeps them.
 typedef struct {
-    ts_arena *arena[2];  // the steps'
+    ts_arena *arena[3];  // the steps' and beam's reorders, made at the start
     ts_arena *kept[2];   // the compactions', made at the first one
     size_t bytes;        // the first size of each
     int compactions;
 } step_arenas;
+_Static_assert(3 + 2 == TS_SCRATCH_ARENAS, "ctx->scratch holds every arena of a search");
 
 // ctx's scratch arena i when it holds at least `bytes` (arena_bytes), else
 // a new one (NULL for a kept arena, made at the first compaction): a kept
@@ -76,14 +83,15 @@ static size_t arena_bytes(size_t guess) {
 static int step_arenas_new(step_arenas *sa, ts_ctx *ctx, size_t guess) {
     size_t bytes = arena_bytes(guess);
     *sa = (step_arenas){.bytes = bytes};
-    sa->arena[0] = take_scratch(ctx, 0, bytes, 1);
-    sa->arena[1] = sa->arena[0] ? take_scratch(ctx, 1, bytes, 1) : NULL;
-    for (int i = 0; i < 2; i++) sa->kept[i] = take_scratch(ctx, 2 + i, bytes, 0);
-    return sa->arena[1] ? TS_OK : TS_ERR_NOMEM;
+    int rc = TS_OK;
+    for (int i = 0; i < 3; i++)
+        if (!(sa->arena[i] = take_scratch(ctx, i, bytes, 1))) rc = TS_ERR_NOMEM;
+    for (int i = 0; i < 2; i++) sa->kept[i] = take_scratch(ctx, 3 + i, bytes, 0);
+    return rc;
 }
 
 static void step_arenas_free(step_arenas *sa, ts_ctx *ctx) {
-    ts_arena *all[TS_SCRATCH_ARENAS] = {sa->arena[0], sa->arena[1], sa->kept[0], sa->kept[1]};
+    ts_arena *all[TS_SCRATCH_ARENAS] = {sa->arena[0], sa->arena[1], sa->arena[2], sa->kept[0], sa->kept[1]};
     for (int i = 0; i < TS_SCRATCH_ARENAS; i++) {
         if (ctx->keep_scratch && !ctx->scratch[i]) ctx->scratch[i] = all[i];
         else ts_arena_free(all[i]);
@@ -91,56 +99,84 @@ static void step_arenas_free(step_arenas *sa, ts_ctx *ctx) {
     memset(sa, 0, sizeof *sa);
 }
 
-// One step of the model on tokens (B) from *state, in scratch arena t % 2:
-// the logits (B, V), *weights (B, S) or NULL, *state advanced. When parents
-// is not NULL the state's hypotheses are first reordered to rows parents[0..B)
-// (reorder, whole 0: every row keeps its source). NULL on failure (status
-// returned in *rc); a full scratch arena is grown and the step redone from the
-// same state.
-static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, int t, void **state, const int *parents,
-                              const int *tokens, int B, ts_tensor **weights, int *rc) {
+// Runs fn(m, ctx, arg) in *arena, reset first, as ctx->arena: its result,
+// or NULL with the status in *rc. A full arena is grown (the old one freed:
+// it must hold nothing fn reads) and fn run again.
+typedef void *(*in_arena_fn)(ts_seq2seq *m, ts_ctx *ctx, void *arg);
+
+static void *run_in(ts_arena **arena, const char *what, in_arena_fn fn, ts_seq2seq *m, ts_ctx *ctx, void *arg,
+                    int *rc) {
     ts_arena *caller = ctx->arena;
     for (;;) {
-        ts_arena *a = sa->arena[t % 2];
-        ts_arena_reset(a);
-        ctx->arena = a;
-        const void *from = parents ? m->kind->reorder(m, ctx, *state, parents, B, 0) : *state;
-        void *next = NULL;
-        ts_tensor *logits = from ? m->kind->step(m, ctx, from, tokens, B, &next, weights) : NULL;
-        // The logits are read in the model's dtype; the attention rows the
-        // hypotheses keep are float64 in either.
-        if (logits && *weights) *weights = ts_to_f64(ctx, *weights);
+        ts_arena_reset(*arena);
+        ctx->arena = *arena;
+        void *made = fn(m, ctx, arg);
         ctx->arena = caller;
-        if (logits && !ctx->status) {
-            *state = next;
-            return logits;
-        }
+        if (made && !ctx->status) return made;
         *rc = ctx->status ? ctx->status : TS_ERR_ARENA;
-        if (*rc != TS_ERR_ARENA || (*rc = ts_arena_grow(&sa->arena[t % 2], "a decoding step"))) return NULL;
+        if (*rc != TS_ERR_ARENA || (*rc = ts_arena_grow(arena, what))) return NULL;
         ctx->status = TS_OK;
     }
+}
+
+// A step's inputs and outputs (decode_step).
+typedef struct {
+    const void *state;
+    const int *rows;     // reorder's
+    const int *tokens;
+    int B;
+    void *next;
+    ts_tensor **weights;
+} step_call;
+
+static void *reorder_in(ts_seq2seq *m, ts_ctx *ctx, void *arg) {
+    step_call *c = arg;
+    return m->kind->reorder(m, ctx, c->state, c->rows, c->B, 0);
+}
+
+static void *step_in(ts_seq2seq *m, ts_ctx *ctx, void *arg) {
+    step_call *c = arg;
+    ts_tensor *logits = m->kind->step(m, ctx, c->state, c->tokens, c->B, &c->next, c->weights);
+    // The logits are read in the model's dtype; the attention rows the
+    // hypotheses keep are float64 in either.
+    if (logits && *c->weights) *c->weights = ts_to_f64(ctx, *c->weights);
+    return logits;
+}
+
+// One step of the model on tokens (B) from *state, in *arena: the logits
+// (B, V), *weights (B, S) or NULL, *state advanced. When parents is not
+// NULL the state's hypotheses are first reordered to rows parents[0..B)
+// (reorder, whole 0: every row keeps its source) into *moved, which *state
+// must not live in; *state must not live in *arena either unless it is
+// reordered first. NULL on failure (status returned in *rc); a full arena is
+// grown and its part redone from the same state.
+static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, ts_arena **arena, ts_arena **moved, void **state,
+                              const int *parents, const int *tokens, int B, ts_tensor **weights, int *rc) {
+    step_call call = {.state = *state, .rows = parents, .tokens = tokens, .B = B, .weights = weights};
+    if (parents && !(call.state = run_in(moved, "a decoding step", reorder_in, m, ctx, &call, rc))) return NULL;
+    ts_tensor *logits = run_in(arena, "a decoding step", step_in, m, ctx, &call, rc);
+    if (logits) *state = call.next;
+    return logits;
+}
+
+static void *compact_in(ts_seq2seq *m, ts_ctx *ctx, void *arg) {
+    step_call *c = arg;
+    return m->kind->reorder(m, ctx, c->state, c->rows, c->B, 1);
 }
 
 // Replaces *state by its rows rows[0..n) with their source rows (reorder,
 // whole 1), in the next kept arena: rows of sentences that finished leave.
 // TS_OK or the failure.
 static int compact(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, void **state, const int *rows, int n) {
-    ts_arena *caller = ctx->arena, **kept = &sa->kept[sa->compactions % 2];
+    ts_arena **kept = &sa->kept[sa->compactions % 2];
     if (!*kept && !(*kept = ts_arena_new(sa->bytes))) return TS_ERR_NOMEM;
-    for (;;) {
-        ts_arena_reset(*kept);
-        ctx->arena = *kept;
-        void *next = m->kind->reorder(m, ctx, *state, rows, n, 1);
-        ctx->arena = caller;
-        if (next && !ctx->status) {
-            *state = next;
-            sa->compactions++;
-            return TS_OK;
-        }
-        int rc = ctx->status ? ctx->status : TS_ERR_ARENA;
-        if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(kept, "a decoding batch"))) return rc;
-        ctx->status = TS_OK;
-    }
+    step_call call = {.state = *state, .rows = rows, .B = n};
+    int rc = TS_OK;
+    void *next = run_in(kept, "a decoding batch", compact_in, m, ctx, &call, &rc);
+    if (!next) return rc;
+    *state = next;
+    sa->compactions++;
+    return TS_OK;
 }
 
 int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int max_len, ts_hypothesis *out) {
@@ -165,7 +201,7 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
         int R = B;  // rows decoding
         for (int t = 0; t <= max_len && R > 0; t++) {
             ts_tensor *weights;
-            ts_tensor *logits = decode_step(m, ctx, &sa, t, &state, NULL, inputs, R, &weights, &rc);
+            ts_tensor *logits = decode_step(m, ctx, &sa.arena[t % 2], NULL, &state, NULL, inputs, R, &weights, &rc);
             if (!logits) break;
             int next = 0;
             for (int r = 0; r < R; r++) {
@@ -498,7 +534,8 @@ int ts_seq2seq_beam_batch(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, i
     const int *parents = NULL;
     for (int t = 0; !rc && n_live > 0; t++) {
         ts_tensor *weights;
-        ts_tensor *logits = decode_step(m, ctx, &b.arenas, t, &state, parents, b.inputs, n_live * per, &weights, &rc);
+        ts_tensor *logits = decode_step(m, ctx, &b.arenas.arena[0], &b.arenas.arena[1 + t % 2], &state, parents,
+                                        b.inputs, n_live * per, &weights, &rc);
         if (!logits) break;
         for (int i = 0; !rc && i < n_live; i++) rc = history_reserve(&b.sent[b.live[i]].hist, t);
         if (rc) break;

@@ -96,13 +96,13 @@ void FN(ts_softmax_rows)(REAL *y, const REAL *x, size_t rows, size_t cols, const
 }
 
 TS_VECTOR_CLONES
-void FN(ts_exp_array)(REAL *y, const REAL *x, size_t n) { TS_MAP8(y, x, n, FN(exp_inline)); }
+void FN(ts_exp_array)(REAL *y, const REAL *x, size_t n) { TS_MAP_BLOCKS(y, x, n, FN(exp_inline)); }
 
 TS_VECTOR_CLONES
-void FN(ts_tanh_array)(REAL *y, const REAL *x, size_t n) { TS_MAP8(y, x, n, FN(tanh_inline)); }
+void FN(ts_tanh_array)(REAL *y, const REAL *x, size_t n) { TS_MAP_BLOCKS(y, x, n, FN(tanh_inline)); }
 
 TS_VECTOR_CLONES
-void FN(ts_sigmoid_array)(REAL *y, const REAL *x, size_t n) { TS_MAP8(y, x, n, FN(sigmoid_inline)); }
+void FN(ts_sigmoid_array)(REAL *y, const REAL *x, size_t n) { TS_MAP_BLOCKS(y, x, n, FN(sigmoid_inline)); }
 
 // Eight running sums in a fixed order: deterministic, and not one long chain
 // of dependent additions.
@@ -152,7 +152,7 @@ TS_VECTOR_CLONES
 static void FN(exp_shift)(REAL *x, size_t n, double shift) {
     REAL s = (REAL)shift;  // callers pass a row's maximum, a value of x: exact in REAL
 #define EXP_SHIFTED(v) FN(exp_inline)((v) - s)
-    TS_MAP8(x, x, n, EXP_SHIFTED);
+    TS_MAP_BLOCKS(x, x, n, EXP_SHIFTED);
 #undef EXP_SHIFTED
 }
 

@@ -330,7 +330,7 @@ Test(search, kept_scratch_arenas_give_the_same_outputs) {
             int rc = run == 0 ? ts_seq2seq_beam_batch(m, &ctx, &bv, 3, limit, NULL, out[run])
                               : ts_seq2seq_greedy(m, &ctx, &bv, ts_output_limit(S), out[run]);
             cr_assert_eq(rc, TS_OK, "%s", ts_last_error());
-            for (int i = 0; i < 2; i++)
+            for (int i = 0; i < 3; i++)
                 cr_assert_eq(ctx.scratch[i] != NULL, keep, "keep %d: step arena %d %s", keep, i,
                              keep ? "not kept" : "left behind");
         }
@@ -345,6 +345,34 @@ Test(search, kept_scratch_arenas_give_the_same_outputs) {
         }
     ts_ctx_free_scratch(&ctx);
     for (int i = 0; i < TS_SCRATCH_ARENAS; i++) cr_assert_null(ctx.scratch[i]);
+    ts_seq2seq_free(m);
+}
+
+// Every beam step makes its logits (R, V) in step arena 0, and only the
+// reordered states go to arenas 1 and 2 in turn: the logits' pages are
+// touched once per search, not in two arenas alternately (docs/performance.md,
+// "Beam search: one arena for the logits").
+Test(search, beam_steps_make_their_logits_in_one_arena) {
+    ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(src_vocab), .tgt_vocab = (int)ts_vocab_size(tgt_vocab),
+                           .emb = 6, .hidden = 8, .attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_BAHDANAU};
+    ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+    cr_assert_not_null(m, "%s", ts_last_error());
+    enum { K = 3 };
+    int limit[N];
+    for (int b = 0; b < N; b++) limit[b] = ts_output_limit(len[b]);
+    ts_batch_view bv = {.B = N, .S = S, .src = src, .src_len = len};
+    ts_hypothesis out[N];
+    ctx.keep_scratch = 1;
+    cr_assert_eq(ts_seq2seq_beam_batch(m, &ctx, &bv, K, limit, NULL, out), TS_OK, "%s", ts_last_error());
+    for (int b = 0; b < N; b++) ts_hypothesis_free(&out[b]);
+    // The second step decodes N K rows: its logits alone take this much.
+    size_t logits = (size_t)N * K * (size_t)cfg.tgt_vocab * sizeof(double);
+    cr_assert_geq(ts_arena_peak(ctx.scratch[0]), logits, "the steps' arena held %zu bytes, under the logits' %zu",
+                  ts_arena_peak(ctx.scratch[0]), logits);
+    for (int i = 1; i < 3; i++)
+        cr_assert_lt(ts_arena_peak(ctx.scratch[i]), logits, "reorder arena %d held %zu bytes: a step's logits (%zu) went there",
+                     i, ts_arena_peak(ctx.scratch[i]), logits);
+    ts_ctx_free_scratch(&ctx);
     ts_seq2seq_free(m);
 }
 
@@ -372,7 +400,7 @@ Test(search, kept_scratch_arenas_serve_a_slightly_longer_batch) {
                             : ts_seq2seq_beam_batch(m, &ctx, &bv, 3, limit, NULL, out);
             cr_assert_eq(rc, TS_OK, "%s", ts_last_error());
             for (int b = 0; b < N; b++) ts_hypothesis_free(&out[b]);
-            for (int i = 0; i < 2; i++) {
+            for (int i = 0; i < 3; i++) {
                 if (!wider) first[i] = ctx.scratch[i];
                 cr_assert(ctx.scratch[i] && ctx.scratch[i] == first[i],
                           "%s: step arena %d was made again for a batch of %d source columns instead of %d",

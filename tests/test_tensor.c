@@ -259,6 +259,31 @@ Test(kernels, exp_array_underflows_through_subnormals_like_libm) {
     cr_assert(isinf(y[7]) && isnan(y[8]));
 }
 
+// The maps run in blocks of a vector's lanes with a scalar tail: every value
+// gets the bits it gets alone (a call of one, all tail), whichever block or
+// lane it falls in (models/search.c's beam ranking relies on the bits).
+Test(kernels, maps_give_each_value_the_bits_it_gets_alone) {
+    enum { N = 1003 };  // 62 blocks of 16 floats (125 of 8 doubles) and a tail
+    static double x[N], y[N];
+    static float xf[N], yf[N];
+    for (int i = 0; i < N; i++) xf[i] = (float)(x[i] = -30.0 + 60.0 * i / N + 1e-3 * (i % 7));
+    void (*maps[])(double *, const double *, size_t) = {ts_exp_array, ts_tanh_array, ts_sigmoid_array};
+    void (*maps_f32[])(float *, const float *, size_t) = {ts_exp_array_f32, ts_tanh_array_f32, ts_sigmoid_array_f32};
+    for (int f = 0; f < 3; f++) {
+        maps[f](y, x, N);
+        maps_f32[f](yf, xf, N);
+        for (int i = 0; i < N; i++) {
+            double alone;
+            float alone_f;
+            maps[f](&alone, &x[i], 1);
+            maps_f32[f](&alone_f, &xf[i], 1);
+            cr_assert(!memcmp(&alone, &y[i], sizeof alone), "map %d at %a: %a in a block, %a alone", f, x[i], y[i], alone);
+            cr_assert(!memcmp(&alone_f, &yf[i], sizeof alone_f), "float map %d at %a: %a in a block, %a alone", f,
+                      (double)xf[i], (double)yf[i], (double)alone_f);
+        }
+    }
+}
+
 // ---- float32: the same kernels, instantiated for float (tensor/dtype_twice.h)
 
 Test(dtype, names_sizes_and_conversion_round_trip) {
