@@ -26,6 +26,7 @@ char *openblas_get_corename(void);
 static void threads_for(double mnk);  // below ts_blas_set_threads
 #define TS_SMALL_GEMM_MNK 4e6
 #define TS_BIG_GEMV 1e6
+#define TS_SPLIT_GEMM_MNK 2e7
 
 // ---- vectorisable exp, tanh, sigmoid ----------------------------------------
 //

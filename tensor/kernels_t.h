@@ -4,6 +4,24 @@
 
 // ---- products: cblas_dgemm / cblas_sgemm ------------------------------------
 
+// Part `part` of a product cut by rows of C into runs of whole 48-row
+// blocks: rows [r0, r1) of C are rows [r0, r1) of op(A) times op(B), and
+// every entry is the same sum as in the whole product as long as no kernel
+// block straddles a cut. OpenBLAS's kernels take C's rows 4, 8, 12 or 24 at
+// a time (sgemm on Haswell and Zen: 24; 16-row cuts moved its results by
+// rounding, tests/test_tensor.c); 48 is a multiple of each.
+static void FN(rows_part)(void *arg, int part, int parts) {
+    const FN(ts_product) *p = arg;
+    size_t b0, b1;
+    ts_part_range(((size_t)p->m + 47) / 48, part, parts, &b0, &b1);
+    size_t r0 = 48 * b0, r1 = 48 * b1 < (size_t)p->m ? 48 * b1 : (size_t)p->m;
+    if (r1 <= r0) return;
+    const REAL *A = p->A + (p->trans_a ? r0 : r0 * (size_t)p->lda);  // op(A)'s rows: A's columns when transposed
+    BLAS(gemm)(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans, p->trans_b ? CblasTrans : CblasNoTrans,
+               (int)(r1 - r0), p->n, p->k, p->alpha, A, p->lda, p->B, p->ldb, p->beta, p->C + r0 * (size_t)p->ldc,
+               p->ldc);
+}
+
 int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, const REAL *A, int lda,
                    const REAL *B, int ldb, REAL beta, REAL *C, int ldc) {
     if (m <= 0 || n <= 0) return TS_OK;
@@ -35,7 +53,16 @@ int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, co
                    C, y_stride);
         return TS_OK;
     }
-    threads_for((double)m * n * k);
+    double mnk = (double)m * n * k;
+    int parts = mnk >= TS_SPLIT_GEMM_MNK && m >= 128 && !ts_parallel_in_part() ? ts_parallel_parts((size_t)mnk, m / 64)
+                                                                                : 1;
+    if (parts > 1) {  // C's rows as parts, each on one OpenBLAS thread (FN(rows_part))
+        FN(ts_product) p = {trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, TS_OK};
+        threads_for(0);
+        ts_parallel_run(parts, FN(rows_part), &p);
+        return TS_OK;
+    }
+    threads_for(mnk);
     BLAS(gemm)(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
                alpha, A, lda, B, ldb, beta, C, ldc);
     return TS_OK;
