@@ -330,28 +330,40 @@ static void bf16_gemm(bf16_job *j, int threads) {
 
 // ---- The shapes: the GRU model's output projection in a training step and
 // the Transformer's big products (one layer's feed-forward and a d x d
-// projection), forward and both backward products.
+// projection). Each is a linear layer y = x W^T, W (out, in), over N rows,
+// and its step computes three products: y, dx = dy W, dW = dy^T x.
+typedef struct {
+    const char *name;
+    char out, in;  // 'N', 'D', 'V' or 'F'
+} layer;
+
+static const layer layers[] = {
+    {"output projection", 'V', 'D'},
+    {"feed-forward up", 'F', 'D'},
+    {"feed-forward down", 'D', 'F'},
+    {"d x d projection", 'D', 'D'},
+};
+enum { LAYERS = sizeof layers / sizeof layers[0], SHAPES = 3 * LAYERS };
+
 typedef struct {
     const char *group, *name;
-    int ta, tb;
-    char m, n, k;  // 'N', 'D', 'V', 'F'
+    int ta, tb, m, n, k;
 } shape;
 
-static const shape shapes[] = {
-    {"output projection", "fwd  z = x W^T", 0, 1, 'N', 'V', 'D'},
-    {"output projection", "bwd  dx = dz W", 0, 0, 'N', 'D', 'V'},
-    {"output projection", "bwd  dW = dz^T x", 1, 0, 'V', 'D', 'N'},
-    {"feed-forward up", "fwd  h = x W1^T", 0, 1, 'N', 'F', 'D'},
-    {"feed-forward up", "bwd  dx = dh W1", 0, 0, 'N', 'D', 'F'},
-    {"feed-forward up", "bwd  dW1 = dh^T x", 1, 0, 'F', 'D', 'N'},
-    {"feed-forward down", "fwd  y = h W2^T", 0, 1, 'N', 'D', 'F'},
-    {"feed-forward down", "bwd  dh = dy W2", 0, 0, 'N', 'F', 'D'},
-    {"feed-forward down", "bwd  dW2 = dy^T h", 1, 0, 'D', 'F', 'N'},
-    {"d x d projection", "fwd  q = x Wq^T", 0, 1, 'N', 'D', 'D'},
-    {"d x d projection", "bwd  dx = dq Wq", 0, 0, 'N', 'D', 'D'},
-    {"d x d projection", "bwd  dWq = dq^T x", 1, 0, 'D', 'D', 'N'},
-};
-enum { SHAPES = sizeof shapes / sizeof shapes[0] };
+static int dim(char c, int N, int D, int V, int F) {
+    return c == 'N' ? N : c == 'D' ? D : c == 'V' ? V : F;
+}
+
+// Product si % 3 (forward, dx, dW) of layer si / 3.
+static shape shape_of(int si, int N, int D, int V, int F) {
+    const layer *l = &layers[si / 3];
+    int out = dim(l->out, N, D, V, F), in = dim(l->in, N, D, V, F);
+    switch (si % 3) {
+    case 0: return (shape){l->name, "fwd  y = x W^T", 0, 1, N, out, in};
+    case 1: return (shape){l->name, "bwd  dx = dy W", 0, 0, N, in, out};
+    default: return (shape){l->name, "bwd  dW = dy^T x", 1, 0, out, in, N};
+    }
+}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -405,10 +417,6 @@ static void run_bf16(void *arg) {
     bf16_gemm(&s->job, s->threads);
 }
 
-static int dim(char c, int N, int D, int V, int F) {
-    return c == 'N' ? N : c == 'D' ? D : c == 'V' ? V : F;
-}
-
 static void usage(void) {
     fprintf(stderr, "usage: bf16_products [--threads T] [--rows N] [--d D] [--vocab V] [--ff F] [--repeats R]\n"
                     "                     [--min-seconds S] [--shape I (1-based row, the one timed)]\n"
@@ -454,9 +462,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (list) {
-        for (int si = 0; si < SHAPES; si++)
-            printf("%s\t%s\t%d\t%d\t%d\t%d\t%d\n", shapes[si].group, shapes[si].name, shapes[si].ta, shapes[si].tb,
-                   dim(shapes[si].m, N, D, V, F), dim(shapes[si].n, N, D, V, F), dim(shapes[si].k, N, D, V, F));
+        for (int si = 0; si < SHAPES; si++) {
+            shape sh = shape_of(si, N, D, V, F);
+            printf("%s\t%s\t%d\t%d\t%d\t%d\t%d\n", sh.group, sh.name, sh.ta, sh.tb, sh.m, sh.n, sh.k);
+        }
         return 0;
     }
     if (!cpu_has_avx512_bf16()) {
@@ -485,10 +494,10 @@ int main(int argc, char **argv) {
     double group_t[3] = {0};  // sgemm, bf16 + convert, bf16 alone
     int bad = 0;
     for (int si = 0; si < SHAPES; si++) {
-        const shape *sh = &shapes[si];
+        shape shape_si = shape_of(si, N, D, V, F);
+        const shape *sh = &shape_si;
         if (only && si + 1 != only) continue;
-        bench s = {.ta = sh->ta, .tb = sh->tb, .threads = threads};
-        s.m = dim(sh->m, N, D, V, F), s.n = dim(sh->n, N, D, V, F), s.k = dim(sh->k, N, D, V, F);
+        bench s = {.ta = sh->ta, .tb = sh->tb, .m = sh->m, .n = sh->n, .k = sh->k, .threads = threads};
         size_t na = (size_t)s.m * s.k, nb = (size_t)s.k * s.n, nc = (size_t)s.m * s.n;
         s.a = malloc(na * 4), s.b = malloc(nb * 4), s.c = malloc(nc * 4);
         s.a16 = malloc(na * 2), s.b16 = malloc(nb * 2);
@@ -552,7 +561,7 @@ int main(int argc, char **argv) {
                sh->name, s.m, s.n, s.k, 1e3 * sg, 1e3 * cv, 1e3 * bf, 1e3 * (bf + cv), sg / (bf + cv), sg / bf,
                sqrt(num / den), ref_err);
         group_t[0] += sg, group_t[1] += bf + cv, group_t[2] += bf;
-        if (si + 1 == SHAPES || strcmp(shapes[si + 1].group, sh->group)) {
+        if (si % 3 == 2 && !only) {  // a layer's three
             printf("%-18s %-20s %5s %5s %5s | %8.3f %8s %8.3f %8.3f | %6.2f %6.2f |\n", sh->group, "(the three)", "",
                    "", "", 1e3 * group_t[0], "", 1e3 * group_t[2], 1e3 * group_t[1], group_t[0] / group_t[1],
                    group_t[0] / group_t[2]);
