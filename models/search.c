@@ -403,6 +403,12 @@ static int beam_expand(const beam_search *b, beam_sentence *s, int t, const ts_t
     for (int k = 0; k < s->alive; k++) {
         if (weights) memcpy(att_t + (size_t)k * S, weights->data + (size_t)(row + k) * weights->shape[1], (size_t)S * sizeof(double));
         else memset(att_t + (size_t)k * S, 0, (size_t)S * sizeof(double));
+        // Every candidate of entry k totals at most its score (a word adds
+        // (z - max) - log_sum <= 0, as out_of_reach says), so once 2K are
+        // kept and the worst is not below that score, none of them can
+        // enter: the row's maximum, exponentials and scan are skipped (a
+        // NaN score enters nowhere either).
+        if (count == cap && !(s->score[k] > cands[cap - 1].score)) continue;
         // log p(v) = (z_v - max) - log(sum exp(z - max)), ts_log_softmax_rows's
         // formula, taken per candidate instead of written over the row first.
         size_t at = (size_t)(row + k) * V;
