@@ -99,6 +99,25 @@ static inline int share_grad(ts_tensor *out, int i) {
     return 1;
 }
 
+// For a backward whose product writes input i's whole gradient: when
+// nothing else reads that input and it has no gradient yet, its buffer is
+// allocated without zeroing and *beta is 0 (the product zeroes as it
+// writes, on whichever thread runs it: OpenBLAS's beta 0 clears C and then
+// adds, the same bits as beta 1 on zeros); else input_grad's, *beta = 1.
+// NULL when the input needs no gradient or the arena is full (ctx->status).
+static inline void *input_grad_written(ts_ctx *ctx, ts_tensor *out, int i, double *beta) {
+    ts_tensor *in = out->src[i];
+    *beta = 1.0;
+    if (!in || !in->requires_grad) return NULL;
+    if (!in->grad_raw && in->uses == 1 && !in->persistent) {
+        in->grad_raw = ts_arena_alloc(ctx->arena, ts_tensor_bytes(in));
+        if (!in->grad_raw) return ctx->status ? NULL : (ctx->status = TS_ERR_ARENA, NULL);
+        *beta = 0.0;
+        return in->grad_raw;
+    }
+    return ts_grad(ctx, in);
+}
+
 // A forward's arithmetic for one dtype (an op's *_t.h template): fills y
 // from y->src (and y->iarg, darg); returns ctx->status, set through
 // ts_ctx_fail when it fails (a full arena).

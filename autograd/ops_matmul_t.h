@@ -68,7 +68,8 @@ static int FN(linear_forward)(ts_ctx *ctx, ts_tensor *y) {
 int FN(ts_linear_backward)(ts_ctx *ctx, ts_tensor *y) {
     ts_tensor *x = y->src[0], *w = y->src[1];
     int N = y->shape[0], out = y->shape[1], K = ts_cols(x), in = w->shape[1], col0 = y->iarg[0];
-    REAL *dx = input_grad(ctx, y, 0), *dw = input_grad(ctx, y, 1);
+    double dx_beta;
+    REAL *dx = input_grad_written(ctx, y, 0, &dx_beta), *dw = input_grad(ctx, y, 1);
     REAL *db = y->iarg[1] >= 0 ? input_grad(ctx, y, y->iarg[1]) : NULL;
     REAL *dadd = y->iarg[2] >= 0 ? input_grad(ctx, y, y->iarg[2]) : NULL;
     if (ctx->status) return ctx->status;
@@ -78,7 +79,7 @@ int FN(ts_linear_backward)(ts_ctx *ctx, ts_tensor *y) {
         for (size_t i = 0; i < y->size; i++) g[i] = yd[i] > 0 ? g[i] : 0;
     }
     const REAL *dy = GRAD(y);
-    FN(ts_product) dx_product = {0, 0, N, K, out, 1.0, dy, out, DATA(w) + col0, in, 1.0, dx, K, 0};
+    FN(ts_product) dx_product = {0, 0, N, K, out, 1.0, dy, out, DATA(w) + col0, in, dx_beta, dx, K, 0};
     FN(ts_product) dw_product = {1, 0, out, K, N, 1.0, dy, out, DATA(x), K, 1.0, dw ? dw + col0 : NULL, in, 0};
     int rc = FN(ts_gemm_two)(dx ? &dx_product : NULL, dw ? &dw_product : NULL);  // side by side on two threads
     if (db)

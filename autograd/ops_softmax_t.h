@@ -183,8 +183,11 @@ int FN(ts_linear_cross_entropy_backward)(ts_ctx *ctx, ts_tensor *y) {
         return ctx->status;
     }
     y->iarg[3] = 1;
-    REAL *dx = input_grad(ctx, y, 0), *dw = input_grad(ctx, y, 1);
+    double dx_beta;
+    REAL *dx = input_grad_written(ctx, y, 0, &dx_beta), *dw = input_grad(ctx, y, 1);
     REAL *db = y->iarg[2] ? input_grad(ctx, y, 2) : NULL;
+    if (dx && dx_beta == 0.0 && !ctx->status && y->iarg[1] == 0)  // every target ignored: no product writes dx
+        memset(dx, 0, ts_tensor_bytes(x));
     if (ctx->status || y->iarg[1] == 0) return ctx->status;
     size_t n = (size_t)x->shape[0], v = (size_t)w->shape[0];
     int H = x->shape[1];
@@ -193,7 +196,7 @@ int FN(ts_linear_cross_entropy_backward)(ts_ctx *ctx, ts_tensor *y) {
     linear_ce_pass pass = {.z = dz, .sv = y->aux, .ignore_index = y->iarg[0], .smoothing = y->darg[0],
                            .n = n, .v = v, .db = db, .scale = scale, .count = y->iarg[1]};
     ts_parallel_run(ts_parallel_parts(n * v, (int)v), FN(linear_ce_backward_cols), &pass);
-    FN(ts_product) dx_product = {0, 0, (int)n, H, (int)v, scale, dz, (int)v, DATA(w), H, 1.0, dx, H, 0};
+    FN(ts_product) dx_product = {0, 0, (int)n, H, (int)v, scale, dz, (int)v, DATA(w), H, dx_beta, dx, H, 0};
     FN(ts_product) dw_product = {1, 0, (int)v, H, (int)n, scale, dz, (int)v, DATA(x), H, 1.0, dw, H, 0};
     int rc = FN(ts_gemm_two)(dx ? &dx_product : NULL, dw ? &dw_product : NULL);  // side by side on two threads
     if (rc && !ctx->status) ctx->status = rc;
