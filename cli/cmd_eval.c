@@ -85,7 +85,8 @@ static void print_output(const ts_translator *t, const ts_hypothesis *h) {
 static void print_head_aer(const ts_model_config *cfg, const double *aer, double aer_diagonal) {
     int L = cfg->layers, H = cfg->heads, best = ts_eval_best_head(aer, L, H);
     printf("\nAER by layer and head (argmax of each head's cross-attention against the gold links;\n"
-           "lower is better; \"mean\" is the layer's head mean, the last layer's is aer= below):\n");
+           "lower is better; \"mean\" is the layer's head mean, the last layer's is aer= below,\n"
+           "which scores the search's own weights: in float32 the two may differ in the last digit):\n");
     printf("%10s", "");
     for (int k = 0; k < H; k++) {
         char name[24];
