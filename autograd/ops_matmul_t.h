@@ -46,17 +46,16 @@ static int FN(linear_forward)(ts_ctx *ctx, ts_tensor *y) {
     const ts_tensor *addend = y->iarg[2] >= 0 ? y->src[y->iarg[2]] : NULL;
     int N = y->shape[0], out = y->shape[1], K = ts_cols(x), in = w->shape[1], col0 = y->iarg[0];
     REAL *yd = DATA(y);
-    if (addend) memcpy(yd, DATA(addend), y->size * sizeof(REAL));
-    if (bias)
-        for (int r = 0; r < N; r++) {
-            REAL *row = yd + (size_t)r * out;
-            const REAL *b = DATA(bias);
-            if (addend)
-                for (int c = 0; c < out; c++) row[c] += b[c];
-            else
-                memcpy(row, b, (size_t)out * sizeof(REAL));
-        }
-    int rc = FN(ts_gemm_ld)(0, 1, N, out, K, 1.0, DATA(x), K, DATA(w) + col0, in, bias || addend ? 1.0 : 0.0, yd, out);
+    if (addend) {
+        memcpy(yd, DATA(addend), y->size * sizeof(REAL));
+        if (bias)
+            for (int r = 0; r < N; r++)
+                for (int c = 0; c < out; c++) yd[(size_t)r * out + c] += DATA(bias)[c];
+    }
+    // With a bias alone, each row starts as the bias in the part of the product that computes it.
+    FN(ts_product) product = {0, 1, N, out, K, 1.0, DATA(x), K, DATA(w) + col0, in, bias || addend ? 1.0 : 0.0, yd, out,
+                              0, bias && !addend ? DATA(bias) : NULL};
+    int rc = FN(ts_gemm_product)(&product);
     if (rc) ts_ctx_fail(ctx, rc, "linear: %s", ts_last_error());
     if (y->iarg[3])
         for (size_t i = 0; i < y->size; i++) yd[i] = yd[i] > 0 ? yd[i] : 0;
@@ -79,8 +78,8 @@ int FN(ts_linear_backward)(ts_ctx *ctx, ts_tensor *y) {
         for (size_t i = 0; i < y->size; i++) g[i] = yd[i] > 0 ? g[i] : 0;
     }
     const REAL *dy = GRAD(y);
-    FN(ts_product) dx_product = {0, 0, N, K, out, 1.0, dy, out, DATA(w) + col0, in, dx_beta, dx, K, 0};
-    FN(ts_product) dw_product = {1, 0, out, K, N, 1.0, dy, out, DATA(x), K, 1.0, dw ? dw + col0 : NULL, in, 0};
+    FN(ts_product) dx_product = {0, 0, N, K, out, 1.0, dy, out, DATA(w) + col0, in, dx_beta, dx, K, 0, NULL};
+    FN(ts_product) dw_product = {1, 0, out, K, N, 1.0, dy, out, DATA(x), K, 1.0, dw ? dw + col0 : NULL, in, 0, NULL};
     int rc = FN(ts_gemm_two)(dx ? &dx_product : NULL, dw ? &dw_product : NULL);  // side by side on two threads
     if (db)
         for (int r = 0; r < N; r++)

@@ -28,7 +28,14 @@ typedef struct {
     REAL *C;
     int ldc;
     int rc;
+    const REAL *rows_from;  // ts_gemm_product: NULL, or the n values every row of C starts as (a bias under the product)
 } FN(ts_product);
+
+// One product as ts_gemm_ld computes it; first, when p->rows_from is set,
+// every row of C is set to it (with beta 1 the product is then added to a
+// bias), in the part of the product that computes the row. Sets and
+// returns p->rc.
+int FN(ts_gemm_product)(FN(ts_product) *p);
 
 // Two independent products (their C disjoint from each other and from
 // every input of the other), each as ts_gemm_ld. With two or more threads

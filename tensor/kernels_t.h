@@ -10,12 +10,28 @@
 // block straddles a cut. OpenBLAS's kernels take C's rows 4, 8, 12 or 24 at
 // a time (sgemm on Haswell and Zen: 24; 16-row cuts moved its results by
 // rounding, tests/test_tensor.c); 48 is a multiple of each.
+// The parts a product of C (m, n) with inner dimension k is cut into:
+// more than 1 for a matrix product (not gemv's) of 2e7 multiply-adds or
+// more with 128 rows or more, when threads were asked for.
+static int FN(row_parts)(int m, int n, int k) {
+    double mnk = (double)m * n * k;
+    if (n < 2 || k < 1 || m < 128 || mnk < TS_SPLIT_GEMM_MNK || ts_parallel_in_part()) return 1;
+    return ts_parallel_parts((size_t)mnk, m / 64);
+}
+
+// Rows [r0, r1) of C set to p->rows_from, if given.
+static void FN(set_rows)(const FN(ts_product) *p, size_t r0, size_t r1) {
+    if (p->rows_from)
+        for (size_t r = r0; r < r1; r++) memcpy(p->C + r * (size_t)p->ldc, p->rows_from, (size_t)p->n * sizeof(REAL));
+}
+
 static void FN(rows_part)(void *arg, int part, int parts) {
     const FN(ts_product) *p = arg;
     size_t b0, b1;
     ts_part_range(((size_t)p->m + 47) / 48, part, parts, &b0, &b1);
     size_t r0 = 48 * b0, r1 = 48 * b1 < (size_t)p->m ? 48 * b1 : (size_t)p->m;
     if (r1 <= r0) return;
+    FN(set_rows)(p, r0, r1);
     const REAL *A = p->A + (p->trans_a ? r0 : r0 * (size_t)p->lda);  // op(A)'s rows: A's columns when transposed
     BLAS(gemm)(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans, p->trans_b ? CblasTrans : CblasNoTrans,
                (int)(r1 - r0), p->n, p->k, p->alpha, A, p->lda, p->B, p->ldb, p->beta, p->C + r0 * (size_t)p->ldc,
@@ -53,16 +69,14 @@ int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, co
                    C, y_stride);
         return TS_OK;
     }
-    double mnk = (double)m * n * k;
-    int parts = mnk >= TS_SPLIT_GEMM_MNK && m >= 128 && !ts_parallel_in_part() ? ts_parallel_parts((size_t)mnk, m / 64)
-                                                                                : 1;
+    int parts = FN(row_parts)(m, n, k);
     if (parts > 1) {  // C's rows as parts, each on one OpenBLAS thread (FN(rows_part))
-        FN(ts_product) p = {trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, TS_OK};
+        FN(ts_product) p = {trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, TS_OK, NULL};
         threads_for(0);
         ts_parallel_run(parts, FN(rows_part), &p);
         return TS_OK;
     }
-    threads_for(mnk);
+    threads_for((double)m * n * k);
     BLAS(gemm)(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
                alpha, A, lda, B, ldb, beta, C, ldc);
     return TS_OK;
@@ -71,6 +85,18 @@ int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, co
 int FN(ts_gemm)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, const REAL *A, const REAL *B, REAL beta,
                 REAL *C) {
     return FN(ts_gemm_ld)(trans_a, trans_b, m, n, k, alpha, A, trans_a ? m : k, B, trans_b ? k : n, beta, C, n);
+}
+
+int FN(ts_gemm_product)(FN(ts_product) *p) {
+    int parts = p->m > 0 ? FN(row_parts)(p->m, p->n, p->k) : 1;
+    if (parts > 1) {
+        threads_for(0);
+        ts_parallel_run(parts, FN(rows_part), p);
+        return p->rc = TS_OK;
+    }
+    if (p->m > 0 && p->n > 0) FN(set_rows)(p, 0, (size_t)p->m);
+    return p->rc = FN(ts_gemm_ld)(p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->A, p->lda, p->B, p->ldb,
+                                  p->beta, p->C, p->ldc);
 }
 
 static void FN(product_part)(void *arg, int part, int parts) {
