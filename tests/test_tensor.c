@@ -322,6 +322,31 @@ Test(kernels, maps_give_each_value_the_bits_it_gets_alone) {
     }
 }
 
+// ts_max_array keeps one maximum per vector lane: it returns what a plain
+// scan returns, NaNs skipped, at every length around the lane counts and
+// wherever the maximum (or a NaN) sits, in both dtypes.
+Test(kernels, max_array_equals_a_plain_scan) {
+    enum { N = 70 };
+    double x[N];
+    float xf[N];
+    for (int n = 1; n <= N; n++)
+        for (int at = 0; at < n; at++)
+            for (int nan = 0; nan < 2; nan++) {
+                for (int i = 0; i < n; i++) xf[i] = (float)(x[i] = -50.0 + (i * 37 % 23) - 0.25 * i);
+                x[at] = 100.0 + at, xf[at] = (float)x[at];
+                if (nan) x[(at + 3) % n] = NAN, xf[(at + 3) % n] = NAN;
+                double want = -INFINITY, want_f = -INFINITY;
+                for (int i = 0; i < n; i++) {
+                    if (x[i] > want) want = x[i];
+                    if (xf[i] > want_f) want_f = xf[i];
+                }
+                cr_assert_eq(ts_max_array(x, (size_t)n), want, "n %d, max at %d, nan %d", n, at, nan);
+                cr_assert_eq(ts_max_array_f32(xf, (size_t)n), want_f, "float: n %d, max at %d, nan %d", n, at, nan);
+            }
+    const double nans[3] = {NAN, NAN, NAN};
+    cr_assert_eq(ts_max_array(nans, 3), -INFINITY);
+}
+
 // ---- float32: the same kernels, instantiated for float (tensor/dtype_twice.h)
 
 Test(dtype, names_sizes_and_conversion_round_trip) {
