@@ -64,6 +64,8 @@ int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, co
             M = A, tda = lda, xv = B, x_stride = trans_b ? 1 : ldb;
             rows = trans_a ? k : m, cols = trans_a ? m : k, trans = trans_a;
         }
+        if (beta == 0)  // C may be memory never written (autograd's input_grad_written): no 0 * NaN
+            for (int i = 0; i < (m == 1 ? n : m); i++) C[(size_t)i * y_stride] = 0;
         threads_for((double)rows * cols >= TS_BIG_GEMV ? TS_SMALL_GEMM_MNK : 0);
         BLAS(gemv)(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, rows, cols, alpha, M, tda, xv, x_stride, beta,
                    C, y_stride);
