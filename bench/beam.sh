@@ -14,6 +14,9 @@
 # Environment (all optional):
 #   PAIRS=500  ROUNDS=3  WIDTH=5  THREADS=2   dev pairs, rounds, beam width, training threads
 #   COMMAND=eval             eval (loss pass, decoding, scores) or translate (decoding only)
+#   EVAL_THREADS=            empty: the timed runs use every core, as a user's do; N: they run
+#                            with OPENBLAS_NUM_THREADS=N (1: CPU seconds that are the work
+#                            alone, no thread waiting, which a loaded machine measures best)
 #   BUILD_DIR=build-bench    Release build of tinyseq made here
 #   DATA=../shared/data/tatoeba-eng-fra.tsv  MAX_LEN=10  EPOCHS=1  SIZE=256
 #   WORK=$(mktemp -d)        where the model is trained (kept: printed at the end)
@@ -30,6 +33,8 @@ WIDTH=${WIDTH:-5}
 THREADS=${THREADS:-2}
 BUILD_DIR=${BUILD_DIR:-build-bench}
 COMMAND=${COMMAND:-eval}
+EVAL_THREADS=${EVAL_THREADS:-}
+case $EVAL_THREADS in '' | [1-9] | [1-9][0-9]) ;; *) echo "bench: EVAL_THREADS is a thread count, not '$EVAL_THREADS'" >&2; exit 1 ;; esac
 case $COMMAND in eval | translate) ;; *) echo "bench: COMMAND is eval or translate, not '$COMMAND'" >&2; exit 1 ;; esac
 # As a user runs it: no OPENBLAS_* setting of the calling shell (kernels,
 # cache sizes, spinning) reaches either program.
@@ -61,12 +66,13 @@ cut -f1 "$PAIRS_FILE" >"$SOURCES_FILE"
 # clock and of CPU (user + system, every thread's); CPU time varies less
 # under load.
 run_eval() {  # binary width
-  local times
+  local times threads=()
   times=$(mktemp)
+  [ -n "$EVAL_THREADS" ] && threads=(env "OPENBLAS_NUM_THREADS=$EVAL_THREADS")
   if [ "$COMMAND" = translate ]; then
-    /usr/bin/time -f "%e %U %S" -o "$times" "$1" translate --model "$MODEL" --beam "$2" <"$SOURCES_FILE" >/dev/null 2>&1
+    "${threads[@]}" /usr/bin/time -f "%e %U %S" -o "$times" "$1" translate --model "$MODEL" --beam "$2" <"$SOURCES_FILE" >/dev/null 2>&1
   else
-    /usr/bin/time -f "%e %U %S" -o "$times" "$1" eval --model "$MODEL" --corpus "$PAIRS_FILE" --beam "$2" --show 0 >/dev/null
+    "${threads[@]}" /usr/bin/time -f "%e %U %S" -o "$times" "$1" eval --model "$MODEL" --corpus "$PAIRS_FILE" --beam "$2" --show 0 >/dev/null
   fi
   awk '{printf "%.3f %.3f\n", $1, $2 + $3}' "$times"
   rm -f "$times"
@@ -77,7 +83,7 @@ median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (
 declare -A wall cpu
 binaries=(new)
 [ -n "${BASE:-}" ] && binaries+=(base)
-echo "$COMMAND: model $MODEL, $(wc -l <"$PAIRS_FILE") dev pairs, $ROUNDS rounds; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$COMMAND: model $MODEL, $(wc -l <"$PAIRS_FILE") dev pairs, $ROUNDS rounds, ${EVAL_THREADS:-all} threads; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq "$ROUNDS"); do
   for which in "${binaries[@]}"; do
     bin=$NEW

@@ -183,10 +183,6 @@ static inline float tanh_inline_f32(float x) {
 // 1 / (1 + expf(-x)); within 3 ulp; exactly 0 below -88.72.
 static inline float sigmoid_inline_f32(float x) { return 1.0f / (1.0f + exp_inline_f32(-x)); }
 
-// The unsigned integer of each dtype's width (FN(real_bits) in the template).
-typedef uint64_t real_bits;
-typedef uint32_t real_bits_f32;
-
 // Blocks of one 512-bit vector's lanes (8 doubles, 16 floats) with a local
 // buffer: a fixed trip count and no aliasing between x and y, so even -O2's
 // cheap vectoriser takes the inner loops. f is elementwise, so the block

@@ -183,27 +183,14 @@ double FN(ts_sumsq_array)(const REAL *x, size_t n) {
     return sum;
 }
 
-// One running maximum per lane of a 512-bit vector (16 floats, 8 doubles).
-// acc = x > acc ? x : acc is taken with a bit mask: GCC left the conditional
-// scalar (eight vmaxss chains, a sixth of beam search's ranking), and
-// vectorises the mask into a compare and a blend. The maximum is the same
-// value in any order (NaNs skipped), bar the sign of a zero maximum.
 TS_VECTOR_CLONES
 double FN(ts_max_array)(const REAL *x, size_t n) {
-    enum { lanes = 64 / sizeof(REAL) };
-    REAL acc[lanes];
-    for (int j = 0; j < lanes; j++) acc[j] = -INFINITY;
+    REAL acc[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
     size_t i = 0;
-    for (; i + lanes <= n; i += lanes)
-        for (int j = 0; j < lanes; j++) {
-            FN(real_bits) xb, ab, above = (FN(real_bits))0 - (FN(real_bits))(x[i + j] > acc[j]);
-            memcpy(&xb, &x[i + j], sizeof xb);
-            memcpy(&ab, &acc[j], sizeof ab);
-            ab = (xb & above) | (ab & ~above);
-            memcpy(&acc[j], &ab, sizeof ab);
-        }
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
     double max = -INFINITY;
-    for (int j = 0; j < lanes; j++) max = acc[j] > max ? acc[j] : max;
+    for (int j = 0; j < 8; j++) max = acc[j] > max ? acc[j] : max;
     for (; i < n; i++) max = x[i] > max ? x[i] : max;
     return max;
 }
