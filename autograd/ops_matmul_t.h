@@ -80,7 +80,8 @@ int FN(ts_linear_backward)(ts_ctx *ctx, ts_tensor *y) {
     const REAL *dy = GRAD(y);
     FN(ts_product) dx_product = {0, 0, N, K, out, 1.0, dy, out, DATA(w) + col0, in, dx_beta, dx, K, 0, NULL};
     FN(ts_product) dw_product = {1, 0, out, K, N, 1.0, dy, out, DATA(x), K, 1.0, dw ? dw + col0 : NULL, in, 0, NULL};
-    int rc = FN(ts_gemm_two)(dx ? &dx_product : NULL, dw ? &dw_product : NULL);  // side by side on two threads
+    // side by side on two threads; dW on this one, which has the serial passes between products to do besides
+    int rc = FN(ts_gemm_two)(dw ? &dw_product : NULL, dx ? &dx_product : NULL);
     if (db)
         for (int r = 0; r < N; r++)
             for (int c = 0; c < out; c++) db[c] += dy[(size_t)r * out + c];
