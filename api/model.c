@@ -133,7 +133,7 @@ int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int bea
     return api_text_close(&text, rc, out);
 }
 
-int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, char **json) {
+int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, int words, char **json) {
     *json = NULL;
     const ts_model_config *cfg = &m->t.model->cfg;
     if (!ts_model_attends(cfg)) return ts_fail(TS_ERR_ARG, "this model has no attention, so there are no weights");
@@ -155,14 +155,21 @@ int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, c
         rc = ts_heads_of_translation(&m->t, &ctx, labels.source, S, &h, &heads);
         if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&m->arena, "the sentence's heads"))) break;
     }
+    // words: the pieces merged as attend --words merges them (a word model's are words).
+    ts_word_attention merged = {0};
+    int merge = words && m->t.src_sw;
+    if (!rc && merge) rc = ts_attention_words(&m->t, h.attention, h.len + 1, S, &labels, &heads, &merged);
     if (!rc && heads.layers) all = ts_heads_json(&heads, views);
     api_text out;
     if (!rc && !(rc = api_text_open(&out))) {
         const char *name = heads.layers ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
-        rc = ts_render_attention_json_heads(out.f, h.attention, (size_t)h.len + 1, (size_t)S, labels.target,
-                                            labels.source, name, heads.layers ? &all : NULL);
+        rc = merge ? ts_render_attention_json_heads(out.f, merged.weights, (size_t)merged.T, (size_t)merged.S,
+                                                    merged.target, merged.source, name, heads.layers ? &all : NULL)
+                   : ts_render_attention_json_heads(out.f, h.attention, (size_t)h.len + 1, (size_t)S, labels.target,
+                                                    labels.source, name, heads.layers ? &all : NULL);
         rc = api_text_close(&out, rc, json);
     }
+    ts_word_attention_free(&merged);
     ts_heads_free(&heads);
     ts_attention_labels_free(&labels);
     ts_hypothesis_free(&h);

@@ -57,9 +57,10 @@ int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int bea
 // Translates one text as tinyseq_translate and writes its attention as
 // `tinyseq attend --json` does, the same bytes (viz/render.h; a
 // Transformer's with every layer and head, infer/heads.h), into *json
-// (tinyseq_free). Errors as tinyseq_translate; TS_ERR_ARG for a model
-// without attention.
-int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, char **json);
+// (tinyseq_free). words != 0: a subword model's pieces merged into words,
+// as `attend --words --json` (a word model's are words already). Errors as
+// tinyseq_translate; TS_ERR_ARG for a model without attention.
+int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, int words, char **json);
 
 // The model as JSON (tinyseq_free): {"model": {"architecture", then the
 // checkpoint's model fields of its architecture (models/config.h's table)},

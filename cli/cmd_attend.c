@@ -162,62 +162,25 @@ static void view_free(attention_view *v) {
     free(v->merged);
 }
 
-// The groups of n pieces (ts_subword_words) with each group's word decoded
-// by sw into v->merged (appended) and labels; the last `keep` pieces (the
-// <eos> row) stay groups and labels of their own. Returns the groups' count,
-// or -1 on failure (message set).
-static int group_pieces(attention_view *v, const ts_subword *sw, const char *const *pieces, int n, int keep,
-                        int32_t *group, const char **labels) {
-    int words = (int)ts_subword_words(pieces, (size_t)(n - keep), group);
-    for (int w = 0, first = 0; w < words; w++) {
-        int end = first;
-        while (end < n - keep && group[end] == w) end++;
-        if (ts_subword_detokenize(sw, pieces + first, (size_t)(end - first), &v->merged[v->n_merged])) return -1;
-        labels[w] = v->merged[v->n_merged++];
-        first = end;
-    }
-    for (int k = 0; k < keep; k++) {
-        group[n - keep + k] = words + k;
-        labels[words + k] = pieces[n - keep + k];
-    }
-    return words + keep;
-}
-
 // --words: the search's weights (v->T, v->S) over pieces merged into
-// v->merged_weights over words (ts_attn_merge), and a Transformer's heads
-// (every view, layer and head: ts_heads_merge) in place; the labels, the
-// decoder's inputs, T and S become the words'.
+// v->merged_weights over words, and a Transformer's heads (every view, layer
+// and head) in place (ts_attention_words); the labels, the decoder's inputs,
+// T and S become the words'.
 static int merge_words(attention_view *v, const ts_translator *t, ts_heads *heads) {
-    int32_t *rows = malloc((size_t)v->T * sizeof *rows), *cols = malloc((size_t)v->S * sizeof *cols);
-    const char **row_labels = malloc((size_t)v->T * sizeof *row_labels);
-    const char **col_labels = malloc((size_t)v->S * sizeof *col_labels);
-    v->merged = malloc((size_t)(v->S + v->T) * sizeof *v->merged);
-    int rc = rows && cols && row_labels && col_labels && v->merged ? TS_OK : ts_fail(TS_ERR_NOMEM, "out of memory");
-    int n_rows = rc ? -1 : group_pieces(v, t->tgt_sw, v->labels.target, v->T, 1, rows, row_labels);
-    int n_cols = n_rows < 0 ? -1 : group_pieces(v, t->src_sw, v->labels.source, v->S, 0, cols, col_labels);
-    if (!rc && n_cols < 0) rc = TS_ERR_NOMEM;  // the decoder's message is set
-    if (!rc && !(v->merged_weights = malloc((size_t)n_rows * (size_t)n_cols * sizeof *v->merged_weights)))
-        rc = ts_fail(TS_ERR_NOMEM, "out of memory");
-    ts_heads merged = {0};
-    if (!rc && heads->layers) rc = ts_heads_merge(heads, cols, n_cols, rows, n_rows, &merged);
-    if (!rc) {
-        ts_attn_merge(v->hyp.attention, (size_t)v->T, (size_t)v->S, rows, (size_t)n_rows, cols, (size_t)n_cols,
-                      v->merged_weights);
-        if (heads->layers) {
-            ts_heads_free(heads);
-            *heads = merged;
-        }
-        memcpy(v->labels.target, row_labels, (size_t)n_rows * sizeof *row_labels);
-        memcpy(v->labels.source, col_labels, (size_t)n_cols * sizeof *col_labels);
-        v->T = n_rows;
-        v->S = n_cols;
-        for (int k = 1; k < v->T; k++) v->inputs[k] = v->labels.target[k - 1];  // <sos>, then the output words
-    }
-    free(rows);
-    free(cols);
-    free(row_labels);
-    free(col_labels);
-    return rc;
+    ts_word_attention w;
+    int rc = ts_attention_words(t, v->hyp.attention, v->T, v->S, &v->labels, heads, &w);
+    if (rc) return rc;
+    memcpy(v->labels.target, w.target, (size_t)w.T * sizeof *w.target);
+    memcpy(v->labels.source, w.source, (size_t)w.S * sizeof *w.source);
+    v->T = w.T;
+    v->S = w.S;
+    for (int k = 1; k < v->T; k++) v->inputs[k] = v->labels.target[k - 1];  // <sos>, then the output words
+    v->merged_weights = w.weights;  // the view owns these now
+    v->merged = w.words;
+    v->n_merged = w.n_words;
+    free(w.target);
+    free(w.source);
+    return TS_OK;
 }
 
 // The labels of v's hypothesis (v->source, v->S) as the model read them.

@@ -3,6 +3,7 @@
 
 #include "autograd/ops.h"
 #include "infer/metrics.h"
+#include "data/subword.h"
 #include "models/transformer.h"
 #include "tensor/tokens.h"
 
@@ -142,6 +143,66 @@ int ts_heads_merge(const ts_heads *h, const int32_t *src_group, int n_src, const
     }
     free(in_group);
     return TS_OK;
+}
+
+void ts_word_attention_free(ts_word_attention *w) {
+    free(w->weights);
+    free(w->target);
+    free(w->source);
+    for (int i = 0; i < w->n_words; i++) free(w->words[i]);
+    free(w->words);
+    memset(w, 0, sizeof *w);
+}
+
+// The groups of n pieces (ts_subword_words) with each group's word decoded
+// by sw into w->words (appended) and labels; the last `keep` pieces (the
+// <eos> row) stay groups and labels of their own. Returns the groups'
+// count, or -1 on failure (message set).
+static int group_pieces(ts_word_attention *w, const ts_subword *sw, const char *const *pieces, int n, int keep,
+                        int32_t *group, const char **labels) {
+    int words = (int)ts_subword_words(pieces, (size_t)(n - keep), group);
+    for (int k = 0, first = 0; k < words; k++) {
+        int end = first;
+        while (end < n - keep && group[end] == k) end++;
+        if (ts_subword_detokenize(sw, pieces + first, (size_t)(end - first), &w->words[w->n_words])) return -1;
+        labels[k] = w->words[w->n_words++];
+        first = end;
+    }
+    for (int k = 0; k < keep; k++) {
+        group[n - keep + k] = words + k;
+        labels[words + k] = pieces[n - keep + k];
+    }
+    return words + keep;
+}
+
+int ts_attention_words(const ts_translator *t, const double *weights, int T, int S, const ts_attention_labels *l,
+                       ts_heads *heads, ts_word_attention *out) {
+    memset(out, 0, sizeof *out);
+    int32_t *rows = malloc((size_t)T * sizeof *rows), *cols = malloc((size_t)S * sizeof *cols);  // (T), (S) groups
+    out->target = malloc((size_t)T * sizeof *out->target);
+    out->source = malloc((size_t)S * sizeof *out->source);
+    out->words = malloc((size_t)(S + T) * sizeof *out->words);
+    int rc = rows && cols && out->target && out->source && out->words ? TS_OK : ts_fail(TS_ERR_NOMEM, "out of memory");
+    int n_rows = rc ? -1 : group_pieces(out, t->tgt_sw, l->target, T, 1, rows, out->target);
+    int n_cols = n_rows < 0 ? -1 : group_pieces(out, t->src_sw, l->source, S, 0, cols, out->source);
+    if (!rc && n_cols < 0) rc = TS_ERR_NOMEM;  // the decoder's message is set
+    if (!rc && !(out->weights = malloc((size_t)n_rows * (size_t)n_cols * sizeof *out->weights)))
+        rc = ts_fail(TS_ERR_NOMEM, "out of memory");
+    ts_heads merged = {0};
+    if (!rc && heads->layers) rc = ts_heads_merge(heads, cols, n_cols, rows, n_rows, &merged);
+    if (!rc) {
+        ts_attn_merge(weights, (size_t)T, (size_t)S, rows, (size_t)n_rows, cols, (size_t)n_cols, out->weights);
+        if (heads->layers) {
+            ts_heads_free(heads);
+            *heads = merged;
+        }
+        out->T = n_rows;
+        out->S = n_cols;
+    }
+    free(rows);
+    free(cols);
+    if (rc) ts_word_attention_free(out);
+    return rc;
 }
 
 ts_json_heads ts_heads_json(const ts_heads *h, ts_json_head_view *views) {

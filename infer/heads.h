@@ -15,6 +15,7 @@
 #define TS_INFER_HEADS_H
 
 #include "infer/load.h"
+#include "infer/translate.h"
 #include "models/seq2seq.h"
 #include "viz/render.h"  // ts_json_heads: the struct only (infer links no viz code)
 
@@ -72,6 +73,30 @@ int ts_heads_of_translation(const ts_translator *t, ts_ctx *ctx, const char *con
 // zeroed).
 int ts_heads_merge(const ts_heads *h, const int32_t *src_group, int n_src, const int32_t *tgt_group, int n_tgt,
                    ts_heads *out);
+
+// A subword translation's attention over words (attend --words,
+// tinyseq_attend's words): the pieces of each word merged by ts_attn_merge's
+// rule (rows averaged, columns summed) and labelled with the word the
+// subword model decodes from them; <eos> stays a row of its own.
+typedef struct {
+    int T, S;              // the merged rows (output words, then <eos>) and columns (source words)
+    double *weights;       // (T, S)
+    const char **target;   // (T) row labels: words[..] or the <eos> row's own label
+    const char **source;   // (S) column labels: words[..]
+    char **words;          // the decoded words the labels point to, n_words of them (owned)
+    int n_words;
+} ts_word_attention;
+
+// Merges weights (T, S) over t's pieces, labelled by *l (T = the
+// hypothesis's length + 1), into *out; heads, when it has layers, is
+// replaced by its merge (ts_heads_merge) over the same groups. t must be a
+// subword model (t->src_sw and t->tgt_sw). *out owns its buffers
+// (ts_word_attention_free; *l's strings are not copied: the <eos> label
+// points into it). TS_OK, TS_ERR_NOMEM or the subword decoder's error (*out
+// zeroed, heads unchanged).
+int ts_attention_words(const ts_translator *t, const double *weights, int T, int S, const ts_attention_labels *l,
+                       ts_heads *heads, ts_word_attention *out);
+void ts_word_attention_free(ts_word_attention *w);
 
 // Every view of h as attend's JSON writes it (viz/render.h), in
 // views[TS_VIEW_COUNT] (which the result points to).

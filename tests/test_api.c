@@ -44,8 +44,12 @@ Test(api, trains_loads_translates_attends_evaluates_and_frees_everything) {
     cr_assert_eq(tinyseq_translate(m, texts, 2, 0, -1, &out), TINYSEQ_OK, "%s", tinyseq_last_error());
     cr_assert(strchr(out, '\n'), "two lines: %s", out);
     tinyseq_free(out);
-    cr_assert_eq(tinyseq_attend(m, texts[0], 3, 0.6, &json), TINYSEQ_OK, "%s", tinyseq_last_error());
+    cr_assert_eq(tinyseq_attend(m, texts[0], 3, 0.6, 0, &json), TINYSEQ_OK, "%s", tinyseq_last_error());
     cr_assert(strstr(json, "\"weights\"") && strstr(json, "\"source\": [\"the\", \"cat\""), "%s", json);
+    char *merged;  // a word model's units are words already: words changes nothing
+    cr_assert_eq(tinyseq_attend(m, texts[0], 3, 0.6, 1, &merged), TINYSEQ_OK, "%s", tinyseq_last_error());
+    cr_assert_str_eq(merged, json);
+    tinyseq_free(merged);
     tinyseq_free(json);
     cr_assert_eq(tinyseq_info(m, &json), TINYSEQ_OK);
     cr_assert(strstr(json, "\"architecture\": \"gru\"") && strstr(json, "\"model.hidden\": \"4\""), "%s", json);
@@ -67,6 +71,63 @@ Test(api, trains_loads_translates_attends_evaluates_and_frees_everything) {
     tinyseq_model_free(m);
     tinyseq_model_free(NULL);
     free(ckpt);
+    free(dir);
+}
+
+// The rows of the "weights" matrix of an attend JSON: each row's sum into
+// sums[], the row count returned.
+static int weight_rows(const char *json, double *sums, int max) {
+    const char *at = strstr(json, "\"weights\": [");
+    cr_assert(at, "%s", json);
+    at += strlen("\"weights\": [");
+    int rows = 0;
+    while (*at == '[' || *at == ',' || *at == ' ' || *at == '\n') {
+        if (*at != '[') {
+            at++;
+            continue;
+        }
+        cr_assert(rows < max);
+        char *end;
+        sums[rows] = 0;
+        for (at++; *at != ']'; at = end + (*end == ',')) sums[rows] += strtod(at, &end);
+        rows++;
+        at++;
+    }
+    return rows;
+}
+
+// words: a subword model's attention over pieces merged into words, as
+// `attend --words` merges it: the source's words as columns, each row still
+// a distribution; without it, the pieces.
+Test(api, attend_merges_a_subword_models_pieces_into_words) {
+    char *dir = test_tmpdir(), out[4096];
+    snprintf(out, sizeof out, "%s/run", dir);
+    const char *keys[] = {"out", "toy_pairs", "epochs", "emb", "hidden", "beam", "show", "threads", "subword"};
+    const char *values[] = {out, "300", "1", "8", "8", "0", "0", "1", "300"};
+    int lines = 0, stopped = -1;
+    long steps = 0;
+    int rc = tinyseq_train(keys, values, 9, count_line, &lines, &stopped, &steps);
+    if (rc != TINYSEQ_OK && strstr(tinyseq_last_error(), "SentencePiece")) cr_skip_test("a build without SentencePiece");
+    cr_assert_eq(rc, TINYSEQ_OK, "%s", tinyseq_last_error());
+    char ckpt[4200];
+    snprintf(ckpt, sizeof ckpt, "%s/best.ckpt", out);
+    tinyseq_model *m;
+    cr_assert_eq(tinyseq_load(ckpt, &m), TINYSEQ_OK, "%s", tinyseq_last_error());
+    char *pieces, *words;
+    const char *text = "the heavy cats visit some blue markets .";
+    cr_assert_eq(tinyseq_attend(m, text, 1, -1, 0, &pieces), TINYSEQ_OK, "%s", tinyseq_last_error());
+    cr_assert_eq(tinyseq_attend(m, text, 1, -1, 1, &words), TINYSEQ_OK, "%s", tinyseq_last_error());
+    cr_assert(strstr(words, "\"source\": [\"the\", \"heavy\", \"cats\", \"visit\", \"some\", \"blue\", \"markets\", \".\"]"),
+              "%s", words);
+    cr_assert_null(strstr(pieces, "\"heavy\""), "a 300-piece model spells 'heavy' in pieces: %s", pieces);
+    double sums[512];
+    int n_pieces = weight_rows(pieces, sums, 512), n_words = weight_rows(words, sums, 512);
+    cr_assert(n_words >= 1 && n_words <= n_pieces, "%d word rows, %d piece rows", n_words, n_pieces);
+    // float32 weights (the default dtype): a row sums to 1 within their rounding
+    for (int r = 0; r < n_words; r++) cr_assert(fabs(sums[r] - 1) < 1e-6, "row %d sums to %.17g", r, sums[r]);
+    tinyseq_free(pieces);
+    tinyseq_free(words);
+    tinyseq_model_free(m);
     free(dir);
 }
 

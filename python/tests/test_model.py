@@ -18,13 +18,16 @@ def test_imports_the_build_tree():
 
 
 @pytest.mark.parametrize("name", [n for n in MODELS if n != "none"])
-@pytest.mark.parametrize("beam", [1, 3])
-def test_attend_equals_the_cli_json_to_the_bit(models, name, beam):
+@pytest.mark.parametrize("beam,words", [(1, False), (3, False), (3, True)])
+def test_attend_equals_the_cli_json_to_the_bit(models, name, beam, words):
     model = tinyseq.load(model_path(models, name))
+    flags = ["--words"] if words else []
     for sentence in SENTENCES + ["the zebra sees xylophones ."]:  # unknown words too
-        got = model.attend(sentence, beam=beam)
-        cli = json.loads(run_program("attend", "--model", models[name], "--beam", str(beam), "--json", "-",
+        got = model.attend(sentence, beam=beam, words=words)
+        cli = json.loads(run_program("attend", "--model", models[name], "--beam", str(beam), *flags, "--json", "-",
                                      sentence).stdout)
+        if name == "subword" and sentence in SENTENCES:  # pieces, or with words the sentence's own words
+            assert (got.source == sentence.split()) == words
         assert got.source == cli["source"] and got.target == cli["target"]
         T, S = len(cli["target"]), len(cli["source"])
         searched = np.array(cli["weights"], dtype=np.float64)
@@ -125,6 +128,8 @@ def test_bad_arguments_raise_before_or_inside_c(models):
         model.translate(["the cat .", "   ", "the dog ."])
     with pytest.raises(tinyseq.FormatError, match="more than the 1000"):
         model.attend("word " * 1001)
+    with pytest.raises(TypeError, match="words must be a bool"):
+        model.attend("the cat .", words=1)
     with pytest.raises(tinyseq.ArgumentError, match="beam 0"):
         model.translate("the cat .", beam=0)
     with pytest.raises(tinyseq.ArgumentError, match="length_penalty"):

@@ -97,13 +97,18 @@ class Model:
         outputs = text.split("\n")
         return outputs[0] if one else outputs
 
-    def attend(self, text, beam=None, length_penalty=None):
+    def attend(self, text, beam=None, length_penalty=None, words=False):
         """Translates `text` and returns its Attention, the numbers of
-        `tinyseq attend --json` to the last bit."""
+        `tinyseq attend --json` to the last bit. words=True: a subword
+        model's pieces merged into words, as `attend --words` merges them
+        (source columns summed, target rows averaged); a word model's are
+        words already."""
         beam, alpha = _beam(beam, length_penalty)
+        if not isinstance(words, bool):
+            raise TypeError(f"words must be a bool, not {type(words).__name__}")
         raw = encode(text, "text")
         with self._lock:
-            _, doc = call_text("attend", self._use(), raw, beam, alpha)
+            _, doc = call_text("attend", self._use(), raw, beam, alpha, int(words))
         return attention_from_json(doc)
 
     def eval(self, corpus, align=None, beam=None, max_len=None):
