@@ -102,8 +102,9 @@ static inline int share_grad(ts_tensor *out, int i) {
 // For a backward whose product writes input i's whole gradient: when
 // nothing else reads that input and it has no gradient yet, its buffer is
 // allocated without zeroing and *beta is 0 (the product zeroes as it
-// writes, on whichever thread runs it: OpenBLAS's beta 0 clears C and then
-// adds, the same bits as beta 1 on zeros); else input_grad's, *beta = 1.
+// writes, on whichever thread runs it; OpenBLAS takes other kernels for beta
+// 0, so the sums round differently from beta 1 on zeros, never reading the
+// stale memory: tests/test_ops.c poisons it); else input_grad's, *beta = 1.
 // NULL when the input needs no gradient or the arena is full (ctx->status).
 static inline void *input_grad_written(ts_ctx *ctx, ts_tensor *out, int i, double *beta) {
     ts_tensor *in = out->src[i];
