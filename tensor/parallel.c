@@ -3,6 +3,7 @@
 #include "tensor/kernels.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -16,17 +17,24 @@ int ts_parallel_parts(size_t elements, int max_parts) {
 
 // One run at a time (`busy`): `call` counts runs; helper p (parts 1 ..
 // started) does part p of each run that has one and counts `pending` down;
-// the caller waits for 0. Helpers sleep on a condition variable between
-// runs (letting them spin, yielding the core, multiplied the context
-// switches 4-5x and cost CPU on a loaded machine). The caller, whose wait
-// is the rest of a part about as long as its own, first spins without
-// yielding (a yield under load hands the core to another process for a
-// time slice) for as long as a sleep and wake would cost (a futex wait and
-// wake, ~8 us here), then sleeps: never more than twice the better of the
-// two, and at most 10 us late when the helper was queued on the caller's
-// own core (it starts only once the caller sleeps). Helpers live until the
-// process ends.
-#define CALLER_SPIN_NS 10000
+// the caller waits for 0.
+//
+// Waiting: both sides spin first, then sleep. Waking a sleeping thread costs
+// tens of microseconds here (a futex wake, and an interrupt to the other
+// core when it idles: in a virtual machine the hypervisor's too), and a
+// training step makes about 120 runs with a little serial work between
+// them. So a helper that has returned spins for the next run for up to
+// HELPER_SPIN_NS (about OpenBLAS's own thread timeout, which
+// tensor/blas_setup.c sets) and the caller for its helpers for up to
+// CALLER_SPIN_NS. Past the first PAUSE_SPIN_NS each look yields the core:
+// another thread queued on it (OpenBLAS's own worker in the products
+// OpenBLAS splits itself, or another process) runs at once instead of after
+// the spin (a helper spinning with pause alone made the GRU's step 17%
+// slower: OpenBLAS's worker shares its core). Then they sleep on condition
+// variables. Helpers live until the process ends.
+#define PAUSE_SPIN_NS 10000
+#define CALLER_SPIN_NS 100000
+#define HELPER_SPIN_NS 300000
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake, done;
@@ -55,20 +63,24 @@ static void cpu_relax(void) {
 #endif
 }
 
-// Spins until every helper part of this run has returned or CALLER_SPIN_NS
-// have passed; returns 1 when they have.
-static int parts_returned_soon(void) {
-    long long start = 0;
+// Spins until done(arg) or limit_ns have passed (pausing, then yielding:
+// above); returns done(arg).
+static int spin_until(int (*done)(unsigned long), unsigned long arg, long long limit_ns) {
+    long long start = 0, waited = 0;
     for (int i = 0;; i++) {
-        if (atomic_load(&pool.pending) == 0) return 1;
-        if ((i & 63) == 63) {  // the clock now and then: a look is ~100 ns
+        if (done(arg)) return 1;
+        if ((i & 63) == 63 || waited > PAUSE_SPIN_NS) {  // the clock now and then: a look is ~100 ns
             long long t = now_ns();
             if (!start) start = t;
-            else if (t - start > CALLER_SPIN_NS) return atomic_load(&pool.pending) == 0;
+            else if ((waited = t - start) > limit_ns) return done(arg);
         }
-        cpu_relax();
+        if (waited > PAUSE_SPIN_NS) sched_yield();
+        else cpu_relax();
     }
 }
+
+static int parts_returned(unsigned long unused) { return (void)unused, atomic_load(&pool.pending) == 0; }
+static int run_after(unsigned long seen) { return atomic_load(&pool.call) != seen; }
 
 typedef struct {
     int part;
@@ -79,6 +91,7 @@ static void *helper_main(void *arg) {
     helper_start self = *(const helper_start *)arg;
     in_part = 1;  // a helper only ever runs parts
     for (;;) {
+        spin_until(run_after, self.seen, HELPER_SPIN_NS);
         pthread_mutex_lock(&pool.lock);
         while (atomic_load(&pool.call) == self.seen) pthread_cond_wait(&pool.wake, &pool.lock);
         self.seen = atomic_load(&pool.call);
@@ -162,7 +175,7 @@ void ts_parallel_run(int parts, ts_part_fn fn, void *arg) {
     in_part = 1;
     fn(arg, 0, parts);
     in_part = 0;
-    if (!parts_returned_soon()) {
+    if (!spin_until(parts_returned, 0, CALLER_SPIN_NS)) {
         pthread_mutex_lock(&pool.lock);
         while (atomic_load(&pool.pending)) pthread_cond_wait(&pool.done, &pool.lock);
         pthread_mutex_unlock(&pool.lock);
