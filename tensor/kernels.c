@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 
 // The NaN and Inf checks (the trainer's, the loaders', the tests') mean
 // something only where the compiler may not assume they never happen:
@@ -27,6 +28,7 @@ static void threads_for(double mnk);  // below ts_blas_set_threads
 #define TS_SMALL_GEMM_MNK 4e6
 #define TS_BIG_GEMV 1e6
 #define TS_SPLIT_GEMM_MNK 2e7
+static size_t row_grain(ts_dtype dtype);  // below ts_blas_core_name
 
 // ---- vectorisable exp, tanh, sigmoid ----------------------------------------
 //
@@ -258,4 +260,26 @@ const char *ts_blas_core_name(void) {
 #else
     return "none";
 #endif
+}
+
+// A product cut by rows (kernels_t.h, FN(rows_part)) starts each part at a
+// multiple of this grain. OpenBLAS's kernels take C's rows in blocks (4, 8,
+// 12, 16 or 24 at a time, by kernel and dtype) and a cut through a block
+// moves the results by rounding; 48 is a multiple of every block of the
+// kernels tried. Where a finer grain keeps the bits, it cuts a step's rows
+// (64 sentences times a length) into equal halves, where 48 left them up
+// to 60/40 (320 rows: 192 and 128). Each grain below was checked bit for
+// bit, the product in two parts cut at every multiple of it against the
+// whole, every transpose, beta 0 and 1 (tests/test_tensor.c checks the
+// kernels it runs on): float64 on these kernels needs 48 (16, 24 and 32 move
+// it).
+static size_t row_grain(ts_dtype dtype) {
+    static const struct {
+        const char *core;  // OpenBLAS's name, compared without case
+        size_t f32, f64;
+    } grains[] = {{"cooperlake", 16, 48}, {"skylakex", 16, 48}};
+    const char *core = ts_blas_core_name();
+    for (size_t i = 0; i < sizeof grains / sizeof grains[0]; i++)
+        if (!strcasecmp(core, grains[i].core)) return dtype == TS_F32 ? grains[i].f32 : grains[i].f64;
+    return 48;
 }

@@ -4,12 +4,11 @@
 
 // ---- products: cblas_dgemm / cblas_sgemm ------------------------------------
 
-// Part `part` of a product cut by rows of C into runs of whole 48-row
-// blocks: rows [r0, r1) of C are rows [r0, r1) of op(A) times op(B), and
-// every entry is the same sum as in the whole product as long as no kernel
-// block straddles a cut. OpenBLAS's kernels take C's rows 4, 8, 12 or 24 at
-// a time (sgemm on Haswell and Zen: 24; 16-row cuts moved its results by
-// rounding, tests/test_tensor.c); 48 is a multiple of each.
+// Part `part` of a product cut by rows of C into runs of whole blocks of
+// row_grain rows (kernels.c: 48, or 16 where the kernels allow): rows
+// [r0, r1) of C are rows [r0, r1) of op(A) times op(B), and every entry is
+// the same sum as in the whole product as long as no kernel block straddles
+// a cut.
 // The parts a product of C (m, n) with inner dimension k is cut into:
 // more than 1 for a matrix product (not gemv's) of 2e7 multiply-adds or
 // more with 128 rows or more, when threads were asked for.
@@ -27,9 +26,9 @@ static void FN(set_rows)(const FN(ts_product) *p, size_t r0, size_t r1) {
 
 static void FN(rows_part)(void *arg, int part, int parts) {
     const FN(ts_product) *p = arg;
-    size_t b0, b1;
-    ts_part_range(((size_t)p->m + 47) / 48, part, parts, &b0, &b1);
-    size_t r0 = 48 * b0, r1 = 48 * b1 < (size_t)p->m ? 48 * b1 : (size_t)p->m;
+    size_t b0, b1, grain = row_grain(TS_REAL);
+    ts_part_range(((size_t)p->m + grain - 1) / grain, part, parts, &b0, &b1);
+    size_t r0 = grain * b0, r1 = grain * b1 < (size_t)p->m ? grain * b1 : (size_t)p->m;
     if (r1 <= r0) return;
     FN(set_rows)(p, r0, r1);
     const REAL *A = p->A + (p->trans_a ? r0 : r0 * (size_t)p->lda);  // op(A)'s rows: A's columns when transposed

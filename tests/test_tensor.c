@@ -159,11 +159,14 @@ Test(parallel, two_products_side_by_side_give_the_bits_of_one_thread) {
 }
 
 // A product of 2e7 multiply-adds or more is cut into parts by C's rows
-// (whole 48-row blocks, a ragged last one) on two threads: every transpose,
-// tall and wide, column blocks of wider matrices, give the bits of one
-// thread.
+// (whole blocks of the kernels' row grain, a ragged last one) on two
+// threads: every transpose, tall and wide, column blocks of wider matrices,
+// and a step's rows (704: 64 sentences of 11 tokens, which a grain of 16
+// halves and 48 cuts 384 / 320; float64 on Cooperlake kernels would move
+// with a grain of 16 here), give the bits of one thread.
 Test(parallel, a_large_product_in_parts_gives_the_bits_of_one_thread) {
-    enum { LONG = 1000, SHORT = 150, K = 140, LD = 1010 };  // LONG SHORT K = 2.1e7
+    enum { LONG = 1000, SHORT = 150, K_ALL = 140, LD = 1010 };  // LONG SHORT K_ALL = 2.1e7
+    enum { STEP_ROWS = 704, STEP_COLS = 700, STEP_K = 130 };  // 6.4e7, within LD
     size_t cells = (size_t)LONG * LD;
     double *a = malloc(sizeof(double) * cells), *b = malloc(sizeof(double) * cells);
     float *af = malloc(sizeof(float) * cells), *bf = malloc(sizeof(float) * cells);
@@ -171,9 +174,10 @@ Test(parallel, a_large_product_in_parts_gives_the_bits_of_one_thread) {
         a[i] = sin(0.7 * (double)i), b[i] = cos(0.3 * (double)i + 1);
         af[i] = (float)a[i], bf[i] = (float)b[i];
     }
-    for (int case_ = 0; case_ < 8; case_++) {
-        int ta = case_ & 1, tb = (case_ >> 1) & 1, rows_long = case_ >> 2;
-        int m = rows_long ? LONG : SHORT, n = rows_long ? SHORT : LONG;
+    for (int case_ = 0; case_ < 24; case_++) {  // beta 1, then beta 0 (a gradient's first writer)
+        int ta = case_ & 1, tb = (case_ >> 1) & 1, shape = (case_ >> 2) % 3, beta_zero = case_ >= 12;
+        int m = shape == 1 ? LONG : shape == 2 ? STEP_ROWS : SHORT, n = shape == 1 ? SHORT : shape == 2 ? STEP_COLS : LONG;
+        int K = shape == 2 ? STEP_K : (int)K_ALL;
         double *c[2];
         float *cf[2];
         for (int threads = 1; threads <= 2; threads++) {
@@ -182,15 +186,17 @@ Test(parallel, a_large_product_in_parts_gives_the_bits_of_one_thread) {
             cf[threads - 1] = malloc(sizeof(float) * cells);
             for (size_t i = 0; i < cells; i++) c[threads - 1][i] = cf[threads - 1][i] = (float)(0.25 * sin((double)i));
             // A is (m, K) or (K, m), B (K, n) or (n, K), all LD wide; C (m, n) += 0.5 op(A) op(B)
-            cr_assert_eq(ts_gemm_ld(ta, tb, m, n, K, 0.5, a + 3, LD, b + 5, LD, 1.0, c[threads - 1] + 7, LD), TS_OK);
-            cr_assert_eq(ts_gemm_ld_f32(ta, tb, m, n, K, 0.5f, af + 3, LD, bf + 5, LD, 1.0f, cf[threads - 1] + 7, LD),
-                         TS_OK);
+            double beta = beta_zero ? 0.0 : 1.0;
+            cr_assert_eq(ts_gemm_ld(ta, tb, m, n, K, 0.5, a + 3, LD, b + 5, LD, beta, c[threads - 1] + 7, LD), TS_OK);
+            cr_assert_eq(
+                ts_gemm_ld_f32(ta, tb, m, n, K, 0.5f, af + 3, LD, bf + 5, LD, (float)beta, cf[threads - 1] + 7, LD),
+                TS_OK);
         }
         ts_blas_set_threads(1);
-        cr_assert(!memcmp(c[0], c[1], sizeof(double) * cells), "float64, trans %d %d, %d x %d: two threads differ", ta,
-                  tb, m, n);
-        cr_assert(!memcmp(cf[0], cf[1], sizeof(float) * cells), "float32, trans %d %d, %d x %d: two threads differ", ta,
-                  tb, m, n);
+        cr_assert(!memcmp(c[0], c[1], sizeof(double) * cells), "float64, trans %d %d, %d x %d, beta %d: two threads differ",
+                  ta, tb, m, n, !beta_zero);
+        cr_assert(!memcmp(cf[0], cf[1], sizeof(float) * cells), "float32, trans %d %d, %d x %d, beta %d: two threads differ",
+                  ta, tb, m, n, !beta_zero);
         for (int t = 0; t < 2; t++) free(c[t]), free(cf[t]);
     }
     free(a), free(b), free(af), free(bf);
