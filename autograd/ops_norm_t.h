@@ -27,32 +27,22 @@ static void FN(layer_norm_rows)(REAL *y, double *mean, double *rstd, const REAL 
     }
 }
 
-// With xhat = (x - mean) rstd and g = dy gamma:
-//   dgamma += sum_rows dy xhat;  dbeta += sum_rows dy      (columns [c0, c1))
-//   dx += rstd (g - mean_c(g) - xhat mean_c(g xhat))       (rows of dx)
-// Apart, so that parts split the first by columns and the second by rows:
-// each sum keeps its order (rows 0 .. N - 1), whatever the split. The
-// per-column updates vectorise; the two row means are eight running sums each.
+// With xhat = (x - mean) rstd and g = dy gamma, for rows [0, n) of a block:
+//   sums[c] += sum_rows dy xhat, sums[D + c] += sum_rows dy   (dgamma, dbeta: in double, rows in order)
+//   dx += rstd (g - mean_c(g) - xhat mean_c(g xhat))          (the rows of dx)
+// One pass over dy and x does both; the two row means are eight running sums each.
 TS_VECTOR_CLONES
-static void FN(layer_norm_params_backward)(REAL *dgamma, REAL *dbeta, const REAL *dy, const REAL *x,
-                                           const double *mean, const double *rstd, size_t N, size_t D, size_t c0,
-                                           size_t c1) {
-    for (size_t r = 0; r < N; r++) {
+static void FN(layer_norm_rows_backward)(REAL *dx, double *sums, const REAL *dy, const REAL *x, const double *mean,
+                                         const double *rstd, const REAL *gamma, size_t n, size_t D) {
+    for (size_t r = 0; r < n; r++) {
         const REAL *xr = x + r * D, *gr = dy + r * D;
         double m = mean[r], s = rstd[r];
-        if (dgamma)
-            for (size_t c = c0; c < c1; c++) dgamma[c] += gr[c] * ((xr[c] - m) * s);
-        if (dbeta)
-            for (size_t c = c0; c < c1; c++) dbeta[c] += gr[c];
-    }
-}
-
-TS_VECTOR_CLONES
-static void FN(layer_norm_rows_backward)(REAL *dx, const REAL *dy, const REAL *x, const double *mean,
-                                         const double *rstd, const REAL *gamma, size_t N, size_t D) {
-    for (size_t r = 0; r < N; r++) {
-        const REAL *xr = x + r * D, *gr = dy + r * D;
-        double m = mean[r], s = rstd[r];
+        if (sums)
+            for (size_t c = 0; c < D; c++) {
+                sums[c] += gr[c] * ((xr[c] - m) * s);
+                sums[D + c] += gr[c];
+            }
+        if (!dx) continue;
         double g_acc[8] = {0}, gx_acc[8] = {0}, g_sum = 0.0, gx_sum = 0.0;
         size_t c = 0;
         for (; c + 8 <= D; c += 8)
@@ -85,20 +75,20 @@ static void FN(layer_norm_forward_part)(void *arg, int part, int parts) {
                         DATA(y->src[2]), end - first, D, y->darg[0]);
 }
 
-// Part `part` of a backward: its columns of dgamma and dbeta, its rows of dx.
+// Part `part` of a backward: its blocks of NORM_BLOCK rows, each with its
+// own sums of dgamma and dbeta (job->sums, 2 D doubles a block).
 static void FN(layer_norm_backward_part)(void *arg, int part, int parts) {
     const norm_job *job = arg;
     const ts_tensor *y = job->y, *x = y->src[0];
-    size_t N = ts_rows(x), D = (size_t)ts_cols(x), first, end;
+    size_t N = ts_rows(x), D = (size_t)ts_cols(x), b0, b1;
     const double *stats = y->saved;
-    if (job->dgamma || job->dbeta) {
-        ts_part_range(D, part, parts, &first, &end);
-        FN(layer_norm_params_backward)(job->dgamma, job->dbeta, GRAD(y), DATA(x), stats, stats + N, N, D, first, end);
-    }
-    if (job->dx) {
-        ts_part_range(N, part, parts, &first, &end);
-        FN(layer_norm_rows_backward)((REAL *)job->dx + first * D, GRAD(y) + first * D, DATA(x) + first * D,
-                                     stats + first, stats + N + first, DATA(y->src[1]), end - first, D);
+    ts_part_range(norm_blocks(N), part, parts, &b0, &b1);
+    for (size_t b = b0; b < b1; b++) {
+        size_t first = b * NORM_BLOCK, n = N - first < NORM_BLOCK ? N - first : NORM_BLOCK;
+        double *sums = job->sums ? job->sums + b * 2 * D : NULL;
+        if (sums) memset(sums, 0, 2 * D * sizeof *sums);
+        FN(layer_norm_rows_backward)(job->dx ? (REAL *)job->dx + first * D : NULL, sums, GRAD(y) + first * D,
+                                     DATA(x) + first * D, stats + first, stats + N + first, DATA(y->src[1]), n, D);
     }
 }
 
@@ -109,9 +99,22 @@ static int FN(layer_norm_forward)(ts_ctx *ctx, ts_tensor *y) {
     norm_run(&(norm_job){.y = y}, FN(layer_norm_forward_part));
     return ctx->status;
 }
+// The blocks' sums of dgamma and dbeta are added in block order: the same
+// sums in the same order whatever the number of parts.
 int FN(ts_layer_norm_backward)(ts_ctx *ctx, ts_tensor *y) {
-    norm_job job = {y, input_grad(ctx, y, 0), input_grad(ctx, y, 1), input_grad(ctx, y, 2)};
+    norm_job job = {y, input_grad(ctx, y, 0), input_grad(ctx, y, 1), input_grad(ctx, y, 2), NULL};
+    size_t N = ts_rows(y), D = (size_t)ts_cols(y), blocks = norm_blocks(N);
+    if (!ctx->status && (job.dgamma || job.dbeta) &&
+        !(job.sums = ts_arena_alloc(ctx->arena, blocks * 2 * D * sizeof(double))))  // (blocks, 2, D)
+        ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
     if (ctx->status) return ctx->status;
     norm_run(&job, FN(layer_norm_backward_part));
+    REAL *dgamma = job.dgamma, *dbeta = job.dbeta;
+    for (size_t c = 0; job.sums && c < D; c++) {
+        double g = 0.0, b = 0.0;
+        for (size_t k = 0; k < blocks; k++) g += job.sums[k * 2 * D + c], b += job.sums[k * 2 * D + D + c];
+        if (dgamma) dgamma[c] += g;
+        if (dbeta) dbeta[c] += b;
+    }
     return ctx->status;
 }

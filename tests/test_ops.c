@@ -910,6 +910,7 @@ Test(ops, layer_norm_gradcheck) {
         {{2, 1, 1, 0}, {1, 1, 0, 0}, {1, 1, 0, 0}},  // D = 1: y = beta, dx = 0
         {{2, 3, 5, 0}, {1, 5, 0, 0}, {1, 5, 0, 0}},
         {{3, 2, 3, 4}, {1, 4, 0, 0}, {1, 4, 0, 0}},
+        {{2, 70, 3, 0}, {1, 3, 0, 0}, {1, 3, 0, 0}},  // three blocks of the backward's sums, the last ragged
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_op("layer_norm", op_layer_norm, NULL, 3, cases[i], 0);
 }
