@@ -38,27 +38,18 @@ int FN(ts_matmul_backward)(ts_ctx *ctx, ts_tensor *y) {
 
 // y = x W[:, c0 : c0 + k]^T + bias + addend (bias, addend optional), then
 // max(y, 0) if iarg[3]; iarg[0] = c0, iarg[1] / iarg[2] = where bias / addend sit in src[] (-1: absent).
-// The bias (or the addend) is written into y first and the product is
-// accumulated onto it by gemm (beta = 1): no separate add pass or node.
+// Each row of y starts as the addend's row plus the bias and the product is
+// accumulated onto it by gemm (beta = 1), then clamped: all inside the part
+// of the product that computes the row (ts_gemm_product), no separate pass.
 static int FN(linear_forward)(ts_ctx *ctx, ts_tensor *y) {
     ts_tensor *x = y->src[0], *w = y->src[1];
     const ts_tensor *bias = y->iarg[1] >= 0 ? y->src[y->iarg[1]] : NULL;
     const ts_tensor *addend = y->iarg[2] >= 0 ? y->src[y->iarg[2]] : NULL;
     int N = y->shape[0], out = y->shape[1], K = ts_cols(x), in = w->shape[1], col0 = y->iarg[0];
-    REAL *yd = DATA(y);
-    if (addend) {
-        memcpy(yd, DATA(addend), y->size * sizeof(REAL));
-        if (bias)
-            for (int r = 0; r < N; r++)
-                for (int c = 0; c < out; c++) yd[(size_t)r * out + c] += DATA(bias)[c];
-    }
-    // With a bias alone, each row starts as the bias in the part of the product that computes it.
-    FN(ts_product) product = {0, 1, N, out, K, 1.0, DATA(x), K, DATA(w) + col0, in, bias || addend ? 1.0 : 0.0, yd, out,
-                              0, bias && !addend ? DATA(bias) : NULL};
+    FN(ts_product) product = {0, 1, N, out, K, 1.0, DATA(x), K, DATA(w) + col0, in, bias || addend ? 1.0 : 0.0, DATA(y),
+                              out, 0, bias ? DATA(bias) : NULL, addend ? DATA(addend) : NULL, y->iarg[3]};
     int rc = FN(ts_gemm_product)(&product);
     if (rc) ts_ctx_fail(ctx, rc, "linear: %s", ts_last_error());
-    if (y->iarg[3])
-        for (size_t i = 0; i < y->size; i++) yd[i] = yd[i] > 0 ? yd[i] : 0;
     return ctx->status;
 }
 // With the ReLU: dy *= [y > 0] first, in y's own gradient (read by no one else).
@@ -78,8 +69,8 @@ int FN(ts_linear_backward)(ts_ctx *ctx, ts_tensor *y) {
         for (size_t i = 0; i < y->size; i++) g[i] = yd[i] > 0 ? g[i] : 0;
     }
     const REAL *dy = GRAD(y);
-    FN(ts_product) dx_product = {0, 0, N, K, out, 1.0, dy, out, DATA(w) + col0, in, dx_beta, dx, K, 0, NULL};
-    FN(ts_product) dw_product = {1, 0, out, K, N, 1.0, dy, out, DATA(x), K, 1.0, dw ? dw + col0 : NULL, in, 0, NULL};
+    FN(ts_product) dx_product = {0, 0, N, K, out, 1.0, dy, out, DATA(w) + col0, in, dx_beta, dx, K, 0, NULL, NULL, 0};
+    FN(ts_product) dw_product = {1, 0, out, K, N, 1.0, dy, out, DATA(x), K, 1.0, dw ? dw + col0 : NULL, in, 0, NULL, NULL, 0};
     // side by side on two threads; dW on this one, which has the serial passes between products to do besides
     int rc = FN(ts_gemm_two)(dw ? &dw_product : NULL, dx ? &dx_product : NULL);
     if (db)

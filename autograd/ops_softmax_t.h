@@ -196,8 +196,8 @@ int FN(ts_linear_cross_entropy_backward)(ts_ctx *ctx, ts_tensor *y) {
     linear_ce_pass pass = {.z = dz, .sv = y->aux, .ignore_index = y->iarg[0], .smoothing = y->darg[0],
                            .n = n, .v = v, .db = db, .scale = scale, .count = y->iarg[1]};
     ts_parallel_run(ts_parallel_parts(n * v, (int)v), FN(linear_ce_backward_cols), &pass);
-    FN(ts_product) dx_product = {0, 0, (int)n, H, (int)v, scale, dz, (int)v, DATA(w), H, dx_beta, dx, H, 0, NULL};
-    FN(ts_product) dw_product = {1, 0, (int)v, H, (int)n, scale, dz, (int)v, DATA(x), H, 1.0, dw, H, 0, NULL};
+    FN(ts_product) dx_product = {0, 0, (int)n, H, (int)v, scale, dz, (int)v, DATA(w), H, dx_beta, dx, H, 0, NULL, NULL, 0};
+    FN(ts_product) dw_product = {1, 0, (int)v, H, (int)n, scale, dz, (int)v, DATA(x), H, 1.0, dw, H, 0, NULL, NULL, 0};
     // side by side on two threads; dW on this one, which has the serial passes between products to do besides
     int rc = FN(ts_gemm_two)(dw ? &dw_product : NULL, dx ? &dx_product : NULL);
     if (rc && !ctx->status) ctx->status = rc;

@@ -29,12 +29,15 @@ typedef struct {
     int ldc;
     int rc;
     const REAL *rows_from;  // ts_gemm_product: NULL, or the n values every row of C starts as (a bias under the product)
+    const REAL *addend;     // ts_gemm_product: NULL, or (m, n) with C's ldc: C starts as it (plus rows_from)
+    int relu;               // ts_gemm_product: C = max(C, 0) after the product
 } FN(ts_product);
 
-// One product as ts_gemm_ld computes it; first, when p->rows_from is set,
-// every row of C is set to it (with beta 1 the product is then added to a
-// bias), in the part of the product that computes the row. Sets and
-// returns p->rc.
+// One product as ts_gemm_ld computes it; first, when p->addend or
+// p->rows_from is set, every row of C is set to the addend's row plus
+// rows_from (with beta 1 the product is then added to them), and after it,
+// with p->relu, every entry below 0 becomes 0; each in the part of the
+// product that computes the row. Sets and returns p->rc.
 int FN(ts_gemm_product)(FN(ts_product) *p);
 
 // Two independent products (their C disjoint from each other and from

@@ -18,10 +18,27 @@ static int FN(row_parts)(int m, int n, int k) {
     return ts_parallel_parts((size_t)mnk, m / 64);
 }
 
-// Rows [r0, r1) of C set to p->rows_from, if given.
+// Rows [r0, r1) of C set to p->addend's plus p->rows_from, where given.
 static void FN(set_rows)(const FN(ts_product) *p, size_t r0, size_t r1) {
-    if (p->rows_from)
-        for (size_t r = r0; r < r1; r++) memcpy(p->C + r * (size_t)p->ldc, p->rows_from, (size_t)p->n * sizeof(REAL));
+    size_t n = (size_t)p->n, ld = (size_t)p->ldc;
+    for (size_t r = r0; r < r1 && (p->addend || p->rows_from); r++) {
+        REAL *row = p->C + r * ld;
+        if (!p->addend) {
+            memcpy(row, p->rows_from, n * sizeof(REAL));
+            continue;
+        }
+        memcpy(row, p->addend + r * ld, n * sizeof(REAL));
+        if (p->rows_from)
+            for (size_t c = 0; c < n; c++) row[c] += p->rows_from[c];
+    }
+}
+
+// Rows [r0, r1) of C clamped at 0, with p->relu.
+static void FN(relu_rows)(const FN(ts_product) *p, size_t r0, size_t r1) {
+    for (size_t r = r0; r < r1 && p->relu; r++) {
+        REAL *row = p->C + r * (size_t)p->ldc;
+        for (size_t c = 0; c < (size_t)p->n; c++) row[c] = row[c] > 0 ? row[c] : 0;
+    }
 }
 
 static void FN(rows_part)(void *arg, int part, int parts) {
@@ -35,6 +52,7 @@ static void FN(rows_part)(void *arg, int part, int parts) {
     BLAS(gemm)(CblasRowMajor, p->trans_a ? CblasTrans : CblasNoTrans, p->trans_b ? CblasTrans : CblasNoTrans,
                (int)(r1 - r0), p->n, p->k, p->alpha, A, p->lda, p->B, p->ldb, p->beta, p->C + r0 * (size_t)p->ldc,
                p->ldc);
+    FN(relu_rows)(p, r0, r1);
 }
 
 int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, const REAL *A, int lda,
@@ -72,7 +90,7 @@ int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, co
     }
     int parts = FN(row_parts)(m, n, k);
     if (parts > 1) {  // C's rows as parts, each on one OpenBLAS thread (FN(rows_part))
-        FN(ts_product) p = {trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, TS_OK, NULL};
+        FN(ts_product) p = {trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, TS_OK, NULL, NULL, 0};
         threads_for(0);
         ts_parallel_run(parts, FN(rows_part), &p);
         return TS_OK;
@@ -95,9 +113,12 @@ int FN(ts_gemm_product)(FN(ts_product) *p) {
         ts_parallel_run(parts, FN(rows_part), p);
         return p->rc = TS_OK;
     }
-    if (p->m > 0 && p->n > 0) FN(set_rows)(p, 0, (size_t)p->m);
-    return p->rc = FN(ts_gemm_ld)(p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->A, p->lda, p->B, p->ldb,
-                                  p->beta, p->C, p->ldc);
+    if (p->m <= 0 || p->n <= 0) return p->rc = TS_OK;
+    FN(set_rows)(p, 0, (size_t)p->m);
+    p->rc = FN(ts_gemm_ld)(p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta,
+                           p->C, p->ldc);
+    if (!p->rc) FN(relu_rows)(p, 0, (size_t)p->m);
+    return p->rc;
 }
 
 static void FN(product_part)(void *arg, int part, int parts) {

@@ -133,10 +133,10 @@ Test(parallel, two_products_side_by_side_give_the_bits_of_one_thread) {
     for (int run = 0; run < 2; run++) {  // run 0: one thread, each product alone; run 1: two threads, side by side
         ts_blas_set_threads(run + 1);
         // first: C (M, N) += A (M, K) B^T, B (N, K); second: C (K, N) = 0.5 A^T B, A (M, K), B (M, N), beta 0
-        ts_product p0 = {0, 1, M, N, K, 1.0, a + 3, LD, b + 5, LD, 1.0, c[run][0] + 7, LD, -1, NULL};
-        ts_product p1 = {1, 0, K, N, M, 0.5, a + 1, LD, b + 2, LD, 0.0, c[run][1] + 4, LD, -1, NULL};
-        ts_product_f32 q0 = {0, 1, M, N, K, 1.0f, af + 3, LD, bf + 5, LD, 1.0f, cf[run][0] + 7, LD, -1, NULL};
-        ts_product_f32 q1 = {1, 0, K, N, M, 0.5f, af + 1, LD, bf + 2, LD, 0.0f, cf[run][1] + 4, LD, -1, NULL};
+        ts_product p0 = {0, 1, M, N, K, 1.0, a + 3, LD, b + 5, LD, 1.0, c[run][0] + 7, LD, -1, NULL, NULL, 0};
+        ts_product p1 = {1, 0, K, N, M, 0.5, a + 1, LD, b + 2, LD, 0.0, c[run][1] + 4, LD, -1, NULL, NULL, 0};
+        ts_product_f32 q0 = {0, 1, M, N, K, 1.0f, af + 3, LD, bf + 5, LD, 1.0f, cf[run][0] + 7, LD, -1, NULL, NULL, 0};
+        ts_product_f32 q1 = {1, 0, K, N, M, 0.5f, af + 1, LD, bf + 2, LD, 0.0f, cf[run][1] + 4, LD, -1, NULL, NULL, 0};
         if (run == 0) {
             cr_assert_eq(ts_gemm_two(&p0, NULL), TS_OK);
             cr_assert_eq(ts_gemm_two(NULL, &p1), TS_OK);
