@@ -164,9 +164,15 @@ static double dgemm_rate(int ta, int tb, int m, int n, int k, double seconds) {
     return best;
 }
 
-// The same in float32 (cblas_sgemm, OpenBLAS's), for the float64 ceiling
-// against PyTorch float32: the rate a float32 tinyseq could at most reach.
-static double sgemm_rate(int ta, int tb, int m, int n, int k, double seconds) {
+// The same in float32 (cblas_sgemm, OpenBLAS's, on `threads` threads), for
+// the float64 ceiling against PyTorch float32: the rate a float32 tinyseq
+// could at most reach. The thread count is set here: OpenBLAS's is the
+// process's, and the steps before leave it as their last product wanted
+// (the Transformer's at 1: its large products run as tinyseq's parts, so
+// this probe once ran on one thread and read half the rate).
+void openblas_set_num_threads(int num_threads);
+static double sgemm_rate(int ta, int tb, int m, int n, int k, double seconds, int threads) {
+    if (threads > 0) openblas_set_num_threads(threads);  // 0: never changed, OpenBLAS's own count
     product p = {ta, tb, m, n, k, NULL, NULL, NULL, malloc((size_t)m * k * sizeof(float)),
                  malloc((size_t)k * n * sizeof(float)), calloc((size_t)m * n, sizeof(float))};
     if (!p.a || !p.b || !p.c) die("sgemm buffers");
@@ -345,7 +351,8 @@ int main(int argc, char **argv) {
                threads);
         double sflops = 0, stime = 0;
         for (int i = 0; i < 3; i++) {
-            double g = sgemm_rate(shapes[i].ta, shapes[i].tb, shapes[i].m, shapes[i].n, shapes[i].k, dgemm_seconds);
+            double g =
+                sgemm_rate(shapes[i].ta, shapes[i].tb, shapes[i].m, shapes[i].n, shapes[i].k, dgemm_seconds, threads);
             double f = 2.0 * shapes[i].m * shapes[i].n * shapes[i].k;
             sflops += f, stime += f / g;
             printf("sgemm %-30s %5d x %5d x %5d  %7.1f GFLOP/s\n", shapes[i].name, shapes[i].m, shapes[i].n,
