@@ -106,9 +106,10 @@ int FN(ts_gru_cell_backward)(ts_ctx *ctx, ts_tensor *y) {
         FN(gru_row_backward)(dghb, dn_pre, dgx ? dgx + b * G : NULL, dhb, gates + b * G, gh + b * G,
                              DATA(h) + (size_t)b * H, up, H);
     }
-    int rc = TS_OK;
-    if (dw_hh) rc = FN(ts_gemm)(1, 0, (int)G, H, B, 1.0, dgh, DATA(h), 1.0, dw_hh);
-    if (!rc && dh) rc = FN(ts_gemm)(0, 0, B, H, (int)G, 1.0, dgh, DATA(w_hh), 1.0, dh);
+    // dW_hh += dgh^T h (3H, H) and dh += dgh W_hh (B, H): side by side on two threads, as a linear layer's
+    FN(ts_product) dw_product = {1, 0, (int)G, H, B, 1.0, dgh, (int)G, DATA(h), H, 1.0, dw_hh, H, 0, NULL, NULL, 0};
+    FN(ts_product) dh_product = {0, 0, B, H, (int)G, 1.0, dgh, (int)G, DATA(w_hh), H, 1.0, dh, H, 0, NULL, NULL, 0};
+    int rc = FN(ts_gemm_two)(dw_hh ? &dw_product : NULL, dh ? &dh_product : NULL);
     if (db_hh) FN(add_row_sums)(db_hh, dgh, B, G);
     if (rc && !ctx->status) ctx->status = rc;
     return ctx->status;
