@@ -35,7 +35,8 @@
 # to all three programs: config_flags).
 # Per config and pass it prints the median tokens/s of each, tinyseq's ratio
 # to each, tinyseq's matmul GFLOP/s (FLOPs counted from its tape) against the
-# dgemm rate measured in this run at the output projection's shapes, and
+# dgemm and sgemm rates measured at the output projection's shapes in each
+# round of this run (their medians), and
 # the peak RSS of each; then translate's start-to-finish time for one
 # sentence with an inference checkpoint of the first greedy model, and greedy
 # ms per sentence, one at a time and in batches of 128, for each greedy model
@@ -146,7 +147,7 @@ run_pass() {
   for cfg in $CONFIGS; do
     config_flags "$cfg"
     local name=$CNAME
-    for f in ts ts32 pt64 pt32 ts_rss ts32_rss pt64_rss pt32_rss; do : >"$WORK/$f.txt"; done
+    for f in ts ts32 pt64 pt32 ts_rss ts32_rss pt64_rss pt32_rss dgemm sgemm; do : >"$WORK/$f.txt"; done
     for r in $(seq 1 "$ROUNDS"); do
       # tinyseq in float64, then the same run in float32 (train --dtype float32): its two dtypes.
       for dt in 64 32; do
@@ -169,14 +170,18 @@ run_pass() {
           maxrss_mb "$WORK/time.txt" >>"$WORK/pt${dt}_rss.txt"
         done
       fi
+      # FLOPs per token from tinyseq's own tape, and dgemm and sgemm at this config's
+      # shapes, in every round like the programs (one probe swung 349-439 GFLOP/s
+      # from run to run): the medians are the rates the rows are taken against.
+      env "${envs[@]}" "$PROFILE" --corpus "$DATA" --max-len "$MAX_LEN" "${MODEL[@]}" --threads "$THREADS" --steps 10 \
+        --greedy 0 --dgemm-seconds "$DGEMM_SECONDS" >"$WORK/prof.txt"
+      sed -n 's/^dgemm_rate \([0-9.]*\).*/\1/p' "$WORK/prof.txt" >>"$WORK/dgemm.txt"
+      sed -n 's/^sgemm_rate \([0-9.]*\).*/\1/p' "$WORK/prof.txt" >>"$WORK/sgemm.txt"
     done
-    # FLOPs per token from tinyseq's own tape, and dgemm at this config's shapes, in this run.
-    env "${envs[@]}" "$PROFILE" --corpus "$DATA" --max-len "$MAX_LEN" "${MODEL[@]}" --threads "$THREADS" --steps 10 \
-      --greedy 0 --dgemm-seconds "$DGEMM_SECONDS" >"$WORK/prof.txt"
     local mflop dgemm ts_med ts_rss gflops frac
     mflop=$(sed -n 's/.*(\([0-9.]*\) MFLOP\/token.*/\1/p' "$WORK/prof.txt")
-    dgemm=$(sed -n 's/^dgemm_rate \([0-9.]*\).*/\1/p' "$WORK/prof.txt")
-    sgemm=$(sed -n 's/^sgemm_rate \([0-9.]*\).*/\1/p' "$WORK/prof.txt")
+    dgemm=$(median <"$WORK/dgemm.txt")
+    sgemm=$(median <"$WORK/sgemm.txt")
     ts_med=$(median <"$WORK/ts.txt")
     ts_rss=$(sort -g "$WORK/ts_rss.txt" | tail -1)  # the largest of the rounds
     gflops=$(awk -v t="$ts_med" -v f="$mflop" 'BEGIN {printf "%.1f", t * f / 1000}')
@@ -197,7 +202,8 @@ run_pass() {
       echo "torch f32    tokens/s median $p32  (runs: $(paste -sd' ' "$WORK/pt32.txt"))  peak RSS ${rss32} MB"
       echo "ratio        tinyseq / torch f64 = ${r64}x, tinyseq / torch f32 = ${r32}x; tinyseq f32 / torch f32 = ${r32f}x"
     fi
-    echo "flops        ${mflop} MFLOP/token (matmuls, forward + backward) -> ${gflops} GFLOP/s = ${frac}% of dgemm ${dgemm} GFLOP/s (this run, output-projection shapes, $THREADS threads)"
+    echo "flops        ${mflop} MFLOP/token (matmuls, forward + backward) -> ${gflops} GFLOP/s = ${frac}% of dgemm ${dgemm} GFLOP/s (this run, output-projection shapes, $THREADS threads, median of the rounds' probes)"
+    echo "probes       dgemm $(paste -sd' ' "$WORK/dgemm.txt"), sgemm $(paste -sd' ' "$WORK/sgemm.txt") GFLOP/s (one a round)"
     # The float64 ceiling: every matmul at the dgemm rate, nothing else costing time.
     ceiling=$(awk -v d="$dgemm" -v f="$mflop" 'BEGIN {printf "%.0f", d * 1000 / f}')
     echo "ceiling      float64 at 100% of dgemm: ${ceiling} tokens/s$([ -n "$PY" ] && echo " = $(ratio "$ceiling" "$p32")x torch f32"); sgemm ${sgemm} GFLOP/s = $(ratio "$sgemm" "$dgemm")x dgemm (same shapes, this run)"
