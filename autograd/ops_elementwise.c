@@ -5,6 +5,7 @@
 #include "autograd/ops_internal.h"
 
 #include "tensor/kernels.h"
+#include "tensor/parallel.h"
 
 #include <math.h>
 

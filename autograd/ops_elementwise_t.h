@@ -3,10 +3,33 @@
 // n = number of elements; y's inputs are y->src[0] (a) and y->src[1] (b).
 
 // y = a + b;  da += dy, db += dy
+// Part `part` of an add's pass: out = a + b, or out += a (and out2 += a)
+// over its share of the entries; a training step's (B*T, D) adds split
+// over the threads (an entry is its own sum: the same bits either way).
+typedef struct {
+    REAL *out, *out2;
+    const REAL *a, *b;  // b NULL: accumulate a into out (and out2)
+    size_t n;
+} FN(add_pass);
+
+static void FN(add_part)(void *arg, int part, int parts) {
+    const FN(add_pass) *p = arg;
+    size_t i0, i1;
+    ts_part_range(p->n, part, parts, &i0, &i1);
+    if (p->b) {
+        for (size_t i = i0; i < i1; i++) p->out[i] = p->a[i] + p->b[i];
+        return;
+    }
+    if (p->out)
+        for (size_t i = i0; i < i1; i++) p->out[i] += p->a[i];
+    if (p->out2)
+        for (size_t i = i0; i < i1; i++) p->out2[i] += p->a[i];
+}
+
+static void FN(add_run)(FN(add_pass) *p) { ts_parallel_run(ts_parallel_parts(p->n, 0), FN(add_part), p); }
+
 static int FN(add_forward)(ts_ctx *ctx, ts_tensor *y) {
-    REAL *out = DATA(y);
-    const REAL *a = DATA(y->src[0]), *b = DATA(y->src[1]);
-    for (size_t i = 0; i < y->size; i++) out[i] = a[i] + b[i];
+    FN(add_run)(&(FN(add_pass)){DATA(y), NULL, DATA(y->src[0]), DATA(y->src[1]), y->size});
     return ctx->status;
 }
 int FN(ts_add_backward)(ts_ctx *ctx, ts_tensor *y) {
@@ -15,11 +38,7 @@ int FN(ts_add_backward)(ts_ctx *ctx, ts_tensor *y) {
     // mask) before the other read it.
     int side = y->src[0] == y->src[1] ? -1 : share_grad(y, 1) ? 1 : share_grad(y, 0) ? 0 : -1;
     REAL *da = side == 0 ? NULL : input_grad(ctx, y, 0), *db = side == 1 ? NULL : input_grad(ctx, y, 1);
-    const REAL *dy = GRAD(y);
-    for (size_t i = 0; i < y->size; i++) {
-        if (da) da[i] += dy[i];
-        if (db) db[i] += dy[i];
-    }
+    if (!ctx->status && (da || db)) FN(add_run)(&(FN(add_pass)){da, db, GRAD(y), NULL, y->size});
     return ctx->status;
 }
 
