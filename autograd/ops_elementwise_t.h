@@ -2,7 +2,6 @@
 // side by side, compiled twice by ops_elementwise.c (tensor/dtype_twice.h).
 // n = number of elements; y's inputs are y->src[0] (a) and y->src[1] (b).
 
-// y = a + b;  da += dy, db += dy
 // Part `part` of an add's pass: out = a + b, or out += a (and out2 += a)
 // over its share of the entries; a training step's (B*T, D) adds split
 // over the threads (an entry is its own sum: the same bits either way).
@@ -28,6 +27,7 @@ static void FN(add_part)(void *arg, int part, int parts) {
 
 static void FN(add_run)(FN(add_pass) *p) { ts_parallel_run(ts_parallel_parts(p->n, 0), FN(add_part), p); }
 
+// y = a + b;  da += dy, db += dy
 static int FN(add_forward)(ts_ctx *ctx, ts_tensor *y) {
     FN(add_run)(&(FN(add_pass)){DATA(y), NULL, DATA(y->src[0]), DATA(y->src[1]), y->size});
     return ctx->status;
