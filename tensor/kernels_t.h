@@ -55,6 +55,13 @@ static void FN(rows_part)(void *arg, int part, int parts) {
     FN(relu_rows)(p, r0, r1);
 }
 
+// p cut into `parts` (> 1) by rows, each part on one OpenBLAS thread.
+static int FN(cut_product)(FN(ts_product) *p, int parts) {
+    threads_for(0);  // one OpenBLAS thread each: inside a part the count stays as it is
+    ts_parallel_run(parts, FN(rows_part), p);
+    return p->rc = TS_OK;
+}
+
 int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, const REAL *A, int lda,
                    const REAL *B, int ldb, REAL beta, REAL *C, int ldc) {
     if (m <= 0 || n <= 0) return TS_OK;
@@ -89,11 +96,9 @@ int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, co
         return TS_OK;
     }
     int parts = FN(row_parts)(m, n, k);
-    if (parts > 1) {  // C's rows as parts, each on one OpenBLAS thread (FN(rows_part))
+    if (parts > 1) {  // C's rows as parts (FN(rows_part))
         FN(ts_product) p = {trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, TS_OK, NULL, NULL, 0};
-        threads_for(0);
-        ts_parallel_run(parts, FN(rows_part), &p);
-        return TS_OK;
+        return FN(cut_product)(&p, parts);
     }
     threads_for((double)m * n * k);
     BLAS(gemm)(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
@@ -108,11 +113,7 @@ int FN(ts_gemm)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, const
 
 int FN(ts_gemm_product)(FN(ts_product) *p) {
     int parts = p->m > 0 ? FN(row_parts)(p->m, p->n, p->k) : 1;
-    if (parts > 1) {
-        threads_for(0);
-        ts_parallel_run(parts, FN(rows_part), p);
-        return p->rc = TS_OK;
-    }
+    if (parts > 1) return FN(cut_product)(p, parts);
     if (p->m <= 0 || p->n <= 0) return p->rc = TS_OK;
     FN(set_rows)(p, 0, (size_t)p->m);
     p->rc = FN(ts_gemm_ld)(p->trans_a, p->trans_b, p->m, p->n, p->k, p->alpha, p->A, p->lda, p->B, p->ldb, p->beta,
