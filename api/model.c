@@ -227,6 +227,10 @@ static int write_eval(FILE *f, const ts_eval_result *r, const ts_hypothesis *hyp
     api_json_number(f, r->has_aer ? r->aer : NAN);
     fputs(", \"aer_diagonal\": ", f);
     api_json_number(f, r->has_aer ? r->aer_diagonal : NAN);
+    fputs(", \"aer_forced\": ", f);
+    api_json_number(f, r->has_aer_forced ? r->aer_forced : NAN);
+    fputs(", \"aer_forced_best\": ", f);
+    api_json_number(f, r->has_aer_forced ? r->aer_forced_best : NAN);
     fputs(", \"entropy\": ", f);
     api_json_number(f, r->has_attention ? r->entropy : NAN);
     fputs(", \"pad_mass\": ", f);

@@ -34,7 +34,10 @@ static const char usage[] =
     "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
     "                 |y| counts <eos>); larger A favours longer outputs\n"
     "  --align GOLD    gold alignments in Pharaoh format (\"0-0 1-2\", source-target),\n"
-    "                  one line per sentence pair of FILE: adds AER and its diagonal baseline\n"
+    "                  one line per sentence pair of FILE: adds AER and its diagonal baseline;\n"
+    "                  aer= scores the attention of the search's output, aer_forced= that of\n"
+    "                  the reference force-decoded (teacher forcing), aer_forced_best= its\n"
+    "                  best single head (a Transformer's per head in a table above)\n"
     "  --max-len N     leave out pairs with a side longer than N tokens (default:\n"
     "                  the checkpoint's training limit; 0: none); pairs longer\n"
     "                  than 1000 tokens are always left out\n"
@@ -43,7 +46,7 @@ static const char usage[] =
     "  --batch N       sentences per batch (default 64)\n"
     "\n"
     "The last line is\n"
-    "  eval: bleu=B chrf=C ppl=P exact=E pairs=N [aer=A aer_diagonal=D]\n"
+    "  eval: bleu=B chrf=C ppl=P exact=E pairs=N [aer=A aer_diagonal=D aer_forced=F aer_forced_best=G]\n"
     "BLEU and chrF are fractions in [0, 1] (chrF2 as sacreBLEU computes it, divided by\n"
     "100). When BLEU is 0 because some n-gram order never matches (short targets), a\n"
     "note on stderr says so.\n"
@@ -80,13 +83,11 @@ static void print_output(const ts_translator *t, const ts_hypothesis *h) {
     free(text);
 }
 
-// A Transformer's AER by layer and head (heads then the mean, each row a
-// layer: (layers, heads + 1)), and the best-aligned head.
-static void print_head_aer(const ts_model_config *cfg, const double *aer, double aer_diagonal) {
-    int L = cfg->layers, H = cfg->heads, best = ts_eval_best_head(aer, L, H);
-    printf("\nAER by layer and head (argmax of each head's cross-attention against the gold links;\n"
-           "lower is better; \"mean\" is the layer's head mean, the last layer's is aer= below,\n"
-           "which scores the search's own weights: in float32 the two may differ in the last digit):\n");
+// AER by layer and head (heads then the mean, each row a layer: (L, H + 1)),
+// and the best-aligned head; `title` says which reading it scores.
+static void print_head_aer(const char *title, int L, int H, const double *aer, double aer_diagonal) {
+    int best = ts_eval_best_head(aer, L, H);
+    printf("%s", title);
     printf("%10s", "");
     for (int k = 0; k < H; k++) {
         char name[24];
@@ -104,6 +105,15 @@ static void print_head_aer(const ts_model_config *cfg, const double *aer, double
     printf("best-aligned head: layer %d head %d (aer %.4f; the last layer's head mean %.4f, the diagonal %.4f)\n",
            best / (H + 1), best % (H + 1), aer[best], aer[(size_t)L * (H + 1) - 1], aer_diagonal);
 }
+
+static const char search_title[] =
+    "\nAER by layer and head (argmax of each head's cross-attention against the gold links;\n"
+    "lower is better; \"mean\" is the layer's head mean, the last layer's is aer= below,\n"
+    "which scores the search's own weights: in float32 the two may differ in the last digit):\n";
+static const char forced_title[] =
+    "\nAER of the reference force-decoded, by layer and head (the model reads the gold target\n"
+    "with teacher forcing; the argmax of each head's attention on each reference word against\n"
+    "the gold links; the last layer's mean is aer_forced= below):\n";
 
 int ts_cmd_eval(int argc, char **argv) {
     const char *model_path = NULL, *corpus_path = NULL, *align_path = NULL;
@@ -144,6 +154,7 @@ int ts_cmd_eval(int argc, char **argv) {
     size_t n_rows = set.n_rows;
     ts_hypothesis *hyps = NULL;
     double *head_aer = NULL;  // (layers, heads + 1) for a Transformer with --align
+    double *forced_aer = NULL;  // (layers, heads + 1) of the cross-attention (ts_model_cross_heads) with --align
     ts_arena *arena = NULL;
     int status = TS_EXIT_FAIL;
     printf("corpus %s: %zu pair%s", corpus_path, c->n_pairs, c->n_pairs == 1 ? "" : "s");
@@ -169,6 +180,12 @@ int ts_cmd_eval(int argc, char **argv) {
     ts_eval_opts opts = {.beam = (int)beam, .batch = (int)batch, .gold = set.row_gold, .gold_counts = set.row_counts};
     if (align_path && cfg->arch == TS_ARCH_TRANSFORMER &&
         !(head_aer = opts.head_aer = malloc((size_t)cfg->layers * (size_t)(cfg->heads + 1) * sizeof *head_aer))) {
+        ts_cli_error(cmd, 0, "out of memory");
+        goto done;
+    }
+    int forced_layers, forced_heads = ts_model_cross_heads(cfg, &forced_layers);
+    if (align_path && forced_heads &&
+        !(forced_aer = opts.head_aer_forced = malloc((size_t)forced_layers * (size_t)(forced_heads + 1) * sizeof *forced_aer))) {
         ts_cli_error(cmd, 0, "out of memory");
         goto done;
     }
@@ -217,9 +234,13 @@ int ts_cmd_eval(int argc, char **argv) {
         fprintf(stderr, "tinyseq eval: note: BLEU is 0 because no %d-gram of the outputs matches its reference "
                         "(%zu of %zu references have fewer than 4 words); chrF is %.4f\n",
                 r.bleu_zero_order, r.short_refs, r.pairs, r.chrf);
-    if (r.has_head_aer) print_head_aer(cfg, head_aer, r.aer_diagonal);
+    if (r.has_head_aer) print_head_aer(search_title, cfg->layers, cfg->heads, head_aer, r.aer_diagonal);
+    if (r.has_aer_forced && forced_layers * forced_heads > 1)
+        print_head_aer(forced_title, forced_layers, forced_heads, forced_aer, r.aer_diagonal);
     printf("eval: bleu=%.4f chrf=%.4f ppl=%.3f exact=%.4f pairs=%zu", r.bleu, r.chrf, r.perplexity, r.exact, r.pairs);
     if (r.has_aer) printf(" aer=%.4f aer_diagonal=%.4f", r.aer, r.aer_diagonal);
+    if (r.has_aer_forced)
+        printf(" aer_forced=%.4f aer_forced_best=%.4f", r.aer_forced, r.aer_forced_best);
     putchar('\n');
     status = TS_EXIT_OK;
     if (fflush(stdout) == EOF) {
@@ -230,6 +251,7 @@ done:
     for (size_t k = 0; hyps && k < n_rows; k++) ts_hypothesis_free(&hyps[k]);
     free(hyps);
     free(head_aer);
+    free(forced_aer);
     ts_arena_free(arena);
     ts_eval_set_free(&set);
     ts_translator_free(&t);

@@ -16,11 +16,15 @@
 // when the j-th output word looks at the source word the j-th reference word
 // is aligned to. The diagonal baseline is computed over the same shape
 // (L output rows, n source columns), so the two AERs compare like for like.
+// The forced reading (aer_forced) has no such approximation: the model reads
+// the reference itself in the batch's teacher-forced pass, whose attention
+// rows are exactly the reference's words (infer/forced.h).
 #include "infer/evaluate.h"
 
 #include "data/batch.h"
 #include "models/seq2seq.h"
 
+#include "infer/forced.h"
 #include "infer/heads.h"
 #include "infer/metrics.h"
 #include "infer/translate.h"
@@ -49,6 +53,7 @@ typedef struct {
     ts_exact_match exact;
     ts_aer_acc aer, aer_diagonal;
     ts_aer_acc *head_aer;  // (layers, heads + 1) per head, then the layer's mean; NULL unless asked
+    ts_aer_acc *forced;    // (layers, heads + 1) the same of the reference force-decoded; NULL without gold
     double entropy_sum;   // summed row entropies
     size_t entropy_rows;  // rows summed
     double pad_mass;      // summed weight on padded columns
@@ -67,6 +72,7 @@ typedef struct {
 
 static void eval_acc_free(eval_acc *a) {
     free(a->head_aer);
+    free(a->forced);
     free(a->weights);
     free(a->links);
     free(a->gold);
@@ -153,6 +159,24 @@ static int score_heads(eval_acc *a, const ts_seq2seq *m, ts_ctx *ctx, const ts_h
             rc = add_aer(a, &a->head_aer[(size_t)l * (heads.heads + 1) + k], w, (size_t)h->len, n, n_gold);
         }
     ts_heads_free(&heads);
+    return rc;
+}
+
+// Adds the AER of every head (and layer mean) of sentence b of a batch's
+// teacher-forced pass (tap) to a->forced: its n source columns and the rows
+// of its n_ref reference words (the <eos> row aside).
+static int score_forced(eval_acc *a, const ts_attention_tap *tap, int layers, int heads, int b, int n, int n_ref,
+                        const gold_view *gold) {
+    size_t n_gold;
+    int rc = gold_links(a, gold, &n_gold);
+    if (!rc) rc = grow((void **)&a->links, &a->links_cap, (size_t)n_ref + 1, sizeof(ts_link));
+    ts_forced_attention f = {0};
+    if (!rc) rc = ts_forced_attention_of_batch(tap, layers, heads, b, n, n_ref + 1, &f);
+    for (int l = 0; !rc && l < f.layers; l++)
+        for (int k = 0; !rc && k <= f.heads; k++)
+            rc = add_aer(a, &a->forced[(size_t)l * (f.heads + 1) + k], ts_forced_matrix(&f, l, k < f.heads ? k : -1),
+                         (size_t)n_ref, n, n_gold);
+    ts_forced_attention_free(&f);
     return rc;
 }
 
@@ -254,6 +278,11 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
     size_t head_cells = by_head ? (size_t)m->cfg.layers * (size_t)(m->cfg.heads + 1) : 0;
     if (by_head && !(acc.head_aer = calloc(head_cells, sizeof *acc.head_aer)))
         rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu head accumulators", head_cells);
+    int forced_layers, forced_heads = ts_model_cross_heads(&m->cfg, &forced_layers);
+    int by_forced = has_gold && forced_heads > 0;
+    size_t forced_cells = by_forced ? (size_t)forced_layers * (size_t)(forced_heads + 1) : 0;
+    if (by_forced && !(acc.forced = calloc(forced_cells, sizeof *acc.forced)))
+        rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu head accumulators", forced_cells);
     ts_hypothesis *hyps = calloc(out_hyps ? n_rows : (size_t)o.batch, sizeof *hyps);
     if (!hyps) rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu hypotheses", n_rows);
     int grad_before = ts_set_grad_enabled(ctx, 0);  // no tape: evaluation only reads
@@ -267,13 +296,20 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
         int B = batch->B;
         ts_batch_view view = {batch->B, batch->S, batch->T, batch->src, batch->src_len, batch->tgt_in, batch->tgt_out};
         int n_tokens = 0;
-        ts_tensor *loss = ts_seq2seq_loss(m, ctx, &view, 1.0, NULL, NULL, &n_tokens);
+        ts_attention_tap tap = {.layer = -1, .every = 1};
+        ts_tensor *loss = ts_seq2seq_loss_tapped(m, ctx, &view, 1.0, NULL, NULL, by_forced ? &tap : NULL, &n_tokens);
         if (!loss) {
             rc = ctx->status ? ctx->status : TS_ERR_ARG;
             break;
         }
         nll += ts_value(loss, 0) * n_tokens;  // mean -> sum, so the corpus mean weighs every token once
         out->tokens += (size_t)n_tokens;
+        for (int b = 0; by_forced && !rc && b < B; b++) {
+            size_t k = first + (size_t)b;  // evaluated row
+            const ts_pair *p = &c->pairs[batch->rows[b]];
+            gold_view gold = o.gold ? (gold_view){o.gold[k], (size_t)o.gold_counts[k]} : (gold_view){p->links, (size_t)p->n_links};
+            rc = score_forced(&acc, &tap, forced_layers, forced_heads, b, batch->src_len[b], batch->tgt_len[b] - 1, &gold);
+        }
         ts_ctx_reset(ctx);
         if (o.skip_decode) {
             first += (size_t)B;
@@ -346,6 +382,18 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
         out->aer = out->has_aer ? ts_aer_score(&acc.aer) : 0.0;
         out->aer_diagonal = out->has_aer ? ts_aer_score(&acc.aer_diagonal) : 0.0;
         out->has_head_aer = by_head;
+        out->has_aer_forced = by_forced;
+        if (by_forced) {
+            double *forced = o.head_aer_forced ? o.head_aer_forced : malloc(forced_cells * sizeof *forced);
+            if (!forced) rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu figures", forced_cells);
+            for (size_t k = 0; !rc && k < forced_cells; k++) forced[k] = ts_aer_score(&acc.forced[k]);
+            if (!rc) {
+                out->aer_forced = forced[forced_cells - 1];  // the last layer's head mean
+                out->aer_forced_best_head = ts_eval_best_head(forced, forced_layers, forced_heads);
+                out->aer_forced_best = forced[out->aer_forced_best_head];
+            }
+            if (forced != o.head_aer_forced) free(forced);
+        }
         for (size_t k = 0; k < head_cells; k++) o.head_aer[k] = ts_aer_score(&acc.head_aer[k]);
         out->entropy = acc.entropy_rows ? acc.entropy_sum / (double)acc.entropy_rows : 0.0;
         out->pad_mass = acc.pad_mass;

@@ -1,7 +1,8 @@
 // Evaluation of a model on a corpus: teacher-forced loss and perplexity,
 // decoded corpus BLEU-4 (also by source-length bucket), chrF and exact match, and
 // attention diagnostics: AER of the argmax alignment against gold alignments
-// and of the diagonal baseline, mean row entropy and the weight on padding.
+// (of the search's output, and of the reference force-decoded, per head) and
+// of the diagonal baseline, mean row entropy and the weight on padding.
 // Used by `tinyseq train` after every epoch and by `tinyseq eval`.
 #ifndef TS_EVALUATE_H
 #define TS_EVALUATE_H
@@ -22,6 +23,10 @@ typedef struct {
     double *head_aer;          // a Transformer with gold links: (layers, heads + 1), caller-owned,
                                // receives the AER of every layer's heads' cross-attention, then of
                                // the layer's head mean (infer/heads.h); NULL: not computed
+    double *head_aer_forced;   // with gold links, any model with attention: (layers, heads + 1)
+                               // (ts_model_cross_heads), caller-owned, receives the AER of every
+                               // head of the reference force-decoded (infer/forced.h), then of
+                               // each layer's head mean; NULL: only the result's figures
 } ts_eval_opts;
 
 typedef struct {
@@ -41,6 +46,12 @@ typedef struct {
     int has_head_aer;          // 1 when opts.head_aer was filled (a Transformer with gold links)
     double aer;                // AER of the attention's argmax alignment (<eos> excluded)
     double aer_diagonal;       // AER of the diagonal baseline
+    int has_aer_forced;        // 1 when gold alignments were available to a model with attention
+    double aer_forced;         // AER of the reference force-decoded (teacher forcing on the gold
+                               // target, infer/forced.h), read from the last layer's head mean
+                               // (the weights aer= reads; the GRU's one head)
+    double aer_forced_best;    // the lowest forced AER of a single head
+    int aer_forced_best_head;  // and its index l (heads + 1) + k in head_aer_forced's table
     double entropy;            // mean entropy (nats) of the attention rows
     double pad_mass;           // total attention weight on padding positions (must be 0)
     int has_attention;         // 0 for attention "none" (or skip_decode): aer, entropy, pad_mass unset

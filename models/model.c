@@ -18,6 +18,8 @@ const ts_model_kind *ts_model_kind_of(ts_model_arch arch) { return kinds[arch]; 
 
 int ts_model_attends(const ts_model_config *cfg) { return kinds[cfg->arch]->attends(cfg); }
 
+int ts_model_cross_heads(const ts_model_config *cfg, int *layers) { return kinds[cfg->arch]->cross_heads(cfg, layers); }
+
 const char *ts_arch_name(ts_model_arch arch) { return arch >= 0 && arch < TS_ARCH_COUNT ? kinds[arch]->name : "?"; }
 
 int ts_arch_parse(const char *name, ts_model_arch *arch) {

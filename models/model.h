@@ -39,6 +39,24 @@ typedef struct {
     double label_smoothing;  // e in [0, 1): targets (1 - e) onehot + e / V (PyTorch's)
 } ts_regularizer;
 
+// The cross-attention of one teacher-forced pass, as a model's loss hands it
+// out (ts_seq2seq_loss_tapped, infer/forced.h): every head's weights to read
+// (eval --align's aer_forced=, attributions beside attention), and one head
+// as a tensor on the tape for guided alignment. A model has `layers` layers
+// of `heads` heads of cross-attention (ts_model_kind.cross_heads): the GRU
+// one of one, a Transformer cfg.layers of cfg.heads. Row t of a sentence's
+// (T, S) weights is the attention of the step that predicts tgt_out[t]
+// (y_{t+1}, then <eos>), over the S source positions (padding weighs 0).
+typedef struct {
+    int layer, head;  // in: the head `chosen` is (layer -1: none wanted)
+    int every;        // in: 1 to fill every_layer
+    ts_tensor *chosen;  // out: (B, T, S) head (layer, head)'s weights, each row a softmax,
+                        // differentiable (on the tape when gradients are on); NULL if not asked
+    ts_tensor *every_layer[TS_MODEL_MAX_LAYERS];  // out: (B * heads, T, S) each layer's heads (sentence
+                                                  // b's head k is b heads + k), to read only (no
+                                                  // gradient reaches the model through them)
+} ts_attention_tap;
+
 typedef struct ts_model_kind ts_model_kind;
 
 // A model of any architecture: what callers hold (models/seq2seq.h makes,
@@ -80,9 +98,14 @@ struct ts_model_kind {
                             // for TS_SEQ2SEQ_MAX_PARAMS) in registration order, their
                             // slots in layers; returns how many
     ts_tensor *(*loss)(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, double tf, gsl_rng *rng,
-                       const ts_regularizer *reg);
+                       const ts_regularizer *reg, ts_attention_tap *tap);
                             // the training loss of a batch whose targets ts_seq2seq_loss
-                            // has checked (reg never NULL): see there
+                            // has checked (reg never NULL): see there. tap (may be NULL)
+                            // receives the pass's cross-attention as it asks; asking changes
+                            // neither the loss nor the random draws
+    int (*cross_heads)(const ts_model_config *cfg, int *layers);
+                            // the heads per layer of cross-attention a tap can give, and
+                            // in *layers how many layers; 0 (and 0 layers) without attention
     void *(*encode)(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch);
                             // the memory of the batch's sources (tgt fields unused), all
                             // the decoder reads of them, for decoding (no dropout)
@@ -116,6 +139,9 @@ const ts_model_kind *ts_model_kind_of(ts_model_arch arch);
 // 1 when a model of cfg (checked) records attention rows as it decodes:
 // what attend, eval --align and the run's figures ask before they draw.
 int ts_model_attends(const ts_model_config *cfg);
+
+// ts_model_kind.cross_heads of cfg's row: heads per layer, *layers layers.
+int ts_model_cross_heads(const ts_model_config *cfg, int *layers);
 
 // "gru"; "?" out of range.
 const char *ts_arch_name(ts_model_arch arch);

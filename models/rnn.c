@@ -31,8 +31,17 @@ static int encode(const ts_rnn *r, ts_ctx *ctx, const ts_batch_view *bv, double 
     return ctx->status;
 }
 
+// The attention rows of every step, weights[t] (B, S), as the tap asks:
+// its one layer of one head, (B, T, S) both.
+static void tap_steps(ts_ctx *ctx, ts_tensor *const *weights, int T, int B, int S, ts_attention_tap *tap) {
+    ts_tensor *by_step = ts_reshape(ctx, ts_stack_rows(ctx, weights, T), 3, (int[]){T, B, S});  // (T, B, S)
+    ts_tensor *by_sentence = ts_swap01(ctx, by_step);                                            // (B, T, S)
+    if (tap->layer == 0) tap->chosen = by_sentence;
+    if (tap->every) tap->every_layer[0] = by_sentence;
+}
+
 static ts_tensor *rnn_loss(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, double tf, gsl_rng *rng,
-                           const ts_regularizer *reg) {
+                           const ts_regularizer *reg, ts_attention_tap *tap) {
     const ts_rnn *r = m->layers;
     const ts_decoder *dec = &r->dec;
     int B = bv->B, T = bv->T, V = m->cfg.tgt_vocab;
@@ -48,14 +57,16 @@ static ts_tensor *rnn_loss(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view
                                  : NULL;  // (T*B, E)
     ts_tensor *emb_gates = forced ? ts_decoder_input_gates(ctx, dec, embedded) : NULL;  // (T*B, 3H)
     ts_tensor **steps = ts_arena_alloc(ctx->arena, (size_t)T * sizeof *steps);
+    int tapped = tap && r->attn.type != TS_ATTN_NONE;
+    ts_tensor **weights = tapped ? ts_arena_alloc(ctx->arena, (size_t)T * sizeof *weights) : NULL;  // T of (B, S)
     int *inputs = ts_arena_alloc(ctx->arena, (size_t)B * sizeof(int));
-    if (!steps || !inputs) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    if (!steps || !inputs || (tapped && !weights)) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
     memcpy(inputs, bv->tgt_in, (size_t)B * sizeof(int));
     for (int t = 0; t < T; t++) {
         ts_tensor *gates = forced ? ts_slice_rows(ctx, emb_gates, t * B, B)
                                   : ts_decoder_input_gates(ctx, dec, ts_dropout(ctx, ts_gather_rows(ctx, dec->embedding, inputs, B, TS_PAD),
                                                                                 p, rng));
-        ts_tensor *o = ts_decoder_step_gates(ctx, dec, &r->attn, &enc, &st, gates, NULL);
+        ts_tensor *o = ts_decoder_step_gates(ctx, dec, &r->attn, &enc, &st, gates, tapped ? &weights[t] : NULL);
         if (forced) {
             steps[t] = o;  // projected all at once below
             continue;
@@ -71,6 +82,7 @@ static ts_tensor *rnn_loss(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view
                                                                     : ts_seq2seq_argmax_token(scores->data + (size_t)b * V, V);
         }
     }
+    if (tapped) tap_steps(ctx, weights, T, B, enc.S, tap);
     ts_tensor *stacked = ts_stack_rows(ctx, steps, T);  // (T*B, H) or (T*B, V)
     if (forced) stacked = ts_dropout(ctx, stacked, p, rng);  // the pre-output layer
     // Forced: the output projection of all steps and the loss in one node.
@@ -150,6 +162,8 @@ static void *rnn_reorder(const ts_seq2seq *m, ts_ctx *ctx, const void *state, co
 
 static int rnn_attends(const ts_model_config *cfg) { return cfg->attn != TS_ATTN_NONE; }
 
+static int rnn_cross_heads(const ts_model_config *cfg, int *layers) { return *layers = rnn_attends(cfg); }
+
 // Per row: S attention weights and scores, the logits and their softmax, a
 // GRU step's gates and states, the embedding; plus 1 MB for the rest.
 static size_t rnn_step_bytes(const ts_model_config *c, int B, int S) {
@@ -167,5 +181,6 @@ const ts_model_kind ts_rnn_kind = {
     .step = rnn_step,
     .reorder = rnn_reorder,
     .attends = rnn_attends,
+    .cross_heads = rnn_cross_heads,
     .step_bytes = rnn_step_bytes,
 };

@@ -72,6 +72,11 @@ int ts_seq2seq_argmax_row(const ts_tensor *logits, int r) {
 
 ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, double tf, gsl_rng *rng,
                            const ts_regularizer *reg, int *n_tokens) {
+    return ts_seq2seq_loss_tapped(m, ctx, bv, tf, rng, reg, NULL, n_tokens);
+}
+
+ts_tensor *ts_seq2seq_loss_tapped(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, double tf, gsl_rng *rng,
+                                  const ts_regularizer *reg, ts_attention_tap *tap, int *n_tokens) {
     int B = bv->B, T = bv->T, V = m->cfg.tgt_vocab;
     const ts_regularizer none = {0};
     if (!reg) reg = &none;
@@ -85,5 +90,13 @@ ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, 
         *n_tokens = 0;
         for (size_t i = 0; i < (size_t)T * B; i++) *n_tokens += bv->tgt_out[i] != TS_PAD;
     }
-    return m->kind->loss(m, ctx, bv, tf, rng, reg);
+    if (tap) {
+        int layers, heads = m->kind->cross_heads(&m->cfg, &layers);
+        tap->chosen = NULL;
+        memset(tap->every_layer, 0, sizeof tap->every_layer);
+        if (tap->layer >= 0 && (tap->layer >= layers || tap->head < 0 || tap->head >= heads))
+            return ts_ctx_fail(ctx, TS_ERR_ARG, "loss: no cross-attention head %d of layer %d (the model has %d layer%s of %d)",
+                               tap->head, tap->layer, layers, layers == 1 ? "" : "s", heads);
+    }
+    return m->kind->loss(m, ctx, bv, tf, rng, reg, tap);
 }

@@ -52,6 +52,14 @@ size_t ts_seq2seq_param_count(const ts_model_config *cfg);
 ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, double tf,
                            gsl_rng *rng, const ts_regularizer *reg, int *n_tokens);
 
+// ts_seq2seq_loss that also hands out the pass's cross-attention into *tap
+// (models/model.h: every head's weights, and/or one head on the tape): the
+// same loss and the same random draws as without. tap NULL is
+// ts_seq2seq_loss. A tap's head outside the model's (ts_model_cross_heads)
+// fails with TS_ERR_ARG.
+ts_tensor *ts_seq2seq_loss_tapped(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, double tf, gsl_rng *rng,
+                                  const ts_regularizer *reg, ts_attention_tap *tap, int *n_tokens);
+
 // The most likely token the model may emit from logits row[0..n): never
 // <pad> or <sos>, which no target contains (first index wins ties).
 int ts_seq2seq_argmax_token(const double *row, int n);

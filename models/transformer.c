@@ -187,7 +187,7 @@ static ts_tensor *append_positions(ts_ctx *ctx, ts_tensor *past, ts_tensor *now,
 // and *cache (B, P, 2D) becomes the cache with its keys and values appended.
 static ts_tensor *decoder_layer(ts_ctx *ctx, const ts_decoder_layer *d, ts_tensor *y, int B, int T, ts_tensor **cache,
                                 ts_tensor *cross_kv, int S, int heads, const double *key_mask, double p, gsl_rng *rng,
-                                ts_tensor **self_attn, ts_tensor **cross_attn) {
+                                ts_tensor **self_attn, ts_tensor **cross_attn, ts_tensor **cross_inputs) {
     const ts_attention_params *a = &d->self_attn;
     int D = a->out_proj.weight->shape[0];
     ts_tensor *h = layer_norm(ctx, &d->norm1, y), *branch;
@@ -201,11 +201,10 @@ static ts_tensor *decoder_layer(ts_ctx *ctx, const ts_decoder_layer *d, ts_tenso
     y = residual(ctx, y, branch, p, rng);
     h = layer_norm(ctx, &d->norm2, y);
     const ts_attention_params *c = &d->multihead_attn;
-    y = residual(ctx, y,
-                 attend(ctx, c, ts_reshape(ctx, project(ctx, c, h, 0, 1), 3, (int[]){B, T, D}), 0,
-                        ts_reshape(ctx, cross_kv, 3, (int[]){B, S, 2 * D}), 0, D, heads, key_mask, 0, p, rng,
-                        cross_attn),
-                 p, rng);
+    ts_tensor *queries = ts_reshape(ctx, project(ctx, c, h, 0, 1), 3, (int[]){B, T, D});
+    ts_tensor *kv = ts_reshape(ctx, cross_kv, 3, (int[]){B, S, 2 * D});
+    if (cross_inputs) cross_inputs[0] = queries, cross_inputs[1] = kv;
+    y = residual(ctx, y, attend(ctx, c, queries, 0, kv, 0, D, heads, key_mask, 0, p, rng, cross_attn), p, rng);
     return residual(ctx, y, feed_forward(ctx, &d->linear1, &d->linear2, layer_norm(ctx, &d->norm3, y), p, rng), p, rng);
 }
 
@@ -243,14 +242,39 @@ ts_tensor *ts_transformer_decode(const ts_transformer *m, ts_ctx *ctx, const ts_
     if (T < 1) return ts_ctx_fail(ctx, TS_ERR_SHAPE, "decode: target length %d", T);
     if (!ts_model_check_ids(ctx, "target input", tokens, (size_t)B * T, m->cfg.tgt_vocab)) return NULL;
     ts_tensor *y = embed(ctx, m->tgt_embedding, tokens, B, T, 0, p, rng);
-    for (int l = 0; l < m->cfg.layers; l++)
+    for (int l = 0; l < m->cfg.layers; l++) {
+        ts_tensor *cross_inputs[2] = {0};
         y = decoder_layer(ctx, &m->dec[l], y, B, T, NULL, cross_project(ctx, &m->dec[l], mem->memory), mem->S,
-                          m->cfg.heads, mem->mask, p, rng, attn ? &attn->dec_self[l] : NULL, attn ? &attn->cross[l] : NULL);
+                          m->cfg.heads, mem->mask, p, rng, attn ? &attn->dec_self[l] : NULL, attn ? &attn->cross[l] : NULL,
+                          cross_inputs);
+        if (attn) attn->cross_queries[l] = cross_inputs[0], attn->cross_kv[l] = cross_inputs[1];
+    }
     return layer_norm(ctx, &m->dec_norm, y);
 }
 
+ts_tensor *ts_transformer_cross_head(const ts_transformer *m, ts_ctx *ctx, const ts_transformer_attention *attn,
+                                     const double *key_mask, int l, int k) {
+    ts_tensor *queries = attn->cross_queries[l], *kv = attn->cross_kv[l];  // (B, T, D), (B, S, 2D)
+    if (!queries || !kv) return ctx->status ? NULL : ts_ctx_fail(ctx, TS_ERR_ARG, "cross_head: layer %d did not run", l);
+    int B = queries->shape[0], T = queries->shape[1], S = kv->shape[1], Dh = m->cfg.d_model / m->cfg.heads;
+    double *visible = ts_arena_alloc(ctx->arena, (size_t)B * T * S * sizeof(double));  // (B, T, S): 1 = a real key
+    if (!visible) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) memcpy(visible + ((size_t)b * T + t) * S, key_mask + (size_t)b * S, (size_t)S * sizeof(double));
+    ts_tensor *scores = ts_bmm(ctx, ts_slice_cols(ctx, queries, k * Dh, Dh), ts_slice_cols(ctx, kv, k * Dh, Dh), 0, 1);  // (B, T, S)
+    return ts_softmax(ctx, ts_scale(ctx, scores, 1.0 / sqrt((double)Dh)), visible);
+}
+
+// A copy (B * H, T, S) of the weights of a ts_mha node (B, T, D) over S keys, with no gradient.
+static ts_tensor *weights_copy(ts_ctx *ctx, const ts_tensor *node, int H, int S) {
+    const void *w = ts_mha_weights(node);
+    ts_tensor *copy = w ? ts_node(ctx, TS_OP_LEAF, 3, (int[]){node->shape[0] * H, node->shape[1], S}, 0, NULL) : NULL;
+    if (copy) memcpy(copy->raw, w, copy->size * ts_dtype_size(copy->dtype));
+    return copy;
+}
+
 ts_tensor *ts_transformer_loss(const ts_transformer *m, ts_ctx *ctx, const ts_batch_view *bv, gsl_rng *rng,
-                               const ts_regularizer *reg, int *n_tokens) {
+                               const ts_regularizer *reg, ts_attention_tap *tap, int *n_tokens) {
     int B = bv->B, T = bv->T;
     double p = reg ? reg->dropout : 0.0, smoothing = reg ? reg->label_smoothing : 0.0;
     if (p > 0.0 && !rng) return ts_ctx_fail(ctx, TS_ERR_ARG, "loss: dropout %g needs a random generator", p);
@@ -270,7 +294,11 @@ ts_tensor *ts_transformer_loss(const ts_transformer *m, ts_ctx *ctx, const ts_ba
         *n_tokens = 0;
         for (size_t i = 0; i < (size_t)T * B; i++) *n_tokens += targets[i] != TS_PAD;
     }
-    ts_tensor *y = ts_transformer_decode(m, ctx, &mem, tokens, T, p, rng, NULL);
+    ts_transformer_attention attn = {0};
+    ts_tensor *y = ts_transformer_decode(m, ctx, &mem, tokens, T, p, rng, tap ? &attn : NULL);
+    if (tap && tap->every)
+        for (int l = 0; l < m->cfg.layers; l++) tap->every_layer[l] = weights_copy(ctx, attn.cross[l], m->cfg.heads, mem.S);
+    if (tap && tap->layer >= 0) tap->chosen = ts_transformer_cross_head(m, ctx, &attn, mem.mask, tap->layer, tap->head);
     return ts_linear_cross_entropy(ctx, y, m->out.weight, m->out.bias, targets, TS_PAD, smoothing);
 }
 
@@ -330,7 +358,7 @@ ts_tensor *ts_transformer_step(const ts_transformer *m, ts_ctx *ctx, const ts_tr
     for (int l = 0; l < L && after; l++) {
         ts_tensor *cache = state->kv[l];
         y = decoder_layer(ctx, &m->dec[l], y, B, 1, &cache, src->cross_kv[l], src->S, H, src->mask, 0.0, NULL,
-                          attn ? &attn->dec_self[l] : NULL, &cross[l]);
+                          attn ? &attn->dec_self[l] : NULL, &cross[l], NULL);
         after->kv[l] = cache;
         if (attn) attn->cross[l] = cross[l];
     }
@@ -389,10 +417,15 @@ static int transformer_specs(void *layers, const ts_model_config *c, ts_param_sp
 }
 
 static ts_tensor *transformer_loss(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, double tf, gsl_rng *rng,
-                                   const ts_regularizer *reg) {
+                                   const ts_regularizer *reg, ts_attention_tap *tap) {
     if (tf < 1.0)
         return ts_ctx_fail(ctx, TS_ERR_ARG, "the Transformer trains in one teacher-forced pass: --tf %g must be 1", tf);
-    return ts_transformer_loss(m->layers, ctx, bv, rng, reg, NULL);
+    return ts_transformer_loss(m->layers, ctx, bv, rng, reg, tap, NULL);
+}
+
+static int transformer_cross_heads(const ts_model_config *cfg, int *layers) {
+    *layers = cfg->layers;
+    return cfg->heads;
 }
 
 static void *transformer_encode(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv) {
@@ -447,5 +480,6 @@ const ts_model_kind ts_transformer_kind = {
     .step = transformer_step,
     .reorder = transformer_reorder,
     .attends = transformer_attends,
+    .cross_heads = transformer_cross_heads,
     .step_bytes = transformer_step_bytes,
 };

@@ -83,6 +83,11 @@ typedef struct {
     ts_tensor *enc_self[TS_TRANSFORMER_MAX_LAYERS];  // (B, H, S, S)
     ts_tensor *dec_self[TS_TRANSFORMER_MAX_LAYERS];  // (B, H, T, T), causal
     ts_tensor *cross[TS_TRANSFORMER_MAX_LAYERS];     // (B, H, T, S)
+    // What each layer's cross-attention read, so that one head's weights can
+    // be recomputed on the tape (guided alignment): the queries (B, T, D)
+    // and the source's [keys | values] (B, S, 2D).
+    ts_tensor *cross_queries[TS_TRANSFORMER_MAX_LAYERS];
+    ts_tensor *cross_kv[TS_TRANSFORMER_MAX_LAYERS];
 } ts_transformer_attention;
 
 // What the encoder hands the decoder; lives in the step arena.
@@ -111,8 +116,18 @@ ts_tensor *ts_transformer_decode(const ts_transformer *m, ts_ctx *ctx, const ts_
 // the attention weights, where torch.nn.Transformer applies it)
 // and label smoothing (reg may be NULL: the plain loss). *n_tokens (may be
 // NULL) receives the non-pad target count. NULL on failure.
+// tap (may be NULL) receives the pass's cross-attention as it asks
+// (models/model.h), without changing the loss or the draws.
 ts_tensor *ts_transformer_loss(const ts_transformer *m, ts_ctx *ctx, const ts_batch_view *batch, gsl_rng *rng,
-                               const ts_regularizer *reg, int *n_tokens);
+                               const ts_regularizer *reg, ts_attention_tap *tap, int *n_tokens);
+
+// Head k's cross-attention weights of decoder layer l as the pass that
+// filled attn computed them, (B, T, S), recomputed from its queries and keys
+// by differentiable ops (slice, bmm, scale, masked softmax), so a loss on
+// them trains the model; the values equal ts_mha_weights' (before dropout).
+// key_mask (B, S). NULL on failure.
+ts_tensor *ts_transformer_cross_head(const ts_transformer *m, ts_ctx *ctx, const ts_transformer_attention *attn,
+                                     const double *key_mask, int l, int k);
 
 // ---- incremental decoding (a key/value cache per decoder layer) ----
 

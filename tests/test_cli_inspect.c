@@ -304,14 +304,17 @@ Test(cli_inspect, eval_with_gold_alignments_reports_aer) {
     int rc = test_runf(&out, "%s eval --model '%s' --corpus '%s' --align '%s' --beam 2 --show 0", TS_PROGRAM, ckpt,
                  corpus_path, gold_path);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
-    double bleu, ppl, exact, aer, diag;
+    double bleu, ppl, exact, aer, diag, forced, forced_best;
     size_t pairs;
     const char *rest;
     parse_eval_line(out, &bleu, &ppl, &exact, &pairs, &rest);
     int used = 0;
-    cr_assert_eq(sscanf(rest, " aer=%lf aer_diagonal=%lf%n", &aer, &diag, &used), 2, "%s", rest);
+    cr_assert_eq(sscanf(rest, " aer=%lf aer_diagonal=%lf aer_forced=%lf aer_forced_best=%lf%n", &aer, &diag, &forced,
+                        &forced_best, &used), 4, "%s", rest);
     cr_assert_str_eq(rest + used, "\n");
-    cr_assert(aer >= 0 && aer <= 1 && diag >= 0 && diag <= 1);
+    cr_assert(aer >= 0 && aer <= 1 && diag >= 0 && diag <= 1 && forced >= 0 && forced <= 1);
+    cr_assert_eq(forced_best, forced, "a GRU has one head: its best is itself");
+    cr_assert(!strstr(out, "force-decoded, by layer"), "no table for one head:\n%s", out);
     free(out);
     // --max-len drops pairs and their gold lines together.
     rc = test_runf(&out, "%s eval --model '%s' --corpus '%s' --align '%s' --max-len 3", TS_PROGRAM, ckpt, corpus_path,
@@ -744,6 +747,26 @@ Test(cli_inspect, eval_align_on_a_transformer_scores_every_head_and_names_the_be
     double baer;
     cr_assert_eq(sscanf(named, "best-aligned head: layer %d head %d (aer %lf", &bl, &bk, &baer), 3, "%s", named);
     cr_assert(fabs(baer - best) < 1e-4 && fabs(aer[bl][bk] - best) < 1e-4, "the best head is the lowest AER:\n%s", out);
+    // The reference force-decoded, head by head: its last layer's mean is
+    // aer_forced=, its lowest head aer_forced_best=.
+    const char *forced = strstr(out, "AER of the reference force-decoded, by layer and head");
+    cr_assert(forced, "%s", out);
+    double forced_best = 2, forced_mean = -1;
+    for (int l = 0; l < 2; l++) {
+        char key[16];
+        snprintf(key, sizeof key, "layer %d ", l);
+        char *end = strstr(forced, key);
+        cr_assert(end, "%s", forced);
+        end += strlen(key);
+        for (int k = 0; k < 3; k++) {
+            double v = strtod(end, &end);
+            cr_assert(v >= 0 && v <= 1, "layer %d column %d: %g", l, k, v);
+            if (k < 2 && v < forced_best) forced_best = v;
+            if (k == 2) forced_mean = v;
+        }
+    }
+    cr_assert(fabs(forced_mean - number_after(summary, " aer_forced=")) < 1e-4, "%s", out);
+    cr_assert(fabs(forced_best - number_after(summary, " aer_forced_best=")) < 1e-4, "%s", out);
     free(out);
     // Without --align there is nothing to score.
     rc = test_runf(&out, "%s eval --model '%s' --corpus '%s'", TS_PROGRAM, ckpt_transformer, corpus_path);

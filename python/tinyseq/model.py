@@ -113,8 +113,9 @@ class Model:
 
     def eval(self, corpus, align=None, beam=None, max_len=None):
         """Evaluates on a TSV corpus as `tinyseq eval` does: a dict with
-        pairs, loss, perplexity, bleu, chrf, exact, bucket_bleu, aer and
-        aer_diagonal (with `align`, gold Pharaoh alignments), entropy,
+        pairs, loss, perplexity, bleu, chrf, exact, bucket_bleu, aer,
+        aer_diagonal, aer_forced and aer_forced_best (with `align`, gold
+        Pharaoh alignments), entropy,
         pad_mass and the decoded `outputs`. max_len None: the model's
         training limit; 0: every pair."""
         beam, _ = _beam(beam, None)
