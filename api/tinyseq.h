@@ -104,6 +104,11 @@ typedef void (*tinyseq_line_fn)(const char *line, int err, void *user);
 // process: the stop flag is the process's, as signals are.
 int tinyseq_train(const char *const *keys, const char *const *values, int n, tinyseq_line_fn on_line,
                   void *user, int *stopped, long *steps);
+// tinyseq_train, and *out_dir (NULL allowed) receives the run directory it
+// wrote (the "out" given, else the runs/<date-time> it chose), malloc'd for
+// tinyseq_free, once the options were read (NULL when they were refused).
+int tinyseq_train_dir(const char *const *keys, const char *const *values, int n, tinyseq_line_fn on_line,
+                      void *user, int *stopped, long *steps, char **out_dir);
 
 // ---- gradients of the whole model -------------------------------------------
 

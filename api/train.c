@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 // ---- the options: one row of the table per name ------------------------------
 
@@ -89,14 +88,16 @@ static void on_stop_signal(int sig) {
 
 int tinyseq_train(const char *const *keys, const char *const *values, int n, tinyseq_line_fn on_line, void *user,
                   int *stopped, long *steps) {
+    return tinyseq_train_dir(keys, values, n, on_line, user, stopped, steps, NULL);
+}
+
+int tinyseq_train_dir(const char *const *keys, const char *const *values, int n, tinyseq_line_fn on_line, void *user,
+                      int *stopped, long *steps, char **out_dir) {
     if (stopped) *stopped = 0;
+    if (out_dir) *out_dir = NULL;
     if (steps) *steps = 0;
     ts_train_opts o = ts_train_defaults();
-    char default_out[64];
-    time_t now = time(NULL);
-    struct tm tm;
-    strftime(default_out, sizeof default_out, "runs/%Y%m%d-%H%M%S", localtime_r(&now, &tm));
-    o.out_dir = default_out;
+    char default_out[TS_RUN_NAME_SIZE];
     int given[TS_TRAIN_OPTIONS_MAX] = {0};
     for (int i = 0; i < n; i++) {
         if (!keys[i] || !values[i]) return ts_fail(TS_ERR_ARG, "option %d has no name or no value", i);
@@ -106,10 +107,9 @@ int tinyseq_train(const char *const *keys, const char *const *values, int n, tin
         if (rc) return rc;
         given[r - ts_train_options] = 1;
     }
-    int rc = ts_train_apply_arch_defaults(&o, given);
+    int rc = ts_train_options_finish(&o, given, default_out);
     if (rc) return rc;
-    // As `tinyseq train`: attention bahdanau goes with its decoder, the others with Luong's.
-    if (!given[ts_train_option_by_flag("decoder") - ts_train_options]) o.model.decoder = o.model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
+    if (out_dir && !(*out_dir = strdup(o.out_dir))) return ts_fail(TS_ERR_NOMEM, "out of memory");
 
     line_sink out_sink = {on_line, user, 0, {0}, 0}, log_sink = {on_line, user, 1, {0}, 0};
     o.out = sink_open(&out_sink);

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 // The flags of the options table (train/options.h) that ts_cli_parse cannot
@@ -346,11 +345,7 @@ static int train_command(int argc, char **argv, char **config_text) {
     const char *cmd = "tinyseq train";
     ts_train_opts o = ts_train_defaults();
     int given[TS_TRAIN_OPTIONS_MAX] = {0};  // by row: the flags given (here or in --config)
-    char default_out[64];
-    time_t now = time(NULL);
-    struct tm tm;
-    strftime(default_out, sizeof default_out, "runs/%Y%m%d-%H%M%S", localtime_r(&now, &tm));
-    o.out_dir = default_out;
+    char default_out[TS_RUN_NAME_SIZE];
     const char *config = NULL;
     int check_out = 0;
     // One flag a row of the options table, and --config.
@@ -380,19 +375,16 @@ static int train_command(int argc, char **argv, char **config_text) {
     // The corpus is checked up front, before any work: one that cannot be
     // read is a failure at run time (exit 1). The trainer reads --resume's
     // checkpoint first thing, once.
-    FILE *corpus = o.corpus ? fopen(o.corpus, "rb") : NULL;
-    if (o.corpus && !corpus) {
-        ts_cli_error(cmd, 0, "--corpus: cannot open '%s': %s", o.corpus, strerror(errno));
+    FILE *corpus = o.data.corpus ? fopen(o.data.corpus, "rb") : NULL;
+    if (o.data.corpus && !corpus) {
+        ts_cli_error(cmd, 0, "--corpus: cannot open '%s': %s", o.data.corpus, strerror(errno));
         return TS_EXIT_FAIL;
     }
     if (corpus) fclose(corpus);
-    if (ts_train_apply_arch_defaults(&o, given)) {  // the table's own values: a bad one is the program's bug
+    if (ts_train_options_finish(&o, given, default_out)) {  // the table's own values: a bad one is the program's bug
         ts_cli_error(cmd, 0, "%s", ts_last_error());
         return TS_EXIT_FAIL;
     }
-    // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
-    if (!given[ts_train_option_by_flag("decoder") - ts_train_options])
-        o.model.decoder = o.model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
     ts_train_report report;
     catch_stop_signals(o.out_dir);
     o.stop = &stop_signal;
@@ -436,7 +428,7 @@ static int train_command(int argc, char **argv, char **config_text) {
                     "final model, and only the final evaluation was skipped: tinyseq eval --model %s/last.ckpt "
                     "--corpus %s%s runs it\n",
                     report.stopped == SIGTERM ? "SIGTERM" : "SIGINT", report.steps, o.out_dir, o.out_dir,
-                    o.dev_file ? o.dev_file : o.out_dir, o.dev_file ? "" : "/dev-pairs.tsv");
+                    o.data.dev_file ? o.data.dev_file : o.out_dir, o.data.dev_file ? "" : "/dev-pairs.tsv");
         else
             print_resume_command(ts_cli_program, argc, argv, &o, &report, dist.size);
     }

@@ -11,10 +11,10 @@
 
 // The corpus: the file, or the toy corpus generated from its seed; both
 // filtered alike.
-static int read_corpus(const ts_dataset_opts *o, const ts_corpus_opts *co, ts_dataset *d) {
+static int read_corpus(const ts_dataset_opts *o, FILE *log, const ts_corpus_opts *co, ts_dataset *d) {
     if (o->corpus) {
         int rc = ts_corpus_read(o->corpus, co, &d->corpus);
-        if (!rc && d->corpus->n_bad && o->log) fprintf(o->log, "skipped %zu malformed lines of %s\n", d->corpus->n_bad, o->corpus);
+        if (!rc && d->corpus->n_bad && log) fprintf(log, "skipped %zu malformed lines of %s\n", d->corpus->n_bad, o->corpus);
         return rc;
     }
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -34,7 +34,7 @@ static int read_held_out(const char *flag, const char *path, const ts_corpus_opt
 
 // A subword model learned from the train split's sentences of `sides`
 // (TS_SRC, TS_TGT, or -1: both), each side's tokens joined by spaces.
-static int learn(const ts_dataset_opts *o, const ts_dataset *d, int sides, ts_subword **out) {
+static int learn(const ts_dataset_opts *o, long seed, const ts_dataset *d, int sides, ts_subword **out) {
     size_t n = d->split.n_train * (sides < 0 ? 2 : 1), k = 0;
     char **sentences = calloc(n, sizeof *sentences);
     int rc = sentences ? TS_OK : ts_fail(TS_ERR_NOMEM, "out of memory for %zu sentences", n);
@@ -44,7 +44,7 @@ static int learn(const ts_dataset_opts *o, const ts_dataset *d, int sides, ts_su
         if (!rc && sides != TS_SRC)
             rc = ts_subword_detokenize(NULL, (const char *const *)p->tgt, (size_t)p->tgt_len, &sentences[k++]);
     }
-    ts_subword_opts so = {.kind = o->subword_kind, .vocab_size = (size_t)o->subword, .seed = (uint32_t)o->seed};
+    ts_subword_opts so = {.kind = o->subword_kind, .vocab_size = (size_t)o->subword, .seed = (uint32_t)seed};
     if (!rc) rc = ts_subword_train((const char *const *)sentences, k, &so, out);
     if (rc) rc = ts_fail(rc, "--subword %ld (%s%s): %s", o->subword, o->subword_joint ? "joint" : "the ",
                          o->subword_joint ? "" : sides == TS_SRC ? "source side" : "target side", ts_last_error());
@@ -75,15 +75,15 @@ static int copy_model(const ts_subword *sw, ts_subword **out) {
 // one joint model loaded twice so each side owns its own) or the stored ones
 // given, every corpus turned into their pieces, and the vocabularies their
 // piece lists.
-static int use_subwords(const ts_dataset_opts *o, ts_dataset *d) {
+static int use_subwords(const ts_dataset_opts *o, const ts_dataset_use *use, ts_dataset *d) {
     int rc;
-    if (o->stored_src_sw || o->stored_tgt_sw) {
-        rc = o->stored_src_sw && o->stored_tgt_sw ? TS_OK : ts_fail(TS_ERR_ARG, "a stored subword model for one side only");
-        if (!rc) rc = copy_model(o->stored_src_sw, &d->src_sw);
-        if (!rc) rc = copy_model(o->stored_tgt_sw, &d->tgt_sw);
+    if (use->stored_src_sw || use->stored_tgt_sw) {
+        rc = use->stored_src_sw && use->stored_tgt_sw ? TS_OK : ts_fail(TS_ERR_ARG, "a stored subword model for one side only");
+        if (!rc) rc = copy_model(use->stored_src_sw, &d->src_sw);
+        if (!rc) rc = copy_model(use->stored_tgt_sw, &d->tgt_sw);
     } else {
-        rc = learn(o, d, o->subword_joint ? -1 : TS_SRC, &d->src_sw);
-        if (!rc) rc = o->subword_joint ? copy_model(d->src_sw, &d->tgt_sw) : learn(o, d, TS_TGT, &d->tgt_sw);
+        rc = learn(o, use->seed, d, o->subword_joint ? -1 : TS_SRC, &d->src_sw);
+        if (!rc) rc = o->subword_joint ? copy_model(d->src_sw, &d->tgt_sw) : learn(o, use->seed, d, TS_TGT, &d->tgt_sw);
     }
     if (!rc) rc = to_pieces(d, &d->corpus, &d->words);
     if (!rc && d->dev_file) rc = to_pieces(d, &d->dev_file, NULL);
@@ -93,10 +93,10 @@ static int use_subwords(const ts_dataset_opts *o, ts_dataset *d) {
     return rc;
 }
 
-int ts_dataset_load(const ts_dataset_opts *o, ts_dataset *d) {
+int ts_dataset_load(const ts_dataset_opts *o, const ts_dataset_use *use, ts_dataset *d) {
     memset(d, 0, sizeof *d);
     ts_corpus_opts co = {.max_len = (size_t)o->max_len, .skip_bad = o->skip_bad};
-    int rc = read_corpus(o, &co, d);
+    int rc = read_corpus(o, use->log, &co, d);
     if (rc) return rc;
     const char *name = o->corpus ? o->corpus : "the toy corpus";
     size_t n_pairs = d->corpus->n_pairs;
@@ -115,14 +115,14 @@ int ts_dataset_load(const ts_dataset_opts *o, ts_dataset *d) {
     if (n_dev == 0 && !o->dev_file) n_dev = 1;
     gsl_rng *split_rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!split_rng) return ts_fail(TS_ERR_NOMEM, "rng");
-    gsl_rng_set(split_rng, (unsigned long)o->seed);
+    gsl_rng_set(split_rng, (unsigned long)use->seed);
     rc = ts_corpus_split(d->corpus, split_rng, n_dev, 0, &d->split);
     gsl_rng_free(split_rng);
     const size_t *train = d->split.train, n_train = d->split.n_train;
-    if (!rc && o->subword > 0) rc = use_subwords(o, d);
+    if (!rc && o->subword > 0) rc = use_subwords(o, use, d);
     else if (!rc) rc = ts_vocab_build(d->corpus, TS_SRC, train, n_train, (size_t)o->min_count, &d->src_vocab);
     if (!rc && !o->subword) rc = ts_vocab_build(d->corpus, TS_TGT, train, n_train, (size_t)o->min_count, &d->tgt_vocab);
-    ts_batcher_opts bo = {.batch_size = (size_t)o->batch, .bucket_batches = 50};
+    ts_batcher_opts bo = {.batch_size = (size_t)use->batch, .bucket_batches = 50};
     if (!rc) rc = ts_batcher_new(d->corpus, train, n_train, d->src_vocab, d->tgt_vocab, &bo, &d->batcher);
     if (rc) return rc;
     if (!d->dev_file) {

@@ -98,7 +98,7 @@ int ts_model_field_applies(const ts_model_field *f, ts_model_arch arch) { return
 void ts_model_config_default_sizes(ts_model_config *c) {
     if (c->arch != TS_ARCH_TRANSFORMER) return;
     if (!c->d_model) c->d_model = c->hidden;
-    if (!c->heads) c->heads = 4;
+    if (!c->heads) c->heads = 2;
     if (!c->layers) c->layers = 2;
     if (!c->ff) c->ff = 4 * c->d_model;
 }

@@ -64,7 +64,7 @@ typedef struct {
 int ts_model_config_check(const ts_model_config *cfg);
 
 // The Transformer's sizes left at 0 (not given) set to their defaults:
-// d_model = hidden, 4 heads, 2 layers per stack, ff = 4 d_model. A GRU's
+// d_model = hidden, 2 heads, 2 layers per stack, ff = 4 d_model (what train --arch transformer gives). A GRU's
 // configuration is left as it is.
 void ts_model_config_default_sizes(ts_model_config *cfg);
 

@@ -131,22 +131,22 @@ Test(options, every_checkpoint_row_is_saved_and_checked_on_resume, .timeout = 12
     snprintf(out_dir, sizeof out_dir, "%s/run", dir);
     snprintf(last, sizeof last, "%s/last.ckpt", out_dir);
     ts_train_opts o = ts_train_defaults();
-    o.corpus = corpus;
+    o.data.corpus = corpus;
     o.out_dir = out_dir;
     o.model.emb = 4;
     o.model.hidden = 6;
     o.batch = 8;
-    o.dev_pairs = 10;
+    o.data.dev_pairs = 10;
     o.steps = 3;
     o.dropout = 0.1;
     o.warmup_steps = 2;  // a row only saved when given
     o.lr_schedule = TS_LR_COSINE;  // also
-    o.skip_bad = 1;
-    o.max_len = 40;
+    o.data.skip_bad = 1;
+    o.data.max_len = 40;
     o.show = 0;
     o.beam = 0;
-    o.subword = ts_subword_compiled() ? 300 : 0;  // its rows are saved only with --subword
-    o.subword_joint = 1;
+    o.data.subword = ts_subword_compiled() ? 300 : 0;  // its rows are saved only with --subword
+    o.data.subword_joint = 1;
     o.out = o.log = NULL;
     ts_train_report report;
     cr_assert_eq(ts_train(&o, &report), TS_OK, "%s", ts_last_error());
@@ -156,7 +156,7 @@ Test(options, every_checkpoint_row_is_saved_and_checked_on_resume, .timeout = 12
     char buf[32], label[64];
     for (size_t i = 0; i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if (!r->saved_as || (!o.subword && !strncmp(r->saved_as, "data.subword", 12))) continue;
+        if (!r->saved_as || (!o.data.subword && !strncmp(r->saved_as, "data.subword", 12))) continue;
         const char *want = ts_train_option_format(&o, r, buf), *saved;
         cr_assert_eq(ts_ckpt_get_string(ck, r->saved_as, &saved), TS_OK, "%s", ts_last_error());
         if (r->kind == TS_OPTION_REAL) {
@@ -170,7 +170,7 @@ Test(options, every_checkpoint_row_is_saved_and_checked_on_resume, .timeout = 12
     cr_assert_eq(ts_train_options_compare(ck, &o), TS_OK, "%s", ts_last_error());
     for (size_t i = 0; i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if (!(r->use & TS_OPTION_RESUME) || (!o.subword && (r->use & TS_OPTION_SUBWORD_ONLY))) continue;
+        if (!(r->use & TS_OPTION_RESUME) || (!o.data.subword && (r->use & TS_OPTION_SUBWORD_ONLY))) continue;
         ts_train_opts other = o;
         change(&other, r);
         cr_expect_eq(ts_train_options_compare(ck, &other), TS_ERR_ARG, "%s changed and not refused", r->saved_as);

@@ -43,12 +43,12 @@ static char *write_tiny_corpus(const char *dir) {
 
 static ts_train_opts tiny_opts(const char *corpus, const char *out_dir) {
     ts_train_opts o = ts_train_defaults();
-    o.corpus = corpus;
+    o.data.corpus = corpus;
     o.out_dir = out_dir;
     o.model.emb = 8;
     o.model.hidden = 12;
     o.batch = 8;
-    o.dev_pairs = 10;
+    o.data.dev_pairs = 10;
     o.lr = 0.01;
     o.show = 0;
     o.out = fopen("/dev/null", "w");
@@ -363,7 +363,7 @@ static pid_t start_training_child(const char *corpus, const char *out) {
     cr_assert_neq(pid, -1);
     if (pid == 0) {
         ts_train_opts o = tiny_opts(corpus, out);
-        o.dev_pairs = 1;
+        o.data.dev_pairs = 1;
         o.epochs = 100000;
         o.patience = 100000;
         o.model.hidden = 4;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *attn_name(const ts_train_opts *o) { return ts_attn_name(o->model.attn); }
 static int attn_parse(ts_train_opts *o, const char *text) { return ts_attn_parse(text, &o->model.attn); }
@@ -35,10 +36,10 @@ int ts_best_parse(const char *text, ts_best_by *by) {
 
 static const char *best_name(const ts_train_opts *o) { return ts_best_name(o->best); }
 static int best_parse(ts_train_opts *o, const char *text) { return ts_best_parse(text, &o->best); }
-static const char *subword_kind_name(const ts_train_opts *o) { return ts_subword_kind_name(o->subword_kind); }
+static const char *subword_kind_name(const ts_train_opts *o) { return ts_subword_kind_name(o->data.subword_kind); }
 static int subword_kind_parse(ts_train_opts *o, const char *text) {
     for (int i = 0; i < TS_SUBWORD_KIND_COUNT; i++)
-        if (!strcmp(text, ts_subword_kind_name((enum ts_subword_kind)i))) return o->subword_kind = (enum ts_subword_kind)i, TS_OK;
+        if (!strcmp(text, ts_subword_kind_name((enum ts_subword_kind)i))) return o->data.subword_kind = (enum ts_subword_kind)i, TS_OK;
     return ts_fail(TS_ERR_ARG, "unknown subword kind '%s' (choose bpe or unigram)", text);
 }
 static const char *lr_schedule_name(const ts_train_opts *o) { return ts_lr_schedule_name(o->lr_schedule); }
@@ -60,35 +61,35 @@ static int optim_parse(ts_train_opts *o, const char *text) { return ts_optim_par
 // the usage lists each section's rows in this order.
 const ts_train_option ts_train_options[] = {
     // data
-    {.flag = "corpus", .key = "corpus", .saved_as = "data.corpus", TEXT(corpus, NULL), .absent = "toy", .use = SAME,
+    {.flag = "corpus", .key = "corpus", .saved_as = "data.corpus", TEXT(data.corpus, NULL), .absent = "toy", .use = SAME,
      .section = "data", .meta = "FILE", .help = "tab-separated pairs: source<TAB>target[<TAB>ignored]"},
-    {.flag = "toy-pairs", .key = "toy_pairs", .saved_as = "data.toy_pairs", INT(toy_pairs, 10, 10000000, TS_TOY_PAIRS),
+    {.flag = "toy-pairs", .key = "toy_pairs", .saved_as = "data.toy_pairs", INT(data.toy_pairs, 10, 10000000, TS_TOY_PAIRS),
      .use = SAME | RESUME | TS_OPTION_TOY_ONLY, .section = "data", .meta = "N", .help = "size of the toy corpus (default {})"},
-    {.name = "toy seed", .saved_as = "data.toy_seed", INT(toy_seed, 0, 0, TS_TOY_SEED), .use = SAME | RESUME},
-    {.flag = "max-len", .key = "max_len", .saved_as = "data.max_len", INT(max_len, 1, 100000, 0),
+    {.name = "toy seed", .saved_as = "data.toy_seed", INT(data.toy_seed, 0, 0, TS_TOY_SEED), .use = SAME | RESUME},
+    {.flag = "max-len", .key = "max_len", .saved_as = "data.max_len", INT(data.max_len, 1, 100000, 0),
      .use = SAME | RESUME | TS_OPTION_IN_MODEL, .section = "data", .meta = "N",
      .help = "keep pairs with at most N tokens per side (default: no limit)"},
-    {.flag = "dev", .key = "dev", .saved_as = "data.dev_pairs", INT(dev_pairs, 1, 10000000, 0),
+    {.flag = "dev", .key = "dev", .saved_as = "data.dev_pairs", INT(data.dev_pairs, 1, 10000000, 0),
      .use = SAME | RESUME | TS_OPTION_IF_GIVEN, .section = "data", .meta = "N|FILE",
      .help = "dev pairs held out (default: 500 or a tenth of the corpus, whichever is\n"
              "fewer), or a TSV file to use as the dev set (then nothing is held out)"},
-    {.flag = "dev", .key = "dev", .saved_as = "data.dev_file", TEXT(dev_file, NULL), .use = SAME | RESUME | TS_OPTION_OLDER},
-    {.flag = "test", .key = "test", TEXT(test_file, NULL), .use = SAME, .section = "data", .meta = "FILE",
+    {.flag = "dev", .key = "dev", .saved_as = "data.dev_file", TEXT(data.dev_file, NULL), .use = SAME | RESUME | TS_OPTION_OLDER},
+    {.flag = "test", .key = "test", TEXT(data.test_file, NULL), .use = SAME, .section = "data", .meta = "FILE",
      .help = "a TSV file the final model is evaluated on (a \"test:\" line at the end)"},
-    {.flag = "min-count", .key = "min_count", .saved_as = "data.min_count", INT(min_count, 1, 1000000, 1),
+    {.flag = "min-count", .key = "min_count", .saved_as = "data.min_count", INT(data.min_count, 1, 1000000, 1),
      .use = SAME | RESUME, .section = "data", .meta = "N", .help = "vocabulary: words seen at least N times (default {})"},
-    {.flag = "skip-bad", .key = "skip_bad", .saved_as = "data.skip_bad", SWITCH(skip_bad), .use = SAME | RESUME,
+    {.flag = "skip-bad", .key = "skip_bad", .saved_as = "data.skip_bad", SWITCH(data.skip_bad), .use = SAME | RESUME,
      .section = "data", .help = "skip malformed corpus lines (and count them) instead of stopping"},
     // A subword run's files have its rows (a word-level run's keep their bytes).
-    {.flag = "subword", .key = "subword", .saved_as = "data.subword", INT(subword, 0, TS_SUBWORD_MAX_VOCAB, 0),
+    {.flag = "subword", .key = "subword", .saved_as = "data.subword", INT(data.subword, 0, TS_SUBWORD_MAX_VOCAB, 0),
      .use = SAME | RESUME | TS_OPTION_OLDER | TS_OPTION_IF_GIVEN, .section = "data", .meta = "N",
      .help = "train on subword pieces: SentencePiece models of at most N pieces each\n"
              "(300 or more), learned on the training pairs and stored in the checkpoint;\n"
              "no word is then unknown (default 0: words; docs/data.md)"},
-    {.flag = "subword-kind", .key = "subword_kind", .saved_as = "data.subword_kind", CHOICE(subword_kind, "bpe", subword_kind),
+    {.flag = "subword-kind", .key = "subword_kind", .saved_as = "data.subword_kind", CHOICE(data.subword_kind, "bpe", subword_kind),
      .use = SAME | RESUME | TS_OPTION_SUBWORD_ONLY, .section = "data", .meta = "NAME",
      .help = "--subword: bpe or unigram (default {})"},
-    {.flag = "subword-joint", .key = "subword_joint", .saved_as = "data.subword_joint", SWITCH(subword_joint),
+    {.flag = "subword-joint", .key = "subword_joint", .saved_as = "data.subword_joint", SWITCH(data.subword_joint),
      .use = SAME | RESUME | TS_OPTION_SUBWORD_ONLY, .section = "data",
      .help = "--subword: one model for both sides (default: one per side)"},
     // model
@@ -172,7 +173,7 @@ const ts_train_option ts_train_options[] = {
      .help = "BLAS threads, 1 to 64 (default: OPENBLAS_NUM_THREADS, else the cores;\n"
              "under mpirun, the cores shared among the machine's ranks)"},
     // output
-    {.flag = "out", TEXT(out_dir, "runs/default"), .use = SAME, .section = "output", .meta = "DIR",
+    {.flag = "out", TEXT(out_dir, NULL), .use = SAME, .section = "output", .meta = "DIR",
      .help = "where everything is written (default runs/<date-time>); it holds one run:\n"
              "a new run into a directory holding one is refused without --force"},
     {.flag = "resume", TEXT(resume, NULL), .use = SAME, .section = "output", .meta = "CKPT",
@@ -319,13 +320,22 @@ int ts_train_option_set(ts_train_opts *o, const ts_train_option *r, const char *
     return ts_fail(TS_ERR_ARG, "%s: an option of unknown kind", name);
 }
 
-int ts_train_apply_arch_defaults(ts_train_opts *o, const int given[]) {
+int ts_train_options_finish(ts_train_opts *o, const int given[], char default_out[TS_RUN_NAME_SIZE]) {
     for (size_t i = 0; i < ts_arch_defaults_count; i++) {
         const ts_arch_default *d = &ts_arch_defaults[i];
         const ts_train_option *r = ts_train_option_by_flag(d->flag);
         if (d->arch != o->model.arch || !r || given[r - ts_train_options]) continue;
         int rc = ts_train_option_set(o, r, d->flag, d->value);
         if (rc) return rc;
+    }
+    // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
+    if (!given[ts_train_option_by_flag("decoder") - ts_train_options])
+        o->model.decoder = o->model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
+    if (!o->out_dir) {
+        time_t now = time(NULL);
+        struct tm tm;
+        strftime(default_out, TS_RUN_NAME_SIZE, "runs/%Y%m%d-%H%M%S", localtime_r(&now, &tm));
+        o->out_dir = default_out;
     }
     return TS_OK;
 }
@@ -364,7 +374,7 @@ void ts_train_options_write_config(FILE *f, const ts_train_opts *o) {
     char buf[32];
     for (size_t i = 0; i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if (!r->key || ((r->use & TS_OPTION_TOY_ONLY) && o->corpus) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->subword))
+        if (!r->key || ((r->use & TS_OPTION_TOY_ONLY) && o->data.corpus) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword))
             continue;
         if (r->kind == TS_OPTION_TEXT && !*(const char *const *)field_of(o, r) && !r->absent) continue;
         if ((r->use & TS_OPTION_IF_GIVEN) && whole(o, r) == 0) continue;
@@ -376,7 +386,7 @@ int ts_train_options_save(ts_ckpt *ck, const ts_train_opts *o, double lr_now) {
     int rc = TS_OK;
     for (size_t i = 0; !rc && i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if (!r->saved_as || (r->use & TS_OPTION_IN_MODEL) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->subword)) continue;
+        if (!r->saved_as || (r->use & TS_OPTION_IN_MODEL) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword)) continue;
         // A newer row only written when given is absent at 0, as in a checkpoint from before it
         // (which OLDER reads as 0): checkpoints of runs that do not use it keep their bytes.
         const unsigned newer = TS_OPTION_IF_GIVEN | TS_OPTION_OLDER;
@@ -448,7 +458,7 @@ int ts_train_options_compare(const ts_ckpt *ck, const ts_train_opts *o) {
         for (size_t i = 0; i < ts_train_options_count; i++) {
             const ts_train_option *r = &ts_train_options[i];
             if (!(r->use & TS_OPTION_RESUME) || pass_of[r->kind] != pass) continue;
-            if ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->subword) continue;  // --subword's row refuses a subword checkpoint
+            if ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword) continue;  // --subword's row refuses a subword checkpoint
             int rc = compare_row(ck, o, r);
             if (rc) return rc;
         }

@@ -71,10 +71,16 @@ typedef struct {
 extern const ts_arch_default ts_arch_defaults[];
 extern const size_t ts_arch_defaults_count;
 
-// The defaults of o->model.arch into o, for each row i not given[i] (i
-// indexes ts_train_options; the command line and --config, or the C API's
-// keys, say what was given). TS_OK, or a bad table's TS_ERR_ARG.
-int ts_train_apply_arch_defaults(ts_train_opts *o, const int given[]);
+// The size of the default run directory's name, "runs/20261127-075050".
+#define TS_RUN_NAME_SIZE 64
+
+// What every front end (tinyseq train, tinyseq_train, Python through it)
+// does once the options given are set, for each row i not given[i] (i
+// indexes ts_train_options): the defaults of o->model.arch, the decoder that
+// goes with the attention (bahdanau with bahdanau, else luong), and without
+// --out the run directory runs/<date-time>, written into default_out, which
+// o->out_dir then points to. TS_OK, or a bad table's TS_ERR_ARG.
+int ts_train_options_finish(ts_train_opts *o, const int given[], char default_out[TS_RUN_NAME_SIZE]);
 
 // Sets row r of o from text as its flag would; TS_ERR_ARG naming `name` otherwise.
 int ts_train_option_set(ts_train_opts *o, const ts_train_option *r, const char *name, const char *text);

@@ -88,11 +88,11 @@ void ts_progress_banner(FILE *out, const ts_progress_start *st) {
         fprintf(out, "data-parallel: %d rank%s x --accumulate %ld: a batch of %ld sentences in %d parts of about %ld\n",
                 st->ranks, st->ranks > 1 ? "s" : "", o->accumulate, o->batch, st->parts, o->batch / st->parts);
     fprintf(out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_blas_threads());
-    fprintf(out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d", o->corpus ? o->corpus : "toy corpus",
+    fprintf(out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d", o->data.corpus ? o->data.corpus : "toy corpus",
             st->n_train, st->n_dev, cfg->src_vocab, cfg->tgt_vocab);
-    if (o->subword)
-        fprintf(out, " subword pieces (%s, %s, at most %ld%s)", ts_subword_kind_name(o->subword_kind),
-                o->subword_joint ? "joint" : "per side", o->subword, st->resumed ? "; the checkpoint's models" : "");
+    if (o->data.subword)
+        fprintf(out, " subword pieces (%s, %s, at most %ld%s)", ts_subword_kind_name(o->data.subword_kind),
+                o->data.subword_joint ? "joint" : "per side", o->data.subword, st->resumed ? "; the checkpoint's models" : "");
     fputc('\n', out);
     char sizes[128];
     if (cfg->arch == TS_ARCH_TRANSFORMER)

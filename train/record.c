@@ -56,10 +56,10 @@ int ts_record_test(ts_record *r) {
     ts_eval_result res;
     int rc = evaluate(r, r->data->test, NULL, 0, 1, NULL, &res, NULL);
     if (rc || !o->out) return rc;
-    ts_progress_test(o->out, 1, &res, o->test_file);
+    ts_progress_test(o->out, 1, &res, o->data.test_file);
     if (o->beam <= 1) return TS_OK;
     if ((rc = evaluate(r, r->data->test, NULL, 0, (int)o->beam, NULL, &res, NULL))) return rc;
-    ts_progress_test(o->out, (int)o->beam, &res, o->test_file);
+    ts_progress_test(o->out, (int)o->beam, &res, o->data.test_file);
     return TS_OK;
 }
 
@@ -88,7 +88,7 @@ int ts_record_final(ts_record *r, const ts_train_state *s, const ts_eval_result 
 done:
     ts_record_free_hyps(hyps, d->n_dev);
     if (rc) return rc;
-    return o->test_file ? ts_record_test(r) : TS_OK;
+    return o->data.test_file ? ts_record_test(r) : TS_OK;
 }
 
 double ts_record_lr(const ts_record *r, long k) {

@@ -259,14 +259,14 @@ static int fill_config(void *ctx, FILE *f) {
                "# on the command line win); the facts at the end are read back but not applied\n", path);
     ts_train_options_write_config(f, o);
     char numbers[TS_CONFIG_FACTS][32];
-    snprintf(numbers[0], 32, "%ld", o->toy_seed);
+    snprintf(numbers[0], 32, "%ld", o->data.toy_seed);
     snprintf(numbers[1], 32, "%zu", n_dev);
     snprintf(numbers[2], 32, "%zu", n_train);
     snprintf(numbers[3], 32, "%d", c->src_vocab);
     snprintf(numbers[4], 32, "%d", c->tgt_vocab);
     snprintf(numbers[5], 32, "%zu", ts_params_size(&a->m->params));
     snprintf(numbers[7], 32, "%d", ranks);
-    const char *facts[TS_CONFIG_FACTS] = {o->corpus ? NULL : numbers[0], numbers[1], numbers[2], numbers[3], numbers[4],
+    const char *facts[TS_CONFIG_FACTS] = {o->data.corpus ? NULL : numbers[0], numbers[1], numbers[2], numbers[3], numbers[4],
                                           numbers[5], o->resume ? o->resume : "", numbers[7]};
     fprintf(f, "# facts\n");
     for (int i = 0; i < TS_CONFIG_FACTS; i++)

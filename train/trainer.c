@@ -364,13 +364,10 @@ static int stored_subwords(const ts_ckpt *ck, const char *path, ts_subword *sw[2
 static int load_data(trainer *t, const ts_ckpt *resume) {
     const ts_train_opts *o = t->opts;
     ts_subword *stored[2] = {NULL, NULL};
-    int rc = resume && o->subword ? stored_subwords(resume, o->resume, stored) : TS_OK;
-    ts_dataset_opts d = {.corpus = o->corpus, .toy_pairs = o->toy_pairs, .toy_seed = o->toy_seed, .max_len = o->max_len,
-                         .skip_bad = o->skip_bad, .dev_pairs = o->dev_pairs, .dev_file = o->dev_file,
-                         .test_file = o->test_file, .min_count = o->min_count, .seed = o->seed, .batch = o->batch,
-                         .subword = o->subword, .subword_kind = o->subword_kind, .subword_joint = o->subword_joint,
-                         .stored_src_sw = stored[0], .stored_tgt_sw = stored[1], .log = o->log};
-    if (!rc) rc = ts_dataset_load(&d, &t->data);
+    int rc = resume && o->data.subword ? stored_subwords(resume, o->resume, stored) : TS_OK;
+    ts_dataset_use use = {.seed = o->seed, .batch = o->batch, .stored_src_sw = stored[0], .stored_tgt_sw = stored[1],
+                          .log = o->log};
+    if (!rc) rc = ts_dataset_load(&o->data, &use, &t->data);
     ts_subword_free(stored[0]);
     ts_subword_free(stored[1]);
     return rc;
@@ -470,7 +467,7 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
     t.rec = (ts_record){.opts = o, .model = t.model, .data = &t.data, .ctx = &t.ctx, .optim = &t.optim,
                         .progress = &t.progress, .recorded_step = -1, .lr_horizon = t.s.lr_horizon,
                         .trained = {.model = t.model, .src_vocab = t.data.src_vocab, .tgt_vocab = t.data.tgt_vocab,
-                                    .src_sw = t.data.src_sw, .tgt_sw = t.data.tgt_sw, .max_len = (int)o->max_len}};
+                                    .src_sw = t.data.src_sw, .tgt_sw = t.data.tgt_sw, .max_len = (int)o->data.max_len}};
     if ((rc = ts_record_init_heads(&t.rec))) goto done;
     ts_params_zero_grad(&t.model->params);  // train_step's invariant
     t.optim.threads = threads > 1 ? 2 : 1;  // the memory-bound passes gain little beyond two

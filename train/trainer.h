@@ -7,7 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include "data/subword.h"
+#include "data/dataset.h"
 #include "models/seq2seq.h"
 #include "train/schedule.h"
 #include "train/dist.h"
@@ -31,20 +31,7 @@ const char *ts_best_name(ts_best_by by);
 int ts_best_parse(const char *text, ts_best_by *by);
 
 typedef struct {
-    // data
-    const char *corpus;        // TSV file, or NULL for the built-in toy corpus
-    long toy_pairs;            // size of the toy corpus (default TS_TOY_PAIRS)
-    long toy_seed;             // seed of the toy corpus (default TS_TOY_SEED): a fixed data set
-    long max_len;              // keep pairs with 1..max_len tokens per side (0: no limit)
-    long dev_pairs;            // held-out dev pairs (0, the default: TS_DEFAULT_DEV_PAIRS of data/dataset.h or a tenth of the corpus, whichever is fewer)
-    const char *dev_file;      // a TSV corpus to use as the dev set instead (then nothing is held out; dev_pairs is 0)
-    const char *test_file;     // a TSV corpus to evaluate the final model on (NULL: none)
-    long min_count;            // vocabulary: words seen at least this often (default 1)
-    int skip_bad;              // skip malformed corpus lines instead of failing
-    long subword;              // > 0: train on SentencePiece pieces, models of at most this many learned on the
-                               // train split (data/subword.h; 0, the default: words)
-    enum ts_subword_kind subword_kind;  // how pieces are learned (default TS_SUBWORD_BPE)
-    int subword_joint;         // one model for both sides (default: one per side)
+    ts_dataset_opts data;      // corpus, dev and test sets, vocabularies, subwords (data/dataset.h)
     // model: vocabulary sizes are filled from the data
     ts_model_config model;
     // optimisation

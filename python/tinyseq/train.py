@@ -3,7 +3,6 @@ import ctypes
 import json
 import os
 import signal
-import time
 
 from . import _capi
 from ._capi import call, call_text, encode, lib
@@ -30,8 +29,6 @@ def train(on_line=print, **options):
     afterwards.
     """
     options = {k: v for k, v in options.items() if v is not None}
-    if "out" not in options:  # the CLI's default, named here so it can be returned
-        options["out"] = time.strftime("runs/%Y%m%d-%H%M%S")
     keys = [encode(k, "option name") for k in options]
     values = [_option_text(k, v).encode() for k, v in options.items()]
     key_array = (ctypes.c_char_p * len(keys))(*keys)
@@ -46,14 +43,16 @@ def train(on_line=print, **options):
             failure.append(e)
 
     callback = _capi.LINE_FN(forward)
-    stopped, steps = ctypes.c_int(0), ctypes.c_long(0)
-    status = lib.tinyseq_train(key_array, value_array, len(keys), callback, None, ctypes.byref(stopped),
-                               ctypes.byref(steps))
+    stopped, steps, out_dir = ctypes.c_int(0), ctypes.c_long(0), ctypes.c_void_p()
+    status = lib.tinyseq_train_dir(key_array, value_array, len(keys), callback, None, ctypes.byref(stopped),
+                                   ctypes.byref(steps), ctypes.byref(out_dir))
+    # The run directory the trainer chose (train's default without out=)
+    out = ctypes.string_at(out_dir).decode() if out_dir.value else None
+    lib.tinyseq_free(out_dir)
     if status < 0:
         _capi.raise_for(status, "train")
     if failure:
         raise failure[0]
-    out = os.fspath(options["out"])
     if status == _capi.STOPPED:
         name = signal.Signals(stopped.value).name
         raise KeyboardInterrupt(f"training stopped by {name} at step {steps.value}; saved {out}/last.ckpt "
