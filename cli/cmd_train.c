@@ -157,10 +157,11 @@ static const char usage_head[] =
     "                     [--emb N] [--hidden N] [--batch N] [--epochs N | --steps N] [--lr X]\n"
     "                     [--optim adam|sgd] [--clip X] [--tf RATIO] [--max-len N] [--seed N]\n"
     "                     [--accumulate K]\n"
-    "                     [--out DIR] [--resume CKPT] [--force] [more options below]\n"
+    "                     [--preset NAME] [--out DIR] [--resume CKPT] [--force] [more options below]\n"
     "\n"
     "Without --corpus it trains on the built-in toy English -> French-like corpus\n"
     "(15,000 generated pairs with gold alignments; see tinyseq corpus --toy).\n"
+    "On your own data: tinyseq train --preset transformer-small --corpus FILE.tsv\n"
     "\n";
 
 // The cli's own flags, listed after the options of their section.
@@ -225,6 +226,30 @@ static void print_arch_defaults(FILE *out) {
     }
 }
 
+// The presets (train/options.c's table) under --preset: a name and its
+// help, then the flags it sets, wrapped at 96 columns.
+static void print_presets(FILE *out) {
+    for (size_t i = 1; i < ts_train_presets_count; i++) {
+        const ts_train_preset *p = &ts_train_presets[i];
+        fprintf(out, "    %-18s ", p->name);
+        for (const char *c = p->help; *c; c++) {
+            fputc(*c, out);
+            if (*c == '\n') fputs("                       ", out);
+        }
+        fputs("\n                       =", out);
+        int column = 24;
+        for (const char *c = p->flags; *c;) {
+            size_t word = strcspn(c, " "), value = c[word] ? strcspn(c + word + 1, " ") : 0;
+            size_t len = word + (value && c[word + 1] != '-' ? value + 1 : 0);  // a flag with its value
+            if (column + 1 + (int)len > 96) column = fprintf(out, "\n                        ");
+            column += fprintf(out, " %.*s", (int)len, c);
+            c += len;
+            while (*c == ' ') c++;
+        }
+        fputc('\n', out);
+    }
+}
+
 // The usage: its head, the options table's rows section by section, its tail.
 static void print_usage(FILE *out) {
     static const char *const sections[] = {"data", "model", "training", "output"};
@@ -234,7 +259,9 @@ static void print_usage(FILE *out) {
         fprintf(out, "%s\n", sections[s]);
         for (size_t i = 0; i < ts_train_options_count; i++) {
             const ts_train_option *r = &ts_train_options[i];
-            if (r->flag && r->help && !strcmp(r->section, sections[s])) print_option_help(out, r, &defaults);
+            if (!r->flag || !r->help || strcmp(r->section, sections[s])) continue;
+            print_option_help(out, r, &defaults);
+            if (!strcmp(r->flag, "preset")) print_presets(out);
         }
         for (size_t i = 0; i < sizeof usage_cli / sizeof usage_cli[0]; i++)
             if (!strcmp(usage_cli[i].section, sections[s])) fputs(usage_cli[i].lines, out);

@@ -76,7 +76,7 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
         {"eval_every", "2"},   {"warmup_steps", "2"},  {"lr_schedule", "cosine"}, {"arch", "transformer"}, {"d_model", "4"},
         {"heads", "2"},        {"layers", "1"},       {"ff", "6"},               {"best", "loss"},
         {"subword", "300"},    {"subword_kind", "unigram"}, {"subword_joint", "1"},
-        {"dtype", "float32"},
+        {"dtype", "float32"},  {"preset", "gru-small"},
     };
     size_t n_given = sizeof given / sizeof given[0];
     // The lines in the table's order (config.txt's), each key once.
@@ -222,5 +222,69 @@ Test(options, the_transformer_has_its_own_defaults_and_given_flags_win, .timeout
               config_has(dir, "gru", "\npatience = 3\n") && !config_has(dir, "gru", "warmup_steps"),
               "the GRU's defaults changed");
     free(config);
+    free(dir);
+}
+
+// Every preset's flags are rows it can set, each lands in the options as its
+// flag would, and --arch's defaults fill only what the preset left.
+Test(options, every_preset_sets_its_flags_and_leaves_the_rest_to_the_arch_defaults) {
+    cr_assert_str_eq(ts_train_presets[0].name, "none");
+    for (size_t p = 1; p < ts_train_presets_count; p++) {
+        ts_train_opts o = ts_train_defaults();
+        int given[TS_TRAIN_OPTIONS_MAX] = {0};
+        const ts_train_option *row = ts_train_option_by_flag("preset");
+        cr_assert_eq(ts_train_option_set(&o, row, "--preset", ts_train_presets[p].name), TS_OK, "%s", ts_last_error());
+        char out_dir[TS_RUN_NAME_SIZE];
+        cr_assert_eq(ts_train_options_finish(&o, given, out_dir), TS_OK, "preset %s: %s", ts_train_presets[p].name,
+                     ts_last_error());
+        cr_assert(ts_train_presets[p].help && *ts_train_presets[p].help, "preset %s has no help line", ts_train_presets[p].name);
+        char words[512], buf[32];
+        snprintf(words, sizeof words, "%s", ts_train_presets[p].flags);
+        char *save = NULL;
+        for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+            const ts_train_option *r = ts_train_option_by_flag(w + 2);
+            cr_assert(r, "preset %s: %s", ts_train_presets[p].name, w);
+            const char *want = r->kind == TS_OPTION_SWITCH ? "1" : strtok_r(NULL, " ", &save);
+            cr_expect_str_eq(ts_train_option_format(&o, r, buf), want, "preset %s: %s", ts_train_presets[p].name, w);
+        }
+    }
+    // A given flag wins over the preset's; the arch's default fills what neither set.
+    ts_train_opts o = ts_train_defaults();
+    int given[TS_TRAIN_OPTIONS_MAX] = {0};
+    const ts_train_option *epochs = ts_train_option_by_flag("epochs");
+    cr_assert_eq(ts_train_option_set(&o, ts_train_option_by_flag("preset"), "--preset", "transformer-small"), TS_OK);
+    cr_assert_eq(ts_train_option_set(&o, epochs, "--epochs", "3"), TS_OK);
+    given[epochs - ts_train_options] = 1;
+    char out_dir[TS_RUN_NAME_SIZE];
+    cr_assert_eq(ts_train_options_finish(&o, given, out_dir), TS_OK, "%s", ts_last_error());
+    cr_expect_eq(o.epochs, 3);
+    cr_expect_eq(o.model.hidden, 256);                   // the preset's, not the Transformer default's 128
+    cr_expect_eq(o.lr_schedule, TS_LR_PLATEAU);          // the preset's, not the Transformer default's cosine
+    cr_expect_eq(o.model.arch, TS_ARCH_TRANSFORMER);
+    cr_expect_eq(ts_train_option_set(&o, ts_train_option_by_flag("preset"), "--preset", "transformer-big"), TS_ERR_ARG);
+    cr_expect(strstr(ts_last_error(), "transformer-small") && strstr(ts_last_error(), "gru-small"), "%s", ts_last_error());
+}
+
+// train --preset: --help lists each preset with its line, a run's config.txt
+// names the preset and holds its values with the command line's winning,
+// and an unknown name exits 2 naming the choices.
+Test(options, train_preset_from_the_command_line, .timeout = 120) {
+    char *dir = test_tmpdir(), *out = NULL;
+    cr_assert_eq(test_runf(&out, "'%s' train --help", TS_PROGRAM), 0, "%s", out);
+    for (size_t p = 1; p < ts_train_presets_count; p++) {
+        char line[128];
+        snprintf(line, sizeof line, "    %s ", ts_train_presets[p].name);
+        cr_expect(strstr(out, line), "--help does not list preset %s:\n%s", ts_train_presets[p].name, out);
+    }
+    free(out);
+    cr_assert_eq(test_runf(&out, "'%s' train --preset gru-small --toy-pairs 200 --emb 16 --steps 1 --show 0 --beam 0 --out %s/g",
+                           TS_PROGRAM, dir), 0, "%s", out);
+    free(out);
+    cr_expect(config_has(dir, "g", "\npreset = gru-small\n") && config_has(dir, "g", "\nmax_len = 10\n") &&
+              config_has(dir, "g", "\nhidden = 256\n") && config_has(dir, "g", "\nbatch = 64\n") &&
+              config_has(dir, "g", "\nemb = 16\n"), "the preset's values or the given --emb lost");
+    cr_assert_eq(test_runf(&out, "'%s' train --preset gru-smal --out %s/x", TS_PROGRAM, dir), 2, "%s", out);
+    cr_expect(strstr(out, "gru-small"), "%s", out);
+    free(out);
     free(dir);
 }

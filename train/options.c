@@ -44,6 +44,15 @@ static int subword_kind_parse(ts_train_opts *o, const char *text) {
 }
 static const char *lr_schedule_name(const ts_train_opts *o) { return ts_lr_schedule_name(o->lr_schedule); }
 static int lr_schedule_parse(ts_train_opts *o, const char *text) { return ts_lr_schedule_parse(text, &o->lr_schedule); }
+static const char *preset_name(const ts_train_opts *o) { return ts_train_presets[o->preset].name; }
+static int preset_parse(ts_train_opts *o, const char *text) {
+    char names[256] = "";
+    for (size_t i = 0; i < ts_train_presets_count; i++) {
+        if (!strcmp(text, ts_train_presets[i].name)) return o->preset = (int)i, TS_OK;
+        if (i) snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i > 1 ? ", " : "", ts_train_presets[i].name);
+    }
+    return ts_fail(TS_ERR_ARG, "unknown preset '%s' (choose %s; train --help lists them)", text, names);
+}
 static const char *optim_name(const ts_train_opts *o) { return ts_optim_name(o->optim); }
 static int optim_parse(ts_train_opts *o, const char *text) { return ts_optim_parse(text, &o->optim); }
 
@@ -95,6 +104,11 @@ const ts_train_option ts_train_options[] = {
     // model
     // The architecture and the Transformer's sizes: config.txt has them only when given (a GRU run's file
     // stays as it was); the checkpoint has them with the model.
+    // A preset fills the rows not given (ts_train_apply_arch_defaults); config.txt names it only when given.
+    {.flag = "preset", .key = "preset", CHOICE(preset, "none", preset), .use = SAME | TS_OPTION_IF_GIVEN,
+     .section = "model", .meta = "NAME",
+     .help = "a named recipe: its flags, below, fill in what the command line and\n"
+             "--config do not give (flags given win)"},
     {.flag = "arch", .key = "arch", CHOICE(model.arch, "gru", arch), .use = SAME | TS_OPTION_IF_GIVEN, .section = "model",
      .meta = "NAME", .help = "gru or transformer (default {}; docs/models.md)"},
     {.flag = "d-model", .key = "d_model", INT(model.d_model, 1, TS_MODEL_MAX_HIDDEN, 0), .use = SAME | TS_OPTION_IF_GIVEN,
@@ -234,6 +248,45 @@ const ts_arch_default ts_arch_defaults[] = {
 };
 const size_t ts_arch_defaults_count = sizeof ts_arch_defaults / sizeof ts_arch_defaults[0];
 
+// The named recipes of --preset, each a measured run's flags (Marian's
+// --task): docs/models.md has their figures. Row 0 is "no preset".
+const ts_train_preset ts_train_presets[] = {
+    {"none", NULL, ""},
+    {"transformer-small",
+     "the Tatoeba recipe: Transformer d 256, 4 heads, 2 layers, BPE 4000 a side,\n"
+     "sentences of at most 10 tokens, 10 epochs (Tatoeba dev BLEU 0.31-0.35)",
+     "--max-len 10 --arch transformer --hidden 256 --heads 4 --layers 2 --ff 1024 --dropout 0.1 "
+     "--warmup-steps 400 --lr 0.001 --batch 64 --epochs 10 --lr-schedule plateau --lr-decay 0.5 "
+     "--patience 3 --subword 4000"},
+    {"gru-small",
+     "the GRU on real data: Bahdanau attention, emb and hidden 256, words,\n"
+     "sentences of at most 10 tokens, 10 epochs (Tatoeba dev BLEU 0.26-0.27)",
+     "--max-len 10 --emb 256 --hidden 256 --batch 64 --epochs 10"},
+};
+const size_t ts_train_presets_count = sizeof ts_train_presets / sizeof ts_train_presets[0];
+
+// Preset p's flags into o for each row not given[]; given[] marks them (so
+// --arch's defaults leave them alone). A bad flag in the table: TS_ERR_ARG.
+static int apply_preset(ts_train_opts *o, const ts_train_preset *p, int given[]) {
+    char words[512];
+    if (snprintf(words, sizeof words, "%s", p->flags) >= (int)sizeof words)
+        return ts_fail(TS_ERR_ARG, "preset %s: its flags are too long", p->name);
+    char *save = NULL;
+    for (char *word = strtok_r(words, " ", &save); word; word = strtok_r(NULL, " ", &save)) {
+        const ts_train_option *r = strncmp(word, "--", 2) ? NULL : ts_train_option_by_flag(word + 2);
+        if (!r || r->kind == TS_OPTION_TEXT)  // a preset names no file: its texts would not outlive this call
+            return ts_fail(TS_ERR_ARG, "preset %s: '%s' is not a flag it can set", p->name, word);
+        const char *value = r->kind == TS_OPTION_SWITCH ? "1" : strtok_r(NULL, " ", &save);
+        if (!value) return ts_fail(TS_ERR_ARG, "preset %s: %s has no value", p->name, word);
+        size_t i = (size_t)(r - ts_train_options);
+        if (given[i]) continue;
+        int rc = ts_train_option_set(o, r, word, value);
+        if (rc) return ts_fail(rc, "preset %s: %s", p->name, ts_last_error());
+        given[i] = 1;
+    }
+    return TS_OK;
+}
+
 void *ts_train_option_field(ts_train_opts *o, const ts_train_option *r) { return (char *)o + r->offset; }
 
 static const void *field_of(const ts_train_opts *o, const ts_train_option *r) { return (const char *)o + r->offset; }
@@ -321,15 +374,19 @@ int ts_train_option_set(ts_train_opts *o, const ts_train_option *r, const char *
 }
 
 int ts_train_options_finish(ts_train_opts *o, const int given[], char default_out[TS_RUN_NAME_SIZE]) {
+    int set[TS_TRAIN_OPTIONS_MAX];  // given, or set by the preset
+    memcpy(set, given, sizeof(int) * ts_train_options_count);
+    if ((size_t)o->preset >= ts_train_presets_count) return ts_fail(TS_ERR_ARG, "preset %d does not exist", o->preset);
+    int rc = apply_preset(o, &ts_train_presets[o->preset], set);
+    if (rc) return rc;
     for (size_t i = 0; i < ts_arch_defaults_count; i++) {
         const ts_arch_default *d = &ts_arch_defaults[i];
         const ts_train_option *r = ts_train_option_by_flag(d->flag);
-        if (d->arch != o->model.arch || !r || given[r - ts_train_options]) continue;
-        int rc = ts_train_option_set(o, r, d->flag, d->value);
-        if (rc) return rc;
+        if (d->arch != o->model.arch || !r || set[r - ts_train_options]) continue;
+        if ((rc = ts_train_option_set(o, r, d->flag, d->value))) return rc;
     }
     // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
-    if (!given[ts_train_option_by_flag("decoder") - ts_train_options])
+    if (!set[ts_train_option_by_flag("decoder") - ts_train_options])
         o->model.decoder = o->model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
     if (!o->out_dir) {
         time_t now = time(NULL);

@@ -71,12 +71,22 @@ typedef struct {
 extern const ts_arch_default ts_arch_defaults[];
 extern const size_t ts_arch_defaults_count;
 
+// A named recipe (train --preset NAME): `flags` as on the command line
+// ("--arch transformer --hidden 256 ..."), numbers and choices only.
+typedef struct {
+    const char *name, *help;  // help: one or two lines for train --help
+    const char *flags;
+} ts_train_preset;
+extern const ts_train_preset ts_train_presets[];  // [0]: "none"
+extern const size_t ts_train_presets_count;
+
 // The size of the default run directory's name, "runs/20261127-075050".
 #define TS_RUN_NAME_SIZE 64
 
 // What every front end (tinyseq train, tinyseq_train, Python through it)
 // does once the options given are set, for each row i not given[i] (i
-// indexes ts_train_options): the defaults of o->model.arch, the decoder that
+// indexes ts_train_options): o->preset's flags (ts_train_presets), then the
+// defaults of o->model.arch, the decoder that
 // goes with the attention (bahdanau with bahdanau, else luong), and without
 // --out the run directory runs/<date-time>, written into default_out, which
 // o->out_dir then points to. TS_OK, or a bad table's TS_ERR_ARG.

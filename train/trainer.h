@@ -33,6 +33,8 @@ int ts_best_parse(const char *text, ts_best_by *by);
 typedef struct {
     ts_dataset_opts data;      // corpus, dev and test sets, vocabularies, subwords (data/dataset.h)
     // model: vocabulary sizes are filled from the data
+    int preset;                // a named recipe of train/options.c's ts_train_presets (0: none); its flags fill
+                               // what was not given, before --arch's defaults
     ts_model_config model;
     // optimisation
     ts_optim_kind optim;
