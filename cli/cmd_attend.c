@@ -453,8 +453,8 @@ int ts_cmd_attend(int argc, char **argv) {
         m = pick_matrix(&heads, &choice, &v);
         describe_choice(title, sizeof title, &heads, &choice, search);
     } else {
-        snprintf(title, sizeof title, "attention: %s (%s decoder), %s", ts_attn_name(cfg->attn),
-                 ts_decoder_name(cfg->decoder), search);
+        char what[160];
+        snprintf(title, sizeof title, "attention: %s, %s", ts_model_attention_title(cfg, what, sizeof what), search);
     }
     fprintf(shown, "%s\n\n", title);
 

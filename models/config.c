@@ -134,6 +134,15 @@ char *ts_model_transformer_sizes(const ts_model_config *c, char *buf, size_t n) 
     return buf;
 }
 
+char *ts_model_attention_title(const ts_model_config *c, char *buf, size_t n) {
+    if (c->arch == TS_ARCH_TRANSFORMER)  // the search keeps the last layer's cross-attention head mean
+        snprintf(buf, n, "transformer cross-attention, layer %d (the last of %d), mean of %d heads", c->layers - 1,
+                 c->layers, c->heads);
+    else
+        snprintf(buf, n, "%s (%s decoder)", ts_attn_name(c->attn), ts_decoder_name(c->decoder));
+    return buf;
+}
+
 int ts_model_memory_width(const ts_model_config *c) { return c->bidirectional ? 2 * c->hidden : c->hidden; }
 
 int ts_model_check_ids(ts_ctx *ctx, const char *what, const int *ids, size_t n, int vocab) {

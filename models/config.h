@@ -72,6 +72,11 @@ void ts_model_config_default_sizes(ts_model_config *cfg);
 // (n bytes): how info, eval and train describe a Transformer. Returns buf.
 char *ts_model_transformer_sizes(const ts_model_config *cfg, char *buf, size_t n);
 
+// What a search's attention rows (ts_hypothesis.attention) are, for titles:
+// "bahdanau (bahdanau decoder)", or "transformer cross-attention, layer 1
+// (the last of 2), mean of 4 heads". Writes at most n bytes to buf; returns buf.
+char *ts_model_attention_title(const ts_model_config *cfg, char *buf, size_t n);
+
 // One field of ts_model_config as files and messages name it. The table
 // ts_model_fields is the one list of the fields: checkpoints write and read
 // them in its order (infer/load.c), averaging and resuming compare them. An

@@ -188,6 +188,12 @@ Test(cli_transformer, report_and_eval_align_run_on_a_transformer, .timeout = 60)
     char *html = test_read_file(path, &len);
     cr_assert(len > 1000 && strstr(html, "</html>"), "report.html of %zu bytes", len);
     free(html);
+    // The per-epoch figure names what it draws: the Transformer's cross-attention head mean, not a GRU's attention.
+    snprintf(path, sizeof path, "%s/a/attention-1.svg", dir);
+    char *svg = test_read_file(path, NULL);
+    cr_assert(strstr(svg, "attention: transformer cross-attention, layer 1 (the last of 2), mean of 2 heads, epoch 1") &&
+                  !strstr(svg, "bahdanau"), "%.600s", svg);
+    free(svg);
     rc = test_runf(&out, "cd %s && %s corpus --toy --n 40 --seed 9 --align gold.txt > toy.tsv", dir, TS_PROGRAM);
     free(must("corpus --toy --align", out, rc));
     rc = test_runf(&out, "%s eval --model %s/a/last.ckpt --corpus %s/toy.tsv --align %s/gold.txt --show 0", TS_PROGRAM,

@@ -418,12 +418,12 @@ int ts_rundir_write_attention(const char *dir, const ts_run_point *at, const ts_
         const char *w = j < (size_t)h->len ? ts_vocab_word(tgt_vocab, h->tokens[j]) : h->ended ? "<eos>" : "<cut>";
         target[j] = w ? w : "<unk>";
     }
-    char name[64], path[4096], title[1024], epoch[32];
+    char name[64], path[4096], title[1024], epoch[32], what[160];
     if (at->epoch_end) snprintf(name, sizeof name, "attention-%s.svg", ts_run_point_epoch(epoch, at));
     else snprintf(name, sizeof name, "attention-step-%ld.svg", at->step);
     // The reference under the title, so that a wrong output looks wrong.
-    int used = snprintf(title, sizeof title, "attention: %s (%s decoder), epoch %s, step %ld, greedy\nreference:",
-                        ts_attn_name(cfg->attn), ts_decoder_name(cfg->decoder), ts_run_point_epoch(epoch, at), at->step);
+    int used = snprintf(title, sizeof title, "attention: %s, epoch %s, step %ld, greedy\nreference:",
+                        ts_model_attention_title(cfg, what, sizeof what), ts_run_point_epoch(epoch, at), at->step);
     for (int k = 0; k < pair->tgt_len && used < (int)sizeof title; k++)
         used += snprintf(title + used, sizeof title - (size_t)used, " %s", pair->tgt[k]);
     int rc = ts_path_join(path, sizeof path, dir, name);
