@@ -365,6 +365,7 @@ int ts_cmd_attend(int argc, char **argv) {
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0],
                         .positional = take_sentence, .context = &list};
     int parsed = ts_cli_parse(&spec, argc, argv);
+    if (parsed < 0 && !model_path && ts_cli_model_hint(cmd, list.items, list.n)) parsed = TS_EXIT_USAGE;
     if (parsed < 0 && list.n > 1) parsed = ts_cli_quote_hint(cmd, "attend reads one SENTENCE", list.items, list.n);
     if (parsed < 0 && svg_path && json_path && !strcmp(svg_path, "-") && !strcmp(json_path, "-")) {
         ts_cli_error(cmd, 0, "--svg - and --json - cannot share standard output; name a file for one");

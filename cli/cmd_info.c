@@ -5,6 +5,7 @@
 // the loader's errors; an inference-only checkpoint (no state.* keys) simply
 // has no training state.
 #include "cli/cli.h"
+#include "cli/common.h"
 
 #include "infer/load.h"
 #include "viz/render.h"
@@ -314,6 +315,7 @@ int ts_cmd_info(int argc, char **argv) {
     ts_translator t;
     if (ts_ckpt_load(path, NULL, &ck) || ts_translator_from_ckpt(ck, &t)) {
         ts_cli_error(cmd, 1, "cannot load model '%s'", path);
+        ts_cli_checkpoint_hint(cmd, cmd, path, "best.ckpt");
         ts_ckpt_free(ck);
         return TS_EXIT_FAIL;
     }

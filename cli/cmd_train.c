@@ -436,6 +436,7 @@ static int train_command(int argc, char **argv, char **config_text) {
             ts_cli_error(rank, 0, "%s", ts_last_error());
         } else if (!dist.quiet) {
             ts_cli_error(cmd, 0, "%s", ts_last_error());
+            if (o.resume) ts_cli_checkpoint_hint(cmd, "--resume", o.resume, "last.ckpt");
         }
         fflush(stdout);
         fflush(stderr);

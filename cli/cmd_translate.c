@@ -193,6 +193,7 @@ int ts_cmd_translate(int argc, char **argv) {
     // not four one-word ones.
     int one_word_each = n_sentences > 1;
     for (int i = 0; one_word_each && i < n_sentences; i++) one_word_each = !strpbrk(sentences[i], " \t");
+    if (parsed < 0 && !model_path && ts_cli_model_hint(cmd, sentences, n_sentences)) parsed = TS_EXIT_USAGE;
     if (parsed < 0 && one_word_each) {
         char why[128];
         snprintf(why, sizeof why, "%d SENTENCE arguments of one word each", n_sentences);

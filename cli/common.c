@@ -31,11 +31,7 @@ int ts_cli_load_model(const char *command, const char *model_path, const char *m
                                  "(--beam 1) it changes nothing: leave --beam at its default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) " or give K > 1");
     if (ts_translator_map(model_path, t)) {  // inference only: the weights stay in the file's mapping
         ts_cli_error(command, 1, "cannot load the model");
-        char best[4200];
-        struct stat st;
-        snprintf(best, sizeof best, "%s/best.ckpt", model_path);
-        if (stat(model_path, &st) == 0 && S_ISDIR(st.st_mode) && stat(best, &st) == 0)  // a run directory
-            fprintf(stderr, "%s: did you mean --model %s?\n", command, best);
+        ts_cli_checkpoint_hint(command, "--model", model_path, "best.ckpt");
         return TS_EXIT_FAIL;
     }
     t->length_penalty = lp;
@@ -44,6 +40,46 @@ int ts_cli_load_model(const char *command, const char *model_path, const char *m
     // changes. Unasked, they would run on one core while the other waits.
     ts_blas_set_threads(ts_blas_threads());
     return -1;
+}
+
+int ts_cli_checkpoint_hint(const char *command, const char *flag, const char *path, const char *name) {
+    char inside[4200];
+    struct stat st;
+    snprintf(inside, sizeof inside, "%s/%s", path, name);
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || stat(inside, &st) != 0) return 0;  // not a run directory
+    fprintf(stderr, "%s: did you mean %s%s%s?\n", command, flag, *flag ? " " : "", inside);
+    return 1;
+}
+
+// words[0..n) for the shell, joined as one quoted argument.
+static void print_quoted(const char *const *words, int n) {
+    fputc('\'', stderr);
+    for (int i = 0; i < n; i++) {
+        if (i) fputc(' ', stderr);
+        for (const char *c = words[i]; *c; c++)
+            if (*c == '\'') fputs("'\\''", stderr);
+            else fputc(*c, stderr);
+    }
+    fputc('\'', stderr);
+}
+
+int ts_cli_model_hint(const char *command, const char *const *words, int n) {
+    struct stat st;
+    if (n < 1 || stat(words[0], &st) != 0) return 0;
+    char best[4200];
+    snprintf(best, sizeof best, "%s/best.ckpt", words[0]);
+    int dir = S_ISDIR(st.st_mode);
+    const char *model = dir && stat(best, &st) == 0 ? best : words[0];
+    fprintf(stderr, "%s: '%s' is a %s, not a sentence: the model goes after --model:\n  %s --model %s", command,
+            words[0], dir ? "directory" : "file", command, model);
+    int one_word_each = 1;  // typed unquoted: one sentence; else each argument is one
+    for (int i = 1; i < n; i++) one_word_each &= !strpbrk(words[i], " \t");
+    for (int i = 1; i < n; i += one_word_each ? n : 1) {
+        fputc(' ', stderr);
+        print_quoted(words + i, one_word_each ? n - 1 : 1);
+    }
+    fputc('\n', stderr);
+    return 1;
 }
 
 int ts_cli_check_output(const char *command, const char *what, const char *path, int force, int stdout_ok) {
@@ -82,13 +118,8 @@ char *ts_cli_read_stream(FILE *f, size_t limit, size_t *len) {
 }
 
 int ts_cli_quote_hint(const char *command, const char *why, const char *const *words, int n) {
-    fprintf(stderr, "%s: %s; quote the sentence to give it whole:\n  %s --model CKPT '", command, why, command);
-    for (int i = 0; i < n; i++) {
-        if (i) fputc(' ', stderr);
-        for (const char *c = words[i]; *c; c++)
-            if (*c == '\'') fputs("'\\''", stderr);
-            else fputc(*c, stderr);
-    }
-    fputs("'\n", stderr);
+    fprintf(stderr, "%s: %s; quote the sentence to give it whole:\n  %s --model CKPT ", command, why, command);
+    print_quoted(words, n);
+    fputc('\n', stderr);
     return TS_EXIT_USAGE;
 }

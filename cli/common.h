@@ -35,6 +35,16 @@ int ts_cli_grow_arena(ts_ctx *ctx, const char *what);
 int ts_cli_load_model(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
                       long beam, ts_translator *t);
 
+// When `path` is a directory holding `name` (a run directory: best.ckpt,
+// last.ckpt), prints "CMD: did you mean FLAG PATH/NAME?" and returns 1; else 0.
+int ts_cli_checkpoint_hint(const char *command, const char *flag, const char *path, const char *name);
+
+// For SENTENCE arguments given without --model: when words[0] names a file or
+// directory (the model, --model forgotten), prints "CMD: 'W' is a file, not a
+// sentence" and the command with --model W (W/best.ckpt for a run directory)
+// and the other words quoted as one sentence; returns 1. Else 0.
+int ts_cli_model_hint(const char *command, const char *const *words, int n);
+
 // For SENTENCE arguments that were meant as one (typed unquoted): prints
 // "CMD: <why>; quote the sentence to give it whole:" and the command with
 // words[0..n) joined and quoted for the shell. Returns TS_EXIT_USAGE.

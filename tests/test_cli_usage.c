@@ -92,11 +92,43 @@ Test(cli_usage, a_run_directory_given_as_model_suggests_its_best_checkpoint) {
                   rc, out);
         free(out);
     }
-    char *out;  // a directory that is not a run: no suggestion
+    char *out, want[4400];  // a directory that is not a run: no suggestion
     int rc = test_runf(&out, "%s info '%s'", TS_PROGRAM, dir);
     cr_assert(rc == 1 && strstr(out, "is a directory, not a checkpoint") && !strstr(out, "did you mean"), "exit %d\n%s",
               rc, out);
     free(out);
+    // info and --resume given the run directory name the checkpoint inside.
+    rc = test_runf(&out, "%s info '%s'", TS_PROGRAM, run);
+    snprintf(want, sizeof want, "did you mean tinyseq info %s/best.ckpt?", run);
+    cr_assert(rc == 1 && strstr(out, want), "exit %d\n%s", rc, out);
+    free(out);
+    rc = test_runf(&out, "%s train --toy-pairs 100 --resume '%s' --out '%s'", TS_PROGRAM, run, run);
+    snprintf(want, sizeof want, "did you mean --resume %s/last.ckpt?", run);
+    cr_assert(rc != 0 && strstr(out, want), "exit %d\n%s", rc, out);
+    free(out);
+}
+
+// The checkpoint typed where the sentence goes (--model forgotten): the
+// hint is the command with --model, not the path quoted into the sentence.
+Test(cli_usage, a_checkpoint_given_without_model_suggests_model) {
+    const struct {
+        const char *args, *want;
+    } cases[] = {
+        {"translate '%s/best.ckpt' hello", "translate --model %s/best.ckpt 'hello'"},
+        {"translate '%s/best.ckpt' the cat", "translate --model %s/best.ckpt 'the cat'"},
+        {"translate '%s' 'the cat' 'a dog'", "translate --model %s/best.ckpt 'the cat' 'a dog'"},
+        {"attend '%s/best.ckpt' 'the cat .'", "attend --model %s/best.ckpt 'the cat .'"},
+        {"attend '%s'", "attend --model %s/best.ckpt\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[8600], want[8600], *out;
+        snprintf(args, sizeof args, cases[i].args, run);
+        snprintf(want, sizeof want, cases[i].want, run);
+        int rc = test_runf(&out, "%s %s", TS_PROGRAM, args);
+        cr_assert(rc == 2 && strstr(out, "not a sentence: the model goes after --model") && strstr(out, want) &&
+                      !strstr(out, "--model CKPT"), "%s: exit %d\n%s", args, rc, out);
+        free(out);
+    }
 }
 
 // attend reads its sentence from standard input as translate does.

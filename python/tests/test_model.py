@@ -114,6 +114,11 @@ def test_a_corrupt_checkpoint_raises_format_error(models, tmp_path):
             tinyseq.load(str(path))
     with pytest.raises(tinyseq.FileError):
         tinyseq.load(str(tmp_path))  # a directory
+    run = tmp_path / "run"  # a run directory: the error names the checkpoint inside
+    run.mkdir()
+    (run / "best.ckpt").write_bytes(data)
+    with pytest.raises(tinyseq.FileError, match=r"did you mean tinyseq.load\('.*run/best.ckpt'\)"):
+        tinyseq.load(str(run))
 
 
 def test_bad_arguments_raise_before_or_inside_c(models):

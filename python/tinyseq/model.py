@@ -1,6 +1,7 @@
 """A trained model: load, translate, attend, eval, info."""
 import ctypes
 import json
+import os
 import threading
 
 import numpy as np
@@ -173,5 +174,9 @@ def load(path):
     """Loads a checkpoint written by tinyseq train (a run's best.ckpt)."""
     raw = encode(path, "path")
     handle = ctypes.c_void_p()
+    best = os.path.join(os.fsdecode(raw), "best.ckpt")
+    if os.path.isdir(raw) and os.path.isfile(best):  # a run directory: its model is inside
+        raise _capi.FileError(f"{os.fsdecode(raw)} is a directory, not a checkpoint; did you mean "
+                              f"tinyseq.load({best!r})?", -5)
     call("load", raw, ctypes.byref(handle))
     return Model(handle.value, path if isinstance(path, str) else raw.decode("utf-8", "replace"))
