@@ -629,3 +629,22 @@ Test(cli_train, dev_tsv_repeats_the_final_dev_line_with_eval, .timeout = 120) {
     free(eval_out);
     free(dir);
 }
+
+// A run says how long it is before it starts (--arch transformer's 20
+// epochs are not the GRU's 5), and its progress lines count the epochs and
+// give the whole run's ETA beside the epoch's.
+Test(cli_train, a_run_says_its_length_and_the_whole_runs_eta, .timeout = 120) {
+    char *dir = test_tmpdir(), *out;
+    int rc = test_runf(&out, "%s train --arch transformer --d-model 8 --heads 2 --layers 1 --toy-pairs 60 --show 0 "
+                             "--beam 0 --out %s/t", TS_PROGRAM, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "\nlength: 20 epochs (--epochs) of 2 batches, 40 steps\n"), "%s", out);
+    cr_assert(strstr(out, "\nepoch 1/20: 2/2 batches, ") && strstr(out, ", run 0:"), "%s", out);
+    cr_assert(strstr(out, "\nepoch 20/20: 2/2 batches, ") && strstr(out, "ETA 0:00, run 0:00\n"), "%s", out);
+    free(out);
+    rc = test_runf(&out, "%s train --toy-pairs 60 --emb 8 --hidden 8 --steps 3 --show 0 --beam 0 --out %s/s", TS_PROGRAM, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "\nlength: 3 steps (--steps), 2 batches an epoch\n"), "%s", out);
+    free(out);
+    free(dir);
+}

@@ -36,7 +36,8 @@ static void format_duration(char *buf, size_t n, double seconds) {
     else snprintf(buf, n, "%ld:%02ld", s / 60, s % 60);
 }
 
-void ts_progress_show(ts_progress *p, FILE *log, long epoch, long position, size_t total, double loss, int final) {
+void ts_progress_show(ts_progress *p, FILE *log, long epoch, long epochs, long position, size_t total, long step,
+                      double loss, int final) {
     if (!log) return;
     int tty = isatty(fileno(log));
     double elapsed = ts_progress_now() - p->started;
@@ -45,19 +46,22 @@ void ts_progress_show(ts_progress *p, FILE *log, long epoch, long position, size
     p->last_log = elapsed;
     double rate = ts_progress_rate(p);
     double per_batch = position > 0 ? p->step_seconds / (double)position : 0;
-    char eta[32];
+    char eta[32], run_eta[32] = "?", of[32] = "";
     format_duration(eta, sizeof eta, per_batch * (double)(total - (size_t)position));
+    long done = step - p->first_step, left = p->last_step - step;
+    if (done > 0 && left >= 0) format_duration(run_eta, sizeof run_eta, elapsed / (double)done * (double)left);
+    if (epochs > 0) snprintf(of, sizeof of, "/%ld", epochs);
     if (tty) {
         int width = 24, filled = total ? (int)((double)position / (double)total * width) : 0;
         char bar[64];
         for (int i = 0; i < width; i++) bar[i] = i < filled ? '=' : i == filled ? '>' : ' ';
         bar[width] = '\0';
-        fprintf(log, "\r\033[Kepoch %ld [%s] %ld/%zu  loss %.4f  %.0f tok/s  ETA %s", epoch + 1, bar, position, total,
-                loss, rate, eta);
+        fprintf(log, "\r\033[Kepoch %ld%s [%s] %ld/%zu  loss %.4f  %.0f tok/s  ETA %s, run %s", epoch + 1, of, bar,
+                position, total, loss, rate, eta, run_eta);
         if (final) fputc('\n', log);
     } else {
-        fprintf(log, "epoch %ld: %ld/%zu batches, loss %.4f, %.0f tok/s, ETA %s\n", epoch + 1, position, total, loss,
-                rate, eta);
+        fprintf(log, "epoch %ld%s: %ld/%zu batches, loss %.4f, %.0f tok/s, ETA %s, run %s\n", epoch + 1, of, position,
+                total, loss, rate, eta, run_eta);
     }
     fflush(log);
 }
@@ -102,6 +106,12 @@ void ts_progress_banner(FILE *out, const ts_progress_start *st) {
         fprintf(out, "model: %s attention, %s decoder%s, emb %d, hidden %d, %zu parameters; %s lr %g, batch %ld\n",
                 ts_attn_name(cfg->attn), ts_decoder_name(cfg->decoder), cfg->bidirectional ? ", bidirectional" : "",
                 cfg->emb, cfg->hidden, st->parameters, ts_optim_name(o->optim), st->lr, o->batch);
+    // How long: a user should not have to know --arch transformer's 20 epochs.
+    if (o->steps > 0)
+        fprintf(out, "length: %ld steps (--steps), %ld batches an epoch\n", o->steps, st->batches);
+    else
+        fprintf(out, "length: %ld epochs (--epochs) of %ld batches, %ld steps%s\n", o->epochs, st->batches,
+                o->epochs * st->batches, o->patience < o->epochs ? "; fewer if dev loss stops improving (--patience)" : "");
     // The regularisers and the final search are defaults a user may not expect: say them.
     char search[32] = "";
     if (o->beam > 1) snprintf(search, sizeof search, " and beam %ld", o->beam);

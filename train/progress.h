@@ -19,6 +19,8 @@ typedef struct {
     double step_seconds;                       // this epoch's steps in this run
     double measured_tokens, measured_seconds;  // steps after the warm-up
     double run_tokens, run_seconds;            // every step of this run, warm-up included
+    long last_step;                            // the step the run ends after (its epochs' or --steps')
+    long first_step;                           // the step this run started from (a resumed run's is not 0)
 } ts_progress;
 
 // A monotonic clock, in seconds.
@@ -31,10 +33,13 @@ double ts_progress_rate(const ts_progress *p);
 // warm-up when `measured`).
 void ts_progress_step(ts_progress *p, double seconds, int tokens, int measured);
 
-// Where epoch `epoch` (0-based) stands: `position` of `total` batches done,
-// `loss` its mean so far. At most every 0.1 s on a terminal, 5 s elsewhere,
-// unless `final`. Nothing when log is NULL.
-void ts_progress_show(ts_progress *p, FILE *log, long epoch, long position, size_t total, double loss, int final);
+// Where epoch `epoch` (0-based) of `epochs` stands: `position` of `total`
+// batches done, `loss` its mean so far, the epoch's ETA and the whole run's
+// (from the wall time per step of this run so far, evaluations included, to
+// p->last_step; `step` the steps done). At most every 0.1 s on a terminal,
+// 5 s elsewhere, unless `final`. Nothing when log is NULL.
+void ts_progress_show(ts_progress *p, FILE *log, long epoch, long epochs, long position, size_t total, long step,
+                      double loss, int final);
 
 // "  heads: best-aligned layer L head H, aer A; each layer's head mean M0 M1 .."
 // on out, from a Transformer's (layers, heads + 1) AER table (infer/evaluate.h).
@@ -55,10 +60,12 @@ typedef struct {
     int ranks, parts;        // the data-parallel group and the parts of a batch
     int resumed;             // then where: step, epoch (0-based), position in it
     long step, epoch, position;
+    long batches;            // batches in an epoch
 } ts_progress_start;
 
 // The lines before the first step on out: data-parallel parts (when a batch
-// is cut), kernels, data, model, regularisers and final search, resume point.
+// is cut), kernels, data, model, how long it runs (epochs or steps, batches
+// an epoch, what may stop it sooner), regularisers and final search, resume point.
 void ts_progress_banner(FILE *out, const ts_progress_start *st);
 
 // The first n dev pairs (rows of dev, in the units of `trained`) with their

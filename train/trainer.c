@@ -93,7 +93,8 @@ static int count_up(long *counter, long n, const char *name) {
 
 static void show_progress(trainer *t, size_t total, int final) {
     double loss = t->s.epoch_tokens ? t->s.epoch_loss_sum / (double)t->s.epoch_tokens : NAN;
-    ts_progress_show(&t->progress, t->opts->log, t->s.epoch, t->s.position, total, loss, final);
+    ts_progress_show(&t->progress, t->opts->log, t->s.epoch, t->opts->steps > 0 ? 0 : t->opts->epochs, t->s.position,
+                     total, t->s.step, loss, final);
 }
 
 // The value of the caller's stop flag (0: carry on).
@@ -488,10 +489,13 @@ int ts_train(const ts_train_opts *o, ts_train_report *report) {
         ts_progress_start st = {.opts = o, .model = &cfg, .parameters = ts_params_size(&t.model->params),
                                 .lr = t.optim.lr, .n_train = t.data.split.n_train, .n_dev = t.data.n_dev,
                                 .ranks = t.dist->size, .parts = t.shards.count, .resumed = resume != NULL,
-                                .step = t.s.step, .epoch = t.s.epoch, .position = t.s.position};
+                                .step = t.s.step, .epoch = t.s.epoch, .position = t.s.position,
+                                .batches = (long)ts_batcher_count(t.data.batcher)};
         ts_progress_banner(o->out, &st);
     }
     t.progress.started = ts_progress_now();
+    t.progress.first_step = t.s.step;
+    t.progress.last_step = o->steps > 0 ? o->steps : max_epochs * (long)ts_batcher_count(t.data.batcher);
     int stop = (o->steps > 0 && t.s.step >= o->steps) || t.s.epoch >= max_epochs, interrupted = 0;
     while (!stop) {
         // Replay this epoch's batch order from its starting RNG state.
