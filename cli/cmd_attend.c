@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -63,8 +64,9 @@ static const char usage[] =
     "  --head H         that head (0 = the first) instead of the heads' mean\n"
     "  --self enc|dec   encoder self-attention (source x source) or the decoder's\n"
     "                   (output step x decoder input <sos> y_1 ..; causal) instead\n"
-    "  --heads          every layer x head and each layer's mean as small multiples\n"
-    "                   (terminal; --svg draws them as one grid)\n";
+    "  --heads          every layer x head and each layer's mean as small multiples,\n"
+    "                   as many a line as the terminal's width (or $COLUMNS) fits,\n"
+    "                   with a line of the colour scale (--svg draws them as one grid)\n";
 
 static const char *cmd = "tinyseq attend";
 
@@ -138,6 +140,16 @@ static enum ts_term_mode term_mode(const char *when, FILE *out) {
     // always: the colours the terminal claims, at least 256.
     enum ts_term_mode m = ts_term_mode_choose(1, NULL, getenv("COLORTERM"), getenv("TERM"));
     return m == TS_TERM_TRUECOLOR ? m : TS_TERM_256;
+}
+
+// The columns --heads fits on out: the terminal's, else $COLUMNS (a pipe
+// into a pager of known width), else 0 (the renderer's 80).
+static int term_width(FILE *out) {
+    struct winsize ws;
+    if (isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    const char *columns = getenv("COLUMNS");
+    long n = columns ? strtol(columns, NULL, 10) : 0;
+    return n > 0 && n < 10000 ? (int)n : 0;
 }
 
 // What one translation produced, with its labels; everything owned.
@@ -272,16 +284,19 @@ static shown_matrix pick_matrix(const ts_heads *h, const head_choice *c, const a
                           {info->rows_target ? "target" : "source", info->cols_target ? "decoder input" : "source"}};
 }
 
-// "attention: transformer cross-attention, layer 1 (the last of 2), mean of 4 heads, greedy"
+// "attention: transformer cross-attention, layer 1 (the last of 2), mean of 4 heads, greedy", or for
+// --heads "attention: transformer cross-attention, greedy\nevery layer (2) x head (4) and each layer's mean"
 static void describe_choice(char *out, size_t size, const ts_heads *h, const head_choice *c, const char *search) {
     int layer = c->layer_given ? (int)c->layer : h->layers - 1;
     int n = snprintf(out, size, "attention: transformer %s, ", ts_head_views[c->view].title);
-    if (c->grid) n += snprintf(out + n, size - (size_t)n, "every layer (%d) x head (%d) and each layer's mean", h->layers,
-                               h->heads);
-    else n += snprintf(out + n, size - (size_t)n, "layer %d (%s of %d), ", layer,
+    if (c->grid) {  // two lines: the grid's line fits a terminal of 80 columns
+        snprintf(out + n, size - (size_t)n, "%s\nevery layer (%d) x head (%d) and each layer's mean", search, h->layers,
+                 h->heads);
+        return;
+    }
+    n += snprintf(out + n, size - (size_t)n, "layer %d (%s of %d), ", layer,
                        layer == h->layers - 1 ? "the last" : layer == 0 ? "the first" : "one", h->layers);
-    if (c->grid) snprintf(out + n, size - (size_t)n, ", %s", search);
-    else if (c->head_given) snprintf(out + n, size - (size_t)n, "head %ld of %d, %s", c->head, h->heads, search);
+    if (c->head_given) snprintf(out + n, size - (size_t)n, "head %ld of %d, %s", c->head, h->heads, search);
     else snprintf(out + n, size - (size_t)n, "mean of %d heads, %s", h->heads, search);
 }
 
@@ -459,7 +474,7 @@ int ts_cmd_attend(int argc, char **argv) {
     }
     fprintf(shown, "%s\n\n", title);
 
-    ts_term_opts term = {.mode = term_mode(color, shown), .values = values};
+    ts_term_opts term = {.mode = term_mode(color, shown), .values = values, .width = term_width(shown)};
     const double *weights = m.weights;  // (m.rows, m.cols)
     if (choice.grid && (status = make_grid(&grid, &heads, &choice, &v, title))) goto done;
     if (choice.grid ? ts_render_heatmap_grid_term(shown, &grid.g, &term)

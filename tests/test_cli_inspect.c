@@ -599,7 +599,7 @@ Test(cli_inspect, attend_on_a_transformer_says_which_matrix_it_shows_and_picks_o
     rc = test_runf(&out, "%s attend --model '%s' --self dec --heads --svg %s/dec.svg 'le chat dort .'", TS_PROGRAM,
                    ckpt_transformer, dir);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
-    cr_assert(strstr(out, "decoder self-attention, every layer (2) x head (2)"), "%s", out);
+    cr_assert(strstr(out, "decoder self-attention, beam 5\nevery layer (2) x head (2)"), "%s", out);
     cr_assert(strstr(out, "layer 0  ") && strstr(out, "layer 1  ") && strstr(out, "head 1") && strstr(out, "mean"),
               "the terminal grid titles its panels:\n%s", out);
     free(out);
@@ -628,6 +628,43 @@ Test(cli_inspect, attend_on_a_transformer_says_which_matrix_it_shows_and_picks_o
                       "--self %s: the %s axis is \"%s\"", views[k][0], a == 1 ? "column" : "row", views[k][a]);
         }
         free(svg);
+    }
+}
+
+// Terminal columns of a UTF-8 line (every character here is one column wide).
+static int line_cols(const char *line, size_t len) {
+    int cols = 0;
+    for (size_t i = 0; i < len; i++) cols += ((unsigned char)line[i] & 0xc0) != 0x80;
+    return cols;
+}
+
+// --heads fits the terminal's width (here $COLUMNS, the output a pipe):
+// fewer heads a line, the source words over the panels, and the scale.
+Test(cli_inspect, attend_heads_fits_the_width_with_word_labels_and_a_scale) {
+    const char *sentence = "le chat noir ne mange pas le pain blanc de la petite fille .";
+    const int widths[] = {80, 60, 200};
+    for (int w = 0; w < 3; w++) {
+        char *out;
+        int rc = test_runf(&out, "COLUMNS=%d %s attend --model '%s' --heads '%s'", widths[w], TS_PROGRAM,
+                           ckpt_transformer, sentence);
+        cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+        int widest = 0, heads_lines = 0;
+        for (char *line = out, *end; *line; line = end + 1) {
+            end = strchr(line, '\n');
+            if (!end) end = line + strlen(line);
+            int cols = line_cols(line, (size_t)(end - line));
+            if (strncmp(line, "source: ", 8) && strncmp(line, "output: ", 8) && strncmp(line, "tinyseq attend: ", 16))
+                widest = cols > widest ? cols : widest;
+            heads_lines += !strncmp(line, "layer 0  head 0", 15);
+            if (!*end) break;
+        }
+        cr_assert(widest <= widths[w], "COLUMNS=%d: a line of %d columns:\n%s", widths[w], widest, out);
+        cr_assert_eq(heads_lines, 1, "%s", out);
+        // At 60 columns one panel a line: "head 1" starts a line of its own; at 200 all three share one.
+        cr_assert(widths[w] == 60 ? strstr(out, "\n         head 1") != NULL : strstr(out, "head 0  ") != NULL, "%s", out);
+        cr_assert(strstr(out, "chat") && strstr(out, "mange") && strstr(out, "peti"), "the source words:\n%s", out);
+        cr_assert(strstr(out, "\nscale: weight w as the digit round(9 w)"), "%s", out);
+        free(out);
     }
 }
 

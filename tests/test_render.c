@@ -479,8 +479,12 @@ Test(render, grid_panels_narrower_than_their_titles_keep_the_titles_whole) {
     FILE *f = open_memstream(&buf, &len);
     cr_assert_eq(ts_render_heatmap_grid_term(f, &g, NULL), TS_OK, "%s", ts_last_error());
     fclose(f);
-    // Plain cells are " d" (two columns); the last title is padded to its panel's width.
-    cr_assert_str_eq(buf, "layer 0  head 0  mean  \n"
-                          "he        9       2\n", "got:\n%s", buf);
+    // Plain cells are " d" (two columns); the last title is padded to its panel's width. The
+    // source word over each panel's cell, and the scale under the grid.
+    cr_assert_str_eq(buf, "         he      he\n"
+                          "layer 0  head 0  mean  \n"
+                          "he        9       2\n"
+                          "\n"
+                          "scale: weight w as the digit round(9 w), '.' for 0\n", "got:\n%s", buf);
     free(buf);
 }

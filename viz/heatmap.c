@@ -86,7 +86,7 @@ static int check_matrix(const char *who, const double *weights, size_t T, size_t
 
 // ---- terminal --------------------------------------------------------------
 
-enum { TERM_LABEL_COLS = 24, TERM_LINE_COLS = 80 };
+enum { TERM_LABEL_COLS = 24, TERM_LINE_COLS = 80, GRID_WORD_LINES = 3, GRID_WORD_COLS = 2 * GRID_WORD_LINES - 1 };
 
 static void spaces(FILE *out, int n) {
     for (; n > 0; n--) fputc(' ', out);
@@ -431,61 +431,130 @@ static void grid_cell(FILE *out, double w, enum ts_term_mode mode) {
     else fprintf(out, " %ld", digit);
 }
 
+// The source words over a line of panels with cells 2 columns wide, where
+// a staircase would climb one line a word: staggered over GRID_WORD_LINES
+// lines, each panel's column i on line i % GRID_WORD_LINES from the first
+// column of its cell (xs[k] for column k of the line, labelled
+// source[k % C]), each word cut to GRID_WORD_COLS and to end before the next
+// word of its line.
+static void staggered_words(FILE *out, const char *const *source, size_t C, const int *xs, size_t n) {
+    for (size_t line = 0; line < GRID_WORD_LINES && line < C; line++) {
+        int at = 0;
+        size_t k = 0;
+        while (k < n && (k % C) % GRID_WORD_LINES != line) k++;
+        while (k < n) {
+            size_t next = k + 1;
+            while (next < n && (next % C) % GRID_WORD_LINES != line) next++;
+            int room = next < n ? xs[next] - xs[k] - 1 : GRID_WORD_COLS;
+            label word;
+            label_make(&word, source, k % C, room < GRID_WORD_COLS ? (room < 1 ? 1 : room) : GRID_WORD_COLS);
+            spaces(out, xs[k] - at);
+            fputs(word.text, out);
+            at = xs[k] + word.cols;
+            k = next;
+        }
+        fputc('\n', out);
+    }
+}
+
+// The scale of grid_cell's cells in one line: "scale: 0 ▕  ▏.25 ..", or the
+// digits' rule in PLAIN.
+static void grid_legend(FILE *out, enum ts_term_mode mode) {
+    if (mode == TS_TERM_PLAIN) {
+        fputs("scale: weight w as the digit round(9 w), '.' for 0\n", out);
+        return;
+    }
+    fputs("scale:", out);
+    static const double stops[] = {0, 0.25, 0.5, 0.75, 1};
+    static const char *const names[] = {"0", ".25", ".5", ".75", "1"};
+    for (int k = 0; k < 5; k++) {
+        fprintf(out, " %s ", names[k]);
+        grid_cell(out, stops[k], mode);
+        if (mode != TS_TERM_SHADE) fputs("\x1b[0m", out);
+    }
+    fputc('\n', out);
+}
+
 int ts_render_heatmap_grid_term(FILE *out, const ts_heatmap_grid *g, const ts_term_opts *opts) {
     int status = check_grid("render heatmap grid", g);
     if (status) return status;
     enum ts_term_mode mode = opts ? opts->mode : TS_TERM_PLAIN;
+    int width = opts && opts->width > 0 ? opts->width : TERM_LINE_COLS;
     if (mode < TS_TERM_PLAIN || mode > TS_TERM_TRUECOLOR)
         return ts_fail(TS_ERR_ARG, "render heatmap grid: unknown terminal mode %d", (int)mode);
-    label *all = labels_make(g->target, g->R, NULL, 0, TERM_LABEL_COLS);
+    // Labels are cut shorter on a narrow terminal: a sixth of it, 6 to 24 columns.
+    int label_cols = width / 6 < 6 ? 6 : width / 6 > TERM_LABEL_COLS ? TERM_LABEL_COLS : width / 6;
+    label *all = labels_make(g->target, g->R, NULL, 0, label_cols);
     size_t n_titles = g->rows + g->cols;
     label *titles = malloc(n_titles * sizeof *titles);  // grid row titles, then column titles
-    if (!all || !titles) {
+    int *xs = malloc(g->cols * g->C * sizeof *xs);      // where the source columns start over a line of panels
+    if (!all || !titles || !xs) {
         free(all);
         free(titles);
+        free(xs);
         return ts_fail(TS_ERR_NOMEM, "render heatmap grid: no memory for labels");
     }
-    for (size_t r = 0; r < g->rows; r++) label_make(&titles[r], g->row_titles, r, TERM_LABEL_COLS);
+    for (size_t r = 0; r < g->rows; r++) label_make(&titles[r], g->row_titles, r, label_cols);
     // A panel is as wide as its cells or its title ("head 1"), whichever is
     // wider, so a short output does not cut the titles.
     int panel_cols = (int)(2 * g->C);
     for (size_t c = 0; c < g->cols; c++) {
-        label_make(&titles[g->rows + c], g->col_titles, c, TERM_LABEL_COLS);
+        label_make(&titles[g->rows + c], g->col_titles, c, label_cols);
         if (titles[g->rows + c].cols > panel_cols) panel_cols = titles[g->rows + c].cols;
     }
     int row_cols = 0;
     for (size_t j = 0; j < g->R; j++) row_cols = all[j].cols > row_cols ? all[j].cols : row_cols;
     for (size_t r = 0; r < g->rows; r++) row_cols = titles[r].cols > row_cols ? titles[r].cols : row_cols;
+    // As many panels a line as fit the width (at least one): a grid row too
+    // wide goes on over several lines of panels.
+    size_t per_line = (size_t)((width - row_cols) / (2 + panel_cols));
+    if (per_line < 1) per_line = 1;
+    if (per_line > g->cols) per_line = g->cols;
     for (size_t r = 0; r < g->rows; r++) {
-        // The grid row's title, then each panel's title over it.
-        fputs(titles[r].text, out);
-        spaces(out, row_cols - titles[r].cols);
-        for (size_t c = 0; c < g->cols; c++) {
-            const label *t = &titles[g->rows + c];
-            spaces(out, 2);
-            fputs(t->text, out);
-            spaces(out, panel_cols - t->cols);
-        }
-        fputc('\n', out);
-        for (size_t j = 0; j < g->R; j++) {
-            fputs(all[j].text, out);
-            spaces(out, row_cols - all[j].cols);
-            for (size_t c = 0; c < g->cols; c++) {
-                const double *w = g->panels[r * g->cols + c];  // (R, C)
+        for (size_t first = 0; first < g->cols; first += per_line) {
+            size_t last = first + per_line < g->cols ? first + per_line : g->cols;
+            if (r || first) fputc('\n', out);
+            // The source words over this line's panels, then the grid row's
+            // title and each panel's title.
+            size_t n = 0;
+            for (size_t c = first; c < last; c++)
+                for (size_t i = 0; i < g->C; i++) xs[n++] = row_cols + 2 + (int)(c - first) * (2 + panel_cols) + 2 * (int)i;
+            if (r == 0) staggered_words(out, g->source, g->C, xs, n);
+            fputs(first ? "" : titles[r].text, out);
+            spaces(out, row_cols - (first ? 0 : titles[r].cols));
+            for (size_t c = first; c < last; c++) {
+                const label *t = &titles[g->rows + c];
                 spaces(out, 2);
-                for (size_t i = 0; i < g->C; i++) {
-                    if (w) grid_cell(out, w[j * g->C + i], mode);
-                    else spaces(out, 2);
-                }
-                if (mode != TS_TERM_PLAIN && mode != TS_TERM_SHADE) fputs("\x1b[0m", out);
-                if (c + 1 < g->cols) spaces(out, panel_cols - (int)(2 * g->C));
+                fputs(t->text, out);
+                spaces(out, panel_cols - t->cols);
             }
             fputc('\n', out);
+            for (size_t j = 0; j < g->R; j++) {
+                fputs(all[j].text, out);
+                spaces(out, row_cols - all[j].cols);
+                for (size_t c = first; c < last; c++) {
+                    const double *w = g->panels[r * g->cols + c];  // (R, C)
+                    spaces(out, 2);
+                    for (size_t i = 0; i < g->C; i++) {
+                        if (w) grid_cell(out, w[j * g->C + i], mode);
+                        else spaces(out, 2);
+                    }
+                    if (mode != TS_TERM_PLAIN && mode != TS_TERM_SHADE) fputs("\x1b[0m", out);
+                    if (c + 1 < last) spaces(out, panel_cols - (int)(2 * g->C));
+                }
+                fputc('\n', out);
+            }
         }
-        if (r + 1 < g->rows) fputc('\n', out);
+        if (status) break;
+    }
+    if (!status) {
+        fputc('\n', out);
+        grid_legend(out, mode);
     }
     free(all);
     free(titles);
+    free(xs);
+    if (status) return status;
     return ferror(out) ? ts_fail(TS_ERR_IO, "render heatmap grid: write error") : TS_OK;
 }
 

@@ -9,6 +9,7 @@
 typedef struct {
     enum ts_term_mode mode;
     int values;  // also print each weight with two decimals (PLAIN always does)
+    int width;   // the terminal's columns that a grid fits (0: 80)
 } ts_term_opts;
 
 // Writes the heatmap, one line per target token. PLAIN is a table with the
@@ -55,11 +56,14 @@ typedef struct {
     const char *title;               // on top, or NULL; lines after the first are a caption
 } ts_heatmap_grid;
 
-// The grid in the terminal: each grid row's panels side by side, two
-// columns a cell (shade characters or colour as opts->mode; PLAIN, for
-// files and pipes, writes each weight as one digit, round(9 w), '.' for
-// 0), the panel titles above them, the row labels left of the first panel.
-// Needs rows, cols, R, C >= 1.
+// The grid in the terminal, fitting opts->width: each grid row's panels side
+// by side, as many a line as fit (at least one; the rest on the next lines),
+// two columns a cell (shade characters or colour as opts->mode; PLAIN, for
+// files and pipes, writes each weight as one digit, round(9 w), '.' for 0),
+// the source words over the first grid row's panels (staggered over 3
+// lines, each word cut to 5 columns), the panel titles above them, the row labels
+// left of the first panel (labels cut to a sixth of the width, 6 to 24
+// columns), then a line with the scale of the cells. Needs rows, cols, R, C >= 1.
 int ts_render_heatmap_grid_term(FILE *out, const ts_heatmap_grid *g, const ts_term_opts *opts);
 
 // The grid as a standalone SVG figure: panels of small cells on the viridis
