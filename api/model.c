@@ -192,7 +192,7 @@ int tinyseq_info(const tinyseq_model *m, char **json) {
         fputs(", ", text.f);
         ts_render_json_string(text.f, f->key);
         fputs(": ", text.f);
-        if (f->name_of) ts_render_json_string(text.f, f->name_of(value));
+        if (f->set.names) ts_render_json_string(text.f, ts_names_name(f->set.names, value));
         else fprintf(text.f, "%d", value);
     }
     size_t parameters = 0;

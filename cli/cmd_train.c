@@ -20,30 +20,25 @@ typedef struct {
     const ts_train_option *row;
 } option_target;
 
-// Two rows in a row with one flag take a count or a file.
-static int count_or_text(const ts_train_option *r) {
-    return r->flag && r + 1 < ts_train_options + ts_train_options_count && r[1].flag && !strcmp(r[1].flag, r->flag);
-}
-
 static int choose_option(const char *command, const char *flag, const char *value, void *target) {
     const option_target *t = target;
     const ts_train_option *r = t->row;
     if (r->kind == TS_OPTION_CHOICE) {
-        if (!r->parse(t->o, value)) return -1;
+        if (!ts_names_parse(r->set->names, value, (int *)ts_train_option_field(t->o, r))) return -1;
         ts_cli_error(command, 1, "--%s", flag);
         return TS_EXIT_USAGE;
     }
     char *end;
     long n = strtol(value, &end, 10);
     int whole = end != value && *end == '\0';
-    if (count_or_text(r) && !whole) {
+    if (ts_train_option_takes_file(r) && !whole) {
         *(const char **)ts_train_option_field(t->o, r + 1) = value;
         ts_train_option_set_whole(t->o, r, 0);
         return -1;
     }
-    if (ts_parse_int(command, flag, value, (long)r->lo, (long)r->hi, &n)) return TS_EXIT_USAGE;
+    if (ts_parse_int(command, flag, value, (long)r->set->lo, (long)r->set->hi, &n)) return TS_EXIT_USAGE;
     ts_train_option_set_whole(t->o, r, n);
-    if (count_or_text(r)) *(const char **)ts_train_option_field(t->o, r + 1) = NULL;
+    if (ts_train_option_takes_file(r)) *(const char **)ts_train_option_field(t->o, r + 1) = NULL;
     return -1;
 }
 
@@ -52,15 +47,15 @@ static ts_flag flag_of(const ts_train_option *r, ts_train_opts *o, option_target
     void *field = ts_train_option_field(o, r);
     *target = (option_target){o, r};
     switch (r->kind) {
-    case TS_OPTION_SWITCH: return (ts_flag)TS_SWITCH(r->flag, field);
-    case TS_OPTION_REAL: return (ts_flag)TS_DOUBLE(r->flag, field, r->lo, r->hi);
-    case TS_OPTION_TEXT: return (ts_flag)TS_STRING(r->flag, field);
+    case TS_OPTION_SWITCH: return (ts_flag)TS_SWITCH(r->set->flag, field);
+    case TS_OPTION_REAL: return (ts_flag)TS_DOUBLE(r->set->flag, field, r->set->lo, r->set->hi);
+    case TS_OPTION_TEXT: return (ts_flag)TS_STRING(r->set->flag, field);
     case TS_OPTION_INT:
-        if (r->size == sizeof(long) && !count_or_text(r)) return (ts_flag)TS_INT(r->flag, field, r->lo, r->hi);
+        if (r->size == sizeof(long) && !ts_train_option_takes_file(r)) return (ts_flag)TS_INT(r->set->flag, field, r->set->lo, r->set->hi);
         break;
     case TS_OPTION_CHOICE: break;
     }
-    return (ts_flag)TS_CHOICE(r->flag, target, choose_option);
+    return (ts_flag)TS_CHOICE(r->set->flag, target, choose_option);
 }
 
 // ---- --config FILE -------------------------------------------------------------
@@ -134,7 +129,7 @@ static int apply_config(const char *path, const ts_cli_spec *spec, char **text) 
         }
         int is_switch = r && r->kind == TS_OPTION_SWITCH;
         // A number option whose default 0 is outside its flag's range: 0 is "not given".
-        int unset_zero = r && r->kind == TS_OPTION_INT && r->value == 0 && r->lo > 0;
+        int unset_zero = r && r->kind == TS_OPTION_INT && r->set->value == 0 && r->set->lo > 0;
         if (fact || !*value || ((unset_zero || is_switch) && !strcmp(value, "0")) ||
             (r->kind == TS_OPTION_TEXT && r->absent && !strcmp(value, r->absent)))
             continue;  // a fact, or the option's default
@@ -143,7 +138,7 @@ static int apply_config(const char *path, const ts_cli_spec *spec, char **text) 
             status = TS_EXIT_USAGE;
             break;
         }
-        snprintf(flag, sizeof flag, "--%s", r->flag);
+        snprintf(flag, sizeof flag, "--%s", r->set->flag);
         char *args[3] = {(char *)"train", flag, value};
         ts_cli_spec at_line = *spec;
         at_line.command = where;
@@ -197,9 +192,9 @@ static const char usage_tail[] =
 // "{}" replaced by the default and each further line indented to the help.
 static void print_option_help(FILE *out, const ts_train_option *r, const ts_train_opts *defaults) {
     char head[64], number[32];
-    snprintf(head, sizeof head, "--%s%s%s", r->flag, r->meta ? " " : "", r->meta ? r->meta : "");
+    snprintf(head, sizeof head, "--%s%s%s", r->set->flag, r->set->meta ? " " : "", r->set->meta ? r->set->meta : "");
     fprintf(out, "  %-16s  ", head);
-    for (const char *p = r->help; *p; p++) {
+    for (const char *p = r->set->help; *p; p++) {
         if (p[0] == '{' && p[1] == '}') {
             fputs(ts_train_option_format(defaults, r, number), out);
             p++;
@@ -259,9 +254,9 @@ static void print_usage(FILE *out) {
         fprintf(out, "%s\n", sections[s]);
         for (size_t i = 0; i < ts_train_options_count; i++) {
             const ts_train_option *r = &ts_train_options[i];
-            if (!r->flag || !r->help || strcmp(r->section, sections[s])) continue;
+            if (!r->set->flag || !r->set->help || strcmp(r->section, sections[s])) continue;
             print_option_help(out, r, &defaults);
-            if (!strcmp(r->flag, "preset")) print_presets(out);
+            if (!strcmp(r->set->flag, "preset")) print_presets(out);
         }
         for (size_t i = 0; i < sizeof usage_cli / sizeof usage_cli[0]; i++)
             if (!strcmp(usage_cli[i].section, sections[s])) fputs(usage_cli[i].lines, out);
@@ -381,7 +376,7 @@ static int train_command(int argc, char **argv, char **config_text) {
     size_t n_flags = 0;
     for (size_t i = 0; i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if (!r->flag || (i > 0 && count_or_text(r - 1))) continue;
+        if (!r->set->flag || (i > 0 && ts_train_option_takes_file(r - 1))) continue;
         flags[n_flags] = flag_of(r, &o, &targets[n_flags]);
         flags[n_flags].given = &given[i];
         n_flags++;

@@ -13,9 +13,9 @@
 static const char *const kind_names[] = {[TS_SUBWORD_UNIGRAM] = "unigram", [TS_SUBWORD_BPE] = "bpe"};
 _Static_assert(sizeof kind_names / sizeof *kind_names == TS_SUBWORD_KIND_COUNT, "a name per kind");
 
-const char *ts_subword_kind_name(enum ts_subword_kind kind) {
-    return (unsigned)kind < TS_SUBWORD_KIND_COUNT ? kind_names[kind] : NULL;
-}
+const char *ts_subword_kind_name(int kind) { return kind >= 0 && kind < TS_SUBWORD_KIND_COUNT ? kind_names[kind] : NULL; }
+
+const ts_names ts_subword_kind_names = {.what = "subword kind", .count = TS_SUBWORD_KIND_COUNT, .name = ts_subword_kind_name};
 
 int ts_subword_vocab(const ts_subword *sw, ts_vocab **out) {
     *out = NULL;

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tensor/names.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -40,7 +42,8 @@ typedef struct ts_corpus ts_corpus;  // data/corpus.h
 enum ts_subword_kind { TS_SUBWORD_UNIGRAM = 0, TS_SUBWORD_BPE, TS_SUBWORD_KIND_COUNT };
 
 // "unigram", "bpe"; NULL for a value out of range.
-const char *ts_subword_kind_name(enum ts_subword_kind kind);
+const char *ts_subword_kind_name(int kind);
+extern const ts_names ts_subword_kind_names;
 
 typedef struct {
     enum ts_subword_kind kind;

@@ -13,9 +13,9 @@ static int same_config(const ts_translator *a, const ts_translator *b, const cha
         if (f && !ts_model_field_applies(f, x->arch)) continue;  // the architectures differ at the first row
         const char *label = f ? f->label : "max_len";
         long vx = f ? ts_model_field_get(x, f) : a->max_len, vy = f ? ts_model_field_get(y, f) : b->max_len;
-        if (vx != vy && f && f->name_of)  // a named value: "dtype float32", not "dtype 1"
+        if (vx != vy && f && f->set.names)  // a named value: "dtype float32", not "dtype 1"
             return ts_fail(TS_ERR_ARG, "%s has %s %s, %s has %s: only checkpoints of one model average", b_path, label,
-                           f->name_of((int)vy), a_path, f->name_of((int)vx));
+                           ts_names_name(f->set.names, (int)vy), a_path, ts_names_name(f->set.names, (int)vx));
         if (vx != vy)
             return ts_fail(TS_ERR_ARG, "%s has %s %ld, %s has %ld: only checkpoints of one model average", b_path, label,
                            vy, a_path, vx);

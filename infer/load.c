@@ -45,7 +45,7 @@ int ts_model_to_ckpt(ts_ckpt *ck, const ts_translator *t) {
         if (!saves(&m->cfg, f)) continue;
         char key[64];
         snprintf(key, sizeof key, "model.%s", f->key);
-        rc = f->name_of ? ts_ckpt_set(ck, key, f->name_of(value)) : ts_ckpt_set_int(ck, key, value);
+        rc = f->set.names ? ts_ckpt_set(ck, key, ts_names_name(f->set.names, value)) : ts_ckpt_set_int(ck, key, value);
     }
     if (!rc) rc = ts_ckpt_set_int(ck, "data.max_len", t->max_len);
     if (!rc) rc = ts_ckpt_set(ck, "data.normalisation", "nfc-lowercase-punct-split");
@@ -99,9 +99,9 @@ static int check_params(const ts_ckpt *ck, const ts_model_config *cfg) {
     char model[128] = "";  // the names the file gives, "dot/bahdanau"
     for (int i = 0; i < ts_model_field_count; i++) {
         const ts_model_field *f = &ts_model_fields[i];
-        if (f->name_of && saves(cfg, f))
+        if (f->set.names && saves(cfg, f))
             snprintf(model + strlen(model), sizeof model - strlen(model), "%s%s", *model ? "/" : "",
-                     f->name_of(ts_model_field_get(cfg, f)));
+                     ts_names_name(f->set.names, ts_model_field_get(cfg, f)));
     }
     ts_param_shape layout[TS_SEQ2SEQ_MAX_PARAMS];
     int n;
@@ -142,15 +142,15 @@ static int field_from_ckpt(const ts_ckpt *ck, const ts_model_field *f, ts_model_
         if (!present) return TS_OK;  // a file older than the field: 0
     }
     int value = 0;
-    if (f->name_of) {
+    if (f->set.names) {
         const char *name;
         int rc = ts_ckpt_get_string(ck, key, &name);
-        if (!rc && (rc = f->parse(name, &value)))
+        if (!rc && (rc = ts_names_parse(f->set.names, name, &value)))
             rc = name_file(ck, ts_fail(TS_ERR_FORMAT, "header '%s': %s", key, ts_last_error()));
         if (rc) return rc;
     } else {
         int64_t number;
-        int rc = ts_ckpt_get_int(ck, key, f->lo, f->hi, &number);
+        int rc = ts_ckpt_get_int(ck, key, (int64_t)f->set.lo, (int64_t)f->set.hi, &number);
         if (rc) return rc;
         value = (int)number;
     }

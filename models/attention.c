@@ -84,22 +84,15 @@ _Static_assert(sizeof table / sizeof table[0] == TS_ATTN_COUNT, "one row per ts_
 
 const ts_attention_row *ts_attention_kind(ts_attn_type type) { return &table[type]; }
 
-const char *ts_attn_name(ts_attn_type type) { return type >= 0 && type < TS_ATTN_COUNT ? table[type].name : "?"; }
+const char *ts_attn_name(int type) { return type >= 0 && type < TS_ATTN_COUNT ? table[type].name : "?"; }
+
+// "additive" is the score's other name.
+const ts_names ts_attn_names = {.what = "attention", .count = TS_ATTN_COUNT, .name = ts_attn_name, .alias = "additive", .alias_value = TS_ATTN_BAHDANAU};
 
 int ts_attn_parse(const char *name, ts_attn_type *type) {
-    char names[256] = "";
-    for (int i = 0; i < TS_ATTN_COUNT; i++) {
-        if (!strcmp(name, table[i].name)) {
-            *type = (ts_attn_type)i;
-            return TS_OK;
-        }
-        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", table[i].name);
-    }
-    if (!strcmp(name, "additive")) {
-        *type = TS_ATTN_BAHDANAU;
-        return TS_OK;
-    }
-    return ts_fail(TS_ERR_ARG, "unknown attention '%s' (%s)", name, names);
+    int v, rc = ts_names_parse(&ts_attn_names, name, &v);
+    if (!rc) *type = (ts_attn_type)v;
+    return rc;
 }
 
 int ts_attention_specs(ts_attention *a, const ts_model_config *c, ts_param_spec *out) {

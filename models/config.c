@@ -12,78 +12,81 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const decoder_names[TS_DECODER_COUNT] = {
-    [TS_DECODER_BAHDANAU] = "bahdanau", [TS_DECODER_LUONG] = "luong"};
-
-const char *ts_decoder_name(ts_decoder_type type) {
-    return type >= 0 && type < TS_DECODER_COUNT ? decoder_names[type] : "?";
+const char *ts_decoder_name(int type) {
+    static const char *const names[TS_DECODER_COUNT] = {[TS_DECODER_BAHDANAU] = "bahdanau", [TS_DECODER_LUONG] = "luong"};
+    return type >= 0 && type < TS_DECODER_COUNT ? names[type] : "?";
 }
+
+const ts_names ts_decoder_names = {.what = "decoder", .count = TS_DECODER_COUNT, .name = ts_decoder_name};
 
 int ts_decoder_parse(const char *name, ts_decoder_type *type) {
-    for (int i = 0; i < TS_DECODER_COUNT; i++)
-        if (!strcmp(name, decoder_names[i])) {
-            *type = (ts_decoder_type)i;
-            return TS_OK;
-        }
-    return ts_fail(TS_ERR_ARG, "unknown decoder '%s' (bahdanau, luong)", name);
-}
-
-static const char *attn_name(int v) { return ts_attn_name((ts_attn_type)v); }
-static int attn_parse(const char *name, int *v) {
-    ts_attn_type t = TS_ATTN_NONE;
-    int rc = ts_attn_parse(name, &t);
-    if (!rc) *v = (int)t;
+    int v, rc = ts_names_parse(&ts_decoder_names, name, &v);
+    if (!rc) *type = (ts_decoder_type)v;
     return rc;
 }
-static const char *decoder_name(int v) { return ts_decoder_name((ts_decoder_type)v); }
-static int decoder_parse(const char *name, int *v) {
-    ts_decoder_type t = TS_DECODER_BAHDANAU;
-    int rc = ts_decoder_parse(name, &t);
-    if (!rc) *v = (int)t;
-    return rc;
-}
-static const char *arch_name(int v) { return ts_arch_name((ts_model_arch)v); }
-static int arch_parse(const char *name, int *v) {
-    ts_model_arch a = TS_ARCH_GRU;
-    int rc = ts_arch_parse(name, &a);
-    if (!rc) *v = (int)a;
-    return rc;
-}
-
-static const char *dtype_name(int v) { return ts_dtype_name(v); }
-static int dtype_parse(const char *name, int *v) { return ts_dtype_parse(name, v); }
 
 #define FIELD(f) .offset = offsetof(ts_model_config, f)
-#define NAMED(f, names) FIELD(f), .name_of = names##_name, .parse = names##_parse
 #define GRU (1u << TS_ARCH_GRU)
 #define TRANSFORMER (1u << TS_ARCH_TRANSFORMER)
 _Static_assert(sizeof(ts_attn_type) == sizeof(int) && sizeof(ts_decoder_type) == sizeof(int) &&
                sizeof(ts_model_arch) == sizeof(int) && sizeof(ts_dtype) == sizeof(int), "named fields are int-sized");
 
-// The architecture comes first: which rows a file has depends on it.
-const ts_model_field ts_model_fields[] = {
-    {.key = "architecture", .label = "architecture", .flag = "--arch", NAMED(arch, arch), .newer = 1},
-    {.key = "attention", .label = "attention", .flag = "--attn", NAMED(attn, attn), .archs = GRU},
-    {.key = "decoder", .label = "decoder", .flag = "--decoder", NAMED(decoder, decoder), .archs = GRU},
-    {.key = "bidirectional", .label = "bidirectional", .flag = "--bidirectional", FIELD(bidirectional), .lo = 0, .hi = 1,
-     .archs = GRU},
-    {.key = "embedding", .label = "embedding", .flag = "--emb", FIELD(emb), .lo = 1, .hi = TS_MODEL_MAX_EMB},
-    {.key = "hidden", .label = "hidden", .flag = "--hidden", FIELD(hidden), .lo = 1, .hi = TS_MODEL_MAX_HIDDEN},
-    {.key = "d_model", .label = "d_model", .flag = "--d-model", FIELD(d_model), .lo = 1, .hi = TS_MODEL_MAX_HIDDEN,
-     .archs = TRANSFORMER},
-    {.key = "heads", .label = "heads", .flag = "--heads", FIELD(heads), .lo = 1, .hi = TS_MODEL_MAX_HIDDEN,
-     .archs = TRANSFORMER},
-    {.key = "layers", .label = "layers", .flag = "--layers", FIELD(layers), .lo = 1, .hi = TS_MODEL_MAX_LAYERS,
-     .archs = TRANSFORMER},
-    {.key = "feed_forward", .label = "feed-forward width", .flag = "--ff", FIELD(ff), .lo = 1, .hi = TS_MODEL_MAX_FF,
-     .archs = TRANSFORMER},
-    {.key = "source_vocabulary", .label = "source vocabulary", FIELD(src_vocab), .lo = TS_MODEL_MIN_VOCAB,
-     .hi = TS_MODEL_MAX_VOCAB},
-    {.key = "target_vocabulary", .label = "target vocabulary", FIELD(tgt_vocab), .lo = TS_MODEL_MIN_VOCAB,
-     .hi = TS_MODEL_MAX_VOCAB},
-    {.key = "dtype", .label = "dtype", .flag = "--dtype", NAMED(dtype, dtype), .newer = 1},
+// The architecture comes first: which rows a file has depends on it. A
+// Transformer's sizes left at 0 (their flags' default: not given) take the
+// defaults of ts_model_config_default_sizes.
+const ts_model_field ts_model_fields[TS_FIELD_COUNT] = {
+    [TS_FIELD_ARCH] = {
+        .set = {.flag = "arch", .key = "arch", .text = "gru", .names = &ts_arch_names, .meta = "NAME",
+                .help = "gru or transformer (default {}; docs/models.md)"},
+        .key = "architecture", .label = "architecture", FIELD(arch), .newer = 1},
+    [TS_FIELD_ATTN] = {
+        .set = {.flag = "attn", .key = "attention", .text = "bahdanau", .names = &ts_attn_names, .meta = "NAME",
+                .help = "bahdanau, dot, general, concat, scaled-dot or none (default {})"},
+        .key = "attention", .label = "attention", FIELD(attn), .archs = GRU},
+    [TS_FIELD_DECODER] = {
+        .set = {.flag = "decoder", .key = "decoder", .text = "bahdanau", .names = &ts_decoder_names, .meta = "NAME",
+                .help = "bahdanau or luong (default: bahdanau for --attn bahdanau, else luong)"},
+        .key = "decoder", .label = "decoder", FIELD(decoder), .archs = GRU},
+    [TS_FIELD_BIDIRECTIONAL] = {
+        .set = {.flag = "bidirectional", .key = "bidirectional", .lo = 0, .hi = 1, .help = "bidirectional encoder"},
+        .key = "bidirectional", .label = "bidirectional", FIELD(bidirectional), .archs = GRU},
+    [TS_FIELD_EMB] = {
+        .set = {.flag = "emb", .key = "emb", .lo = 1, .hi = TS_MODEL_MAX_EMB, .value = 64, .meta = "N",
+                .help = "embedding size (default {})"},
+        .key = "embedding", .label = "embedding", FIELD(emb)},
+    [TS_FIELD_HIDDEN] = {
+        .set = {.flag = "hidden", .key = "hidden", .lo = 1, .hi = TS_MODEL_MAX_HIDDEN, .value = 128, .meta = "N",
+                .help = "hidden size (default {}; a Transformer's: below)"},
+        .key = "hidden", .label = "hidden", FIELD(hidden)},
+    [TS_FIELD_D_MODEL] = {
+        .set = {.flag = "d-model", .key = "d_model", .lo = 1, .hi = TS_MODEL_MAX_HIDDEN, .value = 0, .meta = "N",
+                .help = "transformer: model width (default: --hidden)"},
+        .key = "d_model", .label = "d_model", FIELD(d_model), .archs = TRANSFORMER},
+    [TS_FIELD_HEADS] = {
+        .set = {.flag = "heads", .key = "heads", .lo = 1, .hi = TS_MODEL_MAX_HIDDEN, .value = 0, .meta = "N",
+                .help = "transformer: attention heads, dividing --d-model (default: below)"},
+        .key = "heads", .label = "heads", FIELD(heads), .archs = TRANSFORMER},
+    [TS_FIELD_LAYERS] = {
+        .set = {.flag = "layers", .key = "layers", .lo = 1, .hi = TS_MODEL_MAX_LAYERS, .value = 0, .meta = "N",
+                .help = "transformer: layers per stack (default: below)"},
+        .key = "layers", .label = "layers", FIELD(layers), .archs = TRANSFORMER},
+    [TS_FIELD_FF] = {
+        .set = {.flag = "ff", .key = "ff", .lo = 1, .hi = TS_MODEL_MAX_FF, .value = 0, .meta = "N",
+                .help = "transformer: feed-forward width (default 4 d_model)"},
+        .key = "feed_forward", .label = "feed-forward width", FIELD(ff), .archs = TRANSFORMER},
+    [TS_FIELD_SRC_VOCAB] = {.set = {.lo = TS_MODEL_MIN_VOCAB, .hi = TS_MODEL_MAX_VOCAB}, .key = "source_vocabulary",
+                            .label = "source vocabulary", FIELD(src_vocab)},
+    [TS_FIELD_TGT_VOCAB] = {.set = {.lo = TS_MODEL_MIN_VOCAB, .hi = TS_MODEL_MAX_VOCAB}, .key = "target_vocabulary",
+                            .label = "target vocabulary", FIELD(tgt_vocab)},
+    [TS_FIELD_DTYPE] = {
+        .set = {.flag = "dtype", .key = "dtype", .text = "float32", .names = &ts_dtype_names, .meta = "NAME",
+                .help = "float64 or float32, GRU and Transformer: the parameters, the\n"
+                        "optimizer's moments, every step's numbers and the checkpoint's\n"
+                        "tensors (default {}; sums and the loss stay float64;\n"
+                        "translate, attend and eval run in the checkpoint's dtype)"},
+        .key = "dtype", .label = "dtype", FIELD(dtype), .newer = 1},
 };
-const int ts_model_field_count = (int)(sizeof ts_model_fields / sizeof ts_model_fields[0]);
+const int ts_model_field_count = TS_FIELD_COUNT;
 
 int ts_model_field_get(const ts_model_config *c, const ts_model_field *f) {
     return *(const int *)((const char *)c + f->offset);
@@ -105,27 +108,16 @@ void ts_model_config_default_sizes(ts_model_config *c) {
 
 int ts_model_config_check(const ts_model_config *c) {
     if (c->arch < 0 || c->arch >= TS_ARCH_COUNT) return ts_fail(TS_ERR_ARG, "architecture %d", (int)c->arch);
-    if (c->src_vocab < TS_MODEL_MIN_VOCAB || c->src_vocab > TS_MODEL_MAX_VOCAB)
-        return ts_fail(TS_ERR_ARG, "source vocabulary of %d words", c->src_vocab);
-    if (c->tgt_vocab < TS_MODEL_MIN_VOCAB || c->tgt_vocab > TS_MODEL_MAX_VOCAB)
-        return ts_fail(TS_ERR_ARG, "target vocabulary of %d words", c->tgt_vocab);
-    if (c->emb < 1 || c->emb > TS_MODEL_MAX_EMB)
-        return ts_fail(TS_ERR_ARG, "embedding size %d (1 to %d)", c->emb, TS_MODEL_MAX_EMB);
-    if (c->hidden < 1 || c->hidden > TS_MODEL_MAX_HIDDEN)
-        return ts_fail(TS_ERR_ARG, "hidden size %d (1 to %d)", c->hidden, TS_MODEL_MAX_HIDDEN);
-    if (c->attn < 0 || c->attn >= TS_ATTN_COUNT) return ts_fail(TS_ERR_ARG, "attention type %d", (int)c->attn);
-    if (c->decoder < 0 || c->decoder >= TS_DECODER_COUNT) return ts_fail(TS_ERR_ARG, "decoder type %d", (int)c->decoder);
-    if (c->bidirectional != 0 && c->bidirectional != 1) return ts_fail(TS_ERR_ARG, "bidirectional = %d", c->bidirectional);
-    if (c->dtype < 0 || c->dtype >= TS_DTYPE_COUNT) return ts_fail(TS_ERR_ARG, "dtype %d", c->dtype);
-    if (c->arch != TS_ARCH_TRANSFORMER) return TS_OK;
-    if (c->d_model < 1 || c->d_model > TS_MODEL_MAX_HIDDEN)
-        return ts_fail(TS_ERR_ARG, "d_model %d (1 to %d)", c->d_model, TS_MODEL_MAX_HIDDEN);
-    if (c->heads < 1 || c->heads > c->d_model || c->d_model % c->heads)
+    for (int i = 0; i < TS_FIELD_COUNT; i++) {
+        const ts_model_field *f = &ts_model_fields[i];
+        if (!ts_model_field_applies(f, c->arch)) continue;
+        int v = ts_model_field_get(c, f);
+        if (f->set.names ? v < 0 || v >= f->set.names->count : v < f->set.lo || v > f->set.hi)
+            return f->set.names ? ts_fail(TS_ERR_ARG, "%s %d (not one of its %d kinds)", f->label, v, f->set.names->count)
+                                : ts_fail(TS_ERR_ARG, "%s %d (%.0f to %.0f)", f->label, v, f->set.lo, f->set.hi);
+    }
+    if (c->arch == TS_ARCH_TRANSFORMER && c->d_model % c->heads)
         return ts_fail(TS_ERR_ARG, "heads %d do not divide d_model %d", c->heads, c->d_model);
-    if (c->layers < 1 || c->layers > TS_MODEL_MAX_LAYERS)
-        return ts_fail(TS_ERR_ARG, "layers %d (1 to %d per stack)", c->layers, TS_MODEL_MAX_LAYERS);
-    if (c->ff < 1 || c->ff > TS_MODEL_MAX_FF)
-        return ts_fail(TS_ERR_ARG, "feed-forward width %d (1 to %d)", c->ff, TS_MODEL_MAX_FF);
     return TS_OK;
 }
 

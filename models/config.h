@@ -8,6 +8,7 @@
 
 #include "autograd/graph.h"
 #include "autograd/params.h"
+#include "tensor/names.h"
 
 // The bounds of ts_model_config's sizes; the CLI and the checkpoint loader
 // read them from here.
@@ -36,7 +37,8 @@ typedef enum {
 // context into the GRU; Luong attends with s_t and combines (models/decoder.c).
 typedef enum { TS_DECODER_BAHDANAU, TS_DECODER_LUONG, TS_DECODER_COUNT } ts_decoder_type;
 
-const char *ts_decoder_name(ts_decoder_type type);  // "bahdanau", "luong"; "?" out of range
+const char *ts_decoder_name(int type);  // "bahdanau", "luong"; "?" out of range
+extern const ts_names ts_decoder_names;
 // TS_OK and *type, or TS_ERR_ARG naming the accepted names.
 int ts_decoder_parse(const char *name, ts_decoder_type *type);
 
@@ -77,23 +79,28 @@ char *ts_model_transformer_sizes(const ts_model_config *cfg, char *buf, size_t n
 // (the last of 2), mean of 4 heads". Writes at most n bytes to buf; returns buf.
 char *ts_model_attention_title(const ts_model_config *cfg, char *buf, size_t n);
 
-// One field of ts_model_config as files and messages name it. The table
-// ts_model_fields is the one list of the fields: checkpoints write and read
-// them in its order (infer/load.c), averaging and resuming compare them. An
-// architecture's own sizes are rows too, for that architecture only.
+// The fields of ts_model_config, in the order checkpoints write them.
+enum ts_model_field_id {
+    TS_FIELD_ARCH, TS_FIELD_ATTN, TS_FIELD_DECODER, TS_FIELD_BIDIRECTIONAL, TS_FIELD_EMB, TS_FIELD_HIDDEN,
+    TS_FIELD_D_MODEL, TS_FIELD_HEADS, TS_FIELD_LAYERS, TS_FIELD_FF, TS_FIELD_SRC_VOCAB, TS_FIELD_TGT_VOCAB,
+    TS_FIELD_DTYPE, TS_FIELD_COUNT
+};
+
+// One field of ts_model_config, once: how users set it (its flag, config.txt
+// key, bounds or names, default and help: train's options table points to
+// `set`), how checkpoints name it, and which architectures have it.
+// ts_model_config_check checks every field by its row; checkpoints write and
+// read the rows in order (infer/load.c), averaging and resuming compare them.
 typedef struct {
+    ts_setting set;     // set.lo, set.hi bound a number; set.names names a choice
     const char *key;    // the checkpoint header key after "model."
     const char *label;  // how messages name it
-    const char *flag;   // train's flag for it, or NULL
     size_t offset;      // of its int (or enum) in ts_model_config
-    int lo, hi;         // a number's bounds
-    const char *(*name_of)(int value);           // a named value's name; NULL for a number
-    int (*parse)(const char *name, int *value);  // and back (TS_OK or TS_ERR_ARG)
     unsigned archs;     // a bit (1u << arch) per architecture that has it; 0 for all
     int newer;          // newer than some files: written only when not 0, read as 0 when absent
 } ts_model_field;
 
-extern const ts_model_field ts_model_fields[];
+extern const ts_model_field ts_model_fields[TS_FIELD_COUNT];
 extern const int ts_model_field_count;
 
 // Field f of cfg, and setting it.

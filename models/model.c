@@ -20,18 +20,14 @@ int ts_model_attends(const ts_model_config *cfg) { return kinds[cfg->arch]->atte
 
 int ts_model_cross_heads(const ts_model_config *cfg, int *layers) { return kinds[cfg->arch]->cross_heads(cfg, layers); }
 
-const char *ts_arch_name(ts_model_arch arch) { return arch >= 0 && arch < TS_ARCH_COUNT ? kinds[arch]->name : "?"; }
+const char *ts_arch_name(int arch) { return arch >= 0 && arch < TS_ARCH_COUNT ? kinds[arch]->name : "?"; }
+
+const ts_names ts_arch_names = {.what = "architecture", .count = TS_ARCH_COUNT, .name = ts_arch_name};
 
 int ts_arch_parse(const char *name, ts_model_arch *arch) {
-    char names[256] = "";
-    for (int i = 0; i < TS_ARCH_COUNT; i++) {
-        if (!strcmp(name, kinds[i]->name)) {
-            *arch = (ts_model_arch)i;
-            return TS_OK;
-        }
-        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", kinds[i]->name);
-    }
-    return ts_fail(TS_ERR_ARG, "unknown architecture '%s' (%s)", name, names);
+    int v, rc = ts_names_parse(&ts_arch_names, name, &v);
+    if (!rc) *arch = (ts_model_arch)v;
+    return rc;
 }
 
 ts_tensor *ts_rows_select(ts_ctx *ctx, const ts_tensor *t, const int *rows, int n) {

@@ -144,7 +144,8 @@ int ts_model_attends(const ts_model_config *cfg);
 int ts_model_cross_heads(const ts_model_config *cfg, int *layers);
 
 // "gru"; "?" out of range.
-const char *ts_arch_name(ts_model_arch arch);
+const char *ts_arch_name(int arch);
+extern const ts_names ts_arch_names;
 // TS_OK and *arch, or TS_ERR_ARG naming the accepted names.
 int ts_arch_parse(const char *name, ts_model_arch *arch);
 

@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "tensor/names.h"
+
 typedef enum {
     TS_F64 = 0,  // double: zero, so a zeroed tensor (and a fresh ctx) is float64; train defaults to float32
     TS_F32,      // float
@@ -33,6 +35,7 @@ static inline const char *ts_dtype_name(int dtype) { return ts_dtypes[dtype].nam
 // The dtype named `name` ("float32", "float64") into *dtype; TS_ERR_ARG
 // with a message listing the names otherwise.
 int ts_dtype_parse(const char *name, int *dtype);
+extern const ts_names ts_dtype_names;
 
 // dst[i] = src[i] converted, for i < n (float64 -> float32 rounds to nearest).
 // dst and src may be the same dtype (a copy); they must not overlap.

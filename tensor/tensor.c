@@ -45,14 +45,10 @@ const ts_dtype_info ts_dtypes[TS_DTYPE_COUNT] = {
 };
 _Static_assert(sizeof ts_dtypes / sizeof ts_dtypes[0] == TS_DTYPE_COUNT, "one row per dtype");
 
-int ts_dtype_parse(const char *name, int *dtype) {
-    for (int d = 0; d < TS_DTYPE_COUNT; d++)
-        if (strcmp(name, ts_dtypes[d].name) == 0) {
-            *dtype = d;
-            return TS_OK;
-        }
-    return ts_fail(TS_ERR_ARG, "dtype '%s': must be float32 or float64", name);
-}
+static const char *dtype_name(int dtype) { return ts_dtypes[dtype].name; }
+const ts_names ts_dtype_names = {.what = "dtype", .count = TS_DTYPE_COUNT, .name = dtype_name};
+
+int ts_dtype_parse(const char *name, int *dtype) { return ts_names_parse(&ts_dtype_names, name, dtype); }
 
 void ts_values_convert(void *dst, int dst_dtype, const void *src, int src_dtype, size_t n) {
     if (dst_dtype == src_dtype) {

@@ -26,7 +26,9 @@ static void change(ts_train_opts *o, const ts_train_option *r) {
     case TS_OPTION_CHOICE: {
         static const char *const names[] = {"sgd", "adam", "general", "dot", "luong", "bahdanau", "bpe", "unigram",
                                              "plateau", "linear"};
-        for (size_t i = 0; i < sizeof names / sizeof names[0] && !strcmp(r->name_of(o), buf); i++) r->parse(o, names[i]);
+        char now[32];
+        for (size_t i = 0; i < sizeof names / sizeof names[0] && !strcmp(ts_train_option_format(o, r, now), buf); i++)
+            ts_train_option_set(o, r, "choice", names[i]);
         break;
     }
     }
@@ -41,15 +43,15 @@ Test(options, every_default_is_the_tables_and_its_flag_accepts_it) {
         const char *value = ts_train_option_format(&o, r, buf);
         if (r->kind == TS_OPTION_INT || r->kind == TS_OPTION_REAL) {
             double v = strtod(value, NULL);
-            if (!(r->use & TS_OPTION_NOW)) cr_expect_eq(v, r->value, "row %zu: default %s, the table says %g", i, value, r->value);
+            if (!(r->use & TS_OPTION_NOW)) cr_expect_eq(v, r->set->value, "row %zu: default %s, the table says %g", i, value, r->set->value);
             // 0 outside the range is "not given" (--steps, --max-len, --threads).
-            if (r->flag && !(r->kind == TS_OPTION_INT && v == 0 && r->lo > 0))
-                cr_expect(v >= r->lo && v <= r->hi, "--%s: default %s outside [%g, %g]", r->flag, value, r->lo, r->hi);
+            if (r->set->flag && !(r->kind == TS_OPTION_INT && v == 0 && r->set->lo > 0))
+                cr_expect(v >= r->set->lo && v <= r->set->hi, "--%s: default %s outside [%g, %g]", r->set->flag, value, r->set->lo, r->set->hi);
         } else if (r->kind == TS_OPTION_CHOICE) {
-            cr_expect_str_eq(value, r->text, "--%s", r->flag);
+            cr_expect_str_eq(value, r->set->text, "--%s", r->set->flag);
         }
-        cr_expect(!r->flag || !r->help || r->section, "--%s has a help without a section", r->flag);
-        cr_expect(r->flag || r->name, "row %zu has neither a flag nor a name for messages", i);
+        cr_expect(!r->set->flag || !r->set->help || r->section, "--%s has a help without a section", r->set->flag);
+        cr_expect(r->set->flag || r->name, "row %zu has neither a flag nor a name for messages", i);
     }
 }
 
@@ -84,14 +86,14 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
     const char *last_key = "";
     for (size_t i = 0; i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if (!r->key || !strcmp(r->key, last_key)) continue;
-        last_key = r->key;
-        if (!ts_subword_compiled() && !strncmp(r->key, "subword", 7)) continue;  // a build without SentencePiece
+        if (!r->set->key || !strcmp(r->set->key, last_key)) continue;
+        last_key = r->set->key;
+        if (!ts_subword_compiled() && !strncmp(r->set->key, "subword", 7)) continue;  // a build without SentencePiece
         size_t k = 0;
-        while (k < n_given && strcmp(given[k].key, r->key)) k++;
-        cr_assert(k < n_given, "config.txt key '%s' has no value in this test", r->key);
+        while (k < n_given && strcmp(given[k].key, r->set->key)) k++;
+        cr_assert(k < n_given, "config.txt key '%s' has no value in this test", r->set->key);
         size_t len = strlen(lines);
-        snprintf(lines + len, sizeof lines - len, "%s = %s\n", r->key, given[k].value);
+        snprintf(lines + len, sizeof lines - len, "%s = %s\n", r->set->key, given[k].value);
     }
     char *config = test_write_file(dir, "given.txt", lines, strlen(lines));
     int rc = test_runf(&out, "'%s' train --config %s --show 0 --out %s/run", TS_PROGRAM, config, dir);
@@ -204,10 +206,10 @@ Test(options, the_transformer_has_its_own_defaults_and_given_flags_win, .timeout
     for (size_t i = 0; i < ts_arch_defaults_count; i++) {
         const ts_train_option *r = ts_train_option_by_flag(ts_arch_defaults[i].flag);
         char line[128];
-        snprintf(line, sizeof line, "\n%s = %s\n", r->key, ts_arch_defaults[i].value);
+        snprintf(line, sizeof line, "\n%s = %s\n", r->set->key, ts_arch_defaults[i].value);
         // plateau, the schedule's 0, is written only when given.
         if (strcmp(ts_arch_defaults[i].value, "plateau"))
-            cr_assert(config_has(dir, "t", line), "--arch transformer without %s:%s", r->key, line);
+            cr_assert(config_has(dir, "t", line), "--arch transformer without %s:%s", r->set->key, line);
     }
     char *config = test_write_file(dir, "given.txt", "heads = 4\n", 10);
     cr_assert_eq(test_runf(&out, "'%s' train --arch transformer --config %s --epochs 3 --hidden 32 %s --out %s/g", TS_PROGRAM,

@@ -139,13 +139,14 @@ double ts_clip_factor(double norm, double max_norm) {
     return factor < 1.0 ? factor : 1.0;
 }
 
-const char *ts_optim_name(ts_optim_kind kind) { return kind == TS_OPTIM_SGD ? "sgd" : "adam"; }
+const char *ts_optim_name(int kind) { return kind == TS_OPTIM_SGD ? "sgd" : "adam"; }
+
+const ts_names ts_optim_names = {.what = "optimizer", .count = 2, .name = ts_optim_name};
 
 int ts_optim_parse(const char *name, ts_optim_kind *kind) {
-    if (!strcmp(name, "adam")) *kind = TS_OPTIM_ADAM;
-    else if (!strcmp(name, "sgd")) *kind = TS_OPTIM_SGD;
-    else return ts_fail(TS_ERR_ARG, "unknown optimizer '%s' (adam, sgd)", name);
-    return TS_OK;
+    int v, rc = ts_names_parse(&ts_optim_names, name, &v);
+    if (!rc) *kind = (ts_optim_kind)v;
+    return rc;
 }
 
 // ---- state in a checkpoint ---------------------------------------------------------

@@ -6,6 +6,7 @@
 
 #include "autograd/params.h"
 #include "ckpt/ckpt.h"
+#include "tensor/names.h"
 
 typedef enum { TS_OPTIM_ADAM, TS_OPTIM_SGD } ts_optim_kind;
 
@@ -62,7 +63,8 @@ int ts_optim_save(const ts_optim *o, const ts_params *p, ts_ckpt *ck);
 int ts_optim_load(ts_optim *o, const ts_params *p, const ts_ckpt *ck, long max_step);
 
 // "adam" / "sgd" <-> kind. Parse returns TS_ERR_ARG naming the choices.
-const char *ts_optim_name(ts_optim_kind kind);
+const char *ts_optim_name(int kind);
+extern const ts_names ts_optim_names;
 int ts_optim_parse(const char *name, ts_optim_kind *kind);
 
 #endif

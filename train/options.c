@@ -15,54 +15,27 @@
 #include <string.h>
 #include <time.h>
 
-static const char *attn_name(const ts_train_opts *o) { return ts_attn_name(o->model.attn); }
-static int attn_parse(ts_train_opts *o, const char *text) { return ts_attn_parse(text, &o->model.attn); }
-static const char *decoder_name(const ts_train_opts *o) { return ts_decoder_name(o->model.decoder); }
-static int decoder_parse(ts_train_opts *o, const char *text) { return ts_decoder_parse(text, &o->model.decoder); }
-static const char *arch_name(const ts_train_opts *o) { return ts_arch_name(o->model.arch); }
-static int arch_parse(ts_train_opts *o, const char *text) { return ts_arch_parse(text, &o->model.arch); }
-static const char *dtype_name(const ts_train_opts *o) { return ts_dtype_name(o->model.dtype); }
-static int dtype_parse(ts_train_opts *o, const char *text) { return ts_dtype_parse(text, &o->model.dtype); }
-static const char *const best_names[] = {[TS_BEST_BLEU] = "bleu", [TS_BEST_LOSS] = "loss"};
-_Static_assert(sizeof best_names / sizeof *best_names == TS_BEST_COUNT, "a name per criterion");
+static const char *best_name(int by) { return by >= 0 && by < TS_BEST_COUNT ? (const char *[]){"bleu", "loss"}[by] : NULL; }
+const ts_names ts_best_names = {.what = "criterion", .count = TS_BEST_COUNT, .name = best_name};
 
-const char *ts_best_name(ts_best_by by) { return (unsigned)by < TS_BEST_COUNT ? best_names[by] : NULL; }
+const char *ts_best_name(ts_best_by by) { return best_name((int)by); }
 
 int ts_best_parse(const char *text, ts_best_by *by) {
-    for (int i = 0; i < TS_BEST_COUNT; i++)
-        if (!strcmp(text, best_names[i])) return *by = (ts_best_by)i, TS_OK;
-    return ts_fail(TS_ERR_ARG, "unknown criterion '%s' (choose bleu or loss)", text);
+    int v, rc = ts_names_parse(&ts_best_names, text, &v);
+    if (!rc) *by = (ts_best_by)v;
+    return rc;
 }
-
-static const char *best_name(const ts_train_opts *o) { return ts_best_name(o->best); }
-static int best_parse(ts_train_opts *o, const char *text) { return ts_best_parse(text, &o->best); }
-static const char *subword_kind_name(const ts_train_opts *o) { return ts_subword_kind_name(o->data.subword_kind); }
-static int subword_kind_parse(ts_train_opts *o, const char *text) {
-    for (int i = 0; i < TS_SUBWORD_KIND_COUNT; i++)
-        if (!strcmp(text, ts_subword_kind_name((enum ts_subword_kind)i))) return o->data.subword_kind = (enum ts_subword_kind)i, TS_OK;
-    return ts_fail(TS_ERR_ARG, "unknown subword kind '%s' (choose bpe or unigram)", text);
-}
-static const char *lr_schedule_name(const ts_train_opts *o) { return ts_lr_schedule_name(o->lr_schedule); }
-static int lr_schedule_parse(ts_train_opts *o, const char *text) { return ts_lr_schedule_parse(text, &o->lr_schedule); }
-static const char *preset_name(const ts_train_opts *o) { return ts_train_presets[o->preset].name; }
-static int preset_parse(ts_train_opts *o, const char *text) {
-    char names[256] = "";
-    for (size_t i = 0; i < ts_train_presets_count; i++) {
-        if (!strcmp(text, ts_train_presets[i].name)) return o->preset = (int)i, TS_OK;
-        if (i) snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i > 1 ? ", " : "", ts_train_presets[i].name);
-    }
-    return ts_fail(TS_ERR_ARG, "unknown preset '%s' (choose %s; train --help lists them)", text, names);
-}
-static const char *optim_name(const ts_train_opts *o) { return ts_optim_name(o->optim); }
-static int optim_parse(ts_train_opts *o, const char *text) { return ts_optim_parse(text, &o->optim); }
 
 // A row's field: its place, its size and its kind.
 #define FIELD(f) .offset = offsetof(ts_train_opts, f), .size = sizeof(((ts_train_opts *)0)->f)
-#define INT(f, low, high, v) .kind = TS_OPTION_INT, FIELD(f), .lo = (low), .hi = (high), .value = (v)
-#define REAL(f, low, high, v) .kind = TS_OPTION_REAL, FIELD(f), .lo = (low), .hi = (high), .value = (v)
-#define TEXT(f, v) .kind = TS_OPTION_TEXT, FIELD(f), .text = (v)
+#define SET(...) .set = &(const ts_setting){__VA_ARGS__}
+#define INT(f) .kind = TS_OPTION_INT, FIELD(f)
+#define REAL(f) .kind = TS_OPTION_REAL, FIELD(f)
+#define TEXT(f) .kind = TS_OPTION_TEXT, FIELD(f)
 #define SWITCH(f) .kind = TS_OPTION_SWITCH, FIELD(f)
-#define CHOICE(f, v, names) .kind = TS_OPTION_CHOICE, FIELD(f), .text = (v), .name_of = names##_name, .parse = names##_parse
+#define CHOICE(f) .kind = TS_OPTION_CHOICE, FIELD(f)
+// A field of the model: its setting is its row's (models/config.c).
+#define MODEL(f, F, k) .set = &ts_model_fields[TS_FIELD_##F].set, .kind = TS_OPTION_##k, FIELD(model.f)
 #define SAME TS_OPTION_SAME_RANKS
 #define RESUME TS_OPTION_RESUME
 
@@ -70,160 +43,176 @@ static int optim_parse(ts_train_opts *o, const char *text) { return ts_optim_par
 // the usage lists each section's rows in this order.
 const ts_train_option ts_train_options[] = {
     // data
-    {.flag = "corpus", .key = "corpus", .saved_as = "data.corpus", TEXT(data.corpus, NULL), .absent = "toy", .use = SAME,
-     .section = "data", .meta = "FILE", .help = "tab-separated pairs: source<TAB>target[<TAB>ignored]"},
-    {.flag = "toy-pairs", .key = "toy_pairs", .saved_as = "data.toy_pairs", INT(data.toy_pairs, 10, 10000000, TS_TOY_PAIRS),
-     .use = SAME | RESUME | TS_OPTION_TOY_ONLY, .section = "data", .meta = "N", .help = "size of the toy corpus (default {})"},
-    {.name = "toy seed", .saved_as = "data.toy_seed", INT(data.toy_seed, 0, 0, TS_TOY_SEED), .use = SAME | RESUME},
-    {.flag = "max-len", .key = "max_len", .saved_as = "data.max_len", INT(data.max_len, 1, 100000, 0),
-     .use = SAME | RESUME | TS_OPTION_IN_MODEL, .section = "data", .meta = "N",
-     .help = "keep pairs with at most N tokens per side (default: no limit)"},
-    {.flag = "dev", .key = "dev", .saved_as = "data.dev_pairs", INT(data.dev_pairs, 1, 10000000, 0),
-     .use = SAME | RESUME | TS_OPTION_IF_GIVEN, .section = "data", .meta = "N|FILE",
-     .help = "dev pairs held out (default: 500 or a tenth of the corpus, whichever is\n"
-             "fewer), or a TSV file to use as the dev set (then nothing is held out)"},
-    {.flag = "dev", .key = "dev", .saved_as = "data.dev_file", TEXT(data.dev_file, NULL), .use = SAME | RESUME | TS_OPTION_OLDER},
-    {.flag = "test", .key = "test", TEXT(data.test_file, NULL), .use = SAME, .section = "data", .meta = "FILE",
-     .help = "a TSV file the final model is evaluated on (a \"test:\" line at the end)"},
-    {.flag = "min-count", .key = "min_count", .saved_as = "data.min_count", INT(data.min_count, 1, 1000000, 1),
-     .use = SAME | RESUME, .section = "data", .meta = "N", .help = "vocabulary: words seen at least N times (default {})"},
-    {.flag = "skip-bad", .key = "skip_bad", .saved_as = "data.skip_bad", SWITCH(data.skip_bad), .use = SAME | RESUME,
-     .section = "data", .help = "skip malformed corpus lines (and count them) instead of stopping"},
+    {SET(.flag = "corpus", .key = "corpus", .meta = "FILE",
+         .help = "tab-separated pairs: source<TAB>target[<TAB>ignored]"),
+     .saved_as = "data.corpus", TEXT(data.corpus), .absent = "toy", .use = SAME, .section = "data"},
+    {SET(.flag = "toy-pairs", .key = "toy_pairs", .lo = 10, .hi = 10000000, .value = TS_TOY_PAIRS, .meta = "N",
+         .help = "size of the toy corpus (default {})"),
+     .saved_as = "data.toy_pairs", INT(data.toy_pairs), .use = SAME | RESUME | TS_OPTION_TOY_ONLY, .section = "data"},
+    {SET(.lo = 0, .hi = 0, .value = TS_TOY_SEED),
+     .name = "toy seed", .saved_as = "data.toy_seed", INT(data.toy_seed), .use = SAME | RESUME},
+    {SET(.flag = "max-len", .key = "max_len", .lo = 1, .hi = 100000, .value = 0, .meta = "N",
+         .help = "keep pairs with at most N tokens per side (default: no limit)"),
+     .saved_as = "data.max_len", INT(data.max_len), .use = SAME | RESUME | TS_OPTION_IN_MODEL, .section = "data"},
+    {SET(.flag = "dev", .key = "dev", .lo = 1, .hi = 10000000, .value = 0, .meta = "N|FILE",
+         .help = "dev pairs held out (default: 500 or a tenth of the corpus, whichever is\n"
+                 "fewer), or a TSV file to use as the dev set (then nothing is held out)"),
+     .saved_as = "data.dev_pairs", INT(data.dev_pairs), .use = SAME | RESUME | TS_OPTION_IF_GIVEN, .section = "data"},
+    {SET(.flag = "dev", .key = "dev"),
+     .saved_as = "data.dev_file", TEXT(data.dev_file), .use = SAME | RESUME | TS_OPTION_OLDER},
+    {SET(.flag = "test", .key = "test", .meta = "FILE",
+         .help = "a TSV file the final model is evaluated on (a \"test:\" line at the end)"),
+     TEXT(data.test_file), .use = SAME, .section = "data"},
+    {SET(.flag = "min-count", .key = "min_count", .lo = 1, .hi = 1000000, .value = 1, .meta = "N",
+         .help = "vocabulary: words seen at least N times (default {})"),
+     .saved_as = "data.min_count", INT(data.min_count), .use = SAME | RESUME, .section = "data"},
+    {SET(.flag = "skip-bad", .key = "skip_bad",
+         .help = "skip malformed corpus lines (and count them) instead of stopping"),
+     .saved_as = "data.skip_bad", SWITCH(data.skip_bad), .use = SAME | RESUME, .section = "data"},
     // A subword run's files have its rows (a word-level run's keep their bytes).
-    {.flag = "subword", .key = "subword", .saved_as = "data.subword", INT(data.subword, 0, TS_SUBWORD_MAX_VOCAB, 0),
-     .use = SAME | RESUME | TS_OPTION_OLDER | TS_OPTION_IF_GIVEN, .section = "data", .meta = "N",
-     .help = "train on subword pieces: SentencePiece models of at most N pieces each\n"
-             "(300 or more), learned on the training pairs and stored in the checkpoint;\n"
-             "no word is then unknown (default 0: words; docs/data.md)"},
-    {.flag = "subword-kind", .key = "subword_kind", .saved_as = "data.subword_kind", CHOICE(data.subword_kind, "bpe", subword_kind),
-     .use = SAME | RESUME | TS_OPTION_SUBWORD_ONLY, .section = "data", .meta = "NAME",
-     .help = "--subword: bpe or unigram (default {})"},
-    {.flag = "subword-joint", .key = "subword_joint", .saved_as = "data.subword_joint", SWITCH(data.subword_joint),
-     .use = SAME | RESUME | TS_OPTION_SUBWORD_ONLY, .section = "data",
-     .help = "--subword: one model for both sides (default: one per side)"},
+    {SET(.flag = "subword", .key = "subword", .lo = 0, .hi = TS_SUBWORD_MAX_VOCAB, .value = 0, .meta = "N",
+         .help = "train on subword pieces: SentencePiece models of at most N pieces each\n"
+                 "(300 or more), learned on the training pairs and stored in the checkpoint;\n"
+                 "no word is then unknown (default 0: words; docs/data.md)"),
+     .saved_as = "data.subword", INT(data.subword), .use = SAME | RESUME | TS_OPTION_OLDER | TS_OPTION_IF_GIVEN,
+     .section = "data"},
+    {SET(.flag = "subword-kind", .key = "subword_kind", .text = "bpe", .names = &ts_subword_kind_names, .meta = "NAME",
+         .help = "--subword: bpe or unigram (default {})"),
+     .saved_as = "data.subword_kind", CHOICE(data.subword_kind), .use = SAME | RESUME | TS_OPTION_SUBWORD_ONLY,
+     .section = "data"},
+    {SET(.flag = "subword-joint", .key = "subword_joint",
+         .help = "--subword: one model for both sides (default: one per side)"),
+     .saved_as = "data.subword_joint", SWITCH(data.subword_joint), .use = SAME | RESUME | TS_OPTION_SUBWORD_ONLY,
+     .section = "data"},
     // model
     // The architecture and the Transformer's sizes: config.txt has them only when given (a GRU run's file
     // stays as it was); the checkpoint has them with the model.
-    // A preset fills the rows not given (ts_train_apply_arch_defaults); config.txt names it only when given.
-    {.flag = "preset", .key = "preset", CHOICE(preset, "none", preset), .use = SAME | TS_OPTION_IF_GIVEN,
-     .section = "model", .meta = "NAME",
-     .help = "a named recipe: its flags, below, fill in what the command line and\n"
-             "--config do not give (flags given win)"},
-    {.flag = "arch", .key = "arch", CHOICE(model.arch, "gru", arch), .use = SAME | TS_OPTION_IF_GIVEN, .section = "model",
-     .meta = "NAME", .help = "gru or transformer (default {}; docs/models.md)"},
-    {.flag = "d-model", .key = "d_model", INT(model.d_model, 1, TS_MODEL_MAX_HIDDEN, 0), .use = SAME | TS_OPTION_IF_GIVEN,
-     .section = "model", .meta = "N", .help = "transformer: model width (default: --hidden)"},
-    {.flag = "heads", .key = "heads", INT(model.heads, 1, TS_MODEL_MAX_HIDDEN, 0), .use = SAME | TS_OPTION_IF_GIVEN,
-     .section = "model", .meta = "N", .help = "transformer: attention heads, dividing --d-model (default: below)"},
-    {.flag = "layers", .key = "layers", INT(model.layers, 1, TS_MODEL_MAX_LAYERS, 0), .use = SAME | TS_OPTION_IF_GIVEN,
-     .section = "model", .meta = "N", .help = "transformer: layers per stack (default: below)"},
-    {.flag = "ff", .key = "ff", INT(model.ff, 1, TS_MODEL_MAX_FF, 0), .use = SAME | TS_OPTION_IF_GIVEN, .section = "model",
-     .meta = "N", .help = "transformer: feed-forward width (default 4 d_model)"},
-    {.flag = "attn", .key = "attention", CHOICE(model.attn, "bahdanau", attn), .use = SAME, .section = "model",
-     .meta = "NAME", .help = "bahdanau, dot, general, concat, scaled-dot or none (default {})"},
-    {.flag = "decoder", .key = "decoder", CHOICE(model.decoder, "bahdanau", decoder), .use = SAME, .section = "model",
-     .meta = "NAME", .help = "bahdanau or luong (default: bahdanau for --attn bahdanau, else luong)"},
-    {.flag = "bidirectional", .key = "bidirectional", SWITCH(model.bidirectional), .use = SAME, .section = "model",
-     .help = "bidirectional encoder"},
-    {.flag = "dtype", .key = "dtype", CHOICE(model.dtype, "float32", dtype), .use = SAME,
-     .section = "model", .meta = "NAME",
-     .help = "float64 or float32, GRU and Transformer: the parameters, the\n"
-             "optimizer's moments, every step's numbers and the checkpoint's\n"
-             "tensors (default {}; sums and the loss stay float64;\n"
-             "translate, attend and eval run in the checkpoint's dtype)"},
-    {.flag = "emb", .key = "emb", INT(model.emb, 1, TS_MODEL_MAX_EMB, 64), .use = SAME, .section = "model", .meta = "N",
-     .help = "embedding size (default {})"},
-    {.flag = "hidden", .key = "hidden", INT(model.hidden, 1, TS_MODEL_MAX_HIDDEN, 128), .use = SAME, .section = "model",
-     .meta = "N", .help = "hidden size (default {}; a Transformer's: below)"},
+    // A preset fills the rows not given (ts_train_options_finish); config.txt names it only when given.
+    {SET(.flag = "preset", .key = "preset", .text = "none", .names = &ts_train_preset_names, .meta = "NAME",
+         .help = "a named recipe: its flags, below, fill in what the command line and\n"
+                 "--config do not give (flags given win)"),
+     CHOICE(preset), .use = SAME | TS_OPTION_IF_GIVEN, .section = "model"},
+    {MODEL(arch, ARCH, CHOICE), .use = SAME | TS_OPTION_IF_GIVEN, .section = "model"},
+    {MODEL(d_model, D_MODEL, INT), .use = SAME | TS_OPTION_IF_GIVEN, .section = "model"},
+    {MODEL(heads, HEADS, INT), .use = SAME | TS_OPTION_IF_GIVEN, .section = "model"},
+    {MODEL(layers, LAYERS, INT), .use = SAME | TS_OPTION_IF_GIVEN, .section = "model"},
+    {MODEL(ff, FF, INT), .use = SAME | TS_OPTION_IF_GIVEN, .section = "model"},
+    {MODEL(attn, ATTN, CHOICE), .use = SAME, .section = "model"},
+    {MODEL(decoder, DECODER, CHOICE), .use = SAME, .section = "model"},
+    {MODEL(bidirectional, BIDIRECTIONAL, SWITCH), .use = SAME, .section = "model"},
+    {MODEL(dtype, DTYPE, CHOICE), .use = SAME, .section = "model"},
+    {MODEL(emb, EMB, INT), .use = SAME, .section = "model"},
+    {MODEL(hidden, HIDDEN, INT), .use = SAME, .section = "model"},
     // training
-    {.flag = "optim", .key = "optimizer", .saved_as = "train.optimizer", CHOICE(optim, "adam", optim), .use = SAME | RESUME,
-     .section = "training", .meta = "NAME", .help = "adam or sgd with momentum 0.9 (default {})"},
-    {.saved_as = "train.lr", .name = "learning rate now", REAL(lr, 0, 0, 0), .use = TS_OPTION_NOW},
-    {.flag = "lr", .key = "lr", .saved_as = "train.lr_initial", REAL(lr, 1e-12, 100, 3e-3), .use = SAME | RESUME,
-     .section = "training", .meta = "X", .help = "learning rate (default {})"},
-    {.flag = "clip", .key = "clip", .saved_as = "train.clip", REAL(clip, 0, 1e12, 5), .use = SAME | RESUME,
-     .section = "training", .meta = "X", .help = "clip the global gradient norm at X (default {}; 0: off)"},
-    {.flag = "tf", .key = "tf", .saved_as = "train.tf", REAL(tf, 0, 1, 1), .use = SAME | RESUME, .section = "training",
-     .meta = "RATIO", .help = "teacher-forcing ratio in [0, 1] (default {})"},
-    {.flag = "dropout", .key = "dropout", .saved_as = "train.dropout", REAL(dropout, 0, 0.99, 0),
-     .use = SAME | RESUME | TS_OPTION_OLDER, .section = "training", .meta = "P",
-     .help = "dropout on embeddings, encoder outputs and the pre-output layer,\nin [0, 0.99] (default {}; docs/models.md)"},
-    {.flag = "label-smoothing", .key = "label_smoothing", .saved_as = "train.label_smoothing",
-     REAL(label_smoothing, 0, 0.99, 0.1), .use = SAME | RESUME | TS_OPTION_OLDER, .section = "training", .meta = "E",
-     .help = "PyTorch's label smoothing in [0, 0.99] (default {}); the reported\n"
-             "losses and perplexity stay plain cross-entropy"},
-    {.flag = "batch", .key = "batch", .saved_as = "train.batch", INT(batch, 1, 100000, 32), .use = SAME | RESUME,
-     .section = "training", .meta = "N",
-     .help = "sentences per batch (default {}); under mpirun the batch of all the\n"
-             "ranks together: the same flags train the same model on any number"},
-    {.flag = "accumulate", .key = "accumulate", INT(accumulate, 1, 100000, 1), .use = SAME, .section = "training",
-     .meta = "K",
-     .help = "run each batch as K parts one after another, summing their gradients,\n"
-             "then one update: the same update with about 1/K of the activation\n"
-             "memory, so a batch K times larger than fits (default {})"},
-    {.flag = "epochs", .key = "epochs", INT(epochs, 1, TS_MAX_EPOCHS, 5), .use = SAME, .section = "training",
-     .meta = "N", .help = "epochs (default {})"},
-    {.flag = "steps", .key = "steps", INT(steps, 1, 1000000000, 0), .use = SAME, .section = "training", .meta = "N",
-     .help = "stop after N optimizer steps in all, counting those before --resume"},
-    {.flag = "lr-decay", .key = "lr_decay", .saved_as = "train.lr_decay", REAL(lr_decay, 1e-6, 1, 0.5),
-     .use = SAME | RESUME, .section = "training", .meta = "X",
-     .help = "multiply the learning rate by X when dev loss does not improve (default {})"},
-    {.flag = "warmup-steps", .key = "warmup_steps", .saved_as = "train.warmup_steps", INT(warmup_steps, 0, 1000000000, 0),
-     .use = SAME | RESUME | TS_OPTION_OLDER | TS_OPTION_IF_GIVEN, .section = "training", .meta = "N",
-     .help = "raise the learning rate linearly over the first N steps: step k uses\n"
-             "lr min(1, k / N), as Transformers need (default {}: none)"},
-    {.flag = "lr-schedule", .key = "lr_schedule", .saved_as = "train.lr_schedule", CHOICE(lr_schedule, "plateau", lr_schedule),
-     .use = SAME | RESUME | TS_OPTION_OLDER | TS_OPTION_IF_GIVEN, .section = "training", .meta = "NAME",
-     .help = "the learning rate after the warmup: plateau (only --lr-decay), inverse-sqrt\n"
-             "(sqrt(N / k), N the warmup's steps), cosine or linear (down to 0 at the\n"
-             "last step of --epochs or --steps) (default {}; --lr-decay applies to all)"},
-    {.flag = "patience", .key = "patience", .saved_as = "train.patience", INT(patience, 1, 100000, 3),
-     .use = SAME | RESUME, .section = "training", .meta = "N",
-     .help = "stop after N epochs without a better dev loss (default {})"},
-    {.flag = "seed", .key = "seed", .saved_as = "train.seed", INT(seed, 0, 2147483647L, 1), .use = SAME | RESUME,
-     .section = "training", .meta = "N", .help = "initialisation, split, shuffling and teacher forcing (default {})"},
+    {SET(.flag = "optim", .key = "optimizer", .text = "adam", .names = &ts_optim_names, .meta = "NAME",
+         .help = "adam or sgd with momentum 0.9 (default {})"),
+     .saved_as = "train.optimizer", CHOICE(optim), .use = SAME | RESUME, .section = "training"},
+    {SET(.lo = 0, .hi = 0, .value = 0),
+     .saved_as = "train.lr", .name = "learning rate now", REAL(lr), .use = TS_OPTION_NOW},
+    {SET(.flag = "lr", .key = "lr", .lo = 1e-12, .hi = 100, .value = 3e-3, .meta = "X",
+         .help = "learning rate (default {})"),
+     .saved_as = "train.lr_initial", REAL(lr), .use = SAME | RESUME, .section = "training"},
+    {SET(.flag = "clip", .key = "clip", .lo = 0, .hi = 1e12, .value = 5, .meta = "X",
+         .help = "clip the global gradient norm at X (default {}; 0: off)"),
+     .saved_as = "train.clip", REAL(clip), .use = SAME | RESUME, .section = "training"},
+    {SET(.flag = "tf", .key = "tf", .lo = 0, .hi = 1, .value = 1, .meta = "RATIO",
+         .help = "teacher-forcing ratio in [0, 1] (default {})"),
+     .saved_as = "train.tf", REAL(tf), .use = SAME | RESUME, .section = "training"},
+    {SET(.flag = "dropout", .key = "dropout", .lo = 0, .hi = 0.99, .value = 0, .meta = "P",
+         .help = "dropout on embeddings, encoder outputs and the pre-output layer,\nin [0, 0.99] (default {}; docs/models.md)"),
+     .saved_as = "train.dropout", REAL(dropout), .use = SAME | RESUME | TS_OPTION_OLDER, .section = "training"},
+    {SET(.flag = "label-smoothing", .key = "label_smoothing", .lo = 0, .hi = 0.99, .value = 0.1, .meta = "E",
+         .help = "PyTorch's label smoothing in [0, 0.99] (default {}); the reported\n"
+                 "losses and perplexity stay plain cross-entropy"),
+     .saved_as = "train.label_smoothing", REAL(label_smoothing), .use = SAME | RESUME | TS_OPTION_OLDER,
+     .section = "training"},
+    {SET(.flag = "batch", .key = "batch", .lo = 1, .hi = 100000, .value = 32, .meta = "N",
+         .help = "sentences per batch (default {}); under mpirun the batch of all the\n"
+                 "ranks together: the same flags train the same model on any number"),
+     .saved_as = "train.batch", INT(batch), .use = SAME | RESUME, .section = "training"},
+    {SET(.flag = "accumulate", .key = "accumulate", .lo = 1, .hi = 100000, .value = 1, .meta = "K",
+         .help = "run each batch as K parts one after another, summing their gradients,\n"
+                 "then one update: the same update with about 1/K of the activation\n"
+                 "memory, so a batch K times larger than fits (default {})"),
+     INT(accumulate), .use = SAME, .section = "training"},
+    {SET(.flag = "epochs", .key = "epochs", .lo = 1, .hi = TS_MAX_EPOCHS, .value = 5, .meta = "N",
+         .help = "epochs (default {})"),
+     INT(epochs), .use = SAME, .section = "training"},
+    {SET(.flag = "steps", .key = "steps", .lo = 1, .hi = 1000000000, .value = 0, .meta = "N",
+         .help = "stop after N optimizer steps in all, counting those before --resume"),
+     INT(steps), .use = SAME, .section = "training"},
+    {SET(.flag = "lr-decay", .key = "lr_decay", .lo = 1e-6, .hi = 1, .value = 0.5, .meta = "X",
+         .help = "multiply the learning rate by X when dev loss does not improve (default {})"),
+     .saved_as = "train.lr_decay", REAL(lr_decay), .use = SAME | RESUME, .section = "training"},
+    {SET(.flag = "warmup-steps", .key = "warmup_steps", .lo = 0, .hi = 1000000000, .value = 0, .meta = "N",
+         .help = "raise the learning rate linearly over the first N steps: step k uses\n"
+                 "lr min(1, k / N), as Transformers need (default {}: none)"),
+     .saved_as = "train.warmup_steps", INT(warmup_steps), .use = SAME | RESUME | TS_OPTION_OLDER | TS_OPTION_IF_GIVEN,
+     .section = "training"},
+    {SET(.flag = "lr-schedule", .key = "lr_schedule", .text = "plateau", .names = &ts_lr_schedule_names, .meta = "NAME",
+         .help = "the learning rate after the warmup: plateau (only --lr-decay), inverse-sqrt\n"
+                 "(sqrt(N / k), N the warmup's steps), cosine or linear (down to 0 at the\n"
+                 "last step of --epochs or --steps) (default {}; --lr-decay applies to all)"),
+     .saved_as = "train.lr_schedule", CHOICE(lr_schedule), .use = SAME | RESUME | TS_OPTION_OLDER | TS_OPTION_IF_GIVEN,
+     .section = "training"},
+    {SET(.flag = "patience", .key = "patience", .lo = 1, .hi = 100000, .value = 3, .meta = "N",
+         .help = "stop after N epochs without a better dev loss (default {})"),
+     .saved_as = "train.patience", INT(patience), .use = SAME | RESUME, .section = "training"},
+    {SET(.flag = "seed", .key = "seed", .lo = 0, .hi = 2147483647L, .value = 1, .meta = "N",
+         .help = "initialisation, split, shuffling and teacher forcing (default {})"),
+     .saved_as = "train.seed", INT(seed), .use = SAME | RESUME, .section = "training"},
     // --threads changes no result: each machine may want its own.
-    {.flag = "threads", INT(threads, 1, TS_MAX_THREADS, 0), .section = "training", .meta = "N",
-     .help = "BLAS threads, 1 to 64 (default: OPENBLAS_NUM_THREADS, else the cores;\n"
-             "under mpirun, the cores shared among the machine's ranks)"},
+    {SET(.flag = "threads", .lo = 1, .hi = TS_MAX_THREADS, .value = 0, .meta = "N",
+         .help = "BLAS threads, 1 to 64 (default: OPENBLAS_NUM_THREADS, else the cores;\n"
+                 "under mpirun, the cores shared among the machine's ranks)"),
+     INT(threads), .section = "training"},
     // output
-    {.flag = "out", TEXT(out_dir, NULL), .use = SAME, .section = "output", .meta = "DIR",
-     .help = "where everything is written (default runs/<date-time>); it holds one run:\n"
-             "a new run into a directory holding one is refused without --force"},
-    {.flag = "resume", TEXT(resume, NULL), .use = SAME, .section = "output", .meta = "CKPT",
-     .help = "continue a run exactly from its last.ckpt (same data and flags); into\n"
-             "the checkpoint's own directory, metrics.csv continues where it stopped"},
-    {.flag = "force", SWITCH(force), .use = SAME, .section = "output",
-     .help = "start over in an --out holding a run: deletes that run's checkpoints,\n"
-             "metrics.csv, config.txt and figures (nothing else)"},
-    {.flag = "show", INT(show, 0, 1000, 4), .use = SAME, .section = "output", .meta = "N",
-     .help = "dev examples printed at the end (default {})"},
-    {.flag = "best", .key = "best", CHOICE(best, "bleu", best), .use = SAME, .section = "output", .meta = "WHAT",
-     .help = "what chooses best.ckpt among the epochs: bleu (dev BLEU of their greedy\n"
-             "search; ties by dev loss) or loss (dev loss) (default {}); the learning\n"
-             "rate and early stopping follow dev loss either way"},
-    {.flag = "keep", .key = "keep", INT(keep, 0, 1000, 0), .use = SAME, .section = "output", .meta = "N",
-     .help = "also keep the last N epochs' models as DIR/epoch-<E>.ckpt (for\ntinyseq average; default {}: none)"},
-    {.flag = "beam", .key = "beam", INT(beam, 0, 1000, TS_BEAM_DEFAULT), .use = SAME, .section = "output", .meta = "K",
-     .help = "the final dev (and --test) evaluation also decodes with beam K,\n"
-             "as tinyseq eval --beam K would (default {}; 0: greedy only)"},
+    {SET(.flag = "out", .meta = "DIR",
+         .help = "where everything is written (default runs/<date-time>); it holds one run:\n"
+                 "a new run into a directory holding one is refused without --force"),
+     TEXT(out_dir), .use = SAME, .section = "output"},
+    {SET(.flag = "resume", .meta = "CKPT",
+         .help = "continue a run exactly from its last.ckpt (same data and flags); into\n"
+                 "the checkpoint's own directory, metrics.csv continues where it stopped"),
+     TEXT(resume), .use = SAME, .section = "output"},
+    {SET(.flag = "force", .help = "start over in an --out holding a run: deletes that run's checkpoints,\n"
+                                  "metrics.csv, config.txt and figures (nothing else)"),
+     SWITCH(force), .use = SAME, .section = "output"},
+    {SET(.flag = "show", .lo = 0, .hi = 1000, .value = 4, .meta = "N",
+         .help = "dev examples printed at the end (default {})"),
+     INT(show), .use = SAME, .section = "output"},
+    {SET(.flag = "best", .key = "best", .text = "bleu", .names = &ts_best_names, .meta = "WHAT",
+         .help = "what chooses best.ckpt among the epochs: bleu (dev BLEU of their greedy\n"
+                 "search; ties by dev loss) or loss (dev loss) (default {}); the learning\n"
+                 "rate and early stopping follow dev loss either way"),
+     CHOICE(best), .use = SAME, .section = "output"},
+    {SET(.flag = "keep", .key = "keep", .lo = 0, .hi = 1000, .value = 0, .meta = "N",
+         .help = "also keep the last N epochs' models as DIR/epoch-<E>.ckpt (for\ntinyseq average; default {}: none)"),
+     INT(keep), .use = SAME, .section = "output"},
+    {SET(.flag = "beam", .key = "beam", .lo = 0, .hi = 1000, .value = TS_BEAM_DEFAULT, .meta = "K",
+         .help = "the final dev (and --test) evaluation also decodes with beam K,\n"
+                 "as tinyseq eval --beam K would (default {}; 0: greedy only)"),
+     INT(beam), .use = SAME, .section = "output"},
     // --log-every and --eval-every change what the run directory records, never
     // what is computed: a continued run may change them (no checkpoint row).
-    {.flag = "log-every", .key = "log_every", INT(log_every, 1, 1000000000, 0), .use = SAME, .section = "output",
-     .meta = "N",
-     .help = "the training loss into DIR/steps.csv every N steps (default: about 20\n"
-             "rows an epoch, a round N), at each epoch's end and where the run stops"},
-    {.flag = "eval-every", .key = "eval_every", INT(eval_every, 1, 1000000000, 0), .use = SAME, .section = "output",
-     .meta = "N",
-     .help = "also evaluate dev every N steps inside an epoch, recorded like the\n"
-             "epochs' evaluations (default: at each epoch's end only; the learning\n"
-             "rate, early stopping and best.ckpt follow the epochs' alone)"},
-    {.name = "warm-up steps", INT(warmup, 0, 0, 3), .use = SAME},
+    {SET(.flag = "log-every", .key = "log_every", .lo = 1, .hi = 1000000000, .value = 0, .meta = "N",
+         .help = "the training loss into DIR/steps.csv every N steps (default: about 20\n"
+                 "rows an epoch, a round N), at each epoch's end and where the run stops"),
+     INT(log_every), .use = SAME, .section = "output"},
+    {SET(.flag = "eval-every", .key = "eval_every", .lo = 1, .hi = 1000000000, .value = 0, .meta = "N",
+         .help = "also evaluate dev every N steps inside an epoch, recorded like the\n"
+                 "epochs' evaluations (default: at each epoch's end only; the learning\n"
+                 "rate, early stopping and best.ckpt follow the epochs' alone)"),
+     INT(eval_every), .use = SAME, .section = "output"},
+    {SET(.lo = 0, .hi = 0, .value = 3),
+     .name = "warm-up steps", INT(warmup), .use = SAME},
 };
 const size_t ts_train_options_count = sizeof ts_train_options / sizeof ts_train_options[0];
 _Static_assert(sizeof ts_train_options / sizeof ts_train_options[0] < TS_TRAIN_OPTIONS_MAX, "raise TS_TRAIN_OPTIONS_MAX");
 
 #undef FIELD
+#undef SET
+#undef MODEL
 #undef INT
 #undef REAL
 #undef TEXT
@@ -265,6 +254,10 @@ const ts_train_preset ts_train_presets[] = {
 };
 const size_t ts_train_presets_count = sizeof ts_train_presets / sizeof ts_train_presets[0];
 
+static const char *preset_name(int i) { return ts_train_presets[i].name; }
+const ts_names ts_train_preset_names = {.what = "preset", .count = sizeof ts_train_presets / sizeof ts_train_presets[0],
+                                        .name = preset_name};
+
 // Preset p's flags into o for each row not given[]; given[] marks them (so
 // --arch's defaults leave them alone). A bad flag in the table: TS_ERR_ARG.
 static int apply_preset(ts_train_opts *o, const ts_train_preset *p, int given[]) {
@@ -296,6 +289,15 @@ static long whole(const ts_train_opts *o, const ts_train_option *r) {
     return r->size == sizeof(long) ? *(const long *)field_of(o, r) : *(const int *)field_of(o, r);
 }
 
+// A CHOICE row's value (an int-sized enum) by its name, and back.
+static const char *choice_name(const ts_train_opts *o, const ts_train_option *r) {
+    return ts_names_name(r->set->names, *(const int *)field_of(o, r));
+}
+
+static int choose(ts_train_opts *o, const ts_train_option *r, const char *name) {
+    return ts_names_parse(r->set->names, name, (int *)ts_train_option_field(o, r));
+}
+
 static double real(const ts_train_opts *o, const ts_train_option *r) { return *(const double *)field_of(o, r); }
 
 // A TEXT row's value as files spell it (NULL: `absent`, else "").
@@ -316,19 +318,18 @@ ts_train_opts ts_train_defaults(void) {
         if (r->use & TS_OPTION_NOW) continue;  // the --lr row has the default
         switch (r->kind) {
         case TS_OPTION_INT:
-        case TS_OPTION_SWITCH: ts_train_option_set_whole(&o, r, (long)r->value); break;
-        case TS_OPTION_REAL: *(double *)ts_train_option_field(&o, r) = r->value; break;
-        case TS_OPTION_TEXT: *(const char **)ts_train_option_field(&o, r) = r->text; break;
-        case TS_OPTION_CHOICE: r->parse(&o, r->text); break;  // the table's own names: cannot fail
+        case TS_OPTION_SWITCH: ts_train_option_set_whole(&o, r, (long)r->set->value); break;
+        case TS_OPTION_REAL: *(double *)ts_train_option_field(&o, r) = r->set->value; break;
+        case TS_OPTION_TEXT: *(const char **)ts_train_option_field(&o, r) = r->set->text; break;
+        case TS_OPTION_CHOICE: choose(&o, r, r->set->text); break;  // the table's own names: cannot fail
         }
     }
     return o;
 }
 
-// Two rows in a row with one flag take "N|FILE" (--dev): a whole number is
-// the first row's, anything else the second's.
-static int count_or_text(const ts_train_option *r) {
-    return r->flag && r + 1 < ts_train_options + ts_train_options_count && r[1].flag && !strcmp(r[1].flag, r->flag);
+int ts_train_option_takes_file(const ts_train_option *r) {
+    return r->set->flag && r + 1 < ts_train_options + ts_train_options_count && r[1].set->flag &&
+           !strcmp(r[1].set->flag, r->set->flag);
 }
 
 int ts_train_option_set(ts_train_opts *o, const ts_train_option *r, const char *name, const char *text) {
@@ -339,24 +340,24 @@ int ts_train_option_set(ts_train_opts *o, const ts_train_option *r, const char *
     case TS_OPTION_INT: {
         long v = strtol(text, &end, 10);
         if (end == text || *end || errno) {
-            if (count_or_text(r)) {  // --dev FILE
+            if (ts_train_option_takes_file(r)) {  // --dev FILE
                 *(const char **)ts_train_option_field(o, r + 1) = text;
                 ts_train_option_set_whole(o, r, 0);
                 return TS_OK;
             }
             return ts_fail(TS_ERR_ARG, "%s expects a whole number, got '%s'", name, text);
         }
-        if (v < r->lo || v > r->hi)
-            return ts_fail(TS_ERR_ARG, "%s is %ld, outside %.0f..%.0f", name, v, r->lo, r->hi);
+        if (v < r->set->lo || v > r->set->hi)
+            return ts_fail(TS_ERR_ARG, "%s is %ld, outside %.0f..%.0f", name, v, r->set->lo, r->set->hi);
         ts_train_option_set_whole(o, r, v);
-        if (count_or_text(r)) *(const char **)ts_train_option_field(o, r + 1) = NULL;
+        if (ts_train_option_takes_file(r)) *(const char **)ts_train_option_field(o, r + 1) = NULL;
         return TS_OK;
     }
     case TS_OPTION_REAL: {
         double v = strtod(text, &end);
         if (end == text || *end || !isfinite(v))
             return ts_fail(TS_ERR_ARG, "%s expects a number, got '%s'", name, text);
-        if (v < r->lo || v > r->hi) return ts_fail(TS_ERR_ARG, "%s is %g, outside %g..%g", name, v, r->lo, r->hi);
+        if (v < r->set->lo || v > r->set->hi) return ts_fail(TS_ERR_ARG, "%s is %g, outside %g..%g", name, v, r->set->lo, r->set->hi);
         *(double *)field = v;
         return TS_OK;
     }
@@ -366,7 +367,7 @@ int ts_train_option_set(ts_train_opts *o, const ts_train_option *r, const char *
         *(int *)field = text[0] == '1';
         return TS_OK;
     case TS_OPTION_CHOICE: {
-        int rc = r->parse(o, text);
+        int rc = choose(o, r, text);
         return rc ? ts_fail(rc, "%s: %s", name, ts_last_error()) : TS_OK;
     }
     }
@@ -399,20 +400,20 @@ int ts_train_options_finish(ts_train_opts *o, const int given[], char default_ou
 
 const ts_train_option *ts_train_option_by_flag(const char *flag) {
     for (size_t i = 0; i < ts_train_options_count; i++)
-        if (ts_train_options[i].flag && !strcmp(ts_train_options[i].flag, flag)) return &ts_train_options[i];
+        if (ts_train_options[i].set->flag && !strcmp(ts_train_options[i].set->flag, flag)) return &ts_train_options[i];
     return NULL;
 }
 
 const ts_train_option *ts_train_option_by_key(const char *key) {
     for (size_t i = 0; i < ts_train_options_count; i++)
-        if (ts_train_options[i].key && ts_train_options[i].flag && !strcmp(ts_train_options[i].key, key))
+        if (ts_train_options[i].set->key && ts_train_options[i].set->flag && !strcmp(ts_train_options[i].set->key, key))
             return &ts_train_options[i];
     return NULL;
 }
 
 const char *ts_train_option_label(const ts_train_option *r, char buf[64]) {
-    if (!r->flag) return r->name;
-    snprintf(buf, 64, "--%s", r->flag);
+    if (!r->set->flag) return r->name;
+    snprintf(buf, 64, "--%s", r->set->flag);
     return buf;
 }
 
@@ -422,7 +423,7 @@ const char *ts_train_option_format(const ts_train_opts *o, const ts_train_option
     case TS_OPTION_SWITCH: snprintf(buf, 32, "%ld", whole(o, r)); return buf;
     case TS_OPTION_REAL: return ts_format_exact(buf, real(o, r));
     case TS_OPTION_TEXT: return text(o, r);
-    case TS_OPTION_CHOICE: return r->name_of(o);
+    case TS_OPTION_CHOICE: return choice_name(o, r);
     }
     return "";
 }
@@ -431,11 +432,11 @@ void ts_train_options_write_config(FILE *f, const ts_train_opts *o) {
     char buf[32];
     for (size_t i = 0; i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if (!r->key || ((r->use & TS_OPTION_TOY_ONLY) && o->data.corpus) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword))
+        if (!r->set->key || ((r->use & TS_OPTION_TOY_ONLY) && o->data.corpus) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword))
             continue;
         if (r->kind == TS_OPTION_TEXT && !*(const char *const *)field_of(o, r) && !r->absent) continue;
         if ((r->use & TS_OPTION_IF_GIVEN) && whole(o, r) == 0) continue;
-        fprintf(f, "%s = %s\n", r->key, ts_train_option_format(o, r, buf));
+        fprintf(f, "%s = %s\n", r->set->key, ts_train_option_format(o, r, buf));
     }
 }
 
@@ -454,7 +455,7 @@ int ts_train_options_save(ts_ckpt *ck, const ts_train_opts *o, double lr_now) {
         case TS_OPTION_SWITCH: rc = ts_ckpt_set_int(ck, r->saved_as, whole(o, r)); break;
         case TS_OPTION_REAL: rc = ts_ckpt_set_double(ck, r->saved_as, r->use & TS_OPTION_NOW ? lr_now : real(o, r)); break;
         case TS_OPTION_TEXT: rc = ts_ckpt_set(ck, r->saved_as, text(o, r)); break;
-        case TS_OPTION_CHOICE: rc = ts_ckpt_set(ck, r->saved_as, r->name_of(o)); break;
+        case TS_OPTION_CHOICE: rc = ts_ckpt_set(ck, r->saved_as, choice_name(o, r)); break;
         }
     }
     return rc;
@@ -481,7 +482,7 @@ static int compare_row(const ts_ckpt *ck, const ts_train_opts *o, const ts_train
         // An older choice's default is its value 0 (plateau): what the checkpoint trained with.
         if (r->kind == TS_OPTION_CHOICE && whole(o, r) != 0)
             return ts_fail(TS_ERR_ARG, "%s was trained with %s '%s'; this run asks for '%s' (resuming must keep the flags)",
-                           o->resume, flag, r->text, r->name_of(o));
+                           o->resume, flag, r->set->text, choice_name(o, r));
         return TS_OK;
     }
     if (r->kind == TS_OPTION_INT || r->kind == TS_OPTION_SWITCH) {
@@ -500,7 +501,7 @@ static int compare_row(const ts_ckpt *ck, const ts_train_opts *o, const ts_train
                            o->resume, flag, saved, real(o, r));
         return TS_OK;
     }
-    const char *saved, *now = r->kind == TS_OPTION_CHOICE ? r->name_of(o) : text(o, r);
+    const char *saved, *now = r->kind == TS_OPTION_CHOICE ? choice_name(o, r) : text(o, r);
     if ((rc = ts_ckpt_get_string(ck, r->saved_as, &saved))) return rc;
     if (strcmp(saved, now))
         return ts_fail(TS_ERR_ARG, "%s was trained with %s '%s'; this run asks for '%s' (resuming must keep the flags)",

@@ -22,7 +22,7 @@ typedef enum {
     TS_OPTION_REAL,    // a double in [lo, hi]
     TS_OPTION_TEXT,    // a const char *; NULL: not given
     TS_OPTION_SWITCH,  // an int, 0 or 1
-    TS_OPTION_CHOICE,  // a name among a few (attention, decoder, optimizer): name() and parse()
+    TS_OPTION_CHOICE,  // a name among a few (attention, decoder, optimizer): set->names
 } ts_option_kind;
 
 // What a row is used for, besides its flag, key and checkpoint key.
@@ -38,23 +38,17 @@ enum {
 };
 
 typedef struct ts_train_option {
-    const char *flag;      // "max-len" for --max-len; NULL: no flag. Two rows in a row with one flag are
-                           // "--flag N|FILE": a whole number is the INT row's, anything else the TEXT row's
-    const char *key;       // its key in config.txt; NULL: not written there
+    const ts_setting *set;  // its flag ("max-len" for --max-len; NULL: none), config.txt key, values, default,
+                            // meta and help (tensor/names.h); a model field's is its row's in ts_model_fields.
+                            // Two rows in a row with one flag are "--flag N|FILE": a whole number is the
+                            // INT row's, anything else the TEXT row's
     const char *saved_as;  // its key in a checkpoint's header; NULL: not saved
     const char *name;      // what messages call an option without a flag ("toy seed")
     ts_option_kind kind;
-    size_t offset, size;   // the field in ts_train_opts
-    double lo, hi;         // INT, REAL: the values a flag accepts
-    double value;          // INT, REAL, SWITCH: the default
-    const char *text;      // TEXT, CHOICE: the default; TEXT: NULL is written as `absent`
+    size_t offset, size;   // the field in ts_train_opts (a CHOICE's is an int-sized enum)
     const char *absent;    // TEXT: how NULL is spelled in config.txt and checkpoints ("toy"); NULL: ""
-    const char *(*name_of)(const ts_train_opts *o);    // CHOICE: the name of o's value
-    int (*parse)(ts_train_opts *o, const char *text);  // CHOICE: sets the value; TS_ERR_ARG naming the choices
     unsigned use;          // TS_OPTION_* bits
     const char *section;   // usage: "data", "model", "training" or "output"
-    const char *meta;      // usage: "N" in "--max-len N"
-    const char *help;      // usage: the help, lines split by '\n'; "{}" stands for the default
 } ts_train_option;
 
 // At most this many rows (the size of the arrays built from the table).
@@ -79,6 +73,7 @@ typedef struct {
 } ts_train_preset;
 extern const ts_train_preset ts_train_presets[];  // [0]: "none"
 extern const size_t ts_train_presets_count;
+extern const ts_names ts_train_preset_names;  // "preset": their names, for the --preset row
 
 // The size of the default run directory's name, "runs/20261127-075050".
 #define TS_RUN_NAME_SIZE 64
@@ -94,6 +89,10 @@ int ts_train_options_finish(ts_train_opts *o, const int given[], char default_ou
 
 // Sets row r of o from text as its flag would; TS_ERR_ARG naming `name` otherwise.
 int ts_train_option_set(ts_train_opts *o, const ts_train_option *r, const char *name, const char *text);
+
+// 1 when r is the INT row of two in a row with one flag ("--dev N|FILE"): a
+// whole number is r's value, anything else the next row's text.
+int ts_train_option_takes_file(const ts_train_option *r);
 
 // The row of --flag, or NULL (the first of two rows sharing a flag).
 const ts_train_option *ts_train_option_by_flag(const char *flag);

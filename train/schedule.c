@@ -28,14 +28,14 @@ static const struct {
 };
 _Static_assert(sizeof schedules / sizeof *schedules == TS_LR_SCHEDULE_COUNT, "a row per schedule");
 
-const char *ts_lr_schedule_name(ts_lr_schedule kind) {
-    return (unsigned)kind < TS_LR_SCHEDULE_COUNT ? schedules[kind].name : NULL;
-}
+const char *ts_lr_schedule_name(int kind) { return kind >= 0 && kind < TS_LR_SCHEDULE_COUNT ? schedules[kind].name : NULL; }
+
+const ts_names ts_lr_schedule_names = {.what = "learning-rate schedule", .count = TS_LR_SCHEDULE_COUNT, .name = ts_lr_schedule_name};
 
 int ts_lr_schedule_parse(const char *text, ts_lr_schedule *kind) {
-    for (int i = 0; i < TS_LR_SCHEDULE_COUNT; i++)
-        if (!strcmp(text, schedules[i].name)) return *kind = (ts_lr_schedule)i, TS_OK;
-    return ts_fail(TS_ERR_ARG, "unknown learning-rate schedule '%s' (choose plateau, inverse-sqrt, cosine or linear)", text);
+    int v, rc = ts_names_parse(&ts_lr_schedule_names, text, &v);
+    if (!rc) *kind = (ts_lr_schedule)v;
+    return rc;
 }
 
 int ts_lr_schedule_uses_horizon(ts_lr_schedule kind) { return schedules[kind].uses_horizon; }

@@ -11,10 +11,13 @@
 #ifndef TS_TRAIN_SCHEDULE_H
 #define TS_TRAIN_SCHEDULE_H
 
+#include "tensor/names.h"
+
 typedef enum { TS_LR_PLATEAU, TS_LR_INVERSE_SQRT, TS_LR_COSINE, TS_LR_LINEAR, TS_LR_SCHEDULE_COUNT } ts_lr_schedule;
 
 // "plateau", "inverse-sqrt", "cosine", "linear"; NULL out of range.
-const char *ts_lr_schedule_name(ts_lr_schedule kind);
+const char *ts_lr_schedule_name(int kind);
+extern const ts_names ts_lr_schedule_names;
 // Sets *kind from its name; TS_ERR_ARG naming the choices otherwise.
 int ts_lr_schedule_parse(const char *text, ts_lr_schedule *kind);
 // Whether the schedule reads the horizon (its checkpoint must then keep it).

@@ -151,7 +151,8 @@ int ts_train_state_resume_model(const ts_ckpt *ck, const char *path, const ts_vo
     for (int i = 0; i < ts_model_field_count; i++) {
         const ts_model_field *f = &ts_model_fields[i];
         same &= !ts_model_field_applies(f, cfg->arch) || ts_model_field_get(saved, f) == ts_model_field_get(cfg, f);
-        if (f->flag && ts_model_field_applies(f, cfg->arch)) snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s%s", *flags ? ", " : "", f->flag);
+        if (f->set.flag && ts_model_field_applies(f, cfg->arch))
+            snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s--%s", *flags ? ", " : "", f->set.flag);
     }
     if (!rc && !same) rc = ts_fail(TS_ERR_ARG, "it was trained with another model configuration (%s)", flags);
     if (!rc) {

@@ -27,6 +27,7 @@ typedef enum { TS_BEST_BLEU, TS_BEST_LOSS, TS_BEST_COUNT } ts_best_by;
 
 // "bleu", "loss"; NULL out of range.
 const char *ts_best_name(ts_best_by by);
+extern const ts_names ts_best_names;
 // Sets *by from its name: TS_OK, or TS_ERR_ARG naming the choices.
 int ts_best_parse(const char *text, ts_best_by *by);
 
