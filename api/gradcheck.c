@@ -10,6 +10,12 @@
 #include <math.h>
 #include <stdlib.h>
 
+int tinyseq_arch_has(const char *architecture, const char *flag) {
+    ts_model_arch arch;
+    int rc = ts_arch_parse(architecture ? architecture : "", &arch);
+    return rc ? rc : ts_model_flag_applies(arch, flag ? flag : "");
+}
+
 int tinyseq_gradcheck(const char *architecture, const char *attention, const char *decoder, int bidirectional,
                       double tf, long seed, double rtol, double atol, char **json) {
     *json = NULL;
@@ -17,12 +23,10 @@ int tinyseq_gradcheck(const char *architecture, const char *attention, const cha
     ts_attn_type attn = TS_ATTN_BAHDANAU;
     ts_decoder_type dec = TS_DECODER_BAHDANAU;
     int rc = ts_arch_parse(architecture ? architecture : "", &arch);
-    if (!rc && arch == TS_ARCH_TRANSFORMER && (attention || decoder || bidirectional))
-        return ts_fail(TS_ERR_ARG, "attention, decoder and bidirectional are the GRU's; the Transformer has none");
-    if (!rc && arch == TS_ARCH_TRANSFORMER && tf < 1)
-        return ts_fail(TS_ERR_ARG, "the Transformer trains with teacher forcing 1 only, got tf %g", tf);
-    if (!rc && arch != TS_ARCH_TRANSFORMER) rc = ts_attn_parse(attention ? attention : "", &attn);
-    if (!rc && arch != TS_ARCH_TRANSFORMER) rc = ts_decoder_parse(decoder ? decoder : "", &dec);
+    const char *given[3] = {attention ? "attn" : NULL, decoder ? "decoder" : NULL, bidirectional ? "bidirectional" : NULL};
+    if (!rc) rc = ts_model_check_flags(arch, given, 3, tf);
+    if (!rc && ts_model_flag_applies(arch, "attn")) rc = ts_attn_parse(attention ? attention : "", &attn);
+    if (!rc && ts_model_flag_applies(arch, "decoder")) rc = ts_decoder_parse(decoder ? decoder : "", &dec);
     if (rc) return rc;
     // The CLI's bounds on its flags.
     if (!(tf >= 0 && tf <= 1)) return ts_fail(TS_ERR_ARG, "tf %g is outside 0..1", tf);

@@ -121,6 +121,11 @@ int tinyseq_train_dir(const char *const *keys, const char *const *values, int n,
 int tinyseq_gradcheck(const char *architecture, const char *attention, const char *decoder, int bidirectional,
                       double tf, long seed, double rtol, double atol, char **json);
 
+// 1 when train's --flag (its name without "--": "attn", "heads") sets a
+// field that models of `architecture` have, 0 when it does not, or
+// TS_ERR_ARG for an unknown architecture.
+int tinyseq_arch_has(const char *architecture, const char *flag);
+
 // ---- the walkthrough's ops on plain arrays -----------------------------------
 
 // An array of doubles in C order: ndim 1..3, dims[ndim].

@@ -299,9 +299,8 @@ int main(int argc, char **argv) {
         if ((double)ts_arena_used(arena) > arena_peak) arena_peak = (double)ts_arena_used(arena);
     }
     double total = phase[0] + phase[1] + phase[2] + phase[3] + phase[4];
-    char sizes[128] = "";
-    if (cfg.arch == TS_ARCH_TRANSFORMER) ts_model_transformer_sizes(&cfg, sizes, sizeof sizes);
-    else snprintf(sizes, sizeof sizes, "%s attention, emb %d, hidden %d", attn, emb, hidden);
+    char sizes[256];
+    ts_model_describe(&cfg, sizes, sizeof sizes);
     printf("# profile_step: %s, %s, %s, batch %d, %d steps after %d warm-up, %d BLAS threads, OpenBLAS core %s\n",
            ts_arch_name(cfg.arch), ts_dtype_name(cfg.dtype), sizes, batch, steps, warmup, threads, ts_blas_core_name());
     if (steps > 0) {  // --steps 0: an untrained model, for the greedy timings alone

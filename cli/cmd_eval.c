@@ -7,6 +7,7 @@
 #include "data/corpus.h"
 #include "data/gold.h"
 #include "infer/evaluate.h"
+#include "infer/heads.h"
 #include "infer/load.h"
 #include "infer/metrics.h"
 #include "infer/translate.h"
@@ -166,19 +167,14 @@ int ts_cmd_eval(int argc, char **argv) {
         goto done;
     }
     const ts_model_config *cfg = &t.model->cfg;
-    char sizes[128];
-    if (cfg->arch == TS_ARCH_TRANSFORMER)
-        printf("model %s: transformer, %s; %s", model_path, ts_model_transformer_sizes(cfg, sizes, sizeof sizes),
-               beam > 1 ? "beam search" : "greedy decoding");
-    else
-        printf("model %s: attention %s, %s decoder, %s encoder; %s", model_path, ts_attn_name(cfg->attn),
-               ts_decoder_name(cfg->decoder), cfg->bidirectional ? "bidirectional" : "unidirectional",
-               beam > 1 ? "beam search" : "greedy decoding");
+    char model[256];
+    printf("model %s: %s; %s", model_path, ts_model_describe(cfg, model, sizeof model),
+           beam > 1 ? "beam search" : "greedy decoding");
     if (beam > 1) printf(" (width %ld)", beam);
     putchar('\n');
 
     ts_eval_opts opts = {.beam = (int)beam, .batch = (int)batch, .gold = set.row_gold, .gold_counts = set.row_counts};
-    if (align_path && cfg->arch == TS_ARCH_TRANSFORMER &&
+    if (align_path && ts_heads_available(t.model) &&
         !(head_aer = opts.head_aer = malloc((size_t)cfg->layers * (size_t)(cfg->heads + 1) * sizeof *head_aer))) {
         ts_cli_error(cmd, 0, "out of memory");
         goto done;

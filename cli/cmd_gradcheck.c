@@ -89,21 +89,15 @@ int ts_cmd_gradcheck(int argc, char **argv) {
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
     int parsed = ts_cli_parse(&spec, argc, argv);
     if (parsed >= 0) return parsed;
-    if (arch == TS_ARCH_TRANSFORMER) {
-        static const char *const names[3] = {"--attn", "--decoder", "--bidirectional"};
-        for (int i = 0; i < 3; i++)
-            if (gru_only[i]) {
-                ts_cli_error(cmd, 0, "%s is the GRU's; --arch transformer has none", names[i]);
-                return TS_EXIT_USAGE;
-            }
-        if (tf < 1.0) {
-            ts_cli_error(cmd, 0, "--arch transformer trains in one teacher-forced pass: --tf %g must be 1", tf);
-            return TS_EXIT_USAGE;
-        }
-        // One model to check: the loops below run once.
-        attn.to = attn.from;
-        dec.to = dec.from;
+    const char *given[3] = {gru_only[0] ? "attn" : NULL, gru_only[1] ? "decoder" : NULL,
+                            gru_only[2] ? "bidirectional" : NULL};
+    if (ts_model_check_flags(arch, given, 3, tf)) {
+        ts_cli_error(cmd, 0, "%s", ts_last_error());
+        return TS_EXIT_USAGE;
     }
+    // An architecture without attention types or decoders checks one model: the loops below run once.
+    if (!ts_model_flag_applies(arch, "attn")) attn.to = attn.from;
+    if (!ts_model_flag_applies(arch, "decoder")) dec.to = dec.from;
 
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     ts_arena *arena = ts_arena_new(16 << 20);
@@ -117,7 +111,13 @@ int ts_cmd_gradcheck(int argc, char **argv) {
     ts_ctx_init(&ctx, arena);
     int passed = 0, failed = 0, status = TS_EXIT_OK;
     double worst = 0.0;
-    int width = arch == TS_ARCH_TRANSFORMER ? 60 : 36;  // the longest parameter name
+    int width = 36;  // the longest parameter name's, at least
+    ts_param_shape layout[TS_SEQ2SEQ_MAX_PARAMS];
+    int n_layout = 0;
+    ts_model_config first = ts_gradcheck_config(arch, (ts_attn_type)attn.from, (ts_decoder_type)dec.from, 1);
+    if (!ts_seq2seq_layout(&first, layout, &n_layout))
+        for (int i = 0; i < n_layout; i++)
+            if ((int)strlen(layout[i].name) + 4 > width) width = (int)strlen(layout[i].name) + 4;
     printf("%-*s %-10s %8s  %s\n", width, "parameter", "shape", "values", "max rel err");
     for (int a = attn.from; a <= attn.to && status == TS_EXIT_OK; a++)
         for (int d = dec.from; d <= dec.to && status == TS_EXIT_OK; d++) {
@@ -138,12 +138,8 @@ int ts_cmd_gradcheck(int argc, char **argv) {
                 status = TS_EXIT_FAIL;
                 break;
             }
-            if (arch == TS_ARCH_TRANSFORMER)
-                printf("# transformer, d_model %d, %d heads, %d layers per stack, feed-forward %d\n", cfg.d_model,
-                       cfg.heads, cfg.layers, cfg.ff);
-            else
-                printf("# attention %s, %s decoder, %s encoder, tf %g\n", ts_attn_name(cfg.attn),
-                       ts_decoder_name(cfg.decoder), bi ? "bidirectional" : "unidirectional", tf);
+            char model_text[256];
+            printf("# %s, tf %g\n", ts_model_describe(&cfg, model_text, sizeof model_text), tf);
             for (int i = 0; i < n; i++) {
                 char shape[48];
                 ts_shape_str(model->params.items[i], shape, sizeof shape);

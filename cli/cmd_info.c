@@ -130,13 +130,8 @@ static void print_text(const char *path, const ts_ckpt *ck, const ts_translator 
     const ts_model_config *c = &t->model->cfg;
     char number[64];
     printf("checkpoint: %s\n", path);
-    char sizes[128];
-    if (c->arch == TS_ARCH_TRANSFORMER)
-        printf("model: transformer, %s\n", ts_model_transformer_sizes(c, sizes, sizeof sizes));
-    else
-        printf("model: %s attention, %s decoder, %s encoder, embedding %d, hidden %d\n",
-               c->attn == TS_ATTN_NONE ? "no" : ts_attn_name(c->attn), ts_decoder_name(c->decoder),
-               c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden);
+    char model[256];
+    printf("model: %s\n", ts_model_describe(c, model, sizeof model));
     int stored = stored_dtype(ck);
     if (c->dtype != TS_F64 || stored != TS_F64)  // float64 files keep their lines
         printf("dtype: %s, its weights stored as %s%s\n", ts_dtype_name(c->dtype),

@@ -206,14 +206,12 @@ static void print_option_help(FILE *out, const ts_train_option *r, const ts_trai
     fputc('\n', out);
 }
 
-// The defaults --arch NAME changes (train/options.c's table), after the model options.
+// The defaults --arch NAME changes (its row's, models/<arch>.c), after the model options.
 static void print_arch_defaults(FILE *out) {
     for (int arch = 0; arch < TS_ARCH_COUNT; arch++) {
         int column = 0;
-        for (size_t i = 0; i < ts_arch_defaults_count; i++) {
-            const ts_arch_default *d = &ts_arch_defaults[i];
-            if ((int)d->arch != arch) continue;
-            if (!column) column = fprintf(out, "  --arch %s changes the defaults to", ts_arch_name(d->arch));
+        for (const ts_flag_default *d = ts_model_kind_of((ts_model_arch)arch)->defaults; d && d->flag; d++) {
+            if (!column) column = fprintf(out, "  --arch %s changes the defaults to", ts_arch_name(arch));
             if (column > 76) column = fprintf(out, "\n                   ");
             column += fprintf(out, " --%s %s", d->flag, d->value);
         }

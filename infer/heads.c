@@ -22,7 +22,7 @@ int ts_head_view_parse(const char *name) {
     return -1;
 }
 
-int ts_heads_available(const ts_seq2seq *m) { return m->cfg.arch == TS_ARCH_TRANSFORMER; }
+int ts_heads_available(const ts_seq2seq *m) { return m->kind->every_head; }
 
 int ts_heads_rows(const ts_heads *h, enum ts_head_view v) { return ts_head_views[v].rows_target ? h->T : h->S; }
 int ts_heads_cols(const ts_heads *h, enum ts_head_view v) { return ts_head_views[v].cols_target ? h->T : h->S; }

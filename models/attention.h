@@ -44,7 +44,6 @@ const ts_attention_row *ts_attention_kind(ts_attn_type type);
 
 // "none", "dot", "scaled-dot", "general", "concat", "bahdanau"; "?" out of range.
 const char *ts_attn_name(int type);
-extern const ts_names ts_attn_names;  // "attention": the names above, and "additive" for bahdanau
 // TS_OK and *type, or TS_ERR_ARG naming the accepted names. "additive" is
 // accepted for "bahdanau".
 int ts_attn_parse(const char *name, ts_attn_type *type);

@@ -1,8 +1,6 @@
 // The configuration's names, limits and parameter specs (models/config.h).
 #include "models/config.h"
 
-#include "models/attention.h"
-#include "models/model.h"
 #include "tensor/init.h"
 #include "tensor/tokens.h"
 
@@ -97,43 +95,6 @@ void ts_model_field_set(ts_model_config *c, const ts_model_field *f, int value) 
 }
 
 int ts_model_field_applies(const ts_model_field *f, ts_model_arch arch) { return !f->archs || (f->archs >> arch & 1u); }
-
-void ts_model_config_default_sizes(ts_model_config *c) {
-    if (c->arch != TS_ARCH_TRANSFORMER) return;
-    if (!c->d_model) c->d_model = c->hidden;
-    if (!c->heads) c->heads = 2;
-    if (!c->layers) c->layers = 2;
-    if (!c->ff) c->ff = 4 * c->d_model;
-}
-
-int ts_model_config_check(const ts_model_config *c) {
-    if (c->arch < 0 || c->arch >= TS_ARCH_COUNT) return ts_fail(TS_ERR_ARG, "architecture %d", (int)c->arch);
-    for (int i = 0; i < TS_FIELD_COUNT; i++) {
-        const ts_model_field *f = &ts_model_fields[i];
-        if (!ts_model_field_applies(f, c->arch)) continue;
-        int v = ts_model_field_get(c, f);
-        if (f->set.names ? v < 0 || v >= f->set.names->count : v < f->set.lo || v > f->set.hi)
-            return f->set.names ? ts_fail(TS_ERR_ARG, "%s %d (not one of its %d kinds)", f->label, v, f->set.names->count)
-                                : ts_fail(TS_ERR_ARG, "%s %d (%.0f to %.0f)", f->label, v, f->set.lo, f->set.hi);
-    }
-    if (c->arch == TS_ARCH_TRANSFORMER && c->d_model % c->heads)
-        return ts_fail(TS_ERR_ARG, "heads %d do not divide d_model %d", c->heads, c->d_model);
-    return TS_OK;
-}
-
-char *ts_model_transformer_sizes(const ts_model_config *c, char *buf, size_t n) {
-    snprintf(buf, n, "d_model %d, %d heads, %d layers per stack, feed-forward %d", c->d_model, c->heads, c->layers, c->ff);
-    return buf;
-}
-
-char *ts_model_attention_title(const ts_model_config *c, char *buf, size_t n) {
-    if (c->arch == TS_ARCH_TRANSFORMER)  // the search keeps the last layer's cross-attention head mean
-        snprintf(buf, n, "transformer cross-attention, layer %d (the last of %d), mean of %d heads", c->layers - 1,
-                 c->layers, c->heads);
-    else
-        snprintf(buf, n, "%s (%s decoder)", ts_attn_name(c->attn), ts_decoder_name(c->decoder));
-    return buf;
-}
 
 int ts_model_memory_width(const ts_model_config *c) { return c->bidirectional ? 2 * c->hidden : c->hidden; }
 

@@ -33,6 +33,8 @@ typedef enum {
     TS_ATTN_COUNT
 } ts_attn_type;
 
+extern const ts_names ts_attn_names;  // "attention": the table's names, and "additive" for bahdanau
+
 // How the decoder uses attention: Bahdanau attends with s_{t-1} and feeds the
 // context into the GRU; Luong attends with s_t and combines (models/decoder.c).
 typedef enum { TS_DECODER_BAHDANAU, TS_DECODER_LUONG, TS_DECODER_COUNT } ts_decoder_type;
@@ -50,6 +52,8 @@ typedef enum {
     TS_ARCH_COUNT
 } ts_model_arch;
 
+extern const ts_names ts_arch_names;  // "architecture": the rows' names (models/model.c)
+
 typedef struct {
     ts_model_arch arch;        // the zero value is the GRU
     int src_vocab, tgt_vocab;  // including the four special tokens
@@ -62,22 +66,18 @@ typedef struct {
     int dtype;  // ts_dtype of the parameters and of every tensor of a step: TS_F64 (0) or TS_F32
 } ts_model_config;
 
-// TS_OK, or TS_ERR_ARG naming the field that is out of range.
+// TS_OK, or TS_ERR_ARG naming the field that is out of range (each field
+// by its row of ts_model_fields), or what the architecture's row checks
+// (models/model.c).
 int ts_model_config_check(const ts_model_config *cfg);
+// The same, what the architecture's row checks named by train's flags when
+// `flags` is 1 ("--heads 3 does not divide the model width 256 ...").
+int ts_model_config_check_as(const ts_model_config *cfg, int flags);
 
-// The Transformer's sizes left at 0 (not given) set to their defaults:
-// d_model = hidden, 2 heads, 2 layers per stack, ff = 4 d_model (what train --arch transformer gives). A GRU's
-// configuration is left as it is.
+// Its architecture's sizes left at 0 (not given) set to their defaults (the
+// row's default_sizes: a Transformer's d_model = hidden, 2 heads, 2 layers
+// per stack, ff = 4 d_model, what train --arch transformer gives).
 void ts_model_config_default_sizes(ts_model_config *cfg);
-
-// "d_model 256, 4 heads, 3 layers per stack, feed-forward 1024" into buf
-// (n bytes): how info, eval and train describe a Transformer. Returns buf.
-char *ts_model_transformer_sizes(const ts_model_config *cfg, char *buf, size_t n);
-
-// What a search's attention rows (ts_hypothesis.attention) are, for titles:
-// "bahdanau (bahdanau decoder)", or "transformer cross-attention, layer 1
-// (the last of 2), mean of 4 heads". Writes at most n bytes to buf; returns buf.
-char *ts_model_attention_title(const ts_model_config *cfg, char *buf, size_t n);
 
 // The fields of ts_model_config, in the order checkpoints write them.
 enum ts_model_field_id {

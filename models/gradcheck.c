@@ -10,11 +10,12 @@ static const int batch_tgt_out[T * B] = {4, 5, 7, 5, 6, 2, 6, 7, 0, 2, 4, 0, 0, 
 
 ts_model_config ts_gradcheck_config(ts_model_arch arch, ts_attn_type attn, ts_decoder_type decoder,
                                     int bidirectional) {
-    if (arch == TS_ARCH_TRANSFORMER)
-        return (ts_model_config){.arch = arch, .src_vocab = 7, .tgt_vocab = 8, .emb = 4, .hidden = 4,
-                                 .d_model = 4, .heads = 2, .layers = 2, .ff = 6};
-    return (ts_model_config){.arch = arch, .src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4, .attn = attn,
-                             .decoder = decoder, .bidirectional = bidirectional};
+    ts_model_config cfg = ts_model_kind_of(arch)->tiny();
+    // The GRU's choices, where the architecture has them.
+    if (ts_model_field_applies(&ts_model_fields[TS_FIELD_ATTN], arch)) cfg.attn = attn;
+    if (ts_model_field_applies(&ts_model_fields[TS_FIELD_DECODER], arch)) cfg.decoder = decoder;
+    if (ts_model_field_applies(&ts_model_fields[TS_FIELD_BIDIRECTIONAL], arch)) cfg.bidirectional = bidirectional;
+    return cfg;
 }
 
 typedef struct {

@@ -57,6 +57,12 @@ typedef struct {
                                                   // gradient reaches the model through them)
 } ts_attention_tap;
 
+// A training flag's default that an architecture changes: --flag takes
+// value (as the flag would) in its runs that do not give the flag.
+typedef struct {
+    const char *flag, *value;
+} ts_flag_default;
+
 typedef struct ts_model_kind ts_model_kind;
 
 // A model of any architecture: what callers hold (models/seq2seq.h makes,
@@ -131,6 +137,32 @@ struct ts_model_kind {
     size_t (*step_bytes)(const ts_model_config *cfg, int B, int S);
                             // a first guess at one step's scratch memory for B rows (search
                             // doubles an arena that proves too small and redoes the step)
+
+    // What else users and the tools around the model need to know of the
+    // architecture, so that nothing outside its file asks which one it is:
+    void (*describe)(const ts_model_config *cfg, char *buf, size_t n);
+                            // the configuration in words, how info, eval, train and gradcheck
+                            // name the model ("bahdanau attention, luong decoder, ...")
+    void (*attention_title)(const ts_model_config *cfg, char *buf, size_t n);
+                            // what its search's attention rows (ts_hypothesis.attention) are,
+                            // for figures' titles: "bahdanau (bahdanau decoder)"
+    void (*default_sizes)(ts_model_config *cfg);
+                            // its own sizes left at 0 (not given) set to their defaults;
+                            // NULL: it has none
+    int (*check)(const ts_model_config *cfg, int flags);
+                            // what its fields' bounds (ts_model_fields) cannot say, e.g. heads
+                            // dividing d_model: TS_OK or TS_ERR_ARG, the message naming train's
+                            // flags when `flags` is 1, the fields otherwise; NULL: nothing
+    ts_model_config (*tiny)(void);
+                            // the tiny model the whole-model gradient check runs (vocabularies
+                            // of 7 and 8; the GRU's attention, decoder and encoder set by the caller)
+    const ts_flag_default *defaults;
+                            // the training flags whose defaults it changes (train --help prints
+                            // them), ended by a row with flag NULL; NULL: none
+    int teacher_forced;     // 1: it trains in one teacher-forced pass (--tf must be 1)
+    int every_head;         // 1: infer/heads.c shows every head of its every attention (self too)
+    int (*guided_layer)(const ts_model_config *cfg);
+                            // the cross-attention layer guided alignment supervises by default
 };
 
 // The row of arch (which must be in range).
@@ -145,7 +177,25 @@ int ts_model_cross_heads(const ts_model_config *cfg, int *layers);
 
 // "gru"; "?" out of range.
 const char *ts_arch_name(int arch);
-extern const ts_names ts_arch_names;
+
+// 1 when --flag sets a field that models of arch have (or no model field):
+// --attn, --decoder and --bidirectional are the GRU's, --heads the
+// Transformer's (ts_model_fields' archs).
+int ts_model_flag_applies(ts_model_arch arch, const char *flag);
+
+// TS_OK when each of the flags given[0..n) (names without "--"; NULL entries
+// skipped) applies to arch and teacher forcing tf suits it (a row marked
+// teacher_forced needs 1), else TS_ERR_ARG naming the flag.
+int ts_model_check_flags(ts_model_arch arch, const char *const *given, int n, double tf);
+
+// What a search's attention rows (ts_hypothesis.attention) are, for titles:
+// "bahdanau (bahdanau decoder)", or "transformer cross-attention, layer 1
+// (the last of 2), mean of 4 heads" (the row's attention_title). Writes at
+// most n bytes to buf; returns buf.
+char *ts_model_attention_title(const ts_model_config *cfg, char *buf, size_t n);
+
+// The row's description of cfg (checked) into buf (n bytes); returns buf.
+char *ts_model_describe(const ts_model_config *cfg, char *buf, size_t n);
 // TS_OK and *arch, or TS_ERR_ARG naming the accepted names.
 int ts_arch_parse(const char *name, ts_model_arch *arch);
 

@@ -6,6 +6,7 @@
 #include "autograd/ops.h"
 #include "models/seq2seq.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,6 +172,26 @@ static size_t rnn_step_bytes(const ts_model_config *c, int B, int S) {
     return (size_t)B * per_row * sizeof(double) + ((size_t)1 << 20);
 }
 
+static void rnn_describe(const ts_model_config *c, char *buf, size_t n) {
+    snprintf(buf, n, "%s attention, %s decoder, %s encoder, embedding %d, hidden %d",
+             c->attn == TS_ATTN_NONE ? "no" : ts_attn_name(c->attn), ts_decoder_name(c->decoder),
+             c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden);
+}
+
+static void rnn_attention_title(const ts_model_config *c, char *buf, size_t n) {
+    snprintf(buf, n, "%s (%s decoder)", ts_attn_name(c->attn), ts_decoder_name(c->decoder));
+}
+
+static ts_model_config rnn_tiny(void) {
+    return (ts_model_config){.arch = TS_ARCH_GRU, .src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4};
+}
+
+// One layer of one head.
+static int rnn_guided_layer(const ts_model_config *cfg) {
+    (void)cfg;
+    return 0;
+}
+
 const ts_model_kind ts_rnn_kind = {
     .name = "gru",
     .layers_size = sizeof(ts_rnn),
@@ -183,4 +204,8 @@ const ts_model_kind ts_rnn_kind = {
     .attends = rnn_attends,
     .cross_heads = rnn_cross_heads,
     .step_bytes = rnn_step_bytes,
+    .describe = rnn_describe,
+    .attention_title = rnn_attention_title,
+    .tiny = rnn_tiny,
+    .guided_layer = rnn_guided_layer,
 };

@@ -33,7 +33,7 @@ Test(cli_gradcheck, the_transformer_passes_and_refuses_the_grus_flags) {
     cr_assert(strstr(out, "gradcheck: 68 passed, 0 failed"), "8 + 30 per layer, 2 layers: %s", out);
     cr_assert(strstr(out, "transformer.decoder.layers.1.multihead_attn.in_proj_weight"), "%s", out);
     free(out);
-    expect_usage_error("--arch transformer --attn dot", "--attn is the GRU's");
+    expect_usage_error("--arch transformer --attn dot", "--attn does not apply to --arch transformer");
     expect_usage_error("--arch transformer --tf 0.5", "--tf 0.5 must be 1");
     expect_usage_error("--arch lstm", "unknown architecture 'lstm'");
 }

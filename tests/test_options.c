@@ -195,7 +195,7 @@ static int config_has(const char *dir, const char *name, const char *line) {
     return has;
 }
 
-// --arch transformer alone trains the table's recipe (ts_arch_defaults); a
+// --arch transformer alone trains its row's recipe (ts_model_kind.defaults); a
 // flag given on the command line or in --config wins; the GRU keeps its
 // own defaults.
 Test(options, the_transformer_has_its_own_defaults_and_given_flags_win, .timeout = 120) {
@@ -203,12 +203,12 @@ Test(options, the_transformer_has_its_own_defaults_and_given_flags_win, .timeout
     const char *quick = "--toy-pairs 100 --steps 1 --show 0 --beam 0";
     cr_assert_eq(test_runf(&out, "'%s' train --arch transformer %s --out %s/t", TS_PROGRAM, quick, dir), 0, "%s", out);
     free(out);
-    for (size_t i = 0; i < ts_arch_defaults_count; i++) {
-        const ts_train_option *r = ts_train_option_by_flag(ts_arch_defaults[i].flag);
+    for (const ts_flag_default *d = ts_model_kind_of(TS_ARCH_TRANSFORMER)->defaults; d->flag; d++) {
+        const ts_train_option *r = ts_train_option_by_flag(d->flag);
         char line[128];
-        snprintf(line, sizeof line, "\n%s = %s\n", r->set->key, ts_arch_defaults[i].value);
+        snprintf(line, sizeof line, "\n%s = %s\n", r->set->key, d->value);
         // plateau, the schedule's 0, is written only when given.
-        if (strcmp(ts_arch_defaults[i].value, "plateau"))
+        if (strcmp(d->value, "plateau"))
             cr_assert(config_has(dir, "t", line), "--arch transformer without %s:%s", r->set->key, line);
     }
     char *config = test_write_file(dir, "given.txt", "heads = 4\n", 10);

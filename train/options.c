@@ -221,21 +221,6 @@ _Static_assert(sizeof ts_train_options / sizeof ts_train_options[0] < TS_TRAIN_O
 #undef SAME
 #undef RESUME
 
-// The defaults --arch changes, in one place: a Transformer trains the toy
-// recipe of docs/models.md unless told otherwise (d_model follows --hidden,
-// the feed-forward width 4 d_model: models/config.c). The GRU's are the rows' own.
-const ts_arch_default ts_arch_defaults[] = {
-    {TS_ARCH_TRANSFORMER, "hidden", "128"},
-    {TS_ARCH_TRANSFORMER, "heads", "2"},
-    {TS_ARCH_TRANSFORMER, "layers", "2"},
-    {TS_ARCH_TRANSFORMER, "lr", "0.003"},
-    {TS_ARCH_TRANSFORMER, "warmup-steps", "300"},
-    {TS_ARCH_TRANSFORMER, "lr-schedule", "cosine"},
-    {TS_ARCH_TRANSFORMER, "lr-decay", "1"},  // cosine alone: a plateau's halving on top decayed too far
-    {TS_ARCH_TRANSFORMER, "epochs", "20"},    // 12 left seed 3 at 96.6% (docs/models.md)
-    {TS_ARCH_TRANSFORMER, "patience", "20"},
-};
-const size_t ts_arch_defaults_count = sizeof ts_arch_defaults / sizeof ts_arch_defaults[0];
 
 // The named recipes of --preset, each a measured run's flags (Marian's
 // --task): docs/models.md has their figures. Row 0 is "no preset".
@@ -380,10 +365,9 @@ int ts_train_options_finish(ts_train_opts *o, const int given[], char default_ou
     if ((size_t)o->preset >= ts_train_presets_count) return ts_fail(TS_ERR_ARG, "preset %d does not exist", o->preset);
     int rc = apply_preset(o, &ts_train_presets[o->preset], set);
     if (rc) return rc;
-    for (size_t i = 0; i < ts_arch_defaults_count; i++) {
-        const ts_arch_default *d = &ts_arch_defaults[i];
+    for (const ts_flag_default *d = ts_model_kind_of(o->model.arch)->defaults; d && d->flag; d++) {
         const ts_train_option *r = ts_train_option_by_flag(d->flag);
-        if (d->arch != o->model.arch || !r || set[r - ts_train_options]) continue;
+        if (!r || set[r - ts_train_options]) continue;
         if ((rc = ts_train_option_set(o, r, d->flag, d->value))) return rc;
     }
     // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.

@@ -56,14 +56,6 @@ typedef struct ts_train_option {
 extern const ts_train_option ts_train_options[];
 extern const size_t ts_train_options_count;
 
-// A default that --arch changes: the row of --flag takes `value` (as the
-// flag would) in a run of `arch` that was not given the flag.
-typedef struct {
-    ts_model_arch arch;
-    const char *flag, *value;
-} ts_arch_default;
-extern const ts_arch_default ts_arch_defaults[];
-extern const size_t ts_arch_defaults_count;
 
 // A named recipe (train --preset NAME): `flags` as on the command line
 // ("--arch transformer --hidden 256 ..."), numbers and choices only.
@@ -81,7 +73,7 @@ extern const ts_names ts_train_preset_names;  // "preset": their names, for the 
 // What every front end (tinyseq train, tinyseq_train, Python through it)
 // does once the options given are set, for each row i not given[i] (i
 // indexes ts_train_options): o->preset's flags (ts_train_presets), then the
-// defaults of o->model.arch, the decoder that
+// defaults of o->model.arch (its row's `defaults`), the decoder that
 // goes with the attention (bahdanau with bahdanau, else luong), and without
 // --out the run directory runs/<date-time>, written into default_out, which
 // o->out_dir then points to. TS_OK, or a bad table's TS_ERR_ARG.

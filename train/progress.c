@@ -98,14 +98,9 @@ void ts_progress_banner(FILE *out, const ts_progress_start *st) {
         fprintf(out, " subword pieces (%s, %s, at most %ld%s)", ts_subword_kind_name(o->data.subword_kind),
                 o->data.subword_joint ? "joint" : "per side", o->data.subword, st->resumed ? "; the checkpoint's models" : "");
     fputc('\n', out);
-    char sizes[128];
-    if (cfg->arch == TS_ARCH_TRANSFORMER)
-        fprintf(out, "model: transformer, %s, %zu parameters; %s lr %g, batch %ld\n",
-                ts_model_transformer_sizes(cfg, sizes, sizeof sizes), st->parameters, ts_optim_name(o->optim), st->lr, o->batch);
-    else
-        fprintf(out, "model: %s attention, %s decoder%s, emb %d, hidden %d, %zu parameters; %s lr %g, batch %ld\n",
-                ts_attn_name(cfg->attn), ts_decoder_name(cfg->decoder), cfg->bidirectional ? ", bidirectional" : "",
-                cfg->emb, cfg->hidden, st->parameters, ts_optim_name(o->optim), st->lr, o->batch);
+    char model[256];
+    fprintf(out, "model: %s, %zu parameters; %s lr %g, batch %ld\n", ts_model_describe(cfg, model, sizeof model),
+            st->parameters, ts_optim_name(o->optim), st->lr, o->batch);
     // How long: a user should not have to know --arch transformer's 20 epochs.
     if (o->steps > 0)
         fprintf(out, "length: %ld steps (--steps), %ld batches an epoch\n", o->steps, st->batches);

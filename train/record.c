@@ -1,5 +1,7 @@
 #include "train/record.h"
 
+#include "infer/heads.h"
+
 #include "models/search.h"
 
 #include <errno.h>
@@ -24,7 +26,7 @@ void ts_record_free_hyps(ts_hypothesis *hyps, size_t n) {
 
 int ts_record_init_heads(ts_record *r) {
     const ts_model_config *cfg = &r->model->cfg;
-    if (cfg->arch != TS_ARCH_TRANSFORMER || !r->data->dev->has_align) return TS_OK;
+    if (!ts_heads_available(r->model) || !r->data->dev->has_align) return TS_OK;
     r->head_aer = malloc((size_t)cfg->layers * (size_t)(cfg->heads + 1) * sizeof *r->head_aer);
     return r->head_aer ? TS_OK : ts_fail(TS_ERR_NOMEM, "the heads' AER");
 }

@@ -395,12 +395,9 @@ static int build_model(trainer *t, const ts_ckpt *resume, long max_epochs, ts_mo
     *cfg = o->model;
     int rc;
     ts_model_config_default_sizes(cfg);
-    if (cfg->arch == TS_ARCH_TRANSFORMER && cfg->d_model % cfg->heads)
-        return ts_fail(TS_ERR_ARG, "--heads %d does not divide the model width %d (--d-model, else --hidden)",
-                       cfg->heads, cfg->d_model);
     cfg->src_vocab = (int)ts_vocab_size(t->data.src_vocab);
     cfg->tgt_vocab = (int)ts_vocab_size(t->data.tgt_vocab);
-    if ((rc = ts_model_config_check(cfg)) ||
+    if ((rc = ts_model_config_check_as(cfg, 1)) ||
         (rc = ts_train_state_check_size(o, cfg, t->data.src_vocab, t->data.tgt_vocab, max_epochs)))
         return rc;
     if (resume) return ts_train_state_resume_model(resume, o->resume, t->data.src_vocab, t->data.tgt_vocab, cfg, &t->model);

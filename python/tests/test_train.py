@@ -92,7 +92,7 @@ def test_gradcheck_passes_for_every_attention_and_decoder():
     assert len(transformer) > 10 and all(r["passed"] for r in transformer)
     with pytest.raises(tinyseq.ArgumentError):
         tinyseq.gradcheck(attn="nope")
-    with pytest.raises(tinyseq.ArgumentError, match="teacher forcing"):
+    with pytest.raises(tinyseq.ArgumentError, match="teacher-forced pass"):
         tinyseq.gradcheck(arch="transformer", tf=0.5)
     with pytest.raises(tinyseq.ArgumentError, match="rtol"):
         tinyseq.gradcheck(attn="dot", decoder="luong", rtol=0)

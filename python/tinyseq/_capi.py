@@ -69,6 +69,7 @@ _SIGNATURES = {
     "tinyseq_train_dir": (ctypes.c_int, [c_char_pp, c_char_pp, ctypes.c_int, LINE_FN, ctypes.c_void_p,
                                          ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_long),
                                          ctypes.POINTER(ctypes.c_void_p)]),
+    "tinyseq_arch_has": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p]),
     "tinyseq_gradcheck": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_double,
                                          ctypes.c_long, ctypes.c_double, ctypes.c_double, c_text_p]),
     "tinyseq_op": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(Array), ctypes.c_int, _DOUBLE_P, ctypes.c_size_t,

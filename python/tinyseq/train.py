@@ -81,13 +81,14 @@ def gradcheck(arch="gru", attn="all", decoder="all", bidirectional=False, tf=1.0
     decoder asked ("all" for every one); for arch="transformer", its one
     model. Returns a list of dicts (arch, attn, decoder, parameter, checked,
     max_abs_err, max_rel_err, passed)."""
-    if arch == "transformer":
-        if attn != "all" or decoder != "all" or bidirectional:
-            raise _capi.ArgumentError("attn, decoder and bidirectional are the GRU's; the Transformer has none")
-        cases = [(None, None)]
-    else:
-        cases = [(a, d) for a in (_ATTENTIONS if attn == "all" else (attn,))
-                 for d in (_DECODERS if decoder == "all" else (decoder,))]
+    # The flags a model of arch has (the library's answer: its field table).
+    has = {flag: call("arch_has", encode(arch, "arch"), flag.encode()) for flag in ("attn", "decoder", "bidirectional")}
+    given = {"attn": attn != "all", "decoder": decoder != "all", "bidirectional": bool(bidirectional)}
+    for flag in has:
+        if given[flag] and not has[flag]:
+            raise _capi.ArgumentError(f"{flag} does not apply to arch {arch}")
+    cases = [(a, d) for a in ((_ATTENTIONS if attn == "all" else (attn,)) if has["attn"] else (None,))
+             for d in ((_DECODERS if decoder == "all" else (decoder,)) if has["decoder"] else (None,))]
     rows = []
     for a, d in cases:
         _, doc = call_text("gradcheck", encode(arch, "arch"), a and encode(a, "attn"), d and encode(d, "decoder"),
