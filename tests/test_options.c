@@ -10,6 +10,7 @@
 
 #include "ckpt/ckpt.h"
 #include "train/options.h"
+#include "train/trainer.h"
 #include "train/state.h"
 #include "testutil.h"
 

@@ -5,8 +5,7 @@
 
 #include "data/toy.h"
 #include "models/search.h"  // TS_BEAM_DEFAULT
-#include "train/rundir.h"
-#include "train/state.h"  // TS_COUNT_MAX
+#include "tensor/kernels.h"  // ts_blas_threads
 
 #include <errno.h>
 #include <math.h>
@@ -263,6 +262,14 @@ static int apply_preset(ts_train_opts *o, const ts_train_preset *p, int given[])
         given[i] = 1;
     }
     return TS_OK;
+}
+
+const char *ts_format_exact(char buf[32], double x) {
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(buf, 32, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x) break;
+    }
+    return buf;
 }
 
 void *ts_train_option_field(ts_train_opts *o, const ts_train_option *r) { return (char *)o + r->offset; }
@@ -530,6 +537,13 @@ int ts_train_options_check_parts(const ts_train_opts *o, int ranks) {
                        "sentence; give --batch %ld or more", o->batch, ranks * o->accumulate, ranks,
                        ranks > 1 ? "s" : "", o->accumulate, ranks * o->accumulate);
     return TS_OK;
+}
+
+int ts_train_threads(const ts_train_opts *o, const ts_dist *d) {
+    int threads = o->threads > 0 ? (int)o->threads : ts_blas_threads();
+    if (!o->threads && d->local_size > 1 && !getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS"))
+        threads = threads / d->local_size > 1 ? threads / d->local_size : 1;
+    return threads;
 }
 
 // The 1-2-5 number nearest to x (at least 1): --log-every's default, so the

@@ -175,3 +175,7 @@ void ts_progress_best(FILE *out, const ts_eval_result *dev, ts_best_by by, long 
     else if (last_step >= 0)
         fprintf(out, "best: step %ld (no epoch has ended yet), dev loss %.4f (%s/best.ckpt)\n", last_step, dev->loss, out_dir);
 }
+
+double ts_progress_run_rate(const ts_progress *p) {
+    return p->measured_seconds > 0 ? ts_progress_rate(p) : p->run_seconds > 0 ? p->run_tokens / p->run_seconds : 0;
+}

@@ -12,7 +12,7 @@
 #include "infer/evaluate.h"
 #include "models/config.h"
 #include "train/dist.h"
-#include "train/trainer.h"
+#include "train/options.h"
 
 typedef struct {
     double started, last_log;                  // seconds (ts_progress_now)
@@ -88,6 +88,27 @@ void ts_progress_best(FILE *out, const ts_eval_result *dev, ts_best_by by, long 
 // --test's line for one search (beam 1: greedy, with the loss) of the final
 // model on test_file.
 void ts_progress_test(FILE *out, int beam, const ts_eval_result *res, const char *test_file);
+
+// tokens/s after the warm-up if the run went past it, else over every step
+// it made (0 when it made none).
+double ts_progress_run_rate(const ts_progress *p);
+
+// What a run did (ts_train fills it; the summary line prints it).
+typedef struct {
+    long steps;                // optimizer steps in all
+    long skipped;              // steps skipped for a non-finite loss or gradient
+    double last_loss;          // loss of the last step
+    double tokens_per_s;       // non-pad target tokens per second of step time after warm-up (all steps if none
+                               // came after it; 0 when this run made no step)
+    double best_dev_loss;
+    double dev_bleu, dev_exact;
+    int stopped;               // non-zero: stopped early by *opts->stop (its value)
+    int finished;              // the training itself ended (epochs, --steps, patience): with `stopped`, the
+                               // signal came during the last evaluation, and only the final evaluations were skipped
+    long epoch, position;      // where last.ckpt stands: epochs done, batches done of the next
+    long epoch_batches;        // batches in an epoch
+} ts_train_report;
+
 
 // The run's closing lines: the allreduce's cost (with ranks) and the
 // "train:" summary of the report (its steps, speed and last batch loss).

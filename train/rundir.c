@@ -229,14 +229,6 @@ static int trim_lines(const char *dir, const char *name, int step_field, long ep
     return rc;
 }
 
-const char *ts_format_exact(char buf[32], double x) {
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(buf, 32, "%.*g", digits, x);
-        if (strtod(buf, NULL) == x) break;
-    }
-    return buf;
-}
-
 const char *const ts_config_facts[TS_CONFIG_FACTS] = {"toy_seed", "dev_pairs", "train_pairs", "source_vocabulary",
                                                       "target_vocabulary", "parameters", "resume", "ranks"};
 

@@ -14,7 +14,7 @@
 #include "models/seq2seq.h"
 #include "infer/evaluate.h"
 #include "infer/heads.h"
-#include "train/trainer.h"
+#include "train/options.h"
 
 // buf = dir/name; TS_ERR_ARG when it does not fit in n bytes.
 int ts_path_join(char *buf, size_t n, const char *dir, const char *name);
@@ -48,10 +48,6 @@ int ts_rundir_prepare(const char *dir, ts_rundir_use use, long epoch, long step)
 // dev-pairs.tsv: the dev pairs held out of the corpus, normalised, in the order the
 // run evaluates them (so `tinyseq eval --corpus DIR/dev-pairs.tsv` repeats its numbers).
 int ts_rundir_write_dev(const char *dir, const ts_corpus *c, const size_t *rows, size_t n);
-
-// buf = the shortest decimal that reads back as x ("0.1", not
-// 0.10000000000000001), so config.txt repeats the run; returns buf.
-const char *ts_format_exact(char buf[32], double x);
 
 // config.txt's facts (after its options, train/options.h): what the run
 // found and did, read back by --config but not applied.

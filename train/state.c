@@ -137,15 +137,16 @@ static int check_same_vocab(const char *side, const ts_vocab *saved, const ts_vo
     return TS_OK;
 }
 
-int ts_train_state_resume_model(const ts_ckpt *ck, const char *path, const ts_vocab *src, const ts_vocab *tgt,
+int ts_train_state_resume_translator(const ts_ckpt *ck, const char *path, ts_translator *out) {
+    return in_checkpoint(ts_translator_from_ckpt(ck, out), path);
+}
+
+int ts_train_state_resume_model(ts_translator *loaded, const char *path, const ts_vocab *src, const ts_vocab *tgt,
                                 const ts_model_config *cfg, ts_seq2seq **model) {
     *model = NULL;
-    ts_translator loaded;
-    int rc = ts_translator_from_ckpt(ck, &loaded);
-    if (rc) return in_checkpoint(rc, path);
-    rc = check_same_vocab("source", loaded.src_vocab, src);
-    if (!rc) rc = check_same_vocab("target", loaded.tgt_vocab, tgt);
-    const ts_model_config *saved = &loaded.model->cfg;
+    int rc = check_same_vocab("source", loaded->src_vocab, src);
+    if (!rc) rc = check_same_vocab("target", loaded->tgt_vocab, tgt);
+    const ts_model_config *saved = &loaded->model->cfg;
     int same = 1;
     char flags[256] = "";  // the flags that set the configuration, "--attn, --decoder, .."
     for (int i = 0; i < ts_model_field_count; i++) {
@@ -156,10 +157,9 @@ int ts_train_state_resume_model(const ts_ckpt *ck, const char *path, const ts_vo
     }
     if (!rc && !same) rc = ts_fail(TS_ERR_ARG, "it was trained with another model configuration (%s)", flags);
     if (!rc) {
-        *model = loaded.model;  // the one model of the run; the data's vocabularies are the same words
-        loaded.model = NULL;
+        *model = loaded->model;  // the one model of the run; the data's vocabularies are the same words
+        loaded->model = NULL;
     }
-    ts_translator_free(&loaded);
     return in_checkpoint(rc, path);
 }
 
@@ -275,4 +275,32 @@ int ts_train_state_check_size(const ts_train_opts *o, const ts_model_config *cfg
                    cfg->emb, cfg->hidden, cfg->bidirectional ? " --bidirectional" : "", cfg->src_vocab, cfg->tgt_vocab,
                    bytes / 1e9, ts_seq2seq_param_count(cfg), o->optim == TS_OPTIM_ADAM ? "Adam's two moments" : "its velocity",
                    cap / (1 << 30));
+}
+
+int ts_train_model(const ts_train_opts *o, const ts_dataset *data, ts_translator *resumed, long max_epochs,
+                   ts_seq2seq **model) {
+    ts_model_config cfg = o->model;
+    int rc;
+    ts_model_config_default_sizes(&cfg);
+    cfg.src_vocab = (int)ts_vocab_size(data->src_vocab);
+    cfg.tgt_vocab = (int)ts_vocab_size(data->tgt_vocab);
+    if ((rc = ts_model_config_check_as(&cfg, 1)) ||
+        (rc = ts_train_state_check_size(o, &cfg, data->src_vocab, data->tgt_vocab, max_epochs)))
+        return rc;
+    if (resumed->model)
+        return ts_train_state_resume_model(resumed, o->resume, data->src_vocab, data->tgt_vocab, &cfg, model);
+    gsl_rng *init_rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!init_rng) return ts_fail(TS_ERR_NOMEM, "rng");
+    gsl_rng_set(init_rng, (unsigned long)o->seed);
+    *model = ts_seq2seq_new(&cfg, init_rng);
+    gsl_rng_free(init_rng);
+    return TS_OK;
+}
+
+int ts_train_state_count_up(long *counter, long n, const char *name) {
+    if (*counter > TS_COUNT_MAX - n)
+        return ts_fail(TS_ERR_NUMERIC, "the %s counter (%ld) cannot grow by %ld past its limit %ld", name, *counter, n,
+                       TS_COUNT_MAX);
+    *counter += n;
+    return TS_OK;
 }

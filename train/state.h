@@ -13,12 +13,8 @@
 #include "ckpt/ckpt.h"
 #include "infer/load.h"
 #include "train/optim.h"
-#include "train/trainer.h"
+#include "train/options.h"
 
-// The most any saved counter (steps, tokens of an epoch) may reach: far past
-// any real run (2^52 steps), low enough that no increment from a loaded value
-// can overflow, and exact as a double.
-#define TS_COUNT_MAX ((long)1 << 52)
 
 typedef struct {
     long step, epoch, position, stale, skipped;
@@ -32,6 +28,11 @@ typedef struct {
     gsl_rng *shuffle_rng, *tf_rng;        // seeded seed + 1 and seed + 2
     unsigned char *epoch_start_state;     // (gsl_rng_size) the shuffle RNG before this epoch's shuffle
 } ts_train_state;
+
+// Adds n >= 0 to a counter that checkpoints save (*counter), refusing
+// (TS_ERR_NUMERIC naming it) to pass TS_COUNT_MAX: only a checkpoint that
+// says it is nearly there can bring it close.
+int ts_train_state_count_up(long *counter, long n, const char *name);
 
 // A fresh run's state (best_dev infinite, no best epoch, RNGs seeded from `seed`). TS_OK or
 // TS_ERR_NOMEM (then free with ts_train_state_free, which takes a zeroed one).
@@ -54,11 +55,24 @@ int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const t
 // "--resume: cannot open 'PATH': reason" (TS_ERR_IO).
 int ts_train_state_load(const char *path, ts_ckpt **out);
 
-// The model of checkpoint ck, checked to be the one this run builds: the
-// same vocabularies as the data's (src, tgt, word for word) and the same
-// configuration as cfg (TS_ERR_ARG otherwise). On success *model is the
-// file's model (owned by the caller); the file's vocabularies are dropped.
-int ts_train_state_resume_model(const ts_ckpt *ck, const char *path, const ts_vocab *src, const ts_vocab *tgt,
+// The model a run trains, its configuration completed from the data and
+// the flags: the checkpoint's (moved out of *resumed) when resuming, checked
+// to be the one these data and flags build, else a new one initialised from
+// --seed. A model that cannot be allocated leaves *model NULL with TS_OK
+// (the caller says so). TS_ERR_ARG for a configuration the flags cannot have.
+int ts_train_model(const ts_train_opts *o, const ts_dataset *data, ts_translator *resumed, long max_epochs,
+                   ts_seq2seq **model);
+
+// The model, vocabularies and subword models of checkpoint ck (read from
+// --resume PATH) into *out, once: the data reuses its subword models, and
+// ts_train_state_resume_model takes its model. Errors name the file.
+int ts_train_state_resume_translator(const ts_ckpt *ck, const char *path, ts_translator *out);
+
+// The model of the checkpoint loaded into *loaded, checked to be the one
+// this run builds: the same vocabularies as the data's (src, tgt, word for
+// word) and the same configuration as cfg (TS_ERR_ARG otherwise). On success
+// *model is the file's model, moved out of *loaded (owned by the caller).
+int ts_train_state_resume_model(ts_translator *loaded, const char *path, const ts_vocab *src, const ts_vocab *tgt,
                                 const ts_model_config *cfg, ts_seq2seq **model);
 
 // Restores the state and the optimizer's from ck, whose options the caller
