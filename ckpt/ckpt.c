@@ -11,6 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+void ts_ckpt_release_bytes(const unsigned char *bytes, size_t len, int mapped) {
+    if (mapped) munmap((void *)bytes, len);
+    else free((void *)bytes);
+}
+
+void ts_ckpt_release_storage(ts_ckpt *ck) {
+    if (ck->storage) ts_ckpt_release_bytes(ck->storage, ck->storage_len, ck->storage_mapped);
+    ck->storage = NULL;
+}
 
 ts_ckpt *ts_ckpt_new(void) {
     ts_ckpt *ck = calloc(1, sizeof *ck);

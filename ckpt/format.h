@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum {
     PRELUDE_SIZE = 32,
@@ -138,9 +139,39 @@ int ts_ckpt_push_tensor(ts_ckpt *ck, enum ts_ckpt_section section, char *name, i
 const char *ts_ckpt_section_noun(enum ts_ckpt_section s);
 // Product of shape[0..ndim) into *size; 0 on overflow past `limit`.
 int ts_ckpt_shape_size(int ndim, const size_t *shape, size_t limit, size_t *size);
-// Unmaps or frees a loaded file's storage (read.c, where it is made).
+// Unmaps or frees a loaded file's storage (ckpt.c: the container owns it; read.c makes it).
 void ts_ckpt_release_storage(ts_ckpt *ck);
+// Gives back a payload's bytes: munmap when mapped, else free (ckpt/ckpt.c).
+void ts_ckpt_release_bytes(const unsigned char *bytes, size_t len, int mapped);
 // The blob called `name`, NULL when there is none.
 struct blob *ts_ckpt_blob_lookup(const ts_ckpt *ck, const char *name);
+
+// CRC comparisons: fuzzing builds (TS_CKPT_FUZZING) skip them so the fuzzer
+// reaches the parser.
+#ifdef TS_CKPT_FUZZING
+#define CRC_CHECKED 0
+#else
+#define CRC_CHECKED 1
+#endif
+
+// Where compressed bytes come from: one memory buffer, or a FILE read in chunks.
+struct source {
+    const unsigned char *mem;
+    size_t mem_len;
+    FILE *file;
+    unsigned char *chunk;
+    const char *what; // path or "<memory>", for messages
+    uint64_t consumed;
+};
+
+// Checks the 32-byte prelude p against the magic, its CRC and the cap; on
+// success *total is the whole payload size. TS_ERR_FORMAT naming `what`.
+int ts_ckpt_check_prelude(const unsigned char *p, uint64_t cap, const char *what, size_t *total);
+
+// Inflates src's single gzip member into *out (malloc'd, *len bytes), the
+// prelude checked as soon as it arrives and never more than the declared
+// size held, anything after the member rejected; gzip's trailer (CRC and
+// size, which zlib does not check) is left in gzip_trailer for the caller.
+int ts_ckpt_inflate(struct source *src, uint64_t cap, unsigned char **out, size_t *len, unsigned char gzip_trailer[8]);
 
 #endif
