@@ -23,6 +23,7 @@
 #include "data/vocab.h"
 #include "models/seq2seq.h"
 #include "tensor/kernels.h"
+#include "cli/blas_rerun.h"
 #include "tensor/blas_setup.h"
 #include "ckpt/ckpt.h"
 #include "infer/load.h"
@@ -198,7 +199,7 @@ int main(int argc, char **argv) {
     int greedy_batch = 0, greedy_alone = -1;  // -1: as many alone as --greedy
     const char *save_model = NULL, *save_dev = NULL;
     double lr = 1e-3, clip = 5.0, dgemm_seconds = 0;
-    ts_blas_init(argc, argv);  // the kernels and thread timeout tinyseq runs with
+    ts_cli_blas_init(argc, argv);  // the kernels and thread timeout tinyseq runs with
     printf("kernels: %s\n", ts_blas_kernels());
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];

@@ -76,7 +76,7 @@ fi
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTS_BUILD_TESTS=OFF >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target tinyseq >/dev/null
 libs=()
-for m in train viz infer ckpt models autograd data tensor; do libs+=("$BUILD_DIR/libtinyseq_$m.a"); done
+for m in cli train viz infer ckpt models autograd data tensor; do libs+=("$BUILD_DIR/libtinyseq_$m.a"); done
 mkdir -p "$BUILD_DIR/bench"
 # With SentencePiece (train --subword) libtinyseq_data holds C++: link its runtime too.
 spm=()

@@ -1,5 +1,6 @@
 // tinyseq: train, inspect and check attention seq2seq models.
 #include "cli/cli.h"
+#include "cli/blas_rerun.h"
 #include "tensor/blas_setup.h"
 #include "tensor/kernels.h"
 
@@ -39,7 +40,7 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
     ts_cli_program = argv[0];
-    ts_blas_init(argc, argv);  // may run tinyseq again, once, with better kernels
+    ts_cli_blas_init(argc, argv);  // may run tinyseq again, once, with better kernels
     // Past `ulimit -f` a write then fails with EFBIG, reported like a full
     // disk (message, old file intact, exit 1), instead of killing us silently.
     signal(SIGXFSZ, SIG_IGN);

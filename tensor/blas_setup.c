@@ -111,47 +111,44 @@ static void after_rerun(const char *core, const char *marker) {
     unsetenv(TS_REEXEC_VAR);
 }
 
-int ts_blas_init(int argc, char **argv) {
+int ts_blas_rerun_plan(ts_blas_rerun *plan) {
+    memset(plan, 0, sizeof *plan);
 #ifdef TS_HAVE_OPENBLAS
     const char *core = ts_blas_core_name();
     const char *marker = getenv(TS_REEXEC_VAR);
     if (marker) {  // the re-run
         after_rerun(core, marker);
-        return TS_OK;
+        return 0;
     }
     const char *user_core = getenv("OPENBLAS_CORETYPE"), *user_timeout = getenv("OPENBLAS_THREAD_TIMEOUT");
-    const char *want = NULL, *picked = core;
+    const char *picked = core;
     if (user_core && *user_core) {
         snprintf(kernels, sizeof kernels, "%s, set by OPENBLAS_CORETYPE", core);
     } else {
         const char *pretend = getenv(TS_PRETEND_VAR);
         if (pretend && *pretend) picked = pretend;
         ts_cpu_features f = ts_cpu_features_detect();
-        want = ts_blas_core_for(ts_cpu_level_of(&f), picked);
+        plan->core = ts_blas_core_for(ts_cpu_level_of(&f), picked);
         snprintf(kernels, sizeof kernels, "%s, OpenBLAS's own choice", core);
     }
-    int set_timeout = !user_timeout || !*user_timeout;
-    if ((!want && !set_timeout) || argc < 1 || !argv || !argv[0] || argv[argc]) return TS_OK;
-    char marker_value[160];
-    snprintf(marker_value, sizeof marker_value, "%s%s%s%s", picked, want ? ">" : "", want ? want : "",
-             set_timeout ? ";timeout" : "");
-    if ((want && setenv("OPENBLAS_CORETYPE", want, 1)) ||
-        (set_timeout && setenv("OPENBLAS_THREAD_TIMEOUT", TS_THREAD_TIMEOUT, 1)) ||
-        setenv(TS_REEXEC_VAR, marker_value, 1))
-        return TS_OK;
-    fflush(NULL);
-    execv("/proc/self/exe", argv);
-    int err = errno;  // still here: carry on with what OpenBLAS chose
-    if (want) unsetenv("OPENBLAS_CORETYPE");
-    if (set_timeout) unsetenv("OPENBLAS_THREAD_TIMEOUT");
-    unsetenv(TS_REEXEC_VAR);
+    plan->timeout = !user_timeout || !*user_timeout ? TS_THREAD_TIMEOUT : NULL;
+    if (!plan->core && !plan->timeout) return 0;
+    plan->marker_name = TS_REEXEC_VAR;
+    snprintf(plan->marker, sizeof plan->marker, "%s%s%s%s", picked, plan->core ? ">" : "", plan->core ? plan->core : "",
+             plan->timeout ? ";timeout" : "");
+    return 1;
+#else
+    snprintf(kernels, sizeof kernels, "%s", ts_blas_name());
+    return 0;
+#endif
+}
+
+void ts_blas_rerun_failed(const ts_blas_rerun *plan, int err) {
+    if (plan->core) unsetenv("OPENBLAS_CORETYPE");
+    if (plan->timeout) unsetenv("OPENBLAS_THREAD_TIMEOUT");
+    if (plan->marker_name) unsetenv(plan->marker_name);
     size_t used = strlen(kernels);
     snprintf(kernels + used, sizeof kernels - used, " (running again failed: %s)", strerror(err));
-#else
-    (void)argc, (void)argv;
-    snprintf(kernels, sizeof kernels, "%s", ts_blas_name());
-#endif
-    return TS_OK;
 }
 
 #ifdef TS_HAVE_OPENBLAS
@@ -168,7 +165,7 @@ int ts_blas_thread_timeout(void) {
 }
 
 const char *ts_blas_kernels(void) {
-    if (!kernels[0]) {  // ts_blas_init was not called
+    if (!kernels[0]) {  // ts_blas_rerun_plan was not called
 #ifdef TS_HAVE_OPENBLAS
         snprintf(kernels, sizeof kernels, "%s, %s", ts_blas_core_name(),
                  getenv("OPENBLAS_CORETYPE") ? "set by OPENBLAS_CORETYPE" : "OpenBLAS's own choice");

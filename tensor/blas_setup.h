@@ -3,21 +3,18 @@
 // OpenBLAS picks its kernels from the CPU's family and model, in its library
 // constructor, before main() runs. 0.3.21 does not know newer CPUs (Intel
 // family 6 model 207, Emerald Rapids) and falls back to its generic SSE3
-// "Prescott" kernels there: dgemm 3x slower than the AVX-512 ones the CPU
-// supports. It reads OPENBLAS_CORETYPE (to force a kernel family) and
+// "Prescott" kernels there, far slower than the AVX-512 ones the CPU
+// supports (docs/performance.md). It reads OPENBLAS_CORETYPE (to force a kernel family) and
 // OPENBLAS_THREAD_TIMEOUT (how long an idle worker spins before it sleeps)
 // in that constructor only, so the only clean way to set them from the
-// program is to set them and run the program again: ts_blas_init does that,
-// once (~4 ms), when the CPU's feature bits (CPUID) say OpenBLAS chose worse
-// kernels than the CPU supports, or when OPENBLAS_THREAD_TIMEOUT is unset.
-// A variable the user set always wins: with both set, nothing runs again.
-//
-// A C program linking tinyseq gets the same speed by calling, first thing
-// in main() (before it reads stdin or starts a thread):
-//
-//     int main(int argc, char **argv) {
-//         ts_blas_init(argc, argv);   // may run the program again, once
-//         ...
+// program is to set them and run the program again: ts_blas_rerun_plan says
+// what to set, and the program's main() (cli/'s ts_cli_blas_init) sets it
+// and runs itself again, once, when the CPU's feature bits (CPUID)
+// say OpenBLAS chose worse kernels than the CPU supports, or when
+// OPENBLAS_THREAD_TIMEOUT is unset. A variable the user set always wins:
+// with both set, nothing runs again. A C program linking tinyseq gets the
+// same speed by calling ts_cli_blas_init(argc, argv) first thing in main()
+// (before it reads stdin or starts a thread).
 #ifndef TS_BLAS_SETUP_H
 #define TS_BLAS_SETUP_H
 
@@ -49,19 +46,33 @@ const char *ts_cpu_level_name(ts_cpu_level level);
 // level already, or a name this table does not know (a newer core).
 const char *ts_blas_core_for(ts_cpu_level level, const char *openblas_core);
 
-// Chooses the kernels and the idle-thread timeout: sets OPENBLAS_CORETYPE
-// when the user did not and ts_blas_core_for names a better core than
-// OpenBLAS's, sets OPENBLAS_THREAD_TIMEOUT=20 (idle workers sleep after
-// 2^20 TSC ticks, ~0.4 ms, instead of 2^28) when the user did not, and if
-// either was set runs the program again (execv of /proc/self/exe with the
-// same argv), once: a marker variable stops a second run. The run after
-// that removes what it set from its environment. Does not return when it re-runs;
-// otherwise returns TS_OK (a failed re-run is noted in ts_blas_kernels and
-// the program carries on with OpenBLAS's kernels). argv must be main's.
+// What running the program again would set: OPENBLAS_CORETYPE to core when
+// the user did not set it and ts_blas_core_for names a better core than
+// OpenBLAS's, OPENBLAS_THREAD_TIMEOUT to timeout ("20": idle workers sleep
+// after 2^20 TSC ticks, ~0.4 ms, instead of 2^28) when the user did not, and
+// the marker variable that stops a second run.
+typedef struct {
+    const char *core;         // or NULL
+    const char *timeout;      // or NULL
+    const char *marker_name;  // NULL when there is nothing to set
+    char marker[160];
+} ts_blas_rerun;
+
+// Decides the kernels and the idle-thread timeout from CPUID and the
+// environment (the library never runs the program again itself: main does,
+// cli/main.c's ts_cli_blas_init): 1 when *plan names variables to set and
+// the program should run again with them, 0 when it carries on as it is. In
+// the re-run (the marker set) it notes what was set for ts_blas_kernels and
+// removes it from the environment, so a child sees what the user set.
 //
 // Test-only: TS_BLAS_PRETEND_CORE=NAME makes it act as if OpenBLAS had
 // chosen NAME (say Prescott), so a test sees the re-run on any machine.
-int ts_blas_init(int argc, char **argv);
+int ts_blas_rerun_plan(ts_blas_rerun *plan);
+
+// After running again failed with errno err: the variables plan set removed,
+// and the reason noted in ts_blas_kernels; the program carries on with
+// OpenBLAS's kernels.
+void ts_blas_rerun_failed(const ts_blas_rerun *plan, int err);
 
 // The kernels in use and why, for --version and the first line of train:
 // "SkylakeX, chosen from CPUID (AVX-512; OpenBLAS picked Prescott)",
