@@ -209,16 +209,16 @@ static inline float sigmoid_inline_f32(float x) { return 1.0f / (1.0f + exp_inli
 
 // Threads asked for with ts_blas_set_threads (0: never called, OpenBLAS's
 // own choice), and the count OpenBLAS is set to now.
-static int blas_threads_wanted, blas_threads_now;
+static int blas_threads_now;
 
 void ts_blas_set_threads(int n) {
 #ifdef TS_HAVE_OPENBLAS
     openblas_set_num_threads(n);
 #endif
-    blas_threads_wanted = blas_threads_now = n;
+    ts_threads_ask(n);
+    blas_threads_now = n;
 }
 
-int ts_threads_asked(void) { return blas_threads_wanted > 1 ? blas_threads_wanted : 1; }
 
 int ts_blas_threads(void) {
 #ifdef TS_HAVE_OPENBLAS
@@ -230,19 +230,19 @@ int ts_blas_threads(void) {
 
 // Products of fewer multiply-adds (m n k) than this run on one thread: for
 // them waking and joining the other threads costs more than it saves
-// (OpenBLAS itself goes single-threaded only below 2.6e5). Measured on 2
-// cores, 64/128/32 (GRU steps of 1.6e6): +7% tokens/s; 256/256/64 (GRU steps
-// of 1.3e7 stay threaded): unchanged; a threshold above 1.3e7 costs 256/256/64 ~10%.
+// (OpenBLAS itself goes single-threaded only below 2.6e5); a GRU 64/128/32
+// step's products (1.6e6) gain, 256/256/64's (1.3e7) stay threaded.
 // Matrix-vector products over TS_BIG_GEMV entries or more (the output
 // projection of one decoded sentence: 1.7 M at H = 256) use every thread:
-// streaming the matrix is bound by one core's memory bandwidth (greedy
-// decoding with --threads 2: 0.88 -> 0.60 ms per output token).
+// streaming the matrix is bound by one core's memory bandwidth. The
+// measurements: docs/performance.md, "Measurements behind the code's
+// constants".
 static void threads_for(double mnk) {
 #ifdef TS_HAVE_OPENBLAS
     // Inside a part (tensor/parallel.h) the count stays as it is: parts run
     // side by side, and the setting is the process's.
-    if (blas_threads_wanted <= 1 || ts_parallel_in_part()) return;
-    int want = mnk < TS_SMALL_GEMM_MNK ? 1 : blas_threads_wanted;
+    if (ts_threads_asked() <= 1 || ts_parallel_in_part()) return;
+    int want = mnk < TS_SMALL_GEMM_MNK ? 1 : ts_threads_asked();
     if (want != blas_threads_now) {
         openblas_set_num_threads(want);
         blas_threads_now = want;

@@ -37,10 +37,6 @@ static inline double ts_sigmoid_scalar(double x) {
 // The passes between products (tensor/parallel.h) split over n threads too.
 void ts_blas_set_threads(int n);
 
-// The n of the last ts_blas_set_threads, 1 when it was never called: how
-// many threads the passes between products may use.
-int ts_threads_asked(void);
-
 // The threads OpenBLAS uses now: OPENBLAS_NUM_THREADS, or the cores, until
 // ts_blas_set_threads says otherwise (1 with another CBLAS).
 int ts_blas_threads(void);

@@ -1,12 +1,16 @@
 #include "tensor/parallel.h"
 
-#include "tensor/kernels.h"
-
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
+
+static int threads_wanted;  // the n of the last ts_threads_ask (0: never called)
+
+void ts_threads_ask(int n) { threads_wanted = n; }
+
+int ts_threads_asked(void) { return threads_wanted > 1 ? threads_wanted : 1; }
 
 int ts_parallel_parts(size_t elements, int max_parts) {
     int parts = ts_threads_asked();
@@ -29,8 +33,8 @@ int ts_parallel_parts(size_t elements, int max_parts) {
 // CALLER_SPIN_NS. Past the first PAUSE_SPIN_NS each look yields the core:
 // another thread queued on it (OpenBLAS's own worker in the products
 // OpenBLAS splits itself, or another process) runs at once instead of after
-// the spin (a helper spinning with pause alone made the GRU's step 17%
-// slower: OpenBLAS's worker shares its core). Then they sleep on condition
+// the spin (a helper spinning with pause alone made the GRU's step slower:
+// OpenBLAS's worker shares its core; docs/performance.md). Then they sleep on condition
 // variables. Helpers live until the process ends.
 #define PAUSE_SPIN_NS 10000
 #define CALLER_SPIN_NS 100000

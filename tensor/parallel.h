@@ -18,11 +18,19 @@
 typedef void (*ts_part_fn)(void *arg, int part, int parts);
 
 // Below this many elements a pass runs on one thread: waking a helper and
-// waiting for it costs ~8 us here (a condition variable; starting a thread
-// cost 35-55 us), what a float pass over ~2^15 elements takes.
+// waiting for it costs what a float pass over ~2^15 elements takes (a
+// condition variable; starting a thread costs several times more: the
+// figures are in docs/performance.md, "Measurements behind the code's
+// constants").
 #define TS_PARALLEL_MIN_ELEMENTS ((size_t)1 << 16)
 
 #define TS_PARALLEL_MAX_PARTS 16  // a run's parts at most
+
+// The threads asked for (ts_blas_set_threads records n here): how many
+// threads the passes between products may use. ts_threads_asked is 1 when
+// none was asked for.
+void ts_threads_ask(int n);
+int ts_threads_asked(void);
 
 // The parts a pass of `elements` elements would be cut into: 1 below
 // TS_PARALLEL_MIN_ELEMENTS, else the threads asked for with

@@ -17,6 +17,7 @@
 
 #include "tensor/blas_setup.h"
 #include "tensor/kernels.h"
+#include "tensor/parallel.h"
 #include "train/record.h"
 #include "train/shard.h"
 #include "train/state.h"
