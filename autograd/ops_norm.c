@@ -14,7 +14,8 @@
 // decoding's few rows are not worth a wake. The backward goes by blocks of
 // NORM_BLOCK rows, each summing its own share of dgamma and dbeta: one pass
 // over dy and x, where summing those by columns over every row on each
-// thread read them twice and took 1.8x one thread's CPU on two.
+// thread read them twice (docs/performance.md, "Measurements behind the
+// code's constants").
 #define NORM_BLOCK 32
 typedef struct {
     const ts_tensor *y;

@@ -43,8 +43,8 @@ static int alloc_hypothesis(ts_hypothesis *h, int max_len, int S) {
 // states out of the last step's arena: the reorder of step t goes to arena
 // 1 + t % 2, and the step itself to arena 0, so the (R, V) logits, the
 // largest thing a step makes, occupy the same pages at every step instead
-// of two arenas' (each first touch of a page costs more here than reading
-// it: 10 us a page on this machine's fresh memory). The memory and the first
+// of two arenas' (a page's first touch costs more than reading it:
+// docs/performance.md, "Measurements behind the code's constants"). The memory and the first
 // state stay in the caller's arena. A state whose batch shrinks (reorder,
 // whole 1: finished sentences leave) is copied with its source rows into
 // kept arena c % 2 for compaction c: it outlives the steps, and compaction

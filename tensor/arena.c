@@ -14,8 +14,8 @@ enum { ARENA_ALIGN = 64 };
 // page is resident once touched, and all of it goes back on free. From
 // malloc, glibc serves blocks under 32 MB from its heap once a freed block
 // has raised its threshold, and decoding batch after batch (two scratch
-// arenas each) then spread over fresh heap pages: +50 MB of peak RSS at the
-// end of a 256/256/64 run.
+// arenas each) then spread over fresh heap pages, raising the peak RSS
+// (docs/performance.md, "Measurements behind the code's constants").
 #define ARENA_MAP ((size_t)1 << 20)
 
 struct ts_arena {
