@@ -77,36 +77,39 @@ static void note_unknown_words(const ts_translator *t, const char *source, const
     free(unknown);
 }
 
-// Translates text[0..len) and prints its line. Returns 0 when done, 1 after a
-// bad input (message printed, blank line written), -1 on a failure that
-// should stop the command (message printed).
+// The line of an input that gives nothing to decode, once encoding said
+// rc (its message in why): 0 for a blank line, 1 after a bad input (message,
+// blank line), -1 on a failure that should stop the command (message).
+static int print_unencoded(int rc, const char *why, const char *where, long number) {
+    if (rc) fprintf(stderr, "%s: %s %ld: %s\n", cmd, where, number, why);
+    if (rc && rc != TS_ERR_FORMAT) return -1;
+    return putchar('\n') == EOF ? -1 : rc ? 1 : 0;
+}
+
+// text[0..len) encoded once into *src (normalised, then its ids): 0 with
+// src->len >= 1 (its unknown words named), else print_unencoded's status.
+static int encode(ts_translator *t, const char *text, size_t len, const char *where, long number, ts_source *src) {
+    int rc = ts_source_encode(t, text, len, src);
+    if (rc || src->len == 0) return print_unencoded(rc, ts_last_error(), where, number);
+    note_unknown_words(t, src->units, where, number);
+    return 0;
+}
+
+// Translates text[0..len) and prints its line (a terminal's, answered as it
+// is typed). Returns as encode does.
 static int translate_one(ts_translator *t, ts_ctx *ctx, const char *text, size_t len, int beam,
                          const char *where, long number) {
-    char *tokens;
-    size_t n;
-    int rc = ts_normalize(text, len, &tokens, &n);
-    if (rc == TS_ERR_FORMAT) {
-        ts_cli_error(cmd, 1, "%s %ld", where, number);
-        putchar('\n');
-        return 1;
-    }
-    if (rc) {
-        ts_cli_error(cmd, 1, "%s %ld", where, number);
-        return -1;
-    }
-    free(tokens);
-    if (n == 0) return putchar('\n') == EOF ? -1 : 0;
+    ts_source src;
+    int rc = encode(t, text, len, where, number, &src);
+    if (rc || src.len == 0) return rc;
     ts_hypothesis h;
-    char *source;
-    while ((rc = ts_translate_text(t, ctx, text, beam, &h, &source, NULL)) == TS_ERR_ARENA &&
-           !ts_cli_grow_arena(ctx, "a sentence")) {
+    while ((rc = ts_translate_source(t, ctx, &src, beam, &h)) == TS_ERR_ARENA && !ts_ctx_grow(ctx, "a sentence")) {
     }
-    if (rc) {  // this input only (too long, too large): say so and go on with the next
+    ts_source_free(&src);
+    if (rc) {  // this input only (too large): say so and go on with the next
         ts_cli_error(cmd, 1, "%s %ld", where, number);
         return putchar('\n') == EOF ? -1 : 1;
     }
-    note_unknown_words(t, source, where, number);
-    free(source);
     rc = print_tokens(t, h.tokens, h.len);
     ts_hypothesis_free(&h);
     if (rc) {
@@ -117,11 +120,11 @@ static int translate_one(ts_translator *t, ts_ctx *ctx, const char *text, size_t
 }
 
 // Up to BATCH sentences translate at once (infer/translate.h): lines wait
-// here, copied, until the batch is full, the input ends, or a line that is
+// here, encoded, until the batch is full, the input ends, or a line that is
 // blank or bad must be printed after them.
 enum { BATCH = 128 };
 typedef struct {
-    char *text[BATCH];
+    ts_source src[BATCH];
     int n;
     int beam;  // the search's width (1: greedy)
 } pending;
@@ -132,40 +135,32 @@ static int flush(pending *p, ts_translator *t, ts_ctx *ctx) {
     if (p->n == 0) return 0;
     ts_hypothesis h[BATCH];
     int rc;
-    while ((rc = ts_translate_batch(t, ctx, (const char *const *)p->text, p->n, p->beam, h)) == TS_ERR_ARENA &&
-           !ts_cli_grow_arena(ctx, "a sentence")) {
+    while ((rc = ts_translate_sources(t, ctx, p->src, p->n, p->beam, h)) == TS_ERR_ARENA &&
+           !ts_ctx_grow(ctx, "a sentence")) {
     }
     for (int i = 0; i < p->n; i++) {
         if (!rc) rc = print_tokens(t, h[i].tokens, h[i].len);
         ts_hypothesis_free(&h[i]);
-        free(p->text[i]);
+        ts_source_free(&p->src[i]);
     }
     p->n = 0;
     if (rc) ts_cli_error(cmd, 1, "translating a batch");
     return rc ? -1 : 0;
 }
 
-// Queues a sentence for the batch when it normalises to some tokens; else
-// prints its blank line (and message) after what is queued, as translate_one.
+// Queues a sentence for the batch, encoded once; a blank or bad one prints
+// its line (and message) after what is queued.
 static int submit(pending *p, ts_translator *t, ts_ctx *ctx, const char *text, size_t len, const char *where,
                   long number) {
-    char *tokens;
-    size_t n;
-    int rc = ts_normalize(text, len, &tokens, &n);
-    // A subword model's limit counts pieces (a failure goes to translate_one, which says it).
-    if (!rc && n > 0 && t->src_sw && ts_subword_encode(t->src_sw, tokens, strlen(tokens), NULL, NULL, &n))
-        n = TS_MAX_SENTENCE_TOKENS + 1;
-    if (rc || n == 0 || n > TS_MAX_SENTENCE_TOKENS) {  // translate_one prints its message or blank line
-        if (!rc) free(tokens);
-        if (flush(p, t, ctx)) return -1;
-        return translate_one(t, ctx, text, len, p->beam, where, number);
+    ts_source src;
+    int rc = ts_source_encode(t, text, len, &src);
+    if (rc || src.len == 0) {  // its line comes after the queued ones
+        char why[4096];
+        snprintf(why, sizeof why, "%s", rc ? ts_last_error() : "");
+        return flush(p, t, ctx) ? -1 : print_unencoded(rc, why, where, number);
     }
-    note_unknown_words(t, tokens, where, number);
-    free(tokens);
-    if (!(p->text[p->n] = strdup(text))) {
-        ts_cli_error(cmd, 0, "out of memory");
-        return -1;
-    }
+    note_unknown_words(t, src.units, where, number);  // named as it is queued, before the batch's lines
+    p->src[p->n] = src;
     return ++p->n == BATCH ? flush(p, t, ctx) : 0;
 }
 
@@ -259,7 +254,7 @@ int ts_cmd_translate(int argc, char **argv) {
         free(line);
     }
     if (!failed) failed = flush(&batch, &t, &ctx) < 0;
-    for (int i = 0; i < batch.n; i++) free(batch.text[i]);
+    for (int i = 0; i < batch.n; i++) ts_source_free(&batch.src[i]);
     if (fflush(stdout) == EOF && !failed) {
         ts_cli_error(cmd, 0, "cannot write the translations");
         failed = 1;

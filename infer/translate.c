@@ -9,37 +9,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-// The source units of one text: normalised, then the model's words (unknown
-// ones <unk>) or its subword pieces. On TS_OK *ids (malloc'd, *len of them,
-// at least 1) and, when units is not NULL, the units joined by spaces
-// (malloc'd). TS_ERR_FORMAT for text that is invalid UTF-8, empty after
-// normalisation, or longer than TS_MAX_SENTENCE_TOKENS units.
-static int encode_source(const ts_translator *t, const char *text, int32_t **ids, int *len, char **units) {
-    *ids = NULL;
-    if (units) *units = NULL;
+int ts_source_encode(const ts_translator *t, const char *text, size_t text_len, ts_source *src) {
+    memset(src, 0, sizeof *src);
     char *tokens;
     size_t n;
-    int rc = ts_normalize(text, strlen(text), &tokens, &n);
+    int rc = ts_normalize(text, text_len, &tokens, &n);
     if (rc) return rc;
     if (n == 0) {
         free(tokens);
-        return ts_fail(TS_ERR_FORMAT, "nothing to translate: the sentence is empty after normalisation");
+        return TS_OK;
     }
+    int32_t *ids = NULL;
     if (t->src_sw) {
         char *pieces;
-        int32_t *piece_ids;
-        rc = ts_subword_encode(t->src_sw, tokens, strlen(tokens), &pieces, &piece_ids, &n);
+        rc = ts_subword_encode(t->src_sw, tokens, strlen(tokens), &pieces, &ids, &n);
         free(tokens);
         if (rc) return rc;
         tokens = pieces;
-        *ids = piece_ids;
     } else {
         // Split a copy of the space-joined tokens in place and map them to ids.
         char **words = malloc(n * sizeof *words), *copy = strdup(tokens), *save = NULL;
-        *ids = malloc(n * sizeof **ids);
+        ids = malloc(n * sizeof *ids);
         size_t k = 0;
         for (char *w = copy ? strtok_r(copy, " ", &save) : NULL; w && k < n; w = strtok_r(NULL, " ", &save)) words[k++] = w;
-        if (words && *ids && copy) ts_vocab_encode(t->src_vocab, words, k, *ids);
+        if (words && ids && copy) ts_vocab_encode(t->src_vocab, words, k, ids);
         else rc = ts_fail(TS_ERR_NOMEM, "cannot allocate %zu tokens", n);
         free(words);
         free(copy);
@@ -48,34 +41,47 @@ static int encode_source(const ts_translator *t, const char *text, int32_t **ids
         rc = ts_fail(TS_ERR_FORMAT, "the sentence has %zu %s, more than the %d tinyseq translates", n,
                      t->src_sw ? "subword pieces" : "tokens", TS_MAX_SENTENCE_TOKENS);
     if (rc) {
-        free(*ids);
-        *ids = NULL;
+        free(ids);
         free(tokens);
         return rc;
     }
-    *len = (int)n;
-    if (units) *units = tokens;
-    else free(tokens);
+    *src = (ts_source){.ids = ids, .len = (int)n, .units = tokens};
     return TS_OK;
+}
+
+void ts_source_free(ts_source *src) {
+    free(src->ids);
+    free(src->units);
+    memset(src, 0, sizeof *src);
+}
+
+// The text's source, refusing an empty one (the callers that take text).
+static int encode_some(const ts_translator *t, const char *text, ts_source *src) {
+    int rc = ts_source_encode(t, text, strlen(text), src);
+    if (!rc && src->len == 0) rc = ts_fail(TS_ERR_FORMAT, "nothing to translate: the sentence is empty after normalisation");
+    return rc;
+}
+
+int ts_translate_source(ts_translator *t, ts_ctx *ctx, const ts_source *src, int beam, ts_hypothesis *out) {
+    memset(out, 0, sizeof *out);
+    ts_ctx_reset(ctx);
+    // Outputs get room to be longer than inputs, as translations often are.
+    int rc = ts_seq2seq_beam(t->model, ctx, src->ids, src->len, beam, ts_output_limit(src->len), &t->length_penalty, out);
+    ts_ctx_reset(ctx);
+    return rc;
 }
 
 int ts_translate_text(ts_translator *t, ts_ctx *ctx, const char *text, int beam, ts_hypothesis *out, char **source,
                       int *n_source) {
     memset(out, 0, sizeof *out);
     if (source) *source = NULL;
-    int32_t *ids;
-    int k;
-    char *units;
-    int rc = encode_source(t, text, &ids, &k, &units);
+    ts_source src;
+    int rc = encode_some(t, text, &src);
     if (rc) return rc;
-    ts_ctx_reset(ctx);
-    // Outputs get room to be longer than inputs, as translations often are.
-    rc = ts_seq2seq_beam(t->model, ctx, ids, k, beam, ts_output_limit(k), &t->length_penalty, out);
-    ts_ctx_reset(ctx);
-    free(ids);
-    if (n_source) *n_source = k;
-    if (source && !rc) *source = units;
-    else free(units);
+    rc = ts_translate_source(t, ctx, &src, beam, out);
+    if (n_source) *n_source = src.len;
+    if (source && !rc) *source = src.units, src.units = NULL;
+    ts_source_free(&src);
     return rc;
 }
 
@@ -147,28 +153,38 @@ void ts_attention_labels_free(ts_attention_labels *l) {
 int ts_translate_batch(ts_translator *t, ts_ctx *ctx, const char *const *texts, int n, int beam, ts_hypothesis *out) {
     memset(out, 0, (size_t)(n > 0 ? n : 0) * sizeof *out);
     if (n <= 0) return TS_OK;
+    ts_source *srcs = calloc((size_t)n, sizeof *srcs);
+    int rc = srcs ? TS_OK : ts_fail(TS_ERR_NOMEM, "cannot allocate a batch of %d sentences", n);
+    for (int b = 0; b < n && !rc; b++)
+        if ((rc = encode_some(t, texts[b], &srcs[b]))) rc = ts_fail(rc, "sentence %d of the batch: %s", b + 1, ts_last_error());
+    if (!rc) rc = ts_translate_sources(t, ctx, srcs, n, beam, out);
+    for (int b = 0; srcs && b < n; b++) ts_source_free(&srcs[b]);
+    free(srcs);
+    return rc;
+}
+
+int ts_translate_sources(ts_translator *t, ts_ctx *ctx, const ts_source *srcs, int n, int beam, ts_hypothesis *out) {
+    memset(out, 0, (size_t)(n > 0 ? n : 0) * sizeof *out);
+    if (n <= 0) return TS_OK;
     int B = n, S = 0, rc = TS_OK;
-    int32_t **ids = calloc((size_t)B, sizeof *ids);  // (B) rows of (len[b])
-    int *len = calloc((size_t)B, sizeof *len);       // (B)
-    int *limit = calloc((size_t)B, sizeof *limit);   // (B) each sentence's output limit
-    int *src = NULL;                                 // (S, B) time-major, TS_PAD past len[b]
-    if (!ids || !len || !limit) {
+    int *len = calloc((size_t)B, sizeof *len);      // (B)
+    int *limit = calloc((size_t)B, sizeof *limit);  // (B) each sentence's output limit
+    int *src = NULL;                                // (S, B) time-major, TS_PAD past len[b]
+    if (!len || !limit) {
         rc = ts_fail(TS_ERR_NOMEM, "cannot allocate a batch of %d sentences", B);
         goto done;
     }
-    for (int b = 0; b < B && !rc; b++) {
-        if ((rc = encode_source(t, texts[b], &ids[b], &len[b], NULL))) {
-            rc = ts_fail(rc, "sentence %d of the batch: %s", b + 1, ts_last_error());
-            break;
-        }
+    for (int b = 0; b < B; b++) {
+        len[b] = srcs[b].len;
         limit[b] = ts_output_limit(len[b]);
         if (len[b] > S) S = len[b];
     }
-    if (!rc && !(src = malloc((size_t)S * (size_t)B * sizeof *src)))
+    if (!(src = malloc((size_t)S * (size_t)B * sizeof *src))) {
         rc = ts_fail(TS_ERR_NOMEM, "cannot allocate a batch of %d x %d tokens", S, B);
-    if (rc) goto done;
+        goto done;
+    }
     for (int s = 0; s < S; s++)
-        for (int b = 0; b < B; b++) src[s * B + b] = s < len[b] ? ids[b][s] : TS_PAD;
+        for (int b = 0; b < B; b++) src[s * B + b] = s < len[b] ? srcs[b].ids[s] : TS_PAD;
     ts_batch_view view = {.B = B, .S = S, .src = src, .src_len = len};
     ts_ctx_reset(ctx);
     // Greedy decodes to the batch's limit and cuts each sentence to its own
@@ -189,8 +205,6 @@ int ts_translate_batch(ts_translator *t, ts_ctx *ctx, const char *const *texts, 
         out[b].S = len[b];
     }
 done:
-    for (int b = 0; ids && b < B; b++) free(ids[b]);
-    free(ids);
     free(len);
     free(limit);
     free(src);

@@ -14,6 +14,32 @@
 
 #include "infer/load.h"
 
+// One source sentence as the model reads it, made once from its text:
+// normalised as training did, then its words' ids (unknown words <unk>) or
+// its subword pieces' ids. Owns its buffers (ts_source_free).
+typedef struct {
+    int32_t *ids;  // (len) the source units' ids
+    int len;       // 0: the text is empty after normalisation (nothing to translate)
+    char *units;   // the units joined by single spaces: the words, or the pieces
+} ts_source;
+
+// text[0..n) into *src (zeroed on failure). TS_OK (src->len 0 for text that
+// normalises to nothing); TS_ERR_FORMAT for invalid UTF-8 or more than
+// TS_MAX_SENTENCE_TOKENS units (the message says which); TS_ERR_NOMEM.
+int ts_source_encode(const ts_translator *t, const char *text, size_t n, ts_source *src);
+void ts_source_free(ts_source *src);
+
+// Decodes one encoded sentence (src->len >= 1) with beam search (beam 1:
+// greedy), at most ts_output_limit(len) tokens, as ts_translate_text does.
+// ctx is reset before and after. Errors: TS_ERR_ARENA (a bigger arena
+// helps: the same src can be decoded again), TS_ERR_NOMEM, the model's.
+int ts_translate_source(ts_translator *t, ts_ctx *ctx, const ts_source *src, int beam, ts_hypothesis *out);
+
+// Decodes n encoded sentences (each len >= 1) as one batch, as
+// ts_translate_batch does (the same outputs); srcs stay the caller's, so a
+// batch that needs a bigger arena is decoded again without encoding again.
+int ts_translate_sources(ts_translator *t, ts_ctx *ctx, const ts_source *srcs, int n, int beam, ts_hypothesis *out);
+
 // Normalises `text` as training did, maps it to the model's source units
 // (its words, unknown words becoming <unk>; or its subword pieces, which
 // spell any text) and decodes with beam search (beam 1: greedy). *source
