@@ -255,7 +255,7 @@ static int check_choice(const head_choice *c, const ts_seq2seq *m, const char *m
 static int compute_heads(ts_translator *t, ts_ctx *ctx, const attention_view *v, ts_heads *heads) {
     int rc;
     while ((rc = ts_heads_of_translation(t, ctx, v->labels.source, v->S, &v->hyp, heads)) == TS_ERR_ARENA &&
-           !ts_cli_grow_arena(ctx, "the sentence's heads")) {
+           !ts_ctx_grow(ctx, "the sentence's heads")) {
     }
     return rc;
 }
@@ -422,7 +422,7 @@ int ts_cmd_attend(int argc, char **argv) {
     attention_view v = {0};
     int rc;
     while ((rc = ts_translate_text(&t, &ctx, sentence, (int)beam, &v.hyp, &v.source, &v.S)) == TS_ERR_ARENA &&
-           !ts_cli_grow_arena(&ctx, "the sentence")) {
+           !ts_ctx_grow(&ctx, "the sentence")) {
     }
     char *unknown = rc ? NULL : ts_unknown_words(t.src_vocab, v.source);
     if (unknown)

@@ -11,15 +11,6 @@
 
 const char *ts_cli_program = "tinyseq";
 
-int ts_cli_grow_arena(ts_ctx *ctx, const char *what) {
-    int rc = ts_arena_grow(&ctx->arena, what);
-    ts_ctx keep = *ctx;  // the scratch arenas a search left stay the caller's
-    ts_ctx_init(ctx, ctx->arena);
-    memcpy(ctx->scratch, keep.scratch, sizeof ctx->scratch);
-    ctx->keep_scratch = keep.keep_scratch;
-    return rc;
-}
-
 int ts_cli_load_model(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
                       long beam, ts_translator *t) {
     if (!model_path || missing) {

@@ -17,11 +17,6 @@
 // TS_ARENA_MAX (tensor/arena.h), which bounds what one input can ask for.
 enum { TS_CLI_ARENA_START = 64 << 20 };
 
-// Replaces ctx's arena with one twice as large (ts_arena_grow) and
-// reinitialises ctx on it (the scratch arenas it holds stay). TS_OK; TS_ERR_ARENA ("<what> needs more than N
-// MiB of arena") past TS_ARENA_MAX; TS_ERR_NOMEM.
-int ts_cli_grow_arena(ts_ctx *ctx, const char *what);
-
 // The model of --model for a command: when model_path is NULL prints
 // "CMD: --model CKPT is required (see CMD --help)" and returns TS_EXIT_USAGE;
 // else, when `missing` names another required argument that is absent,

@@ -10,12 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int ts_record_grow_arena(ts_ctx *ctx, const char *what) {
-    int rc = ts_arena_grow(&ctx->arena, what);
-    ts_ctx_reset(ctx);
-    return rc;
-}
-
 double ts_record_elapsed(const ts_record *r) { return r->elapsed_before + ts_progress_now() - r->progress->started; }
 
 void ts_record_free_hyps(ts_hypothesis *hyps, size_t n) {
@@ -44,7 +38,7 @@ static int evaluate(ts_record *r, const ts_corpus *c, const size_t *rows, size_t
     int rc;
     // A failed ts_evaluate has freed its hypotheses.
     while ((rc = ts_evaluate(&r->trained, r->ctx, c, rows, n_rows, &eo, res, hyps)) == TS_ERR_ARENA)
-        if ((rc = ts_record_grow_arena(r->ctx, "a training step"))) break;
+        if ((rc = ts_ctx_grow(r->ctx, "a training step"))) break;
     ts_ctx_reset(r->ctx);
     return rc;
 }
@@ -132,7 +126,7 @@ static int append_report(ts_record *r, const ts_run_point *at, const ts_eval_res
             src[(size_t)s * n + i] = s < len[i] ? ts_vocab_id(d->src_vocab, rows[i].pair->src[s]) : TS_PAD;
     ts_batch_view bv = {.B = (int)n, .S = S, .src = src, .src_len = len};
     while (!rc && (rc = ts_seq2seq_beam_batch(r->model, r->ctx, &bv, 4, limit, NULL, beam)) == TS_ERR_ARENA)
-        rc = ts_record_grow_arena(r->ctx, "a training step");
+        rc = ts_ctx_grow(r->ctx, "a training step");
     ts_ctx_reset(r->ctx);
     // A Transformer's heads of the first few greedy outputs.
     ts_heads heads[TS_REPORT_HEAD_SENTENCES];
@@ -142,7 +136,7 @@ static int append_report(ts_record *r, const ts_run_point *at, const ts_eval_res
         for (int s = 0; s < len[i]; s++) ids[s] = src[(size_t)s * n + i];
         while ((rc = ts_heads_compute(r->model, r->ctx, ids, len[i], greedy[i].tokens, greedy[i].len, &heads[i])) ==
                TS_ERR_ARENA)
-            if ((rc = ts_record_grow_arena(r->ctx, "a training step"))) break;
+            if ((rc = ts_ctx_grow(r->ctx, "a training step"))) break;
         rows[i].heads = &heads[i];
     }
     free(src);

@@ -50,10 +50,6 @@ double ts_record_lr(const ts_record *r, long k);
 // Seconds since the run (or the run it continues) started.
 double ts_record_elapsed(const ts_record *r);
 
-// ctx's arena replaced by one twice as large (ts_arena_grow), ctx reset, for
-// work about to be redone; `what` names the work in the error.
-int ts_record_grow_arena(ts_ctx *ctx, const char *what);
-
 // The dev set decoded with `beam` (1: greedy) and scored; *hyps (NULL: not
 // wanted) receives the n_dev hypotheses (free with ts_record_free_hyps).
 // Greedy with r->head_aer: every head scored too (res->has_head_aer).

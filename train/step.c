@@ -4,7 +4,6 @@
 
 #include "autograd/ops.h"
 #include "tensor/tokens.h"
-#include "train/record.h"  // ts_record_grow_arena
 
 #include <math.h>
 #include <string.h>
@@ -76,7 +75,7 @@ int ts_step_run(ts_stepper *st, const ts_batch *b, gsl_rng *tf_rng, long step, d
     int rc;
     while ((rc = run_shards(st, b, tf_rng, step - 1, n_batch, sums, &plain))) {
         ts_params_zero_grad(params);
-        if (rc != TS_ERR_ARENA || (rc = ts_record_grow_arena(st->ctx, "a training step"))) return rc;
+        if (rc != TS_ERR_ARENA || (rc = ts_ctx_grow(st->ctx, "a training step"))) return rc;
         memcpy(gsl_rng_state(tf_rng), st->tf_state, tf_bytes);
     }
     if (st->dist->size > 1) {
