@@ -18,6 +18,7 @@
 #include <vector>
 
 extern "C" {
+#include "data/subword_proto.h"
 #include "tensor/status.h"
 #include "tensor/tokens.h"
 }
@@ -42,9 +43,6 @@ namespace {
 const char kMagic[4] = {'T', 'S', 'S', 'P'};
 constexpr uint32_t kVersion = 1;
 constexpr size_t kHeader = 20;  // magic, version u32, payload length u64, CRC-32 u32
-
-// The special pieces at the ids of tensor/tokens.h.
-const char *const kSpecials[TS_N_SPECIALS] = {"<pad>", "<sos>", "<eos>", "<unk>"};
 
 void put_le(std::string *out, uint64_t v, int bytes) {
     for (int i = 0; i < bytes; i++) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -117,8 +115,12 @@ size_t distinct_characters(const char *const *sentences, size_t n) {
     return seen.size();
 }
 
-// Loads a serialized SentencePiece model into sw and checks its specials.
+// Loads a serialized SentencePiece model into sw: checked first to be the
+// shape tinyseq writes (data/subword_proto.h), since SentencePiece trusts
+// much of what a model says, then its specials as SentencePiece reads them.
 int load_payload(ts_subword *sw, const std::string &payload) {
+    int rc = ts_subword_check_proto(reinterpret_cast<const uint8_t *>(payload.data()), payload.size());
+    if (rc) return rc;
     spm::util::Status st = sw->processor.LoadFromSerializedProto(payload);
     if (!st.ok())
         return ts_fail(TS_ERR_FORMAT, "SentencePiece refuses the model: %s", st.ToString().c_str());
@@ -126,9 +128,9 @@ int load_payload(ts_subword *sw, const std::string &payload) {
         return ts_fail(TS_ERR_FORMAT, "subword model has %d pieces, too few for byte fallback",
                        sw->processor.GetPieceSize());
     for (int id = 0; id < TS_N_SPECIALS; id++)
-        if (sw->processor.IdToPiece(id) != kSpecials[id])
+        if (sw->processor.IdToPiece(id) != ts_subword_specials[id])
             return ts_fail(TS_ERR_FORMAT, "subword model has '%s' at id %d, not %s",
-                           sw->processor.IdToPiece(id).c_str(), id, kSpecials[id]);
+                           sw->processor.IdToPiece(id).c_str(), id, ts_subword_specials[id]);
     if (!sw->processor.IsByte(TS_N_SPECIALS) || !sw->processor.IsByte(TS_N_SPECIALS + 255))
         return ts_fail(TS_ERR_FORMAT, "subword model has no byte fallback pieces at ids %d..%d",
                        TS_N_SPECIALS, TS_N_SPECIALS + 255);
@@ -177,10 +179,10 @@ int ts_subword_train(const char *const *sentences, size_t n, const ts_subword_op
             {"byte_fallback", "true"},
             {"normalization_rule_name", "identity"},
             {"num_threads", "1"},
-            {"pad_id", "0"}, {"pad_piece", kSpecials[TS_PAD]},
-            {"bos_id", "1"}, {"bos_piece", kSpecials[TS_SOS]},
-            {"eos_id", "2"}, {"eos_piece", kSpecials[TS_EOS]},
-            {"unk_id", "3"}, {"unk_piece", kSpecials[TS_UNK]},
+            {"pad_id", "0"}, {"pad_piece", ts_subword_specials[TS_PAD]},
+            {"bos_id", "1"}, {"bos_piece", ts_subword_specials[TS_SOS]},
+            {"eos_id", "2"}, {"eos_piece", ts_subword_specials[TS_EOS]},
+            {"unk_id", "3"}, {"unk_piece", ts_subword_specials[TS_UNK]},
         };
         spm::logging::SetMinLogLevel(2);  // errors come back as statuses
         spm::SetRandomGeneratorSeed(opts->seed);

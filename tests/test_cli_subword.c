@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ckpt/ckpt.h"
+#include "crafted_subword.h"
 #include "data/corpus.h"
 #include "data/subword.h"
 #include "infer/evaluate.h"
@@ -149,15 +150,17 @@ Test(cli_subword, scores_are_word_level_scores_of_the_detokenised_outputs, .time
     free(dir);
 }
 
-// A checkpoint whose subword model is truncated or has a flipped byte (the
-// container's own CRCs intact) is refused naming the file and the blob; so is
-// one whose model is not its vocabulary's.
+// A checkpoint whose subword model is truncated, has a flipped byte or is
+// crafted (its blob's length and CRC right, the container's CRCs intact: the
+// `nmt_nfkc` model of issue 38, which made SentencePiece segfault) is refused
+// naming the file and the blob by every command that loads a model, resume
+// and average included; so is one whose model is not its vocabulary's.
 Test(cli_subword, a_damaged_subword_model_in_a_checkpoint_is_refused_naming_the_file, .timeout = 300) {
     NEEDS_SPM();
     char *dir = train_run(), path[4200], crafted[4200], *out = NULL;
-    snprintf(path, sizeof path, "%s/run/best.ckpt", dir);
-    snprintf(crafted, sizeof crafted, "%s/crafted.ckpt", dir);
-    for (int damage = 0; damage < 3; damage++) {
+    for (int damage = 0; damage < 4; damage++) {
+        snprintf(path, sizeof path, "%s/run/%s", dir, damage == 3 ? "last.ckpt" : "best.ckpt");
+        snprintf(crafted, sizeof crafted, "%s/crafted.ckpt", dir);
         ts_ckpt *ck;
         cr_assert_eq(ts_ckpt_load(path, NULL, &ck), TS_OK, "%s", ts_last_error());
         const void *bytes, *other;
@@ -174,22 +177,30 @@ Test(cli_subword, a_damaged_subword_model_in_a_checkpoint_is_refused_naming_the_
             memcpy(copy, bytes, n);
             copy[n - 7] ^= 0x20;
             says = "subword.target";
-        } else {  // the source side's model where the target's belongs
+        } else if (damage == 2) {  // the source side's model where the target's belongs
             memcpy(copy, other, n_other);
             n = n_other;
             says = "where the vocabulary has";
+        } else {  // crafted: the source side's (which encodes) nmt_nfkc with a trie pointing outside its map
+            const crafted_case *c = &crafted_subword_cases[CRAFTED_NFKC];
+            free(copy);
+            copy = crafted_subword(other, n_other, c->field, c->occurrence, c->content, c->len, &n);
+            says = "subword.source: subword model: normalizer_spec";
         }
-        cr_assert_eq(ts_ckpt_set_blob(ck, TS_CKPT_SUBWORD_TARGET, copy, n), TS_OK);
+        cr_assert_eq(ts_ckpt_set_blob(ck, damage == 3 ? TS_CKPT_SUBWORD_SOURCE : TS_CKPT_SUBWORD_TARGET, copy, n), TS_OK);
         free(copy);
         cr_assert_eq(ts_ckpt_save(ck, crafted), TS_OK, "%s", ts_last_error());
         ts_ckpt_free(ck);
         // Every command that loads a model refuses it alike.
         const char *commands[] = {"translate --model %s 'the cat .'", "attend --model %s 'the cat .'", "info %s",
-                                  "export %s %s.npz", "eval --model %s --corpus /dev/null"};
-        for (size_t c = 0; c < sizeof commands / sizeof *commands; c++) {
-            char command[256];
+                                  "export %s %s.npz", "eval --model %s --corpus /dev/null",
+                                  "average %s %s -o %s.avg",
+                                  "train " RUN_FLAGS " --epochs 3 --resume %s --out %s.run"};
+        size_t n_commands = sizeof commands / sizeof *commands - (damage != 3);  // resume needs last.ckpt
+        for (size_t c = 0; c < n_commands; c++) {
+            char command[512];
             snprintf(command, sizeof command, "'%%s' %s", commands[c]);
-            int rc = test_runf(&out, command, TS_PROGRAM, crafted, crafted);
+            int rc = test_runf(&out, command, TS_PROGRAM, crafted, crafted, crafted);
             cr_assert_eq(rc, 1, "damage %d, %s: exit %d: %s", damage, commands[c], rc, out);
             cr_assert(strstr(out, crafted) && strstr(out, says), "damage %d, %s: the message names neither %s nor '%s':\n%s",
                       damage, commands[c], crafted, says, out);
@@ -335,11 +346,25 @@ Test(cli_subword, export_import_round_trips_the_subword_models_and_translations,
     uint8_t *flipped = malloc(target->size);
     memcpy(flipped, target->bytes, target->size);
     flipped[target->size - 9] ^= 0x04;
-    ts_npz *cases[3] = {npz_with(z, TS_NPZ_SUBWORD_TARGET, flipped, target->size),
+    const crafted_case *nfkc = &crafted_subword_cases[CRAFTED_NFKC];
+    size_t n_crafted;
+    uint8_t *crafted = crafted_subword(target->bytes, target->size, nfkc->field, nfkc->occurrence, nfkc->content,
+                                       nfkc->len, &n_crafted);
+    ts_npz *cases[4] = {npz_with(z, TS_NPZ_SUBWORD_TARGET, flipped, target->size),
                         npz_with(z, TS_NPZ_SUBWORD_TARGET, target->bytes, target->size / 2),
-                        npz_with(z, TS_NPZ_SUBWORD_TARGET, NULL, 0)};
-    const char *says[3] = {"corrupt", "truncated", "without"};
-    for (int c = 0; c < 3; c++) {
+                        npz_with(z, TS_NPZ_SUBWORD_TARGET, NULL, 0),
+                        npz_with(z, TS_NPZ_SUBWORD_TARGET, crafted, n_crafted)};
+    const char *says[4] = {"corrupt", "truncated", "without", "normalizer_spec"};
+    // import of the crafted one refuses, writing nothing.
+    char crafted_npz[4200];
+    snprintf(crafted_npz, sizeof crafted_npz, "%s/crafted.npz", dir);
+    cr_assert_eq(ts_npz_save(cases[3], crafted_npz, TS_NPZ_STORE), TS_OK, "%s", ts_last_error());
+    rc = test_runf(&out, "'%s' import %s --like %s -o %s/crafted.ckpt 2>&1; test ! -e %s/crafted.ckpt", TS_PROGRAM,
+                   crafted_npz, path, dir, dir);
+    cr_assert(rc == 0 && strstr(out, "crafted.npz") && strstr(out, "normalizer_spec"), "exit %d: %s", rc, out);
+    free(out);
+    free(crafted);
+    for (int c = 0; c < 4; c++) {
         cr_assert_eq(ts_model_from_npz(&t, cases[c], "edited.npz"), TS_ERR_FORMAT, "case %d", c);
         cr_assert(strstr(ts_last_error(), "edited.npz") && strstr(ts_last_error(), TS_NPZ_SUBWORD_TARGET) &&
                       strstr(ts_last_error(), says[c]), "case %d: %s", c, ts_last_error());

@@ -1,5 +1,6 @@
 // data/subword.h: SentencePiece models learned in memory, their bytes, and
 // text <-> pieces. Every test but the last needs a build with SentencePiece.
+#include "crafted_subword.h"
 #include "data/corpus.h"
 #include "data/subword.h"
 #include "data/toy.h"
@@ -321,6 +322,36 @@ Test(subword, vocabulary_ids_are_the_model_ids) {
     free(pieces);
     free(ids);
     ts_vocab_free(v);
+    ts_subword_free(sw);
+}
+
+// Hostile models whose header is right (length, CRC) but whose content is no
+// model tinyseq writes (issue 38: `nmt_nfkc` with a 4-byte character map made
+// SentencePiece segfault on encoding) are refused, naming the field; the
+// same edit that leaves the field as it was loads and encodes.
+Test(subword, crafted_models_are_refused_naming_the_field) {
+    NEEDS_SPM();
+    ts_subword *sw = toy_model(400), *got;
+    size_t n, len;
+    const uint8_t *bytes = ts_subword_bytes(sw, &n);
+    uint8_t *same = crafted_subword(bytes, n, 3, 0, "\x0a\x08identity\x12\x00", 12, &len);
+    cr_assert(len == n && !memcmp(same, bytes, n), "rewriting the normalizer as it is changed the bytes");
+    free(same);
+    for (size_t i = 0; i < crafted_subword_count; i++) {
+        const crafted_case *c = &crafted_subword_cases[i];
+        uint8_t *crafted = crafted_subword(bytes, n, c->field, c->occurrence, c->content, c->len, &len);
+        got = NULL;
+        int rc = ts_subword_load(crafted, len, &got);
+        if (rc == TS_OK) {  // what SentencePiece would do with it (old tinyseq: a SIGSEGV for case 0)
+            char *pieces;
+            if (ts_subword_encode(got, "the cat .", 9, &pieces, NULL, NULL) == TS_OK) free(pieces);
+            ts_subword_free(got);
+        }
+        cr_expect_eq(rc, TS_ERR_FORMAT, "%s: loaded", c->what);
+        cr_expect(rc == TS_OK || strstr(ts_last_error(), c->says), "%s: the message does not say '%s': %s", c->what,
+                  c->says, ts_last_error());
+        free(crafted);
+    }
     ts_subword_free(sw);
 }
 

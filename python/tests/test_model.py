@@ -2,6 +2,10 @@
 import json
 import os
 import resource
+import struct
+import subprocess
+import sys
+import zlib
 
 import numpy as np
 import pytest
@@ -182,3 +186,95 @@ def test_a_thousand_loads_and_translations_keep_rss_flat(models):
     # A leak of one model (~70 KiB of parameters) or one arena page per
     # iteration would add tens of MiB.
     assert growth < 2048, f"RSS grew by {growth} KiB over 1000 loads and translations"
+
+
+def _varint(data, i):
+    value, shift = 0, 0
+    while True:
+        byte = data[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, i
+
+
+def _put_varint(value):
+    out = bytearray()
+    while True:
+        out.append((value & 0x7F) | (0x80 if value > 0x7F else 0))
+        value >>= 7
+        if not value:
+            return bytes(out)
+
+
+def _crafted_subword(blob):
+    """A tinyseq subword model (TSSP header + SentencePiece model) whose
+    normalizer is `nmt_nfkc` with a character map whose trie points outside it
+    (issue 38): every other field and both header fields (length, CRC) right."""
+    model, out, i = blob[20:], bytearray(), 0
+    while i < len(model):
+        start = i
+        key, i = _varint(model, i)
+        if key & 7 == 0:
+            _, i = _varint(model, i)
+        elif key & 7 == 5:
+            i += 4
+        else:
+            n, i = _varint(model, i)
+            i += n
+        if key >> 3 != 3:
+            out += model[start:i]
+    normalizer = b"\x0a\x08nmt_nfkc\x12\x08\x04\x00\x00\x00\xff\xff\xff\xff"
+    out += b"\x1a" + _put_varint(len(normalizer)) + normalizer
+    return blob[:8] + struct.pack("<QI", len(out), zlib.crc32(out)) + bytes(out)
+
+
+def _with_blob(checkpoint, name, edit):
+    """An uncompressed checkpoint (docs/checkpoint.md) with blob `name`
+    replaced by edit(blob), every CRC recomputed."""
+    assert checkpoint[:8] == b"TSEQCKPT"
+    at, sections = 32, []
+    while len(sections) < 5:
+        tag, n = checkpoint[at:at + 4], struct.unpack_from("<Q", checkpoint, at + 4)[0]
+        sections.append((tag, checkpoint[at + 12:at + 12 + n]))
+        at += 16 + n
+    tag, body = sections[4]
+    assert tag == b"BLOB"
+    count, i, blobs = struct.unpack_from("<I", body)[0], 4, b""
+    for _ in range(count):
+        length = struct.unpack_from("<I", body, i)[0]
+        key = body[i + 4:i + 4 + length]
+        size = struct.unpack_from("<Q", body, i + 4 + length)[0]
+        value = body[i + 12 + length:i + 12 + length + size]
+        i += 12 + length + size
+        if key == name.encode():
+            value = edit(value)
+        blobs += struct.pack("<I", len(key)) + key + struct.pack("<Q", len(value)) + value
+    sections[4] = (tag, struct.pack("<I", count) + blobs)
+    payload = b""
+    for tag, body in sections:
+        frame = tag + struct.pack("<Q", len(body)) + body
+        payload += frame + struct.pack("<I", zlib.crc32(frame))
+    prelude = checkpoint[:16] + struct.pack("<Q", len(payload) + 4) + checkpoint[24:28]
+    prelude += struct.pack("<I", zlib.crc32(prelude))
+    return prelude + payload + struct.pack("<I", zlib.crc32(prelude + payload))
+
+
+def test_a_crafted_subword_model_raises_format_error_not_a_crash(models, tmp_path):
+    # The interpreter runs apart: before issue 38 it died (SIGSEGV) on translate.
+    path = tmp_path / "crafted.ckpt"
+    path.write_bytes(_with_blob(open(model_path(models, "subword"), "rb").read(), "subword.source", _crafted_subword))
+    script = ("import tinyseq\n"
+              "try:\n"
+              f"    tinyseq.load({str(path)!r}).translate('the cat .')\n"
+              "except tinyseq.FormatError as e:\n"
+              "    print('FormatError:', e)\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, f"exit {result.returncode}: {result.stderr}"
+    assert "FormatError:" in result.stdout and "crafted.ckpt" in result.stdout, result.stdout
+    assert "subword.source" in result.stdout and "normalizer_spec" in result.stdout, result.stdout
+    # The same edit that leaves the normalizer alone loads: the CRCs are right.
+    same = tmp_path / "same.ckpt"
+    same.write_bytes(_with_blob(open(model_path(models, "subword"), "rb").read(), "subword.source", lambda b: b))
+    assert tinyseq.load(str(same)).translate("the cat .")
