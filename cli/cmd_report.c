@@ -95,30 +95,18 @@ int ts_cmd_report(int argc, char **argv) {
         free(steps);
         return TS_EXIT_FAIL;
     }
-    // One entry per line of attention.jsonl (split in place).
-    size_t n = 0;
-    for (size_t i = 0; i < jsonl_len; i++) n += jsonl[i] == '\n';
-    const char **lines = malloc((n + 1) * sizeof *lines);
-    size_t n_lines = 0;
-    for (char *p = jsonl; lines && p && *p;) {
-        char *end = strchr(p, '\n');
-        if (end) *end = '\0';
-        lines[n_lines++] = p;
-        p = end ? end + 1 : NULL;
-    }
+    size_t n_lines = 0;  // evaluations: lines of attention.jsonl, a last one without its newline included
+    for (size_t i = 0; i < jsonl_len; i++) n_lines += jsonl[i] == '\n' || i + 1 == jsonl_len;
     char metrics_name[4200], steps_name[4200], jsonl_name[4200];
     snprintf(metrics_name, sizeof metrics_name, "%s/metrics.csv", dir);
     snprintf(steps_name, sizeof steps_name, "%s/steps.csv", dir);
     snprintf(jsonl_name, sizeof jsonl_name, "%s/attention.jsonl", dir);
-    ts_report_input in = {.title = dir, .metrics_csv = metrics, .metrics_name = metrics_name, .steps_csv = steps,
-                          .steps_name = steps_name, .epochs = lines,
-                          .n_epochs = n_lines, .epochs_name = jsonl_name};
+    ts_report_input in = {.title = dir, .metrics_csv = metrics, .metrics_len = metrics_len, .metrics_name = metrics_name,
+                          .steps_csv = steps, .steps_len = steps_len, .steps_name = steps_name,
+                          .epochs_jsonl = jsonl, .epochs_len = jsonl_len, .epochs_name = jsonl_name};
     int status = TS_EXIT_OK;
-    if (!lines) {
-        ts_cli_error(cmd, 0, "out of memory");
-        status = TS_EXIT_FAIL;
-    } else if (to_stdout ? ts_report_write_html_to(stdout, &in) || fflush(stdout) == EOF
-                         : ts_report_write_html(out_path, &in)) {
+    if (to_stdout ? ts_report_write_html_to(stdout, &in) || fflush(stdout) == EOF
+                  : ts_report_write_html(out_path, &in)) {
         ts_cli_error(cmd, to_stdout ? 0 : 1, "cannot write the report");
         status = TS_EXIT_FAIL;
     } else {  // the summary goes where the page does not
@@ -126,7 +114,6 @@ int ts_cmd_report(int argc, char **argv) {
                 to_stdout ? "standard output" : out_path, n_lines, n_lines == 1 ? "" : "s",
                 metrics ? "with metrics" : "no metrics.csv yet");
     }
-    free(lines);
     free(metrics);
     free(steps);
     free(jsonl);

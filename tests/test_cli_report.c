@@ -211,13 +211,13 @@ Test(cli_report, bad_runs_and_files_are_refused_by_name) {
     cr_assert_eq(report(&out, args), 1, "%s", out);
     cr_assert(strstr(out, "exists; pass --force"), "%s", out);
     free(out);
-    // A line that would close the page's script is refused, naming file:line.
+    // A line that is not one JSON object is refused, naming file:line.
     snprintf(path, sizeof path, "%s/attention.jsonl", run);
     FILE *f = fopen(path, "a");
-    fputs("{\"epoch\":3,\"x\":\"</script><script>alert(1)</script>\"}\n", f);
+    fputs("{\"epoch\":3,\"x\":\"ok\"} {\"epoch\":4}\n", f);
     fclose(f);
     cr_assert_eq(report(&out, run), 1, "%s", out);
-    cr_assert(strstr(out, "attention.jsonl:3: not a line tinyseq train writes"), "%s", out);
+    cr_assert(strstr(out, "attention.jsonl:3: byte 22: bytes after the object"), "%s", out);
     free(out);
     snprintf(path, sizeof path, "%s/metrics.csv", run);
     f = fopen(path, "a");
@@ -226,6 +226,77 @@ Test(cli_report, bad_runs_and_files_are_refused_by_name) {
     cr_assert_eq(report(&out, run), 1, "%s", out);
     cr_assert(strstr(out, "metrics.csv:4: field 3 is not a number"), "%s", out);
     free(out);
+}
+
+// Hostile run directories (issue 38). Each line below, as line 3 of
+// attention.jsonl, is refused naming the file and line, and the page the run
+// had stays as it was: the issue's injection (an object, a call, an object:
+// it starts with '{' and ends with '}', and ran in Chromium), two objects,
+// NaN, a NUL with bytes after it, nesting too deep. A NUL in metrics.csv or
+// steps.csv is refused alike.
+Test(cli_report, hostile_lines_are_refused_by_file_and_line_and_the_page_stays) {
+    static const char deep[] = "{\"a\":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+                               "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}";
+    static const struct {
+        const char *file, *line;
+        size_t len;
+        const char *says;
+    } cases[] = {
+        {"attention.jsonl", "{\"epoch\":1,\"step\":1,\"sentences\":[]},(function(){document.title=\"injected\"})(),"
+                            "{\"epoch\":2,\"step\":2,\"sentences\":[]}", 0, "attention.jsonl:3: byte 36: bytes after the object"},
+        {"attention.jsonl", "{\"epoch\":3}{\"epoch\":4}", 0, "attention.jsonl:3: byte 12: bytes after the object"},
+        {"attention.jsonl", "{\"epoch\":3,\"bleu\":NaN}", 0, "attention.jsonl:3: byte 19: not a JSON value"},
+        {"attention.jsonl", "{\"epoch\":3}\0{\"x\":\"</script>\"}", 30, "attention.jsonl:3: a NUL byte"},
+        {"attention.jsonl", deep, 0, "attention.jsonl:3: byte 69: nested deeper than 64 levels"},
+        {"metrics.csv", "3,9,1,1,1,1,1,1,1,1,1\0,,garbage", 32, "metrics.csv:4: a NUL byte"},
+        {"steps.csv", "\0", 1, "steps.csv:"},
+    };
+    char *out, path[1300], saved[1300], page[1300];
+    snprintf(page, sizeof page, "%s/report.html", run);
+    cr_assert_eq(report(&out, run), 0, "%s", out);
+    free(out);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(path, sizeof path, "%s/%s", run, cases[i].file);
+        snprintf(saved, sizeof saved, "%s/saved", dir);
+        cr_assert_eq(test_runf(NULL, "cp '%s' '%s' && cp '%s' '%s/page'", path, saved, page, dir), 0);
+        FILE *f = fopen(path, "a");
+        fwrite(cases[i].line, 1, cases[i].len ? cases[i].len : strlen(cases[i].line), f);
+        fputc('\n', f);
+        fclose(f);
+        int rc = report(&out, run);
+        cr_assert(rc == 1 && strstr(out, cases[i].says), "case %zu: exit %d, not saying '%s': %s", i, rc, cases[i].says, out);
+        free(out);
+        rc = test_runf(&out, "%s report %s -o - 2>/dev/null | wc -c", TS_PROGRAM, run);
+        cr_assert(rc == 0 && atoi(out) == 0, "case %zu: %s bytes of a page on standard output", i, out);
+        free(out);
+        snprintf(saved, sizeof saved, "%s/page", dir);
+        cr_assert(test_same_bytes(page, saved), "case %zu changed report.html", i);
+        cr_assert_eq(test_runf(NULL, "mv '%s/saved' '%s'", dir, path), 0);
+    }
+}
+
+// A line that is one JSON object holding text that would close the page's
+// script is written from what was parsed: the text escaped, its script never
+// run (Chromium renders the page, its title and body as tinyseq wrote them).
+Test(cli_report, hostile_text_in_a_valid_line_reaches_the_page_only_escaped, .timeout = 120) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/attention.jsonl", run);
+    FILE *f = fopen(path, "a");
+    fputs("{\"epoch\":3, \"step\" : 9,\"x\":\"</script><script>document.title='injected'</script>\\u003c!--\","
+          "\"sentences\":[],\"bleu_by_length\":[]}\n", f);
+    fclose(f);
+    char *out;
+    cr_assert_eq(report(&out, run), 0, "%s", out);
+    free(out);
+    char *html = run_file(run, "report.html");
+    cr_assert_eq(count(html, "</script>"), 2, "a '</script>' from the data reached the page");
+    cr_assert_null(strstr(html, "<!--"));
+    cr_assert(strstr(html, "{\"epoch\":3,\"step\":9,\"x\":\"\\u003c/script\\u003e\\u003cscript\\u003edocument.title='injected'"),
+              "the line is not written back escaped and without its spaces");
+    free(html);
+    char *dom = render_report(run);
+    cr_assert_null(strstr(dom, "injected</title>"), "the data's script ran");
+    free(dom);
 }
 
 // A continued run drops the epochs after its checkpoint from attention.jsonl too.

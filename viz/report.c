@@ -4,28 +4,29 @@
 
 #include "tensor/atomic_write.h"
 #include "tensor/status.h"
+#include "viz/json.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-// 1 when s[0..n) is valid UTF-8 without control characters.
-static int clean_text(const unsigned char *s, size_t n) {
-    for (size_t i = 0; i < n;) {
-        unsigned c = s[i];
-        int extra = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
-        if (extra < 0 || (extra == 0 && (c < 0x20 || c == 0x7F)) || i + (size_t)extra >= n) return 0;
-        for (int k = 1; k <= extra; k++)
-            if ((s[i + k] & 0xC0) != 0x80) return 0;
-        i += (size_t)extra + 1;
-    }
-    return 1;
+// TS_OK when text[0..len) holds no NUL byte, else TS_ERR_FORMAT naming the
+// line: C's string functions would stop there and never read what follows.
+static int no_nul(const char *text, size_t len, const char *name) {
+    const char *nul = text ? memchr(text, '\0', len) : NULL;
+    if (!nul) return TS_OK;
+    long line = 1;
+    for (const char *p = text; p < nul; p++) line += *p == '\n';
+    return ts_fail(TS_ERR_FORMAT, "%s:%ld: a NUL byte", name, line);
 }
 
 // A CSV file of ours (metrics.csv, steps.csv) as {"columns": [...], "rows":
 // [[...], ...]}; an empty field is null.
-static int write_csv(FILE *f, const char *text, const char *name) {
+static int write_csv(FILE *f, const char *text, size_t text_len, const char *name) {
+    int rc = no_nul(text, text_len, name);
+    if (rc) return rc;
     fputs("{\"columns\":[", f);
     const char *p = text ? text : "";
     long line = 1;
@@ -252,29 +253,42 @@ static int write_page(FILE *f, const ts_report_input *in) {
           "<span id=\"epoch_label\"></span></div>\n<div id=\"buckets\"></div>\n<div id=\"view\"></div>\n"
           "<div id=\"tip\"></div>\n<p class=\"muted\">Rows: the output words (and &lt;eos&gt;); columns: the source"
           " words; each row sums to 1. Hover a cell for its words and weight.</p>\n<script>\nconst METRICS=", f);
-    int rc = write_csv(f, in->metrics_csv, in->metrics_name);
+    int rc = write_csv(f, in->metrics_csv, in->metrics_len, in->metrics_name);
     if (rc) return rc;
     fputs(";\nconst STEPS=", f);
-    if ((rc = write_csv(f, in->steps_csv, in->steps_name))) return rc;
+    if ((rc = write_csv(f, in->steps_csv, in->steps_len, in->steps_name))) return rc;
     fputs(";\nconst EPOCHS=[\n", f);
-    for (size_t i = 0; i < in->n_epochs; i++) {
-        const char *line = in->epochs[i];
-        size_t n = strlen(line);
-        if (n < 2 || line[0] != '{' || line[n - 1] != '}' || strchr(line, '<') ||
-            !clean_text((const unsigned char *)line, n))
-            return ts_fail(TS_ERR_FORMAT, "%s:%zu: not a line tinyseq train writes (one JSON object, UTF-8, no '<')",
-                           in->epochs_name, i + 1);
-        fputs(line, f);
-        fputs(i + 1 < in->n_epochs ? ",\n" : "\n", f);
+    // One object a line, a last line without its newline included.
+    const char *text = in->epochs_jsonl ? in->epochs_jsonl : "", *end = text + in->epochs_len;
+    size_t line = 1;
+    for (const char *p = text; p < end; line++) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        size_t n = eol ? (size_t)(eol - p) : (size_t)(end - p);
+        if (line > 1) fputs(",\n", f);
+        if ((rc = ts_json_copy_object(f, p, n)))
+            return ts_fail(rc, "%s:%zu: %s", in->epochs_name, line,
+                           memchr(p, '\0', n) ? "a NUL byte" : ts_last_error());
+        p += n + (eol != NULL);
     }
-    fputs("];\n</script>\n", f);
+    fputs("\n];\n</script>\n", f);
     fputs(page_script, f);
     return TS_OK;
 }
 
 static int fill_page(void *ctx, FILE *out) { return write_page(out, ctx); }
 
-int ts_report_write_html_to(FILE *out, const ts_report_input *in) { return write_page(out, in); }
+// The page into memory first: a bad line found late leaves out untouched.
+int ts_report_write_html_to(FILE *out, const ts_report_input *in) {
+    char *page = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&page, &len);
+    if (!f) return ts_fail(TS_ERR_NOMEM, "out of memory for the report");
+    int rc = write_page(f, in);
+    if (fclose(f) != 0 && !rc) rc = ts_fail(TS_ERR_NOMEM, "out of memory for the report");
+    if (!rc && fwrite(page, 1, len, out) != len) rc = ts_fail(TS_ERR_IO, "cannot write the report: %s", strerror(errno));
+    free(page);
+    return rc;
+}
 
 int ts_report_write_html(const char *path, const ts_report_input *in) {
     return ts_write_atomic(path, fill_page, (void *)in, NULL);

@@ -10,24 +10,29 @@
 
 typedef struct {
     const char *title;                 // shown at the top (the run directory)
-    const char *metrics_csv;           // metrics.csv's text (header + rows), or NULL
+    const char *metrics_csv;           // (metrics_len) metrics.csv's bytes (header + rows), or NULL
+    size_t metrics_len;
     const char *metrics_name;          // its file name, for messages
-    const char *steps_csv;             // steps.csv's text (the training loss every few steps), or NULL
+    const char *steps_csv;             // (steps_len) steps.csv's bytes (the training loss every few steps), or NULL
+    size_t steps_len;
     const char *steps_name;
-    const char *const *epochs;         // (n_epochs) lines of attention.jsonl, each one JSON object
-    size_t n_epochs;
+    const char *epochs_jsonl;          // (epochs_len) attention.jsonl's bytes: one JSON object a line, or NULL
+    size_t epochs_len;
     const char *epochs_name;           // its file name, for messages
 } ts_report_input;
 
 // Writes the report to path with ts_write_atomic (tensor/atomic_write.h). Checks what
-// it embeds: metrics.csv and steps.csv must be a header of names and rows of
-// numbers (an empty field is a value not measured), each
-// attention.jsonl line one object with no '<' (our writer escapes it) and
-// valid UTF-8; a bad line is TS_ERR_FORMAT naming file:line. TS_ERR_IO names
-// the path and strerror.
+// it embeds, bytes that may be hostile: metrics.csv and steps.csv must be a
+// header of names and rows of numbers (an empty field is a value not
+// measured), each attention.jsonl line exactly one JSON object (viz/json.h:
+// strict RFC 8259, written into the page from what was parsed, never as the
+// line's bytes); no file may hold a NUL byte. A bad line is TS_ERR_FORMAT
+// naming file:line, and nothing is written. TS_ERR_IO names the path and
+// strerror.
 int ts_report_write_html(const char *path, const ts_report_input *in);
 
-// The same page written to out, which stays open (`tinyseq report -o -`).
+// The same page written to out, which stays open (`tinyseq report -o -`):
+// nothing is written unless every file checks.
 int ts_report_write_html_to(FILE *out, const ts_report_input *in);
 
 #endif
