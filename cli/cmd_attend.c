@@ -108,6 +108,15 @@ static int read_sentence(char **sentence) {
             free(text);
             text = NULL;
         }
+        len = got < 0 ? 0 : (size_t)got;
+    }
+    const char *nul = text ? memchr(text, '\0', len) : NULL;  // strtok would stop there: what follows would go unread
+    if (nul) {
+        long number = 1;
+        for (const char *p = text; p < nul; p++) number += *p == '\n';
+        ts_cli_error(cmd, 0, "standard input: line %ld: a NUL byte", number);
+        free(text);
+        return TS_EXIT_FAIL;
     }
     if (!text) {
         ts_cli_error(cmd, 0, ferror(stdin) ? "cannot read standard input" : "no SENTENCE: give one, or a line on standard input");

@@ -100,6 +100,13 @@ static int apply_config(const char *path, const ts_cli_spec *spec, char **text) 
     }
     buf[len] = '\0';
     *text = buf;
+    const char *nul = memchr(buf, '\0', len);  // the lines are read as strings: what follows would go unread
+    if (nul) {
+        long number = 1;
+        for (const char *p = buf; p < nul; p++) number += *p == '\n';
+        fprintf(stderr, "%s: %s:%ld: a NUL byte\n", spec->command, path, number);
+        return TS_EXIT_USAGE;
+    }
     char where[4200], flag[64];
     int status = -1;
     char *next = buf;

@@ -31,6 +31,10 @@ int ts_gold_read(const char *path, const char *corpus_name, const ts_corpus *c, 
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
         line[len] = '\0';
         size_t k = g->n;
+        if (memchr(line, '\0', len)) {  // the parser would stop there: what follows would go unread
+            rc = ts_fail(TS_ERR_FORMAT, "%s:%zu: a NUL byte", path, k + 1);
+            break;
+        }
         if (k >= cap) {
             // Longer than the corpus: keep counting for the message, drop the links.
             g->n++;

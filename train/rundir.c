@@ -212,10 +212,16 @@ static int fill_kept_lines(void *ctx, FILE *out) {
     struct kept_lines *k = ctx;
     char *line = NULL;
     size_t cap = 0;
-    while (getline(&line, &cap, k->in) > 0)
-        if (line_kept(line, k->step_field, k->epoch, k->step)) fputs(line, out);
+    ssize_t got;
+    int rc = TS_OK;
+    for (long number = 1; !rc && (got = getline(&line, &cap, k->in)) > 0; number++) {
+        if (memchr(line, '\0', (size_t)got))  // kept as a string, the line would lose what follows
+            rc = ts_fail(TS_ERR_FORMAT, "%s:%ld: a NUL byte", k->path, number);
+        else if (line_kept(line, k->step_field, k->epoch, k->step))
+            fwrite(line, 1, (size_t)got, out);
+    }
     free(line);
-    return ferror(k->in) ? ts_fail(TS_ERR_IO, "cannot read '%s'", k->path) : TS_OK;
+    return rc ? rc : ferror(k->in) ? ts_fail(TS_ERR_IO, "cannot read '%s'", k->path) : TS_OK;
 }
 
 static int trim_lines(const char *dir, const char *name, int step_field, long epoch, long step) {
@@ -521,8 +527,9 @@ static int read_csv_columns(const char *dir, const char *name, int x_field, int 
     if (!f) return errno == ENOENT ? TS_OK : ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     char *line = NULL;
     size_t cap = 0, room = 0;
-    for (long row = 0; !rc && getline(&line, &cap, f) > 0; row++) {
-        if (row == 0) continue;  // the header
+    ssize_t got;
+    for (long row = 0; !rc && (got = getline(&line, &cap, f)) > 0; row++) {
+        if (row == 0 || memchr(line, '\0', (size_t)got)) continue;  // the header; a row with a NUL is not numbers
         double value[2];
         int fields[2] = {x_field, y_field}, ok = 1;
         for (int k = 0; k < 2 && ok; k++) {
