@@ -1,26 +1,35 @@
 #!/usr/bin/env bash
-# Fuzzes the checkpoint loader (tests/fuzz/fuzz_checkpoint.c) and the .npz
-# reader (tests/fuzz/fuzz_npz.c) for a bounded time, split evenly.
+# Fuzzes, for a bounded time split evenly among them: the checkpoint loader
+# (tests/fuzz/fuzz_checkpoint.c), the .npz reader (fuzz_npz.c), a
+# SentencePiece model inside a checkpoint (fuzz_subword.c: the model check
+# and SentencePiece behind it; only in a build with SentencePiece) and what
+# `tinyseq report` reads from a run directory (fuzz_report.c).
 #
-#   scripts/fuzz.sh                 # 60 s in all: 30 s each
+#   scripts/fuzz.sh                 # 60 s in all: 15 s each
 #   FUZZ_SECONDS=600 scripts/fuzz.sh
 #
 # Builds the libFuzzer harnesses with clang + ASan + UBSan in build-fuzz/ (or
-# $FUZZ_BUILD_DIR), seeds each corpus with valid files written by ckpt_seeds /
-# npz_seeds, replays the known crash inputs, then fuzzes. Exits non-zero if
-# a fuzzer finds a crash, leak, timeout or OOM; the offending inputs are
-# copied into tests/fixtures/ckpt_crashes/ or tests/fixtures/npz_crashes/ for
-# a human to commit (the test suite replays every file there).
+# $FUZZ_BUILD_DIR), seeds each corpus with valid inputs written by its
+# seeder (ckpt_seeds, npz_seeds, subword_seeds, report_seeds), replays the
+# known crash inputs, then fuzzes. Exits non-zero if a fuzzer finds a crash,
+# leak, timeout or OOM; the offending inputs are copied into
+# tests/fixtures/<target>_crashes/ (ckpt_, npz_, subword_, report_) for a
+# human to commit (the test suite replays those of the checkpoint and .npz
+# readers; this script replays all of them first).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
-each=$(( (seconds + 1) / 2 ))
+targets=(fuzz_checkpoint ckpt_seeds fuzz_npz npz_seeds fuzz_report report_seeds)
+spm=0
+if pkg-config --exists sentencepiece; then spm=1; targets+=(fuzz_subword subword_seeds); fi
+fuzzers=$(( ${#targets[@]} / 2 ))
+each=$(( (seconds + fuzzers - 1) / fuzzers ))
 
-cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DTS_FUZZ=ON -DTS_SANITIZE=ON -DTS_WERROR=ON -DTS_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j2 --target fuzz_checkpoint ckpt_seeds fuzz_npz npz_seeds
+cmake --build "$build" -j2 --target "${targets[@]}"
 
 # fuzz_one NAME SEEDER DICT CRASHES: fuzzes $build/tests/fuzz/NAME for $each s.
 fuzz_one() {
@@ -65,4 +74,12 @@ fuzz_one fuzz_checkpoint ckpt_seeds "$root/tests/fuzz/checkpoint.dict" \
          "$root/tests/fixtures/ckpt_crashes" || failed=1
 fuzz_one fuzz_npz npz_seeds "$root/tests/fuzz/npz.dict" \
          "$root/tests/fixtures/npz_crashes" || failed=1
+fuzz_one fuzz_report report_seeds "$root/tests/fuzz/report.dict" \
+         "$root/tests/fixtures/report_crashes" || failed=1
+if [ "$spm" = 1 ]; then
+  fuzz_one fuzz_subword subword_seeds "$root/tests/fuzz/subword.dict" \
+           "$root/tests/fixtures/subword_crashes" || failed=1
+else
+  echo "fuzz: fuzz_subword skipped: no SentencePiece (scripts/setup.sh installs libsentencepiece-dev)"
+fi
 exit $failed
