@@ -4,6 +4,7 @@
 // directory continues it, dropping what the previous run wrote after that
 // checkpoint.
 #include "train/rundir.h"
+#include "train/runlock.h"
 
 #include "tensor/atomic_write.h"
 #include "train/options.h"
@@ -50,7 +51,8 @@ int ts_make_dirs(const char *path) {
 // one (else -1).
 static size_t run_file_stem(const char *name, long *epoch, long *step) {
     static const char *const fixed[] = {"last.ckpt", "best.ckpt", "metrics.csv", "steps.csv", "config.txt",
-                                        "dev-pairs.tsv", "loss.svg", "attention.jsonl", "report.html", "heads.csv"};
+                                        "dev-pairs.tsv", "loss.svg", "attention.jsonl", "report.html", "heads.csv",
+                                        TS_RUNLOCK_NAME};
     static const struct { const char *prefix, *suffix; int per_step; } numbered[] = {
         {"attention-", ".svg", 0}, {"epoch-", ".ckpt", 0}, {"attention-step-", ".svg", 1}};
     *epoch = *step = -1;
@@ -78,6 +80,10 @@ static int is_run_file(const char *name, long *epoch, long *step) {
     return !*rest || !strcmp(rest, ".tmp") || (!strncmp(rest, ".tmp-", 5) && strlen(rest + 5) == 6);
 }
 
+// The lock (train/runlock.h) is a run file, but no part of the run a
+// directory holds: never counted, never deleted but by its holder.
+static int is_lock(const char *name) { return !strcmp(name, TS_RUNLOCK_NAME); }
+
 // Counts the run files in dir and lists up to a few in `names` (for the message).
 static int find_run_files(const char *dir, size_t *count, char *names, size_t names_size) {
     DIR *d = opendir(dir);
@@ -87,7 +93,7 @@ static int find_run_files(const char *dir, size_t *count, char *names, size_t na
     struct dirent *e;
     long epoch, step;
     while ((e = readdir(d)))
-        if (is_run_file(e->d_name, &epoch, &step) && (*count)++ < 4) {
+        if (is_run_file(e->d_name, &epoch, &step) && !is_lock(e->d_name) && (*count)++ < 4) {
             size_t len = strlen(names);
             snprintf(names + len, names_size - len, "%s%s", len ? ", " : "", e->d_name);
         }
@@ -109,7 +115,8 @@ static int remove_run_files(const char *dir, int all, long epoch, long step) {
     struct dirent *e;
     long file_epoch, file_step;
     while (!rc && (e = readdir(d))) {
-        if (!is_run_file(e->d_name, &file_epoch, &file_step) || (!all && file_epoch <= epoch && file_step <= step))
+        if (!is_run_file(e->d_name, &file_epoch, &file_step) || is_lock(e->d_name) ||
+            (!all && file_epoch <= epoch && file_step <= step))
             continue;
         char path[4096];
         if (!(rc = ts_path_join(path, sizeof path, dir, e->d_name)) && unlink(path) != 0 && errno != ENOENT)

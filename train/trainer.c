@@ -19,6 +19,7 @@
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
 #include "train/record.h"
+#include "train/runlock.h"
 #include "train/shard.h"
 #include "train/state.h"
 #include "train/step.h"
@@ -59,6 +60,7 @@ typedef struct {
     ts_record rec;                     // what the run directory records (rank 0), never saved
     long log_every;                    // steps between steps.csv rows
     long start_step;                   // the step this run started from
+    ts_runlock lock;                   // --out's lock (the leader's), held to the end: one run a directory
 } trainer;
 
 // Rank 0 prints and writes the run directory; the other ranks only compute.
@@ -239,6 +241,7 @@ static int load_data(trainer *t) {
 }
 
 static void trainer_free(trainer *t) {
+    ts_runlock_release(&t->lock);
     ts_record_free_hyps(t->epoch_hyps, t->data.n_dev);
     ts_record_free(&t->rec);
     ts_dataset_free(&t->data);
@@ -299,7 +302,9 @@ static int set_up(trainer *t, ts_ckpt **resume) {
     if (rc) return rc;
     ts_blas_set_threads(ts_train_threads(o, t->dist));
     ts_rundir_use use = TS_RUN_NEW;
-    if (leader(t) && ((rc = ts_make_dirs(o->out_dir)) || (rc = ts_rundir_check(o, &use)))) return rc;
+    if (leader(t) && ((rc = ts_make_dirs(o->out_dir)) || (rc = ts_runlock_take(o->out_dir, &t->lock)) ||
+                      (rc = ts_rundir_check(o, &use))))
+        return rc;
     t->max_epochs = o->steps > 0 ? TS_MAX_EPOCHS : o->epochs;
     if ((rc = load_data(t)) || (rc = ts_train_model(o, &t->data, &t->resumed, t->max_epochs, &t->model)) ||
         (rc = build_run(t, *resume)) || !leader(t))
