@@ -487,13 +487,25 @@ static int out_of_reach(const beam_sentence *s) {
 static int beam_select(const beam_search *b, beam_sentence *s, int t, const beam_candidate *cands, int count) {
     int K = b->K, next_alive = 0, rc = TS_OK;
     int *from_next = NULL, *tok_next = NULL;  // step t + 1's back-pointers, once reserved
+    if (t == s->max_len) {
+        // The limit: the <eos> among the best K finish as at any step; then,
+        // unless K have finished, the best live entry by its own score is cut
+        // (the word it would add is not counted, so it does not rank it).
+        for (int i = 0; i < count && i < K && !rc; i++)
+            if (cands[i].token == TS_EOS) rc = beam_finish(b, s, cands[i], t);
+        int best = 0;
+        for (int k = 1; k < s->alive; k++)
+            if (s->score[k] > s->score[best]) best = k;
+        if (!rc && s->finished < K) rc = beam_finish(b, s, (beam_candidate){.score = s->score[best], .parent = best, .token = -1}, t);
+        s->alive = 0;
+        return rc;
+    }
     for (int i = 0; i < count && !rc; i++) {
         beam_candidate c = cands[i];
         // As in fairseq: an <eos> finishes a hypothesis only when it ranks
         // among the best K; beam 1 then stops exactly where greedy does.
-        if ((c.token == TS_EOS && i < K) || t == s->max_len) {
+        if (c.token == TS_EOS && i < K) {
             rc = beam_finish(b, s, c, t);
-            if (t == s->max_len) break;
             continue;
         }
         if (c.token == TS_EOS || next_alive == K) continue;

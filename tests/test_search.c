@@ -102,17 +102,17 @@ static void reference_beam(ts_seq2seq *m, const int *one, int n, int K, int max_
             double total = cand[c];
             cand[c] = NAN;  // taken
             int parent = c / V, token = c % V;
-            if ((token == TS_EOS && i < K) || t == max_len) {
+            if (token == TS_EOS && i < K) {
                 finished++;
-                double final = ts_length_penalized(token == TS_EOS ? total : score[parent], t, lp);
+                double final = ts_length_penalized(total, t, lp);
                 if (final > best_final) {
                     best_final = final;
-                    best->len = t, best->ended = token == TS_EOS, best->score = final;
+                    best->len = t, best->ended = 1, best->score = final;
                     memcpy(best->tokens, tokens[parent], (size_t)t * sizeof(int));
                 }
-                if (t == max_len) break;
                 continue;
             }
+            if (t == max_len) continue;  // the limit: no entry lives on
             if (token == TS_EOS || next_alive == K) continue;
             memcpy(next_tokens[next_alive], tokens[parent], (size_t)t * sizeof(int));
             next_tokens[next_alive][t] = token;
@@ -120,6 +120,17 @@ static void reference_beam(ts_seq2seq *m, const int *one, int n, int K, int max_
             rows[next_alive++] = parent;
         }
         free(cand);
+        if (t == max_len && finished < K) {  // the limit: the live entry of the highest score is cut
+            int k = 0;
+            for (int j = 1; j < alive; j++)
+                if (score[j] > score[k]) k = j;
+            double final = ts_length_penalized(score[k], t, lp);
+            if (final > best_final) {
+                best_final = final;
+                best->len = t, best->ended = 0, best->score = final;
+                memcpy(best->tokens, tokens[k], (size_t)t * sizeof(int));
+            }
+        }
         if (finished >= K || next_alive == 0 || t == max_len) break;
         int hopeless = best->len >= 0;
         for (int k = 0; k < next_alive; k++) hopeless &= !(ts_length_penalized(next_score[k], max_len, lp) > best_final);
@@ -242,6 +253,45 @@ Test(search, batched_beam_equals_each_sentence_alone_for_the_transformer, .timeo
     cr_assert_not_null(m, "%s", ts_last_error());
     check_model(m, "transformer");
     ts_seq2seq_free(m);
+}
+
+// At the length limit the live hypothesis of the highest score is cut, as
+// docs/models.md says: the word a candidate would add is not counted, so it
+// does not decide which hypothesis is cut (issue 38: the parent of the best
+// candidate was cut, and a better live hypothesis lost). Short limits and a
+// rare <eos> make the limit where most searches end; each is checked against
+// the plain reference above, which states the rule in a few lines.
+Test(search, the_length_limit_cuts_the_best_live_hypothesis, .timeout = 120) {
+    ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(src_vocab), .tgt_vocab = (int)ts_vocab_size(tgt_vocab),
+                           .emb = 6, .hidden = 8, .attn = TS_ATTN_BAHDANAU};
+    int cut = 0, one[TS_TOY_MAX_LEN];
+    for (int seed = 0; seed < 4; seed++) {
+        ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+        cr_assert_not_null(m, "%s", ts_last_error());
+        ts_tensor *bias = ts_params_find(&m->params, "decoder.out.bias");
+        set_value(bias, TS_EOS, ts_value(bias, TS_EOS) - 4);  // <eos> rare: the limit ends the search
+        for (int b = 0; b < N; b++)
+            for (int K = 2; K <= 5; K++)
+                for (int limit = 1; limit <= 4; limit++) {
+                    for (int s = 0; s < len[b]; s++) one[s] = src[s * N + b];
+                    ts_hypothesis h;
+                    ts_ctx_reset(&ctx);
+                    cr_assert_eq(ts_seq2seq_beam(m, &ctx, one, len[b], K, limit, NULL, &h), TS_OK, "%s", ts_last_error());
+                    reference_output ref;
+                    ts_ctx_reset(&ctx);
+                    int held = 0;
+                    reference_beam(m, one, len[b], K, limit, NULL, &ref, &held);
+                    cr_assert(h.len == ref.len && h.ended == ref.ended && h.score == ref.score &&
+                                  !memcmp(h.tokens, ref.tokens, (size_t)h.len * sizeof(int)),
+                              "seed %d sentence %d K=%d limit %d: %d tokens (ended %d, score %.17g), the reference %d "
+                              "(ended %d, score %.17g)", seed, b, K, limit, h.len, h.ended, h.score, ref.len, ref.ended,
+                              ref.score);
+                    cut += !h.ended;
+                    ts_hypothesis_free(&h);
+                }
+        ts_seq2seq_free(m);
+    }
+    cr_assert_gt(cut, 100, "only %d searches ended at the limit", cut);
 }
 
 // With 6,000 target words a step of the batch ranks 12 x 5 x 6,000 values,
