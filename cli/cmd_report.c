@@ -22,9 +22,9 @@ static const char usage[] =
     "the evaluations, compare the greedy and beam-4 outputs' attention, hover a\n"
     "cell for its words and weight (attention.jsonl).\n"
     "\n"
-    "  -o, --out FILE  where to write (default RUN_DIR/report.html, replaced if there;\n"
-    "                  -: standard output)\n"
-    "  --force         replace FILE if it exists (otherwise that is an error)\n"
+    "  -o, --out FILE  where to write (default RUN_DIR/report.html; -: standard output)\n"
+    "  --force         replace FILE, RUN_DIR/report.html included, if it exists\n"
+    "                  (otherwise that is an error)\n"
     "\n"
     "Exit status: 0 ok, 1 not a run directory, a damaged file or a failed\n"
     "write, 2 usage error.\n";
@@ -84,8 +84,8 @@ int ts_cmd_report(int argc, char **argv) {
         return TS_EXIT_FAIL;
     }
     snprintf(default_out, sizeof default_out, "%s/report.html", dir);
-    if (!out_path) out_path = default_out;  // the run's own page, replaced
-    else if ((parsed = ts_cli_check_output(cmd, "the report", out_path, force, 1)) >= 0) return parsed;
+    if (!out_path) out_path = default_out;  // the run's own page: replaced with --force, as any file
+    if ((parsed = ts_cli_check_output(cmd, "the report", out_path, force, 1)) >= 0) return parsed;
     int to_stdout = !strcmp(out_path, "-");
     char *metrics, *steps = NULL, *jsonl;
     size_t metrics_len, steps_len, jsonl_len;

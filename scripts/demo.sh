@@ -52,7 +52,7 @@ echo "== attention of one sentence"
 "$tinyseq" attend --model "$out/best.ckpt" --values "the small girl does not see the white cats ."
 
 echo "== the run as one page: curves and an attention explorer"
-"$tinyseq" report "$out"
+"$tinyseq" report "$out" --force  # the page of the run just trained: ours to replace
 
 echo "== every gradient of every attention type and decoder against finite differences"
 "$tinyseq" gradcheck | tail -1
