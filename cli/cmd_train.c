@@ -392,8 +392,15 @@ static int train_command(int argc, char **argv, char **config_text) {
     const char *config_file = config_path(argc, argv);
     int parsed = config_file ? apply_config(config_file, &spec, config_text) : -1;
     if (parsed >= 0) return parsed;
+    // What the command line gives apart (a config.txt has every model row, whatever the architecture).
+    int config_given[TS_TRAIN_OPTIONS_MAX];
+    memcpy(config_given, given, sizeof config_given);
+    memset(given, 0, sizeof given);
     parsed = ts_cli_parse(&spec, argc, argv);
     if (parsed >= 0) return parsed;
+    int line_given[TS_TRAIN_OPTIONS_MAX];
+    memcpy(line_given, given, sizeof line_given);
+    for (size_t i = 0; i < TS_TRAIN_OPTIONS_MAX; i++) given[i] |= config_given[i];
     if (check_out) {  // what scripts/demo.sh asks before it replaces an earlier run
         int rc = ts_rundir_holds_only_a_run(o.out_dir);
         if (rc) ts_cli_error(cmd, 0, "%s", ts_last_error());
@@ -412,6 +419,7 @@ static int train_command(int argc, char **argv, char **config_text) {
         ts_cli_error(cmd, 0, "%s", ts_last_error());
         return TS_EXIT_FAIL;
     }
+    if (ts_train_options_check_arch(&o, line_given)) ts_cli_error(cmd, 0, "warning: %s", ts_last_error());
     ts_train_report report;
     catch_stop_signals(o.out_dir);
     o.stop = &stop_signal;

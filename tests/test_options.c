@@ -291,3 +291,31 @@ Test(options, train_preset_from_the_command_line, .timeout = 120) {
     free(out);
     free(dir);
 }
+
+// A flag of another architecture (--attn, --emb, --bidirectional, --decoder
+// with --arch transformer; --heads with the GRU) is named in a warning, from
+// the command line and from a preset's architecture alike; config.txt's
+// rows of every architecture are not.
+Test(options, flags_of_another_architecture_are_named_in_a_warning, .timeout = 120) {
+    char *dir = test_tmpdir(), *out = NULL;
+    const char *quick = "--toy-pairs 100 --steps 1 --show 0 --beam 0 --d-model 8 --heads 2 --layers 1";
+    const char *gru_flags[] = {"--attn dot", "--emb 16", "--bidirectional", "--decoder luong"};
+    for (size_t i = 0; i < sizeof gru_flags / sizeof *gru_flags; i++) {
+        cr_assert_eq(test_runf(&out, "'%s' train --arch transformer %s %s --out %s/t%zu", TS_PROGRAM, gru_flags[i], quick,
+                               dir, i), 0, "%s", out);
+        char want[128];
+        snprintf(want, sizeof want, "warning: %.*s does not apply to --arch transformer (only to --arch gru)",
+                 (int)strcspn(gru_flags[i], " "), gru_flags[i]);
+        cr_expect(strstr(out, want), "%s: %s", want, out);
+        free(out);
+    }
+    cr_assert_eq(test_runf(&out, "'%s' train --heads 4 --toy-pairs 100 --steps 1 --show 0 --beam 0 --out %s/g", TS_PROGRAM,
+                           dir), 0, "%s", out);
+    cr_expect(strstr(out, "warning: --heads does not apply to --arch gru (only to --arch transformer)"), "%s", out);
+    free(out);
+    // A Transformer run's config.txt (attention = bahdanau, emb = 64) repeats without a warning.
+    cr_assert_eq(test_runf(&out, "'%s' train --config %s/t0/config.txt --out %s/c", TS_PROGRAM, dir, dir), 0, "%s", out);
+    cr_expect(!strstr(out, "warning"), "%s", out);
+    free(out);
+    free(dir);
+}

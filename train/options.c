@@ -36,6 +36,8 @@ int ts_best_parse(const char *text, ts_best_by *by) {
 // A field of the model: its setting is its row's (models/config.c).
 #define MODEL(f, F, k) .set = &ts_model_fields[TS_FIELD_##F].set, .kind = TS_OPTION_##k, FIELD(model.f)
 #define SAME TS_OPTION_SAME_RANKS
+#define GRU (1u << TS_ARCH_GRU)
+#define TRANSFORMER (1u << TS_ARCH_TRANSFORMER)
 #define RESUME TS_OPTION_RESUME
 
 // The order is config.txt's and the checkpoint's (their bytes follow it);
@@ -100,7 +102,8 @@ const ts_train_option ts_train_options[] = {
     {MODEL(decoder, DECODER, CHOICE), .use = SAME, .section = "model"},
     {MODEL(bidirectional, BIDIRECTIONAL, SWITCH), .use = SAME, .section = "model"},
     {MODEL(dtype, DTYPE, CHOICE), .use = SAME, .section = "model"},
-    {MODEL(emb, EMB, INT), .use = SAME, .section = "model"},
+    // A Transformer stores --emb with its model but never reads it (its embeddings are d_model wide).
+    {MODEL(emb, EMB, INT), .use = SAME, .section = "model", .archs = GRU},
     {MODEL(hidden, HIDDEN, INT), .use = SAME, .section = "model"},
     // training
     {SET(.flag = "optim", .key = "optimizer", .text = "adam", .names = &ts_optim_names, .meta = "NAME",
@@ -219,6 +222,8 @@ _Static_assert(sizeof ts_train_options / sizeof ts_train_options[0] < TS_TRAIN_O
 #undef CHOICE
 #undef SAME
 #undef RESUME
+#undef GRU
+#undef TRANSFORMER
 
 
 // The named recipes of --preset, each a measured run's flags (Marian's
@@ -385,6 +390,31 @@ int ts_train_options_finish(ts_train_opts *o, const int given[], char default_ou
         struct tm tm;
         strftime(default_out, TS_RUN_NAME_SIZE, "runs/%Y%m%d-%H%M%S", localtime_r(&now, &tm));
         o->out_dir = default_out;
+    }
+    return TS_OK;
+}
+
+// The architectures row r applies to (a bit each): its model field's
+// (ts_model_fields, the model's one table), narrowed by the row's own archs.
+static unsigned row_archs(const ts_train_option *r) {
+    unsigned archs = r->archs ? r->archs : ~0u;
+    for (int f = 0; f < ts_model_field_count; f++)
+        if (r->set == &ts_model_fields[f].set && ts_model_fields[f].archs) archs &= ts_model_fields[f].archs;
+    return archs;
+}
+
+int ts_train_options_check_arch(const ts_train_opts *o, const int given[]) {
+    for (size_t i = 0; i < ts_train_options_count; i++) {
+        const ts_train_option *r = &ts_train_options[i];
+        unsigned archs = row_archs(r);
+        if (!given[i] || (archs >> o->model.arch & 1u)) continue;
+        char names[64] = "";
+        for (int a = 0; a < TS_ARCH_COUNT; a++)
+            if (archs >> a & 1u)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s--arch %s", *names ? " or " : "",
+                         ts_names_name(&ts_arch_names, a));
+        return ts_fail(TS_ERR_ARG, "--%s does not apply to --arch %s (only to %s): ignored", r->set->flag,
+                       ts_names_name(&ts_arch_names, o->model.arch), names);
     }
     return TS_OK;
 }

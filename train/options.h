@@ -138,6 +138,8 @@ typedef struct ts_train_option {
     size_t offset, size;   // the field in ts_train_opts (a CHOICE's is an int-sized enum)
     const char *absent;    // TEXT: how NULL is spelled in config.txt and checkpoints ("toy"); NULL: ""
     unsigned use;          // TS_OPTION_* bits
+    unsigned archs;        // a bit (1u << arch) per architecture the flag applies to, beyond its model
+                           // field's archs (ts_model_fields); 0: every one its field has
     const char *section;   // usage: "data", "model", "training" or "output"
 } ts_train_option;
 
@@ -168,6 +170,11 @@ extern const ts_names ts_train_preset_names;  // "preset": their names, for the 
 // --out the run directory runs/<date-time>, written into default_out, which
 // o->out_dir then points to. TS_OK, or a bad table's TS_ERR_ARG.
 int ts_train_options_finish(ts_train_opts *o, const int given[], char default_out[TS_RUN_NAME_SIZE]);
+
+// TS_ERR_ARG naming the first flag given[] (by row) that does not apply to
+// o->model.arch ("--attn does not apply to --arch transformer (only to --arch
+// gru): ignored"), for a warning: the run goes on without it. Else TS_OK.
+int ts_train_options_check_arch(const ts_train_opts *o, const int given[]);
 
 // Sets row r of o from text as its flag would; TS_ERR_ARG naming `name` otherwise.
 int ts_train_option_set(ts_train_opts *o, const ts_train_option *r, const char *name, const char *text);

@@ -147,15 +147,20 @@ int ts_train_state_resume_model(ts_translator *loaded, const char *path, const t
     int rc = check_same_vocab("source", loaded->src_vocab, src);
     if (!rc) rc = check_same_vocab("target", loaded->tgt_vocab, tgt);
     const ts_model_config *saved = &loaded->model->cfg;
-    int same = 1;
-    char flags[256] = "";  // the flags that set the configuration, "--attn, --decoder, .."
-    for (int i = 0; i < ts_model_field_count; i++) {
+    // The first field that differs, named by its flag with both values.
+    for (int i = 0; !rc && i < ts_model_field_count; i++) {
         const ts_model_field *f = &ts_model_fields[i];
-        same &= !ts_model_field_applies(f, cfg->arch) || ts_model_field_get(saved, f) == ts_model_field_get(cfg, f);
-        if (f->set.flag && ts_model_field_applies(f, cfg->arch))
-            snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s--%s", *flags ? ", " : "", f->set.flag);
+        int was = ts_model_field_get(saved, f), now = ts_model_field_get(cfg, f);
+        if (!ts_model_field_applies(f, saved->arch) || was == now) continue;
+        char what[64], a[32], b[32];
+        if (f->set.flag) snprintf(what, sizeof what, "--%s", f->set.flag);
+        else snprintf(what, sizeof what, "%s", f->label);
+        snprintf(a, sizeof a, "%s", f->set.names ? ts_names_name(f->set.names, was) : "");
+        snprintf(b, sizeof b, "%s", f->set.names ? ts_names_name(f->set.names, now) : "");
+        if (!f->set.names) snprintf(a, sizeof a, "%d", was), snprintf(b, sizeof b, "%d", now);
+        rc = ts_fail(TS_ERR_ARG, "it was trained with %s %s; this run asks for %s %s (resuming must keep the model's flags)",
+                     what, a, what, b);
     }
-    if (!rc && !same) rc = ts_fail(TS_ERR_ARG, "it was trained with another model configuration (%s)", flags);
     if (!rc) {
         *model = loaded->model;  // the one model of the run; the data's vocabularies are the same words
         loaded->model = NULL;
