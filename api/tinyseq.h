@@ -110,6 +110,13 @@ int tinyseq_train(const char *const *keys, const char *const *values, int n, tin
 int tinyseq_train_dir(const char *const *keys, const char *const *values, int n, tinyseq_line_fn on_line,
                       void *user, int *stopped, long *steps, char **out_dir);
 
+// The options tinyseq_train takes, as JSON in *json (the caller's, tinyseq_free):
+// [{"name": "max_len", "flag": "max-len", "key": "max_len" (config.txt's), "meta":
+// "N", "default": "0", "help": "..."}, ...] in train --help's order, from the one options table;
+// "presets": [{"name", "help", "flags"}] beside them under {"options": [...]}.
+// TINYSEQ_OK or TS_ERR_NOMEM.
+int tinyseq_train_options(char **json);
+
 // ---- gradients of the whole model -------------------------------------------
 
 // `tinyseq gradcheck` on architecture "gru" with one attention x decoder

@@ -5,6 +5,9 @@
 #define _GNU_SOURCE  // fopencookie: the trainer's streams call the caller back, line by line
 #include "api/tinyseq.h"
 
+#include "api/json.h"
+#include "viz/render.h"  // ts_render_json_string
+
 #include "train/options.h"
 #include "train/trainer.h"
 
@@ -110,6 +113,8 @@ int tinyseq_train_dir(const char *const *keys, const char *const *values, int n,
     int rc = ts_train_options_finish(&o, given, default_out);
     if (rc) return rc;
     if (out_dir && !(*out_dir = strdup(o.out_dir))) return ts_fail(TS_ERR_NOMEM, "out of memory");
+    char misplaced[256] = "";  // a warning, printed once the streams are open
+    if (ts_train_options_check_arch(&o, given)) snprintf(misplaced, sizeof misplaced, "%s", ts_last_error());
 
     line_sink out_sink = {on_line, user, 0, {0}, 0}, log_sink = {on_line, user, 1, {0}, 0};
     o.out = sink_open(&out_sink);
@@ -119,6 +124,7 @@ int tinyseq_train_dir(const char *const *keys, const char *const *values, int n,
         if (o.log) fclose(o.log);
         return ts_fail(TS_ERR_NOMEM, "cannot open the output streams");
     }
+    if (*misplaced) fprintf(o.log, "tinyseq train: warning: %s\n", misplaced);
     // Our handler for the run's length, the caller's back afterwards.
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
@@ -141,4 +147,70 @@ int tinyseq_train_dir(const char *const *keys, const char *const *values, int n,
         return TINYSEQ_STOPPED;
     }
     return TINYSEQ_OK;
+}
+
+// A help text with "{}" replaced by the default, its lines joined by spaces.
+static void json_help(FILE *f, const ts_train_option *r, const ts_train_opts *defaults) {
+    char number[32], *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m) {
+        ts_render_json_string(f, "");
+        return;
+    }
+    for (const char *p = r->set->help; *p; p++) {
+        if (p[0] == '{' && p[1] == '}') {
+            fputs(ts_train_option_format(defaults, r, number), m);
+            p++;
+        } else {
+            fputc(*p == '\n' ? ' ' : *p, m);
+        }
+    }
+    fclose(m);
+    ts_render_json_string(f, text ? text : "");
+    free(text);
+}
+
+int tinyseq_train_options(char **json) {
+    if (!json) return ts_fail(TS_ERR_ARG, "tinyseq_train_options: NULL argument");
+    *json = NULL;
+    api_text t;
+    int rc = api_text_open(&t);
+    if (rc) return rc;
+    ts_train_opts defaults = ts_train_defaults();
+    char name[64], number[32];
+    fputs("{\"options\": [", t.f);
+    int n = 0;
+    for (size_t i = 0; i < ts_train_options_count; i++) {
+        const ts_train_option *r = &ts_train_options[i];
+        if (!r->set->flag || !r->set->help) continue;
+        snprintf(name, sizeof name, "%s", r->set->flag);
+        for (char *c = name; *c; c++) *c = *c == '-' ? '_' : *c;
+        fprintf(t.f, "%s\n {\"name\": ", n++ ? "," : "");
+        ts_render_json_string(t.f, name);
+        fputs(", \"flag\": ", t.f);
+        ts_render_json_string(t.f, r->set->flag);
+        fputs(", \"key\": ", t.f);
+        ts_render_json_string(t.f, r->set->key ? r->set->key : "");
+        fputs(", \"meta\": ", t.f);
+        ts_render_json_string(t.f, r->set->meta ? r->set->meta : "");
+        fputs(", \"default\": ", t.f);
+        ts_render_json_string(t.f, ts_train_option_format(&defaults, r, number));
+        fputs(", \"help\": ", t.f);
+        json_help(t.f, r, &defaults);
+        fputc('}', t.f);
+    }
+    fputs("],\n\"presets\": [", t.f);
+    for (size_t i = 1; i < ts_train_presets_count; i++) {
+        const ts_train_preset *p = &ts_train_presets[i];
+        fputs(i > 1 ? ",\n {\"name\": " : "\n {\"name\": ", t.f);
+        ts_render_json_string(t.f, p->name);
+        fputs(", \"help\": ", t.f);
+        ts_render_json_string(t.f, p->help);
+        fputs(", \"flags\": ", t.f);
+        ts_render_json_string(t.f, p->flags);
+        fputc('}', t.f);
+    }
+    fputs("]}\n", t.f);
+    return api_text_close(&t, TS_OK, json);
 }

@@ -35,18 +35,48 @@ def test_attend_equals_the_cli_json_to_the_bit(models, name, beam, words):
         assert got.source == cli["source"] and got.target == cli["target"]
         T, S = len(cli["target"]), len(cli["source"])
         searched = np.array(cli["weights"], dtype=np.float64)
-        assert got.search_weights.shape == (T, S) and got.search_weights.tobytes() == searched.tobytes()
+        # One shape rule: weights (T, S) is what attend draws by default, heads (layers, heads, T, S).
+        assert got.weights.dtype == np.float64 and got.weights.shape == (T, S)
+        assert got.weights.tobytes() == searched.tobytes(), f"{name} beam {beam}: {sentence}"
         if name.startswith("transformer"):  # every layer x head x T x S, and the self-attention views
             cfg = model.info()["model"]
             want = np.array(cli["cross"]["heads"], dtype=np.float64)
-            assert got.weights.shape == (cfg["layers"], cfg["heads"], T, S) == want.shape
+            assert got.heads.shape == (cfg["layers"], cfg["heads"], T, S) == want.shape
+            assert got.heads.tobytes() == want.tobytes()
+            assert got.head(0, 1).tobytes() == want[0, 1].tobytes()
+            assert got.head().tobytes() == np.array(cli["cross"]["mean"][-1]).tobytes()
+            assert np.allclose(got.head(), searched, atol=1e-3)  # the JSON's views keep fewer digits
             assert got.views["enc"]["heads"].tobytes() == np.array(cli["enc"]["heads"]).tobytes()
             assert got.views["dec"]["mean"].tobytes() == np.array(cli["dec"]["mean"]).tobytes()
         else:
-            want = searched
+            assert got.heads.shape == (1, 1, T, S) and got.head(0, 0).tobytes() == searched.tobytes()
             assert got.views == {}
-        assert got.weights.dtype == np.float64 and got.weights.shape == want.shape
-        assert got.weights.tobytes() == want.tobytes(), f"{name} beam {beam}: {sentence}"
+
+
+def test_plot_draws_what_attend_svg_draws(models, tmp_path):
+    matplotlib = pytest.importorskip("matplotlib", reason="python3-matplotlib is not installed (scripts/setup.sh)")
+    matplotlib.use("Agg")
+    for name in ("bahdanau", "transformer"):
+        a = tinyseq.load(model_path(models, name)).attend(SENTENCES[0])
+        ax = a.plot()
+        image = ax.get_images()[0]
+        assert image.get_array().shape == a.weights.shape and image.get_clim() == (0, 1)
+        assert [t.get_text() for t in ax.get_xticklabels()] == a.source
+        assert [t.get_text() for t in ax.get_yticklabels()] == a.target
+        assert ax.get_title().startswith("attention: " + ("transformer cross-attention, layer 1 (the last of 2), mean"
+                                                           if name == "transformer" else "bahdanau"))
+        if name == "transformer":
+            assert "head 1 of 2" in a.plot(layer=0, head=1).get_title()
+        ax.figure.savefig(tmp_path / f"{name}.png")
+        assert (tmp_path / f"{name}.png").stat().st_size > 1000
+    with pytest.raises(tinyseq.ArgumentError, match="layer 5"):
+        a.head(5, 0)
+
+
+def test_exceptions_print_as_tinyseq_names():
+    assert tinyseq.FormatError.__module__ == "tinyseq" and repr(tinyseq.FormatError) == "<class 'tinyseq.FormatError'>"
+    assert all(f"tinyseq.{c.__name__}" == f"{c.__module__}.{c.__qualname__}"
+               for c in (tinyseq.Error, tinyseq.FileError, tinyseq.ArgumentError, tinyseq.OutOfMemory))
 
 
 @pytest.mark.parametrize("name", list(MODELS))

@@ -36,6 +36,32 @@ def test_bad_options_raise_argument_error_naming_them(tmp_path, options, message
         tinyseq.train(on_line=None, out=str(tmp_path / "run"), **options)
 
 
+def test_help_lists_every_option_and_a_typo_names_the_nearest(tmp_path):
+    doc = tinyseq.train.__doc__
+    for name in ("max_len", "attn", "epochs", "subword", "preset", "warmup_steps", "transformer-small"):
+        assert f"      {name}" in doc, name
+    with pytest.raises(tinyseq.ArgumentError, match="unknown option 'epoch'; did you mean epochs"):
+        tinyseq.train(on_line=None, out=str(tmp_path / "run"), epoch=3)
+    with pytest.raises(tinyseq.ArgumentError, match="did you mean max_len"):
+        tinyseq.train(on_line=None, out=str(tmp_path / "run"), maxlen=3)
+
+
+def test_a_preset_trains_with_its_flags_and_given_options_win(tmp_path):
+    lines = []
+    out = tinyseq.train(on_line=lines.append, out=str(tmp_path / "run"), preset="gru-small", toy_pairs=200, emb=8,
+                        hidden=8, steps=1, beam=0, show=0, threads=1)
+    config = open(os.path.join(out, "config.txt")).read()
+    assert "preset = gru-small" in config and "max_len = 10" in config and "batch = 64" in config
+    assert "hidden = 8" in config and "emb = 8" in config
+
+
+def test_a_flag_of_another_architecture_is_named_in_a_warning(tmp_path):
+    lines = []
+    tinyseq.train(on_line=lines.append, out=str(tmp_path / "run"), arch="transformer", attn="dot", toy_pairs=100,
+                  hidden=8, heads=2, layers=1, steps=1, beam=0, show=0, threads=1)
+    assert any("warning: --attn does not apply to --arch transformer" in line for line in lines), lines
+
+
 def test_a_missing_corpus_raises_file_error(tmp_path):
     with pytest.raises(tinyseq.Error, match="nothing.tsv"):
         tinyseq.train(on_line=None, out=str(tmp_path / "run"), corpus=str(tmp_path / "nothing.tsv"))

@@ -38,6 +38,10 @@ class OutOfMemory(Error, MemoryError):
     """The library could not allocate (TS_ERR_NOMEM, TS_ERR_ARENA)."""
 
 
+# Shown as tinyseq.FormatError (where `import tinyseq` finds them), not tinyseq._capi.FormatError.
+for _kind in (Error, FileError, FormatError, ArgumentError, OutOfMemory):
+    _kind.__module__ = "tinyseq"
+
 # tensor/status.h's codes and the exception each raises.
 _KINDS = {-1: OutOfMemory, -2: OutOfMemory, -3: FormatError, -4: ArgumentError, -5: FileError,
           -6: FormatError, -7: Error, -8: Error}
@@ -70,6 +74,7 @@ _SIGNATURES = {
                                          ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_long),
                                          ctypes.POINTER(ctypes.c_void_p)]),
     "tinyseq_arch_has": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p]),
+    "tinyseq_train_options": (ctypes.c_int, [c_text_p]),
     "tinyseq_gradcheck": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_double,
                                          ctypes.c_long, ctypes.c_double, ctypes.c_double, c_text_p]),
     "tinyseq_op": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(Array), ctypes.c_int, _DOUBLE_P, ctypes.c_size_t,

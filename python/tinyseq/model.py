@@ -27,28 +27,89 @@ def _beam(beam, length_penalty):
 
 
 class Attention:
-    """One sentence's attention: `source` (S labels), `target` (T labels: the
-    output words, then <eos> or <cut>) and `weights`, a float64 array
-    (T, S) for the GRU models, (layers, heads, T, S) for a Transformer (its
-    cross-attention). Labels read "<unk>:word" where the model reads <unk>.
-    A Transformer's `views` holds every attention by attend's JSON names,
-    "cross", "enc" (S x S) and "dec" (T x T, causal), each a dict of "heads"
-    (layers, heads, rows, cols), "mean" (layers, rows, cols) and what its
-    "rows" and "cols" are; `search_weights` (T, S) is what the search
-    recorded (for a Transformer its last layer's cross-attention mean)."""
+    """One sentence's attention, with one shape rule for every model.
 
-    def __init__(self, source, target, weights, attention, search_weights=None, views=None):
+    `source` (S labels), `target` (T labels: the output words, then <eos> or
+    <cut>); labels read "<unk>:word" where the model reads <unk>.
+    `weights` is always (T, S), the matrix `tinyseq attend` draws by
+    default: a GRU's attention, a Transformer's last layer's cross-attention
+    mean over its heads (what its search attends with). `heads` is always
+    (layers, heads, T, S): a Transformer's every cross-attention head, a
+    GRU's one matrix as (1, 1, T, S). `head(layer, head)` is one (T, S)
+    matrix of it (head=None: that layer's mean). A Transformer's `views`
+    holds every attention by attend's JSON names, "cross", "enc" (S x S)
+    and "dec" (T x T, causal), each a dict of "heads" (layers, heads, rows,
+    cols), "mean" (layers, rows, cols) and what its "rows" and "cols" are.
+    `plot()` draws what `attend --svg` draws, with matplotlib."""
+
+    def __init__(self, source, target, weights, attention, heads=None, views=None):
         self.source, self.target, self.weights, self.attention = source, target, weights, attention
-        self.search_weights = weights if search_weights is None else search_weights
+        self.heads = weights[np.newaxis, np.newaxis] if heads is None else heads
         self.views = views or {}
+
+    @property
+    def search_weights(self):
+        """The search's own rows: `weights` (kept for earlier code)."""
+        return self.weights
 
     @property
     def output(self):
         """The translation: the target labels without the last row's <eos>/<cut>."""
         return " ".join(self.target[:-1])
 
+    def head(self, layer=-1, head=None):
+        """(T, S): cross-attention head `head` of layer `layer` (negative
+        counts from the last), or with head=None that layer's mean."""
+        layers, heads = self.heads.shape[:2]
+        if isinstance(layer, bool) or not isinstance(layer, int) or not -layers <= layer < layers:
+            raise _capi.ArgumentError(f"layer {layer!r}: this model has {layers} (0 to {layers - 1})")
+        if head is None:
+            return self.heads[layer].mean(axis=0) if "cross" not in self.views else self.views["cross"]["mean"][layer]
+        if isinstance(head, bool) or not isinstance(head, int) or not -heads <= head < heads:
+            raise _capi.ArgumentError(f"head {head!r}: this model has {heads} (0 to {heads - 1})")
+        return self.heads[layer, head]
+
+    def plot(self, ax=None, layer=None, head=None, values=None, title=None):
+        """Draws a heatmap as `tinyseq attend --svg` does (viridis over the
+        fixed scale [0, 1], target words down the left, source words along
+        the bottom at 45 degrees, each weight written in its cell, a colour
+        bar, a title naming the matrix) on a matplotlib Axes (ax None: a new
+        figure's). layer/head pick a Transformer's head as head() does
+        (default: `weights`). Returns the Axes."""
+        import matplotlib.pyplot as plt  # only plotting needs matplotlib (Debian: python3-matplotlib)
+
+        if layer is None and head is None:
+            m = self.weights
+            if self.heads.shape[:2] == (1, 1) and "cross" not in self.views:
+                what = self.attention or "none"
+            else:
+                layers, heads = self.heads.shape[:2]
+                what = f"transformer cross-attention, layer {layers - 1} (the last of {layers}), mean of {heads} heads"
+        else:
+            layer = -1 if layer is None else layer
+            m = self.head(layer, head)
+            layers, heads = self.heads.shape[:2]
+            what = (f"transformer cross-attention, layer {layer % layers} of {layers}, "
+                    + (f"mean of {heads} heads" if head is None else f"head {head % heads} of {heads}"))
+        if ax is None:
+            width, height = 1.2 + 0.45 * len(self.source), 1.2 + 0.4 * len(self.target)
+            _, ax = plt.subplots(figsize=(max(4.0, width), max(3.0, height)))
+        image = ax.imshow(m, cmap="viridis", vmin=0, vmax=1, aspect="equal")
+        ax.set_xticks(range(len(self.source)), self.source, rotation=45, ha="right", rotation_mode="anchor")
+        ax.set_yticks(range(len(self.target)), self.target)
+        ax.set_xlabel("source")
+        ax.set_ylabel("target")
+        if values is None:
+            values = m.size <= 400
+        if values:
+            for (j, i), w in np.ndenumerate(m):
+                ax.text(i, j, f"{w:.2f}", ha="center", va="center", fontsize=7, color="black" if w > 0.55 else "white")
+        ax.figure.colorbar(image, ax=ax, ticks=[0, 0.5, 1], fraction=0.046, pad=0.04)
+        ax.set_title(title if title is not None else f"attention: {what}", fontsize=10)
+        return ax
+
     def __repr__(self):
-        return f"Attention({self.output!r}, weights {self.weights.shape})"
+        return f"Attention({self.output!r}, weights {self.weights.shape}, heads {self.heads.shape})"
 
 
 class Model:
@@ -166,8 +227,8 @@ def attention_from_json(doc):
             v = d[name]
             views[name] = {"rows": v["rows"], "cols": v["cols"], "heads": np.array(v["heads"], dtype=np.float64),
                            "mean": np.array(v["mean"], dtype=np.float64)}
-    weights = views["cross"]["heads"] if "cross" in views else searched
-    return Attention(d["source"], d["target"], weights, d.get("attention"), searched, views)
+    heads = views["cross"]["heads"] if "cross" in views else None
+    return Attention(d["source"], d["target"], searched, d.get("attention"), heads, views)
 
 
 def load(path):

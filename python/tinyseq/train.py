@@ -1,5 +1,6 @@
 """Training and the whole model's gradient check."""
 import ctypes
+import difflib
 import json
 import os
 import signal
@@ -16,18 +17,51 @@ def _option_text(name, value):
     raise TypeError(f"train option {name} must be a number, a str or a bool, not {type(value).__name__}")
 
 
+def _train_options():
+    """train's options and presets from the library's one table: ({name: option}, [preset])."""
+    _, doc = call_text("train_options")
+    d = json.loads(doc)
+    return {o["name"]: o for o in d["options"]}, d["presets"]
+
+
+def _check_names(options):
+    """ArgumentError naming an unknown option and the nearest ones (a typo)."""
+    known, _ = _train_options()
+    names = set(known) | {o["key"] for o in known.values() if o["key"]}  # flags, or config.txt's keys
+    for name in options:
+        if name not in names and name.replace("-", "_") not in names:
+            near = difflib.get_close_matches(name, sorted(names), n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(near)}?" if near else "; help(tinyseq.train) lists them"
+            raise _capi.ArgumentError(f"train: unknown option {name!r}{hint}", -4)
+
+
+def _train_doc():
+    known, presets = _train_options()
+    lines = [train.__doc__.rstrip(), "", "    Options (defaults in brackets; docs/python.md, `tinyseq train --help`):", ""]
+    for name, o in known.items():
+        default = f" [{o['default']}]" if o["default"] not in ("", "0") or o["meta"] == "" else ""
+        lines.append(f"      {name}{'=' + o['meta'] if o['meta'] else '=True'}{default}: {o['help']}")
+    lines += ["", "    Presets (preset=NAME; options given win):", ""]
+    for p in presets:
+        lines.append(f"      {p['name']}: {' '.join(p['help'].split())}")
+        lines.append(f"        = {p['flags']}")
+    return "\n".join(lines) + "\n"
+
+
 def train(on_line=print, **options):
     """Trains as `tinyseq train` does and returns the run directory.
 
     Options are train's flags with '_' for '-' (attn="dot", max_len=10,
-    epochs=2, out="runs/x", force=True, resume="runs/x/last.ckpt", ...);
-    None leaves an option at its default. Every line the trainer prints
-    goes to on_line(line) (default print; None: nowhere), so a notebook
-    shows the progress. Ctrl-C (KeyboardInterrupt, a Jupyter interrupt)
-    stops the run at the next step and saves last.ckpt, as the CLI does,
-    then raises KeyboardInterrupt; SIGINT's handler is Python's again
-    afterwards.
+    epochs=2, out="runs/x", force=True, resume="runs/x/last.ckpt",
+    preset="transformer-small", ...); None leaves an option at its default,
+    and a name that is no option raises ArgumentError naming the nearest
+    ones. Every line the trainer prints goes to on_line(line) (default
+    print; None: nowhere), so a notebook shows the progress. Ctrl-C
+    (KeyboardInterrupt, a Jupyter interrupt) stops the run at the next step
+    and saves last.ckpt, as the CLI does, then raises KeyboardInterrupt;
+    SIGINT's handler is Python's again afterwards.
     """
+    _check_names(options)
     options = {k: v for k, v in options.items() if v is not None}
     keys = [encode(k, "option name") for k in options]
     values = [_option_text(k, v).encode() for k, v in options.items()]
@@ -58,6 +92,9 @@ def train(on_line=print, **options):
         raise KeyboardInterrupt(f"training stopped by {name} at step {steps.value}; saved {out}/last.ckpt "
                                 f"(continue with train(..., out={out!r}, resume={out + '/last.ckpt'!r}))")
     return out
+
+
+train.__doc__ = _train_doc()
 
 
 def toy_corpus(path, n=1000, seed=1, align=None):
