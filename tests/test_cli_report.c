@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "data/subword.h"
 #include "testutil.h"
 
 static char *dir, run[1024];
@@ -84,15 +85,23 @@ Test(cli_report, the_page_holds_the_run_and_fetches_nothing) {
 // Renders run_dir/report.html in headless Chromium and returns the DOM its
 // script left (malloc'd); fails the test on a script error. Skips the test
 // when Chromium is not installed.
+static char *render_page(const char *run_dir);
+
 static char *render_report(const char *run_dir) {
     if (access("/usr/bin/chromium", X_OK) != 0) {
         cr_log_warn("skipped: /usr/bin/chromium is not installed (scripts/setup.sh installs it)");
         cr_skip_test("/usr/bin/chromium is not installed");
     }
-    char *out, cmd[8192], args[4096];
+    char *out, args[4096];
     snprintf(args, sizeof args, "%s --force", run_dir);  // the page may be there already
     cr_assert_eq(report(&out, args), 0, "%s", out);
     free(out);
+    return render_page(run_dir);
+}
+
+// The DOM of run_dir/report.html as it stands, rendered as render_report does.
+static char *render_page(const char *run_dir) {
+    char cmd[8192];
     snprintf(cmd, sizeof cmd,
              "timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --window-size=1400,1000 "
              "--disable-background-networking --disable-component-update --disable-sync --user-data-dir=%s/chromium "
@@ -357,18 +366,75 @@ Test(cli_report, a_transformer_run_records_every_head_and_the_page_draws_them, .
     cr_assert(strstr(dom, "<h3>Every head of the greedy output</h3>"), "no heads explorer");
     cr_assert(strstr(dom, "<select data-head=\"view\">") && strstr(dom, "<option value=\"dec\">decoder self-attention"),
               "no attention selector");
-    cr_assert(strstr(dom, "cross-attention, layer 1, mean of 2 heads (what the search attends with"),
-              "the default is not the last layer's cross mean");
+    // It opens on the grid of every layer x head, the words on its first row and column of panels, and a
+    // caption that says what its rows and columns are.
+    cr_assert(strstr(dom, "cross-attention: one row per layer, one column per head and their mean; rows: the output "
+                          "words (and &lt;eos&gt;); columns: the source words"), "no grid caption");
+    cr_assert_eq(count(dom, "<table class=\"heat\""), 2 + 2 * 3, "greedy, beam 5 and the 2 x 3 panels of the grid");
+    cr_assert(strstr(dom, "<b>beam 5: </b>"), "the beam is the default search's");
+    size_t grid_words = count(dom, "class=\"src\"");
     free(dom);
-    // The grid: the same page with "all" layers chosen (as the selector does).
+    // One layer's head mean, as the selector chooses it: the column words once.
+    rc = test_runf(&out, "sed -i \"s/const headPick={view:'cross',layer:'all',head:'mean'}/const headPick={view:'cross',"
+                         "layer:'1',head:'mean'}/\" %s/report.html && grep -q \"layer:'1'\" %s/report.html", tr, tr);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    dom = render_page(tr);
+    cr_assert(strstr(dom, "cross-attention, layer 1, mean of 2 heads (what the search attends with"),
+              "the last layer's cross mean when chosen");
+    cr_assert_lt(count(dom, "class=\"src\""), grid_words, "the grid labels its panels with words");
+    free(dom);
+    // A sentence without heads says so.
+    rc = test_runf(&out, "sed -i \"s/s=Number(pick.value)/s=4/\" %s/report.html && grep -q 's=4;' %s/report.html", tr, tr);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    dom = render_page(tr);
+    cr_assert(strstr(dom, "No per-head view for sentence 5: the trainer records every head for the first 4 dev sentences"),
+              "no note for a sentence without heads");
+    free(dom);
+    // The grid of the encoder's self-attention (as the selector does).
     rc = test_runf(&out,
-                   "sed \"s/const headPick={view:'cross',layer:null,head:'mean'}/const headPick={view:'enc',layer:'all',"
-                   "head:'mean'}/\" %s/report.html > %s/grid.html && grep -q \"layer:'all'\" %s/grid.html && "
+                   "sed \"s/const headPick={view:'cross',layer:'1',head:'mean'}/const headPick={view:'enc',layer:'all',"
+                   "head:'mean'}/;s/s=4;/s=0;/\" %s/report.html > %s/grid.html && grep -q \"layer:'all'\" %s/grid.html && "
                    "timeout 90 chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=%s/chromium "
                    "--dump-dom file://%s/grid.html 2>/dev/null | grep -o '<table class=\"heat\"' | wc -l",
                    tr, tr, tr, dir, tr);
     cr_assert_eq(rc, 0, "%s", out);
-    // greedy, beam 4 and the 2 x 3 panels of the grid
+    // greedy, beam 5 and the 2 x 3 panels of the grid
     cr_assert_eq(strtol(out, NULL, 10), 2 + 2 * 3, "heatmap tables drawn: %s", out);
     free(out);
+}
+
+// The page says what was trained (config.txt) and which epoch best.ckpt is
+// and why, draws the learning rate, and shows a subword run in words (the
+// pieces merged as attend --words merges them), its pieces on request.
+Test(cli_report, the_page_says_what_was_trained_and_shows_subwords_in_words, .timeout = 300) {
+    NEEDS_SPM();
+    char sw[1200];
+    snprintf(sw, sizeof sw, "%s/subword", dir);
+    cr_assert_eq(test_runf(NULL, "%s train --subword 300 --toy-pairs 400 --emb 8 --hidden 8 --epochs 2 --show 0 --beam 0 "
+                                 "--out %s", TS_PROGRAM, sw), 0);
+    char *dom = render_report(sw);
+    cr_assert(strstr(dom, "a GRU encoder-decoder: bahdanau attention, bahdanau decoder, embeddings 8, hidden 8; on bpe "
+                          "subword pieces (at most 300 a side), float32"), "what was trained:\n%.3000s", dom);
+    cr_assert(strstr(dom, "best.ckpt: epoch ") && strstr(dom, "the highest greedy dev BLEU"), "no best epoch");
+    cr_assert(strstr(dom, ">learning rate</text>"), "no learning-rate chart");
+    cr_assert(strstr(dom, "<summary>every option (config.txt)</summary>"), "no options table");
+    // In words: no piece mark in the heatmaps' labels; the pieces when the box is unticked.
+    const char *mark = "\xe2\x96\x81";
+    char *explorer = strstr(dom, "<div id=\"view\">"), *end = explorer ? strstr(explorer, "<div id=\"tip\"") : NULL;
+    cr_assert(explorer && end, "no explorer");
+    *end = '\0';  // the explorer alone, not the data after it
+    cr_assert(strstr(explorer, "<th class=\"src\">") && !strstr(explorer, mark), "the explorer shows pieces:\n%s", explorer);
+    free(dom);
+    char *out;
+    cr_assert_eq(test_runf(&out, "sed -i 's/id=\"words\" checked/id=\"words\"/' %s/report.html", sw), 0, "%s", out);
+    free(out);
+    dom = render_page(sw);
+    explorer = strstr(dom, "<div id=\"view\">");
+    end = explorer ? strstr(explorer, "<div id=\"tip\"") : NULL;
+    cr_assert(explorer && end, "no explorer");
+    *end = '\0';
+    cr_assert(strstr(explorer, mark), "the pieces are not shown when asked");
+    free(dom);
 }

@@ -74,6 +74,11 @@ Test(cli_subword, a_subword_run_stores_its_models_and_translates_raw_text, .time
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert_null(strstr(out, "<unk>"), "%s", out);
     free(out);
+    // The per-epoch figures are in words: the pieces merged as attend --words merges them.
+    snprintf(path, sizeof path, "%s/run/attention-1.svg", dir);
+    char *svg = test_read_file(path, NULL);
+    cr_assert(strstr(svg, "greedy, in words (subword pieces merged)") && !strstr(svg, "\xe2\x96\x81"), "%.800s", svg);
+    free(svg);
     free(dir);
 }
 

@@ -102,8 +102,8 @@ int ts_record_steps(ts_record *r, const ts_run_point *at) {
 }
 
 // attention.jsonl for `tinyseq report`: the first TS_REPORT_SENTENCES dev
-// sentences with this evaluation's greedy outputs and the model's beam-4
-// search (models/search.h), each with its attention.
+// sentences with this evaluation's greedy outputs and the model's beam
+// search of the default width (TS_BEAM_DEFAULT, as translate's), each with its attention.
 static int append_report(ts_record *r, const ts_run_point *at, const ts_eval_result *res, const ts_hypothesis *greedy) {
     const ts_dataset *d = r->data;
     size_t n = d->n_dev < TS_REPORT_SENTENCES ? d->n_dev : TS_REPORT_SENTENCES;
@@ -125,7 +125,7 @@ static int append_report(ts_record *r, const ts_run_point *at, const ts_eval_res
         for (size_t i = 0; i < n; i++)
             src[(size_t)s * n + i] = s < len[i] ? ts_vocab_id(d->src_vocab, rows[i].pair->src[s]) : TS_PAD;
     ts_batch_view bv = {.B = (int)n, .S = S, .src = src, .src_len = len};
-    while (!rc && (rc = ts_seq2seq_beam_batch(r->model, r->ctx, &bv, 4, limit, NULL, beam)) == TS_ERR_ARENA)
+    while (!rc && (rc = ts_seq2seq_beam_batch(r->model, r->ctx, &bv, TS_BEAM_DEFAULT, limit, NULL, beam)) == TS_ERR_ARENA)
         rc = ts_ctx_grow(r->ctx, "a training step");
     ts_ctx_reset(r->ctx);
     // A Transformer's heads of the first few greedy outputs.
@@ -155,7 +155,7 @@ int ts_record_evaluation(ts_record *r, const ts_run_point *at, double train_loss
                           .tokens_per_s = ts_progress_rate(r->progress), .elapsed = ts_record_elapsed(r)};
     int rc = ts_rundir_append_metrics(dir, &row);
     if (!rc && hyps && d->n_dev > 0)
-        rc = ts_rundir_write_attention(dir, at, &r->model->cfg, d->tgt_vocab, &d->dev->pairs[d->dev_rows[0]], &hyps[0]);
+        rc = ts_rundir_write_attention(dir, at, &r->model->cfg, &r->trained, &d->dev->pairs[d->dev_rows[0]], &hyps[0]);
     if (!rc && hyps && d->n_dev > 0) rc = append_report(r, at, res, hyps);
     if (!rc) rc = ts_rundir_write_loss(dir);
     const ts_model_config *cfg = &r->model->cfg;

@@ -1,6 +1,6 @@
 // What a training run records between its steps (rank 0): the dev and test
 // evaluations, the steps.csv rows of the loss window, an evaluation's rows,
-// figure and attention.jsonl line (with the beam-4 outputs of
+// figure and attention.jsonl line (with the beam-5 outputs of
 // TS_REPORT_SENTENCES dev sentences), and --keep's epoch checkpoints. The
 // files themselves are written by train/rundir.c; the lines on the output
 // stream by train/progress.c.

@@ -6,6 +6,7 @@
 #include "train/rundir.h"
 #include "train/runlock.h"
 
+#include "models/search.h"  // TS_BEAM_DEFAULT: the beam attention.jsonl records
 #include "tensor/atomic_write.h"
 #include "train/options.h"
 #include "viz/heatmap.h"
@@ -405,34 +406,64 @@ int ts_rundir_append_heads(const char *dir, const ts_run_point *at, int layers, 
 }
 
 // The hypothesis was decoded in a batch: its rows are h->S wide (the batch's
-// longest source), of which the first n are this sentence's words.
+// longest source), of which the first n are this sentence's words. A
+// subword model's pieces are merged into words (ts_attention_words, as
+// attend --words draws them), the reference detokenised.
 int ts_rundir_write_attention(const char *dir, const ts_run_point *at, const ts_model_config *cfg,
-                              const ts_vocab *tgt_vocab, const ts_pair *pair, const ts_hypothesis *h) {
+                              const ts_translator *trained, const ts_pair *pair, const ts_hypothesis *h) {
     if (!ts_model_attends(cfg) || !h->attention) return TS_OK;
     size_t T = (size_t)h->len + 1, n = (size_t)pair->src_len, S = (size_t)h->S;
     if (n > S) return ts_fail(TS_ERR_SHAPE, "figure: %zu source words, attention rows of %zu", n, S);
     const char **target = malloc(T * sizeof *target);
     double *weights = malloc(T * n * sizeof *weights);  // (T, n) without the batch's padding
-    if (!target || !weights) {
-        free(target);
-        free(weights);
-        return ts_fail(TS_ERR_NOMEM, "figure labels");
-    }
-    for (size_t j = 0; j < T; j++) memcpy(weights + j * n, h->attention + j * S, n * sizeof *weights);
-    for (size_t j = 0; j < T; j++) {
-        const char *w = j < (size_t)h->len ? ts_vocab_word(tgt_vocab, h->tokens[j]) : h->ended ? "<eos>" : "<cut>";
+    char *source = NULL, *reference = NULL;              // a subword model's: the pieces joined, the reference's words
+    ts_attention_labels labels = {0};
+    ts_word_attention words = {0};
+    ts_heads no_heads = {0};
+    int pieces = trained->src_sw && trained->tgt_sw, rc = TS_OK;
+    if (!target || !weights) rc = ts_fail(TS_ERR_NOMEM, "figure labels");
+    for (size_t j = 0; !rc && j < T; j++) memcpy(weights + j * n, h->attention + j * S, n * sizeof *weights);
+    for (size_t j = 0; !rc && j < T; j++) {
+        const char *w = j < (size_t)h->len ? ts_vocab_word(trained->tgt_vocab, h->tokens[j]) : h->ended ? "<eos>" : "<cut>";
         target[j] = w ? w : "<unk>";
+    }
+    const double *drawn = weights;  // (rows, cols)
+    size_t rows = T, cols = n;
+    const char *const *row_words = target, *const *col_words = (const char *const *)pair->src;
+    if (!rc && pieces) {
+        size_t len = 1;
+        for (size_t i = 0; i < n; i++) len += strlen(pair->src[i]) + 1;
+        if (!(source = malloc(len))) rc = ts_fail(TS_ERR_NOMEM, "figure labels");
+        for (size_t i = 0, at_byte = 0; !rc && i < n; i++)
+            at_byte += (size_t)sprintf(source + at_byte, i ? " %s" : "%s", pair->src[i]);
+        if (!rc && n == 0) *source = '\0';
+        if (!rc) rc = ts_attention_labels_make(trained, source, (int)n, h, &labels);
+        if (!rc) rc = ts_attention_words(trained, weights, (int)T, (int)n, &labels, &no_heads, &words);
+        if (!rc) rc = ts_subword_detokenize(trained->tgt_sw, (const char *const *)pair->tgt, (size_t)pair->tgt_len, &reference);
+        if (!rc) {
+            drawn = words.weights;
+            rows = (size_t)words.T;
+            cols = (size_t)words.S;
+            row_words = words.target;
+            col_words = words.source;
+        }
     }
     char name[64], path[4096], title[1024], epoch[32], what[160];
     if (at->epoch_end) snprintf(name, sizeof name, "attention-%s.svg", ts_run_point_epoch(epoch, at));
     else snprintf(name, sizeof name, "attention-step-%ld.svg", at->step);
     // The reference under the title, so that a wrong output looks wrong.
-    int used = snprintf(title, sizeof title, "attention: %s, epoch %s, step %ld, greedy\nreference:",
-                        ts_model_attention_title(cfg, what, sizeof what), ts_run_point_epoch(epoch, at), at->step);
-    for (int k = 0; k < pair->tgt_len && used < (int)sizeof title; k++)
+    int used = snprintf(title, sizeof title, "attention: %s, epoch %s, step %ld, greedy%s\nreference:",
+                        ts_model_attention_title(cfg, what, sizeof what), ts_run_point_epoch(epoch, at), at->step,
+                        pieces ? ", in words (subword pieces merged)" : "");
+    if (reference) snprintf(title + used, sizeof title - (size_t)used, " %s", reference);
+    for (int k = 0; !reference && k < pair->tgt_len && used < (int)sizeof title; k++)
         used += snprintf(title + used, sizeof title - (size_t)used, " %s", pair->tgt[k]);
-    int rc = ts_path_join(path, sizeof path, dir, name);
-    if (!rc) rc = ts_render_heatmap_svg_path(path, weights, T, n, target, (const char *const *)pair->src, NULL, title);
+    if (!rc) rc = ts_path_join(path, sizeof path, dir, name);
+    if (!rc) rc = ts_render_heatmap_svg_path(path, drawn, rows, cols, row_words, col_words, NULL, title);
+    ts_word_attention_free(&words);
+    ts_attention_labels_free(&labels);
+    free(reference);
+    free(source);
     free(target);
     free(weights);
     return rc;
@@ -498,7 +529,8 @@ int ts_rundir_append_report(const char *dir, const ts_run_point *at, const ts_ev
     if (rc) return rc;
     FILE *f = fopen(path, "a");
     if (!f) return ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    fprintf(f, "{\"epoch\":%s,\"step\":%ld,\"bleu_by_length\":[", ts_run_point_epoch(epoch, at), at->step);
+    fprintf(f, "{\"epoch\":%s,\"step\":%ld,\"beam\":%d,\"bleu_by_length\":[", ts_run_point_epoch(epoch, at), at->step,
+            TS_BEAM_DEFAULT);
     for (int b = 0; b < TS_EVAL_BUCKETS; b++)
         fprintf(f, b ? ",[%.6g,%zu]" : "[%.6g,%zu]", dev->bucket_bleu[b], dev->bucket_pairs[b]);
     fputs("],\"sentences\":[", f);

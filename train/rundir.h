@@ -14,6 +14,8 @@
 #include "models/seq2seq.h"
 #include "infer/evaluate.h"
 #include "infer/heads.h"
+#include "infer/load.h"
+#include "infer/translate.h"
 #include "train/options.h"
 
 // buf = dir/name; TS_ERR_ARG when it does not fit in n bytes.
@@ -101,9 +103,11 @@ int ts_rundir_append_heads(const char *dir, const ts_run_point *at, int layers, 
 
 // attention-<epoch>.svg at an epoch's end, else attention-step-<step>.svg:
 // hypothesis h's attention over the source of `pair` (nothing for a model
-// without attention).
+// without attention), titled with what it draws (ts_model_attention_title)
+// and the reference. `trained` labels it: its target vocabulary, and for a
+// subword model the pieces merged into words as attend --words merges them.
 int ts_rundir_write_attention(const char *dir, const ts_run_point *at, const ts_model_config *cfg,
-                              const ts_vocab *tgt_vocab, const ts_pair *pair, const ts_hypothesis *h);
+                              const ts_translator *trained, const ts_pair *pair, const ts_hypothesis *h);
 
 // How many dev sentences attention.jsonl follows through the epochs; of a
 // Transformer, the first TS_REPORT_HEAD_SENTENCES also with every head

@@ -2,6 +2,8 @@
 // a small inline script.
 #include "viz/report.h"
 
+#include "viz/render.h"
+
 #include "tensor/atomic_write.h"
 #include "tensor/status.h"
 #include "viz/json.h"
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistr.h>
 
 // TS_OK when text[0..len) holds no NUL byte, else TS_ERR_FORMAT naming the
 // line: C's string functions would stop there and never read what follows.
@@ -73,6 +76,47 @@ static int write_csv(FILE *f, const char *text, size_t text_len, const char *nam
     return TS_OK;
 }
 
+// config.txt's "key = value" lines (comments and blank lines skipped) as
+// [["key","value"], ...], the values through the one JSON string escaper
+// (ts_render_json_string: '<', '>', '&' and controls escaped); keys of a-z
+// and '_', values valid UTF-8. A line of another shape is TS_ERR_FORMAT
+// naming it.
+static int write_config(FILE *f, const char *text, const char *name) {
+    fputc('[', f);
+    long line = 0;
+    int rows = 0;
+    char key[64], value[4096];
+    for (const char *p = text ? text : ""; *p;) {
+        line++;
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        if (len && *p != '#') {
+            size_t k = eq ? (size_t)(eq - p) : 0;
+            while (k && p[k - 1] == ' ') k--;
+            for (size_t i = 0; i < k; i++)
+                if (!((p[i] >= 'a' && p[i] <= 'z') || p[i] == '_')) k = 0;
+            const char *v = eq ? eq + 1 : p;
+            while (v < p + len && *v == ' ') v++;
+            size_t n = (size_t)(p + len - v);
+            if (!eq || !k || k >= sizeof key || n >= sizeof value || u8_check((const uint8_t *)v, n))
+                return ts_fail(TS_ERR_FORMAT, "%s:%ld: not a line tinyseq train writes (key = value, UTF-8)", name, line);
+            memcpy(key, p, k);
+            key[k] = '\0';
+            memcpy(value, v, n);
+            value[n] = '\0';
+            fputs(rows++ ? ",[" : "[", f);
+            ts_render_json_string(f, key);
+            fputc(',', f);
+            ts_render_json_string(f, value);
+            fputc(']', f);
+        }
+        p = end ? end + 1 : p + len;
+    }
+    fputc(']', f);
+    return TS_OK;
+}
+
 static const char page_head[] =
     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
     "<meta name=\"viewport\" content=\"width=device-width\">\n<title>tinyseq report</title>\n<style>\n"
@@ -89,7 +133,7 @@ static const char page_head[] =
     "table.heat th.src{writing-mode:vertical-rl;transform:rotate(180deg);height:70px;vertical-align:bottom}\n"
     "#tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:4px 8px;border-radius:4px;"
     "font-size:12px;display:none}\n.controls{display:flex;gap:16px;align-items:center;flex-wrap:wrap}\n"
-    ".muted{color:#777}\n</style></head>\n<body>\n";
+    ".muted{color:#777}table.config td{padding:1px 12px 1px 0;font-size:12px}\n</style></head>\n<body>\n";
 
 static const char page_script[] =
     "<script>\n"
@@ -140,6 +184,27 @@ static const char page_script[] =
     "lineChart(charts,'dev scores',[{name:'BLEU',color:'#2ca02c',xs:column(METRICS,'step'),ys:column(METRICS,'dev_bleu'),points:true},"
     "{name:'chrF',color:'#9467bd',xs:column(METRICS,'step'),ys:column(METRICS,'dev_chrf'),points:true},"
     "{name:'exact match',color:'#8c564b',xs:column(METRICS,'step'),ys:column(METRICS,'dev_exact'),points:true}],'step','score (0 to 1)');\n"
+    "lineChart(charts,'learning rate',[{name:'lr',color:'#ff7f0e',xs:column(STEPS,'step'),ys:column(STEPS,'lr')}],'step','learning rate');\n"
+    // What was trained: config.txt's options as a sentence and a table, and the best epoch and why.
+    "function cfg(k){const r=CONFIG.find(x=>x[0]===k);return r?r[1]:undefined;}\n"
+    "function trained(){const box=document.getElementById('trained');if(!CONFIG.length){txt('p',{'class':'muted'},'config.txt has no options',box);return;}\n"
+    "const tf=cfg('arch')==='transformer',d=cfg('d_model')||cfg('hidden'),n=x=>Number(x).toLocaleString('en');\n"
+    "const model=tf?`a Transformer: d_model ${d}, ${cfg('heads')||4} heads, ${cfg('layers')||2} layers per stack, feed-forward ${cfg('ff')||4*d}`\n"
+    ":`a GRU encoder-decoder: ${cfg('attention')} attention, ${cfg('decoder')} decoder${cfg('bidirectional')==='1'?', bidirectional encoder':''}, embeddings ${cfg('emb')}, hidden ${cfg('hidden')}`;\n"
+    "const units=cfg('subword')?`${cfg('subword_kind')||'bpe'} subword pieces (at most ${cfg('subword')} ${cfg('subword_joint')==='1'?'shared':'a side'})`:'words';\n"
+    "const data=cfg('corpus')==='toy'?'the toy corpus':cfg('corpus');\n"
+    "const p=el('p',{},box);p.textContent=`${model}; on ${units}, ${cfg('dtype')||'float64'}, ${n(cfg('parameters')||0)} parameters; `\n"
+    "+`${data}: ${n(cfg('train_pairs')||0)} train / ${n(cfg('dev_pairs')||0)} dev pairs${Number(cfg('max_len'))?`, at most ${cfg('max_len')} tokens a side`:''}; `\n"
+    "+`${cfg('optimizer')} lr ${cfg('lr')}${Number(cfg('warmup_steps'))?` (warmup ${cfg('warmup_steps')} steps, then ${cfg('lr_schedule')})`:''}, batch ${cfg('batch')}, label smoothing ${cfg('label_smoothing')}, dropout ${cfg('dropout')}`\n"
+    "+(cfg('preset')?`; --preset ${cfg('preset')}`:'')+'.';\n"
+    // best.ckpt: the epoch evaluations only, by --best (BLEU, ties by loss; or loss).
+    "const E=column(METRICS,'epoch'),B=column(METRICS,'dev_bleu'),D=column(METRICS,'dev_loss');let best=-1;\n"
+    "E.forEach((e,i)=>{if(e===null||e!==Math.round(e))return;if(best<0)best=i;else if(cfg('best')==='loss'?D[i]<D[best]:(B[i]>B[best]||(B[i]===B[best]&&D[i]<D[best])))best=i;});\n"
+    "if(best>=0)txt('p',{},cfg('best')==='loss'?`best.ckpt: epoch ${E[best]}, the lowest dev loss (${D[best].toFixed(4)}) of the epochs (--best loss).`\n"
+    ":`best.ckpt: epoch ${E[best]}, the highest greedy dev BLEU (${B[best].toFixed(4)}) of the epochs (--best bleu; a tie goes to the lower dev loss).`,box);\n"
+    "const det=el('details',{},box);txt('summary',{},'every option (config.txt)',det);const t=el('table',{'class':'config'},det);\n"
+    "CONFIG.forEach(([k,v])=>{const tr=el('tr',{},t);txt('td',{},k,tr);txt('td',{},v,tr);});}\n"
+    "trained();\n"
     "const tip=document.getElementById('tip');let cells=0;\n"
     // Which output words are wrong: those outside a longest common
     // subsequence with the reference (so one missing word does not mark
@@ -173,41 +238,71 @@ static const char page_script[] =
     // A Transformer's heads of the greedy output (sent.heads, attention.jsonl):
     // one matrix chosen by view, layer and head, or every layer x head as a grid.
     "const HEAD_VIEWS={cross:'cross-attention',enc:'encoder self-attention',dec:'decoder self-attention'};\n"
-    "const headPick={view:'cross',layer:null,head:'mean'};\n"
+    "const headPick={view:'cross',layer:'all',head:'mean'};\n"
+    // What a view's rows and columns are: the captions say it for each view.
+    "const HEAD_AXES={cross:'rows: the output words (and <eos>); columns: the source words',"
+    "enc:'rows and columns: the source words (each source word attending to every source word)',"
+    "dec:'rows: the output words (and <eos>); columns: the decoder\\'s inputs, <sos> then the output words (causal: '"
+    "+'a word sees only those before it)'};\n"
     "function headLabels(sent,v){const g=sent.greedy,out=g.output.concat([g.ended?'<eos>':'<cut>']);\n"
     "return [v==='enc'?sent.source:out,v==='dec'?['<sos>'].concat(g.output):sent.source];}\n"
-    // One matrix m as a table of cells px wide; labels on the rows and columns when shown.
-    "function matrixTable(parent,m,rows,cols,cell,shown,what){const t=el('table',{'class':'heat'},parent);\n"
-    "if(shown){const head=el('tr',{},t);el('th',{},head);cols.forEach(w=>txt('th',{'class':'src'},w,head));}\n"
-    "m.forEach((row,j)=>{const tr=el('tr',{},t);if(shown)txt('th',{style:'text-align:right'},rows[j],tr);\n"
+    // One matrix m as a table of cells px wide; the row and column words where asked.
+    "function matrixTable(parent,m,rows,cols,cell,showRows,showCols,what){const t=el('table',{'class':'heat'},parent);\n"
+    "if(showCols){const head=el('tr',{},t);if(showRows)el('th',{},head);"
+    "cols.forEach(w=>txt('th',{'class':'src',style:`width:${cell}px;max-width:${cell}px;padding:0;font-size:${cell<18?10:12}px`},w,head));}\n"
+    "m.forEach((row,j)=>{const tr=el('tr',{},t);if(showRows)txt('th',{style:`text-align:right;height:${Math.min(22,cell)}px;`"
+    "+`padding:0 4px;line-height:1;font-size:${cell<18?10:12}px`},rows[j],tr);\n"
     "row.forEach((w,i)=>{const [r,g,b]=colour(w);const td=txt('td',{style:`width:${cell}px;min-width:${cell}px;height:${Math.min(22,cell)}px;`\n"
     "+`background:rgb(${r},${g},${b});color:${r*0.3+g*0.6+b*0.1>140?'#000':'#fff'}`},cell>=30&&w>=0.1?w.toFixed(2):'',tr);\n"
     "td.dataset.tip=`${what}: ${cols[i]} \\u2192 ${rows[j]}: ${Number(w).toFixed(3)}`;cells++;});});return t;}\n"
     "function headSelect(parent,label,options,value,key){const l=txt('label',{},label+' ',parent),s=el('select',{},l);\n"
     "options.forEach(([v,name])=>{const o=txt('option',{value:v},name,s);if(String(v)===String(value))o.selected=true;});\n"
     "s.dataset.head=key;s.addEventListener('change',()=>{headPick[key]=s.value;draw();});}\n"
-    "function drawHeads(parent,sent){const hs=sent.heads;if(!hs)return;const L=hs.layers,H=hs.heads;\n"
+    // The section opens on the grid of every layer x head (the head mean alone is the heatmap above).
+    "function drawHeads(parent,sent,index){const hs=sent.heads;\n"
+    "if(!hs){const some=EPOCHS.some(E=>E.sentences.some(x=>x.heads));if(!some)return;\n"
+    "const n=EPOCHS[EPOCHS.length-1].sentences.filter(x=>x.heads).length;\n"
     "const box=el('div',{'class':'heads'},parent);txt('h3',{},'Every head of the greedy output',box);\n"
-    "if(headPick.layer===null||(headPick.layer!=='all'&&Number(headPick.layer)>=L))headPick.layer=String(L-1);\n"
+    "txt('p',{'class':'muted'},`No per-head view for sentence ${index+1}: the trainer records every head for the first ${n} dev sentences only `\n"
+    "+`(attention.jsonl stays small); pick one of sentences 1 to ${n} to see them.`,box);return;}\n"
+    "const L=hs.layers,H=hs.heads;\n"
+    "const box=el('div',{'class':'heads'},parent);txt('h3',{},'Every head of the greedy output',box);\n"
+    "if(headPick.layer!=='all'&&Number(headPick.layer)>=L)headPick.layer=String(L-1);\n"
     "if(headPick.head!=='mean'&&Number(headPick.head)>=H)headPick.head='mean';\n"
     "const c=el('div',{'class':'controls'},box);\n"
     "headSelect(c,'attention',Object.entries(HEAD_VIEWS),headPick.view,'view');\n"
-    "headSelect(c,'layer',[...Array(L).keys()].map(l=>[l,`${l}${l===L-1?' (last)':''}`]).concat([['all','all: every layer x head']]),headPick.layer,'layer');\n"
+    "headSelect(c,'layer',[['all','all: every layer x head']].concat([...Array(L).keys()].map(l=>[l,`${l}${l===L-1?' (last)':''}`])),headPick.layer,'layer');\n"
     "if(headPick.layer!=='all')headSelect(c,'head',[...Array(H).keys()].map(k=>[k,String(k)]).concat([['mean',`mean of ${H}`]]),headPick.head,'head');\n"
     "const v=headPick.view,[rows,cols]=headLabels(sent,v),m=hs[v];\n"
     "if(headPick.layer!=='all'){const l=Number(headPick.layer),k=headPick.head==='mean'?H:Number(headPick.head);\n"
     "const what=`${HEAD_VIEWS[v]}, layer ${l}, ${k===H?`mean of ${H} heads`:`head ${k}`}`;\n"
-    "txt('p',{'class':'muted'},what+(v==='cross'&&l===L-1&&k===H?' (what the search attends with, as in the heatmaps above)':''),box);\n"
-    "matrixTable(box,m[l][k],rows,cols,Math.max(14,Math.min(30,Math.floor(600/Math.max(1,cols.length)))),true,what);return;}\n"
-    "txt('p',{'class':'muted'},`${HEAD_VIEWS[v]}: one row per layer, one column per head and their mean; hover a cell for its words`,box);\n"
-    "const cell=Math.max(5,Math.min(12,Math.floor(160/Math.max(1,cols.length,rows.length))));\n"
+    "txt('p',{'class':'muted'},what+(v==='cross'&&l===L-1&&k===H?' (what the search attends with, as in the heatmaps above)':'')+`; ${HEAD_AXES[v]}`,box);\n"
+    "matrixTable(box,m[l][k],rows,cols,Math.max(14,Math.min(30,Math.floor(600/Math.max(1,cols.length)))),true,true,what);return;}\n"
+    "txt('p',{'class':'muted'},`${HEAD_VIEWS[v]}: one row per layer, one column per head and their mean; ${HEAD_AXES[v]}; hover a cell for its words and weight`,box);\n"
+    "const cell=Math.max(12,Math.min(16,Math.floor(220/Math.max(1,cols.length,rows.length))));\n"
     "const g=el('table',{'class':'grid'},box),top=el('tr',{},g);el('th',{},top);\n"
     "for(let k=0;k<=H;k++)txt('th',{},k<H?`head ${k}`:'mean',top);\n"
     "m.forEach((layer,l)=>{const tr=el('tr',{},g);txt('th',{},`layer ${l}`,tr);\n"
-    "layer.forEach((mat,k)=>{const td=el('td',{},tr);matrixTable(td,mat,rows,cols,cell,false,`layer ${l} ${k<H?`head ${k}`:'mean'}`);});});}\n"
+    "layer.forEach((mat,k)=>{const td=el('td',{},tr);matrixTable(td,mat,rows,cols,cell,k===0,l===0,`layer ${l} ${k<H?`head ${k}`:'mean'}`);});});}\n"
+    // A subword run's pieces ("\u2581" starts a word) merged into words as attend --words merges them:
+    // a word's columns summed, its rows averaged; <eos>, <cut>, <sos> stay rows and columns of their own.
+    "const MARK='\\u2581';function isPieces(sent){return sent.source.some(w=>w.startsWith(MARK));}\n"
+    "function groups(labels){const g=[],words=[];labels.forEach(w=>{const own=/^<(eos|cut|sos)>$/.test(w);\n"
+    "if(own||!words.length||w.startsWith(MARK)||/^<(eos|cut|sos)>$/.test(words[words.length-1]))words.push(own?w:w.split(MARK).join(''));\n"
+    "else words[words.length-1]+=w.split(MARK).join('');g.push(words.length-1);});return {g,words};}\n"
+    "function mergeMatrix(m,rg,nr,cg,nc){const out=[...Array(nr)].map(()=>new Array(nc).fill(0)),cnt=new Array(nr).fill(0);\n"
+    "m.forEach((row,j)=>{cnt[rg[j]]++;row.forEach((w,i)=>{out[rg[j]][cg[i]]+=w;});});return out.map((row,r)=>row.map(w=>w/Math.max(1,cnt[r])));}\n"
+    "function mergeHyp(h,cg){const rows=groups(h.output.concat([h.ended?'<eos>':'<cut>']));\n"
+    "return {rows,h:{output:rows.words.slice(0,-1),ended:h.ended,weights:h.weights.length?mergeMatrix(h.weights,rows.g,rows.words.length,cg.g,cg.words.length):[]}};}\n"
+    "function inWords(sent){const cg=groups(sent.source),g=mergeHyp(sent.greedy,cg),b=mergeHyp(sent.beam,cg);\n"
+    "const out={source:cg.words,reference:groups(sent.reference).words,greedy:g.h,beam:b.h};if(!sent.heads)return out;\n"
+    "const hs=sent.heads,dec=groups(['<sos>'].concat(sent.greedy.output)),R=g.rows,sw=cg.words.length;\n"
+    "const each=(v,rg,nr,cg,nc)=>hs[v].map(layer=>layer.map(m=>mergeMatrix(m,rg,nr,cg,nc)));\n"
+    "out.heads={layers:hs.layers,heads:hs.heads,cross:each('cross',R.g,R.words.length,cg.g,sw),enc:each('enc',cg.g,sw,cg.g,sw),\n"
+    "dec:each('dec',R.g,R.words.length,dec.g,dec.words.length)};return out;}\n"
     "const pick=document.getElementById('sentence'),slider=document.getElementById('epoch'),"
     "shown=document.getElementById('epoch_label'),view=document.getElementById('view'),"
-    "buckets=document.getElementById('buckets');\n"
+    "buckets=document.getElementById('buckets'),wordsOn=document.getElementById('words'),wordsBox=document.getElementById('words_box');\n"
     "function when(E){return `epoch ${E.epoch}`+(E.step!==undefined?`, step ${E.step}`:'');}\n"
     "function drawBuckets(e){buckets.textContent='';const names=['1-5','6-10','11-15','16+'];"
     "const b=EPOCHS[e].bleu_by_length;const W=420,H=200,L=40,B=30;"
@@ -215,13 +310,16 @@ static const char page_script[] =
     "txt('text',{x:L,y:16,'font-size':13},`dev BLEU by source length, ${when(EPOCHS[e])}`,svg,true);"
     "const top=roundAxis(0,Math.max(0.01,...b.map(x=>x[0])),4).hi;"
     "b.forEach(([bleu,pairs],k)=>{const x=L+k*90,h=(H-B-44)*Math.max(0,Math.min(1,bleu/top));"
+    "if(!pairs){txt('text',{x:x+30,y:H-B-6,'text-anchor':'middle','font-size':11,'class':'muted'},'no pairs',svg,true);"
+    "txt('text',{x:x+30,y:H-B+14,'text-anchor':'middle','font-size':11},`${names[k]} (0)`,svg,true);return;}"
     "const r=el('rect',{x:x,y:H-B-h,width:60,height:h,fill:'#1f77b4'},svg,true);"
     "txt('title',{},`${names[k]} words: BLEU ${bleu.toFixed(4)} on ${pairs} pairs`,r,true);"
     "txt('text',{x:x+30,y:H-B+14,'text-anchor':'middle','font-size':11},`${names[k]} (${pairs})`,svg,true);"
     "txt('text',{x:x+30,y:H-B-h-4,'text-anchor':'middle','font-size':11},bleu.toFixed(3),svg,true);});}\n"
     "function draw(){const e=Number(slider.value),s=Number(pick.value);view.textContent='';"
     "if(!EPOCHS.length){txt('p',{'class':'muted'},'attention.jsonl has no epochs yet',view);return;}"
-    "shown.textContent=when(EPOCHS[e]);drawBuckets(e);const sent=EPOCHS[e].sentences[s];if(!sent)return;"
+    "shown.textContent=when(EPOCHS[e]);drawBuckets(e);let sent=EPOCHS[e].sentences[s];if(!sent)return;"
+    "wordsBox.style.display=isPieces(sent)?'':'none';if(isPieces(sent)&&wordsOn.checked)sent=inWords(sent);"
     "txt('p',{},`source: ${sent.source.join(' ')}`,view);txt('p',{},`reference: ${sent.reference.join(' ')}`,view);"
     "txt('p',{'class':'muted'},'Output words in red are not in the reference (in its order).',view);"
     "if(sent.greedy.weights.length)scale(view);"
@@ -229,13 +327,13 @@ static const char page_script[] =
     "const room=document.documentElement.clientWidth-48-24-2*110,S=Math.max(1,sent.source.length);"
     "const cell=Math.max(14,Math.min(34,Math.floor(room/2/S)));"
     "const pair=el('div',{'class':'pair'},view);heatmap(pair,'greedy',sent,sent.greedy,cell);"
-    "heatmap(pair,'beam 4',sent,sent.beam,cell);drawHeads(view,sent);document.body.dataset.rendered=String(cells);"
+    "heatmap(pair,`beam ${EPOCHS[e].beam||4}`,sent,sent.beam,cell);drawHeads(view,sent,s);document.body.dataset.rendered=String(cells);"
     "const tops=[...pair.children].map(c=>c.getBoundingClientRect().top);"
     "document.body.dataset.sideBySide=String(tops.every(y=>y===tops[0]));}\n"
     "if(EPOCHS.length){slider.max=String(EPOCHS.length-1);slider.value=slider.max;"
-    "EPOCHS[EPOCHS.length-1].sentences.forEach((s,i)=>txt('option',{value:i},"
-    "`${i+1}: ${s.source.slice(0,10).join(' ')}${s.source.length>10?' ...':''}`,pick));}\n"
-    "pick.addEventListener('change',draw);slider.addEventListener('input',draw);draw();\n"
+    "EPOCHS[EPOCHS.length-1].sentences.forEach((s,i)=>{const w=isPieces(s)?groups(s.source).words:s.source;"
+    "txt('option',{value:i},`${i+1}: ${w.slice(0,10).join(' ')}${w.length>10?' ...':''}`,pick);});}\n"
+    "pick.addEventListener('change',draw);slider.addEventListener('input',draw);wordsOn.addEventListener('change',draw);draw();\n"
     "document.body.dataset.rendered=String(cells);\n"
     "</script>\n</body></html>\n";
 
@@ -247,14 +345,20 @@ static int write_page(FILE *f, const ts_report_input *in) {
         else if (*p == '&') fputs("&amp;", f);
         else fputc(*p, f);
     }
-    fputs("</h1>\n<h2>Training</h2>\n<div class=\"charts\" id=\"charts\"></div>\n"
+    fputs("</h1>\n<h2>What was trained</h2>\n<div id=\"trained\"></div>\n"
+          "<h2>Training</h2>\n<div class=\"charts\" id=\"charts\"></div>\n"
           "<h2>Attention explorer</h2>\n<div class=\"controls\"><label>sentence <select id=\"sentence\"></select></label>"
           "<label>evaluation <input type=\"range\" id=\"epoch\" min=\"0\" max=\"0\" value=\"0\"></label>"
-          "<span id=\"epoch_label\"></span></div>\n<div id=\"buckets\"></div>\n<div id=\"view\"></div>\n"
+          "<span id=\"epoch_label\"></span><label id=\"words_box\" style=\"display:none\"><input type=\"checkbox\" "
+          "id=\"words\" checked> words (subword pieces merged, as attend --words)</label></div>\n<div id=\"buckets\"></div>\n<div id=\"view\"></div>\n"
           "<div id=\"tip\"></div>\n<p class=\"muted\">Rows: the output words (and &lt;eos&gt;); columns: the source"
           " words; each row sums to 1. Hover a cell for its words and weight.</p>\n<script>\nconst METRICS=", f);
     int rc = write_csv(f, in->metrics_csv, in->metrics_len, in->metrics_name);
     if (rc) return rc;
+    fputs(";\nconst CONFIG=", f);
+    if (in->config_txt && memchr(in->config_txt, '\0', in->config_len))
+        return ts_fail(TS_ERR_FORMAT, "%s: a NUL byte", in->config_name);
+    if ((rc = write_config(f, in->config_txt, in->config_name))) return rc;
     fputs(";\nconst STEPS=", f);
     if ((rc = write_csv(f, in->steps_csv, in->steps_len, in->steps_name))) return rc;
     fputs(";\nconst EPOCHS=[\n", f);

@@ -18,6 +18,9 @@ typedef struct {
     const char *steps_name;
     const char *epochs_jsonl;          // (epochs_len) attention.jsonl's bytes: one JSON object a line, or NULL
     size_t epochs_len;
+    const char *config_txt;            // (config_len) config.txt's bytes ("key = value" lines), or NULL
+    size_t config_len;
+    const char *config_name;
     const char *epochs_name;           // its file name, for messages
 } ts_report_input;
 
@@ -28,7 +31,8 @@ typedef struct {
 // strict RFC 8259, written into the page from what was parsed, never as the
 // line's bytes); no file may hold a NUL byte. A bad line is TS_ERR_FORMAT
 // naming file:line, and nothing is written. TS_ERR_IO names the path and
-// strerror.
+// strerror. config.txt must be "key = value" lines and comments (the
+// report reads what was trained from it).
 int ts_report_write_html(const char *path, const ts_report_input *in);
 
 // The same page written to out, which stays open (`tinyseq report -o -`):
