@@ -2,22 +2,27 @@
 # Reproduces the README's Results tables: the default toy training with five
 # attention types (wall time, dev and held-out test exact match / BLEU, AER,
 # BLEU by source length), then, with TATOEBA=1 and ../shared beside the
-# project, tinyseq and ../shared/bench/torch_ref.py side by side on Tatoeba.
+# project, the two presets on Tatoeba (train --preset gru-small and
+# transformer-small, seeds 1 and 2, best.ckpt's dev BLEU with beam 5), and
+# with TORCH_REF=1 tinyseq and ../shared/bench/torch_ref.py side by side
+# (docs/results.md).
 #
-#   bash scripts/results.sh [OUT_DIR]        # toy only: ~10 min on 2 cores
-#   TATOEBA=1 bash scripts/results.sh        # + Tatoeba, both programs: ~+15 min
+#   bash scripts/results.sh [OUT_DIR]        # toy only: ~5 min on 2 quiet cores
+#   TATOEBA=1 bash scripts/results.sh        # + Tatoeba, 4 runs: ~+15 min
 #
-# Time the runs on a quiet machine: wall times are what the README quotes.
-# Needs what scripts/setup.sh installs; torch_ref.py needs Debian's python3-torch.
-# The tables were measured in float64, the default until float32 became it
-# (docs/models.md, "The default dtype"): the runs say --dtype float64.
+# Time the runs on a quiet machine. TINYSEQ=path uses that program instead
+# of building build-release. Needs what scripts/setup.sh installs;
+# torch_ref.py needs Debian's python3-torch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/results}
 SHARED=${SHARED:-../shared}
-cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DTS_BUILD_TESTS=OFF >/dev/null
-cmake --build build-release -j "$(nproc)" --target tinyseq >/dev/null
-tinyseq=$PWD/build-release/tinyseq
+tinyseq=${TINYSEQ:-}
+if [ -z "$tinyseq" ]; then
+  cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DTS_BUILD_TESTS=OFF >/dev/null
+  cmake --build build-release -j "$(nproc)" --target tinyseq >/dev/null
+  tinyseq=$PWD/build-release/tinyseq
+fi
 mkdir -p "$out"
 echo "# scripts/results.sh at $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%Y-%m-%dT%H:%MZ)," \
   "nproc $(nproc), load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -31,7 +36,7 @@ for attn in bahdanau general dot scaled-dot none; do
   run=$out/toy-$attn
   rm -rf "$run"
   start=$(date +%s.%N)
-  $tinyseq train --dtype float64 --attn "$attn" --out "$run" >"$run.log" 2>"$run.err" || { cat "$run.err"; exit 1; }
+  $tinyseq train --attn "$attn" --out "$run" >"$run.log" 2>"$run.err" || { cat "$run.err"; exit 1; }
   wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.0f", e - s}')
   $tinyseq eval --beam 1 --model "$run/best.ckpt" --corpus "$out/test.tsv" --align "$out/test.align" >"$run.eval"
   dev=$(grep '^epoch .*(best)$' "$run.log" | tail -1)  # the epoch best.ckpt holds
@@ -60,10 +65,38 @@ echo "| attention |$names"
 echo "|---|---|---|---|---|"
 printf '%s\n' "${buckets[@]}"
 
-[ "${TATOEBA:-0}" = 1 ] || exit 0
+[ "${TATOEBA:-0}" = 1 ] || [ "${TORCH_REF:-0}" = 1 ] || exit 0
 data=$SHARED/data/tatoeba-eng-fra.tsv
+[ -r "$data" ] || { echo "TATOEBA=1: $data is missing"; exit 1; }
+if [ "${TATOEBA:-0}" = 1 ]; then
+  echo
+  echo "== Tatoeba English-French, the presets, 10 epochs each, seeds 1 and 2"
+  trows=()
+  for preset in gru-small transformer-small; do
+    scores=() times=()
+    for seed in 1 2; do
+      run=$out/tatoeba-$preset-$seed
+      rm -rf "$run"
+      start=$(date +%s.%N)
+      $tinyseq train --preset "$preset" --corpus "$data" --seed "$seed" --out "$run" >"$run.log" 2>"$run.err" ||
+        { cat "$run.err"; exit 1; }
+      wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.0f", e - s}')
+      $tinyseq eval --model "$run/best.ckpt" --corpus "$run/dev-pairs.tsv" --show 0 >"$run.eval"
+      scores+=("$(field bleu "$run.eval")") times+=("$wall s")
+      echo "$preset seed $seed: ${wall} s; $(tail -1 "$run.eval")"
+    done
+    model=$(sed -n 's/^model: \(.*\), [0-9]* parameters.*/\1/p' "$run.log")
+    trows+=("| \`--preset $preset\` | $model | ${scores[0]} | ${scores[1]} | ${times[0]}, ${times[1]} |")
+  done
+  echo
+  echo "| preset | model | dev BLEU, seed 1 | dev BLEU, seed 2 | wall time |"
+  echo "|---|---|---|---|---|"
+  printf '%s\n' "${trows[@]}"
+fi
+
+[ "${TORCH_REF:-0}" = 1 ] || exit 0
 ref=$SHARED/bench/torch_ref.py
-[ -r "$data" ] && [ -r "$ref" ] || { echo "TATOEBA=1: $data or $ref is missing"; exit 1; }
+[ -r "$ref" ] || { echo "TORCH_REF=1: $ref is missing"; exit 1; }
 echo
 echo "== Tatoeba, torch_ref.py's configuration, 2 epochs each"
 run=$out/tatoeba

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -125,6 +126,63 @@ Test(docs, readme_bleu_figures_are_fractions) {
         line = row - 1;
     }
     cr_assert_geq(checked, 10, "only %d BLEU cells found in the README's tables", checked);
+    free(readme);
+}
+
+// The README is a front page (issue 39): the two commands first, then what
+// tinyseq is for, a short tour, training on one's own data, one table of
+// results for the toy corpus and one for Tatoeba (scripts/results.sh prints
+// both headers), and links; history and measurement notes live in docs/.
+Test(docs, readme_reads_as_a_front_page) {
+    char *readme = read_source_file("README.md"), *script = read_source_file("scripts/results.sh");
+    const char *order[] = {"bash scripts/setup.sh && bash scripts/demo.sh", "bash scripts/setup.sh && bash scripts/test.sh",
+                           "\n## What it is for\n", "\n## A short tour\n", "\n## Train on your own data\n",
+                           "\n## Results\n", "\n## The program\n", "\n## Where to read more\n"};
+    const char *at = readme;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        const char *next = strstr(at, order[i]);
+        cr_expect(next, "README.md: '%s' missing or out of order", order[i]);
+        if (next) at = next;
+    }
+    const char *results = strstr(readme, "\n## Results\n"), *program = strstr(readme, "\n## The program\n");
+    cr_assert(results && program);
+    int tables = 0;
+    for (const char *p = results; p && p < program; p = strchr(p + 1, '\n'))
+        tables += !strncmp(p, "\n|---", 5);
+    cr_expect_eq(tables, 2, "the Results section has %d tables, not one for the toy corpus and one for Tatoeba", tables);
+    cr_expect(strstr(script, "| attention (decoder) | wall time |") && strstr(script, "| preset | model | dev BLEU, seed 1 |"),
+              "scripts/results.sh does not print the README's two tables");
+    cr_expect(!strstr(readme, "before label smoothing became the default"), "history belongs in docs/results.md");
+    // The real-data section says what a corpus is, what ../shared is and where the Tatoeba file comes from.
+    const char *own = strstr(readme, "\n## Train on your own data\n");
+    cr_assert(own);
+    cr_expect(strstr(own, "source<TAB>target") && strstr(own, "manythings.org") && strstr(own, "CC-BY 2.0 FR") &&
+              strstr(own, "`../shared`") && strstr(own, "--preset transformer-small"), "the real-data section");
+    free(readme);
+    free(script);
+}
+
+// The README's real-data command runs as written (here for two steps: flags
+// given last win over the preset's, --out goes to a temporary directory).
+Test(docs, readme_real_data_command_runs_as_written, .timeout = 600) {
+    char *readme = read_source_file("README.md"), data[4200];
+    snprintf(data, sizeof data, "%s/../shared/data/tatoeba-eng-fra.tsv", TS_SOURCE_DIR);
+    if (access(data, R_OK) != 0) {
+        free(readme);
+        cr_skip_test("../shared/data/tatoeba-eng-fra.tsv is absent");
+    }
+    const char *line = strstr(readme, "\n    tinyseq train --preset ");
+    cr_assert(line, "README.md has no indented 'tinyseq train --preset' line");
+    char command[1024];
+    snprintf(command, sizeof command, "%.*s", (int)strcspn(line + 5, "\n"), line + 5);
+    char *dir = test_tmpdir(), *out = NULL;
+    int rc = test_runf(&out, "cd '%s' && '%s' %s --steps 2 --beam 0 --show 0 --out '%s/run'", TS_SOURCE_DIR, TS_PROGRAM,
+                       command + strlen("tinyseq "), dir);
+    cr_assert_eq(rc, 0, "%s: exit %d\n%s", command, rc, out);
+    cr_assert(strstr(out, "model: transformer, d_model 256, 4 heads, 2 layers per stack") &&
+              strstr(out, "subword pieces (bpe, per side, at most 4000)"), "%s", out);
+    free(out);
+    free(dir);
     free(readme);
 }
 
