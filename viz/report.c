@@ -195,7 +195,7 @@ static const char page_script[] =
     "const data=cfg('corpus')==='toy'?'the toy corpus':cfg('corpus');\n"
     "const p=el('p',{},box);p.textContent=`${model}; on ${units}, ${cfg('dtype')||'float64'}, ${n(cfg('parameters')||0)} parameters; `\n"
     "+`${data}: ${n(cfg('train_pairs')||0)} train / ${n(cfg('dev_pairs')||0)} dev pairs${Number(cfg('max_len'))?`, at most ${cfg('max_len')} tokens a side`:''}; `\n"
-    "+`${cfg('optimizer')} lr ${cfg('lr')}${Number(cfg('warmup_steps'))?` (warmup ${cfg('warmup_steps')} steps, then ${cfg('lr_schedule')})`:''}, batch ${cfg('batch')}, label smoothing ${cfg('label_smoothing')}, dropout ${cfg('dropout')}`\n"
+    "+`${cfg('optimizer')} lr ${cfg('lr')}${Number(cfg('warmup_steps'))?` (warmup ${cfg('warmup_steps')} steps, then ${cfg('lr_schedule')||'plateau'})`:''}, batch ${cfg('batch')}, label smoothing ${cfg('label_smoothing')}, dropout ${cfg('dropout')}`\n"
     "+(cfg('preset')?`; --preset ${cfg('preset')}`:'')+'.';\n"
     // best.ckpt: the epoch evaluations only, by --best (BLEU, ties by loss; or loss).
     "const E=column(METRICS,'epoch'),B=column(METRICS,'dev_bleu'),D=column(METRICS,'dev_loss');let best=-1;\n"
