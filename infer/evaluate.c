@@ -294,7 +294,7 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
     const ts_batch *batch;
     while (!rc && (batch = ts_batcher_next(batcher))) {
         int B = batch->B;
-        ts_batch_view view = {batch->B, batch->S, batch->T, batch->src, batch->src_len, batch->tgt_in, batch->tgt_out};
+        ts_batch_view view = {batch->B, batch->S, batch->T, batch->src, batch->src_len, batch->tgt_in, batch->tgt_out, NULL};
         int n_tokens = 0;
         ts_attention_tap tap = {.layer = -1, .every = 1};
         ts_tensor *loss = ts_seq2seq_loss_tapped(m, ctx, &view, 1.0, NULL, NULL, by_forced ? &tap : NULL, &n_tokens);

@@ -37,7 +37,8 @@ int ts_encoder_run(ts_ctx *ctx, const ts_encoder *enc, const ts_batch_view *bv, 
                     ctx->status);
         for (int t = 0; t < S; t++) mask_tb[(size_t)t * B + b] = mask_bs[(size_t)b * S + t] = t < bv->src_len[b];
     }
-    ts_tensor *x = ts_dropout(ctx, ts_gather_rows(ctx, enc->embedding, bv->src, S * B, TS_PAD), p, rng);  // (S*B, E)
+    ts_tensor *looked_up = bv->src_embedded ? bv->src_embedded : ts_gather_rows(ctx, enc->embedding, bv->src, S * B, TS_PAD);
+    ts_tensor *x = ts_dropout(ctx, looked_up, p, rng);  // (S*B, E)
     ts_tensor *final_fwd, *final_bwd;
     ts_tensor *states = ts_gru_run(ctx, &enc->fwd, x, S, B, mask_tb, 0, &final_fwd);  // (S*B, H)
     ts_tensor *init = final_fwd;

@@ -33,6 +33,6 @@ static ts_tensor *loss_of(ts_ctx *ctx, void *user) {
 
 int ts_seq2seq_gradcheck(ts_seq2seq *m, ts_ctx *ctx, double tf, gsl_rng *rng, const ts_gradcheck_opts *opts,
                          ts_gradcheck_result *results) {
-    check_case c = {m, {B, S, T, batch_src, batch_src_len, batch_tgt_in, batch_tgt_out}, tf, rng};
+    check_case c = {m, {B, S, T, batch_src, batch_src_len, batch_tgt_in, batch_tgt_out, NULL}, tf, rng};
     return ts_gradcheck(ctx, loss_of, &c, m->params.items, m->params.count, opts, results);
 }

@@ -28,6 +28,10 @@ typedef struct {
     const int *src_len;  // (B), each in 1..S
     const int *tgt_in;   // (T, B): <sos> y_1 .. y_n, then TS_PAD (may be NULL for decoding)
     const int *tgt_out;  // (T, B): y_1 .. y_n <eos>, then TS_PAD
+    ts_tensor *src_embedded;  // (S*B, E) time-major, the model's dtype, or NULL: the encoder
+                              // reads these rows instead of looking src up in its embedding
+                              // table (src still gives the lengths); attributions
+                              // (models/explain.c) differentiate through them
 } ts_batch_view;
 
 // What training adds to the loss (docs/models.md, "Regularisation"); a NULL
@@ -135,6 +139,9 @@ struct ts_model_kind {
     int (*attends)(const ts_model_config *cfg);
                             // 1 when step gives attention rows (weights), 0 when it never does
     size_t (*step_bytes)(const ts_model_config *cfg, int B, int S);
+    ts_tensor *(*source_embedding)(const ts_seq2seq *m);
+                            // the source embedding table (Vs, E) whose rows the encoder
+                            // reads: the "input" attributions (models/explain.c) multiply
                             // a first guess at one step's scratch memory for B rows (search
                             // doubles an arena that proves too small and redoes the step)
 

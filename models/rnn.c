@@ -192,6 +192,8 @@ static int rnn_guided_layer(const ts_model_config *cfg) {
     return 0;
 }
 
+static ts_tensor *rnn_source_embedding(const ts_seq2seq *m) { return ((const ts_rnn *)m->layers)->enc.embedding; }
+
 const ts_model_kind ts_rnn_kind = {
     .name = "gru",
     .layers_size = sizeof(ts_rnn),
@@ -208,4 +210,5 @@ const ts_model_kind ts_rnn_kind = {
     .attention_title = rnn_attention_title,
     .tiny = rnn_tiny,
     .guided_layer = rnn_guided_layer,
+    .source_embedding = rnn_source_embedding,
 };

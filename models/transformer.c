@@ -94,18 +94,25 @@ void ts_transformer_positions(double *pe, int first, int n, int D) {
     }
 }
 
+// rows (B*T, D) batch-major, the embeddings of positions first .. first + T - 1
+// -> (B*T, D) = rows sqrt(D) + PE[first + t], then dropout.
+static ts_tensor *embed_rows(ts_ctx *ctx, ts_tensor *rows, int B, int T, int first, double p, gsl_rng *rng) {
+    if (ctx->status || !rows) return NULL;
+    int D = rows->shape[1];
+    double *pe = ts_arena_alloc(ctx->arena, (size_t)B * T * D * sizeof(double));  // (B*T, D)
+    if (!pe) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    ts_transformer_positions(pe, first, T, D);
+    for (int b = 1; b < B; b++) memcpy(pe + (size_t)b * T * D, pe, (size_t)T * D * sizeof(double));
+    ts_tensor *x = ts_scale(ctx, rows, sqrt((double)D));
+    return ts_dropout(ctx, ts_add(ctx, x, ts_constant(ctx, 2, (int[]){B * T, D}, pe)), p, rng);
+}
+
 // ids (B, T) batch-major at positions first .. first + T - 1 ->
 // (B*T, D) = table[ids] sqrt(D) + PE[first + t], then dropout.
 static ts_tensor *embed(ts_ctx *ctx, ts_tensor *table, const int *ids, int B, int T, int first, double p,
                         gsl_rng *rng) {
     if (ctx->status) return NULL;
-    int D = table->shape[1];
-    double *pe = ts_arena_alloc(ctx->arena, (size_t)B * T * D * sizeof(double));  // (B*T, D)
-    if (!pe) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
-    ts_transformer_positions(pe, first, T, D);
-    for (int b = 1; b < B; b++) memcpy(pe + (size_t)b * T * D, pe, (size_t)T * D * sizeof(double));
-    ts_tensor *x = ts_scale(ctx, ts_gather_rows(ctx, table, ids, B * T, TS_PAD), sqrt((double)D));
-    return ts_dropout(ctx, ts_add(ctx, x, ts_constant(ctx, 2, (int[]){B * T, D}, pe)), p, rng);
+    return embed_rows(ctx, ts_gather_rows(ctx, table, ids, B * T, TS_PAD), B, T, first, p, rng);
 }
 
 static ts_tensor *layer_norm(ts_ctx *ctx, const ts_norm_params *n, ts_tensor *x) {
@@ -229,7 +236,11 @@ int ts_transformer_encode(const ts_transformer *m, ts_ctx *ctx, const ts_batch_v
             mask[(size_t)b * S + s] = s < bv->src_len[b];
         }
     }
-    ts_tensor *x = embed(ctx, m->src_embedding, ids, B, S, 0, p, rng);
+    // Given rows (S*B, D) time-major (attributions) are read batch-major like the ids.
+    ts_tensor *x = bv->src_embedded ? embed_rows(ctx, ts_reshape(ctx, ts_swap01(ctx, ts_reshape(ctx, bv->src_embedded, 3, (int[]){S, B, m->cfg.d_model})),
+                                                                  2, (int[]){B * S, m->cfg.d_model}),
+                                                 B, S, 0, p, rng)
+                                    : embed(ctx, m->src_embedding, ids, B, S, 0, p, rng);
     for (int l = 0; l < m->cfg.layers; l++)
         x = encoder_layer(ctx, &m->enc[l], x, B, S, m->cfg.heads, mask, p, rng, attn ? &attn->enc_self[l] : NULL);
     *out = (ts_transformer_memory){.B = B, .S = S, .memory = layer_norm(ctx, &m->enc_norm, x), .mask = mask};
@@ -466,6 +477,10 @@ static size_t transformer_step_bytes(const ts_model_config *c, int B, int S) {
     return (size_t)B * per_row * sizeof(double) + ((size_t)1 << 20);
 }
 
+static ts_tensor *transformer_source_embedding(const ts_seq2seq *m) {
+    return ((const ts_transformer *)m->layers)->src_embedding;
+}
+
 static int transformer_attends(const ts_model_config *cfg) {
     (void)cfg;
     return 1;  // step gives the mean of the last layer's cross-attention heads
@@ -542,4 +557,5 @@ const ts_model_kind ts_transformer_kind = {
     .teacher_forced = 1,
     .every_head = 1,
     .guided_layer = transformer_guided_layer,
+    .source_embedding = transformer_source_embedding,
 };

@@ -313,7 +313,7 @@ ParameterizedTest(model_case *mc, models, float32_model_agrees_with_float64_on_t
         cr_assert_eq(m32->params.items[i]->dtype, TS_F32);
         ts_values_convert(m64->params.items[i]->raw, TS_F64, m32->params.items[i]->raw, TS_F32, m32->params.items[i]->size);
     }
-    ts_batch_view bv = {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out};
+    ts_batch_view bv = {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out, NULL};
     ts_regularizer reg = {0.3, 0.1};
     double loss[2];
     ts_seq2seq *models[2] = {m64, m32};
@@ -425,7 +425,7 @@ ParameterizedTest(model_case *mc, models, gradcheck_with_dropout_and_label_smoot
                            .decoder = mc->decoder, .bidirectional = mc->bidirectional};
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
     cr_assert_not_null(m, "%s", ts_last_error());
-    regularized_case rc = {m, {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out}, 1.0, rng, {0.3, 0.1}};
+    regularized_case rc = {m, {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out, NULL}, 1.0, rng, {0.3, 0.1}};
     ts_gradcheck_opts opts = ts_gradcheck_defaults();
     ts_gradcheck_result results[32];
     for (int pass = 0; pass < 2; pass++) {
@@ -444,7 +444,7 @@ Test(models, zero_regularizer_is_the_plain_loss_and_dropout_changes_it) {
     ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4, .attn = TS_ATTN_BAHDANAU,
                            .decoder = TS_DECODER_BAHDANAU, .bidirectional = 1};
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
-    ts_batch_view bv = {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out};
+    ts_batch_view bv = {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out, NULL};
     ts_regularizer none = {0.0, 0.0}, dropout = {0.5, 0.0}, smooth = {0.0, 0.2};
     double plain = ts_seq2seq_loss(m, &ctx, &bv, 1.0, rng, NULL, NULL)->data[0];
     gsl_rng_set(rng, 1);
@@ -495,9 +495,9 @@ Test(models, padding_does_not_change_a_sentences_loss_or_gradients) {
             size_t n = ts_params_size(&m->params);
             double *g_short = malloc(n * sizeof(double)), *g_long = malloc(n * sizeof(double));
             double *g_both = malloc(n * sizeof(double)), *g_sum = malloc(n * sizeof(double));
-            ts_batch_view one = {1, 2, 2, short_src, short_len, short_in, short_out};
-            ts_batch_view two = {1, 6, 5, long_src, long_len, long_in, long_out};
-            ts_batch_view both = {2, 6, 5, both_src, both_len, both_in, both_out};
+            ts_batch_view one = {1, 2, 2, short_src, short_len, short_in, short_out, NULL};
+            ts_batch_view two = {1, 6, 5, long_src, long_len, long_in, long_out, NULL};
+            ts_batch_view both = {2, 6, 5, both_src, both_len, both_in, both_out, NULL};
             double l_short = summed_loss(m, &one, g_short), l_long = summed_loss(m, &two, g_long);
             double l_both = summed_loss(m, &both, g_both), sum = l_short + l_long;
             assert_allclose(&l_both, &sum, 1, 1e-14, 1e-12);
@@ -515,7 +515,7 @@ Test(models, teacher_forcing_ratio_changes_the_loss_and_is_reproducible) {
     ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4, .attn = TS_ATTN_BAHDANAU,
                            .decoder = TS_DECODER_BAHDANAU};
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
-    ts_batch_view bv = {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out};
+    ts_batch_view bv = {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out, NULL};
     double losses[4];
     double ratios[4] = {1.0, 0.0, 0.5, 0.5};
     for (int i = 0; i < 4; i++) {
