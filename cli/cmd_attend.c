@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 
+#include "infer/explain.h"
 #include "infer/heads.h"
 #include "infer/metrics.h"
 #include "infer/load.h"
@@ -25,7 +26,8 @@
 static const char usage[] =
     "usage: tinyseq attend --model CKPT [--beam K] [--svg FILE] [--json FILE] [--force] [--pharaoh]\n"
     "                      [--values] [--words] [--color auto|always|never]\n"
-    "                      [--layer L] [--head H] [--self enc|dec] [--heads] [SENTENCE]\n"
+    "                      [--layer L] [--head H] [--self enc|dec [--rollout]] [--heads]\n"
+    "                      [--explain grad|ig [--ig-steps N]] [--shift-att] [SENTENCE]\n"
     "\n"
     "Translates SENTENCE (else the one line of standard input; at a terminal it\n"
     "asks for it) and shows its attention matrix: one row per output word\n"
@@ -57,6 +59,17 @@ static const char usage[] =
     "                   self-attention both axes; a word model's are words already\n"
     "  --color WHEN     auto (default: colour on a terminal, a plain table otherwise),\n"
     "                   always, or never (shades on a terminal, no colour)\n"
+    "  --explain KIND   instead of attention, attributions: how much each source word\n"
+    "                   moved each output word's log-probability, grad (gradient x\n"
+    "                   input on the source embeddings) or ig (integrated gradients\n"
+    "                   from zero embeddings); each row's absolute values over their\n"
+    "                   sum, drawn, aligned (--pharaoh) and written (--json: \"weights\";\n"
+    "                   the signed values under \"raw\") as attention is (docs/attention.md)\n"
+    "  --ig-steps N     --explain ig: points of the path integral, 1.." TS_CLI_QUOTE(TS_IG_STEPS_MAX) " (default " TS_CLI_QUOTE(TS_IG_STEPS_DEFAULT) ")\n"
+    "  --shift-att      read the cross-attention shifted (Chen et al. 2020): the row that\n"
+    "                   predicts output word t+1 (its decoder input is word t) as word\n"
+    "                   t's alignment: rows are the output words (the last one's is\n"
+    "                   the <eos> step's row; the first row is dropped)\n"
     "\n"
     "A Transformer shows the mean of its last layer's cross-attention heads\n"
     "unless told otherwise (and says which matrix it shows):\n"
@@ -64,6 +77,9 @@ static const char usage[] =
     "  --head H         that head (0 = the first) instead of the heads' mean\n"
     "  --self enc|dec   encoder self-attention (source x source) or the decoder's\n"
     "                   (output step x decoder input <sos> y_1 ..; causal) instead\n"
+    "  --rollout        with --self: attention rollout (Abnar & Zuidema 2020) through\n"
+    "                   the layers up to --layer (default all): the product of each\n"
+    "                   layer's 0.5 (head mean + I), the last layer first\n"
     "  --heads          every layer x head and each layer's mean as small multiples,\n"
     "                   as many a line as the terminal's width (or $COLUMNS) fits,\n"
     "                   with a line of the colour scale (--svg draws them as one grid)\n";
@@ -77,6 +93,17 @@ static int choose_color(const char *command, const char *flag, const char *value
         return TS_EXIT_USAGE;
     }
     *(const char **)target = value;
+    return -1;
+}
+
+// --explain grad|ig.
+static int choose_explain(const char *command, const char *flag, const char *value, void *target) {
+    int method = ts_explain_parse(value);
+    if (method < 0) {
+        ts_cli_error(command, 0, "--%s expects grad (gradient x input) or ig (integrated gradients), got '%s'", flag, value);
+        return TS_EXIT_USAGE;
+    }
+    *(int *)target = method;
     return -1;
 }
 
@@ -204,6 +231,17 @@ static int merge_words(attention_view *v, const ts_translator *t, ts_heads *head
     return TS_OK;
 }
 
+// --words: the attributions over v's pieces (still labelled by them) merged
+// into words by the rule merge_words applies to attention.
+static int merge_attribution(ts_attribution *a, const attention_view *v, const ts_translator *t) {
+    ts_heads none = {0};
+    ts_word_attention w;
+    int rc = ts_attention_words(t, a->raw, a->T, a->S, &v->labels, &none, &w);
+    if (!rc) rc = ts_attribution_replace(a, w.weights, w.T, w.S);
+    ts_word_attention_free(&w);  // zeroed on failure
+    return rc;
+}
+
 // The labels of v's hypothesis (v->source, v->S) as the model read them.
 static int make_labels(attention_view *v, const ts_translator *t) {
     v->T = v->hyp.len + 1;
@@ -221,8 +259,9 @@ static int make_labels(attention_view *v, const ts_translator *t) {
 typedef struct {
     long layer, head;
     int layer_given, head_given, self_given;
-    int view;  // enum ts_head_view
-    int grid;  // --heads
+    int view;     // enum ts_head_view
+    int grid;     // --heads
+    int rollout;  // --rollout
 } head_choice;
 
 // --self enc|dec.
@@ -284,11 +323,14 @@ static const char *const *view_labels(const attention_view *v, int view, int col
     return cols ? v->inputs : v->labels.target;  // the decoder's rows are its outputs, its columns its inputs
 }
 
-static shown_matrix pick_matrix(const ts_heads *h, const head_choice *c, const attention_view *v) {
+// The matrix c chooses among h's (rollout: --rollout's (L, R, R) products).
+static shown_matrix pick_matrix(const ts_heads *h, const head_choice *c, const attention_view *v, const double *rollout) {
     int layer = c->layer_given ? (int)c->layer : h->layers - 1, head = c->head_given ? (int)c->head : -1;
     const ts_head_view_info *info = &ts_head_views[c->view];
+    size_t cells = (size_t)ts_heads_rows(h, c->view) * ts_heads_cols(h, c->view);
+    const double *w = c->rollout ? rollout + (size_t)layer * cells : ts_heads_matrix(h, c->view, layer, head);
     // The decoder's self-attention reads its inputs (<sos> and the outputs before), not the target.
-    return (shown_matrix){ts_heads_matrix(h, c->view, layer, head), ts_heads_rows(h, c->view), ts_heads_cols(h, c->view),
+    return (shown_matrix){w, ts_heads_rows(h, c->view), ts_heads_cols(h, c->view),
                           view_labels(v, c->view, 0), view_labels(v, c->view, 1),
                           {info->rows_target ? "target" : "source", info->cols_target ? "decoder input" : "source"}};
 }
@@ -305,7 +347,9 @@ static void describe_choice(char *out, size_t size, const ts_heads *h, const hea
     }
     n += snprintf(out + n, size - (size_t)n, "layer %d (%s of %d), ", layer,
                        layer == h->layers - 1 ? "the last" : layer == 0 ? "the first" : "one", h->layers);
-    if (c->head_given) snprintf(out + n, size - (size_t)n, "head %ld of %d, %s", c->head, h->heads, search);
+    if (c->rollout) snprintf(out + n, size - (size_t)n, "rollout of layers 0..%d (0.5 (A + I) of each layer's "
+                                                     "mean of %d heads), %s", layer, h->heads, search);
+    else if (c->head_given) snprintf(out + n, size - (size_t)n, "head %ld of %d, %s", c->head, h->heads, search);
     else snprintf(out + n, size - (size_t)n, "mean of %d heads, %s", h->heads, search);
 }
 
@@ -325,7 +369,7 @@ static void grid_free(grid_panels *p) {
 }
 
 static int make_grid(grid_panels *p, const ts_heads *h, const head_choice *c, const attention_view *v,
-                     const char *title) {
+                     const char *title, int shift) {
     size_t L = (size_t)h->layers, cols = (size_t)h->heads + 1;
     p->panels = malloc(L * cols * sizeof *p->panels);
     p->titles = malloc((L + cols) * sizeof *p->titles);
@@ -339,7 +383,8 @@ static int make_grid(grid_panels *p, const ts_heads *h, const head_choice *c, co
         snprintf(p->titles[l], sizeof p->titles[l], "layer %zu", l);
         p->row_titles[l] = p->titles[l];
         for (size_t k = 0; k < cols; k++)
-            p->panels[l * cols + k] = ts_heads_matrix(h, c->view, (int)l, k + 1 < cols ? (int)k : -1);
+            p->panels[l * cols + k] = ts_heads_matrix(h, c->view, (int)l, k + 1 < cols ? (int)k : -1) +
+                                      (shift ? ts_heads_cols(h, c->view) : 0);  // --shift-att: from row 1
     }
     for (size_t k = 0; k < cols; k++) {
         if (k + 1 < cols) snprintf(p->titles[L + k], sizeof p->titles[L + k], "head %zu", k);
@@ -347,7 +392,7 @@ static int make_grid(grid_panels *p, const ts_heads *h, const head_choice *c, co
         p->col_titles[k] = p->titles[L + k];
     }
     p->g = (ts_heatmap_grid){.panels = p->panels, .rows = L, .cols = cols,
-                             .R = (size_t)ts_heads_rows(h, c->view), .C = (size_t)ts_heads_cols(h, c->view),
+                             .R = (size_t)(ts_heads_rows(h, c->view) - shift), .C = (size_t)ts_heads_cols(h, c->view),
                              .row_titles = p->row_titles, .col_titles = p->col_titles,
                              .target = view_labels(v, c->view, 0), .source = view_labels(v, c->view, 1), .title = title};
     return TS_EXIT_OK;
@@ -359,11 +404,31 @@ static void print_words(FILE *out, const char *label, const char *const *words, 
     fputc('\n', out);
 }
 
+// -1 when --explain, --ig-steps, --shift-att and --rollout go together with
+// the head choice, else the usage status after a message naming the flags.
+static int check_readings(const head_choice *c, int explain, int ig_steps_given, int shift) {
+    const char *clash = NULL;
+    if (explain >= 0 && (c->self_given || c->grid || c->layer_given || c->head_given))
+        clash = "--explain draws attributions, which have no layers or heads: give it without --self, --heads, "
+                "--layer and --head";
+    else if (ig_steps_given && explain != TS_EXPLAIN_IG) clash = "--ig-steps goes with --explain ig";
+    else if (shift && (explain >= 0 || c->self_given))
+        clash = "--shift-att reads the cross-attention shifted; it cannot go with --explain or --self";
+    else if (c->rollout && !c->self_given) clash = "--rollout follows self-attention through the layers: give --self enc|dec";
+    else if (c->rollout && (c->head_given || c->grid))
+        clash = "--rollout averages each layer's heads: give it without --head and --heads";
+    if (!clash) return -1;
+    ts_cli_error(cmd, 0, "%s", clash);
+    return TS_EXIT_USAGE;
+}
+
 int ts_cmd_attend(int argc, char **argv) {
     const char *model_path = NULL, *svg_path = NULL, *json_path = NULL, *color = "auto";
     long beam = TS_BEAM_DEFAULT;
     ts_length_penalty lp = {0, 0.0};
-    int pharaoh = 0, values = 0, force = 0, words = 0;
+    int pharaoh = 0, values = 0, force = 0, words = 0, shift = 0;
+    int explain = -1, ig_steps_given = 0;  // --explain: enum ts_explain_method
+    long ig_steps = TS_IG_STEPS_DEFAULT;
     head_choice choice = {.view = TS_VIEW_CROSS};
     sentence_list list = {malloc((size_t)argc * sizeof(char *)), 0};
     if (!list.items) {
@@ -385,6 +450,10 @@ int ts_cmd_attend(int argc, char **argv) {
         {.name = "head", .kind = TS_FLAG_INT, .target = &choice.head, .lo = -1e6, .hi = 1e6, .given = &choice.head_given},
         {.name = "self", .kind = TS_FLAG_CHOICE, .target = &choice.view, .choose = choose_self, .given = &choice.self_given},
         TS_SWITCH("heads", &choice.grid),
+        TS_SWITCH("rollout", &choice.rollout),
+        TS_CHOICE("explain", &explain, choose_explain),
+        {.name = "ig-steps", .kind = TS_FLAG_INT, .target = &ig_steps, .lo = 1, .hi = TS_IG_STEPS_MAX, .given = &ig_steps_given},
+        TS_SWITCH("shift-att", &shift),
     };
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0],
                         .positional = take_sentence, .context = &list};
@@ -403,6 +472,7 @@ int ts_cmd_attend(int argc, char **argv) {
         ts_cli_error(cmd, 0, "--pharaoh aligns output words to source words (cross-attention); it cannot go with --self");
         parsed = TS_EXIT_USAGE;
     }
+    if (parsed < 0) parsed = check_readings(&choice, explain, ig_steps_given, shift);
     if (parsed < 0 && svg_path) parsed = ts_cli_check_output(cmd, "the SVG", svg_path, force, 1);
     if (parsed < 0 && json_path) parsed = ts_cli_check_output(cmd, "the JSON", json_path, force, 1);
     char *typed = NULL;  // the sentence read from stdin when no argument gives it
@@ -412,6 +482,11 @@ int ts_cmd_attend(int argc, char **argv) {
     if (parsed < 0) parsed = ts_cli_load_model(cmd, model_path, NULL, lp, beam, &t);
     if (parsed < 0) {
         parsed = check_choice(&choice, t.model, model_path);
+        if (parsed < 0 && choice.rollout && words && t.src_sw) {
+            ts_cli_error(cmd, 0, "--rollout multiplies the pieces' matrices; merged into words they no longer "
+                                 "compose: give it without --words");
+            parsed = TS_EXIT_USAGE;
+        }
         if (parsed >= 0) ts_translator_free(&t);
     }
     free(list.items);
@@ -440,10 +515,18 @@ int ts_cmd_attend(int argc, char **argv) {
     if (!rc) rc = make_labels(&v, &t);
     ts_heads heads = {0};
     grid_panels grid = {0};
-    if (!rc && ts_heads_available(t.model)) rc = compute_heads(&t, &ctx, &v, &heads);
+    ts_attribution attribution = {0};
+    double *rollout = NULL;  // --rollout: (L, R, R)
+    if (!rc && explain < 0 && ts_heads_available(t.model)) rc = compute_heads(&t, &ctx, &v, &heads);
+    if (!rc && explain >= 0)
+        while ((rc = ts_attribution_of_translation(&t, &ctx, v.labels.source, v.S, &v.hyp, explain, (int)ig_steps,
+                                                   &attribution)) == TS_ERR_ARENA &&
+               !ts_cli_grow_arena(&ctx, "the attributions")) {
+        }
     ts_arena_free(ctx.arena);
     if (rc) {
-        ts_cli_error(cmd, 1, "cannot translate the sentence");
+        ts_cli_error(cmd, 1, explain >= 0 ? "cannot translate the sentence and explain it" : "cannot translate the sentence");
+        ts_attribution_free(&attribution);
         ts_heads_free(&heads);
         view_free(&v);
         ts_translator_free(&t);
@@ -456,7 +539,12 @@ int ts_cmd_attend(int argc, char **argv) {
     // With --svg - or --json - standard output holds that document alone;
     // what is shown for people goes to standard error instead.
     FILE *shown = (svg_path && !strcmp(svg_path, "-")) || (json_path && !strcmp(json_path, "-")) ? stderr : stdout;
-    // --words: every matrix there is to show merged into words.
+    // --words: every matrix there is to show merged into words (the attributions first, by the pieces' labels).
+    if (words && t.src_sw && explain >= 0 && merge_attribution(&attribution, &v, &t)) {
+        ts_cli_error(cmd, 1, "cannot merge the pieces into words");
+        status = TS_EXIT_FAIL;
+        goto done;
+    }
     if (words && t.src_sw && ts_model_attends(cfg) && merge_words(&v, &t, &heads)) {
         ts_cli_error(cmd, 1, "cannot merge the pieces into words");
         status = TS_EXIT_FAIL;
@@ -464,7 +552,7 @@ int ts_cmd_attend(int argc, char **argv) {
     }
     print_words(shown, "source: ", v.labels.source, v.S);
     print_words(shown, "output: ", v.labels.target, v.T - 1);
-    if (!ts_model_attends(cfg)) {
+    if (!ts_model_attends(cfg) && explain < 0) {
         fprintf(shown, "attention: none - this model has no attention, so there are no weights to show%s\n",
                svg_path || json_path || pharaoh ? " (no SVG, JSON or alignment written)" : "");
         goto done;
@@ -474,18 +562,40 @@ int ts_cmd_attend(int argc, char **argv) {
     if (beam > 1) snprintf(search, sizeof search, "beam %ld", beam);
     const double *search_weights = v.merged_weights ? v.merged_weights : v.hyp.attention;  // (T, S)
     shown_matrix m = {search_weights, v.T, v.S, v.labels.target, v.labels.source, {"target", "source"}};  // the search's
-    if (heads.layers) {
-        m = pick_matrix(&heads, &choice, &v);
+    if (choice.rollout) {
+        size_t cells = (size_t)ts_heads_rows(&heads, choice.view) * ts_heads_cols(&heads, choice.view);
+        rollout = malloc((size_t)heads.layers * cells * sizeof *rollout);
+        if (!rollout || ts_heads_rollout(&heads, choice.view, rollout)) {
+            ts_cli_error(cmd, 1, "cannot roll the attention out");
+            status = TS_EXIT_FAIL;
+            goto done;
+        }
+    }
+    if (explain >= 0) {
+        m.weights = attribution.weights;
+        int n = snprintf(title, sizeof title, "attribution: %s", ts_explain_methods[explain].title);
+        if (explain == TS_EXPLAIN_IG) n += snprintf(title + n, sizeof title - (size_t)n, " (%d steps from zero embeddings)", attribution.steps);
+        snprintf(title + n, sizeof title - (size_t)n, " of each output word's log-probability, |a| / row sum, %s", search);
+    } else if (heads.layers) {
+        m = pick_matrix(&heads, &choice, &v, rollout);
         describe_choice(title, sizeof title, &heads, &choice, search);
     } else {
         char what[160];
         snprintf(title, sizeof title, "attention: %s, %s", ts_model_attention_title(cfg, what, sizeof what), search);
     }
+    int eos_row = !choice.self_given;  // the last row is the <eos> step's
+    if (shift) {
+        // Row t + 1 predicts word t + 1 from decoder input word t: read as word t's; <eos>'s row goes.
+        m.weights += m.cols;
+        m.rows -= 1;
+        eos_row = 0;
+        snprintf(title + strlen(title), sizeof title - strlen(title), ", shift-att");
+    }
     fprintf(shown, "%s\n\n", title);
 
     ts_term_opts term = {.mode = term_mode(color, shown), .values = values, .width = term_width(shown)};
     const double *weights = m.weights;  // (m.rows, m.cols)
-    if (choice.grid && (status = make_grid(&grid, &heads, &choice, &v, title))) goto done;
+    if (choice.grid && (status = make_grid(&grid, &heads, &choice, &v, title, shift))) goto done;
     if (choice.grid ? ts_render_heatmap_grid_term(shown, &grid.g, &term)
                     : ts_render_heatmap_term(shown, weights, (size_t)m.rows, (size_t)m.cols, m.row_words, m.col_words,
                                              &term)) {
@@ -497,7 +607,7 @@ int ts_cmd_attend(int argc, char **argv) {
         // One link per output word; the <eos> row has no gold counterpart.
         ts_link *links = malloc((size_t)v.T * sizeof *links);
         size_t n_links = 0;
-        rc = links ? ts_align_argmax(weights, (size_t)v.T - 1, (size_t)v.S, 0, links, &n_links)
+        rc = links ? ts_align_argmax(weights, (size_t)(m.rows - eos_row), (size_t)m.cols, 0, links, &n_links)
                    : ts_fail(TS_ERR_NOMEM, "out of memory");
         if (!rc) {
             fprintf(shown, "\nalignment (source-target):\n");
@@ -524,17 +634,27 @@ int ts_cmd_attend(int argc, char **argv) {
         }
     }
     if (json_path) {
-        // weights: the search's own (the last layer's cross-attention mean for a Transformer).
+        // weights: the search's own (the last layer's cross-attention mean for a Transformer),
+        // the attributions' normalised rows with --explain; shifted with --shift-att.
         ts_json_head_view views[TS_VIEW_COUNT];
         ts_json_heads all = {0};
         if (heads.layers) all = ts_heads_json(&heads, views);
         const char *name = heads.layers ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
-        if (!strcmp(json_path, "-") ? ts_render_attention_json_heads(stdout, search_weights, (size_t)v.T, (size_t)v.S,
-                                                                     v.labels.target, v.labels.source, name,
-                                                                     all.layers ? &all : NULL)
-                                    : ts_render_attention_json_heads_path(json_path, search_weights, (size_t)v.T,
-                                                                          (size_t)v.S, v.labels.target, v.labels.source, name,
-                                                                          all.layers ? &all : NULL)) {
+        const double *json_weights = explain >= 0 ? attribution.weights : search_weights + (shift ? v.S : 0);
+        size_t rows = (size_t)(v.T - shift);
+        if (explain >= 0) {
+            all.explain = ts_explain_methods[explain].name;
+            all.ig_steps = attribution.steps;
+            all.raw = attribution.raw;
+            all.log_prob = attribution.log_prob;
+            all.baseline_log_prob = attribution.baseline_log_prob;
+        }
+        if (shift) all.reading = "shift-att";
+        const ts_json_heads *more = all.layers || all.explain || all.reading ? &all : NULL;
+        if (!strcmp(json_path, "-") ? ts_render_attention_json_heads(stdout, json_weights, rows, (size_t)v.S,
+                                                                     v.labels.target, v.labels.source, name, more)
+                                    : ts_render_attention_json_heads_path(json_path, json_weights, rows, (size_t)v.S,
+                                                                          v.labels.target, v.labels.source, name, more)) {
             ts_cli_error(cmd, 1, "cannot write the JSON");
             status = TS_EXIT_FAIL;
         } else if (strcmp(json_path, "-")) {
@@ -547,6 +667,8 @@ done:
         status = TS_EXIT_FAIL;
     }
     grid_free(&grid);
+    free(rollout);
+    ts_attribution_free(&attribution);
     ts_heads_free(&heads);
     view_free(&v);
     ts_translator_free(&t);

@@ -213,5 +213,29 @@ ts_json_heads ts_heads_json(const ts_heads *h, ts_json_head_view *views) {
                                           info->cols_target ? "target_in" : "source", (size_t)ts_heads_rows(h, view),
                                           (size_t)ts_heads_cols(h, view), h->weights[view], h->mean[view]};
     }
-    return (ts_json_heads){(size_t)h->layers, (size_t)h->heads, views, TS_VIEW_COUNT};
+    return (ts_json_heads){.layers = (size_t)h->layers, .heads = (size_t)h->heads, .views = views, .n_views = TS_VIEW_COUNT};
+}
+
+int ts_heads_rollout(const ts_heads *h, enum ts_head_view v, double *out) {
+    int R = ts_heads_rows(h, v);
+    if (ts_head_views[v].rows_target != ts_head_views[v].cols_target || R != ts_heads_cols(h, v))
+        return ts_fail(TS_ERR_ARG, "rollout: the %s has no square matrices", ts_head_views[v].title);
+    size_t cells = (size_t)R * R;
+    for (int l = 0; l < h->layers; l++) {
+        const double *mean = ts_heads_matrix(h, v, l, -1);  // (R, R)
+        double *rolled = out + (size_t)l * cells;           // (R, R)
+        for (int i = 0; i < R; i++)
+            for (int j = 0; j < R; j++) {
+                if (l == 0) {
+                    rolled[(size_t)i * R + j] = 0.5 * (mean[(size_t)i * R + j] + (i == j));
+                    continue;
+                }
+                // (A'_l out_(l-1))[i, j] = sum_k A'_l[i, k] out_(l-1)[k, j]
+                const double *before = rolled - cells;
+                double sum = 0.0;
+                for (int k = 0; k < R; k++) sum += 0.5 * (mean[(size_t)i * R + k] + (i == k)) * before[(size_t)k * R + j];
+                rolled[(size_t)i * R + j] = sum;
+            }
+    }
+    return TS_OK;
 }

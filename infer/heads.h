@@ -109,4 +109,12 @@ int ts_heads_cols(const ts_heads *h, enum ts_head_view v);
 // View v's matrix (rows, cols) of layer l, head k; k = -1: the layer's head mean.
 const double *ts_heads_matrix(const ts_heads *h, enum ts_head_view v, int l, int k);
 
+// Attention rollout (Abnar & Zuidema 2020) of self-attention view v (enc or
+// dec, whose rows and columns are the same positions) into out (L, R, R):
+// out's layer l is A'_l A'_(l-1) .. A'_0, A'_k = 0.5 (M_k + I) with M_k
+// layer k's head mean (heads averaged, as the paper does), the identity
+// standing for the residual connection around each attention. Each A'_k's
+// rows sum to 1, so each product's do too. TS_OK, TS_ERR_ARG (a cross view).
+int ts_heads_rollout(const ts_heads *h, enum ts_head_view v, double *out);
+
 #endif

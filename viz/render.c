@@ -137,16 +137,20 @@ static void json_number(FILE *out, double w) {
 }
 
 // Matrix (R, C) as [[...], ...]; rows after the first start on a new line at `indent`.
+static void json_vector(FILE *out, const double *w, size_t C) {
+    fputc('[', out);
+    for (size_t i = 0; i < C; i++) {
+        if (i > 0) fputs(", ", out);
+        json_number(out, w[i]);
+    }
+    fputc(']', out);
+}
+
 static void json_matrix(FILE *out, const double *w, size_t R, size_t C, const char *indent) {
     fputc('[', out);
     for (size_t j = 0; j < R; j++) {
         if (j > 0) fprintf(out, ",\n%s", indent);
-        fputc('[', out);
-        for (size_t i = 0; i < C; i++) {
-            if (i > 0) fputs(", ", out);
-            json_number(out, w[j * C + i]);
-        }
-        fputc(']', out);
+        json_vector(out, w + j * C, C);
     }
     fputc(']', out);
 }
@@ -179,7 +183,7 @@ int ts_render_attention_json_heads(FILE *out, const double *weights, size_t T, s
     fputs(",\n \"attention\": ", out);
     if (attention) ts_render_json_string(out, attention);
     else fputs("null", out);
-    if (heads) {
+    if (heads && heads->layers) {
         fprintf(out, ",\n \"layers\": %zu, \"heads\": %zu", heads->layers, heads->heads);
         for (size_t v = 0; v < heads->n_views; v++) {
             const ts_json_head_view *view = &heads->views[v];
@@ -199,6 +203,25 @@ int ts_render_attention_json_heads(FILE *out, const double *weights, size_t T, s
             json_matrices(out, view->mean, heads->layers, view->R, view->C);
             fputc('}', out);
         }
+    }
+    if (heads && heads->explain) {
+        fputs(",\n \"explain\": ", out);
+        ts_render_json_string(out, heads->explain);
+        if (heads->ig_steps) fprintf(out, ", \"ig_steps\": %d", heads->ig_steps);
+        fputs(",\n \"raw\": ", out);
+        json_matrix(out, heads->raw, T, S, "  ");
+        if (heads->log_prob) {
+            fputs(",\n \"log_prob\": ", out);
+            json_vector(out, heads->log_prob, T);
+        }
+        if (heads->baseline_log_prob) {
+            fputs(",\n \"baseline_log_prob\": ", out);
+            json_vector(out, heads->baseline_log_prob, T);
+        }
+    }
+    if (heads && heads->reading) {
+        fputs(",\n \"reading\": ", out);
+        ts_render_json_string(out, heads->reading);
     }
     fputs("}\n", out);
     return ferror(out) ? ts_fail(TS_ERR_IO, "render json: write error") : TS_OK;

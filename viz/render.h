@@ -69,15 +69,25 @@ typedef struct {
 } ts_json_head_view;
 
 typedef struct {
-    size_t layers, heads;
+    size_t layers, heads;  // 0 layers: no heads (a GRU's JSON with attributions or a reading)
     const ts_json_head_view *views;
     size_t n_views;
+    // Attributions (attend --explain, docs/attention.md): weights are then
+    // their rows normalised as attention's.
+    const char *explain;               // "grad", "ig", or NULL: none
+    int ig_steps;                      // ig: the quadrature's points
+    const double *raw;                 // (T, S) the attributions as computed
+    const double *log_prob;            // (T) ig: log p of each output step, or NULL
+    const double *baseline_log_prob;   // (T) ig: the same at the baseline, or NULL
+    const char *reading;               // "shift-att" when weights are read shifted, or NULL
 } ts_json_heads;
 
 // ts_render_attention_json's object with, after "attention", "layers": L,
 // "heads": H and one key per view: {"rows": "target", "cols": "source",
 // "heads": [layer][head][row][col], "mean": [layer][row][col]}, numbers as
-// there. heads NULL writes exactly ts_render_attention_json's bytes.
+// there; then, when set, "explain": "grad", "ig_steps": N, "raw": [row][col],
+// "log_prob": [row], "baseline_log_prob": [row] and "reading": "shift-att".
+// heads NULL writes exactly ts_render_attention_json's bytes.
 int ts_render_attention_json_heads(FILE *out, const double *weights, size_t T, size_t S,
                                    const char *const *target, const char *const *source,
                                    const char *attention, const ts_json_heads *heads);
