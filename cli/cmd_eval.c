@@ -8,6 +8,7 @@
 #include "data/gold.h"
 #include "infer/evaluate.h"
 #include "infer/heads.h"
+#include "models/explain.h"
 #include "infer/load.h"
 #include "infer/metrics.h"
 #include "infer/translate.h"
@@ -20,6 +21,7 @@
 static const char usage[] =
     "usage: tinyseq eval --model CKPT --corpus FILE [--beam K] [--align GOLD] [--max-len N]\n"
     "                    [--skip-bad] [--show N] [--batch N]\n"
+    "                    [--shift-att] [--explain grad|ig [--ig-steps N]]\n"
     "\n"
     "Evaluates a checkpoint on the sentence pairs of a TSV corpus (source<TAB>target):\n"
     "teacher-forced perplexity, corpus BLEU-4 of the decoded outputs (also by source\n"
@@ -39,6 +41,15 @@ static const char usage[] =
     "                  aer= scores the attention of the search's output, aer_forced= that of\n"
     "                  the reference force-decoded (teacher forcing), aer_forced_best= its\n"
     "                  best single head (a Transformer's per head in a table above)\n"
+    "  --shift-att     with --align: also the forced attention read shifted (Chen et al.\n"
+    "                  2020: the row that predicts word t+1 as word t's alignment), per head,\n"
+    "                  aer_shift= and aer_shift_best=\n"
+    "  --explain KIND  with --align: the reference's attributions, grad (gradient x input)\n"
+    "                  or ig (integrated gradients; docs/attention.md): their AER\n"
+    "                  (aer_explain=), and per head their agreement with the forced\n"
+    "                  attention (shifted with --shift-att): Jensen-Shannon divergence of\n"
+    "                  the rows and the share of rows with the same argmax\n"
+    "  --ig-steps N    --explain ig: points of the path integral (default " TS_CLI_QUOTE(TS_IG_STEPS_DEFAULT) ")\n"
     "  --max-len N     leave out pairs with a side longer than N tokens (default:\n"
     "                  the checkpoint's training limit; 0: none); pairs longer\n"
     "                  than 1000 tokens are always left out\n"
@@ -47,7 +58,8 @@ static const char usage[] =
     "  --batch N       sentences per batch (default 64)\n"
     "\n"
     "The last line is\n"
-    "  eval: bleu=B chrf=C ppl=P exact=E pairs=N [aer=A aer_diagonal=D aer_forced=F aer_forced_best=G]\n"
+    "  eval: bleu=B chrf=C ppl=P exact=E pairs=N [aer=A aer_diagonal=D aer_forced=F aer_forced_best=G\n"
+    "        [aer_shift=H aer_shift_best=I] [aer_explain=X]]\n"
     "BLEU and chrF are fractions in [0, 1] (chrF2 as sacreBLEU computes it, divided by\n"
     "100). When BLEU is 0 because some n-gram order never matches (short targets), a\n"
     "note on stderr says so.\n"
@@ -116,11 +128,47 @@ static const char forced_title[] =
     "with teacher forcing; the argmax of each head's attention on each reference word against\n"
     "the gold links; the last layer's mean is aer_forced= below):\n";
 
+static const char shift_title[] =
+    "\nAER of the reference force-decoded, read shifted (shift-att: the row that predicts word\n"
+    "t+1 as word t's alignment), by layer and head; the last layer's mean is aer_shift= below:\n";
+
+// Per layer and head (then the layer's mean): the mean JS divergence of the
+// forced attention's rows and the attributions' normalised rows, and the
+// share of rows with the same argmax.
+static void print_agreement(const char *method, int shift, int L, int H, const double *js, const double *same) {
+    printf("\nattention beside the attributions (%s) of the reference, by layer and head%s:\n"
+           "JS divergence of the rows (nats; 0 same rows, ln 2 = 0.693 disjoint) / share of rows with\n"
+           "the same argmax source word (1 all):\n%10s", method, shift ? " (attention read shifted)" : "", "");
+    for (int k = 0; k <= H; k++) {
+        char name[24];
+        if (k < H) snprintf(name, sizeof name, "head %d", k);
+        printf("%16s", k < H ? name : "mean");
+    }
+    putchar('\n');
+    for (int l = 0; l < L; l++) {
+        printf("  layer %-3d", l);
+        for (int k = 0; k <= H; k++) printf("   %.4f / %.4f", js[l * (H + 1) + k], same[l * (H + 1) + k]);
+        putchar('\n');
+    }
+}
+
+// --explain grad|ig: 1 + the method (0 stays "none" in ts_eval_opts).
+static int choose_explain(const char *command, const char *flag, const char *value, void *target) {
+    int method = ts_explain_parse(value);
+    if (method < 0) {
+        ts_cli_error(command, 0, "--%s expects grad (gradient x input) or ig (integrated gradients), got '%s'", flag, value);
+        return TS_EXIT_USAGE;
+    }
+    *(int *)target = 1 + method;
+    return -1;
+}
+
 int ts_cmd_eval(int argc, char **argv) {
     const char *model_path = NULL, *corpus_path = NULL, *align_path = NULL;
     long beam = TS_BEAM_DEFAULT, max_len = -1, show = 3, batch = 64;
     ts_length_penalty lp = {0, 0.0};
-    int skip_bad = 0;
+    int skip_bad = 0, shift = 0, explain = 0, ig_given = 0;
+    long ig_steps = TS_IG_STEPS_DEFAULT;
     const ts_flag flags[] = {
         TS_STRING("model", &model_path),
         TS_STRING("corpus", &corpus_path),
@@ -132,9 +180,20 @@ int ts_cmd_eval(int argc, char **argv) {
         TS_INT("batch", &batch, 1, 1000000),
         TS_INT("show", &show, 0, 1000000),
         TS_SWITCH("skip-bad", &skip_bad),
+        TS_SWITCH("shift-att", &shift),
+        TS_CHOICE("explain", &explain, choose_explain),
+        {.name = "ig-steps", .kind = TS_FLAG_INT, .target = &ig_steps, .lo = 1, .hi = TS_IG_STEPS_MAX, .given = &ig_given},
     };
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
     int parsed = ts_cli_parse(&spec, argc, argv);
+    if (parsed < 0 && (shift || explain) && !align_path) {
+        ts_cli_error(cmd, 0, "%s scores alignments: give --align GOLD", shift ? "--shift-att" : "--explain");
+        parsed = TS_EXIT_USAGE;
+    }
+    if (parsed < 0 && ig_given && explain != 1 + TS_EXPLAIN_IG) {
+        ts_cli_error(cmd, 0, "--ig-steps goes with --explain ig");
+        parsed = TS_EXIT_USAGE;
+    }
     if (parsed >= 0) return parsed;
     ts_translator t;
     if ((parsed = ts_cli_load_model(cmd, model_path, corpus_path ? NULL : "--corpus FILE", lp, beam, &t)) >= 0) return parsed;
@@ -156,6 +215,7 @@ int ts_cmd_eval(int argc, char **argv) {
     ts_hypothesis *hyps = NULL;
     double *head_aer = NULL;  // (layers, heads + 1) for a Transformer with --align
     double *forced_aer = NULL;  // (layers, heads + 1) of the cross-attention (ts_model_cross_heads) with --align
+    double *readings = NULL;    // (3, layers, heads + 1): --shift-att's AER, --explain's JS and same-argmax share
     ts_arena *arena = NULL;
     int status = TS_EXIT_FAIL;
     printf("corpus %s: %zu pair%s", corpus_path, c->n_pairs, c->n_pairs == 1 ? "" : "s");
@@ -184,6 +244,19 @@ int ts_cmd_eval(int argc, char **argv) {
         !(forced_aer = opts.head_aer_forced = malloc((size_t)forced_layers * (size_t)(forced_heads + 1) * sizeof *forced_aer))) {
         ts_cli_error(cmd, 0, "out of memory");
         goto done;
+    }
+    size_t cells = (size_t)forced_layers * (size_t)(forced_heads + 1);
+    if (align_path && forced_heads && (shift || explain)) {
+        if (!(readings = calloc(3 * cells, sizeof *readings))) {
+            ts_cli_error(cmd, 0, "out of memory");
+            goto done;
+        }
+        opts.shift_att = shift;
+        opts.head_aer_shift = shift ? readings : NULL;
+        opts.explain = explain;
+        opts.ig_steps = (int)ig_steps;
+        opts.head_js = explain ? readings + cells : NULL;
+        opts.head_same = explain ? readings + 2 * cells : NULL;
     }
     size_t B = (size_t)batch < n_rows ? (size_t)batch : n_rows;
     // Decoding steps run in scratch arenas of their own (models/search.c):
@@ -233,10 +306,17 @@ int ts_cmd_eval(int argc, char **argv) {
     if (r.has_head_aer) print_head_aer(search_title, cfg->layers, cfg->heads, head_aer, r.aer_diagonal);
     if (r.has_aer_forced && forced_layers * forced_heads > 1)
         print_head_aer(forced_title, forced_layers, forced_heads, forced_aer, r.aer_diagonal);
+    if (r.has_shift && forced_layers * forced_heads > 1)
+        print_head_aer(shift_title, forced_layers, forced_heads, readings, r.aer_diagonal);
+    if (r.has_explain)
+        print_agreement(ts_explain_methods[explain - 1].title, shift, forced_layers, forced_heads, readings + cells,
+                        readings + 2 * cells);
     printf("eval: bleu=%.4f chrf=%.4f ppl=%.3f exact=%.4f pairs=%zu", r.bleu, r.chrf, r.perplexity, r.exact, r.pairs);
     if (r.has_aer) printf(" aer=%.4f aer_diagonal=%.4f", r.aer, r.aer_diagonal);
     if (r.has_aer_forced)
         printf(" aer_forced=%.4f aer_forced_best=%.4f", r.aer_forced, r.aer_forced_best);
+    if (r.has_shift) printf(" aer_shift=%.4f aer_shift_best=%.4f", r.aer_shift, r.aer_shift_best);
+    if (r.has_explain) printf(" aer_explain=%.4f", r.aer_explain);
     putchar('\n');
     status = TS_EXIT_OK;
     if (fflush(stdout) == EOF) {
@@ -248,6 +328,7 @@ done:
     free(hyps);
     free(head_aer);
     free(forced_aer);
+    free(readings);
     ts_arena_free(arena);
     ts_eval_set_free(&set);
     ts_translator_free(&t);

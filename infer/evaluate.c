@@ -24,6 +24,7 @@
 #include "data/batch.h"
 #include "models/seq2seq.h"
 
+#include "infer/explain.h"
 #include "infer/forced.h"
 #include "infer/heads.h"
 #include "infer/metrics.h"
@@ -54,6 +55,9 @@ typedef struct {
     ts_aer_acc aer, aer_diagonal;
     ts_aer_acc *head_aer;  // (layers, heads + 1) per head, then the layer's mean; NULL unless asked
     ts_aer_acc *forced;    // (layers, heads + 1) the same of the reference force-decoded; NULL without gold
+    ts_aer_acc *shift;     // (layers, heads + 1) the same read shifted; NULL unless asked
+    ts_aer_acc explain;    // the attributions of the reference
+    ts_agreement_acc *agree;  // (layers, heads + 1) each forced head beside the attributions; NULL unless asked
     double entropy_sum;   // summed row entropies
     size_t entropy_rows;  // rows summed
     double pad_mass;      // summed weight on padded columns
@@ -73,6 +77,8 @@ typedef struct {
 static void eval_acc_free(eval_acc *a) {
     free(a->head_aer);
     free(a->forced);
+    free(a->shift);
+    free(a->agree);
     free(a->weights);
     free(a->links);
     free(a->gold);
@@ -165,17 +171,64 @@ static int score_heads(eval_acc *a, const ts_seq2seq *m, ts_ctx *ctx, const ts_h
 // Adds the AER of every head (and layer mean) of sentence b of a batch's
 // teacher-forced pass (tap) to a->forced: its n source columns and the rows
 // of its n_ref reference words (the <eos> row aside).
-static int score_forced(eval_acc *a, const ts_attention_tap *tap, int layers, int heads, int b, int n, int n_ref,
-                        const gold_view *gold) {
+// Copies column b of a time-major (rows, B) id array into out[0..rows).
+static void column(const int32_t *ids, int B, int b, int rows, int32_t *out) {
+    for (int t = 0; t < rows; t++) out[t] = ids[(size_t)t * B + b];
+}
+
+// What eval --explain adds to a sentence's forced reading: its
+// attributions (computed in a context of their own, the batch's pass
+// still being read), the source and reference ids they read.
+typedef struct {
+    ts_seq2seq *model;
+    ts_ctx *ctx;      // its arena grows as the attributions need
+    int method, steps;
+    int shift;        // agreement with the shifted rows
+} explain_job;
+
+// The attributions of the reference ref[0..n_ref) of source src[0..n),
+// scored against a->gold's n_gold links, and beside every head of f (its
+// rows from `first` on: 1 shifted).
+static int score_explained(eval_acc *a, const explain_job *job, const ts_forced_attention *f, const int *src, int n,
+                           const int *ref, int n_ref, size_t n_gold) {
+    ts_attribution attr;
+    int rc;
+    while ((rc = ts_attribution_compute(job->model, job->ctx, src, n, ref, n_ref, job->method, job->steps, &attr)) ==
+               TS_ERR_ARENA &&
+           !ts_arena_grow(&job->ctx->arena, "the attributions")) {
+    }
+    if (!rc) rc = add_aer(a, &a->explain, attr.weights, (size_t)n_ref, n, n_gold);
+    for (int l = 0; !rc && l < f->layers; l++)
+        for (int k = 0; k <= f->heads; k++)
+            ts_agreement_add(&a->agree[(size_t)l * (f->heads + 1) + k],
+                             ts_forced_matrix(f, l, k < f->heads ? k : -1) + (job->shift ? n : 0), attr.weights,
+                             (size_t)n_ref, (size_t)n);
+    ts_attribution_free(&attr);
+    return rc;
+}
+
+static int score_forced(eval_acc *a, const ts_attention_tap *tap, int layers, int heads, const ts_batch *batch, int b,
+                        const gold_view *gold, const explain_job *job) {
+    int n = batch->src_len[b], n_ref = batch->tgt_len[b] - 1;
     size_t n_gold;
     int rc = gold_links(a, gold, &n_gold);
     if (!rc) rc = grow((void **)&a->links, &a->links_cap, (size_t)n_ref + 1, sizeof(ts_link));
     ts_forced_attention f = {0};
     if (!rc) rc = ts_forced_attention_of_batch(tap, layers, heads, b, n, n_ref + 1, &f);
     for (int l = 0; !rc && l < f.layers; l++)
-        for (int k = 0; !rc && k <= f.heads; k++)
-            rc = add_aer(a, &a->forced[(size_t)l * (f.heads + 1) + k], ts_forced_matrix(&f, l, k < f.heads ? k : -1),
-                         (size_t)n_ref, n, n_gold);
+        for (int k = 0; !rc && k <= f.heads; k++) {
+            size_t cell = (size_t)l * (f.heads + 1) + k;
+            const double *w = ts_forced_matrix(&f, l, k < f.heads ? k : -1);  // (n_ref + 1, n)
+            rc = add_aer(a, &a->forced[cell], w, (size_t)n_ref, n, n_gold);
+            // Shifted: row t + 1 (its input is word t) read as word t's; the <eos> row is word n_ref - 1's.
+            if (!rc && a->shift) rc = add_aer(a, &a->shift[cell], w + n, (size_t)n_ref, n, n_gold);
+        }
+    if (!rc && job) rc = grow((void **)&a->src, &a->src_cap, (size_t)n + (size_t)n_ref, sizeof(int32_t));
+    if (!rc && job) {
+        column(batch->src, batch->B, b, n, a->src);
+        column(batch->tgt_out, batch->B, b, n_ref, a->src + n);  // the reference's words after the source
+        rc = score_explained(a, job, &f, a->src, n, a->src + n, n_ref, n_gold);
+    }
     ts_forced_attention_free(&f);
     return rc;
 }
@@ -233,10 +286,6 @@ static int score_sentence(eval_acc *a, const ts_translator *t, const ts_hypothes
     return has_attention ? score_attention(a, h, n, gold) : TS_OK;
 }
 
-// Copies column b of a time-major (rows, B) id array into out[0..rows).
-static void column(const int32_t *ids, int B, int b, int rows, int32_t *out) {
-    for (int t = 0; t < rows; t++) out[t] = ids[(size_t)t * B + b];
-}
 
 // The decoding limit of a sentence with n source words.
 static int limit_for(const ts_eval_opts *o, int n) { return o->max_len > 0 ? o->max_len : ts_output_limit(n); }
@@ -283,6 +332,17 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
     size_t forced_cells = by_forced ? (size_t)forced_layers * (size_t)(forced_heads + 1) : 0;
     if (by_forced && !(acc.forced = calloc(forced_cells, sizeof *acc.forced)))
         rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu head accumulators", forced_cells);
+    if (by_forced && o.shift_att && !rc && !(acc.shift = calloc(forced_cells, sizeof *acc.shift)))
+        rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu head accumulators", forced_cells);
+    // eval --explain: the attributions run in an arena of their own while the batch's pass is read.
+    if (!by_forced) o.explain = 0;
+    if (o.explain && (o.explain < 1 || o.explain > TS_EXPLAIN_COUNT)) rc = ts_fail(TS_ERR_ARG, "evaluate: explain %d", o.explain);
+    ts_ctx explain_ctx;
+    ts_ctx_init(&explain_ctx, NULL);
+    explain_job job = {m, &explain_ctx, o.explain - 1, o.ig_steps ? o.ig_steps : TS_IG_STEPS_DEFAULT, o.shift_att};
+    if (o.explain && !rc && (!(acc.agree = calloc(forced_cells, sizeof *acc.agree)) ||
+                             !(explain_ctx.arena = ts_arena_new((size_t)16 << 20))))
+        rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate the attributions' accumulators");
     ts_hypothesis *hyps = calloc(out_hyps ? n_rows : (size_t)o.batch, sizeof *hyps);
     if (!hyps) rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu hypotheses", n_rows);
     int grad_before = ts_set_grad_enabled(ctx, 0);  // no tape: evaluation only reads
@@ -308,7 +368,7 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
             size_t k = first + (size_t)b;  // evaluated row
             const ts_pair *p = &c->pairs[batch->rows[b]];
             gold_view gold = o.gold ? (gold_view){o.gold[k], (size_t)o.gold_counts[k]} : (gold_view){p->links, (size_t)p->n_links};
-            rc = score_forced(&acc, &tap, forced_layers, forced_heads, b, batch->src_len[b], batch->tgt_len[b] - 1, &gold);
+            rc = score_forced(&acc, &tap, forced_layers, forced_heads, batch, b, &gold, o.explain ? &job : NULL);
         }
         ts_ctx_reset(ctx);
         if (o.skip_decode) {
@@ -383,6 +443,20 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
         out->aer_diagonal = out->has_aer ? ts_aer_score(&acc.aer_diagonal) : 0.0;
         out->has_head_aer = by_head;
         out->has_aer_forced = by_forced;
+        out->has_shift = acc.shift != NULL;
+        out->has_explain = o.explain != 0;
+        out->aer_explain = o.explain ? ts_aer_score(&acc.explain) : 0.0;
+        for (size_t k = 0; acc.shift && !rc && k < forced_cells; k++) {
+            double aer = ts_aer_score(&acc.shift[k]);
+            if (o.head_aer_shift) o.head_aer_shift[k] = aer;
+            if (k + 1 == forced_cells) out->aer_shift = aer;  // the last layer's head mean
+            if ((k + 1) % (size_t)(forced_heads + 1) && (k == 0 || aer < out->aer_shift_best)) out->aer_shift_best = aer;
+        }
+        for (size_t k = 0; acc.agree && k < forced_cells; k++) {
+            size_t n_agree = acc.agree[k].rows;
+            if (o.head_js) o.head_js[k] = n_agree ? acc.agree[k].js / (double)n_agree : 0.0;
+            if (o.head_same) o.head_same[k] = n_agree ? (double)acc.agree[k].same / (double)n_agree : 0.0;
+        }
         if (by_forced) {
             double *forced = o.head_aer_forced ? o.head_aer_forced : malloc(forced_cells * sizeof *forced);
             if (!forced) rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu figures", forced_cells);
@@ -399,6 +473,7 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
         out->pad_mass = acc.pad_mass;
     }
     eval_acc_free(&acc);
+    ts_arena_free(explain_ctx.arena);
     if (rc || !out_hyps) {
         if (out_hyps)
             for (size_t k = 0; k < n_rows; k++) ts_hypothesis_free(&hyps[k]);

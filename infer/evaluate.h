@@ -27,6 +27,18 @@ typedef struct {
                                // (ts_model_cross_heads), caller-owned, receives the AER of every
                                // head of the reference force-decoded (infer/forced.h), then of
                                // each layer's head mean; NULL: only the result's figures
+    int shift_att;             // with gold links: the forced attention also read shifted (Chen et al.
+                               // 2020: the row that predicts word t + 1 aligns word t)
+    double *head_aer_shift;    // shift_att: (layers, heads + 1) as head_aer_forced, read shifted
+    int explain;               // with gold links: 0, or 1 + an enum ts_explain_method (models/explain.h):
+                               // the attributions of the reference scored against the gold links
+                               // and beside every forced head
+    int ig_steps;              // their integrated-gradient points (0: TS_IG_STEPS_DEFAULT)
+    double *head_js;           // explain: (layers, heads + 1) mean Jensen-Shannon divergence (nats) of
+                               // each forced head's rows (shifted with shift_att) and the
+                               // attributions' normalised rows, over the reference words
+    double *head_same;         // explain: (layers, heads + 1) the share of those rows whose argmax is
+                               // the same source word
 } ts_eval_opts;
 
 typedef struct {
@@ -52,6 +64,11 @@ typedef struct {
                                // (the weights aer= reads; the GRU's one head)
     double aer_forced_best;    // the lowest forced AER of a single head
     int aer_forced_best_head;  // and its index l (heads + 1) + k in head_aer_forced's table
+    int has_shift;             // 1 when shift_att was scored
+    double aer_shift;          // the forced attention read shifted: the last layer's head mean
+    double aer_shift_best;     // and its best single head
+    int has_explain;           // 1 when the attributions were scored
+    double aer_explain;        // AER of the attributions' argmax (normalised rows) of the reference
     double entropy;            // mean entropy (nats) of the attention rows
     double pad_mass;           // total attention weight on padding positions (must be 0)
     int has_attention;         // 0 for attention "none" (or skip_decode): aer, entropy, pad_mass unset

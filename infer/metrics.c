@@ -4,6 +4,7 @@
 // T = target length, S = source length; weights (T, S) row-major.
 #include "infer/metrics.h"
 
+#include "tensor/kernels.h"
 #include "tensor/status.h"
 
 #include <math.h>
@@ -374,4 +375,23 @@ double ts_attn_pad_mass(const double *weights, size_t T, size_t S, const double 
         for (size_t i = 0; i < S; i++)
             if (src_mask[i] == 0.0) sum += weights[j * S + i];
     return sum / (double)T;
+}
+
+double ts_js_divergence(const double *p, const double *q, size_t n) {
+    double js = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double m = 0.5 * (p[i] + q[i]);
+        if (p[i] > 0.0) js += 0.5 * p[i] * log(p[i] / m);
+        if (q[i] > 0.0) js += 0.5 * q[i] * log(q[i] / m);
+    }
+    return js > 0.0 ? js : 0.0;  // rounding may leave -1e-17 for equal rows
+}
+
+void ts_agreement_add(ts_agreement_acc *acc, const double *a, const double *b, size_t R, size_t S) {
+    for (size_t r = 0; r < R; r++) {
+        const double *p = a + r * S, *q = b + r * S;
+        acc->js += ts_js_divergence(p, q, S);
+        acc->same += ts_argmax_array(p, S) == ts_argmax_array(q, S);
+        acc->rows++;
+    }
 }

@@ -167,4 +167,21 @@ double ts_attn_pad_mass(const double *weights, size_t T, size_t S, const double 
 void ts_attn_merge(const double *weights, size_t T, size_t S, const int32_t *row_group, size_t n_rows,
                    const int32_t *col_group, size_t n_cols, double *out);
 
+// The Jensen-Shannon divergence (nats) between distributions p and q (n):
+// 0.5 KL(p || m) + 0.5 KL(q || m) with m = (p + q) / 2, a term with a zero
+// probability counting 0. Symmetric, in [0, ln 2], 0 exactly when p = q.
+double ts_js_divergence(const double *p, const double *q, size_t n);
+
+// Attention rows beside attribution rows (eval --explain): summed
+// Jensen-Shannon divergence, rows whose argmax is the same source word
+// (first index wins ties), and rows.
+typedef struct {
+    double js;
+    size_t same, rows;
+} ts_agreement_acc;
+
+// Adds rows 0..R-1 of attention a and attribution b, both (R, S) rows of
+// distributions.
+void ts_agreement_add(ts_agreement_acc *acc, const double *a, const double *b, size_t R, size_t S);
+
 #endif
