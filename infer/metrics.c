@@ -381,8 +381,8 @@ double ts_js_divergence(const double *p, const double *q, size_t n) {
     double js = 0.0;
     for (size_t i = 0; i < n; i++) {
         double m = 0.5 * (p[i] + q[i]);
-        if (p[i] > 0.0) js += 0.5 * p[i] * log(p[i] / m);
-        if (q[i] > 0.0) js += 0.5 * q[i] * log(q[i] / m);
+        double from_p = p[i] > 0.0 ? p[i] * log(p[i] / m) : 0.0, from_q = q[i] > 0.0 ? q[i] * log(q[i] / m) : 0.0;
+        js += 0.5 * (from_p + from_q);  // one sum of the two terms: the same bits with p and q swapped
     }
     return js > 0.0 ? js : 0.0;  // rounding may leave -1e-17 for equal rows
 }

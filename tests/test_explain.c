@@ -22,8 +22,8 @@ TestSuite(explain, .init = setup, .fini = teardown);
 
 enum { SRC_VOCAB = 11, TGT_VOCAB = 10 };
 
-typedef struct {
-    const char *name;
+typedef struct {  // an array, not a pointer: a parameter is copied into a test process of its own
+    char name[24];
     ts_model_config cfg;
 } arch_case;
 

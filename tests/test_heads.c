@@ -171,3 +171,35 @@ Test(heads, merge_sums_columns_and_averages_rows_of_every_view) {
     ts_heads_free(&m);
     ts_heads_free(&h);
 }
+
+// Attention rollout: every row of every layer's product sums to 1; the first
+// layer's is 0.5 (mean + I) exactly, the second its product with the first.
+Test(heads, rollout_rows_sum_to_one_and_follow_the_formula) {
+    ts_seq2seq *model = random_transformer(5);
+    const int out[] = {5, 8, 4, 6};
+    enum { LEN = sizeof out / sizeof out[0], T = LEN + 1 };
+    ts_heads h;
+    cr_assert_eq(ts_heads_compute(model, &ctx, src, S, out, LEN, &h), TS_OK, "%s", ts_last_error());
+    for (int view = TS_VIEW_ENC; view <= TS_VIEW_DEC; view++) {
+        int R = ts_heads_rows(&h, view);
+        double rolled[LAYERS * T * T];
+        cr_assert_eq(ts_heads_rollout(&h, view, rolled), TS_OK, "%s", ts_last_error());
+        for (int l = 0; l < LAYERS; l++)
+            for (int i = 0; i < R; i++) {
+                double sum = 0.0;
+                for (int j = 0; j < R; j++) sum += rolled[(l * R + i) * R + j];
+                cr_assert(fabs(sum - 1.0) < 1e-12, "view %d layer %d row %d sums to %.17g", view, l, i, sum);
+            }
+        const double *m0 = ts_heads_matrix(&h, view, 0, -1), *m1 = ts_heads_matrix(&h, view, 1, -1);
+        for (int i = 0; i < R; i++)
+            for (int j = 0; j < R; j++) {
+                double first = 0.5 * (m0[i * R + j] + (i == j)), second = 0.0;
+                for (int k = 0; k < R; k++) second += 0.5 * (m1[i * R + k] + (i == k)) * 0.5 * (m0[k * R + j] + (k == j));
+                cr_assert_eq(rolled[i * R + j], first);
+                cr_assert(fabs(rolled[(R + i) * R + j] - second) < 1e-15);
+            }
+    }
+    cr_assert_eq(ts_heads_rollout(&h, TS_VIEW_CROSS, (double[T * S]){0}), TS_ERR_ARG);
+    ts_heads_free(&h);
+    ts_seq2seq_free(model);
+}

@@ -404,3 +404,29 @@ Test(metrics, attention_over_pieces_merges_into_words) {
         cr_assert_float_eq(sum, 1.0, 1e-15, "row %d sums to %.17g", r, sum);
     }
 }
+
+// The Jensen-Shannon divergence's identities: 0 for equal rows, symmetric,
+// at most ln 2, reached by rows with disjoint support; and a value by hand.
+Test(metrics, js_divergence_is_zero_for_equal_rows_symmetric_and_at_most_ln_2) {
+    const double p[] = {0.5, 0.25, 0.25, 0.0}, q[] = {0.1, 0.2, 0.3, 0.4}, left[] = {0.5, 0.5, 0.0, 0.0},
+                 right[] = {0.0, 0.0, 0.3, 0.7};
+    cr_assert_eq(ts_js_divergence(p, p, 4), 0.0);
+    cr_assert_eq(ts_js_divergence(q, q, 4), 0.0);
+    cr_assert_eq(ts_js_divergence(p, q, 4), ts_js_divergence(q, p, 4));
+    cr_assert(ts_js_divergence(p, q, 4) > 0.0 && ts_js_divergence(p, q, 4) <= log(2.0));
+    cr_assert(fabs(ts_js_divergence(left, right, 4) - log(2.0)) < 1e-15, "%.17g", ts_js_divergence(left, right, 4));
+    // (1, 0) against (0.5, 0.5): m = (0.75, 0.25); 0.5 ln(1 / 0.75) + 0.5 (0.5 ln(0.5 / 0.75) + 0.5 ln(0.5 / 0.25))
+    const double one[] = {1.0, 0.0}, half[] = {0.5, 0.5};
+    double want = 0.5 * log(1 / 0.75) + 0.25 * log(0.5 / 0.75) + 0.25 * log(2.0);
+    cr_assert(fabs(ts_js_divergence(one, half, 2) - want) < 1e-15, "%.17g vs %.17g", ts_js_divergence(one, half, 2), want);
+}
+
+Test(metrics, agreement_counts_rows_with_the_same_argmax) {
+    const double a[] = {0.7, 0.3, 0.2, 0.8, 0.5, 0.5}, b[] = {0.6, 0.4, 0.9, 0.1, 0.5, 0.5};  // (3, 2)
+    ts_agreement_acc acc = {0};
+    ts_agreement_add(&acc, a, b, 3, 2);
+    cr_assert_eq(acc.rows, 3);
+    cr_assert_eq(acc.same, 2);  // rows 0 and 2 (a tie goes to the first column in both)
+    double js = ts_js_divergence(a, b, 2) + ts_js_divergence(a + 2, b + 2, 2);
+    cr_assert(fabs(acc.js - js) < 1e-15);
+}
