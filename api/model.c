@@ -6,6 +6,7 @@
 #include "api/json.h"
 #include "data/gold.h"
 #include "infer/evaluate.h"
+#include "infer/explain.h"
 #include "infer/heads.h"
 #include "infer/load.h"
 #include "infer/translate.h"
@@ -171,6 +172,52 @@ int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, i
     }
     ts_word_attention_free(&merged);
     ts_heads_free(&heads);
+    ts_attention_labels_free(&labels);
+    ts_hypothesis_free(&h);
+    free(source);
+    return rc;
+}
+
+int tinyseq_explain(tinyseq_model *m, const char *text, int beam, double alpha, int words, const char *method, int steps,
+                    char **json) {
+    *json = NULL;
+    int kind = method ? ts_explain_parse(method) : -1;
+    if (kind < 0) return ts_fail(TS_ERR_ARG, "explain: method '%s' (grad or ig)", method ? method : "(null)");
+    if (steps == 0) steps = TS_IG_STEPS_DEFAULT;
+    if (steps < 1 || steps > TS_IG_STEPS_MAX) return ts_fail(TS_ERR_ARG, "explain: %d steps outside 1..%d", steps, TS_IG_STEPS_MAX);
+    if (!text) return ts_fail(TS_ERR_ARG, "no text");
+    int rc = set_search(m, &beam, alpha);
+    if (rc) return rc;
+    ts_hypothesis h;
+    char *source = NULL;
+    int S = 0;
+    ts_attention_labels labels = {0};
+    if ((rc = translate_one(m, text, beam, &h, &source, &S))) return rc;
+    rc = ts_attention_labels_make(&m->t, source, S, &h, &labels);
+    ts_attribution a = {0};
+    for (ts_ctx ctx; !rc;) {
+        ts_ctx_init(&ctx, m->arena);
+        rc = ts_attribution_of_translation(&m->t, &ctx, labels.source, S, &h, kind, steps, &a);
+        if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&m->arena, "the attributions"))) break;
+    }
+    // words: merged as attend --explain --words merges them.
+    ts_word_attention merged = {0};
+    ts_heads none = {0};
+    int merge = words && m->t.src_sw;
+    if (!rc && merge) rc = ts_attention_words(&m->t, a.raw, a.T, a.S, &labels, &none, &merged);
+    if (!rc && merge) rc = ts_attribution_replace(&a, merged.weights, merged.T, merged.S);
+    api_text out;
+    if (!rc && !(rc = api_text_open(&out))) {
+        const ts_model_config *cfg = &m->t.model->cfg;
+        ts_json_heads more = {.explain = ts_explain_methods[kind].name, .ig_steps = a.steps, .raw = a.raw,
+                              .log_prob = a.log_prob, .baseline_log_prob = a.baseline_log_prob};
+        const char *name = ts_heads_available(m->t.model) ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
+        rc = ts_render_attention_json_heads(out.f, a.weights, (size_t)a.T, (size_t)a.S, merge ? merged.target : labels.target,
+                                            merge ? merged.source : labels.source, name, &more);
+        rc = api_text_close(&out, rc, json);
+    }
+    ts_word_attention_free(&merged);
+    ts_attribution_free(&a);
     ts_attention_labels_free(&labels);
     ts_hypothesis_free(&h);
     free(source);

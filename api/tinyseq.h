@@ -62,6 +62,16 @@ int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int bea
 // tinyseq_translate; TS_ERR_ARG for a model without attention.
 int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, int words, char **json);
 
+// Translates one text as tinyseq_attend and writes its attributions as
+// `tinyseq attend --explain METHOD --json` does, the same bytes: "weights"
+// each row's |raw| over its sum, "raw" the signed values, ig's
+// "log_prob" and "baseline_log_prob" (models/explain.h; docs/attention.md).
+// method "grad" or "ig"; steps: ig's points, 1..1024 (0: 64). words as
+// tinyseq_attend. Errors as tinyseq_translate; TS_ERR_ARG for another method
+// or steps.
+int tinyseq_explain(tinyseq_model *m, const char *text, int beam, double alpha, int words, const char *method, int steps,
+                    char **json);
+
 // The model as JSON (tinyseq_free): {"model": {"architecture", then the
 // checkpoint's model fields of its architecture (models/config.h's table)},
 // "attends", "max_len", "vocabularies": {"source", "target"}, "parameters",

@@ -639,7 +639,7 @@ int ts_cmd_attend(int argc, char **argv) {
         ts_json_head_view views[TS_VIEW_COUNT];
         ts_json_heads all = {0};
         if (heads.layers) all = ts_heads_json(&heads, views);
-        const char *name = heads.layers ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
+        const char *name = ts_heads_available(t.model) ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
         const double *json_weights = explain >= 0 ? attribution.weights : search_weights + (shift ? v.S : 0);
         size_t rows = (size_t)(v.T - shift);
         if (explain >= 0) {

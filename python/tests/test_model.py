@@ -80,6 +80,41 @@ def test_exceptions_print_as_tinyseq_names():
 
 
 @pytest.mark.parametrize("name", list(MODELS))
+@pytest.mark.parametrize("kind,steps,words", [("grad", None, False), ("ig", 16, False), ("grad", None, True)])
+def test_explain_equals_attend_explain_to_the_bit(models, name, kind, steps, words):
+    model = tinyseq.load(model_path(models, name))
+    flags = (["--ig-steps", str(steps)] if steps else []) + (["--words"] if words else [])
+    for sentence in SENTENCES:
+        got = model.explain(sentence, kind=kind, steps=steps, beam=2, words=words)
+        cli = json.loads(run_program("attend", "--model", models[name], "--beam", "2", "--explain", kind, *flags,
+                                     "--json", "-", sentence).stdout)
+        assert isinstance(got, tinyseq.Attribution) and got.kind == kind == cli["explain"]
+        assert got.source == cli["source"] and got.target == cli["target"]
+        T, S = len(cli["target"]), len(cli["source"])
+        assert got.weights.shape == got.raw.shape == (T, S)
+        assert got.weights.tobytes() == np.array(cli["weights"], dtype=np.float64).tobytes()
+        assert got.raw.tobytes() == np.array(cli["raw"], dtype=np.float64).tobytes()
+        assert np.allclose(got.weights.sum(axis=1), 1.0, atol=1e-12)
+        assert np.allclose(got.weights, np.abs(got.raw) / np.abs(got.raw).sum(axis=1, keepdims=True), rtol=1e-14, atol=0)
+        if kind == "ig" and not words:  # completeness, loosely at 16 steps (a Transformer: test_cli_explain.c at 256)
+            assert got.steps == steps and got.log_prob.shape == (T,)
+            if not name.startswith("transformer"):
+                assert np.allclose(got.raw.sum(axis=1), got.log_prob - got.baseline_log_prob, rtol=0.05, atol=1e-3)
+
+
+def test_explain_refuses_bad_arguments(models):
+    model = tinyseq.load(model_path(models, "bahdanau"))
+    with pytest.raises(tinyseq.ArgumentError):
+        model.explain("the cat sleeps .", kind="shap")
+    with pytest.raises(tinyseq.ArgumentError):
+        model.explain("the cat sleeps .", kind="grad", steps=8)
+    with pytest.raises(tinyseq.ArgumentError):
+        model.explain("the cat sleeps .", kind="ig", steps=0)
+    with pytest.raises(TypeError):
+        model.explain("the cat sleeps .", kind="ig", steps=2.5)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
 def test_translate_equals_the_cli(models, name):
     model = tinyseq.load(model_path(models, name))
     default = run_program("translate", "--model", models[name], *SENTENCES).stdout.splitlines()

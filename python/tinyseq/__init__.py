@@ -10,9 +10,9 @@ attention and gradients as numpy arrays (docs/python.md).
 """
 from . import ops
 from ._capi import ArgumentError, Error, FileError, FormatError, OutOfMemory, lib as _lib
-from .model import Attention, Model, load
+from .model import Attention, Attribution, Model, load
 from .train import gradcheck, toy_corpus, train
 
 __version__ = _lib.tinyseq_version().decode()
-__all__ = ["load", "Model", "Attention", "train", "gradcheck", "toy_corpus", "ops", "Error", "ArgumentError", "FileError",
+__all__ = ["load", "Model", "Attention", "Attribution", "train", "gradcheck", "toy_corpus", "ops", "Error", "ArgumentError", "FileError",
            "FormatError", "OutOfMemory"]

@@ -66,6 +66,8 @@ _SIGNATURES = {
                                          c_text_p]),
     "tinyseq_attend": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_double, ctypes.c_int,
                                       c_text_p]),
+    "tinyseq_explain": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_double, ctypes.c_int,
+                                       ctypes.c_char_p, ctypes.c_int, c_text_p]),
     "tinyseq_info": (ctypes.c_int, [ctypes.c_void_p, c_text_p]),
     "tinyseq_eval": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
                                     c_text_p]),

@@ -173,6 +173,28 @@ class Model:
             _, doc = call_text("attend", self._use(), raw, beam, alpha, int(words))
         return attention_from_json(doc)
 
+    def explain(self, text, kind="grad", steps=None, beam=None, length_penalty=None, words=False):
+        """Translates `text` and returns its Attribution, the numbers of
+        `tinyseq attend --explain KIND --json` to the last bit: kind "grad"
+        (gradient x input on the source embeddings) or "ig" (integrated
+        gradients from zero embeddings, `steps` points, default 64);
+        docs/attention.md, section 6. words as attend()."""
+        beam, alpha = _beam(beam, length_penalty)
+        if kind not in ("grad", "ig"):
+            raise _capi.ArgumentError(f"kind must be 'grad' or 'ig', not {kind!r}")
+        if steps is None:
+            steps = 0
+        elif isinstance(steps, bool) or not isinstance(steps, int):
+            raise TypeError(f"steps must be an int, not {type(steps).__name__}")
+        elif kind != "ig" or not 1 <= steps <= 1024:
+            raise _capi.ArgumentError(f"steps {steps}: integrated gradients ('ig') take 1..1024")
+        if not isinstance(words, bool):
+            raise TypeError(f"words must be a bool, not {type(words).__name__}")
+        raw = encode(text, "text")
+        with self._lock:
+            _, doc = call_text("explain", self._use(), raw, beam, alpha, int(words), kind.encode(), steps)
+        return attribution_from_json(doc)
+
     def eval(self, corpus, align=None, beam=None, max_len=None):
         """Evaluates on a TSV corpus as `tinyseq eval` does: a dict with
         pairs, loss, perplexity, bleu, chrf, exact, bucket_bleu, aer,
@@ -229,6 +251,33 @@ def attention_from_json(doc):
                            "mean": np.array(v["mean"], dtype=np.float64)}
     heads = views["cross"]["heads"] if "cross" in views else None
     return Attention(d["source"], d["target"], searched, d.get("attention"), heads, views)
+
+
+class Attribution(Attention):
+    """One sentence's attributions (Model.explain): `weights` (T, S) each
+    row's absolute values over their sum, drawn and aligned as attention is;
+    `raw` (T, S) the signed values; `kind` "grad" or "ig"; for "ig" also
+    `steps`, `log_prob` and `baseline_log_prob` (T), whose difference each
+    raw row sums to (completeness)."""
+
+    def __init__(self, source, target, weights, attention, kind, raw, steps=None, log_prob=None,
+                 baseline_log_prob=None):
+        super().__init__(source, target, weights, attention)
+        self.kind, self.raw, self.steps = kind, raw, steps
+        self.log_prob, self.baseline_log_prob = log_prob, baseline_log_prob
+
+    def __repr__(self):
+        return f"Attribution({self.kind!r}, {self.output!r}, weights {self.weights.shape})"
+
+
+def attribution_from_json(doc):
+    """An Attribution from `tinyseq attend --explain KIND --json`'s document."""
+    d = json.loads(doc)
+    shape = (len(d["target"]), len(d["source"]))
+    vector = lambda key: np.array(d[key], dtype=np.float64) if key in d else None
+    return Attribution(d["source"], d["target"], np.array(d["weights"], dtype=np.float64).reshape(shape),
+                       d.get("attention"), d["explain"], np.array(d["raw"], dtype=np.float64).reshape(shape),
+                       d.get("ig_steps"), vector("log_prob"), vector("baseline_log_prob"))
 
 
 def load(path):
