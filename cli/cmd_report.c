@@ -1,6 +1,7 @@
 // tinyseq report: a run directory as one self-contained HTML page.
 #include "cli/cli.h"
 #include "cli/common.h"
+#include "cli/report_beside.h"
 
 #include "tensor/status.h"
 #include "viz/report.h"
@@ -110,6 +111,16 @@ int ts_cmd_report(int argc, char **argv) {
                           .steps_csv = steps, .steps_len = steps_len, .steps_name = steps_name,
                           .epochs_jsonl = jsonl, .epochs_len = jsonl_len, .epochs_name = jsonl_name,
                           .config_txt = options, .config_len = options_len, .config_name = options_name};
+    report_beside beside;
+    int n_beside = report_beside_make(dir, &beside);
+    if (n_beside < 0) fprintf(stderr, "%s: note: no attributions beside the attention: %s\n", cmd, ts_last_error());
+    if (n_beside > 0) {
+        in.beside = beside.matrices;
+        in.n_beside = (size_t)n_beside;
+        in.beside_note = "The first dev sentence, translated greedily by best.ckpt: where the decoder looked "
+                         "(left) and how much each source word moved each output word's log-probability "
+                         "(right; docs/attention.md, section 6).";
+    }
     int status = TS_EXIT_OK;
     if (to_stdout ? ts_report_write_html_to(stdout, &in) || fflush(stdout) == EOF
                   : ts_report_write_html(out_path, &in)) {
@@ -120,6 +131,7 @@ int ts_cmd_report(int argc, char **argv) {
                 to_stdout ? "standard output" : out_path, n_lines, n_lines == 1 ? "" : "s",
                 metrics ? "with metrics" : "no metrics.csv yet");
     }
+    if (n_beside > 0) report_beside_free(&beside);
     free(metrics);
     free(steps);
     free(jsonl);

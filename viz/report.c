@@ -2,6 +2,7 @@
 // a small inline script.
 #include "viz/report.h"
 
+#include "viz/heatmap.h"
 #include "viz/render.h"
 
 #include "tensor/atomic_write.h"
@@ -124,6 +125,8 @@ static const char page_head[] =
     "h1{font-size:20px}h2{font-size:16px;margin-top:28px}\n"
     ".charts{display:flex;flex-wrap:wrap;gap:16px}.charts svg{border:1px solid #ddd;background:#fff}\n"
     ".pair{display:flex;flex-wrap:nowrap;gap:24px;align-items:flex-start;overflow-x:auto}\n"
+    ".beside{display:flex;gap:16px;align-items:flex-start}.beside>div{flex:1 1 0;min-width:0}"
+    ".beside svg{width:100%;height:auto}\n"
     "table.heat{border-collapse:collapse}table.heat td{height:22px;padding:0;text-align:center;font-size:10px}\n"
     ".wrong{color:#c00;text-decoration:underline wavy #c00}\n"
     ".scale{display:flex;align-items:center;gap:6px;font-size:12px;margin:8px 0}\n"
@@ -375,6 +378,26 @@ static int write_page(FILE *f, const ts_report_input *in) {
         p += n + (eol != NULL);
     }
     fputs("\n];\n</script>\n", f);
+    if (in->n_beside) {
+        fputs("<h2>Attention beside attributions</h2>\n<div class=\"beside\">\n", f);
+        for (size_t k = 0; k < in->n_beside; k++) {
+            const ts_report_matrix *m = &in->beside[k];
+            static const char *const axes[2] = {"target", "source"};
+            fputs("<div>", f);
+            if ((rc = ts_render_heatmap_svg(f, m->weights, m->T, m->S, m->target, m->source, axes, m->title))) return rc;
+            fputs("</div>\n", f);
+        }
+        fputs("</div>\n", f);
+        if (in->beside_note) {
+            fputs("<p class=\"muted\">", f);
+            for (const char *p = in->beside_note; *p; p++) {
+                if (*p == '<') fputs("&lt;", f);
+                else if (*p == '&') fputs("&amp;", f);
+                else fputc(*p, f);
+            }
+            fputs("</p>\n", f);
+        }
+    }
     fputs(page_script, f);
     return TS_OK;
 }

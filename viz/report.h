@@ -8,6 +8,14 @@
 #include <stddef.h>
 #include <stdio.h>
 
+// One matrix the page draws as an SVG heatmap (viz/heatmap.h), labels escaped.
+typedef struct {
+    const double *weights;             // (T, S) rows of distributions
+    size_t T, S;
+    const char *const *target, *const *source;  // (T), (S) labels
+    const char *title;
+} ts_report_matrix;
+
 typedef struct {
     const char *title;                 // shown at the top (the run directory)
     const char *metrics_csv;           // (metrics_len) metrics.csv's bytes (header + rows), or NULL
@@ -22,6 +30,9 @@ typedef struct {
     size_t config_len;
     const char *config_name;
     const char *epochs_name;           // its file name, for messages
+    const ts_report_matrix *beside;    // (n_beside) matrices drawn side by side under "Attention beside
+    size_t n_beside;                   // attributions" (tinyseq report: the first dev sentence), or none
+    const char *beside_note;           // a sentence under them (plain text, escaped), or NULL
 } ts_report_input;
 
 // Writes the report to path with ts_write_atomic (tensor/atomic_write.h). Checks what
