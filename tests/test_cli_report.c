@@ -76,7 +76,8 @@ Test(cli_report, the_page_holds_the_run_and_fetches_nothing) {
     // Self-contained: no external scripts, styles, images or fetches.
     const char *fetches[] = {"src=", "href=", "<link", "@import", "url(", "fetch(", "XMLHttpRequest", "<iframe"};
     for (size_t i = 0; i < sizeof fetches / sizeof fetches[0]; i++)
-        cr_assert_null(strstr(html, fetches[i]), "the page fetches something: %s", fetches[i]);
+        for (const char *at = html; (at = strstr(at, fetches[i])); at++)  // url(#id): a gradient of the page's own SVG
+            cr_assert(!strncmp(at, "url(#", 5), "the page fetches something: %.40s", at);
     cr_assert_eq(count(html, "<script>"), count(html, "</script>"));
     cr_assert_eq(count(html, "</script>"), 2, "no '</script>' inside the data");
     free(html);
