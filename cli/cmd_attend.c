@@ -7,6 +7,7 @@
 // cross-attention and of the encoder's (S, S) and decoder's (T, T)
 // self-attention; --layer, --head, --self and --heads choose among them.
 #include "cli/cli.h"
+#include "cli/attend.h"
 #include "cli/common.h"
 
 #include "infer/explain.h"
@@ -84,7 +85,7 @@ static const char usage[] =
     "                   as many a line as the terminal's width (or $COLUMNS) fits,\n"
     "                   with a line of the colour scale (--svg draws them as one grid)\n";
 
-static const char *cmd = "tinyseq attend";
+static const char *cmd = TS_ATTEND_CMD;
 
 // --color WHEN: auto, always or never.
 static int choose_color(const char *command, const char *flag, const char *value, void *target) {
@@ -188,17 +189,6 @@ static int term_width(FILE *out) {
     return n > 0 && n < 10000 ? (int)n : 0;
 }
 
-// What one translation produced, with its labels; everything owned.
-typedef struct {
-    ts_hypothesis hyp;
-    char *source;                 // the normalised tokens joined by spaces
-    ts_attention_labels labels;   // source (S) and target (T) words
-    const char **inputs;          // (T) the decoder's inputs: "<sos>", then the output words
-    int S, T;
-    double *merged_weights;       // --words: (T, S) the search's weights merged into words, or NULL
-    char **merged;                // --words: the words decoded from the pieces, n_merged of them
-    int n_merged;
-} attention_view;
 
 static void view_free(attention_view *v) {
     ts_hypothesis_free(&v->hyp);
@@ -253,151 +243,6 @@ static int make_labels(attention_view *v, const ts_translator *t) {
     return TS_OK;
 }
 
-// ---- a Transformer's heads: which matrix to show ----
-
-// What --layer, --head, --self and --heads asked for.
-typedef struct {
-    long layer, head;
-    int layer_given, head_given, self_given;
-    int view;     // enum ts_head_view
-    int grid;     // --heads
-    int rollout;  // --rollout
-} head_choice;
-
-// --self enc|dec.
-static int choose_self(const char *command, const char *flag, const char *value, void *target) {
-    int view = ts_head_view_parse(value);
-    if (view != TS_VIEW_ENC && view != TS_VIEW_DEC) {
-        ts_cli_error(command, 0, "--%s expects enc (encoder self-attention) or dec (decoder self-attention), got '%s'",
-                     flag, value);
-        return TS_EXIT_USAGE;
-    }
-    *(int *)target = view;
-    return -1;
-}
-
-// -1 when the choice fits the model, else the exit status after a message
-// naming the flag and what the model allows.
-static int check_choice(const head_choice *c, const ts_seq2seq *m, const char *model_path) {
-    const char *flag = c->layer_given ? "--layer" : c->head_given ? "--head" : c->self_given ? "--self" : "--heads";
-    if (!ts_heads_available(m)) {
-        if (!c->layer_given && !c->head_given && !c->self_given && !c->grid) return -1;
-        ts_cli_error(cmd, 0, "%s needs a Transformer's layers and heads; %s is a GRU model (%s attention): "
-                             "its one attention matrix is shown without it", flag, model_path, ts_attn_name(m->cfg.attn));
-        return TS_EXIT_USAGE;
-    }
-    if (c->layer_given && (c->layer < 0 || c->layer >= m->cfg.layers)) {
-        ts_cli_error(cmd, 0, "--layer %ld: %s has %d layers per stack, --layer 0..%d", c->layer, model_path,
-                     m->cfg.layers, m->cfg.layers - 1);
-        return TS_EXIT_USAGE;
-    }
-    if (c->head_given && (c->head < 0 || c->head >= m->cfg.heads)) {
-        ts_cli_error(cmd, 0, "--head %ld: %s has %d heads, --head 0..%d", c->head, model_path, m->cfg.heads,
-                     m->cfg.heads - 1);
-        return TS_EXIT_USAGE;
-    }
-    return -1;
-}
-
-// Every head of the translation in v (ctx's arena grows as needed).
-static int compute_heads(ts_translator *t, ts_ctx *ctx, const attention_view *v, ts_heads *heads) {
-    int rc;
-    while ((rc = ts_heads_of_translation(t, ctx, v->labels.source, v->S, &v->hyp, heads)) == TS_ERR_ARENA &&
-           !ts_ctx_grow(ctx, "the sentence's heads")) {
-    }
-    return rc;
-}
-
-// One matrix to draw, with its labels.
-typedef struct {
-    const double *weights;  // (rows, cols)
-    int rows, cols;
-    const char *const *row_words, *const *col_words;
-    const char *axes[2];    // the rows' and columns' axis names in the SVG
-} shown_matrix;
-
-// The labels of view `view`'s rows (cols 0) or columns (cols 1).
-static const char *const *view_labels(const attention_view *v, int view, int cols) {
-    const ts_head_view_info *info = &ts_head_views[view];
-    if (!(cols ? info->cols_target : info->rows_target)) return v->labels.source;
-    return cols ? v->inputs : v->labels.target;  // the decoder's rows are its outputs, its columns its inputs
-}
-
-// The matrix c chooses among h's (rollout: --rollout's (L, R, R) products).
-static shown_matrix pick_matrix(const ts_heads *h, const head_choice *c, const attention_view *v, const double *rollout) {
-    int layer = c->layer_given ? (int)c->layer : h->layers - 1, head = c->head_given ? (int)c->head : -1;
-    const ts_head_view_info *info = &ts_head_views[c->view];
-    size_t cells = (size_t)ts_heads_rows(h, c->view) * ts_heads_cols(h, c->view);
-    const double *w = c->rollout ? rollout + (size_t)layer * cells : ts_heads_matrix(h, c->view, layer, head);
-    // The decoder's self-attention reads its inputs (<sos> and the outputs before), not the target.
-    return (shown_matrix){w, ts_heads_rows(h, c->view), ts_heads_cols(h, c->view),
-                          view_labels(v, c->view, 0), view_labels(v, c->view, 1),
-                          {info->rows_target ? "target" : "source", info->cols_target ? "decoder input" : "source"}};
-}
-
-// "attention: transformer cross-attention, layer 1 (the last of 2), mean of 4 heads, greedy", or for
-// --heads "attention: transformer cross-attention, greedy\nevery layer (2) x head (4) and each layer's mean"
-static void describe_choice(char *out, size_t size, const ts_heads *h, const head_choice *c, const char *search) {
-    int layer = c->layer_given ? (int)c->layer : h->layers - 1;
-    int n = snprintf(out, size, "attention: transformer %s, ", ts_head_views[c->view].title);
-    if (c->grid) {  // two lines: the grid's line fits a terminal of 80 columns
-        snprintf(out + n, size - (size_t)n, "%s\nevery layer (%d) x head (%d) and each layer's mean", search, h->layers,
-                 h->heads);
-        return;
-    }
-    n += snprintf(out + n, size - (size_t)n, "layer %d (%s of %d), ", layer,
-                       layer == h->layers - 1 ? "the last" : layer == 0 ? "the first" : "one", h->layers);
-    if (c->rollout) snprintf(out + n, size - (size_t)n, "rollout of layers 0..%d (0.5 (A + I) of each layer's "
-                                                     "mean of %d heads), %s", layer, h->heads, search);
-    else if (c->head_given) snprintf(out + n, size - (size_t)n, "head %ld of %d, %s", c->head, h->heads, search);
-    else snprintf(out + n, size - (size_t)n, "mean of %d heads, %s", h->heads, search);
-}
-
-// --heads: a grid of layers x (heads + mean) panels of the chosen view.
-typedef struct {
-    ts_heatmap_grid g;
-    const double **panels;          // (L, H + 1)
-    char (*titles)[32];             // (L + H + 1): "layer l", then "head k" and "mean"
-    const char **row_titles, **col_titles;
-} grid_panels;
-
-static void grid_free(grid_panels *p) {
-    free(p->panels);
-    free(p->titles);
-    free(p->row_titles);
-    free(p->col_titles);
-}
-
-static int make_grid(grid_panels *p, const ts_heads *h, const head_choice *c, const attention_view *v,
-                     const char *title, int shift) {
-    size_t L = (size_t)h->layers, cols = (size_t)h->heads + 1;
-    p->panels = malloc(L * cols * sizeof *p->panels);
-    p->titles = malloc((L + cols) * sizeof *p->titles);
-    p->row_titles = malloc(L * sizeof *p->row_titles);
-    p->col_titles = malloc(cols * sizeof *p->col_titles);
-    if (!p->panels || !p->titles || !p->row_titles || !p->col_titles) {
-        ts_cli_error(cmd, 0, "out of memory");
-        return TS_EXIT_FAIL;
-    }
-    for (size_t l = 0; l < L; l++) {
-        snprintf(p->titles[l], sizeof p->titles[l], "layer %zu", l);
-        p->row_titles[l] = p->titles[l];
-        for (size_t k = 0; k < cols; k++)
-            p->panels[l * cols + k] = ts_heads_matrix(h, c->view, (int)l, k + 1 < cols ? (int)k : -1) +
-                                      (shift ? ts_heads_cols(h, c->view) : 0);  // --shift-att: from row 1
-    }
-    for (size_t k = 0; k < cols; k++) {
-        if (k + 1 < cols) snprintf(p->titles[L + k], sizeof p->titles[L + k], "head %zu", k);
-        else snprintf(p->titles[L + k], sizeof p->titles[L + k], "mean");
-        p->col_titles[k] = p->titles[L + k];
-    }
-    p->g = (ts_heatmap_grid){.panels = p->panels, .rows = L, .cols = cols,
-                             .R = (size_t)(ts_heads_rows(h, c->view) - shift), .C = (size_t)ts_heads_cols(h, c->view),
-                             .row_titles = p->row_titles, .col_titles = p->col_titles,
-                             .target = view_labels(v, c->view, 0), .source = view_labels(v, c->view, 1), .title = title};
-    return TS_EXIT_OK;
-}
-
 static void print_words(FILE *out, const char *label, const char *const *words, int n) {
     fputs(label, out);
     for (int i = 0; i < n; i++) fprintf(out, "%s%s", i ? " " : "", words[i]);
@@ -448,7 +293,7 @@ int ts_cmd_attend(int argc, char **argv) {
         TS_SWITCH("force", &force),
         {.name = "layer", .kind = TS_FLAG_INT, .target = &choice.layer, .lo = -1e6, .hi = 1e6, .given = &choice.layer_given},
         {.name = "head", .kind = TS_FLAG_INT, .target = &choice.head, .lo = -1e6, .hi = 1e6, .given = &choice.head_given},
-        {.name = "self", .kind = TS_FLAG_CHOICE, .target = &choice.view, .choose = choose_self, .given = &choice.self_given},
+        {.name = "self", .kind = TS_FLAG_CHOICE, .target = &choice.view, .choose = attend_choose_self, .given = &choice.self_given},
         TS_SWITCH("heads", &choice.grid),
         TS_SWITCH("rollout", &choice.rollout),
         TS_CHOICE("explain", &explain, choose_explain),
@@ -481,7 +326,7 @@ int ts_cmd_attend(int argc, char **argv) {
     ts_translator t;
     if (parsed < 0) parsed = ts_cli_load_model(cmd, model_path, NULL, lp, beam, &t);
     if (parsed < 0) {
-        parsed = check_choice(&choice, t.model, model_path);
+        parsed = attend_check_choice(&choice, t.model, model_path);
         if (parsed < 0 && choice.rollout && words && t.src_sw) {
             ts_cli_error(cmd, 0, "--rollout multiplies the pieces' matrices; merged into words they no longer "
                                  "compose: give it without --words");
@@ -517,11 +362,11 @@ int ts_cmd_attend(int argc, char **argv) {
     grid_panels grid = {0};
     ts_attribution attribution = {0};
     double *rollout = NULL;  // --rollout: (L, R, R)
-    if (!rc && explain < 0 && ts_heads_available(t.model)) rc = compute_heads(&t, &ctx, &v, &heads);
+    if (!rc && explain < 0 && ts_heads_available(t.model)) rc = attend_compute_heads(&t, &ctx, &v, &heads);
     if (!rc && explain >= 0)
         while ((rc = ts_attribution_of_translation(&t, &ctx, v.labels.source, v.S, &v.hyp, explain, (int)ig_steps,
                                                    &attribution)) == TS_ERR_ARENA &&
-               !ts_cli_grow_arena(&ctx, "the attributions")) {
+               !ts_ctx_grow(&ctx, "the attributions")) {
         }
     ts_arena_free(ctx.arena);
     if (rc) {
@@ -577,8 +422,8 @@ int ts_cmd_attend(int argc, char **argv) {
         if (explain == TS_EXPLAIN_IG) n += snprintf(title + n, sizeof title - (size_t)n, " (%d steps from zero embeddings)", attribution.steps);
         snprintf(title + n, sizeof title - (size_t)n, " of each output word's log-probability, |a| / row sum, %s", search);
     } else if (heads.layers) {
-        m = pick_matrix(&heads, &choice, &v, rollout);
-        describe_choice(title, sizeof title, &heads, &choice, search);
+        m = attend_pick_matrix(&heads, &choice, &v, rollout);
+        attend_describe_choice(title, sizeof title, &heads, &choice, search);
     } else {
         char what[160];
         snprintf(title, sizeof title, "attention: %s, %s", ts_model_attention_title(cfg, what, sizeof what), search);
@@ -595,7 +440,7 @@ int ts_cmd_attend(int argc, char **argv) {
 
     ts_term_opts term = {.mode = term_mode(color, shown), .values = values, .width = term_width(shown)};
     const double *weights = m.weights;  // (m.rows, m.cols)
-    if (choice.grid && (status = make_grid(&grid, &heads, &choice, &v, title, shift))) goto done;
+    if (choice.grid && (status = attend_make_grid(&grid, &heads, &choice, &v, title, shift))) goto done;
     if (choice.grid ? ts_render_heatmap_grid_term(shown, &grid.g, &term)
                     : ts_render_heatmap_term(shown, weights, (size_t)m.rows, (size_t)m.cols, m.row_words, m.col_words,
                                              &term)) {
@@ -666,7 +511,7 @@ done:
         ts_cli_error(cmd, 0, "cannot write to standard output");
         status = TS_EXIT_FAIL;
     }
-    grid_free(&grid);
+    attend_grid_free(&grid);
     free(rollout);
     ts_attribution_free(&attribution);
     ts_heads_free(&heads);

@@ -57,12 +57,12 @@ int report_beside_make(const char *dir, report_beside *b) {
     ts_ctx ctx;
     if (arena) ts_ctx_init(&ctx, arena);
     while (!rc && (rc = ts_translate_text(t, &ctx, sentence, 1, &b->hyp, &b->source, &b->S)) == TS_ERR_ARENA &&
-           !ts_cli_grow_arena(&ctx, "the dev sentence")) {
+           !ts_ctx_grow(&ctx, "the dev sentence")) {
     }
     if (!rc) rc = ts_attention_labels_make(t, b->source, b->S, &b->hyp, &b->labels);
     while (!rc && (rc = ts_attribution_of_translation(t, &ctx, b->labels.source, b->S, &b->hyp, TS_EXPLAIN_GRAD, 0,
                                                       &b->attribution)) == TS_ERR_ARENA &&
-           !ts_cli_grow_arena(&ctx, "the attributions")) {
+           !ts_ctx_grow(&ctx, "the attributions")) {
     }
     if (arena) ts_arena_free(ctx.arena);
     free(sentence);
