@@ -97,17 +97,6 @@ static int choose_color(const char *command, const char *flag, const char *value
     return -1;
 }
 
-// --explain grad|ig.
-static int choose_explain(const char *command, const char *flag, const char *value, void *target) {
-    int method = ts_explain_parse(value);
-    if (method < 0) {
-        ts_cli_error(command, 0, "--%s expects grad (gradient x input) or ig (integrated gradients), got '%s'", flag, value);
-        return TS_EXIT_USAGE;
-    }
-    *(int *)target = method;
-    return -1;
-}
-
 // The SENTENCE arguments (one is right; more were meant as one, unquoted).
 typedef struct {
     const char **items;  // (argc)
@@ -296,7 +285,7 @@ int ts_cmd_attend(int argc, char **argv) {
         {.name = "self", .kind = TS_FLAG_CHOICE, .target = &choice.view, .choose = attend_choose_self, .given = &choice.self_given},
         TS_SWITCH("heads", &choice.grid),
         TS_SWITCH("rollout", &choice.rollout),
-        TS_CHOICE("explain", &explain, choose_explain),
+        TS_CHOICE("explain", &explain, ts_cli_choose_explain),
         {.name = "ig-steps", .kind = TS_FLAG_INT, .target = &ig_steps, .lo = 1, .hi = TS_IG_STEPS_MAX, .given = &ig_steps_given},
         TS_SWITCH("shift-att", &shift),
     };

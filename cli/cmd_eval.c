@@ -152,22 +152,11 @@ static void print_agreement(const char *method, int shift, int L, int H, const d
     }
 }
 
-// --explain grad|ig: 1 + the method (0 stays "none" in ts_eval_opts).
-static int choose_explain(const char *command, const char *flag, const char *value, void *target) {
-    int method = ts_explain_parse(value);
-    if (method < 0) {
-        ts_cli_error(command, 0, "--%s expects grad (gradient x input) or ig (integrated gradients), got '%s'", flag, value);
-        return TS_EXIT_USAGE;
-    }
-    *(int *)target = 1 + method;
-    return -1;
-}
-
 int ts_cmd_eval(int argc, char **argv) {
     const char *model_path = NULL, *corpus_path = NULL, *align_path = NULL;
     long beam = TS_BEAM_DEFAULT, max_len = -1, show = 3, batch = 64;
     ts_length_penalty lp = {0, 0.0};
-    int skip_bad = 0, shift = 0, explain = 0, ig_given = 0;
+    int skip_bad = 0, shift = 0, explain = -1, ig_given = 0;  // explain: enum ts_explain_method
     long ig_steps = TS_IG_STEPS_DEFAULT;
     const ts_flag flags[] = {
         TS_STRING("model", &model_path),
@@ -181,16 +170,16 @@ int ts_cmd_eval(int argc, char **argv) {
         TS_INT("show", &show, 0, 1000000),
         TS_SWITCH("skip-bad", &skip_bad),
         TS_SWITCH("shift-att", &shift),
-        TS_CHOICE("explain", &explain, choose_explain),
+        TS_CHOICE("explain", &explain, ts_cli_choose_explain),
         {.name = "ig-steps", .kind = TS_FLAG_INT, .target = &ig_steps, .lo = 1, .hi = TS_IG_STEPS_MAX, .given = &ig_given},
     };
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
     int parsed = ts_cli_parse(&spec, argc, argv);
-    if (parsed < 0 && (shift || explain) && !align_path) {
+    if (parsed < 0 && (shift || explain >= 0) && !align_path) {
         ts_cli_error(cmd, 0, "%s scores alignments: give --align GOLD", shift ? "--shift-att" : "--explain");
         parsed = TS_EXIT_USAGE;
     }
-    if (parsed < 0 && ig_given && explain != 1 + TS_EXPLAIN_IG) {
+    if (parsed < 0 && ig_given && explain != TS_EXPLAIN_IG) {
         ts_cli_error(cmd, 0, "--ig-steps goes with --explain ig");
         parsed = TS_EXIT_USAGE;
     }
@@ -246,17 +235,17 @@ int ts_cmd_eval(int argc, char **argv) {
         goto done;
     }
     size_t cells = (size_t)forced_layers * (size_t)(forced_heads + 1);
-    if (align_path && forced_heads && (shift || explain)) {
+    if (align_path && forced_heads && (shift || explain >= 0)) {
         if (!(readings = calloc(3 * cells, sizeof *readings))) {
             ts_cli_error(cmd, 0, "out of memory");
             goto done;
         }
         opts.shift_att = shift;
         opts.head_aer_shift = shift ? readings : NULL;
-        opts.explain = explain;
+        opts.explain = explain + 1;  // 0 stays "none" in the options
         opts.ig_steps = (int)ig_steps;
-        opts.head_js = explain ? readings + cells : NULL;
-        opts.head_same = explain ? readings + 2 * cells : NULL;
+        opts.head_js = explain >= 0 ? readings + cells : NULL;
+        opts.head_same = explain >= 0 ? readings + 2 * cells : NULL;
     }
     size_t B = (size_t)batch < n_rows ? (size_t)batch : n_rows;
     // Decoding steps run in scratch arenas of their own (models/search.c):
@@ -309,7 +298,7 @@ int ts_cmd_eval(int argc, char **argv) {
     if (r.has_shift && forced_layers * forced_heads > 1)
         print_head_aer(shift_title, forced_layers, forced_heads, readings, r.aer_diagonal);
     if (r.has_explain)
-        print_agreement(ts_explain_methods[explain - 1].title, shift, forced_layers, forced_heads, readings + cells,
+        print_agreement(ts_explain_methods[explain].title, shift, forced_layers, forced_heads, readings + cells,
                         readings + 2 * cells);
     printf("eval: bleu=%.4f chrf=%.4f ppl=%.3f exact=%.4f pairs=%zu", r.bleu, r.chrf, r.perplexity, r.exact, r.pairs);
     if (r.has_aer) printf(" aer=%.4f aer_diagonal=%.4f", r.aer, r.aer_diagonal);

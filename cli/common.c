@@ -1,6 +1,7 @@
 #include "cli/common.h"
 
 #include "cli/cli.h"
+#include "models/explain.h"
 #include "tensor/kernels.h"
 
 #include <errno.h>
@@ -113,4 +114,14 @@ int ts_cli_quote_hint(const char *command, const char *why, const char *const *w
     print_quoted(words, n);
     fputc('\n', stderr);
     return TS_EXIT_USAGE;
+}
+
+int ts_cli_choose_explain(const char *command, const char *flag, const char *value, void *target) {
+    int method = ts_explain_parse(value);
+    if (method < 0) {
+        ts_cli_error(command, 0, "--%s expects grad (gradient x input) or ig (integrated gradients), got '%s'", flag, value);
+        return TS_EXIT_USAGE;
+    }
+    *(int *)target = method;
+    return -1;
 }

@@ -17,6 +17,10 @@
 // TS_ARENA_MAX (tensor/arena.h), which bounds what one input can ask for.
 enum { TS_CLI_ARENA_START = 64 << 20 };
 
+// --explain grad|ig (a ts_flag chooser, attend's and eval's): the enum
+// ts_explain_method (models/explain.h) into *(int *)target.
+int ts_cli_choose_explain(const char *command, const char *flag, const char *value, void *target);
+
 // The model of --model for a command: when model_path is NULL prints
 // "CMD: --model CKPT is required (see CMD --help)" and returns TS_EXIT_USAGE;
 // else, when `missing` names another required argument that is absent,
