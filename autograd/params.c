@@ -6,6 +6,10 @@
 void ts_params_init(ts_params *p) { memset(p, 0, sizeof *p); }
 
 ts_tensor *ts_params_add(ts_params *p, const char *name, int ndim, const int *dims) {
+    return ts_params_add_dtype(p, TS_F64, name, ndim, dims);
+}
+
+ts_tensor *ts_params_add_dtype(ts_params *p, int dtype, const char *name, int ndim, const int *dims) {
     if (strlen(name) >= sizeof(((ts_tensor *)0)->name)) {
         ts_fail(TS_ERR_ARG, "parameter name '%s' is longer than %d bytes", name, TS_NAME_SIZE - 1);
         return NULL;
@@ -24,7 +28,7 @@ ts_tensor *ts_params_add(ts_params *p, const char *name, int ndim, const int *di
         p->items = items;
         p->capacity = capacity;
     }
-    ts_tensor *t = ts_tensor_new_persistent(ndim, dims, name);
+    ts_tensor *t = ts_tensor_persistent_dtype(dtype, ndim, dims, name);
     if (t) p->items[p->count++] = t;
     return t;
 }

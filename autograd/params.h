@@ -14,10 +14,12 @@ typedef struct {
 
 void ts_params_init(ts_params *p);
 
-// Registers a new zero-initialised parameter that owns its data and
+// Registers a new zero-initialised float64 parameter that owns its data and
 // gradient. NULL (with ts_last_error set) on a duplicate or too long name
 // (TS_NAME_SIZE - 1 bytes max), a bad shape or no memory. The registry owns the tensor.
 ts_tensor *ts_params_add(ts_params *p, const char *name, int ndim, const int *dims);
+// The same in dtype.
+ts_tensor *ts_params_add_dtype(ts_params *p, int dtype, const char *name, int ndim, const int *dims);
 
 // The parameter called `name`, or NULL.
 ts_tensor *ts_params_find(const ts_params *p, const char *name);

@@ -5,14 +5,13 @@
 // gradients, the forward pass, the backward pass (timed per op of the tape),
 // clipping and the optimizer. It also counts the matrix-product FLOPs that
 // were executed (forward and backward, from the tape) and times greedy
-// translation of single sentences. Built by bench/run.sh against the static
-// libraries of a build directory:
+// translation of single sentences. A target of the build, made only when
+// asked for (bench/run.sh does):
 //
-//   cc -O2 -I. bench/profile_step.c BUILD/libtinyseq_{train,data,models,autograd,tensor}.a
-//      -lgsl -lopenblas -lz -lunistring -lm    (one command)
-//   ./profile_step --corpus ../shared/data/tatoeba-eng-fra.tsv
+//   cmake --build BUILD --target profile_step
+//   BUILD/bench/profile_step --corpus ../shared/data/tatoeba-eng-fra.tsv
 //      --max-len 10 --emb 256 --hidden 256 --batch 64 --attn bahdanau --steps 40 --threads 2
-//   ./profile_step --arch transformer --hidden 256 --heads 4 --layers 3 --ff 1024 --dtype float32
+//   BUILD/bench/profile_step --arch transformer --hidden 256 --heads 4 --layers 3 --ff 1024 --dtype float32
 //      --threads 1 --clock cpu    (the Transformer; CPU time, for a busy machine)
 //
 // B = batch, T = target steps, H = hidden, V = target vocabulary.
@@ -418,9 +417,9 @@ int main(int argc, char **argv) {
             if (ts_seq2seq_greedy(model, &ctx, &view, ts_output_limit(S), hyps)) die("batched greedy");
             for (int b = 0; b < B; b++) out_tokens += hyps[b].len + 1, ts_hypothesis_free(&hyps[b]);
         }
-        double total = now() - t0;
+        double elapsed = now() - t0;
         printf("greedy_batch %d: %.3f ms per sentence, %.1f output tokens per sentence, %d dev sentences\n",
-               greedy_batch, 1e3 * total / n, (double)out_tokens / n, n);
+               greedy_batch, 1e3 * elapsed / n, (double)out_tokens / n, n);
         free(src);
         free(lens);
         free(hyps);

@@ -16,8 +16,14 @@
 #                                       transformer:D:HEADS:LAYERS:FF:BATCH (no dropout)
 #   GREEDY_CONFIGS="256:256:64:bahdanau transformer:256:4:3:1024:64"  greedy rows
 #   BUILD_DIR=build-bench               Release build of tinyseq made here
-#   PYTHON                              a python3 that imports torch (default: the
-#                                       first of /usr/bin/python3, python3 that does)
+#   TINYSEQ=path/to/tinyseq             a prebuilt tinyseq instead (nothing is built: a
+#                                       machine without GSL headers or a compiler); its
+#                                       build's bench/profile_step beside it, or PROFILE=
+#   PYTHON                              a python3 that imports torch >= 1.13 (default: the
+#                                       first of /usr/bin/python3, python3 that does); a
+#                                       PYTHON given that does not is an error. torch_ref.py
+#                                       runs eagerly on 2.x too (no torch.compile), with
+#                                       the same --threads as tinyseq
 #   DATA=../shared/data/tatoeba-eng-fra.tsv  MAX_LEN=10
 #   LABEL_SMOOTHING=0.1                 given to both programs (tinyseq train's default;
 #                                       torch_ref.py's own default is 0, and its
@@ -72,19 +78,17 @@ else
   timed() { shift; "$@"; }
 fi
 
-# ---- build: Release tinyseq and the profiler, against the same libraries
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTS_BUILD_TESTS=OFF >/dev/null
-cmake --build "$BUILD_DIR" -j "$(nproc)" --target tinyseq >/dev/null
-libs=()
-for m in cli train viz infer ckpt models autograd data tensor; do libs+=("$BUILD_DIR/libtinyseq_$m.a"); done
-mkdir -p "$BUILD_DIR/bench"
-# With SentencePiece (train --subword) libtinyseq_data holds C++: link its runtime too.
-spm=()
-grep -q '^TS_SPM:BOOL=ON' "$BUILD_DIR/CMakeCache.txt" && spm=($(pkg-config --libs sentencepiece) -lstdc++)
-cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I. bench/profile_step.c "${libs[@]}" \
-  -lgsl -lopenblas -lz -lunistring ${spm[@]+"${spm[@]}"} -lm -pthread -o "$BUILD_DIR/bench/profile_step"
-TINYSEQ=$BUILD_DIR/tinyseq
-PROFILE=$BUILD_DIR/bench/profile_step
+# ---- tinyseq and the profiler: a Release build made here, or TINYSEQ's
+if [ -n "${TINYSEQ:-}" ]; then
+  [ -x "$TINYSEQ" ] || { echo "bench: TINYSEQ=$TINYSEQ is not an executable" >&2; exit 1; }
+  PROFILE=${PROFILE:-$(dirname "$TINYSEQ")/bench/profile_step}
+  [ -x "$PROFILE" ] || { echo "bench: no profile_step at $PROFILE (cmake --build BUILD --target profile_step, or set PROFILE)" >&2; exit 1; }
+else
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTS_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$BUILD_DIR" -j "$(nproc)" --target tinyseq profile_step >/dev/null
+  TINYSEQ=$BUILD_DIR/tinyseq
+  PROFILE=$BUILD_DIR/bench/profile_step
+fi
 
 # ---- the kernels: tinyseq's choice and OpenBLAS's own
 kernels=$("$TINYSEQ" --version | sed -n 's/^kernels: //p')
@@ -94,14 +98,20 @@ case "$kernels" in
   *) own_core=$best_core ;;
 esac
 
-# ---- the reference, if torch is importable
+# ---- the reference, if torch is importable: PYTHON's (which must), else the first that does
+torch_ok() { "$1" -c 'import sys, torch; v = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]); sys.exit(v < (1, 13))' >/dev/null 2>&1; }
 PY=""
-for cand in ${PYTHON:-} /usr/bin/python3 python3; do
-  if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import torch' >/dev/null 2>&1; then PY=$cand; break; fi
-done
+if [ -n "${PYTHON:-}" ]; then
+  torch_ok "$PYTHON" || { echo "bench: PYTHON=$PYTHON does not import torch 1.13 or newer" >&2; exit 1; }
+  PY=$PYTHON
+else
+  for cand in /usr/bin/python3 python3; do
+    if command -v "$cand" >/dev/null 2>&1 && torch_ok "$cand"; then PY=$cand; break; fi
+  done
+fi
 TORCH_REF=$SHARED/bench/torch_ref.py
 if [ -z "$PY" ] || [ ! -r "$TORCH_REF" ]; then
-  echo "bench: python3-torch is not importable (or $TORCH_REF is missing): reporting tinyseq alone"
+  echo "bench: no python3 imports torch 1.13 or newer (or $TORCH_REF is missing): reporting tinyseq alone"
   PY=""
 fi
 
@@ -116,7 +126,7 @@ echo "# tinyseq vs PyTorch (torch_ref.py --bucket), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# machine: nproc $(nproc), $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
 echo "# tinyseq's kernels with no variables set: $kernels; OpenBLAS's own choice: $own_core"
 echo "# $THREADS threads, $DATA --max-len $MAX_LEN, --label-smoothing $LABEL_SMOOTHING for both, $STEPS steps per run (tokens/s after 3 warm-up steps), $ROUNDS rounds: tinyseq f64, tinyseq f32, torch f64, torch f32"
-[ -n "$PY" ] && echo "# reference: $PY $("$PY" -c 'import torch; print("torch", torch.__version__)')"
+[ -n "$PY" ] && echo "# reference: $PY $("$PY" -c 'import torch; print("torch", torch.__version__, "eager (no torch.compile),", torch.get_num_threads(), "threads by default")')"
 
 # A row of the config table -> CNAME, CKEY (short), CARCH, and MODEL: the
 # model flags, which tinyseq train, torch_ref.py and profile_step all take.

@@ -121,12 +121,16 @@ int ts_param_spec_set(ts_param_spec *spec, ts_tensor **slot, double bound, int n
     return 1;
 }
 
-int ts_param_specs_create(ts_params *params, gsl_rng *rng, const ts_param_spec *specs, int n) {
+int ts_param_specs_create(ts_params *params, gsl_rng *rng, int dtype, const ts_param_spec *specs, int n) {
     for (int i = 0; i < n; i++) {
         const ts_param_spec *s = &specs[i];
-        ts_tensor *t = ts_params_add(params, s->shape.name, s->shape.ndim, s->shape.shape);
+        ts_tensor *t = ts_params_add_dtype(params, rng ? TS_F64 : dtype, s->shape.name, s->shape.ndim, s->shape.shape);
         if (!t) return TS_ERR_NOMEM;
-        if (s->bound == TS_INIT_EMBEDDING || s->bound == TS_INIT_EMBEDDING_SCALED) {
+        if (!rng) {  // nothing to draw: zeros (calloc's), and ones where a bound says so
+            for (size_t k = 0; s->bound == TS_INIT_ONES && k < t->size; k++)
+                if (t->dtype == TS_F32) t->data_f32[k] = 1.0f;
+                else t->data[k] = 1.0;
+        } else if (s->bound == TS_INIT_EMBEDDING || s->bound == TS_INIT_EMBEDDING_SCALED) {
             double std = s->bound == TS_INIT_EMBEDDING ? 1.0 : 1.0 / sqrt((double)t->shape[1]);
             ts_init_normal(t, rng, std);
             memset(t->data + (size_t)TS_PAD * t->shape[1], 0, (size_t)t->shape[1] * sizeof(double));

@@ -148,8 +148,10 @@ int ts_param_spec_set(ts_param_spec *spec, ts_tensor **slot, double bound, int n
                       const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
 // Registers specs[0..n) on params in order, each initialised from rng as
-// its bound says right after it is registered (rng NULL: left as allocated),
-// and stores each tensor in its slot. TS_OK or TS_ERR_NOMEM.
-int ts_param_specs_create(ts_params *params, gsl_rng *rng, const ts_param_spec *specs, int n);
+// its bound says right after it is registered, and stores each tensor in
+// its slot. With an rng the values are drawn in float64; without one (a
+// model whose values come next, from a file) they are made in dtype and
+// left zero, but for TS_INIT_ONES. TS_OK or TS_ERR_NOMEM.
+int ts_param_specs_create(ts_params *params, gsl_rng *rng, int dtype, const ts_param_spec *specs, int n);
 
 #endif

@@ -25,7 +25,10 @@ ts_seq2seq *ts_seq2seq_new(const ts_model_config *cfg, gsl_rng *rng) {
     int n = kind->specs(m->layers, cfg, specs);
     // Initialised in float64 whatever the dtype, then converted: a float32
     // model starts from its float64 twin's values rounded, the same draws.
-    if (ts_param_specs_create(&m->params, rng, specs, n) != TS_OK || ts_params_convert(&m->params, cfg->dtype) != TS_OK) {
+    // Without draws (a model loaded next) the parameters are made in the
+    // model's dtype: no float64 buffers to fault in, convert and free.
+    if (ts_param_specs_create(&m->params, rng, cfg->dtype, specs, n) != TS_OK ||
+        ts_params_convert(&m->params, cfg->dtype) != TS_OK) {
         ts_seq2seq_free(m);
         return NULL;
     }

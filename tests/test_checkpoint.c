@@ -9,6 +9,7 @@
 #include "infer/load.h"
 #include "infer/translate.h"
 
+#include "tensor/kernels.h"
 #include "tensor/status.h"
 #include "testutil.h"
 
@@ -1501,6 +1502,24 @@ Test(checkpoint, crc32_covers_buffers_over_4_gib_and_continues) {
     munmap((void *)zeros, n);
     cr_assert_eq(ts_crc32(ts_crc32(0, "abc", 3), "def", 3), ts_crc32(0, "abcdef", 6));
     cr_assert_eq(ts_crc32(0, "123456789", 9), 0xcbf43926u);  // the standard check value
+}
+
+// A buffer of a few MB is checked in parts on the threads and the parts'
+// CRCs combined: the value of one pass, continuing a CRC, for any thread count
+// (ragged parts included).
+Test(checkpoint, crc32_in_parts_on_threads_is_one_pass) {
+    size_t n = ((size_t)5 << 20) + 7;
+    unsigned char *bytes = malloc(n);
+    cr_assert_not_null(bytes);
+    uint32_t state = 12345;
+    for (size_t i = 0; i < n; i++) bytes[i] = (unsigned char)((state = state * 1664525u + 1013904223u) >> 24);
+    uLong want = crc32(crc32(0, (const Bytef *)"prelude", 7), bytes, (uInt)n);
+    for (int threads = 1; threads <= 16; threads = threads < 4 ? threads + 1 : threads * 4) {
+        ts_blas_set_threads(threads);
+        cr_assert_eq(ts_crc32(ts_crc32(0, "prelude", 7), bytes, n), (uint32_t)want, "%d threads", threads);
+    }
+    ts_blas_set_threads(1);
+    free(bytes);
 }
 
 // A model's header is the field table (models/config.h) walked in order: a
