@@ -49,6 +49,7 @@
 # in both dtypes. Without an importable torch it reports tinyseq alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/common.sh
 SHARED=${SHARED:-../shared}
 DATA=${DATA:-$SHARED/data/tatoeba-eng-fra.tsv}
 MAX_LEN=${MAX_LEN:-10}
@@ -99,16 +100,7 @@ case "$kernels" in
 esac
 
 # ---- the reference, if torch is importable: PYTHON's (which must), else the first that does
-torch_ok() { "$1" -c 'import sys, torch; v = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]); sys.exit(v < (1, 13))' >/dev/null 2>&1; }
-PY=""
-if [ -n "${PYTHON:-}" ]; then
-  torch_ok "$PYTHON" || { echo "bench: PYTHON=$PYTHON does not import torch 1.13 or newer" >&2; exit 1; }
-  PY=$PYTHON
-else
-  for cand in /usr/bin/python3 python3; do
-    if command -v "$cand" >/dev/null 2>&1 && torch_ok "$cand"; then PY=$cand; break; fi
-  done
-fi
+find_torch_python
 TORCH_REF=$SHARED/bench/torch_ref.py
 if [ -z "$PY" ] || [ ! -r "$TORCH_REF" ]; then
   echo "bench: no python3 imports torch 1.13 or newer (or $TORCH_REF is missing): reporting tinyseq alone"
@@ -118,34 +110,13 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tinyseq-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 maxrss_mb() { [ -r "$1" ] && awk -F': ' '/Maximum resident set size/ {printf "%.0f\n", $2 / 1024}' "$1" || echo "-"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0) printf "%.2f", a / b; else print "-"}'; }
 
 echo "# tinyseq vs PyTorch (torch_ref.py --bucket), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# machine: nproc $(nproc), $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
 echo "# tinyseq's kernels with no variables set: $kernels; OpenBLAS's own choice: $own_core"
 echo "# $THREADS threads, $DATA --max-len $MAX_LEN, --label-smoothing $LABEL_SMOOTHING for both, $STEPS steps per run (tokens/s after 3 warm-up steps), $ROUNDS rounds: tinyseq f64, tinyseq f32, torch f64, torch f32"
 [ -n "$PY" ] && echo "# reference: $PY $("$PY" -c 'import torch; print("torch", torch.__version__, "eager (no torch.compile),", torch.get_num_threads(), "threads by default")')"
-
-# A row of the config table -> CNAME, CKEY (short), CARCH, and MODEL: the
-# model flags, which tinyseq train, torch_ref.py and profile_step all take.
-config_flags() {
-  local f
-  IFS=: read -r -a f <<<"$1"
-  if [ "${f[0]}" = transformer ]; then
-    CARCH=transformer
-    CNAME="transformer, d_model ${f[1]}, ${f[2]} heads, ${f[3]} layers, ff ${f[4]}, batch ${f[5]}"
-    CKEY="transformer ${f[1]}/${f[2]}/${f[3]}/${f[4]}/${f[5]}"
-    MODEL=(--arch transformer --emb "${f[1]}" --hidden "${f[1]}" --heads "${f[2]}" --layers "${f[3]}" --ff "${f[4]}"
-           --batch "${f[5]}")
-  else
-    CARCH=gru
-    CNAME="emb ${f[0]}, hidden ${f[1]}, batch ${f[2]}, ${f[3]}"
-    CKEY="${f[0]}/${f[1]}/${f[2]} ${f[3]}"
-    MODEL=(--emb "${f[0]}" --hidden "${f[1]}" --batch "${f[2]}" --attn "${f[3]}")
-  fi
-}
 
 # One pass over the configs. $1: "default" (no variables) or a core name set
 # as OPENBLAS_CORETYPE for both programs.

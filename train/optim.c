@@ -49,59 +49,48 @@ void ts_optim_free(ts_optim *o) {
 #include "tensor/dtype_twice.h"
 
 // The passes over the parameters are memory-bound, and BLAS is idle while
-// they run, so they split the registry into two runs of whole tensors with
-// about half the elements each, [0, mid) and [mid, count), done as parts of
-// one ts_parallel_run when threads > 1 (part p takes the runs r with
-// r % parts == p). The split depends only on the sizes, so the bits do not
-// depend on the thread count.
+// they run, so they run as parts of one ts_parallel_run on o->threads
+// threads. The update cuts the registry's values, in registration order,
+// into one run of consecutive values per part (a tensor may be cut): each
+// value's update is its own, so any cut gives the same bits. The norm's
+// squares are summed per tensor, the tensors shared among the parts, then
+// added in a fixed order (two halves of the registry, split by size, each
+// in order, then the halves): the same bits for any thread count.
 typedef struct {
     ts_optim *o;
     ts_params *p;
-    int first, end;     // tensors [first, end)
+    size_t total;       // values in the registry
     double grad_scale;  // ts_optim_step's
     double step_size, sqrt_c2;
-    double sumsq;       // ts_grad_norm's partial sum
-} param_run;
+    double *sumsq;      // (count) ts_grad_norm's per tensor
+} param_pass;
 
-static int split_point(const ts_params *p) {
-    size_t total = ts_params_size(p), before = 0;
-    for (int i = 0; i < p->count; i++) {
-        size_t after = before + p->items[i]->size;
-        if (2 * after >= total) return (2 * after - total <= total - 2 * before) ? i + 1 : i;
-        before = after;
-    }
-    return p->count;
-}
+// The parts a pass over n values uses on `threads` threads.
+static int pass_parts(size_t n, int threads) { return threads > 1 ? ts_parallel_parts(n, threads) : 1; }
 
-typedef struct {
-    param_run *run;  // [2]
-    void (*fn)(param_run *);
-} halves;
-
-static void halves_part(void *arg, int part, int parts) {
-    halves *h = arg;
-    for (int r = part; r < 2; r += parts) h->fn(&h->run[r]);
-}
-
-// Runs fn on [0, mid) and on [mid, count): side by side when threads > 1.
-static void run_halves(param_run run[2], int threads, void (*fn)(param_run *)) {
-    int mid = split_point(run[0].p);
-    run[0].first = 0;
-    run[0].end = run[1].first = mid;
-    run[1].end = run[0].p->count;
-    halves h = {run, fn};
-    ts_parallel_run(threads > 1 ? ts_parallel_parts(ts_params_size(run[0].p), 2) : 1, halves_part, &h);
-}
-
-static void update_run(param_run *r) {
+static void update_values(const param_pass *r, int i, size_t from, size_t n) {
     ts_optim *o = r->o;
-    for (int i = r->first; i < r->end; i++) {
-        ts_tensor *w = r->p->items[i];
-        if (o->kind == TS_OPTIM_SGD)
-            TS_BY_DTYPE(w->dtype, sgd_update, w->size, w->raw, w->grad_raw, o->m[i], r->grad_scale, o->momentum, o->lr);
-        else
-            TS_BY_DTYPE(w->dtype, adam_update, w->size, w->raw, w->grad_raw, o->m[i], o->v[i], r->grad_scale, o->beta1,
-                        o->beta2, r->step_size, r->sqrt_c2, o->eps);
+    ts_tensor *w = r->p->items[i];
+    size_t size = ts_dtype_size(w->dtype), at = from * size;
+    void *raw = (char *)w->raw + at, *grad = (char *)w->grad_raw + at, *m = (char *)o->m[i] + at;
+    if (o->kind == TS_OPTIM_SGD) {
+        TS_BY_DTYPE(w->dtype, sgd_update, n, raw, grad, m, r->grad_scale, o->momentum, o->lr);
+    } else {
+        void *v = (char *)o->v[i] + at;
+        TS_BY_DTYPE(w->dtype, adam_update, n, raw, grad, m, v, r->grad_scale, o->beta1, o->beta2, r->step_size,
+                    r->sqrt_c2, o->eps);
+    }
+}
+
+static void update_part(void *arg, int part, int parts) {
+    const param_pass *r = arg;
+    size_t first, end, before = 0;
+    ts_part_range(r->total, part, parts, &first, &end);
+    for (int i = 0; i < r->p->count && before < end; i++) {
+        size_t size = r->p->items[i]->size, lo = first > before ? first - before : 0,
+               hi = end - before < size ? end - before : size;
+        if (lo < hi) update_values(r, i, lo, hi - lo);
+        before += size;
     }
 }
 
@@ -113,24 +102,41 @@ int ts_optim_step(ts_optim *o, ts_params *p, double grad_scale) {
     o->step++;
     double correction1 = 1.0 - pow(o->beta1, (double)o->step);
     double correction2 = 1.0 - pow(o->beta2, (double)o->step);
-    param_run run = {.o = o, .p = p, .grad_scale = grad_scale, .step_size = o->lr / correction1,
-                     .sqrt_c2 = sqrt(correction2)};
-    run_halves((param_run[2]){run, run}, o->threads, update_run);
+    param_pass run = {.o = o, .p = p, .total = ts_params_size(p), .grad_scale = grad_scale,
+                      .step_size = o->lr / correction1, .sqrt_c2 = sqrt(correction2)};
+    ts_parallel_run(pass_parts(run.total, o->threads), update_part, &run);
     return TS_OK;
 }
 
-static void sumsq_run(param_run *r) {
-    r->sumsq = 0.0;
-    for (int i = r->first; i < r->end; i++) {
+static void sumsq_part(void *arg, int part, int parts) {
+    const param_pass *r = arg;
+    for (int i = part; i < r->p->count; i += parts) {
         const ts_tensor *t = r->p->items[i];
-        r->sumsq += TS_BY_DTYPE(t->dtype, ts_sumsq_array, t->grad_raw, t->size);  // in double either way
+        r->sumsq[i] = TS_BY_DTYPE(t->dtype, ts_sumsq_array, t->grad_raw, t->size);  // in double either way
     }
 }
 
+// Where the norm's two halves meet: the registry split by size.
+static int split_point(const ts_params *p) {
+    size_t total = ts_params_size(p), before = 0;
+    for (int i = 0; i < p->count; i++) {
+        size_t after = before + p->items[i]->size;
+        if (2 * after >= total) return (2 * after - total <= total - 2 * before) ? i + 1 : i;
+        before = after;
+    }
+    return p->count;
+}
+
 double ts_grad_norm(const ts_params *p, int threads) {
-    param_run run[2] = {{.p = (ts_params *)p}, {.p = (ts_params *)p}};  // read only
-    run_halves(run, threads, sumsq_run);
-    return sqrt(run[0].sumsq + run[1].sumsq);
+    double *sumsq = malloc((size_t)(p->count > 0 ? p->count : 1) * sizeof *sumsq);  // (count)
+    if (!sumsq) return NAN;  // no update rather than a wrong one
+    param_pass run = {.p = (ts_params *)p, .sumsq = sumsq};  // read only
+    ts_parallel_run(pass_parts(ts_params_size(p), threads < p->count ? threads : p->count), sumsq_part, &run);
+    int mid = split_point(p);
+    double half[2] = {0.0, 0.0};
+    for (int i = 0; i < p->count; i++) half[i >= mid] += sumsq[i];
+    free(sumsq);
+    return sqrt(half[0] + half[1]);
 }
 
 double ts_clip_factor(double norm, double max_norm) {

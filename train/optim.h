@@ -16,7 +16,7 @@ typedef struct {
     double beta1, beta2, eps;  // Adam (0.9, 0.999, 1e-8)
     double momentum;           // SGD (0.9; 0 = plain SGD)
     long step;                 // updates done so far (Adam's bias correction)
-    int threads;               // 1 (the default) or 2: threads for the update pass (same bits either way)
+    int threads;               // threads for the update and norm passes (1, the default; same bits for any)
     int count;                 // parameters
     int dtype;                 // the moments' ts_dtype: the parameters'
     void **m;                  // (count) first moments / SGD velocities, each (param size)
@@ -38,9 +38,9 @@ void ts_optim_free(ts_optim *o);
 //   SGD:  g = grad_scale grad;  u = momentum u + g;  w -= lr u           (PyTorch's SGD)
 int ts_optim_step(ts_optim *o, ts_params *p, double grad_scale);
 
-// The global L2 norm of every gradient, on up to 2 threads (fixed summation
-// order: the same bits every run, whatever the thread count); NaN or Inf
-// when a gradient is not finite.
+// The global L2 norm of every gradient, on up to `threads` threads (fixed
+// summation order: the same bits every run, whatever the thread count); NaN
+// or Inf when a gradient is not finite (NaN too when out of memory).
 double ts_grad_norm(const ts_params *p, int threads);
 
 // The factor that brings gradients of global norm `norm` down to max_norm, as

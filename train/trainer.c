@@ -270,7 +270,7 @@ static int build_run(trainer *t, const ts_ckpt *resume) {
     if ((rc = ts_optim_init(&t->optim, &t->model->params, o->optim, o->lr)) ||
         (rc = ts_shards_init(&t->shards, t->dist->size, o->accumulate, ts_params_size(&t->model->params), TS_STEP_SUMS)))
         return rc;
-    t->optim.threads = ts_threads_asked() > 1 ? 2 : 1;  // the memory-bound passes gain little beyond two
+    t->optim.threads = ts_threads_asked();
     t->step = (ts_stepper){.opts = o, .model = t->model, .optim = &t->optim, .ctx = &t->ctx, .dist = t->dist,
                            .shards = &t->shards, .tf_state = t->step.tf_state};
     t->rec = (ts_record){.opts = o, .model = t->model, .data = &t->data, .ctx = &t->ctx, .optim = &t->optim,
