@@ -84,14 +84,20 @@ for cfg in $CONFIGS; do
   config_flags "$cfg"
   rm -f "$WORK"/ts.* "$WORK"/pt.* "$WORK"/k.*
   for r in $(seq "$ROUNDS"); do
+    line="$CKEY round $r:"  # each run's figure as it comes (a run cut short still says what it measured)
     for n in $THREAD_COUNTS; do
       ts_run "$WORK/ts.$n" -- --threads "$n"
-      [ -n "$PY" ] && pt_run "$n"
+      line+=" $n: $(tail -1 "$WORK/ts.$n")"
+      [ -n "$PY" ] && pt_run "$n" && line+=" / torch $(tail -1 "$WORK/pt.$n");"
     done
     ts_run "$WORK/ts.default" --
     default_threads=$(cat "$WORK/threads_used.txt")
-    for core in $CORETYPES; do ts_run "$WORK/k.$core" OPENBLAS_CORETYPE="$core" -- --threads "$KERNEL_THREADS"; done
-    echo "$CKEY round $r done (load $(cut -d' ' -f1 /proc/loadavg))"
+    line+=" default ($default_threads): $(tail -1 "$WORK/ts.default")"
+    for core in $CORETYPES; do
+      ts_run "$WORK/k.$core" OPENBLAS_CORETYPE="$core" -- --threads "$KERNEL_THREADS"
+      line+="; $core at $KERNEL_THREADS: $(tail -1 "$WORK/k.$core")"
+    done
+    echo "$line (load $(cut -d' ' -f1 /proc/loadavg))"
   done
   echo
   echo "== $CNAME"

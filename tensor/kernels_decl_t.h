@@ -46,10 +46,15 @@ int FN(ts_gemm_product)(FN(ts_product) *p);
 // by side as the two parts of a ts_parallel_run, each on one OpenBLAS
 // thread, instead of one after the other each split by OpenBLAS: no
 // synchronisation inside a product, no packed panel shared between cores.
-// OpenBLAS splits a product over its rows and columns, never over k, so
-// every entry is the same sum either way: the bits do not depend on the
-// thread count. Either may be NULL: the other runs alone. Returns the
-// first failure, else TS_OK.
+// With more than two threads each product gets a share of them that
+// follows its multiply-adds, cut by C's rows into whole blocks of the
+// kernels' row grain (as a large product alone is): the two products
+// otherwise kept the backward pass on two cores. OpenBLAS splits a
+// product over its rows and columns, never over k, and a cut at the grain
+// keeps every entry the same sum: the bits do not depend on the thread
+// count. Either may be NULL: the other runs alone. Returns the first
+// failure, else TS_OK. (rows_from, addend and relu are ts_gemm_product's:
+// leave them NULL and 0.)
 int FN(ts_gemm_two)(FN(ts_product) *first, FN(ts_product) *second);
 
 // Row-wise softmax of x (rows, cols) into y; may be called with y == x.

@@ -129,6 +129,32 @@ static void FN(product_part)(void *arg, int part, int parts) {
                            p->C, p->ldc);
 }
 
+// Two products on more than two threads: each cut by C's rows (as
+// FN(rows_part) cuts one) into a share of the threads that follows its
+// multiply-adds, all parts in one run. parts[i] == 1: product i whole.
+typedef struct {
+    FN(ts_product) *both[2];
+    int parts[2];
+} FN(pair_cut);
+
+static void FN(pair_part)(void *arg, int part, int parts) {
+    (void)parts;
+    FN(pair_cut) *c = arg;
+    int which = part >= c->parts[0], own = part - (which ? c->parts[0] : 0);
+    if (c->parts[which] == 1) FN(product_part)(c->both, which, 1);
+    else FN(rows_part)(c->both[which], own, c->parts[which]);
+}
+
+// The most parts product p may be cut into: whole row blocks, ~1e6
+// multiply-adds or more each (a part costs a wake-up and a packing of B).
+static int FN(most_parts)(const FN(ts_product) *p) {
+    double mnk = (double)p->m * p->n * p->k;
+    size_t blocks = ((size_t)(p->m > 0 ? p->m : 0) + row_grain(TS_REAL) - 1) / row_grain(TS_REAL);
+    if (p->n < 2 || p->k < 1 || blocks < 2 || mnk < 2e6) return 1;
+    double most = fmin((double)blocks, mnk / 1e6);
+    return most < TS_PARALLEL_MAX_PARTS ? (int)most : TS_PARALLEL_MAX_PARTS;
+}
+
 int FN(ts_gemm_two)(FN(ts_product) *first, FN(ts_product) *second) {
     FN(ts_product) *both[2] = {first, second};
     if (!first || !second) {
@@ -136,9 +162,21 @@ int FN(ts_gemm_two)(FN(ts_product) *first, FN(ts_product) *second) {
         FN(product_part)(both, !first, 1);
         return both[!first]->rc;
     }
-    double smaller = fmin((double)first->m * first->n * first->k, (double)second->m * second->n * second->k);
-    int parts = smaller >= TS_SMALL_GEMM_MNK && !ts_parallel_in_part() ? ts_parallel_parts((size_t)smaller, 2) : 1;
-    if (parts == 2) {
+    double work[2] = {(double)first->m * first->n * first->k, (double)second->m * second->n * second->k};
+    double smaller = fmin(work[0], work[1]);
+    int parts = smaller >= TS_SMALL_GEMM_MNK && !ts_parallel_in_part() ? ts_parallel_parts((size_t)smaller, 0) : 1;
+    if (parts > 2) {  // each product its share of the threads, cut by rows: the same bits as whole
+        int share = (int)lround(parts * work[0] / (work[0] + work[1]));
+        share = share < 1 ? 1 : share > parts - 1 ? parts - 1 : share;
+        FN(pair_cut) c = {{first, second}, {share, parts - share}};
+        for (int i = 0; i < 2; i++) {
+            int most = FN(most_parts)(both[i]);
+            if (c.parts[i] > most) c.parts[i] = most;
+            both[i]->rc = TS_OK;
+        }
+        threads_for(0);  // one OpenBLAS thread each: inside a part the count stays as it is
+        ts_parallel_run(c.parts[0] + c.parts[1], FN(pair_part), &c);
+    } else if (parts == 2) {
         threads_for(0);  // one OpenBLAS thread each: inside a part the count stays as it is
         ts_parallel_run(2, FN(product_part), both);
     } else {  // not as parts, which would keep the count: each product is threaded as ts_gemm_ld chooses

@@ -111,9 +111,10 @@ Test(kernels, blas_is_the_one_the_build_chose) {
 #endif
 }
 
-// Two products side by side (ts_gemm_two) on two threads, transposed and
-// on column blocks (leading dimensions past the widths), give the bits of
-// each product alone on one thread; so does either alone (the other NULL).
+// Two products side by side (ts_gemm_two) on two threads, and each cut by
+// rows into its share of 3, 4, 8 and 16 threads, transposed and on column
+// blocks (leading dimensions past the widths), give the bits of each
+// product alone on one thread; so does either alone (the other NULL).
 Test(parallel, two_products_side_by_side_give_the_bits_of_one_thread) {
     enum { M = 300, N = 150, K = 120, LD = 170 };  // M N K = 5.4e6: past the 4e6 of a threaded product
     double *a = malloc(sizeof(double) * M * LD), *b = malloc(sizeof(double) * M * LD);
@@ -124,19 +125,23 @@ Test(parallel, two_products_side_by_side_give_the_bits_of_one_thread) {
         a[i] = sin(0.7 * i), b[i] = cos(0.3 * i + 1);
         af[i] = (float)a[i], bf[i] = (float)b[i];
     }
+    const int threads[] = {1, 2, 3, 4, 8, 16};
+    enum { RUNS = sizeof threads / sizeof threads[0] };
     for (int run = 0; run < 2; run++)
         for (int p = 0; p < 2; p++) {
             c[run][p] = malloc(sizeof(double) * M * LD);
             cf[run][p] = malloc(sizeof(float) * M * LD);
-            for (int i = 0; i < M * LD; i++) c[run][p][i] = cf[run][p][i] = (float)(0.25 * sin(i));  // beta 1 adds to it
         }
-    for (int run = 0; run < 2; run++) {  // run 0: one thread, each product alone; run 1: two threads, side by side
-        ts_blas_set_threads(run + 1);
+    for (int run = 0; run < RUNS; run++) {  // run 0: one thread, each product alone; then side by side
+        int r = run > 0;                     // c[1] holds the latest multi-thread run's
+        for (int p = 0; p < 2; p++)
+            for (int i = 0; i < M * LD; i++) c[r][p][i] = cf[r][p][i] = (float)(0.25 * sin(i));  // beta 1 adds to it
+        ts_blas_set_threads(threads[run]);
         // first: C (M, N) += A (M, K) B^T, B (N, K); second: C (K, N) = 0.5 A^T B, A (M, K), B (M, N), beta 0
-        ts_product p0 = {0, 1, M, N, K, 1.0, a + 3, LD, b + 5, LD, 1.0, c[run][0] + 7, LD, -1, NULL, NULL, 0};
-        ts_product p1 = {1, 0, K, N, M, 0.5, a + 1, LD, b + 2, LD, 0.0, c[run][1] + 4, LD, -1, NULL, NULL, 0};
-        ts_product_f32 q0 = {0, 1, M, N, K, 1.0f, af + 3, LD, bf + 5, LD, 1.0f, cf[run][0] + 7, LD, -1, NULL, NULL, 0};
-        ts_product_f32 q1 = {1, 0, K, N, M, 0.5f, af + 1, LD, bf + 2, LD, 0.0f, cf[run][1] + 4, LD, -1, NULL, NULL, 0};
+        ts_product p0 = {0, 1, M, N, K, 1.0, a + 3, LD, b + 5, LD, 1.0, c[r][0] + 7, LD, -1, NULL, NULL, 0};
+        ts_product p1 = {1, 0, K, N, M, 0.5, a + 1, LD, b + 2, LD, 0.0, c[r][1] + 4, LD, -1, NULL, NULL, 0};
+        ts_product_f32 q0 = {0, 1, M, N, K, 1.0f, af + 3, LD, bf + 5, LD, 1.0f, cf[r][0] + 7, LD, -1, NULL, NULL, 0};
+        ts_product_f32 q1 = {1, 0, K, N, M, 0.5f, af + 1, LD, bf + 2, LD, 0.0f, cf[r][1] + 4, LD, -1, NULL, NULL, 0};
         if (run == 0) {
             cr_assert_eq(ts_gemm_two(&p0, NULL), TS_OK);
             cr_assert_eq(ts_gemm_two(NULL, &p1), TS_OK);
@@ -147,12 +152,14 @@ Test(parallel, two_products_side_by_side_give_the_bits_of_one_thread) {
             cr_assert_eq(ts_gemm_two_f32(&q0, &q1), TS_OK);
         }
         cr_assert(p0.rc == TS_OK && p1.rc == TS_OK && q0.rc == TS_OK && q1.rc == TS_OK, "every product ran");
+        for (int p = 0; run > 0 && p < 2; p++) {
+            cr_assert(!memcmp(c[0][p], c[1][p], sizeof(double) * M * LD), "float64 product %d differs on %d threads", p,
+                      threads[run]);
+            cr_assert(!memcmp(cf[0][p], cf[1][p], sizeof(float) * M * LD), "float32 product %d differs on %d threads", p,
+                      threads[run]);
+        }
     }
     ts_blas_set_threads(1);
-    for (int p = 0; p < 2; p++) {
-        cr_assert(!memcmp(c[0][p], c[1][p], sizeof(double) * M * LD), "float64 product %d differs on two threads", p);
-        cr_assert(!memcmp(cf[0][p], cf[1][p], sizeof(float) * M * LD), "float32 product %d differs on two threads", p);
-    }
     for (int run = 0; run < 2; run++)
         for (int p = 0; p < 2; p++) free(c[run][p]), free(cf[run][p]);
     free(a), free(b), free(af), free(bf);

@@ -165,8 +165,9 @@ const ts_train_option ts_train_options[] = {
      .saved_as = "train.seed", INT(seed), .use = SAME | RESUME, .section = "training"},
     // --threads changes no result: each machine may want its own.
     {SET(.flag = "threads", .lo = 1, .hi = TS_MAX_THREADS, .value = 0, .meta = "N",
-         .help = "BLAS threads, 1 to 64 (default: OPENBLAS_NUM_THREADS, else the cores;\n"
-                 "under mpirun, the cores shared among the machine's ranks)"),
+         .help = "BLAS threads, 1 to 64 (default: OPENBLAS_NUM_THREADS, else one per 42 M\n"
+                 "of parameters x --batch, 2 to the cores; under mpirun, the machine's\n"
+                 "cores are first shared among its ranks)"),
      INT(threads), .section = "training"},
     // output
     {SET(.flag = "out", .meta = "DIR",
@@ -567,6 +568,13 @@ int ts_train_options_check_parts(const ts_train_opts *o, int ranks) {
                        "sentence; give --batch %ld or more", o->batch, ranks * o->accumulate, ranks,
                        ranks > 1 ? "s" : "", o->accumulate, ranks * o->accumulate);
     return TS_OK;
+}
+
+int ts_train_default_threads(size_t parameters, long batch, int cores) {
+    double wanted = round((double)parameters * (double)(batch > 0 ? batch : 1) / TS_WORK_PER_THREAD);
+    if (wanted < 2) wanted = 2;
+    if (wanted > cores) wanted = cores;
+    return wanted < 1 ? 1 : (int)wanted;
 }
 
 int ts_train_threads(const ts_train_opts *o, const ts_dist *d) {

@@ -270,6 +270,10 @@ static int build_run(trainer *t, const ts_ckpt *resume) {
     if ((rc = ts_optim_init(&t->optim, &t->model->params, o->optim, o->lr)) ||
         (rc = ts_shards_init(&t->shards, t->dist->size, o->accumulate, ts_params_size(&t->model->params), TS_STEP_SUMS)))
         return rc;
+    // No count given: as many threads as the model's step keeps busy, now
+    // that its size is known (ts_train_threads gave this machine's share).
+    if (!o->threads && !getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS"))
+        ts_blas_set_threads(ts_train_default_threads(ts_params_size(&t->model->params), o->batch, ts_threads_asked()));
     t->optim.threads = ts_threads_asked();
     t->step = (ts_stepper){.opts = o, .model = t->model, .optim = &t->optim, .ctx = &t->ctx, .dist = t->dist,
                            .shards = &t->shards, .tf_state = t->step.tf_state};
