@@ -1,6 +1,11 @@
 # What the bench scripts share (sourced by run.sh and threads.sh): the
 # config table's rows, the medians and ratios, and the python that runs
-# torch_ref.py.
+# torch_ref.py; and the data both programs train on.
+
+SHARED=${SHARED:-../shared}
+DATA=${DATA:-$SHARED/data/tatoeba-eng-fra.tsv}
+MAX_LEN=${MAX_LEN:-10}
+LABEL_SMOOTHING=${LABEL_SMOOTHING:-0.1}
 
 median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b + 0 > 0) printf "%.2f", a / b; else print "-"}'; }

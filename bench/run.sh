@@ -49,11 +49,7 @@
 # in both dtypes. Without an importable torch it reports tinyseq alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/common.sh
-SHARED=${SHARED:-../shared}
-DATA=${DATA:-$SHARED/data/tatoeba-eng-fra.tsv}
-MAX_LEN=${MAX_LEN:-10}
-LABEL_SMOOTHING=${LABEL_SMOOTHING:-0.1}
+. bench/common.sh  # SHARED, DATA, MAX_LEN, LABEL_SMOOTHING too
 THREADS=${THREADS:-2}
 BUILD_DIR=${BUILD_DIR:-build-bench}
 if [ "${BENCH_SMOKE:-0}" = 1 ]; then  # every kind of row, small (the time-to-quality row: one epoch)

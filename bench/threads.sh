@@ -24,11 +24,7 @@
 # OPENBLAS_* variable removed (but CORETYPES's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/common.sh
-SHARED=${SHARED:-../shared}
-DATA=${DATA:-$SHARED/data/tatoeba-eng-fra.tsv}
-MAX_LEN=${MAX_LEN:-10}
-LABEL_SMOOTHING=${LABEL_SMOOTHING:-0.1}
+. bench/common.sh  # SHARED, DATA, MAX_LEN, LABEL_SMOOTHING too
 THREAD_COUNTS=${THREAD_COUNTS:-"1 2 4 8 16"}
 ROUNDS=${ROUNDS:-3}
 STEPS=${STEPS:-40}
