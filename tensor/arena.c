@@ -18,12 +18,43 @@ enum { ARENA_ALIGN = 64 };
 // (docs/performance.md, "Measurements behind the code's constants").
 #define ARENA_MAP ((size_t)1 << 20)
 
-struct ts_arena {
+// A block of the arena; the arena chains them in the order they were made.
+typedef struct block {
     unsigned char *base;  // (capacity) bytes, ARENA_ALIGN-aligned
-    size_t capacity;
-    size_t used;
+    size_t capacity, used;
+    struct block *next;
+} block;
+
+struct ts_arena {
+    block *first, *current;  // allocation bumps current's offset
+    size_t capacity;         // every block's, together
+    size_t used_before;      // bytes used in the blocks before current
     size_t peak;
 };
+
+// A block of `capacity` bytes (a multiple of ARENA_ALIGN), or NULL.
+static block *block_new(size_t capacity) {
+    block *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    if (capacity >= ARENA_MAP) {
+        void *p = mmap(NULL, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        b->base = p == MAP_FAILED ? NULL : p;  // page-aligned
+    } else {
+        b->base = aligned_alloc(ARENA_ALIGN, capacity);
+    }
+    if (!b->base) {
+        free(b);
+        return NULL;
+    }
+    b->capacity = capacity;
+    return b;
+}
+
+static void block_free(block *b) {
+    if (b->capacity >= ARENA_MAP) munmap(b->base, b->capacity);
+    else free(b->base);
+    free(b);
+}
 
 ts_arena *ts_arena_new(size_t capacity) {
     ts_arena *a = calloc(1, sizeof *a);
@@ -33,13 +64,7 @@ ts_arena *ts_arena_new(size_t capacity) {
     }
     capacity = (capacity + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
     if (capacity == 0) capacity = ARENA_ALIGN;
-    if (capacity >= ARENA_MAP) {
-        void *p = mmap(NULL, capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        a->base = p == MAP_FAILED ? NULL : p;  // page-aligned
-    } else {
-        a->base = aligned_alloc(ARENA_ALIGN, capacity);
-    }
-    if (!a->base) {
+    if (!(a->first = a->current = block_new(capacity))) {
         free(a);
         ts_fail(TS_ERR_NOMEM, "arena: cannot reserve %zu bytes", capacity);
         return NULL;
@@ -48,16 +73,52 @@ ts_arena *ts_arena_new(size_t capacity) {
     return a;
 }
 
+// The slow path of ts_arena_alloc: `rounded` bytes do not fit in the current
+// block. The next block that holds them becomes current (blocks too small
+// are passed over until the next reset); past the last one, a new block at
+// least twice the current one's size is chained, up to TS_ARENA_MAX in all.
+// So work that outgrows its arena goes on in more memory instead of failing
+// and being redone; after a reset the blocks are reused in order.
+static void *next_block(ts_arena *a, size_t rounded, size_t bytes) {
+    block *b = a->current;
+    size_t used_before = a->used_before;
+    for (;;) {
+        a->used_before += b->used;
+        if (!b->next) {
+            size_t want = b->capacity > SIZE_MAX / 2 ? b->capacity : 2 * b->capacity;
+            if (want < rounded) want = rounded;
+            if (want > TS_ARENA_MAX - a->capacity) want = TS_ARENA_MAX - a->capacity;
+            block *more = want >= rounded && a->capacity < TS_ARENA_MAX ? block_new(want) : NULL;
+            if (!more) {
+                a->used_before = used_before;  // nothing moved: the arena stays as it was
+                ts_fail(TS_ERR_ARENA, "arena full: asked for %zu bytes with %zu of %zu left in all", bytes,
+                        a->capacity - ts_arena_used(a), a->capacity);
+                return NULL;
+            }
+            b->next = more;
+            a->capacity += want;
+        }
+        b = b->next;
+        b->used = 0;
+        if (rounded <= b->capacity) break;
+    }
+    a->current = b;
+    b->used = rounded;
+    if (a->used_before + b->used > a->peak) a->peak = a->used_before + b->used;
+    return b->base;
+}
+
 void *ts_arena_alloc(ts_arena *a, size_t bytes) {
     size_t rounded = (bytes + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
-    if (rounded < bytes || rounded > a->capacity - a->used) {
-        ts_fail(TS_ERR_ARENA, "arena full: asked for %zu bytes with %zu of %zu left",
-                bytes, a->capacity - a->used, a->capacity);
+    block *b = a->current;
+    if (rounded < bytes) {
+        ts_fail(TS_ERR_ARENA, "arena: %zu bytes overflow a size", bytes);
         return NULL;
     }
-    void *p = a->base + a->used;
-    a->used += rounded;
-    if (a->used > a->peak) a->peak = a->used;
+    if (rounded > b->capacity - b->used) return next_block(a, rounded, bytes);
+    void *p = b->base + b->used;
+    b->used += rounded;
+    if (a->used_before + b->used > a->peak) a->peak = a->used_before + b->used;
     return p;
 }
 
@@ -87,14 +148,21 @@ int ts_arena_grow(ts_arena **arena, const char *what) {
     return TS_OK;
 }
 
-void ts_arena_reset(ts_arena *a) { a->used = 0; }
-size_t ts_arena_used(const ts_arena *a) { return a->used; }
+void ts_arena_reset(ts_arena *a) {
+    for (block *b = a->first; b && b != a->current->next; b = b->next) b->used = 0;
+    a->current = a->first;
+    a->used_before = 0;
+}
+
+size_t ts_arena_used(const ts_arena *a) { return a->used_before + a->current->used; }
 size_t ts_arena_peak(const ts_arena *a) { return a->peak; }
 size_t ts_arena_capacity(const ts_arena *a) { return a->capacity; }
 
 void ts_arena_free(ts_arena *a) {
     if (!a) return;
-    if (a->capacity >= ARENA_MAP) munmap(a->base, a->capacity);
-    else free(a->base);
+    for (block *b = a->first, *next; b; b = next) {
+        next = b->next;
+        block_free(b);
+    }
     free(a);
 }

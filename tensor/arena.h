@@ -1,9 +1,13 @@
 // The step arena: a bump allocator for everything one training step makes.
 //
 // Allocation bumps an offset; ts_arena_reset() rewinds it, so the next step
-// reuses the same memory with no malloc or free per op. The block is reserved
-// once at its full capacity; Linux commits its pages only when first touched,
-// so an unused capacity costs address space, not memory.
+// reuses the same memory with no malloc or free per op. Blocks are reserved
+// at their full capacity; Linux commits their pages only when first touched,
+// so an unused capacity costs address space, not memory. An allocation that
+// does not fit in the current block goes to the next one, a new block at
+// least twice as large chained at the end when there is none (up to
+// TS_ARENA_MAX in all): work that outgrows its first guess goes on instead
+// of failing and being redone, and after a reset the blocks are reused in order.
 #ifndef TS_ARENA_H
 #define TS_ARENA_H
 
@@ -15,8 +19,9 @@ typedef struct ts_arena ts_arena;
 // cannot be reserved.
 ts_arena *ts_arena_new(size_t capacity);
 
-// `bytes` bytes aligned to 64, uninitialised. NULL when the arena cannot fit
-// them: status TS_ERR_ARENA with a message giving the request and the space left.
+// `bytes` bytes aligned to 64, uninitialised. NULL when no block can be had
+// for them within TS_ARENA_MAX (or the kernel refuses one): status
+// TS_ERR_ARENA with a message giving the request and the space left.
 void *ts_arena_alloc(ts_arena *arena, size_t bytes);
 
 // `count` doubles set to zero, or NULL as ts_arena_alloc. Checks count * 8 for overflow.
@@ -29,7 +34,7 @@ void *ts_arena_calloc(ts_arena *arena, size_t count, size_t size);
 // Forgets every allocation; the memory is reused by the next ones.
 void ts_arena_reset(ts_arena *arena);
 
-// The most ts_arena_grow makes an arena: the one bound on what one piece of
+// The most an arena holds in all its blocks: the one bound on what one piece of
 // work (a training step, a dev evaluation, a sentence, a decoding step) may
 // ask for. Pages are committed only when touched, so this is address space.
 #define TS_ARENA_MAX ((size_t)16 << 30)

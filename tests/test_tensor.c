@@ -28,15 +28,40 @@ Test(arena, reset_reuses_the_same_memory) {
     ts_arena_free(a);
 }
 
-Test(arena, exhaustion_is_an_error_not_a_crash) {
+// A full block chains another at least twice its size: what was handed out
+// stays where it is, and after a reset the blocks are reused in order.
+Test(arena, a_full_block_chains_the_next_and_keeps_what_it_gave) {
     ts_arena *a = ts_arena_new(1024);
-    cr_assert_not_null(ts_arena_alloc(a, 1000));
-    cr_assert_null(ts_arena_alloc(a, 100));
-    cr_assert(strstr(ts_last_error(), "arena full"), "%s", ts_last_error());
-    cr_assert_null(ts_arena_alloc(a, (size_t)-1), "a huge request must not wrap around");
-    cr_assert_null(ts_tensor_new(a, 2, (int[]){100, 100}));
+    unsigned char *first = ts_arena_alloc(a, 1000);
+    cr_assert_not_null(first);
+    memset(first, 7, 1000);
+    unsigned char *second = ts_arena_alloc(a, 100);
+    cr_assert_not_null(second, "%s", ts_last_error());
+    cr_assert_eq((size_t)second % 64, 0);
+    cr_assert_eq(ts_arena_capacity(a), 1024 + 2048, "the next block is twice the first");
+    cr_assert_eq(ts_arena_used(a), 1024 + 128);
+    unsigned char *big = ts_arena_alloc(a, 10000);  // larger than twice the last block: a block its size
+    cr_assert_not_null(big);
+    memset(big, 1, 10000);
+    for (int i = 0; i < 1000; i++) cr_assert_eq(first[i], 7, "byte %d of the first block was overwritten", i);
+    size_t capacity = ts_arena_capacity(a), peak = ts_arena_peak(a);
     ts_arena_reset(a);
-    cr_assert_not_null(ts_arena_alloc(a, 1000), "usable again after reset");
+    cr_assert_eq(ts_arena_used(a), 0);
+    cr_assert_eq(ts_arena_alloc(a, 1000), first, "after reset the first block is handed out again");
+    cr_assert_eq(ts_arena_alloc(a, 100), second, "and the second next");
+    cr_assert_not_null(ts_arena_alloc(a, 10000));
+    cr_assert_eq(ts_arena_capacity(a), capacity, "the same work needs no new block");
+    cr_assert_eq(ts_arena_peak(a), peak);
+    ts_arena_free(a);
+}
+
+Test(arena, past_the_cap_is_an_error_not_a_crash) {
+    ts_arena *a = ts_arena_new(1024);
+    cr_assert_null(ts_arena_alloc(a, (size_t)-1), "a huge request must not wrap around");
+    cr_assert_null(ts_arena_alloc(a, TS_ARENA_MAX));
+    cr_assert(strstr(ts_last_error(), "arena full"), "%s", ts_last_error());
+    cr_assert_eq(ts_arena_capacity(a), 1024, "a refused request adds no block");
+    cr_assert_not_null(ts_arena_alloc(a, 1000), "usable after a refusal");
     ts_arena_free(a);
 }
 
@@ -44,7 +69,6 @@ Test(arena, exhaustion_is_an_error_not_a_crash) {
 Test(arena, grow_doubles_up_to_the_cap_and_then_says_who_needed_more) {
     ts_arena *a = ts_arena_new(1024);
     cr_assert_not_null(ts_arena_alloc(a, 1000));
-    cr_assert_null(ts_arena_alloc(a, 1000));
     cr_assert_eq(ts_arena_grow(&a, "a test"), TS_OK, "%s", ts_last_error());
     cr_assert_eq(ts_arena_capacity(a), 2048);
     cr_assert_eq(ts_arena_used(a), 0, "the work is redone from the start");

@@ -35,10 +35,8 @@ void ts_record_free(ts_record *r) {
 static int evaluate(ts_record *r, const ts_corpus *c, const size_t *rows, size_t n_rows, int beam, double *head_aer,
                     ts_eval_result *res, ts_hypothesis **hyps) {
     ts_eval_opts eo = {.beam = beam, .batch = 64, .head_aer = head_aer};
-    int rc;
-    // A failed ts_evaluate has freed its hypotheses.
-    while ((rc = ts_evaluate(&r->trained, r->ctx, c, rows, n_rows, &eo, res, hyps)) == TS_ERR_ARENA)
-        if ((rc = ts_ctx_grow(r->ctx, "a training step"))) break;
+    // The step arena chains more blocks as the evaluation needs them (tensor/arena.h).
+    int rc = ts_evaluate(&r->trained, r->ctx, c, rows, n_rows, &eo, res, hyps);
     ts_ctx_reset(r->ctx);
     return rc;
 }
@@ -125,8 +123,7 @@ static int append_report(ts_record *r, const ts_run_point *at, const ts_eval_res
         for (size_t i = 0; i < n; i++)
             src[(size_t)s * n + i] = s < len[i] ? ts_vocab_id(d->src_vocab, rows[i].pair->src[s]) : TS_PAD;
     ts_batch_view bv = {.B = (int)n, .S = S, .src = src, .src_len = len};
-    while (!rc && (rc = ts_seq2seq_beam_batch(r->model, r->ctx, &bv, TS_BEAM_DEFAULT, limit, NULL, beam)) == TS_ERR_ARENA)
-        rc = ts_ctx_grow(r->ctx, "a training step");
+    if (!rc) rc = ts_seq2seq_beam_batch(r->model, r->ctx, &bv, TS_BEAM_DEFAULT, limit, NULL, beam);
     ts_ctx_reset(r->ctx);
     // A Transformer's heads of the first few greedy outputs.
     ts_heads heads[TS_REPORT_HEAD_SENTENCES];
@@ -134,9 +131,7 @@ static int append_report(ts_record *r, const ts_run_point *at, const ts_eval_res
     for (size_t i = 0; !rc && ts_heads_available(r->model) && i < n && i < TS_REPORT_HEAD_SENTENCES; i++) {
         int ids[TS_MAX_SENTENCE_TOKENS];  // (len[i]) sentence i's column of src
         for (int s = 0; s < len[i]; s++) ids[s] = src[(size_t)s * n + i];
-        while ((rc = ts_heads_compute(r->model, r->ctx, ids, len[i], greedy[i].tokens, greedy[i].len, &heads[i])) ==
-               TS_ERR_ARENA)
-            if ((rc = ts_ctx_grow(r->ctx, "a training step"))) break;
+        rc = ts_heads_compute(r->model, r->ctx, ids, len[i], greedy[i].tokens, greedy[i].len, &heads[i]);
         rows[i].heads = &heads[i];
     }
     free(src);

@@ -68,15 +68,12 @@ int ts_step_run(ts_stepper *st, const ts_batch *b, gsl_rng *tf_rng, long step, d
     long n_batch = 0;  // the loss's divisor, the same on every rank: no communication needed
     for (size_t i = 0; i < (size_t)b->T * b->B; i++) n_batch += b->tgt_out[i] != TS_PAD;
     double sums[N_SUMS], plain;
-    // A full arena redoes the step in a larger one, with the teacher-forcing
-    // draws it made given back: the step computes what it would have.
-    size_t tf_bytes = gsl_rng_size(tf_rng);
-    memcpy(st->tf_state, gsl_rng_state(tf_rng), tf_bytes);
-    int rc;
-    while ((rc = run_shards(st, b, tf_rng, step - 1, n_batch, sums, &plain))) {
+    // The step arena chains more blocks when a step needs them
+    // (tensor/arena.h): a step runs once, its draws made once.
+    int rc = run_shards(st, b, tf_rng, step - 1, n_batch, sums, &plain);
+    if (rc) {
         ts_params_zero_grad(params);
-        if (rc != TS_ERR_ARENA || (rc = ts_ctx_grow(st->ctx, "a training step"))) return rc;
-        memcpy(gsl_rng_state(tf_rng), st->tf_state, tf_bytes);
+        return rc;
     }
     if (st->dist->size > 1) {
         // The stop flag travels with the sums: the ranks stop at one step.

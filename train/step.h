@@ -31,7 +31,6 @@ typedef struct {
     ts_ctx *ctx;                // on the step arena, which grows when a step needs more
     ts_dist *dist;              // the group (a group of one without ranks)
     ts_shards *shards;          // the parts of a batch (ranks x accumulate) and the ranks' sum
-    unsigned char *tf_state;    // (gsl_rng_size) the teacher-forcing RNG before this step, to redo it
     long skipped_in_row;        // steps skipped one after another (non-finite loss or gradient)
     int stop_agreed;            // with ranks: a rank was asked to stop (every rank knows it at the same step)
 } ts_stepper;
@@ -48,9 +47,8 @@ int ts_stop_requested(const ts_train_opts *o);
 
 // Optimizer step number `step` on batch b at learning rate lr (the
 // schedule's, for this update only; optim->lr stays the rate it scales),
-// the teacher-forcing draws from tf_rng. A full arena doubles it and redoes
-// the step with the draws given back, so it computes what it would have. A
-// non-finite loss or gradient skips the update (out->skipped; the parameters
+// the teacher-forcing draws from tf_rng. A step that needs more memory than
+// its arena holds gets more blocks (tensor/arena.h). A non-finite loss or gradient skips the update (out->skipped; the parameters
 // stay finite) and says so on the log; too many in a row fail
 // (TS_ERR_NUMERIC). The gradients are zero on entry and on return.
 int ts_step_run(ts_stepper *st, const ts_batch *b, gsl_rng *tf_rng, long step, double lr, ts_step_result *out);

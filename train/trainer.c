@@ -30,9 +30,9 @@
 #include <string.h>
 #include <unistd.h>
 
-// The step arena starts at this size and doubles whenever a step or an
-// evaluation needs more (the work is then redone): its size follows the
-// longest batches of the data, not a guess.
+// The step arena starts at this size and chains more blocks whenever a step
+// or an evaluation needs more (tensor/arena.h): its size follows the longest
+// batches of the data, not a guess.
 #define ARENA_START ((size_t)64 << 20)
 
 typedef struct {
@@ -250,7 +250,6 @@ static void trainer_free(trainer *t) {
     ts_optim_free(&t->optim);
     ts_arena_free(t->ctx.arena);
     ts_train_state_free(&t->s);
-    free(t->step.tf_state);
     ts_shards_free(&t->shards);
 }
 
@@ -266,7 +265,6 @@ static int build_run(trainer *t, const ts_ckpt *resume) {
     ts_ctx_init(&t->ctx, t->ctx.arena);
     if ((rc = ts_train_state_init(&t->s, o->seed, t->max_epochs))) return rc;
     t->s.lr_horizon = o->steps > 0 ? o->steps : o->epochs * batches;
-    if (!(t->step.tf_state = malloc(gsl_rng_size(t->s.tf_rng)))) return ts_fail(TS_ERR_NOMEM, "rng state");
     if ((rc = ts_optim_init(&t->optim, &t->model->params, o->optim, o->lr)) ||
         (rc = ts_shards_init(&t->shards, t->dist->size, o->accumulate, ts_params_size(&t->model->params), TS_STEP_SUMS)))
         return rc;
@@ -276,7 +274,7 @@ static int build_run(trainer *t, const ts_ckpt *resume) {
         ts_blas_set_threads(ts_train_default_threads(ts_params_size(&t->model->params), o->batch, ts_threads_asked()));
     t->optim.threads = ts_threads_asked();
     t->step = (ts_stepper){.opts = o, .model = t->model, .optim = &t->optim, .ctx = &t->ctx, .dist = t->dist,
-                           .shards = &t->shards, .tf_state = t->step.tf_state};
+                           .shards = &t->shards};
     t->rec = (ts_record){.opts = o, .model = t->model, .data = &t->data, .ctx = &t->ctx, .optim = &t->optim,
                          .progress = &t->progress, .recorded_step = -1, .lr_horizon = t->s.lr_horizon,
                          .trained = {.model = t->model, .src_vocab = t->data.src_vocab, .tgt_vocab = t->data.tgt_vocab,
