@@ -86,16 +86,11 @@ static int set_search(tinyseq_model *m, int *beam, double alpha) {
     return TS_OK;
 }
 
-// ts_translate_text in m's arena, grown and redone while it is too small.
+// ts_translate_text in m's arena (which chains blocks as it needs them).
 static int translate_one(tinyseq_model *m, const char *text, int beam, ts_hypothesis *h, char **source, int *S) {
-    int rc;
     ts_ctx ctx;
-    for (;;) {
-        ts_ctx_init(&ctx, m->arena);
-        rc = ts_translate_text(&m->t, &ctx, text, beam, h, source, S);
-        if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&m->arena, "the sentence"))) break;
-    }
-    return rc;
+    ts_ctx_init(&ctx, m->arena);
+    return ts_translate_text(&m->t, &ctx, text, beam, h, source, S);
 }
 
 int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int beam, double alpha, char **out) {
@@ -116,11 +111,9 @@ int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int bea
         int count = n - from < BATCH ? n - from : BATCH;
         for (int i = from; !rc && i < from + count; i++)
             if (!texts[i]) rc = ts_fail(TS_ERR_ARG, "text %d is NULL", i);
-        for (ts_ctx ctx; !rc;) {
-            ts_ctx_init(&ctx, m->arena);
-            rc = ts_translate_batch(&m->t, &ctx, texts + from, count, beam, h + from);
-            if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&m->arena, "the batch"))) break;
-        }
+        ts_ctx ctx;
+        ts_ctx_init(&ctx, m->arena);
+        if (!rc) rc = ts_translate_batch(&m->t, &ctx, texts + from, count, beam, h + from);
         if (rc && from) rc = ts_fail(rc, "in the batch from text %d: %s", from, ts_last_error());
     }
     // The text tinyseq translate prints (a subword model's pieces as words).
@@ -151,10 +144,10 @@ int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, i
     ts_json_head_view views[TS_VIEW_COUNT];
     ts_json_heads all = {0};
     rc = ts_attention_labels_make(&m->t, source, S, &h, &labels);
-    for (ts_ctx ctx; !rc && ts_heads_available(m->t.model);) {
+    if (!rc && ts_heads_available(m->t.model)) {
+        ts_ctx ctx;
         ts_ctx_init(&ctx, m->arena);
         rc = ts_heads_of_translation(&m->t, &ctx, labels.source, S, &h, &heads);
-        if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&m->arena, "the sentence's heads"))) break;
     }
     // words: the pieces merged as attend --words merges them (a word model's are words).
     ts_word_attention merged = {0};
@@ -307,10 +300,10 @@ int tinyseq_eval(tinyseq_model *m, const char *corpus_path, const char *align_pa
     if (set.n_rows == 0) rc = ts_fail(TS_ERR_ARG, "%s: no sentence pairs left to evaluate (see max_len)", corpus_path);
     ts_eval_result r;
     ts_eval_opts opts = {.beam = beam, .batch = 64, .gold = set.row_gold, .gold_counts = set.row_counts};
-    for (ts_ctx ctx; !rc;) {
+    if (!rc) {
+        ts_ctx ctx;
         ts_ctx_init(&ctx, m->arena);
         rc = ts_evaluate(&m->t, &ctx, ts_eval_set_input(&set), set.rows, set.n_rows, &opts, &r, &hyps);
-        if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&m->arena, "a batch"))) break;
     }
     api_text text;
     if (!rc && !(rc = api_text_open(&text))) {

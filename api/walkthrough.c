@@ -106,30 +106,28 @@ static int run(const char *name, const tinyseq_array *inputs, int n_in, double *
     }
     ts_arena *arena = ts_arena_new((size_t)1 << 20);
     if (!arena) return ts_fail(TS_ERR_NOMEM, "cannot allocate the arena");
+    // The arena chains blocks as the op needs them (tensor/arena.h).
     int rc;
-    for (;;) {
-        ts_ctx ctx;
-        ts_ctx_init(&ctx, arena);
-        ts_tensor *in[MAX_IN];
-        for (int i = 0; i < n_in; i++)
-            if ((in[i] = ts_constant(&ctx, inputs[i].ndim, inputs[i].dims, inputs[i].data))) in[i]->requires_grad = 1;
-        ts_tensor *y = ctx.status ? NULL : op->build(&ctx, in);
-        rc = y ? TS_OK : ctx.status;
-        if (!rc && shape_of) *shape_of = *y;
-        else if (!rc && y->size != out_size)
-            rc = ts_fail(TS_ERR_SHAPE, "%s: the output has %zu values, room was given for %zu", name, y->size, out_size);
-        if (!rc && !shape_of) memcpy(out, y->data, y->size * sizeof *out);
-        if (!rc && !shape_of && dout) {
-            // d sum(y * dout) / d input: the backward of y seeded with dout.
-            ts_tensor *weights = ts_constant(&ctx, y->ndim, y->shape, dout);
-            rc = ts_backward(&ctx, ts_sum(&ctx, ts_mul(&ctx, y, weights)));
-            for (int i = 0; !rc && i < n_in; i++) {
-                if (!din[i]) continue;
-                if (in[i]->grad) memcpy(din[i], in[i]->grad, in[i]->size * sizeof(double));
-                else memset(din[i], 0, in[i]->size * sizeof(double));
-            }
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    ts_tensor *in[MAX_IN];
+    for (int i = 0; i < n_in; i++)
+        if ((in[i] = ts_constant(&ctx, inputs[i].ndim, inputs[i].dims, inputs[i].data))) in[i]->requires_grad = 1;
+    ts_tensor *y = ctx.status ? NULL : op->build(&ctx, in);
+    rc = y ? TS_OK : ctx.status;
+    if (!rc && shape_of) *shape_of = *y;
+    else if (!rc && y->size != out_size)
+        rc = ts_fail(TS_ERR_SHAPE, "%s: the output has %zu values, room was given for %zu", name, y->size, out_size);
+    if (!rc && !shape_of) memcpy(out, y->data, y->size * sizeof *out);
+    if (!rc && !shape_of && dout) {
+        // d sum(y * dout) / d input: the backward of y seeded with dout.
+        ts_tensor *weights = ts_constant(&ctx, y->ndim, y->shape, dout);
+        rc = ts_backward(&ctx, ts_sum(&ctx, ts_mul(&ctx, y, weights)));
+        for (int i = 0; !rc && i < n_in; i++) {
+            if (!din[i]) continue;
+            if (in[i]->grad) memcpy(din[i], in[i]->grad, in[i]->size * sizeof(double));
+            else memset(din[i], 0, in[i]->size * sizeof(double));
         }
-        if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&arena, name))) break;
     }
     ts_arena_free(arena);
     return rc ? ts_fail(rc, "%s: %s", name, ts_last_error()) : TS_OK;

@@ -338,10 +338,7 @@ int ts_cmd_attend(int argc, char **argv) {
     ts_ctx ctx;
     ts_ctx_init(&ctx, arena);
     attention_view v = {0};
-    int rc;
-    while ((rc = ts_translate_text(&t, &ctx, sentence, (int)beam, &v.hyp, &v.source, &v.S)) == TS_ERR_ARENA &&
-           !ts_ctx_grow(&ctx, "the sentence")) {
-    }
+    int rc = ts_translate_text(&t, &ctx, sentence, (int)beam, &v.hyp, &v.source, &v.S);
     char *unknown = rc ? NULL : ts_unknown_words(t.src_vocab, v.source);
     if (unknown)
         fprintf(stderr, "%s: unknown words, read as <unk>: %.300s%s\n", cmd, unknown, strlen(unknown) > 300 ? " ..." : "");

@@ -254,10 +254,9 @@ int ts_cmd_eval(int argc, char **argv) {
     int rc = TS_OK;
     ts_ctx ctx;
     if (!(arena = ts_arena_new(arena_guess(cfg, B, set.S, set.T + 1)))) rc = TS_ERR_NOMEM;
-    while (!rc) {
+    if (!rc) {
         ts_ctx_init(&ctx, arena);
         rc = ts_evaluate(&t, &ctx, ts_eval_set_input(&set), set.rows, n_rows, &opts, &r, &hyps);
-        if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&arena, "a batch"))) break;
     }
     if (rc) {
         ts_cli_error(cmd, 1, "evaluation failed");

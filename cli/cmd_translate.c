@@ -103,8 +103,7 @@ static int translate_one(ts_translator *t, ts_ctx *ctx, const char *text, size_t
     int rc = encode(t, text, len, where, number, &src);
     if (rc || src.len == 0) return rc;
     ts_hypothesis h;
-    while ((rc = ts_translate_source(t, ctx, &src, beam, &h)) == TS_ERR_ARENA && !ts_ctx_grow(ctx, "a sentence")) {
-    }
+    rc = ts_translate_source(t, ctx, &src, beam, &h);
     ts_source_free(&src);
     if (rc) {  // this input only (too large): say so and go on with the next
         ts_cli_error(cmd, 1, "%s %ld", where, number);
@@ -134,10 +133,7 @@ typedef struct {
 static int flush(pending *p, ts_translator *t, ts_ctx *ctx) {
     if (p->n == 0) return 0;
     ts_hypothesis h[BATCH];
-    int rc;
-    while ((rc = ts_translate_sources(t, ctx, p->src, p->n, p->beam, h)) == TS_ERR_ARENA &&
-           !ts_ctx_grow(ctx, "a sentence")) {
-    }
+    int rc = ts_translate_sources(t, ctx, p->src, p->n, p->beam, h);
     for (int i = 0; i < p->n; i++) {
         if (!rc) rc = print_tokens(t, h[i].tokens, h[i].len);
         ts_hypothesis_free(&h[i]);

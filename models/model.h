@@ -90,7 +90,7 @@ typedef struct ts_seq2seq {
 // steps the search may call reorder to change which rows decode on. The
 // memory and the states are the architecture's own types, opaque to search.
 // The state rules that let the search run each step in a scratch arena
-// (models/search.c) and redo a step after growing it:
+// (models/search.c):
 //   - a state lives in ctx->arena of the call that made it, and stays
 //     readable until the step after next;
 //   - step and reorder never change what the state they are given reads
@@ -139,11 +139,11 @@ struct ts_model_kind {
     int (*attends)(const ts_model_config *cfg);
                             // 1 when step gives attention rows (weights), 0 when it never does
     size_t (*step_bytes)(const ts_model_config *cfg, int B, int S);
+                            // a first guess at one step's scratch memory for B rows: the first
+                            // size of search's scratch arenas, which chain more blocks as needed
     ts_tensor *(*source_embedding)(const ts_seq2seq *m);
                             // the source embedding table (Vs, E) whose rows the encoder
                             // reads: the "input" attributions (models/explain.c) multiply
-                            // a first guess at one step's scratch memory for B rows (search
-                            // doubles an arena that proves too small and redoes the step)
 
     // What else users and the tools around the model need to know of the
     // architecture, so that nothing outside its file asks which one it is:

@@ -100,23 +100,20 @@ static void step_arenas_free(step_arenas *sa, ts_ctx *ctx) {
 }
 
 // Runs fn(m, ctx, arg) in *arena, reset first, as ctx->arena: its result,
-// or NULL with the status in *rc. A full arena is grown (the old one freed:
-// it must hold nothing fn reads) and fn run again.
+// or NULL with the status in *rc. The arena chains blocks as fn needs them
+// (tensor/arena.h): fn runs once.
 typedef void *(*in_arena_fn)(ts_seq2seq *m, ts_ctx *ctx, void *arg);
 
-static void *run_in(ts_arena **arena, const char *what, in_arena_fn fn, ts_seq2seq *m, ts_ctx *ctx, void *arg,
+static void *run_in(ts_arena **arena, in_arena_fn fn, ts_seq2seq *m, ts_ctx *ctx, void *arg,
                     int *rc) {
     ts_arena *caller = ctx->arena;
-    for (;;) {
-        ts_arena_reset(*arena);
-        ctx->arena = *arena;
-        void *made = fn(m, ctx, arg);
-        ctx->arena = caller;
-        if (made && !ctx->status) return made;
-        *rc = ctx->status ? ctx->status : TS_ERR_ARENA;
-        if (*rc != TS_ERR_ARENA || (*rc = ts_arena_grow(arena, what))) return NULL;
-        ctx->status = TS_OK;
-    }
+    ts_arena_reset(*arena);
+    ctx->arena = *arena;
+    void *made = fn(m, ctx, arg);
+    ctx->arena = caller;
+    if (made && !ctx->status) return made;
+    *rc = ctx->status ? ctx->status : TS_ERR_ARENA;
+    return NULL;
 }
 
 // A step's inputs and outputs (decode_step).
@@ -153,8 +150,8 @@ static void *step_in(ts_seq2seq *m, ts_ctx *ctx, void *arg) {
 static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, ts_arena **arena, ts_arena **moved, void **state,
                               const int *parents, const int *tokens, int B, ts_tensor **weights, int *rc) {
     step_call call = {.state = *state, .rows = parents, .tokens = tokens, .B = B, .weights = weights};
-    if (parents && !(call.state = run_in(moved, "a decoding step", reorder_in, m, ctx, &call, rc))) return NULL;
-    ts_tensor *logits = run_in(arena, "a decoding step", step_in, m, ctx, &call, rc);
+    if (parents && !(call.state = run_in(moved, reorder_in, m, ctx, &call, rc))) return NULL;
+    ts_tensor *logits = run_in(arena, step_in, m, ctx, &call, rc);
     if (logits) *state = call.next;
     return logits;
 }
@@ -172,7 +169,7 @@ static int compact(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, void **state, co
     if (!*kept && !(*kept = ts_arena_new(sa->bytes))) return TS_ERR_NOMEM;
     step_call call = {.state = *state, .rows = rows, .B = n};
     int rc = TS_OK;
-    void *next = run_in(kept, "a decoding batch", compact_in, m, ctx, &call, &rc);
+    void *next = run_in(kept, compact_in, m, ctx, &call, &rc);
     if (!next) return rc;
     *state = next;
     sa->compactions++;

@@ -21,15 +21,19 @@ enum { ARENA_ALIGN = 64 };
 // A block of the arena; the arena chains them in the order they were made.
 typedef struct block {
     unsigned char *base;  // (capacity) bytes, ARENA_ALIGN-aligned
-    size_t capacity, used;
+    size_t capacity;
     struct block *next;
 } block;
 
+// The hot path reads only the first three fields: the current block's base,
+// size and offset.
 struct ts_arena {
-    block *first, *current;  // allocation bumps current's offset
-    size_t capacity;         // every block's, together
-    size_t used_before;      // bytes used in the blocks before current
-    size_t peak;
+    unsigned char *base;     // the current block's
+    size_t capacity, used;   // the current block's size and offset
+    block *first, *current;
+    size_t total;            // every block's capacity, together
+    size_t used_before;      // bytes used in the blocks before the current one
+    size_t peak;             // the most in use at a block change or reset (ts_arena_peak adds now's)
 };
 
 // A block of `capacity` bytes (a multiple of ARENA_ALIGN), or NULL.
@@ -56,6 +60,17 @@ static void block_free(block *b) {
     free(b);
 }
 
+static void use_block(ts_arena *a, block *b) {
+    a->current = b;
+    a->base = b->base;
+    a->capacity = b->capacity;
+    a->used = 0;
+}
+
+static void note_peak(ts_arena *a) {
+    if (a->used_before + a->used > a->peak) a->peak = a->used_before + a->used;
+}
+
 ts_arena *ts_arena_new(size_t capacity) {
     ts_arena *a = calloc(1, sizeof *a);
     if (!a) {
@@ -64,61 +79,56 @@ ts_arena *ts_arena_new(size_t capacity) {
     }
     capacity = (capacity + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
     if (capacity == 0) capacity = ARENA_ALIGN;
-    if (!(a->first = a->current = block_new(capacity))) {
+    if (!(a->first = block_new(capacity))) {
         free(a);
         ts_fail(TS_ERR_NOMEM, "arena: cannot reserve %zu bytes", capacity);
         return NULL;
     }
-    a->capacity = capacity;
+    use_block(a, a->first);
+    a->total = capacity;
     return a;
 }
 
-// The slow path of ts_arena_alloc: `rounded` bytes do not fit in the current
-// block. The next block that holds them becomes current (blocks too small
+// The slow path of ts_arena_alloc: `rounded` bytes (a request that
+// overflowed a size aside) do not fit in the current block. The next block that holds them becomes current (blocks too small
 // are passed over until the next reset); past the last one, a new block at
 // least twice the current one's size is chained, up to TS_ARENA_MAX in all.
 // So work that outgrows its arena goes on in more memory instead of failing
 // and being redone; after a reset the blocks are reused in order.
-static void *next_block(ts_arena *a, size_t rounded, size_t bytes) {
-    block *b = a->current;
-    size_t used_before = a->used_before;
-    for (;;) {
-        a->used_before += b->used;
-        if (!b->next) {
-            size_t want = b->capacity > SIZE_MAX / 2 ? b->capacity : 2 * b->capacity;
-            if (want < rounded) want = rounded;
-            if (want > TS_ARENA_MAX - a->capacity) want = TS_ARENA_MAX - a->capacity;
-            block *more = want >= rounded && a->capacity < TS_ARENA_MAX ? block_new(want) : NULL;
-            if (!more) {
-                a->used_before = used_before;  // nothing moved: the arena stays as it was
-                ts_fail(TS_ERR_ARENA, "arena full: asked for %zu bytes with %zu of %zu left in all", bytes,
-                        a->capacity - ts_arena_used(a), a->capacity);
-                return NULL;
-            }
-            b->next = more;
-            a->capacity += want;
-        }
-        b = b->next;
-        b->used = 0;
-        if (rounded <= b->capacity) break;
-    }
-    a->current = b;
-    b->used = rounded;
-    if (a->used_before + b->used > a->peak) a->peak = a->used_before + b->used;
-    return b->base;
-}
-
-void *ts_arena_alloc(ts_arena *a, size_t bytes) {
-    size_t rounded = (bytes + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
-    block *b = a->current;
+__attribute__((noinline, cold)) static void *next_block(ts_arena *a, size_t rounded, size_t bytes) {
     if (rounded < bytes) {
         ts_fail(TS_ERR_ARENA, "arena: %zu bytes overflow a size", bytes);
         return NULL;
     }
-    if (rounded > b->capacity - b->used) return next_block(a, rounded, bytes);
-    void *p = b->base + b->used;
-    b->used += rounded;
-    if (a->used_before + b->used > a->peak) a->peak = a->used_before + b->used;
+    block *b = a->current;
+    size_t used_before = a->used_before + a->used;
+    while (b->next && b->next->capacity < rounded) b = b->next;
+    if (!b->next) {
+        size_t want = b->capacity > SIZE_MAX / 2 ? b->capacity : 2 * b->capacity;
+        if (want < rounded) want = rounded;
+        if (want > TS_ARENA_MAX - a->total) want = TS_ARENA_MAX - a->total;
+        block *more = want >= rounded && a->total < TS_ARENA_MAX ? block_new(want) : NULL;
+        if (!more) {
+            ts_fail(TS_ERR_ARENA, "arena full: asked for %zu bytes with %zu of %zu left in all", bytes,
+                    a->total - used_before, a->total);
+            return NULL;
+        }
+        b->next = more;
+        a->total += want;
+    }
+    note_peak(a);
+    a->used_before = used_before;
+    use_block(a, b->next);
+    a->used = rounded;
+    note_peak(a);
+    return a->base;
+}
+
+void *ts_arena_alloc(ts_arena *a, size_t bytes) {
+    size_t rounded = (bytes + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    if (rounded > a->capacity - a->used || rounded < bytes) return next_block(a, rounded, bytes);
+    void *p = a->base + a->used;
+    a->used += rounded;
     return p;
 }
 
@@ -135,7 +145,7 @@ void *ts_arena_calloc(ts_arena *a, size_t count, size_t size) {
 double *ts_arena_zeros(ts_arena *a, size_t count) { return ts_arena_calloc(a, count, sizeof(double)); }
 
 int ts_arena_grow(ts_arena **arena, const char *what) {
-    size_t capacity = (*arena)->capacity;
+    size_t capacity = (*arena)->total;
     if (capacity >= TS_ARENA_MAX)
         return ts_fail(TS_ERR_ARENA, "%s needs more than %zu MiB of arena", what, TS_ARENA_MAX >> 20);
     size_t want = capacity > TS_ARENA_MAX / 2 ? TS_ARENA_MAX : 2 * capacity;
@@ -149,14 +159,14 @@ int ts_arena_grow(ts_arena **arena, const char *what) {
 }
 
 void ts_arena_reset(ts_arena *a) {
-    for (block *b = a->first; b && b != a->current->next; b = b->next) b->used = 0;
-    a->current = a->first;
+    note_peak(a);
     a->used_before = 0;
+    use_block(a, a->first);
 }
 
-size_t ts_arena_used(const ts_arena *a) { return a->used_before + a->current->used; }
-size_t ts_arena_peak(const ts_arena *a) { return a->peak; }
-size_t ts_arena_capacity(const ts_arena *a) { return a->capacity; }
+size_t ts_arena_used(const ts_arena *a) { return a->used_before + a->used; }
+size_t ts_arena_peak(const ts_arena *a) { return a->used_before + a->used > a->peak ? a->used_before + a->used : a->peak; }
+size_t ts_arena_capacity(const ts_arena *a) { return a->total; }
 
 void ts_arena_free(ts_arena *a) {
     if (!a) return;
