@@ -1,6 +1,7 @@
 // The data of a training run (data/dataset.h).
 #include "data/dataset.h"
 
+#include "data/gold.h"
 #include "data/toy.h"
 #include "tensor/status.h"
 
@@ -9,9 +10,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+// The pairs of c (read from corpus_name) with the gold links of the file
+// gold (its lines follow c's pairs, read before any filter) in *out; TS_OK
+// or the gold file's error naming its line.
+static int with_gold(const char *corpus_name, const char *gold, const ts_corpus *c, ts_corpus **out) {
+    ts_gold g;
+    int rc = ts_gold_read(gold, corpus_name, c, &g);
+    // A gold file that does not fit the corpus is a bad argument, as a bad flag is.
+    if (rc) return rc == TS_ERR_NOMEM ? rc : ts_fail(TS_ERR_ARG, "--guided-alignment %s", ts_last_error());
+    *out = ts_corpus_new();
+    if (!*out) rc = TS_ERR_NOMEM;
+    for (size_t i = 0; !rc && i < c->n_pairs; i++) {
+        const ts_pair *p = &c->pairs[i];
+        char *src = NULL, *tgt = NULL;  // the tokens joined by spaces, as ts_corpus_add reads them
+        rc = ts_subword_detokenize(NULL, (const char *const *)p->src, (size_t)p->src_len, &src);
+        if (!rc) rc = ts_subword_detokenize(NULL, (const char *const *)p->tgt, (size_t)p->tgt_len, &tgt);
+        static const ts_link none[1];  // a blank gold line: an aligned pair without links
+        if (!rc) rc = ts_corpus_add(*out, src, tgt, g.links[i] ? g.links[i] : none, (size_t)g.counts[i]);
+        free(src);
+        free(tgt);
+    }
+    ts_gold_free(&g);
+    return rc;
+}
+
 // The corpus: the file, or the toy corpus generated from its seed; both
 // filtered alike.
-static int read_corpus(const ts_dataset_opts *o, FILE *log, const ts_corpus_opts *co, ts_dataset *d) {
+static int read_corpus(const ts_dataset_opts *o, FILE *log, const char *gold, const ts_corpus_opts *co, ts_dataset *d) {
+    if (o->corpus && gold) {
+        // The gold lines follow the file's pairs: read them all, attach, then filter.
+        ts_corpus *all = NULL;
+        int rc = ts_corpus_read(o->corpus, &(ts_corpus_opts){.skip_bad = co->skip_bad}, &all);
+        if (!rc) rc = with_gold(o->corpus, gold, all, &d->corpus);
+        if (!rc && all->n_bad && log) fprintf(log, "skipped %zu malformed lines of %s\n", all->n_bad, o->corpus);
+        ts_corpus_free(all);
+        return rc ? rc : ts_corpus_filter(d->corpus, co);
+    }
     if (o->corpus) {
         int rc = ts_corpus_read(o->corpus, co, &d->corpus);
         if (!rc && d->corpus->n_bad && log) fprintf(log, "skipped %zu malformed lines of %s\n", d->corpus->n_bad, o->corpus);
@@ -96,7 +130,7 @@ static int use_subwords(const ts_dataset_opts *o, const ts_dataset_use *use, ts_
 int ts_dataset_load(const ts_dataset_opts *o, const ts_dataset_use *use, ts_dataset *d) {
     memset(d, 0, sizeof *d);
     ts_corpus_opts co = {.max_len = (size_t)o->max_len, .skip_bad = o->skip_bad};
-    int rc = read_corpus(o, use->log, &co, d);
+    int rc = read_corpus(o, use->log, use->gold, &co, d);
     if (rc) return rc;
     const char *name = o->corpus ? o->corpus : "the toy corpus";
     size_t n_pairs = d->corpus->n_pairs;

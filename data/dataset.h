@@ -40,6 +40,9 @@ typedef struct {
     // checkpoint's, whose pieces the model's ids mean), copied; NULL: learn.
     const ts_subword *stored_src_sw, *stored_tgt_sw;
     FILE *log;   // "skipped N malformed lines" (NULL: quiet)
+    const char *gold;  // a Pharaoh file of gold links, one line per line of the corpus file as read
+                       // (before max_len), attached to its pairs (train --guided-alignment; a file
+                       // that does not fit fails with TS_ERR_ARG naming its line); NULL: none
 } ts_dataset_use;
 
 // With subword models every corpus the model reads is in their pieces

@@ -61,8 +61,11 @@ int ts_gold_read(const char *path, const char *corpus_name, const ts_corpus *c, 
     if (!rc && ferror(f)) rc = ts_fail(TS_ERR_IO, "cannot read '%s'", path);
     free(line);
     fclose(f);
+    // The first line that has no partner: the gold's next line, or its first past the pairs.
     if (!rc && g->n != c->n_pairs)
-        rc = ts_fail(TS_ERR_FORMAT, "'%s' has %zu lines but '%s' has %zu sentence pairs: they must correspond line by line",
+        rc = ts_fail(TS_ERR_FORMAT, "%s:%zu: %s: '%s' has %zu lines but '%s' has %zu sentence pairs: they must correspond "
+                     "line by line", path, (g->n < c->n_pairs ? g->n : c->n_pairs) + 1,
+                     g->n < c->n_pairs ? "missing (the file ends before the pairs do)" : "one line past the last pair",
                      path, g->n, corpus_name, c->n_pairs);
     if (rc) {
         if (g->n > cap) g->n = cap;

@@ -80,6 +80,7 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
         {"heads", "2"},        {"layers", "1"},       {"ff", "6"},               {"best", "loss"},
         {"subword", "300"},    {"subword_kind", "unigram"}, {"subword_joint", "1"},
         {"dtype", "float32"},  {"preset", "gru-small"},
+        {"guided_alignment", "toy"}, {"guided_weight", "0.5"}, {"guided_layer", "0"}, {"guided_head", "1"},
     };
     size_t n_given = sizeof given / sizeof given[0];
     // The lines in the table's order (config.txt's), each key once.
@@ -110,6 +111,17 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
     free(written);
     free(config);
     free(dir);
+}
+
+// The gold links of write_corpus's pairs: word k is word k.
+static char *write_gold(const char *dir) {
+    char text[16384];
+    size_t len = 0;
+    for (int i = 0; i < 80; i++) {
+        for (int k = 0; k < 2 + i % 4; k++) len += (size_t)sprintf(text + len, "%s%d-%d", k ? " " : "", k, k);
+        text[len++] = '\n';
+    }
+    return test_write_file(dir, "pairs.gold", text, len);
 }
 
 // A small corpus: word-for-word pairs of 2-5 words.
@@ -150,6 +162,10 @@ Test(options, every_checkpoint_row_is_saved_and_checked_on_resume, .timeout = 12
     o.beam = 0;
     o.data.subword = ts_subword_compiled() ? 300 : 0;  // its rows are saved only with --subword
     o.data.subword_joint = 1;
+    char *gold = write_gold(dir);
+    o.guided_alignment = gold;  // its rows are saved only with guided alignment on
+    o.guided_weight = 0.25;
+    o.guided_layer = o.guided_head = 0;  // as the run resolves them
     o.out = o.log = NULL;
     ts_train_report report;
     cr_assert_eq(ts_train(&o, &report), TS_OK, "%s", ts_last_error());
@@ -182,6 +198,7 @@ Test(options, every_checkpoint_row_is_saved_and_checked_on_resume, .timeout = 12
         cr_expect(strstr(ts_last_error(), says), "%s: %s", r->saved_as, ts_last_error());
     }
     ts_ckpt_free(ck);
+    free(gold);
     free(corpus);
     free(dir);
 }

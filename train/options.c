@@ -6,6 +6,7 @@
 #include "data/toy.h"
 #include "models/search.h"  // TS_BEAM_DEFAULT
 #include "tensor/kernels.h"  // ts_blas_threads
+#include "train/guided.h"
 
 #include <errno.h>
 #include <math.h>
@@ -128,6 +129,23 @@ const ts_train_option ts_train_options[] = {
                  "losses and perplexity stay plain cross-entropy"),
      .saved_as = "train.label_smoothing", REAL(label_smoothing), .use = SAME | RESUME | TS_OPTION_OLDER,
      .section = "training"},
+    // Guided alignment: off unless given with a weight above 0 (train/guided.h).
+    {SET(.flag = "guided-alignment", .key = "guided_alignment", .meta = "GOLD",
+         .help = "guided alignment: also train one attention head towards the gold links of\n"
+                 "GOLD, a Pharaoh file (\"0-0 1-2\", source-target) with one line per pair\n"
+                 "of --corpus, or `toy`: the toy corpus's own links (docs/attention.md)"),
+     .saved_as = "train.guided_alignment", TEXT(guided_alignment), .use = SAME | RESUME | TS_OPTION_GUIDED_ONLY,
+     .section = "training"},
+    {SET(.flag = "guided-weight", .key = "guided_weight", .lo = 0, .hi = 1000, .value = TS_GUIDED_WEIGHT, .meta = "W",
+         .help = "the weight of --guided-alignment's loss (default {}; 0: off)"),
+     .saved_as = "train.guided_weight", REAL(guided_weight), .use = SAME | RESUME | TS_OPTION_GUIDED_ONLY, .section = "training"},
+    {SET(.flag = "guided-layer", .key = "guided_layer", .lo = -1, .hi = TS_MODEL_MAX_LAYERS - 1, .value = -1, .meta = "L",
+         .help = "transformer: the guided head's decoder layer (default {}: the penultimate)"),
+     .saved_as = "train.guided_layer", INT(guided_layer), .use = SAME | RESUME | TS_OPTION_GUIDED_ONLY,
+     .section = "training"},
+    {SET(.flag = "guided-head", .key = "guided_head", .lo = -1, .hi = TS_MODEL_MAX_HIDDEN - 1, .value = -1, .meta = "K",
+         .help = "transformer: the head of that layer that is guided (default {}: head 0)"),
+     .saved_as = "train.guided_head", INT(guided_head), .use = SAME | RESUME | TS_OPTION_GUIDED_ONLY, .section = "training"},
     {SET(.flag = "batch", .key = "batch", .lo = 1, .hi = 100000, .value = 32, .meta = "N",
          .help = "sentences per batch (default {}); under mpirun the batch of all the\n"
                  "ranks together: the same flags train the same model on any number"),
@@ -454,7 +472,8 @@ void ts_train_options_write_config(FILE *f, const ts_train_opts *o) {
     char buf[32];
     for (size_t i = 0; i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if (!r->set->key || ((r->use & TS_OPTION_TOY_ONLY) && o->data.corpus) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword))
+        if (!r->set->key || ((r->use & TS_OPTION_TOY_ONLY) && o->data.corpus) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword) ||
+            ((r->use & TS_OPTION_GUIDED_ONLY) && !ts_guided_on(o)))
             continue;
         if (r->kind == TS_OPTION_TEXT && !*(const char *const *)field_of(o, r) && !r->absent) continue;
         if ((r->use & TS_OPTION_IF_GIVEN) && whole(o, r) == 0) continue;
@@ -466,7 +485,9 @@ int ts_train_options_save(ts_ckpt *ck, const ts_train_opts *o, double lr_now) {
     int rc = TS_OK;
     for (size_t i = 0; !rc && i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if (!r->saved_as || (r->use & TS_OPTION_IN_MODEL) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword)) continue;
+        if (!r->saved_as || (r->use & TS_OPTION_IN_MODEL) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword) ||
+            ((r->use & TS_OPTION_GUIDED_ONLY) && !ts_guided_on(o)))
+            continue;
         // A newer row only written when given is absent at 0, as in a checkpoint from before it
         // (which OLDER reads as 0): checkpoints of runs that do not use it keep their bytes.
         const unsigned newer = TS_OPTION_IF_GIVEN | TS_OPTION_OLDER;
@@ -531,14 +552,30 @@ static int compare_row(const ts_ckpt *ck, const ts_train_opts *o, const ts_train
     return TS_OK;
 }
 
+// Resuming a checkpoint trained with guided alignment needs it, one without refuses it.
+static int compare_guided(const ts_ckpt *ck, const ts_train_opts *o) {
+    const ts_train_option *r = ts_train_option_by_flag("guided-alignment");
+    const char *saved;
+    int saved_on = ts_ckpt_get_string(ck, r->saved_as, &saved) == TS_OK;
+    ts_clear_error();
+    if (saved_on == ts_guided_on(o)) return TS_OK;
+    return saved_on ? ts_fail(TS_ERR_ARG, "%s was trained with --guided-alignment %s; this run asks for none (or "
+                                          "--guided-weight 0) (resuming must keep the flags)", o->resume, saved)
+                    : ts_fail(TS_ERR_ARG, "%s was trained without guided alignment; this run asks for --guided-alignment %s "
+                                          "(resuming must keep the flags)", o->resume, o->guided_alignment);
+}
+
 int ts_train_options_compare(const ts_ckpt *ck, const ts_train_opts *o) {
     static const int pass_of[] = {[TS_OPTION_INT] = 0, [TS_OPTION_SWITCH] = 0, [TS_OPTION_REAL] = 1,
                                   [TS_OPTION_TEXT] = 2, [TS_OPTION_CHOICE] = 2};
+    int guided = compare_guided(ck, o);
+    if (guided) return guided;
     for (int pass = 0; pass < 3; pass++)
         for (size_t i = 0; i < ts_train_options_count; i++) {
             const ts_train_option *r = &ts_train_options[i];
             if (!(r->use & TS_OPTION_RESUME) || pass_of[r->kind] != pass) continue;
             if ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword) continue;  // --subword's row refuses a subword checkpoint
+            if ((r->use & TS_OPTION_GUIDED_ONLY) && !ts_guided_on(o)) continue;  // compare_guided refused a guided one
             int rc = compare_row(ck, o, r);
             if (rc) return rc;
         }

@@ -57,6 +57,12 @@ typedef struct {
     double tf;                 // teacher-forcing ratio (default 1)
     double dropout;            // dropout probability in [0, 1) (docs/models.md "Regularisation"; default 0)
     double label_smoothing;    // label smoothing in [0, 1) (PyTorch's; default 0.1); perplexity stays plain
+    // Guided alignment (docs/attention.md): the loss gains guided_weight times the cross-entropy
+    // between one cross-attention head's rows and the gold links (train/guided.h). Off (nothing
+    // written anywhere) unless guided_alignment is given and guided_weight > 0.
+    const char *guided_alignment;  // a Pharaoh file, one line per corpus pair; "toy": the toy corpus's own links
+    double guided_weight;      // default TS_GUIDED_WEIGHT (train/guided.h)
+    long guided_layer, guided_head;  // the supervised head; -1: the default (penultimate layer, head 0)
     long batch;                // sentences per batch (default 32): the global batch, whatever the ranks
     long accumulate;           // K >= 1: each rank runs its share of a batch as K parts one after another
                                // (summing gradients, then one update): the same update with 1/K of the
@@ -125,6 +131,9 @@ enum {
     TS_OPTION_IF_GIVEN = 1 << 5,    // config.txt has it only when it is not 0
     TS_OPTION_NOW = 1 << 6,         // the checkpoint saves the optimizer's value now, not the option's
     TS_OPTION_SUBWORD_ONLY = 1 << 7,  // config.txt and the checkpoint have it only with --subword
+    TS_OPTION_GUIDED_ONLY = 1 << 8,   // config.txt and the checkpoint have it only with guided alignment
+                                      // on (train/guided.h: ts_guided_on), so an unguided run's bytes
+                                      // stay as they were; resuming compares it only then
 };
 
 typedef struct ts_train_option {

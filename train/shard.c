@@ -22,8 +22,10 @@ void ts_shards_free(ts_shards *sh) {
     memset(sh, 0, sizeof *sh);
 }
 
+int ts_shard_first(const ts_shards *sh, int B, int shard) { return (int)((long)shard * B / sh->count); }
+
 int ts_shard_view(ts_shards *sh, const ts_batch *b, int shard, ts_batch_view *view, int *empty) {
-    int c0 = (int)((long)shard * b->B / sh->count), c1 = (int)((long)(shard + 1) * b->B / sh->count);
+    int c0 = ts_shard_first(sh, b->B, shard), c1 = ts_shard_first(sh, b->B, shard + 1);
     *empty = c0 == c1;
     if (*empty) return TS_OK;
     int n = c1 - c0, S = 0, T = 0;

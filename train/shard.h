@@ -32,6 +32,9 @@ void ts_shards_free(ts_shards *sh);
 // sentence (a last batch of the epoch with fewer sentences than shards).
 int ts_shard_view(ts_shards *sh, const ts_batch *b, int shard, ts_batch_view *view, int *empty);
 
+// The first of b's B columns that shard `shard` holds (its rows start at b->rows + this).
+int ts_shard_first(const ts_shards *sh, int B, int shard);
+
 // The generator of shard `shard`'s draws at step `step`: seeded from (seed,
 // step, shard), so they depend on nothing a rank would have to share or a
 // checkpoint to save.

@@ -4,6 +4,7 @@
 
 #include "autograd/ops.h"
 #include "tensor/tokens.h"
+#include "train/guided.h"
 
 #include <math.h>
 #include <string.h>
@@ -16,6 +17,28 @@ _Static_assert(N_SUMS == TS_STEP_SUMS, "the sums step.h announces");
 
 int ts_stop_requested(const ts_train_opts *o) { return o->stop ? (int)*o->stop : 0; }
 
+// The training loss of a view whose sentences are rows[0..view->B) of the
+// corpus: the model's, plus the guided-alignment term when it is on
+// (train/guided.h); *plain gets the cross-entropy alone.
+static ts_tensor *view_loss(ts_stepper *st, const ts_batch_view *view, const size_t *rows, gsl_rng *rng,
+                            int *n_tokens, double *plain) {
+    const ts_train_opts *o = st->opts;
+    ts_regularizer reg = {o->dropout, o->label_smoothing};
+    ts_attention_tap tap = {.layer = (int)o->guided_layer, .head = (int)o->guided_head};
+    int guided = ts_guided_on(o);
+    ts_tensor *loss = ts_seq2seq_loss_tapped(st->model, st->ctx, view, o->tf, rng, &reg, guided ? &tap : NULL, n_tokens);
+    if (!loss) return NULL;
+    *plain = ts_cross_entropy_nll(loss);
+    if (!guided) return loss;
+    size_t cells = (size_t)view->B * view->T * view->S;
+    double *gold = ts_arena_alloc(st->ctx->arena, cells * sizeof *gold);  // (B, T, S)
+    if (!gold) return ts_ctx_fail(st->ctx, TS_ERR_ARENA, "%s", ts_last_error());
+    int rc = ts_guided_gold(st->aligned, st->units, rows, view->B, view->S, view->T, gold, NULL);
+    if (rc) return ts_ctx_fail(st->ctx, rc, "%s", ts_last_error());
+    double scale = *n_tokens ? o->guided_weight / *n_tokens : 0.0;  // per target token, as the cross-entropy
+    return ts_add(st->ctx, loss, ts_guided_loss(st->ctx, tap.chosen, gold, scale));
+}
+
 // Forward and backward of this rank's shards of b (all of b when it is one
 // part), each shard's gradient weighted by its share of the batch's n_batch
 // target tokens and added into the parameters'. sums[SUM_LOSS] and
@@ -26,27 +49,27 @@ int ts_stop_requested(const ts_train_opts *o) { return o->stop ? (int)*o->stop :
 static int run_shards(ts_stepper *st, const ts_batch *b, gsl_rng *tf_rng, long step_before, long n_batch,
                       double sums[N_SUMS], double *plain) {
     const ts_train_opts *o = st->opts;
-    ts_regularizer reg = {o->dropout, o->label_smoothing};
     int K = (int)o->accumulate;
     memset(sums, 0, N_SUMS * sizeof *sums);
     *plain = NAN;
     for (int k = 0; k < K; k++) {
         ts_batch_view view = {.B = b->B, .S = b->S, .T = b->T, .src = b->src, .src_len = b->src_len,
                               .tgt_in = b->tgt_in, .tgt_out = b->tgt_out};
+        const size_t *rows = b->rows;
         gsl_rng *rng = tf_rng;
         if (st->shards->count > 1) {
             int shard = st->dist->rank * K + k, empty;
             int rc = ts_shard_view(st->shards, b, shard, &view, &empty);
             if (rc) return rc;
             if (empty) continue;
+            rows += ts_shard_first(st->shards, b->B, shard);
             rng = ts_shard_rng(st->shards, o->seed, step_before, shard);
         }
         ts_ctx_reset(st->ctx);
         int n_tokens = 0;
-        ts_tensor *loss = ts_seq2seq_loss(st->model, st->ctx, &view, o->tf, rng, &reg, &n_tokens);
+        ts_tensor *loss = view_loss(st, &view, rows, rng, &n_tokens, plain);
         if (!loss) return st->ctx->status;
         double value = ts_value(loss, 0);
-        *plain = ts_cross_entropy_nll(loss);
         if (!isfinite(value)) {
             sums[SUM_BAD] += 1;
             continue;

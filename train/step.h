@@ -31,6 +31,9 @@ typedef struct {
     ts_ctx *ctx;                // on the step arena, which grows when a step needs more
     ts_dist *dist;              // the group (a group of one without ranks)
     ts_shards *shards;          // the parts of a batch (ranks x accumulate) and the ranks' sum
+    // Guided alignment's gold (train/guided.h), read only when it is on: the corpus the
+    // batches' rows index, and the same rows with their gold links (units itself, or its words).
+    const ts_corpus *units, *aligned;
     long skipped_in_row;        // steps skipped one after another (non-finite loss or gradient)
     int stop_agreed;            // with ranks: a rank was asked to stop (every rank knows it at the same step)
 } ts_stepper;

@@ -18,6 +18,7 @@
 #include "tensor/blas_setup.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
+#include "train/guided.h"
 #include "train/record.h"
 #include "train/runlock.h"
 #include "train/shard.h"
@@ -236,7 +237,8 @@ static int load_data(trainer *t) {
     const ts_train_opts *o = t->opts;
     int stored = t->resumed.model && o->data.subword;
     ts_dataset_use use = {.seed = o->seed, .batch = o->batch, .stored_src_sw = stored ? t->resumed.src_sw : NULL,
-                          .stored_tgt_sw = stored ? t->resumed.tgt_sw : NULL, .log = o->log};
+                          .stored_tgt_sw = stored ? t->resumed.tgt_sw : NULL, .log = o->log,
+                          .gold = ts_guided_on(o) && strcmp(o->guided_alignment, TS_GUIDED_TOY) ? o->guided_alignment : NULL};
     return ts_dataset_load(&o->data, &use, &t->data);
 }
 
@@ -274,7 +276,8 @@ static int build_run(trainer *t, const ts_ckpt *resume) {
         ts_blas_set_threads(ts_train_default_threads(ts_params_size(&t->model->params), o->batch, ts_threads_asked()));
     t->optim.threads = ts_threads_asked();
     t->step = (ts_stepper){.opts = o, .model = t->model, .optim = &t->optim, .ctx = &t->ctx, .dist = t->dist,
-                           .shards = &t->shards};
+                           .shards = &t->shards, .units = t->data.corpus,
+                           .aligned = t->data.words ? t->data.words : t->data.corpus};
     t->rec = (ts_record){.opts = o, .model = t->model, .data = &t->data, .ctx = &t->ctx, .optim = &t->optim,
                          .progress = &t->progress, .recorded_step = -1, .lr_horizon = t->s.lr_horizon,
                          .trained = {.model = t->model, .src_vocab = t->data.src_vocab, .tgt_vocab = t->data.tgt_vocab,
@@ -303,13 +306,15 @@ static int set_up(trainer *t, ts_ckpt **resume) {
     if (!rc && *resume) rc = ts_train_state_resume_translator(*resume, o->resume, &t->resumed);
     if (rc) return rc;
     ts_blas_set_threads(ts_train_threads(o, t->dist));
+    // The data before --out: a corpus or gold file that fails leaves it untouched.
     ts_rundir_use use = TS_RUN_NEW;
+    if ((rc = load_data(t))) return rc;
     if (leader(t) && ((rc = ts_make_dirs(o->out_dir)) || (rc = ts_runlock_take(o->out_dir, &t->lock)) ||
                       (rc = ts_rundir_check(o, &use))))
         return rc;
     t->max_epochs = o->steps > 0 ? TS_MAX_EPOCHS : o->epochs;
-    if ((rc = load_data(t)) || (rc = ts_train_model(o, &t->data, &t->resumed, t->max_epochs, &t->model)) ||
-        (rc = build_run(t, *resume)) || !leader(t))
+    if ((rc = ts_train_model(o, &t->data, &t->resumed, t->max_epochs, &t->model)) || (rc = build_run(t, *resume)) ||
+        !leader(t))
         return rc;
     // Everything is ready: only now is the directory changed.
     const ts_corpus *dev = t->data.words ? t->data.words : t->data.dev;
@@ -401,11 +406,16 @@ static int end_run(trainer *t, int interrupted, ts_train_report *report) {
 
 // ---- the same run on every rank ------------------------------------------------------
 
-int ts_train(const ts_train_opts *o, ts_train_report *report) {
+int ts_train(const ts_train_opts *given, ts_train_report *report) {
+    // The options with guided alignment's completed (off, or its head resolved):
+    // what every check, file and step below reads.
+    ts_train_opts resolved = *given;
+    const ts_train_opts *o = &resolved;
     ts_dist alone = {.rank = 0, .size = 1, .local_size = 1};
     trainer t = {.opts = o, .dist = o->dist ? o->dist : &alone, .epoch_dev_step = -1, .last_saved_step = -1};
     memset(report, 0, sizeof *report);
     ts_gsl_quiet();
+    if (ts_guided_resolve(&resolved)) return TS_ERR_ARG;
     // The ranks compare their flags first: every check below then fails on
     // every rank alike.
     int rc = ts_train_options_check_ranks(o, t.dist);
