@@ -138,6 +138,10 @@ Test(docs, readme_reads_as_a_front_page) {
     const char *order[] = {"bash scripts/setup.sh && bash scripts/demo.sh", "bash scripts/setup.sh && bash scripts/test.sh",
                            "\n## What it is for\n", "\n## A short tour\n", "\n## Train on your own data\n",
                            "\n## Results\n", "\n## The program\n", "\n## Where to read more\n"};
+    // It opens with them: the title and one line lead to the first command.
+    const char *first = strstr(readme, "\n    ");
+    cr_expect(first && first - readme < 120 && !strncmp(first + 5, order[0], strlen(order[0])),
+              "README.md does not open with the demo command");
     const char *at = readme;
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
         const char *next = strstr(at, order[i]);
