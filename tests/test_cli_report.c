@@ -439,3 +439,28 @@ Test(cli_report, the_page_says_what_was_trained_and_shows_subwords_in_words, .ti
     cr_assert(strstr(explorer, mark), "the pieces are not shown when asked");
     free(dom);
 }
+
+// A run that diverged (a learning rate of 100, no clipping) records dev_ppl
+// inf; its report is still written, that figure a gap (null) in the chart,
+// and the page draws without a script error. Before, report refused the
+// run's own metrics.csv ("field 5 is not a number").
+Test(cli_report, a_diverged_run_has_a_report_with_gaps, .timeout = 180) {
+    char diverged[1200], cmd[4096], *out;
+    snprintf(diverged, sizeof diverged, "%s/diverged", dir);
+    snprintf(cmd, sizeof cmd, "%s train --toy-pairs 500 --epochs 2 --lr 100 --clip 0 --threads 1 --show 0 --out %s",
+             TS_PROGRAM, diverged);
+    cr_assert_eq(test_run(cmd, &out), 0, "%s", out);
+    free(out);
+    char *metrics = run_file(diverged, "metrics.csv"), *jsonl = run_file(diverged, "attention.jsonl");
+    cr_assert(strstr(metrics, ",inf,") || strstr(metrics, ",nan,"), "the run did not diverge:\n%s", metrics);
+    cr_assert(!strstr(jsonl, ",nan") && !strstr(jsonl, "[nan") && !strstr(jsonl, "-nan") && !strstr(jsonl, "inf"),
+              "attention.jsonl holds a NaN or Inf, which is not JSON");
+    free(metrics);
+    free(jsonl);
+    cr_assert_eq(report(&out, diverged), 0, "%s", out);
+    free(out);
+    char *page = run_file(diverged, "report.html");
+    cr_assert_null(strstr(page, ",inf,"), "an inf reached the page");
+    free(page);
+    if (access("/usr/bin/chromium", X_OK) == 0) free(render_page(diverged));
+}

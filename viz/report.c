@@ -27,7 +27,7 @@ static int no_nul(const char *text, size_t len, const char *name) {
 }
 
 // A CSV file of ours (metrics.csv, steps.csv) as {"columns": [...], "rows":
-// [[...], ...]}; an empty field is null.
+// [[...], ...]}; an empty field, inf or nan is null.
 static int write_csv(FILE *f, const char *text, size_t text_len, const char *name) {
     int rc = no_nul(text, text_len, name);
     if (rc) return rc;
@@ -63,9 +63,11 @@ static int write_csv(FILE *f, const char *text, size_t text_len, const char *nam
             }
             char *stop;
             double v = strtod(q, &stop);
-            if (stop == q || (stop < p + len && *stop != ',') || !isfinite(v))
+            if (stop == q || (stop < p + len && *stop != ','))
                 return ts_fail(TS_ERR_FORMAT, "%s:%ld: field %zu is not a number", name, line, fields + 1);
-            fprintf(f, "%s%.17g", fields++ ? "," : "", v);
+            // A diverged run's inf or nan (dev_ppl of a huge loss) is a gap in its chart.
+            if (isfinite(v)) fprintf(f, "%s%.17g", fields++ ? "," : "", v);
+            else fputs(fields++ ? ",null" : "null", f);
             q = stop + 1;
         }
         if (fields != columns)
