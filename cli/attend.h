@@ -42,7 +42,7 @@ typedef struct {
 // --heads: a grid of layers x (heads + mean) panels of the chosen view.
 typedef struct {
     ts_heatmap_grid g;
-    const double **panels;          // (L, H + 1)
+    const double **panels;          // (L, H + 1) as a head table's cells (infer/head_table.h)
     char (*titles)[32];             // (L + H + 1): "layer l", then "head k" and "mean"
     const char **row_titles, **col_titles;
 } grid_panels;

@@ -3,6 +3,8 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 
+#include "infer/head_table.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,8 +103,9 @@ void attend_grid_free(grid_panels *p) {
 
 int attend_make_grid(grid_panels *p, const ts_heads *h, const head_choice *c, const attention_view *v,
                      const char *title, int shift) {
-    size_t L = (size_t)h->layers, cols = (size_t)h->heads + 1;
-    p->panels = malloc(L * cols * sizeof *p->panels);
+    // A head table's layout (infer/head_table.h): each layer's heads, then its mean.
+    size_t L = (size_t)h->layers, cols = ts_head_cells(1, h->heads);
+    p->panels = malloc(ts_head_cells(h->layers, h->heads) * sizeof *p->panels);
     p->titles = malloc((L + cols) * sizeof *p->titles);
     p->row_titles = malloc(L * sizeof *p->row_titles);
     p->col_titles = malloc(cols * sizeof *p->col_titles);
@@ -113,9 +116,9 @@ int attend_make_grid(grid_panels *p, const ts_heads *h, const head_choice *c, co
     for (size_t l = 0; l < L; l++) {
         snprintf(p->titles[l], sizeof p->titles[l], "layer %zu", l);
         p->row_titles[l] = p->titles[l];
-        for (size_t k = 0; k < cols; k++)
-            p->panels[l * cols + k] = ts_heads_matrix(h, c->view, (int)l, k + 1 < cols ? (int)k : -1) +
-                                      (shift ? ts_heads_cols(h, c->view) : 0);  // --shift-att: from row 1
+        for (int k = -1; k < h->heads; k++)  // k -1: the layer's mean
+            p->panels[ts_head_index(h->heads, (int)l, k)] =
+                ts_heads_matrix(h, c->view, (int)l, k) + (shift ? ts_heads_cols(h, c->view) : 0);  // --shift-att: from row 1
     }
     for (size_t k = 0; k < cols; k++) {
         if (k + 1 < cols) snprintf(p->titles[L + k], sizeof p->titles[L + k], "head %zu", k);

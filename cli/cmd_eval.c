@@ -96,10 +96,11 @@ static void print_output(const ts_translator *t, const ts_hypothesis *h) {
     free(text);
 }
 
-// AER by layer and head (heads then the mean, each row a layer: (L, H + 1)),
-// and the best-aligned head; `title` says which reading it scores.
-static void print_head_aer(const char *title, int L, int H, const double *aer, double aer_diagonal) {
-    int best = ts_eval_best_head(aer, L, H);
+// AER by layer and head (heads then the mean, each row a layer), and the
+// best-aligned head; `title` says which reading it scores.
+static void print_head_aer(const char *title, const ts_head_table *aer, double aer_diagonal) {
+    int L = aer->layers, H = aer->heads, best_layer, best_head;
+    ts_head_table_best(aer, &best_layer, &best_head);
     printf("%s", title);
     printf("%10s", "");
     for (int k = 0; k < H; k++) {
@@ -110,13 +111,11 @@ static void print_head_aer(const char *title, int L, int H, const double *aer, d
     printf("%10s\n", "mean");
     for (int l = 0; l < L; l++) {
         printf("  layer %-2d", l);
-        for (int k = 0; k <= H; k++) {
-            printf("%10.4f", aer[(size_t)l * (H + 1) + k]);
-        }
+        for (int k = 0; k <= H; k++) printf("%10.4f", ts_head_cell(aer, l, k < H ? k : -1));
         putchar('\n');
     }
     printf("best-aligned head: layer %d head %d (aer %.4f; the last layer's head mean %.4f, the diagonal %.4f)\n",
-           best / (H + 1), best % (H + 1), aer[best], aer[(size_t)L * (H + 1) - 1], aer_diagonal);
+           best_layer, best_head, ts_head_cell(aer, best_layer, best_head), ts_head_cell(aer, L - 1, -1), aer_diagonal);
 }
 
 static const char search_title[] =
@@ -135,7 +134,8 @@ static const char shift_title[] =
 // Per layer and head (then the layer's mean): the mean JS divergence of the
 // forced attention's rows and the attributions' normalised rows, and the
 // share of rows with the same argmax.
-static void print_agreement(const char *method, int shift, int L, int H, const double *js, const double *same) {
+static void print_agreement(const char *method, int shift, const ts_head_table *js, const ts_head_table *same) {
+    int L = js->layers, H = js->heads;
     printf("\nattention beside the attributions (%s) of the reference, by layer and head%s:\n"
            "JS divergence of the rows (nats; 0 same rows, ln 2 = 0.693 disjoint) / share of rows with\n"
            "the same argmax source word (1 all):\n%10s", method, shift ? " (attention read shifted)" : "", "");
@@ -147,7 +147,8 @@ static void print_agreement(const char *method, int shift, int L, int H, const d
     putchar('\n');
     for (int l = 0; l < L; l++) {
         printf("  layer %-3d", l);
-        for (int k = 0; k <= H; k++) printf("   %.4f / %.4f", js[l * (H + 1) + k], same[l * (H + 1) + k]);
+        for (int k = 0; k <= H; k++)
+            printf("   %.4f / %.4f", ts_head_cell(js, l, k < H ? k : -1), ts_head_cell(same, l, k < H ? k : -1));
         putchar('\n');
     }
 }
@@ -202,9 +203,11 @@ int ts_cmd_eval(int argc, char **argv) {
     const ts_corpus *c = set.corpus;
     size_t n_rows = set.n_rows;
     ts_hypothesis *hyps = NULL;
-    double *head_aer = NULL;  // (layers, heads + 1) for a Transformer with --align
-    double *forced_aer = NULL;  // (layers, heads + 1) of the cross-attention (ts_model_cross_heads) with --align
-    double *readings = NULL;    // (3, layers, heads + 1): --shift-att's AER, --explain's JS and same-argmax share
+    // With --align, one figure per head of the cross-attention (ts_model_cross_heads):
+    ts_head_table head_aer = {0};    // the search's output's AER, a model whose every head can be inspected
+    ts_head_table forced_aer = {0};  // the reference force-decoded
+    ts_head_table shift_aer = {0};   // --shift-att: the same read shifted
+    ts_head_table js = {0}, same = {0};  // --explain: JS divergence and same-argmax share beside the attributions
     ts_arena *arena = NULL;
     int status = TS_EXIT_FAIL;
     printf("corpus %s: %zu pair%s", corpus_path, c->n_pairs, c->n_pairs == 1 ? "" : "s");
@@ -223,29 +226,27 @@ int ts_cmd_eval(int argc, char **argv) {
     putchar('\n');
 
     ts_eval_opts opts = {.beam = (int)beam, .batch = (int)batch, .gold = set.row_gold, .gold_counts = set.row_counts};
-    if (align_path && ts_heads_available(t.model) &&
-        !(head_aer = opts.head_aer = malloc((size_t)cfg->layers * (size_t)(cfg->heads + 1) * sizeof *head_aer))) {
-        ts_cli_error(cmd, 0, "out of memory");
-        goto done;
-    }
     int forced_layers, forced_heads = ts_model_cross_heads(cfg, &forced_layers);
-    if (align_path && forced_heads &&
-        !(forced_aer = opts.head_aer_forced = malloc((size_t)forced_layers * (size_t)(forced_heads + 1) * sizeof *forced_aer))) {
-        ts_cli_error(cmd, 0, "out of memory");
-        goto done;
-    }
-    size_t cells = (size_t)forced_layers * (size_t)(forced_heads + 1);
-    if (align_path && forced_heads && (shift || explain >= 0)) {
-        if (!(readings = calloc(3 * cells, sizeof *readings))) {
-            ts_cli_error(cmd, 0, "out of memory");
-            goto done;
-        }
+    if (align_path && forced_heads) {
         opts.shift_att = shift;
-        opts.head_aer_shift = shift ? readings : NULL;
         opts.explain = explain + 1;  // 0 stays "none" in the options
         opts.ig_steps = (int)ig_steps;
-        opts.head_js = explain >= 0 ? readings + cells : NULL;
-        opts.head_same = explain >= 0 ? readings + 2 * cells : NULL;
+        struct {
+            int wanted;
+            ts_head_table *table, **given;
+        } tables[] = {{ts_heads_available(t.model), &head_aer, &opts.head_aer},
+                      {1, &forced_aer, &opts.head_aer_forced},
+                      {shift, &shift_aer, &opts.head_aer_shift},
+                      {explain >= 0, &js, &opts.head_js},
+                      {explain >= 0, &same, &opts.head_same}};
+        for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+            if (!tables[i].wanted) continue;
+            if (ts_head_table_init(tables[i].table, forced_layers, forced_heads)) {
+                ts_cli_error(cmd, 0, "out of memory");
+                goto done;
+            }
+            *tables[i].given = tables[i].table;
+        }
     }
     size_t B = (size_t)batch < n_rows ? (size_t)batch : n_rows;
     // Decoding steps run in scratch arenas of their own (models/search.c):
@@ -291,14 +292,10 @@ int ts_cmd_eval(int argc, char **argv) {
         fprintf(stderr, "tinyseq eval: note: BLEU is 0 because no %d-gram of the outputs matches its reference "
                         "(%zu of %zu references have fewer than 4 words); chrF is %.4f\n",
                 r.bleu_zero_order, r.short_refs, r.pairs, r.chrf);
-    if (r.has_head_aer) print_head_aer(search_title, cfg->layers, cfg->heads, head_aer, r.aer_diagonal);
-    if (r.has_aer_forced && forced_layers * forced_heads > 1)
-        print_head_aer(forced_title, forced_layers, forced_heads, forced_aer, r.aer_diagonal);
-    if (r.has_shift && forced_layers * forced_heads > 1)
-        print_head_aer(shift_title, forced_layers, forced_heads, readings, r.aer_diagonal);
-    if (r.has_explain)
-        print_agreement(ts_explain_methods[explain].title, shift, forced_layers, forced_heads, readings + cells,
-                        readings + 2 * cells);
+    if (r.has_head_aer) print_head_aer(search_title, &head_aer, r.aer_diagonal);
+    if (r.has_aer_forced && forced_layers * forced_heads > 1) print_head_aer(forced_title, &forced_aer, r.aer_diagonal);
+    if (r.has_shift && forced_layers * forced_heads > 1) print_head_aer(shift_title, &shift_aer, r.aer_diagonal);
+    if (r.has_explain) print_agreement(ts_explain_methods[explain].title, shift, &js, &same);
     printf("eval: bleu=%.4f chrf=%.4f ppl=%.3f exact=%.4f pairs=%zu", r.bleu, r.chrf, r.perplexity, r.exact, r.pairs);
     if (r.has_aer) printf(" aer=%.4f aer_diagonal=%.4f", r.aer, r.aer_diagonal);
     if (r.has_aer_forced)
@@ -314,9 +311,11 @@ int ts_cmd_eval(int argc, char **argv) {
 done:
     for (size_t k = 0; hyps && k < n_rows; k++) ts_hypothesis_free(&hyps[k]);
     free(hyps);
-    free(head_aer);
-    free(forced_aer);
-    free(readings);
+    ts_head_table_free(&head_aer);
+    ts_head_table_free(&forced_aer);
+    ts_head_table_free(&shift_aer);
+    ts_head_table_free(&js);
+    ts_head_table_free(&same);
     ts_arena_free(arena);
     ts_eval_set_free(&set);
     ts_translator_free(&t);

@@ -53,11 +53,12 @@ typedef struct {
     size_t short_refs;    // references under TS_BLEU_ORDER words
     ts_exact_match exact;
     ts_aer_acc aer, aer_diagonal;
-    ts_aer_acc *head_aer;  // (layers, heads + 1) per head, then the layer's mean; NULL unless asked
-    ts_aer_acc *forced;    // (layers, heads + 1) the same of the reference force-decoded; NULL without gold
-    ts_aer_acc *shift;     // (layers, heads + 1) the same read shifted; NULL unless asked
+    // One accumulator per cell of a head table (infer/head_table.h: every head, then the layer's mean).
+    ts_aer_acc *head_aer;  // the search's output, head by head; NULL unless asked
+    ts_aer_acc *forced;    // the same of the reference force-decoded; NULL without gold
+    ts_aer_acc *shift;     // the same read shifted; NULL unless asked
     ts_aer_acc explain;    // the attributions of the reference
-    ts_agreement_acc *agree;  // (layers, heads + 1) each forced head beside the attributions; NULL unless asked
+    ts_agreement_acc *agree;  // each forced head beside the attributions; NULL unless asked
     double entropy_sum;   // summed row entropies
     size_t entropy_rows;  // rows summed
     double pad_mass;      // summed weight on padded columns
@@ -159,10 +160,9 @@ static int score_heads(eval_acc *a, const ts_seq2seq *m, ts_ctx *ctx, const ts_h
     ts_heads heads;
     int rc = ts_heads_compute(m, ctx, src, n, h->tokens, h->len, &heads);
     for (int l = 0; !rc && l < heads.layers; l++)
-        for (int k = 0; !rc && k <= heads.heads; k++) {
-            // Column heads: the layer's mean.
-            const double *w = ts_heads_matrix(&heads, TS_VIEW_CROSS, l, k < heads.heads ? k : -1);  // (L + 1, n)
-            rc = add_aer(a, &a->head_aer[(size_t)l * (heads.heads + 1) + k], w, (size_t)h->len, n, n_gold);
+        for (int k = -1; !rc && k < heads.heads; k++) {  // k -1: the layer's mean
+            const double *w = ts_heads_matrix(&heads, TS_VIEW_CROSS, l, k);  // (L + 1, n)
+            rc = add_aer(a, &a->head_aer[ts_head_index(heads.heads, l, k)], w, (size_t)h->len, n, n_gold);
         }
     ts_heads_free(&heads);
     return rc;
@@ -199,10 +199,9 @@ static int score_explained(eval_acc *a, const explain_job *job, const ts_forced_
     }
     if (!rc) rc = add_aer(a, &a->explain, attr.weights, (size_t)n_ref, n, n_gold);
     for (int l = 0; !rc && l < f->layers; l++)
-        for (int k = 0; k <= f->heads; k++)
-            ts_agreement_add(&a->agree[(size_t)l * (f->heads + 1) + k],
-                             ts_forced_matrix(f, l, k < f->heads ? k : -1) + (job->shift ? n : 0), attr.weights,
-                             (size_t)n_ref, (size_t)n);
+        for (int k = -1; k < f->heads; k++)  // k -1: the layer's mean
+            ts_agreement_add(&a->agree[ts_head_index(f->heads, l, k)], ts_forced_matrix(f, l, k) + (job->shift ? n : 0),
+                             attr.weights, (size_t)n_ref, (size_t)n);
     ts_attribution_free(&attr);
     return rc;
 }
@@ -216,9 +215,9 @@ static int score_forced(eval_acc *a, const ts_attention_tap *tap, int layers, in
     ts_forced_attention f = {0};
     if (!rc) rc = ts_forced_attention_of_batch(tap, layers, heads, b, n, n_ref + 1, &f);
     for (int l = 0; !rc && l < f.layers; l++)
-        for (int k = 0; !rc && k <= f.heads; k++) {
-            size_t cell = (size_t)l * (f.heads + 1) + k;
-            const double *w = ts_forced_matrix(&f, l, k < f.heads ? k : -1);  // (n_ref + 1, n)
+        for (int k = -1; !rc && k < f.heads; k++) {  // k -1: the layer's mean
+            size_t cell = ts_head_index(f.heads, l, k);
+            const double *w = ts_forced_matrix(&f, l, k);  // (n_ref + 1, n)
             rc = add_aer(a, &a->forced[cell], w, (size_t)n_ref, n, n_gold);
             // Shifted: row t + 1 (its input is word t) read as word t's; the <eos> row is word n_ref - 1's.
             if (!rc && a->shift) rc = add_aer(a, &a->shift[cell], w + n, (size_t)n_ref, n, n_gold);
@@ -290,12 +289,21 @@ static int score_sentence(eval_acc *a, const ts_translator *t, const ts_hypothes
 // The decoding limit of a sentence with n source words.
 static int limit_for(const ts_eval_opts *o, int n) { return o->max_len > 0 ? o->max_len : ts_output_limit(n); }
 
-int ts_eval_best_head(const double *head_aer, int layers, int heads) {
-    int best = 0;
-    for (int l = 0; l < layers; l++)
-        for (int k = 0; k < heads; k++)
-            if (head_aer[l * (heads + 1) + k] < head_aer[best]) best = l * (heads + 1) + k;
-    return best;
+// The AER of each cell of acc into *table (NULL: a table of its own, for the
+// figures alone), sized layers x heads: its last layer's head mean in *mean
+// and its best single head's in *best.
+static int aer_table(const ts_aer_acc *acc, int layers, int heads, ts_head_table *table, double *mean, double *best) {
+    ts_head_table own = {0}, *t = table ? table : &own;
+    int rc = table ? TS_OK : ts_head_table_init(&own, layers, heads);
+    for (size_t k = 0; !rc && k < ts_head_cells(layers, heads); k++) t->cells[k] = ts_aer_score(&acc[k]);
+    if (!rc) {
+        int l, k;
+        ts_head_table_best(t, &l, &k);
+        *mean = ts_head_cell(t, layers - 1, -1);
+        *best = ts_head_cell(t, l, k);
+    }
+    ts_head_table_free(&own);
+    return rc;
 }
 
 int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t *rows, size_t n_rows,
@@ -324,12 +332,18 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
     ts_batcher_epoch(batcher, NULL);  // no rng: batches keep the rows' order
 
     eval_acc acc = {0};
-    size_t head_cells = by_head ? (size_t)m->cfg.layers * (size_t)(m->cfg.heads + 1) : 0;
+    // The search's heads (infer/heads.h) and the forced pass's are the cross-attention's.
+    int forced_layers, forced_heads = ts_model_cross_heads(&m->cfg, &forced_layers);
+    size_t head_cells = by_head ? ts_head_cells(forced_layers, forced_heads) : 0;
     if (by_head && !(acc.head_aer = calloc(head_cells, sizeof *acc.head_aer)))
         rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu head accumulators", head_cells);
-    int forced_layers, forced_heads = ts_model_cross_heads(&m->cfg, &forced_layers);
     int by_forced = has_gold && forced_heads > 0;
-    size_t forced_cells = by_forced ? (size_t)forced_layers * (size_t)(forced_heads + 1) : 0;
+    const ts_head_table *tables[] = {o.head_aer, o.head_aer_forced, o.head_aer_shift, o.head_js, o.head_same};
+    for (size_t i = 0; !rc && i < sizeof tables / sizeof tables[0]; i++)
+        if (tables[i] && (tables[i]->layers != forced_layers || tables[i]->heads != forced_heads || !tables[i]->cells))
+            rc = ts_fail(TS_ERR_ARG, "evaluate: a table of %d layers of %d heads for a model of %d of %d",
+                         tables[i]->layers, tables[i]->heads, forced_layers, forced_heads);
+    size_t forced_cells = by_forced ? ts_head_cells(forced_layers, forced_heads) : 0;
     if (by_forced && !(acc.forced = calloc(forced_cells, sizeof *acc.forced)))
         rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu head accumulators", forced_cells);
     if (by_forced && o.shift_att && !rc && !(acc.shift = calloc(forced_cells, sizeof *acc.shift)))
@@ -446,29 +460,18 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
         out->has_shift = acc.shift != NULL;
         out->has_explain = o.explain != 0;
         out->aer_explain = o.explain ? ts_aer_score(&acc.explain) : 0.0;
-        for (size_t k = 0; acc.shift && !rc && k < forced_cells; k++) {
-            double aer = ts_aer_score(&acc.shift[k]);
-            if (o.head_aer_shift) o.head_aer_shift[k] = aer;
-            if (k + 1 == forced_cells) out->aer_shift = aer;  // the last layer's head mean
-            if ((k + 1) % (size_t)(forced_heads + 1) && (k == 0 || aer < out->aer_shift_best)) out->aer_shift_best = aer;
-        }
+        // The last layer's head mean (the weights aer= reads) and the best single head.
+        if (acc.shift)
+            rc = aer_table(acc.shift, forced_layers, forced_heads, o.head_aer_shift, &out->aer_shift, &out->aer_shift_best);
         for (size_t k = 0; acc.agree && k < forced_cells; k++) {
             size_t n_agree = acc.agree[k].rows;
-            if (o.head_js) o.head_js[k] = n_agree ? acc.agree[k].js / (double)n_agree : 0.0;
-            if (o.head_same) o.head_same[k] = n_agree ? (double)acc.agree[k].same / (double)n_agree : 0.0;
+            if (o.head_js) o.head_js->cells[k] = n_agree ? acc.agree[k].js / (double)n_agree : 0.0;
+            if (o.head_same) o.head_same->cells[k] = n_agree ? (double)acc.agree[k].same / (double)n_agree : 0.0;
         }
-        if (by_forced) {
-            double *forced = o.head_aer_forced ? o.head_aer_forced : malloc(forced_cells * sizeof *forced);
-            if (!forced) rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu figures", forced_cells);
-            for (size_t k = 0; !rc && k < forced_cells; k++) forced[k] = ts_aer_score(&acc.forced[k]);
-            if (!rc) {
-                out->aer_forced = forced[forced_cells - 1];  // the last layer's head mean
-                out->aer_forced_best_head = ts_eval_best_head(forced, forced_layers, forced_heads);
-                out->aer_forced_best = forced[out->aer_forced_best_head];
-            }
-            if (forced != o.head_aer_forced) free(forced);
-        }
-        for (size_t k = 0; k < head_cells; k++) o.head_aer[k] = ts_aer_score(&acc.head_aer[k]);
+        if (by_forced && !rc)
+            rc = aer_table(acc.forced, forced_layers, forced_heads, o.head_aer_forced, &out->aer_forced,
+                           &out->aer_forced_best);
+        for (size_t k = 0; k < head_cells; k++) o.head_aer->cells[k] = ts_aer_score(&acc.head_aer[k]);
         out->entropy = acc.entropy_rows ? acc.entropy_sum / (double)acc.entropy_rows : 0.0;
         out->pad_mass = acc.pad_mass;
     }

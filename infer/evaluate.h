@@ -9,6 +9,7 @@
 
 #include "data/corpus.h"
 #include "data/gold.h"
+#include "infer/head_table.h"
 #include "infer/load.h"
 
 #define TS_EVAL_BUCKETS 4  // source lengths 1-5, 6-10, 11-15, 16+
@@ -20,25 +21,23 @@ typedef struct {
     const ts_link *const *gold;     // per evaluated row: gold links (NULL: use the corpus's own, if any)
     const int32_t *gold_counts;     //   and their counts
     int skip_decode;           // 1: loss and perplexity only
-    double *head_aer;          // a Transformer with gold links: (layers, heads + 1), caller-owned,
-                               // receives the AER of every layer's heads' cross-attention, then of
-                               // the layer's head mean (infer/heads.h); NULL: not computed
-    double *head_aer_forced;   // with gold links, any model with attention: (layers, heads + 1)
-                               // (ts_model_cross_heads), caller-owned, receives the AER of every
-                               // head of the reference force-decoded (infer/forced.h), then of
-                               // each layer's head mean; NULL: only the result's figures
+    // Tables of one figure per head (infer/head_table.h), caller-owned and sized by
+    // ts_model_cross_heads; NULL: not wanted.
+    ts_head_table *head_aer;   // a model whose every head can be inspected (infer/heads.h), with gold
+                               // links: the AER of each head's cross-attention of the search's output
+    ts_head_table *head_aer_forced;  // with gold links, any model with attention: the AER of every head
+                               // of the reference force-decoded (infer/forced.h)
     int shift_att;             // with gold links: the forced attention also read shifted (Chen et al.
                                // 2020: the row that predicts word t + 1 aligns word t)
-    double *head_aer_shift;    // shift_att: (layers, heads + 1) as head_aer_forced, read shifted
+    ts_head_table *head_aer_shift;  // shift_att: as head_aer_forced, read shifted
     int explain;               // with gold links: 0, or 1 + an enum ts_explain_method (models/explain.h):
                                // the attributions of the reference scored against the gold links
                                // and beside every forced head
     int ig_steps;              // their integrated-gradient points (0: TS_IG_STEPS_DEFAULT)
-    double *head_js;           // explain: (layers, heads + 1) mean Jensen-Shannon divergence (nats) of
-                               // each forced head's rows (shifted with shift_att) and the
-                               // attributions' normalised rows, over the reference words
-    double *head_same;         // explain: (layers, heads + 1) the share of those rows whose argmax is
-                               // the same source word
+    ts_head_table *head_js;    // explain: the mean Jensen-Shannon divergence (nats) of each forced
+                               // head's rows (shifted with shift_att) and the attributions'
+                               // normalised rows, over the reference words
+    ts_head_table *head_same;  // explain: the share of those rows whose argmax is the same source word
 } ts_eval_opts;
 
 typedef struct {
@@ -63,7 +62,6 @@ typedef struct {
                                // target, infer/forced.h), read from the last layer's head mean
                                // (the weights aer= reads; the GRU's one head)
     double aer_forced_best;    // the lowest forced AER of a single head
-    int aer_forced_best_head;  // and its index l (heads + 1) + k in head_aer_forced's table
     int has_shift;             // 1 when shift_att was scored
     double aer_shift;          // the forced attention read shifted: the last layer's head mean
     double aer_shift_best;     // and its best single head
@@ -81,11 +79,6 @@ typedef struct {
 // Errors: TS_ERR_ARG (no rows, bad options), TS_ERR_NOMEM, the model's.
 int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t *rows, size_t n_rows,
                 const ts_eval_opts *opts, ts_eval_result *out, ts_hypothesis **out_hyps);
-
-// The best-aligned single head of ts_eval_opts.head_aer's (layers, heads + 1)
-// table: the index l (heads + 1) + k of the lowest AER among the heads
-// (k < heads; the first of equal ones), never a layer's mean.
-int ts_eval_best_head(const double *head_aer, int layers, int heads);
 
 // The pairs of a corpus file that an evaluation of model t scores (tinyseq
 // eval and the C API read them the same way): the file read whole (a gold

@@ -306,6 +306,54 @@ Test(evaluate, bad_options_are_refused) {
     cr_assert(strstr(ts_last_error(), "out of range"), "%s", ts_last_error());
 }
 
+// A head table's cells: each layer's heads, then its mean; the best head is
+// the lowest figure of a single head, never a mean, the first of equal ones.
+Test(evaluate, a_head_table_holds_each_layers_heads_then_its_mean) {
+    ts_head_table t;
+    cr_assert_eq(ts_head_table_init(&t, 2, 3), TS_OK);
+    cr_assert_eq(ts_head_cells(2, 3), 8);
+    cr_assert_eq(ts_head_index(3, 0, 2), 2);
+    cr_assert_eq(ts_head_index(3, 0, -1), 3, "layer 0's mean after its three heads");
+    cr_assert_eq(ts_head_index(3, 1, 0), 4);
+    cr_assert_eq(ts_head_index(3, 1, -1), 7);
+    for (size_t k = 0; k < ts_head_cells(2, 3); k++) cr_assert_eq(t.cells[k], 0.0, "zeroed");
+    const double figures[] = {0.5, 0.4, 0.6, 0.1, 0.3, 0.7, 0.3, 0.05};  // the means (0.1, 0.05) are lowest
+    memcpy(t.cells, figures, sizeof figures);
+    int layer, head;
+    ts_head_table_best(&t, &layer, &head);
+    cr_assert(layer == 1 && head == 0, "best layer %d head %d", layer, head);
+    cr_assert_eq(ts_head_cell(&t, layer, head), 0.3, "the first of the two 0.3s");
+    cr_assert_eq(ts_head_cell(&t, 1, -1), 0.05);
+    ts_head_table_free(&t);
+    cr_assert_null(t.cells);
+}
+
+// The forced tables of an attending GRU (one layer of one head) hold the
+// result's figures; a table the model's heads do not fit is refused.
+Test(evaluate, head_tables_hold_the_results_figures_and_must_fit_the_model) {
+    int layers, heads = ts_model_cross_heads(&env.model->cfg, &layers);
+    cr_assert(layers == 1 && heads == 1, "layers %d heads %d", layers, heads);
+    ts_head_table forced, shift;
+    cr_assert_eq(ts_head_table_init(&forced, layers, heads), TS_OK);
+    cr_assert_eq(ts_head_table_init(&shift, layers, heads), TS_OK);
+    ts_eval_opts opts = {.beam = 1, .batch = 3, .head_aer_forced = &forced, .shift_att = 1, .head_aer_shift = &shift};
+    ts_eval_result r;
+    cr_assert_eq(ts_evaluate(&env.t, &env.ctx, env.corpus, NULL, 0, &opts, &r, NULL), TS_OK, "%s", ts_last_error());
+    cr_assert(r.has_aer_forced && r.has_shift);
+    cr_assert_eq(ts_head_cell(&forced, 0, -1), r.aer_forced);
+    cr_assert_eq(ts_head_cell(&forced, 0, 0), r.aer_forced_best);
+    cr_assert_eq(ts_head_cell(&shift, 0, -1), r.aer_shift);
+    cr_assert_eq(ts_head_cell(&shift, 0, 0), r.aer_shift_best);
+    ts_head_table wrong;
+    cr_assert_eq(ts_head_table_init(&wrong, 2, 4), TS_OK);
+    opts.head_aer_shift = &wrong;
+    cr_assert_eq(ts_evaluate(&env.t, &env.ctx, env.corpus, NULL, 0, &opts, &r, NULL), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "2 layers of 4 heads"), "%s", ts_last_error());
+    ts_head_table_free(&wrong);
+    ts_head_table_free(&forced);
+    ts_head_table_free(&shift);
+}
+
 // An arena far too small chains blocks as the evaluation needs them
 // (tensor/arena.h): the same figures as in one large enough.
 Test(evaluate, a_tiny_arena_grows_and_gives_the_same_figures) {

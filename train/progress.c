@@ -76,11 +76,12 @@ void ts_progress_epoch(const ts_progress *p, FILE *out, long epoch, double train
     fflush(out);
 }
 
-void ts_progress_heads(FILE *out, int layers, int heads, const double *head_aer) {
-    int best = ts_eval_best_head(head_aer, layers, heads);
-    fprintf(out, "  heads: best-aligned layer %d head %d, aer %.4f; each layer's head mean", best / (heads + 1),
-            best % (heads + 1), head_aer[best]);
-    for (int l = 0; l < layers; l++) fprintf(out, " %.4f", head_aer[l * (heads + 1) + heads]);
+void ts_progress_heads(FILE *out, const ts_head_table *head_aer) {
+    int best_layer, best_head;
+    ts_head_table_best(head_aer, &best_layer, &best_head);
+    fprintf(out, "  heads: best-aligned layer %d head %d, aer %.4f; each layer's head mean", best_layer, best_head,
+            ts_head_cell(head_aer, best_layer, best_head));
+    for (int l = 0; l < head_aer->layers; l++) fprintf(out, " %.4f", ts_head_cell(head_aer, l, -1));
     fputc('\n', out);
     fflush(out);
 }

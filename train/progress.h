@@ -42,8 +42,8 @@ void ts_progress_show(ts_progress *p, FILE *log, long epoch, long epochs, long p
                       double loss, int final);
 
 // "  heads: best-aligned layer L head H, aer A; each layer's head mean M0 M1 .."
-// on out, from a Transformer's (layers, heads + 1) AER table (infer/evaluate.h).
-void ts_progress_heads(FILE *out, int layers, int heads, const double *head_aer);
+// on out, from a Transformer's AER table (infer/head_table.h).
+void ts_progress_heads(FILE *out, const ts_head_table *head_aer);
 
 // "epoch N: train loss ..., dev loss ..., ... (best)" on out; `elapsed`
 // seconds since the run started.

@@ -19,21 +19,17 @@ void ts_record_free_hyps(ts_hypothesis *hyps, size_t n) {
 }
 
 int ts_record_init_heads(ts_record *r) {
-    const ts_model_config *cfg = &r->model->cfg;
     if (!ts_heads_available(r->model) || !r->data->dev->has_align) return TS_OK;
-    r->head_aer = malloc((size_t)cfg->layers * (size_t)(cfg->heads + 1) * sizeof *r->head_aer);
-    return r->head_aer ? TS_OK : ts_fail(TS_ERR_NOMEM, "the heads' AER");
+    int layers, heads = ts_model_cross_heads(&r->model->cfg, &layers);
+    return ts_head_table_init(&r->head_aer, layers, heads);
 }
 
-void ts_record_free(ts_record *r) {
-    free(r->head_aer);
-    r->head_aer = NULL;
-}
+void ts_record_free(ts_record *r) { ts_head_table_free(&r->head_aer); }
 
 // rows NULL: every pair of c (the test set); hyps NULL: not wanted;
 // head_aer NULL: the heads not scored.
-static int evaluate(ts_record *r, const ts_corpus *c, const size_t *rows, size_t n_rows, int beam, double *head_aer,
-                    ts_eval_result *res, ts_hypothesis **hyps) {
+static int evaluate(ts_record *r, const ts_corpus *c, const size_t *rows, size_t n_rows, int beam,
+                    ts_head_table *head_aer, ts_eval_result *res, ts_hypothesis **hyps) {
     ts_eval_opts eo = {.beam = beam, .batch = 64, .head_aer = head_aer};
     // The step arena chains more blocks as the evaluation needs them (tensor/arena.h).
     int rc = ts_evaluate(&r->trained, r->ctx, c, rows, n_rows, &eo, res, hyps);
@@ -42,7 +38,8 @@ static int evaluate(ts_record *r, const ts_corpus *c, const size_t *rows, size_t
 }
 
 int ts_record_dev(ts_record *r, int beam, ts_eval_result *res, ts_hypothesis **hyps) {
-    return evaluate(r, r->data->dev, r->data->dev_rows, r->data->n_dev, beam, beam == 1 ? r->head_aer : NULL, res, hyps);
+    ts_head_table *heads = beam == 1 && r->head_aer.cells ? &r->head_aer : NULL;
+    return evaluate(r, r->data->dev, r->data->dev_rows, r->data->n_dev, beam, heads, res, hyps);
 }
 
 int ts_record_test(ts_record *r) {
@@ -153,9 +150,8 @@ int ts_record_evaluation(ts_record *r, const ts_run_point *at, double train_loss
         rc = ts_rundir_write_attention(dir, at, &r->model->cfg, &r->trained, &d->dev->pairs[d->dev_rows[0]], &hyps[0]);
     if (!rc && hyps && d->n_dev > 0) rc = append_report(r, at, res, hyps);
     if (!rc) rc = ts_rundir_write_loss(dir);
-    const ts_model_config *cfg = &r->model->cfg;
-    if (!rc && res->has_head_aer) rc = ts_rundir_append_heads(dir, at, cfg->layers, cfg->heads, r->head_aer);
-    if (!rc && res->has_head_aer && r->opts->out) ts_progress_heads(r->opts->out, cfg->layers, cfg->heads, r->head_aer);
+    if (!rc && res->has_head_aer) rc = ts_rundir_append_heads(dir, at, &r->head_aer);
+    if (!rc && res->has_head_aer && r->opts->out) ts_progress_heads(r->opts->out, &r->head_aer);
     r->recorded_step = at->step;
     return rc;
 }

@@ -32,9 +32,9 @@ typedef struct {
     double window_loss;                // plain cross-entropy x tokens of the steps since the last row
     long window_tokens;
     long recorded_step;                // the step of the last evaluation recorded in the files (-1: none)
-    double *head_aer;                  // (layers, heads + 1): a Transformer's AER per cross-attention head and
-                                       // layer mean in the last greedy dev evaluation (infer/evaluate.h), when
-                                       // the dev pairs have gold links; NULL otherwise. Owned (ts_record_free)
+    ts_head_table head_aer;            // a Transformer's AER per cross-attention head and layer mean in the
+                                       // last greedy dev evaluation (infer/head_table.h), when the dev pairs
+                                       // have gold links; cells NULL otherwise. Owned (ts_record_free)
 } ts_record;
 
 // Allocates r->head_aer when r's model is a Transformer and its dev pairs

@@ -390,17 +390,18 @@ int ts_rundir_append_steps(const char *dir, const ts_steps_row *r) {
     return close_csv(csv, path);
 }
 
-int ts_rundir_append_heads(const char *dir, const ts_run_point *at, int layers, int heads, const double *head_aer) {
+int ts_rundir_append_heads(const char *dir, const ts_run_point *at, const ts_head_table *head_aer) {
     char path[4096], epoch[32];
     FILE *csv;
     int rc = open_csv(dir, "heads.csv", "epoch,step,layer,head,aer\n", &csv, path);
     if (rc) return rc;
-    for (int l = 0; l < layers; l++)
-        for (int k = 0; k <= heads; k++) {
+    for (int l = 0; l < head_aer->layers; l++)
+        for (int k = 0; k <= head_aer->heads; k++) {
+            int head = k < head_aer->heads ? k : -1;  // the layer's mean last
             fprintf(csv, "%s,%ld,%d,", ts_run_point_epoch(epoch, at), at->step, l);
-            if (k < heads) fprintf(csv, "%d", k);
+            if (head >= 0) fprintf(csv, "%d", head);
             else fputs("mean", csv);
-            fprintf(csv, ",%.6f\n", head_aer[l * (heads + 1) + k]);
+            fprintf(csv, ",%.6f\n", ts_head_cell(head_aer, l, head));
         }
     return close_csv(csv, path);
 }

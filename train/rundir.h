@@ -96,10 +96,10 @@ typedef struct {
 int ts_rundir_append_steps(const char *dir, const ts_steps_row *row);
 
 // Appends an evaluation's rows to heads.csv (with the header when it is new):
-// "epoch,step,layer,head,aer", one row per layer and head of head_aer
-// ((layers, heads + 1): a Transformer's cross-attention AER, infer/evaluate.h),
-// the layer's head mean as head "mean".
-int ts_rundir_append_heads(const char *dir, const ts_run_point *at, int layers, int heads, const double *head_aer);
+// "epoch,step,layer,head,aer", one row per layer and head of head_aer (a
+// Transformer's cross-attention AER, infer/head_table.h), the layer's head
+// mean after its heads as head "mean".
+int ts_rundir_append_heads(const char *dir, const ts_run_point *at, const ts_head_table *head_aer);
 
 // attention-<epoch>.svg at an epoch's end, else attention-step-<step>.svg:
 // hypothesis h's attention over the source of `pair` (nothing for a model
