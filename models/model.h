@@ -170,6 +170,9 @@ struct ts_model_kind {
     int every_head;         // 1: infer/heads.c shows every head of its every attention (self too)
     int (*guided_layer)(const ts_model_config *cfg);
                             // the cross-attention layer guided alignment supervises by default
+    const char *(*guided_caveat)(const ts_model_config *cfg);
+                            // what guided alignment is known to cost this configuration, a
+                            // warning train prints; NULL (or a NULL result): nothing known
 };
 
 // The row of arch (which must be in range).

@@ -113,6 +113,13 @@ void ts_progress_banner(FILE *out, const ts_progress_start *st) {
     if (o->beam > 1) snprintf(search, sizeof search, " and beam %ld", o->beam);
     fprintf(out, "training: label smoothing %g, dropout %g, teacher forcing %g; final dev evaluation greedy%s\n",
             o->label_smoothing, o->dropout, o->tf, search);
+    if (o->guided_alignment) {  // resolved: NULL when off (train/guided.h)
+        fprintf(out, "guided alignment: %s, weight %g, cross-attention layer %ld head %ld\n", o->guided_alignment,
+                o->guided_weight, o->guided_layer, o->guided_head);
+        const ts_model_kind *kind = ts_model_kind_of(cfg->arch);
+        const char *caveat = kind->guided_caveat ? kind->guided_caveat(cfg) : NULL;
+        if (caveat) fprintf(out, "warning: %s\n", caveat);
+    }
     if (st->resumed)
         fprintf(out, "resumed from %s at step %ld (epoch %ld, batch %ld)\n", o->resume, st->step, st->epoch + 1, st->position);
     fflush(out);
