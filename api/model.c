@@ -8,22 +8,19 @@
 #include "infer/evaluate.h"
 #include "infer/explain.h"
 #include "infer/heads.h"
-#include "infer/load.h"
-#include "infer/translate.h"
+#include "infer/session.h"
 #include "viz/render.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-// A loaded model and the arena its translations run in (grown on demand).
+// A loaded model and the arena its work runs in (infer/session.h).
 struct tinyseq_model {
-    ts_translator t;
-    ts_arena *arena;
+    ts_session s;
     char *header;  // the checkpoint's header as a JSON object (the checkpoint itself is not kept)
 };
 
-enum { ARENA_START = 64 << 20 };  // address space; pages are touched as used
 enum { BATCH = 128 };             // sentences decoded together: cli/cmd_translate.c's batch
 
 const char *tinyseq_version(void) { return "0.1.0"; }
@@ -57,8 +54,9 @@ int tinyseq_load(const char *path, tinyseq_model **out) {
     if (!m) return ts_fail(TS_ERR_NOMEM, "out of memory");
     ts_ckpt *ck = NULL;
     int rc = ts_ckpt_load(path, NULL, &ck);
-    if (!rc) rc = ts_translator_from_ckpt(ck, &m->t);
+    if (!rc) rc = ts_translator_from_ckpt(ck, &m->s.t);
     if (!rc) rc = header_json(ck, &m->header);
+    if (!rc) rc = ts_session_start(&m->s);
     ts_ckpt_free(ck);
     if (rc) {
         tinyseq_model_free(m);
@@ -70,27 +68,16 @@ int tinyseq_load(const char *path, tinyseq_model **out) {
 
 void tinyseq_model_free(tinyseq_model *m) {
     if (!m) return;
-    ts_translator_free(&m->t);
-    ts_arena_free(m->arena);
+    ts_session_free(&m->s);
     free(m->header);
     free(m);
 }
 
-// The search options every decoding call checks, as the CLI's flags bound them.
+// The search options every decoding call checks (beam 0: the CLI's default;
+// alpha < 0: no GNMT penalty).
 static int set_search(tinyseq_model *m, int *beam, double alpha) {
     if (*beam == 0) *beam = TS_BEAM_DEFAULT;  // the CLI's default, kept in one place
-    if (*beam < 1 || *beam > 1000) return ts_fail(TS_ERR_ARG, "beam %d is outside 1..1000", *beam);
-    if (!(alpha <= 100)) return ts_fail(TS_ERR_ARG, "length penalty %g is outside 0..100", alpha);
-    m->t.length_penalty = alpha >= 0 ? (ts_length_penalty){1, alpha} : (ts_length_penalty){0, 0.0};
-    if (!m->arena && !(m->arena = ts_arena_new(ARENA_START))) return ts_fail(TS_ERR_NOMEM, "cannot allocate the arena");
-    return TS_OK;
-}
-
-// ts_translate_text in m's arena (which chains blocks as it needs them).
-static int translate_one(tinyseq_model *m, const char *text, int beam, ts_hypothesis *h, char **source, int *S) {
-    ts_ctx ctx;
-    ts_ctx_init(&ctx, m->arena);
-    return ts_translate_text(&m->t, &ctx, text, beam, h, source, S);
+    return ts_session_search(&m->s, *beam, alpha < 0 ? (ts_length_penalty){0, 0.0} : (ts_length_penalty){1, alpha});
 }
 
 int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int beam, double alpha, char **out) {
@@ -111,15 +98,13 @@ int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int bea
         int count = n - from < BATCH ? n - from : BATCH;
         for (int i = from; !rc && i < from + count; i++)
             if (!texts[i]) rc = ts_fail(TS_ERR_ARG, "text %d is NULL", i);
-        ts_ctx ctx;
-        ts_ctx_init(&ctx, m->arena);
-        if (!rc) rc = ts_translate_batch(&m->t, &ctx, texts + from, count, beam, h + from);
+        if (!rc) rc = ts_translate_batch(&m->s.t, ts_session_ctx(&m->s), texts + from, count, beam, h + from);
         if (rc && from) rc = ts_fail(rc, "in the batch from text %d: %s", from, ts_last_error());
     }
     // The text tinyseq translate prints (a subword model's pieces as words).
     for (int i = 0; !rc && i < n; i++) {
         char *words = NULL;
-        if (!(rc = ts_translator_text(&m->t, h[i].tokens, h[i].len, &words))) fprintf(text.f, "%s%s", i ? "\n" : "", words);
+        if (!(rc = ts_translator_text(&m->s.t, h[i].tokens, h[i].len, &words))) fprintf(text.f, "%s%s", i ? "\n" : "", words);
         free(words);
     }
     for (int i = 0; i < n; i++) ts_hypothesis_free(&h[i]);
@@ -127,47 +112,45 @@ int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int bea
     return api_text_close(&text, rc, out);
 }
 
-int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, int words, char **json) {
-    *json = NULL;
-    const ts_model_config *cfg = &m->t.model->cfg;
-    if (!ts_model_attends(cfg)) return ts_fail(TS_ERR_ARG, "this model has no attention, so there are no weights");
+// The text's translation, labelled (tinyseq_attend's and tinyseq_explain's opening).
+static int attend_text(tinyseq_model *m, const char *text, int beam, double alpha, ts_attended *a) {
+    memset(a, 0, sizeof *a);
     if (!text) return ts_fail(TS_ERR_ARG, "no text");
     int rc = set_search(m, &beam, alpha);
+    return rc ? rc : ts_session_attend(&m->s, text, beam, a);
+}
+
+int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, int words, char **json) {
+    *json = NULL;
+    const ts_translator *t = &m->s.t;
+    const ts_model_config *cfg = &t->model->cfg;
+    if (!ts_model_attends(cfg)) return ts_fail(TS_ERR_ARG, "this model has no attention, so there are no weights");
+    ts_attended a;
+    int rc = attend_text(m, text, beam, alpha, &a);
     if (rc) return rc;
-    ts_hypothesis h;
-    char *source = NULL;
-    int S = 0;
-    ts_attention_labels labels = {0};
-    if ((rc = translate_one(m, text, beam, &h, &source, &S))) return rc;
     // A Transformer's JSON holds every layer and head too (infer/heads.h), as attend's.
     ts_heads heads = {0};
     ts_json_head_view views[TS_VIEW_COUNT];
     ts_json_heads all = {0};
-    rc = ts_attention_labels_make(&m->t, source, S, &h, &labels);
-    if (!rc && ts_heads_available(m->t.model)) {
-        ts_ctx ctx;
-        ts_ctx_init(&ctx, m->arena);
-        rc = ts_heads_of_translation(&m->t, &ctx, labels.source, S, &h, &heads);
-    }
+    if (ts_heads_available(t->model))
+        rc = ts_heads_of_translation(t, ts_session_ctx(&m->s), a.labels.source, a.S, &a.hyp, &heads);
     // words: the pieces merged as attend --words merges them (a word model's are words).
     ts_word_attention merged = {0};
-    int merge = words && m->t.src_sw;
-    if (!rc && merge) rc = ts_attention_words(&m->t, h.attention, h.len + 1, S, &labels, &heads, &merged);
+    int merge = words && t->src_sw;
+    if (!rc && merge) rc = ts_attention_words(t, a.hyp.attention, a.hyp.len + 1, a.S, &a.labels, &heads, &merged);
     if (!rc && heads.layers) all = ts_heads_json(&heads, views);
     api_text out;
     if (!rc && !(rc = api_text_open(&out))) {
         const char *name = heads.layers ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
         rc = merge ? ts_render_attention_json_heads(out.f, merged.weights, (size_t)merged.T, (size_t)merged.S,
                                                     merged.target, merged.source, name, heads.layers ? &all : NULL)
-                   : ts_render_attention_json_heads(out.f, h.attention, (size_t)h.len + 1, (size_t)S, labels.target,
-                                                    labels.source, name, heads.layers ? &all : NULL);
+                   : ts_render_attention_json_heads(out.f, a.hyp.attention, (size_t)a.hyp.len + 1, (size_t)a.S,
+                                                    a.labels.target, a.labels.source, name, heads.layers ? &all : NULL);
         rc = api_text_close(&out, rc, json);
     }
     ts_word_attention_free(&merged);
     ts_heads_free(&heads);
-    ts_attention_labels_free(&labels);
-    ts_hypothesis_free(&h);
-    free(source);
+    ts_attended_free(&a);
     return rc;
 }
 
@@ -178,42 +161,32 @@ int tinyseq_explain(tinyseq_model *m, const char *text, int beam, double alpha, 
     if (kind < 0) return ts_fail(TS_ERR_ARG, "explain: method '%s' (grad or ig)", method ? method : "(null)");
     if (steps == 0) steps = TS_IG_STEPS_DEFAULT;
     if (steps < 1 || steps > TS_IG_STEPS_MAX) return ts_fail(TS_ERR_ARG, "explain: %d steps outside 1..%d", steps, TS_IG_STEPS_MAX);
-    if (!text) return ts_fail(TS_ERR_ARG, "no text");
-    int rc = set_search(m, &beam, alpha);
+    const ts_translator *t = &m->s.t;
+    ts_attended at;
+    int rc = attend_text(m, text, beam, alpha, &at);
     if (rc) return rc;
-    ts_hypothesis h;
-    char *source = NULL;
-    int S = 0;
-    ts_attention_labels labels = {0};
-    if ((rc = translate_one(m, text, beam, &h, &source, &S))) return rc;
-    rc = ts_attention_labels_make(&m->t, source, S, &h, &labels);
     ts_attribution a = {0};
-    for (ts_ctx ctx; !rc;) {
-        ts_ctx_init(&ctx, m->arena);
-        rc = ts_attribution_of_translation(&m->t, &ctx, labels.source, S, &h, kind, steps, &a);
-        if (rc != TS_ERR_ARENA || (rc = ts_arena_grow(&m->arena, "the attributions"))) break;
-    }
+    rc = ts_attribution_of_translation(t, ts_session_ctx(&m->s), at.labels.source, at.S, &at.hyp, kind, steps, &a);
     // words: merged as attend --explain --words merges them.
     ts_word_attention merged = {0};
     ts_heads none = {0};
-    int merge = words && m->t.src_sw;
-    if (!rc && merge) rc = ts_attention_words(&m->t, a.raw, a.T, a.S, &labels, &none, &merged);
+    int merge = words && t->src_sw;
+    if (!rc && merge) rc = ts_attention_words(t, a.raw, a.T, a.S, &at.labels, &none, &merged);
     if (!rc && merge) rc = ts_attribution_replace(&a, merged.weights, merged.T, merged.S);
     api_text out;
     if (!rc && !(rc = api_text_open(&out))) {
-        const ts_model_config *cfg = &m->t.model->cfg;
+        const ts_model_config *cfg = &t->model->cfg;
         ts_json_heads more = {.explain = ts_explain_methods[kind].name, .ig_steps = a.steps, .raw = a.raw,
                               .log_prob = a.log_prob, .baseline_log_prob = a.baseline_log_prob};
-        const char *name = ts_heads_available(m->t.model) ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
-        rc = ts_render_attention_json_heads(out.f, a.weights, (size_t)a.T, (size_t)a.S, merge ? merged.target : labels.target,
-                                            merge ? merged.source : labels.source, name, &more);
+        const char *name = ts_heads_available(t->model) ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
+        rc = ts_render_attention_json_heads(out.f, a.weights, (size_t)a.T, (size_t)a.S,
+                                            merge ? merged.target : at.labels.target,
+                                            merge ? merged.source : at.labels.source, name, &more);
         rc = api_text_close(&out, rc, json);
     }
     ts_word_attention_free(&merged);
     ts_attribution_free(&a);
-    ts_attention_labels_free(&labels);
-    ts_hypothesis_free(&h);
-    free(source);
+    ts_attended_free(&at);
     return rc;
 }
 
@@ -221,7 +194,8 @@ int tinyseq_info(const tinyseq_model *m, char **json) {
     api_text text;
     int rc = api_text_open(&text);
     if (rc) return rc;
-    const ts_model_config *cfg = &m->t.model->cfg;
+    const ts_translator *t = &m->s.t;
+    const ts_model_config *cfg = &t->model->cfg;
     // The model's fields as checkpoints name them (models/config.h's table).
     fprintf(text.f, "{\"model\": {\"architecture\": ");
     ts_render_json_string(text.f, ts_arch_name(cfg->arch));
@@ -236,11 +210,11 @@ int tinyseq_info(const tinyseq_model *m, char **json) {
         else fprintf(text.f, "%d", value);
     }
     size_t parameters = 0;
-    for (int i = 0; i < m->t.model->params.count; i++) parameters += m->t.model->params.items[i]->size;
+    for (int i = 0; i < t->model->params.count; i++) parameters += t->model->params.items[i]->size;
     fprintf(text.f, "}, \"attends\": %s, \"max_len\": %d, \"vocabularies\": {\"source\": %zu, \"target\": %zu}, "
                     "\"parameters\": %zu, \"header\": %s}",
-            ts_model_attends(cfg) ? "true" : "false", m->t.max_len, ts_vocab_size(m->t.src_vocab),
-            ts_vocab_size(m->t.tgt_vocab), parameters, m->header);
+            ts_model_attends(cfg) ? "true" : "false", t->max_len, ts_vocab_size(t->src_vocab),
+            ts_vocab_size(t->tgt_vocab), parameters, m->header);
     return api_text_close(&text, TS_OK, json);
 }
 
@@ -295,19 +269,15 @@ int tinyseq_eval(tinyseq_model *m, const char *corpus_path, const char *align_pa
     int rc = set_search(m, &beam, -1);
     if (rc) return rc;
     ts_eval_set set;
-    if ((rc = ts_eval_set_read(&m->t, corpus_path, align_path, 0, max_len, &set))) return rc;
+    if ((rc = ts_eval_set_read(&m->s.t, corpus_path, align_path, 0, max_len, &set))) return rc;
     ts_hypothesis *hyps = NULL;
     if (set.n_rows == 0) rc = ts_fail(TS_ERR_ARG, "%s: no sentence pairs left to evaluate (see max_len)", corpus_path);
     ts_eval_result r;
     ts_eval_opts opts = {.beam = beam, .batch = 64, .gold = set.row_gold, .gold_counts = set.row_counts};
-    if (!rc) {
-        ts_ctx ctx;
-        ts_ctx_init(&ctx, m->arena);
-        rc = ts_evaluate(&m->t, &ctx, ts_eval_set_input(&set), set.rows, set.n_rows, &opts, &r, &hyps);
-    }
+    if (!rc) rc = ts_evaluate(&m->s.t, ts_session_ctx(&m->s), ts_eval_set_input(&set), set.rows, set.n_rows, &opts, &r, &hyps);
     api_text text;
     if (!rc && !(rc = api_text_open(&text))) {
-        rc = api_text_close(&text, write_eval(text.f, &r, hyps, set.n_rows, &m->t), json);
+        rc = api_text_close(&text, write_eval(text.f, &r, hyps, set.n_rows, &m->s.t), json);
     }
     for (size_t k = 0; hyps && k < set.n_rows; k++) ts_hypothesis_free(&hyps[k]);
     free(hyps);

@@ -58,15 +58,6 @@ void ts_ctx_init(ts_ctx *ctx, ts_arena *arena) {
     ctx->keep_scratch = 0;
 }
 
-int ts_ctx_grow(ts_ctx *ctx, const char *what) {
-    int rc = ts_arena_grow(&ctx->arena, what);
-    ts_ctx keep = *ctx;  // the scratch arenas a search left stay the caller's
-    ts_ctx_init(ctx, ctx->arena);
-    memcpy(ctx->scratch, keep.scratch, sizeof ctx->scratch);
-    ctx->keep_scratch = keep.keep_scratch;
-    return rc;
-}
-
 void ts_ctx_free_scratch(ts_ctx *ctx) {
     for (int i = 0; i < TS_SCRATCH_ARENAS; i++) {
         ts_arena_free(ctx->scratch[i]);

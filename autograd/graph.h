@@ -95,14 +95,6 @@ void ts_ctx_init(ts_ctx *ctx, ts_arena *arena);
 // scratch arenas stay as they are.
 void ts_ctx_reset(ts_ctx *ctx);
 
-// For work that failed with TS_ERR_ARENA and is redone from the start (the
-// same work gives the same bits in any arena): ctx's arena replaced by one
-// twice as large (ts_arena_grow: `what` names the work in its message) and
-// ctx made fresh as ts_ctx_init does, keeping its scratch arenas and
-// keep_scratch. The one growth every caller uses (the trainer's steps and
-// evaluations, translate, attend). TS_OK, TS_ERR_ARENA at TS_ARENA_MAX, or
-// TS_ERR_NOMEM (the arena unchanged).
-int ts_ctx_grow(ts_ctx *ctx, const char *what);
 
 // Frees the scratch arenas a search left in ctx (keep_scratch) and sets
 // them to NULL; keep_scratch is left as it is.

@@ -5,18 +5,17 @@
 #define TS_CLI_ATTEND_H
 
 #include "infer/heads.h"
-#include "infer/translate.h"
+#include "infer/session.h"
 #include "viz/heatmap.h"
 
 #define TS_ATTEND_CMD "tinyseq attend"
 
 // What one translation produced, with its labels; everything owned.
 typedef struct {
-    ts_hypothesis hyp;
-    char *source;                 // the normalised tokens joined by spaces
-    ts_attention_labels labels;   // source (S) and target (T) words
+    ts_attended sentence;         // the translation, its source and labels (infer/session.h); --words
+                                  // makes the labels the words'
     const char **inputs;          // (T) the decoder's inputs: "<sos>", then the output words
-    int S, T;
+    int S, T;                     // the labels' source (S) and target (T) words
     double *merged_weights;       // --words: (T, S) the search's weights merged into words, or NULL
     char **merged;                // --words: the words decoded from the pieces, n_merged of them
     int n_merged;
@@ -52,8 +51,6 @@ int attend_choose_self(const char *command, const char *flag, const char *value,
 // -1 when the choice fits the model, else the exit status after a message
 // naming the flag and what the model allows.
 int attend_check_choice(const head_choice *c, const ts_seq2seq *m, const char *model_path);
-// Every head of the translation in v (ctx's arena grows as needed).
-int attend_compute_heads(ts_translator *t, ts_ctx *ctx, const attention_view *v, ts_heads *heads);
 // The matrix c chooses among h's (rollout: --rollout's (L, R, R) products).
 shown_matrix attend_pick_matrix(const ts_heads *h, const head_choice *c, const attention_view *v, const double *rollout);
 // The heading that says which matrix is shown.

@@ -46,21 +46,13 @@ int attend_check_choice(const head_choice *c, const ts_seq2seq *m, const char *m
     return -1;
 }
 
-// Every head of the translation in v (ctx's arena grows as needed).
-int attend_compute_heads(ts_translator *t, ts_ctx *ctx, const attention_view *v, ts_heads *heads) {
-    int rc;
-    while ((rc = ts_heads_of_translation(t, ctx, v->labels.source, v->S, &v->hyp, heads)) == TS_ERR_ARENA &&
-           !ts_ctx_grow(ctx, "the sentence's heads")) {
-    }
-    return rc;
-}
 
 
 // The labels of view `view`'s rows (cols 0) or columns (cols 1).
 const char *const *attend_view_labels(const attention_view *v, int view, int cols) {
     const ts_head_view_info *info = &ts_head_views[view];
-    if (!(cols ? info->cols_target : info->rows_target)) return v->labels.source;
-    return cols ? v->inputs : v->labels.target;  // the decoder's rows are its outputs, its columns its inputs
+    if (!(cols ? info->cols_target : info->rows_target)) return v->sentence.labels.source;
+    return cols ? v->inputs : v->sentence.labels.target;  // the decoder's rows are its outputs, its columns its inputs
 }
 
 // The matrix c chooses among h's (rollout: --rollout's (L, R, R) products).

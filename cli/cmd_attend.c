@@ -180,9 +180,7 @@ static int term_width(FILE *out) {
 
 
 static void view_free(attention_view *v) {
-    ts_hypothesis_free(&v->hyp);
-    free(v->source);
-    ts_attention_labels_free(&v->labels);
+    ts_attended_free(&v->sentence);
     free(v->inputs);
     free(v->merged_weights);
     for (int i = 0; i < v->n_merged; i++) free(v->merged[i]);
@@ -195,13 +193,13 @@ static void view_free(attention_view *v) {
 // T and S become the words'.
 static int merge_words(attention_view *v, const ts_translator *t, ts_heads *heads) {
     ts_word_attention w;
-    int rc = ts_attention_words(t, v->hyp.attention, v->T, v->S, &v->labels, heads, &w);
+    int rc = ts_attention_words(t, v->sentence.hyp.attention, v->T, v->S, &v->sentence.labels, heads, &w);
     if (rc) return rc;
-    memcpy(v->labels.target, w.target, (size_t)w.T * sizeof *w.target);
-    memcpy(v->labels.source, w.source, (size_t)w.S * sizeof *w.source);
+    memcpy(v->sentence.labels.target, w.target, (size_t)w.T * sizeof *w.target);
+    memcpy(v->sentence.labels.source, w.source, (size_t)w.S * sizeof *w.source);
     v->T = w.T;
     v->S = w.S;
-    for (int k = 1; k < v->T; k++) v->inputs[k] = v->labels.target[k - 1];  // <sos>, then the output words
+    for (int k = 1; k < v->T; k++) v->inputs[k] = v->sentence.labels.target[k - 1];  // <sos>, then the output words
     v->merged_weights = w.weights;  // the view owns these now
     v->merged = w.words;
     v->n_merged = w.n_words;
@@ -215,20 +213,19 @@ static int merge_words(attention_view *v, const ts_translator *t, ts_heads *head
 static int merge_attribution(ts_attribution *a, const attention_view *v, const ts_translator *t) {
     ts_heads none = {0};
     ts_word_attention w;
-    int rc = ts_attention_words(t, a->raw, a->T, a->S, &v->labels, &none, &w);
+    int rc = ts_attention_words(t, a->raw, a->T, a->S, &v->sentence.labels, &none, &w);
     if (!rc) rc = ts_attribution_replace(a, w.weights, w.T, w.S);
     ts_word_attention_free(&w);  // zeroed on failure
     return rc;
 }
 
-// The labels of v's hypothesis (v->source, v->S) as the model read them.
-static int make_labels(attention_view *v, const ts_translator *t) {
-    v->T = v->hyp.len + 1;
-    int rc = ts_attention_labels_make(t, v->source, v->S, &v->hyp, &v->labels);
-    if (!rc && !(v->inputs = malloc((size_t)v->T * sizeof *v->inputs))) rc = ts_fail(TS_ERR_NOMEM, "cannot allocate labels");
-    if (rc) return rc;
+// v's shape and the decoder's inputs, from its sentence.
+static int make_inputs(attention_view *v) {
+    v->S = v->sentence.S;
+    v->T = v->sentence.hyp.len + 1;
+    if (!(v->inputs = malloc((size_t)v->T * sizeof *v->inputs))) return ts_fail(TS_ERR_NOMEM, "cannot allocate labels");
     v->inputs[0] = "<sos>";
-    for (int k = 1; k < v->T; k++) v->inputs[k] = v->labels.target[k - 1];
+    for (int k = 1; k < v->T; k++) v->inputs[k] = v->sentence.labels.target[k - 1];
     return TS_OK;
 }
 
@@ -312,77 +309,66 @@ int ts_cmd_attend(int argc, char **argv) {
     char *typed = NULL;  // the sentence read from stdin when no argument gives it
     if (parsed < 0 && list.n == 0 && model_path) parsed = read_sentence(&typed);
     const char *sentence = list.n ? list.items[0] : typed;
-    ts_translator t;
-    if (parsed < 0) parsed = ts_cli_load_model(cmd, model_path, NULL, lp, beam, &t);
+    ts_session s;
+    if (parsed < 0) parsed = ts_cli_open_session(cmd, model_path, NULL, lp, beam, &s);
     if (parsed < 0) {
-        parsed = attend_check_choice(&choice, t.model, model_path);
-        if (parsed < 0 && choice.rollout && words && t.src_sw) {
+        parsed = attend_check_choice(&choice, s.t.model, model_path);
+        if (parsed < 0 && choice.rollout && words && s.t.src_sw) {
             ts_cli_error(cmd, 0, "--rollout multiplies the pieces' matrices; merged into words they no longer "
                                  "compose: give it without --words");
             parsed = TS_EXIT_USAGE;
         }
-        if (parsed >= 0) ts_translator_free(&t);
+        if (parsed >= 0) ts_session_free(&s);
     }
     free(list.items);
     if (parsed >= 0) {
         free(typed);
         return parsed;
     }
-    ts_arena *arena = ts_arena_new(TS_CLI_ARENA_START);
-    if (!arena) {
-        ts_cli_error(cmd, 1, "cannot allocate");
-        ts_translator_free(&t);
-        free(typed);
-        return TS_EXIT_FAIL;
-    }
-    ts_ctx ctx;
-    ts_ctx_init(&ctx, arena);
     attention_view v = {0};
-    int rc = ts_translate_text(&t, &ctx, sentence, (int)beam, &v.hyp, &v.source, &v.S);
-    char *unknown = rc ? NULL : ts_unknown_words(t.src_vocab, v.source);
+    int rc = ts_session_attend(&s, sentence, (int)beam, &v.sentence);
+    char *unknown = rc ? NULL : ts_unknown_words(s.t.src_vocab, v.sentence.source);
     if (unknown)
         fprintf(stderr, "%s: unknown words, read as <unk>: %.300s%s\n", cmd, unknown, strlen(unknown) > 300 ? " ..." : "");
     free(unknown);
-    if (!rc) rc = make_labels(&v, &t);
+    if (!rc) rc = make_inputs(&v);
     ts_heads heads = {0};
     grid_panels grid = {0};
     ts_attribution attribution = {0};
     double *rollout = NULL;  // --rollout: (L, R, R)
-    if (!rc && explain < 0 && ts_heads_available(t.model)) rc = attend_compute_heads(&t, &ctx, &v, &heads);
+    if (!rc && explain < 0 && ts_heads_available(s.t.model))
+        rc = ts_heads_of_translation(&s.t, &s.ctx, v.sentence.labels.source, v.S, &v.sentence.hyp, &heads);
     if (!rc && explain >= 0)
-        while ((rc = ts_attribution_of_translation(&t, &ctx, v.labels.source, v.S, &v.hyp, explain, (int)ig_steps,
-                                                   &attribution)) == TS_ERR_ARENA &&
-               !ts_ctx_grow(&ctx, "the attributions")) {
-        }
-    ts_arena_free(ctx.arena);
+        rc = ts_attribution_of_translation(&s.t, &s.ctx, v.sentence.labels.source, v.S, &v.sentence.hyp, explain,
+                                           (int)ig_steps, &attribution);
     if (rc) {
         ts_cli_error(cmd, 1, explain >= 0 ? "cannot translate the sentence and explain it" : "cannot translate the sentence");
         ts_attribution_free(&attribution);
         ts_heads_free(&heads);
         view_free(&v);
-        ts_translator_free(&t);
+        ts_session_free(&s);
         free(typed);
         return TS_EXIT_FAIL;
     }
 
-    const ts_model_config *cfg = &t.model->cfg;
+    const ts_model_config *cfg = &s.t.model->cfg;
     int status = TS_EXIT_OK;
     // With --svg - or --json - standard output holds that document alone;
     // what is shown for people goes to standard error instead.
     FILE *shown = (svg_path && !strcmp(svg_path, "-")) || (json_path && !strcmp(json_path, "-")) ? stderr : stdout;
     // --words: every matrix there is to show merged into words (the attributions first, by the pieces' labels).
-    if (words && t.src_sw && explain >= 0 && merge_attribution(&attribution, &v, &t)) {
+    if (words && s.t.src_sw && explain >= 0 && merge_attribution(&attribution, &v, &s.t)) {
         ts_cli_error(cmd, 1, "cannot merge the pieces into words");
         status = TS_EXIT_FAIL;
         goto done;
     }
-    if (words && t.src_sw && ts_model_attends(cfg) && merge_words(&v, &t, &heads)) {
+    if (words && s.t.src_sw && ts_model_attends(cfg) && merge_words(&v, &s.t, &heads)) {
         ts_cli_error(cmd, 1, "cannot merge the pieces into words");
         status = TS_EXIT_FAIL;
         goto done;
     }
-    print_words(shown, "source: ", v.labels.source, v.S);
-    print_words(shown, "output: ", v.labels.target, v.T - 1);
+    print_words(shown, "source: ", v.sentence.labels.source, v.S);
+    print_words(shown, "output: ", v.sentence.labels.target, v.T - 1);
     if (!ts_model_attends(cfg) && explain < 0) {
         fprintf(shown, "attention: none - this model has no attention, so there are no weights to show%s\n",
                svg_path || json_path || pharaoh ? " (no SVG, JSON or alignment written)" : "");
@@ -391,8 +377,8 @@ int ts_cmd_attend(int argc, char **argv) {
     // The title names the search too: beam and greedy outputs differ.
     char title[256], search[32] = "greedy";
     if (beam > 1) snprintf(search, sizeof search, "beam %ld", beam);
-    const double *search_weights = v.merged_weights ? v.merged_weights : v.hyp.attention;  // (T, S)
-    shown_matrix m = {search_weights, v.T, v.S, v.labels.target, v.labels.source, {"target", "source"}};  // the search's
+    const double *search_weights = v.merged_weights ? v.merged_weights : v.sentence.hyp.attention;  // (T, S)
+    shown_matrix m = {search_weights, v.T, v.S, v.sentence.labels.target, v.sentence.labels.source, {"target", "source"}};  // the search's
     if (choice.rollout) {
         size_t cells = (size_t)ts_heads_rows(&heads, choice.view) * ts_heads_cols(&heads, choice.view);
         rollout = malloc((size_t)heads.layers * cells * sizeof *rollout);
@@ -470,7 +456,7 @@ int ts_cmd_attend(int argc, char **argv) {
         ts_json_head_view views[TS_VIEW_COUNT];
         ts_json_heads all = {0};
         if (heads.layers) all = ts_heads_json(&heads, views);
-        const char *name = ts_heads_available(t.model) ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
+        const char *name = ts_heads_available(s.t.model) ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
         const double *json_weights = explain >= 0 ? attribution.weights : search_weights + (shift ? v.S : 0);
         size_t rows = (size_t)(v.T - shift);
         if (explain >= 0) {
@@ -483,9 +469,9 @@ int ts_cmd_attend(int argc, char **argv) {
         if (shift) all.reading = "shift-att";
         const ts_json_heads *more = all.layers || all.explain || all.reading ? &all : NULL;
         if (!strcmp(json_path, "-") ? ts_render_attention_json_heads(stdout, json_weights, rows, (size_t)v.S,
-                                                                     v.labels.target, v.labels.source, name, more)
+                                                                     v.sentence.labels.target, v.sentence.labels.source, name, more)
                                     : ts_render_attention_json_heads_path(json_path, json_weights, rows, (size_t)v.S,
-                                                                          v.labels.target, v.labels.source, name, more)) {
+                                                                          v.sentence.labels.target, v.sentence.labels.source, name, more)) {
             ts_cli_error(cmd, 1, "cannot write the JSON");
             status = TS_EXIT_FAIL;
         } else if (strcmp(json_path, "-")) {
@@ -502,7 +488,7 @@ done:
     ts_attribution_free(&attribution);
     ts_heads_free(&heads);
     view_free(&v);
-    ts_translator_free(&t);
+    ts_session_free(&s);
     free(typed);
     return status;
 }

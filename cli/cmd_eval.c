@@ -68,19 +68,6 @@ static const char usage[] =
 static const char *cmd = "tinyseq eval";
 
 
-// A first guess at the arena one batch needs (bytes): the decoder's per-step
-// tensors (logits dominate) for every step of the longest target, plus the
-// encoder's, twice over for the op bookkeeping. Too small only costs a retry.
-static size_t arena_guess(const ts_model_config *cfg, size_t B, size_t S, size_t T) {
-    size_t H = (size_t)cfg->hidden, E = (size_t)cfg->emb, V = (size_t)cfg->tgt_vocab;
-    size_t M = cfg->bidirectional ? 2 * H : H;
-    size_t step = 3 * V + S * (H + 4) + 16 * H + 2 * M + E + 64 * 8;
-    size_t encoder = S * (E + 10 * H + 3 * M + 64 * 4);
-    size_t doubles = B * (T * step + encoder) * 2;
-    size_t bytes = doubles * sizeof(double) + ((size_t)16 << 20);
-    return bytes < TS_ARENA_MAX ? bytes : TS_ARENA_MAX;
-}
-
 // The tokens of one side joined by spaces.
 static void print_side(const char *label, char *const *words, int n) {
     printf("  %-11s", label);
@@ -185,19 +172,21 @@ int ts_cmd_eval(int argc, char **argv) {
         parsed = TS_EXIT_USAGE;
     }
     if (parsed >= 0) return parsed;
-    ts_translator t;
-    if ((parsed = ts_cli_load_model(cmd, model_path, corpus_path ? NULL : "--corpus FILE", lp, beam, &t)) >= 0) return parsed;
+    ts_session s;
+    if ((parsed = ts_cli_open_session(cmd, model_path, corpus_path ? NULL : "--corpus FILE", lp, beam, &s)) >= 0)
+        return parsed;
+    ts_translator *t = &s.t;
     // --align's links name words; a subword model's attention is over pieces.
-    if (t.src_sw && align_path) {
+    if (t->src_sw && align_path) {
         ts_cli_error(cmd, 0, "--align scores word alignments, and %s is a subword model whose attention is over pieces",
                      model_path);
-        ts_translator_free(&t);
+        ts_session_free(&s);
         return TS_EXIT_USAGE;
     }
     ts_eval_set set;
-    if (ts_eval_set_read(&t, corpus_path, align_path, skip_bad, (int)max_len, &set)) {
+    if (ts_eval_set_read(t, corpus_path, align_path, skip_bad, (int)max_len, &set)) {
         ts_cli_error(cmd, 0, "%s", ts_last_error());
-        ts_translator_free(&t);
+        ts_session_free(&s);
         return TS_EXIT_FAIL;
     }
     const ts_corpus *c = set.corpus;
@@ -208,7 +197,6 @@ int ts_cmd_eval(int argc, char **argv) {
     ts_head_table forced_aer = {0};  // the reference force-decoded
     ts_head_table shift_aer = {0};   // --shift-att: the same read shifted
     ts_head_table js = {0}, same = {0};  // --explain: JS divergence and same-argmax share beside the attributions
-    ts_arena *arena = NULL;
     int status = TS_EXIT_FAIL;
     printf("corpus %s: %zu pair%s", corpus_path, c->n_pairs, c->n_pairs == 1 ? "" : "s");
     if (c->n_bad) printf(", %zu malformed lines skipped", c->n_bad);
@@ -218,7 +206,7 @@ int ts_cmd_eval(int argc, char **argv) {
         ts_cli_error(cmd, 0, "no sentence pairs left to evaluate (see --max-len)");
         goto done;
     }
-    const ts_model_config *cfg = &t.model->cfg;
+    const ts_model_config *cfg = &t->model->cfg;
     char model[256];
     printf("model %s: %s; %s", model_path, ts_model_describe(cfg, model, sizeof model),
            beam > 1 ? "beam search" : "greedy decoding");
@@ -234,7 +222,7 @@ int ts_cmd_eval(int argc, char **argv) {
         struct {
             int wanted;
             ts_head_table *table, **given;
-        } tables[] = {{ts_heads_available(t.model), &head_aer, &opts.head_aer},
+        } tables[] = {{ts_heads_available(t->model), &head_aer, &opts.head_aer},
                       {1, &forced_aer, &opts.head_aer_forced},
                       {shift, &shift_aer, &opts.head_aer_shift},
                       {explain >= 0, &js, &opts.head_js},
@@ -248,18 +236,10 @@ int ts_cmd_eval(int argc, char **argv) {
             *tables[i].given = tables[i].table;
         }
     }
-    size_t B = (size_t)batch < n_rows ? (size_t)batch : n_rows;
     // Decoding steps run in scratch arenas of their own (models/search.c):
-    // this one holds a batch's teacher-forced pass, or its encoding.
+    // the session's holds a batch's teacher-forced pass, or its encoding.
     ts_eval_result r;
-    int rc = TS_OK;
-    ts_ctx ctx;
-    if (!(arena = ts_arena_new(arena_guess(cfg, B, set.S, set.T + 1)))) rc = TS_ERR_NOMEM;
-    if (!rc) {
-        ts_ctx_init(&ctx, arena);
-        rc = ts_evaluate(&t, &ctx, ts_eval_set_input(&set), set.rows, n_rows, &opts, &r, &hyps);
-    }
-    if (rc) {
+    if (ts_evaluate(t, &s.ctx, ts_eval_set_input(&set), set.rows, n_rows, &opts, &r, &hyps)) {
         ts_cli_error(cmd, 1, "evaluation failed");
         goto done;
     }
@@ -271,7 +251,7 @@ int ts_cmd_eval(int argc, char **argv) {
         if (k) putchar('\n');
         print_side("source:", p->src, p->src_len);
         print_side("reference:", p->tgt, p->tgt_len);
-        print_output(&t, &hyps[k]);
+        print_output(t, &hyps[k]);
     }
     static const char *const bucket_names[TS_EVAL_BUCKETS] = {"1-5", "6-10", "11-15", "16+"};
     printf("\nBLEU by source length (tokens):\n");
@@ -316,8 +296,7 @@ done:
     ts_head_table_free(&shift_aer);
     ts_head_table_free(&js);
     ts_head_table_free(&same);
-    ts_arena_free(arena);
     ts_eval_set_free(&set);
-    ts_translator_free(&t);
+    ts_session_free(&s);
     return status;
 }

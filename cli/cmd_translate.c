@@ -190,27 +190,20 @@ int ts_cmd_translate(int argc, char **argv) {
         snprintf(why, sizeof why, "%d SENTENCE arguments of one word each", n_sentences);
         parsed = ts_cli_quote_hint(cmd, why, sentences, n_sentences);
     }
-    ts_translator t;
-    if (parsed < 0) parsed = ts_cli_load_model(cmd, model_path, NULL, lp, beam, &t);
+    ts_session s;
+    if (parsed < 0) parsed = ts_cli_open_session(cmd, model_path, NULL, lp, beam, &s);
     if (parsed >= 0) {
         free(sentences);
         return parsed;
     }
-    ts_arena *arena = ts_arena_new(TS_CLI_ARENA_START);
-    if (!arena) {
-        ts_cli_error(cmd, 1, "cannot allocate");
-        ts_translator_free(&t);
-        free(sentences);
-        return TS_EXIT_FAIL;
-    }
-    ts_ctx ctx;
-    ts_ctx_init(&ctx, arena);
-    ctx.keep_scratch = 1;  // batch after batch decodes in the pages the first one touched
+    ts_translator *t = &s.t;
+    ts_ctx *ctx = &s.ctx;
+    ctx->keep_scratch = 1;  // batch after batch decodes in the pages the first one touched
     int bad = 0, failed = 0;
     pending batch = {.n = 0, .beam = (int)beam};
     if (n_sentences > 0) {
         for (int i = 0; !failed && i < n_sentences; i++) {
-            int r = submit(&batch, &t, &ctx, sentences[i], strlen(sentences[i]), "argument", i + 1);
+            int r = submit(&batch, t, ctx, sentences[i], strlen(sentences[i]), "argument", i + 1);
             bad |= r == 1;
             failed |= r < 0;
         }
@@ -233,8 +226,8 @@ int ts_cmd_translate(int argc, char **argv) {
                 while (end < len && line[end] != '\r') end++;
                 line[end] = '\0';
                 line_no++;
-                int r = !typed ? submit(&batch, &t, &ctx, line + start, end - start, "line", line_no)
-                               : translate_one(&t, &ctx, line + start, end - start, (int)beam, "line", line_no);
+                int r = !typed ? submit(&batch, t, ctx, line + start, end - start, "line", line_no)
+                               : translate_one(t, ctx, line + start, end - start, (int)beam, "line", line_no);
                 bad |= r == 1;
                 failed |= r < 0;
                 if (end >= len) break;
@@ -249,15 +242,13 @@ int ts_cmd_translate(int argc, char **argv) {
         }
         free(line);
     }
-    if (!failed) failed = flush(&batch, &t, &ctx) < 0;
+    if (!failed) failed = flush(&batch, t, ctx) < 0;
     for (int i = 0; i < batch.n; i++) ts_source_free(&batch.src[i]);
     if (fflush(stdout) == EOF && !failed) {
         ts_cli_error(cmd, 0, "cannot write the translations");
         failed = 1;
     }
-    ts_ctx_free_scratch(&ctx);
-    ts_arena_free(ctx.arena);
-    ts_translator_free(&t);
+    ts_session_free(&s);
     free(sentences);
     return failed || bad ? TS_EXIT_FAIL : TS_EXIT_OK;
 }

@@ -12,8 +12,8 @@
 
 const char *ts_cli_program = "tinyseq";
 
-int ts_cli_load_model(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
-                      long beam, ts_translator *t) {
+int ts_cli_open_session(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
+                        long beam, ts_session *s) {
     if (!model_path || missing) {
         ts_cli_error(command, 0, "%s is required (see %s --help)", model_path ? missing : "--model CKPT", command);
         return TS_EXIT_USAGE;
@@ -26,12 +26,16 @@ int ts_cli_load_model(const char *command, const char *model_path, const char *m
     // changes. Unasked, they would run on one core while the other waits.
     // Asked first: loading checks the file's CRCs on them too.
     ts_blas_set_threads(ts_blas_threads());
-    if (ts_translator_map(model_path, t)) {  // inference only: the weights stay in the file's mapping
+    if (ts_session_open(s, model_path)) {  // inference only: the weights stay in the file's mapping
         ts_cli_error(command, 1, "cannot load the model");
         ts_cli_checkpoint_hint(command, "--model", model_path, "best.ckpt");
         return TS_EXIT_FAIL;
     }
-    t->length_penalty = lp;
+    if (ts_session_search(s, (int)beam, lp)) {  // the flags' bounds: a usage error had it been outside
+        ts_cli_error(command, 1, "the search");
+        ts_session_free(s);
+        return TS_EXIT_USAGE;
+    }
     return -1;
 }
 

@@ -1,38 +1,34 @@
-// What several subcommands share beyond argument parsing: loading the model
-// named by --model, and the per-sentence arena of translate and attend.
+// What several subcommands share beyond argument parsing: the session
+// (model, arena, context) of the checkpoint named by --model.
 #ifndef TS_CLI_COMMON_H
 #define TS_CLI_COMMON_H
 
 #include <stdio.h>
 
 #include "autograd/graph.h"
-#include "infer/load.h"
+#include "infer/session.h"
 
 // A macro's value as a string literal, for usage texts:
 // TS_CLI_QUOTE(TS_BEAM_DEFAULT) is "5".
 #define TS_CLI_QUOTE_(x) #x
 #define TS_CLI_QUOTE(x) TS_CLI_QUOTE_(x)
 
-// The arena translate and attend start each sentence with; it grows up to
-// TS_ARENA_MAX (tensor/arena.h), which bounds what one input can ask for.
-enum { TS_CLI_ARENA_START = 64 << 20 };
-
 // --explain grad|ig (a ts_flag chooser, attend's and eval's): the enum
 // ts_explain_method (models/explain.h) into *(int *)target.
 int ts_cli_choose_explain(const char *command, const char *flag, const char *value, void *target);
 
-// The model of --model for a command: when model_path is NULL prints
+// The session of --model for a command (infer/session.h): when model_path is NULL prints
 // "CMD: --model CKPT is required (see CMD --help)" and returns TS_EXIT_USAGE;
 // else, when `missing` names another required argument that is absent,
 // prints "CMD: <missing> is required (see CMD --help)" likewise. Then loads
-// the checkpoint (a failure prints "CMD: cannot load the model: <why>", and
+// the checkpoint into *s (a failure prints "CMD: cannot load the model: <why>", and
 // "did you mean --model DIR/best.ckpt?" for a run directory, and returns
-// TS_EXIT_FAIL) with beam search's length penalty lp. -1 on success. A
+// TS_EXIT_FAIL) with beam search's width and length penalty lp. -1 on success. A
 // --length-penalty given with greedy decoding (beam 1) would change nothing:
 // a warning says so, and the command goes on (a sweep over --beam 1..K with
 // one --length-penalty still runs).
-int ts_cli_load_model(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
-                      long beam, ts_translator *t);
+int ts_cli_open_session(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
+                        long beam, ts_session *s);
 
 // When `path` is a directory holding `name` (a run directory: best.ckpt,
 // last.ckpt), prints "CMD: did you mean FLAG PATH/NAME?" and returns 1; else 0.

@@ -3,16 +3,12 @@
 #define TS_CLI_REPORT_BESIDE_H
 
 #include "infer/explain.h"
-#include "infer/translate.h"
+#include "infer/session.h"
 #include "viz/report.h"
 
 typedef struct {
-    ts_translator t;               // kept: the output's labels are its vocabulary's words
-    int loaded;
-    ts_hypothesis hyp;
-    char *source;
-    int S;
-    ts_attention_labels labels;
+    ts_session session;            // kept: the output's labels are its vocabulary's words
+    ts_attended sentence;          // the first dev sentence translated greedily
     ts_attribution attribution;
     ts_report_matrix matrices[2];  // the attention, the attributions
 } report_beside;

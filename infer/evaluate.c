@@ -181,7 +181,7 @@ static void column(const int32_t *ids, int B, int b, int rows, int32_t *out) {
 // still being read), the source and reference ids they read.
 typedef struct {
     ts_seq2seq *model;
-    ts_ctx *ctx;      // its arena grows as the attributions need
+    ts_ctx *ctx;      // its arena chains blocks as the attributions need them
     int method, steps;
     int shift;        // agreement with the shifted rows
 } explain_job;
@@ -192,11 +192,7 @@ typedef struct {
 static int score_explained(eval_acc *a, const explain_job *job, const ts_forced_attention *f, const int *src, int n,
                            const int *ref, int n_ref, size_t n_gold) {
     ts_attribution attr;
-    int rc;
-    while ((rc = ts_attribution_compute(job->model, job->ctx, src, n, ref, n_ref, job->method, job->steps, &attr)) ==
-               TS_ERR_ARENA &&
-           !ts_arena_grow(&job->ctx->arena, "the attributions")) {
-    }
+    int rc = ts_attribution_compute(job->model, job->ctx, src, n, ref, n_ref, job->method, job->steps, &attr);
     if (!rc) rc = add_aer(a, &a->explain, attr.weights, (size_t)n_ref, n, n_gold);
     for (int l = 0; !rc && l < f->layers; l++)
         for (int k = -1; k < f->heads; k++)  // k -1: the layer's mean
@@ -509,8 +505,6 @@ int ts_eval_set_read(const ts_translator *t, const char *corpus_path, const char
     int limit = max_len >= 0 ? max_len : t->max_len;
     if (limit == 0 || limit > TS_MAX_SENTENCE_TOKENS) limit = TS_MAX_SENTENCE_TOKENS;  // bounds time and memory
     out->limit = limit;
-    out->S = out->T = 1;
-    const ts_corpus *input = ts_eval_set_input(out);
     for (size_t i = 0; i < n; i++) {
         const ts_pair *p = &out->corpus->pairs[i];
         if (p->src_len > limit || p->tgt_len > limit) continue;
@@ -519,9 +513,6 @@ int ts_eval_set_read(const ts_translator *t, const char *corpus_path, const char
             out->row_counts[out->n_rows] = out->gold.counts[i];
         }
         out->rows[out->n_rows++] = i;
-        const ts_pair *u = &input->pairs[i];
-        if ((size_t)u->src_len > out->S) out->S = (size_t)u->src_len;
-        if ((size_t)u->tgt_len > out->T) out->T = (size_t)u->tgt_len;
     }
     return TS_OK;
 }

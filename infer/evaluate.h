@@ -93,7 +93,6 @@ typedef struct {
     int32_t *row_counts;        // (n_rows) and their counts
     size_t n_rows;
     int limit;                  // the length limit applied
-    size_t S, T;                // the longest source and target among the rows, as the model reads them
 } ts_eval_set;
 
 // Reads corpus_path (skip_bad: malformed lines skipped and counted) and

@@ -1,0 +1,58 @@
+// A model loaded for use and the memory its work runs in (infer/session.h).
+#include "infer/session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int ts_session_open(ts_session *s, const char *path) {
+    memset(s, 0, sizeof *s);
+    int rc = ts_translator_map(path, &s->t);
+    if (!rc) rc = ts_session_start(s);
+    if (rc) ts_session_free(s);
+    return rc;
+}
+
+int ts_session_start(ts_session *s) {
+    ts_arena *arena = ts_arena_new(TS_SESSION_ARENA_START);
+    if (!arena) return ts_fail(TS_ERR_NOMEM, "cannot allocate the arena");
+    ts_ctx_init(&s->ctx, arena);
+    return TS_OK;
+}
+
+void ts_session_free(ts_session *s) {
+    ts_ctx_free_scratch(&s->ctx);
+    ts_arena_free(s->ctx.arena);
+    ts_translator_free(&s->t);
+    memset(s, 0, sizeof *s);
+}
+
+int ts_session_search(ts_session *s, int beam, ts_length_penalty lp) {
+    if (beam < 1 || beam > 1000) return ts_fail(TS_ERR_ARG, "beam %d is outside 1..1000", beam);
+    if (lp.gnmt && !(lp.alpha >= 0 && lp.alpha <= 100))
+        return ts_fail(TS_ERR_ARG, "length penalty %g is outside 0..100", lp.alpha);
+    s->t.length_penalty = lp;
+    return TS_OK;
+}
+
+ts_ctx *ts_session_ctx(ts_session *s) {
+    ts_ctx kept = s->ctx;
+    ts_ctx_init(&s->ctx, kept.arena);
+    memcpy(s->ctx.scratch, kept.scratch, sizeof s->ctx.scratch);
+    s->ctx.keep_scratch = kept.keep_scratch;
+    return &s->ctx;
+}
+
+int ts_session_attend(ts_session *s, const char *text, int beam, ts_attended *out) {
+    memset(out, 0, sizeof *out);
+    int rc = ts_translate_text(&s->t, ts_session_ctx(s), text, beam, &out->hyp, &out->source, &out->S);
+    if (!rc) rc = ts_attention_labels_make(&s->t, out->source, out->S, &out->hyp, &out->labels);
+    if (rc) ts_attended_free(out);
+    return rc;
+}
+
+void ts_attended_free(ts_attended *a) {
+    ts_hypothesis_free(&a->hyp);
+    free(a->source);
+    ts_attention_labels_free(&a->labels);
+    memset(a, 0, sizeof *a);
+}
