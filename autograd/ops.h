@@ -118,6 +118,10 @@ ts_tensor *ts_gru_cell(ts_ctx *ctx, ts_tensor *gates_x, ts_tensor *h, ts_tensor 
                        ts_tensor *b_hh, const double *mask);
 
 // Dot scores: q (B, D), keys (B, S, D) -> e (B, S), e[b, s] = q[b] . keys[b, s].
+// Shared memory (these three ops and ts_mha_blocks): with gradients off, the
+// keys (and memory, values) may hold Bs rows for queries of B = g Bs rows,
+// query row b reading row b / g (a beam's g hypotheses of one sentence); the
+// same arithmetic as g copies of each row, so the same bits.
 ts_tensor *ts_attn_dot(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys);
 
 // Additive scores: q (B, A), keys (B, S, A), v (A) -> e (B, S),
@@ -146,7 +150,8 @@ ts_tensor *ts_mha_dropout(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor 
 // (B, S, Ck), (B, S, Cv), and the attention reads the width columns from
 // cols[0], cols[1], cols[2] of each row (heads within them), so the packed
 // projection [q | k | v] of x (one product) is attended in place; q, keys and
-// values may be the same tensor. Out (B, T, width).
+// values may be the same tensor. Out (B, T, width). Keys, values and
+// key_mask may hold B / g rows, shared by g queries' rows each (ts_attn_dot).
 ts_tensor *ts_mha_blocks(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *values, const int cols[3], int width,
                          int heads, const double *key_mask, int causal, double p, gsl_rng *rng);
 // The attention weights of a ts_mha output, (B, heads, T, S) row-major, of

@@ -132,6 +132,18 @@ static inline ts_tensor *ts_forward(ts_ctx *ctx, ts_tensor *y, ts_forward_fn f64
 }
 #define TS_FORWARD(ctx, y, f) ts_forward((ctx), (y), f, f##_f32)
 
+// How many query rows share each row of an input that holds `shared` rows
+// for `rows` queries (autograd/ops.h, "Shared memory"): rows / shared when
+// it divides and gradients are off (no backward sums over the sharing rows),
+// 1 when they are equal; else 0 with ctx failed naming op.
+static inline int ts_shared_rows(ts_ctx *ctx, const char *op, int rows, int shared) {
+    if (rows == shared) return 1;
+    if (shared > 0 && rows % shared == 0 && !ctx->grad_enabled) return rows / shared;
+    ts_ctx_fail(ctx, TS_ERR_SHAPE, "%s: %d rows cannot share %d rows of memory%s", op, rows, shared,
+                ctx->grad_enabled ? " with gradients on" : "");
+    return 0;
+}
+
 // keep[i] = 0 with probability p, else 1 / (1 - p), for i < n, in `dtype`,
 // drawn from rng in order: inverted dropout's factors (ts_dropout, and
 // ts_mha_dropout on the attention weights).

@@ -22,7 +22,7 @@ static void visible_keys(double *visible, const double *key_mask, int T, int S, 
             visible[(size_t)t * S + s] = (key_mask ? key_mask[s] != 0.0 : 1) && (!causal || s <= t);
 }
 
-// What a node keeps beside its inputs: the key mask (B, S) copy or NULL, and
+// What a node keeps beside its inputs: the key mask (B / g, S) copy or NULL, and
 // the first column of q, keys and values in their rows.
 typedef struct {
     const double *mask;
@@ -73,10 +73,11 @@ ts_tensor *ts_mha_blocks(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *
         return ts_ctx_fail(ctx, TS_ERR_ARG, "mha: attention dropout p = %g outside [0, 1) or without a generator", p);
     char sq[48], sk[48], sv[48];
     int D = width;
-    if (q->ndim != 3 || keys->ndim != 3 || values->ndim != 3 || keys->shape[0] != q->shape[0] ||
-        values->shape[0] != q->shape[0] || values->shape[1] != keys->shape[1])
+    if (q->ndim != 3 || keys->ndim != 3 || values->ndim != 3 || values->shape[0] != keys->shape[0] ||
+        values->shape[1] != keys->shape[1])
         return ts_ctx_fail(ctx, TS_ERR_SHAPE, "mha: q %s, keys %s, values %s do not fit (B, T, .), (B, S, .), (B, S, .)",
                            SHAPE(q, sq), SHAPE(keys, sk), SHAPE(values, sv));
+    if (!ts_shared_rows(ctx, "mha", q->shape[0], keys->shape[0])) return NULL;  // (B / g, S, .): shared
     ts_tensor *in[3] = {q, keys, values};
     for (int i = 0; i < 3; i++)
         if (cols[i] < 0 || D < 1 || cols[i] > in[i]->shape[2] - D)
@@ -90,9 +91,10 @@ ts_tensor *ts_mha_blocks(ts_ctx *ctx, ts_tensor *q, ts_tensor *keys, ts_tensor *
     size_t cells = (size_t)B * heads * T * S, size = ts_dtype_size(out->dtype);
     void *weights = ts_arena_alloc(ctx->arena, (p > 0.0 ? 2 : 1) * cells * size);  // (B, H, T, S) [x 2]
     mha_args *args = ts_arena_alloc(ctx->arena, sizeof *args);
-    double *mask = key_mask ? ts_arena_alloc(ctx->arena, (size_t)B * S * sizeof(double)) : NULL;
+    size_t mask_size = (size_t)keys->shape[0] * S;  // (B / g, S)
+    double *mask = key_mask ? ts_arena_alloc(ctx->arena, mask_size * sizeof(double)) : NULL;
     if (!weights || !args || (key_mask && !mask)) return ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
-    if (mask) memcpy(mask, key_mask, (size_t)B * S * sizeof(double));
+    if (mask) memcpy(mask, key_mask, mask_size * sizeof(double));
     *args = (mha_args){mask, {cols[0], cols[1], cols[2]}};
     if (p > 0.0) ts_dropout_keep((char *)weights + cells * size, out->dtype, cells, p, rng);
     out->iarg[0] = heads;

@@ -83,15 +83,15 @@ static void FN(mha_forward_part)(void *arg, int part, int parts) {
     REAL *weights = out->saved, *keep = out->iarg[2] ? weights + (size_t)B * heads * T * S : NULL;
     double *visible = (double *)(job->scratch + (size_t)part * job->scratch_bytes);  // (T, S)
     REAL *mixing = keep ? (REAL *)(visible + (size_t)T * S) : NULL;                    // (T, S)
-    size_t first, end;
+    size_t first, end, g = (size_t)(B / keys->shape[0]);  // queries' rows per key row (ops.h, "Shared memory")
     ts_part_range((size_t)B, part, parts, &first, &end);
     for (size_t b = first; b < end && !job->rc[part]; b++) {
-        size_t wo = b * heads * T * S;
-        visible_keys(visible, args->mask ? args->mask + b * S : NULL, T, S, out->iarg[1]);
+        size_t wo = b * heads * T * S, kb = b / g;
+        visible_keys(visible, args->mask ? args->mask + kb * S : NULL, T, S, out->iarg[1]);
         job->rc[part] = FN(mha_forward_one)(DATA(out) + b * T * D, weights + wo, keep ? keep + wo : NULL, mixing,
                                             DATA(q) + b * T * ldq + args->col[0], ldq,
-                                            DATA(keys) + b * S * ldk + args->col[1], ldk,
-                                            DATA(values) + b * S * ldv + args->col[2], ldv, visible, T, S, D, heads);
+                                            DATA(keys) + kb * S * ldk + args->col[1], ldk,
+                                            DATA(values) + kb * S * ldv + args->col[2], ldv, visible, T, S, D, heads);
     }
 }
 

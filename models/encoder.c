@@ -49,6 +49,6 @@ int ts_encoder_run(ts_ctx *ctx, const ts_encoder *enc, const ts_batch_view *bv, 
         init = ts_tanh(ctx, ts_linear(ctx, finals, enc->bridge_weight, 0, enc->bridge_bias, NULL));
     }
     ts_tensor *memory = ts_dropout(ctx, ts_swap01(ctx, ts_reshape(ctx, states, 3, (int[]){S, B, M})), p, rng);  // (B, S, M)
-    *out = (ts_encoded){.B = B, .S = S, .memory = memory, .keys = NULL, .init = init, .mask = mask_bs};
+    *out = (ts_encoded){.B = B, .S = S, .per_source = 1, .memory = memory, .keys = NULL, .init = init, .mask = mask_bs};
     return ctx->status;
 }

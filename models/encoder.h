@@ -20,11 +20,14 @@ typedef struct {
 // What the encoder hands the decoder; lives in the step arena.
 typedef struct {
     int B, S;
+    int per_source;     // the decoder's rows per memory row: its row r reads row r / per_source
+                        // (a beam's K hypotheses share their sentence's; 1 otherwise)
     ts_tensor *memory;  // (B, S, M)
     ts_tensor *keys;    // (B, S, H) or (B, S, M) for plain dot: what queries are scored
                         // against (ts_attention_keys; NULL for `none`)
     ts_tensor *init;    // (B, H): the decoder's initial state
-    double *mask;       // (B, S): 1 for real source positions, 0 for padding
+    double *mask;       // (B * per_source, S): each decoder row's 1 for real source
+                        // positions, 0 for padding
 } ts_encoded;
 
 enum { TS_ENCODER_MAX_PARAMS = 11 };  // embedding, two GRUs, the bridge

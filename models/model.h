@@ -128,14 +128,17 @@ struct ts_model_kind {
                             // state after it in *next, and in *weights (B, S) the
                             // attention row each hypothesis records (attend, eval
                             // --align), or NULL when the model has none
-    void *(*reorder)(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *rows, int n, int whole);
-                            // a state of n rows, row k being row rows[k] of state. whole 0
+    void *(*reorder)(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *rows, int n, int group);
+                            // a state of n rows, row k being row rows[k] of state. group 0
                             // keeps what was computed from the source as it is: the caller
                             // guarantees rows[k] and k decode the same sentence (beam search
                             // moves hypotheses only within a sentence's block of K rows), so
-                            // n is the state's row count; whole 1 gathers the source's rows
-                            // too (sentences leave the batch; a beam widens from one row per
-                            // sentence to K)
+                            // n is the state's row count; group g >= 1 gathers the source's
+                            // rows too (sentences leave the batch; a beam widens from one row
+                            // per sentence to K), one per run of g rows, which the caller
+                            // guarantees decode one sentence and which then share it: what
+                            // was computed from the source is kept once per sentence, not per
+                            // hypothesis (g = K in beam search, 1 in greedy)
     int (*attends)(const ts_model_config *cfg);
                             // 1 when step gives attention rows (weights), 0 when it never does
     size_t (*step_bytes)(const ts_model_config *cfg, int B, int S);

@@ -137,23 +137,32 @@ static ts_tensor *rnn_step(const ts_seq2seq *m, ts_ctx *ctx, const void *state, 
     return logits;
 }
 
-// Rows rows[0..n) of the source's tensors, as a ts_encoded in ctx's arena.
-static const ts_encoded *gather_encoded(ts_ctx *ctx, const ts_encoded *enc, const int *rows, int n) {
+// The source of rows rows[0..n) in runs of `group` rows that decode one
+// sentence (reorder's group >= 1), as a ts_encoded in ctx's arena: one
+// memory row per run, shared by its rows, and each row's mask.
+static const ts_encoded *gather_encoded(ts_ctx *ctx, const ts_encoded *enc, const int *rows, int n, int group) {
+    if (n % group) {
+        ts_ctx_fail(ctx, TS_ERR_ARG, "reorder: %d rows in runs of %d", n, group);
+        return NULL;
+    }
+    int runs = n / group;
     ts_encoded *out = ts_arena_alloc(ctx->arena, sizeof *out);
+    int *sources = ts_arena_alloc(ctx->arena, (size_t)runs * sizeof(int));              // (runs) memory rows
     double *mask = ts_arena_alloc(ctx->arena, (size_t)n * enc->S * sizeof(double));  // (n, S)
-    if (!out || !mask) return arena_full(ctx);
+    if (!out || !sources || !mask) return arena_full(ctx);
+    for (int j = 0; j < runs; j++) sources[j] = rows[(size_t)j * group] / enc->per_source;
     for (int k = 0; k < n; k++)
         memcpy(mask + (size_t)k * enc->S, enc->mask + (size_t)rows[k] * enc->S, (size_t)enc->S * sizeof(double));
-    *out = (ts_encoded){.B = n, .S = enc->S, .memory = ts_rows_select(ctx, enc->memory, rows, n),
-                        .keys = ts_rows_select(ctx, enc->keys, rows, n),  // NULL for `none`
+    *out = (ts_encoded){.B = runs, .S = enc->S, .per_source = group, .memory = ts_rows_select(ctx, enc->memory, sources, runs),
+                        .keys = ts_rows_select(ctx, enc->keys, sources, runs),  // NULL for `none`
                         .init = NULL, .mask = mask};
     return ctx->status ? NULL : out;
 }
 
-static void *rnn_reorder(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *rows, int n, int whole) {
+static void *rnn_reorder(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *rows, int n, int group) {
     (void)m;
     const ts_rnn_decoding *before = state;
-    const ts_encoded *enc = before && whole ? gather_encoded(ctx, before->enc, rows, n) : before ? before->enc : NULL;
+    const ts_encoded *enc = before && group ? gather_encoded(ctx, before->enc, rows, n, group) : before ? before->enc : NULL;
     ts_rnn_decoding *d = enc ? new_decoding(ctx, enc) : NULL;
     if (!d) return NULL;
     d->dec.state = ts_rows_select(ctx, before->dec.state, rows, n);

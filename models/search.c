@@ -46,7 +46,7 @@ static int alloc_hypothesis(ts_hypothesis *h, int max_len, int S) {
 // of two arenas' (a page's first touch costs more than reading it:
 // docs/performance.md, "Measurements behind the code's constants"). The memory and the first
 // state stay in the caller's arena. A state whose batch shrinks (reorder,
-// whole 1: finished sentences leave) is copied with its source rows into
+// group >= 1: finished sentences leave) is copied with its source rows into
 // kept arena c % 2 for compaction c: it outlives the steps, and compaction
 // c + 2 may forget it because compaction c + 1 copied what still decodes.
 // The arenas come from the caller's ctx->scratch when it kept them from an
@@ -121,14 +121,14 @@ typedef struct {
     const void *state;
     const int *rows;     // reorder's
     const int *tokens;
-    int B;
+    int B, group;        // rows; reorder's group (model.h)
     void *next;
     ts_tensor **weights;
 } step_call;
 
 static void *reorder_in(ts_seq2seq *m, ts_ctx *ctx, void *arg) {
     step_call *c = arg;
-    return m->kind->reorder(m, ctx, c->state, c->rows, c->B, 0);
+    return m->kind->reorder(m, ctx, c->state, c->rows, c->B, c->group);
 }
 
 static void *step_in(ts_seq2seq *m, ts_ctx *ctx, void *arg) {
@@ -143,33 +143,29 @@ static void *step_in(ts_seq2seq *m, ts_ctx *ctx, void *arg) {
 // One step of the model on tokens (B) from *state, in *arena: the logits
 // (B, V), *weights (B, S) or NULL, *state advanced. When parents is not
 // NULL the state's hypotheses are first reordered to rows parents[0..B)
-// (reorder, whole 0: every row keeps its source) into *moved, which *state
+// (reorder, group 0: every row keeps its source) into *moved, which *state
 // must not live in; *state must not live in *arena either unless it is
 // reordered first. NULL on failure (status returned in *rc); a full arena is
 // grown and its part redone from the same state.
 static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, ts_arena **arena, ts_arena **moved, void **state,
                               const int *parents, const int *tokens, int B, ts_tensor **weights, int *rc) {
-    step_call call = {.state = *state, .rows = parents, .tokens = tokens, .B = B, .weights = weights};
+    step_call call = {.state = *state, .rows = parents, .tokens = tokens, .B = B, .group = 0, .weights = weights};
     if (parents && !(call.state = run_in(moved, reorder_in, m, ctx, &call, rc))) return NULL;
     ts_tensor *logits = run_in(arena, step_in, m, ctx, &call, rc);
     if (logits) *state = call.next;
     return logits;
 }
 
-static void *compact_in(ts_seq2seq *m, ts_ctx *ctx, void *arg) {
-    step_call *c = arg;
-    return m->kind->reorder(m, ctx, c->state, c->rows, c->B, 1);
-}
-
 // Replaces *state by its rows rows[0..n) with their source rows (reorder,
-// whole 1), in the next kept arena: rows of sentences that finished leave.
-// TS_OK or the failure.
-static int compact(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, void **state, const int *rows, int n) {
+// group: the rows come in runs of `group` that decode one sentence and share
+// its source rows), in the next kept arena: rows of sentences that finished
+// leave. TS_OK or the failure.
+static int compact(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, void **state, const int *rows, int n, int group) {
     ts_arena **kept = &sa->kept[sa->compactions % 2];
     if (!*kept && !(*kept = ts_arena_new(sa->bytes))) return TS_ERR_NOMEM;
-    step_call call = {.state = *state, .rows = rows, .B = n};
+    step_call call = {.state = *state, .rows = rows, .B = n, .group = group};
     int rc = TS_OK;
-    void *next = run_in(kept, compact_in, m, ctx, &call, &rc);
+    void *next = run_in(kept, reorder_in, m, ctx, &call, &rc);
     if (!next) return rc;
     *state = next;
     sa->compactions++;
@@ -218,7 +214,7 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
             }
             // Sentences that ended leave the batch: later steps compute rows
             // only for those still decoding.
-            if (next < R && next > 0 && (rc = compact(m, ctx, &sa, &state, keep, next))) break;
+            if (next < R && next > 0 && (rc = compact(m, ctx, &sa, &state, keep, next, 1))) break;
             R = next;
         }
     }
@@ -313,7 +309,7 @@ double ts_length_penalized(double log_prob, int tokens, const ts_length_penalty 
 // tensors. While it decodes it owns K consecutive rows of the batch (one
 // before the first step, when its only entry is <sos>), however many of its
 // entries live: a row without a live entry repeats entry 0, so reordering
-// entries never moves a row into another sentence's block (reorder, whole 0).
+// entries never moves a row into another sentence's block (reorder, group 0).
 // A finished hypothesis leaves its entry to the next best candidate, as in
 // fairseq; the sentence leaves the batch when its search stops.
 typedef struct {
@@ -571,11 +567,12 @@ int ts_seq2seq_beam_batch(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, i
             b.live[n_next++] = b.live[i];  // n_next <= i: the arrays compact in place
         }
         if (rc || n_next == 0) break;
-        // Entries move within their sentence's block (whole 0, done by the
+        // Entries move within their sentence's block (group 0, done by the
         // next step) unless sentences left or the blocks widen from 1 row to
-        // K: then the source's rows follow them (whole 1).
+        // K: then the source's rows follow them, one per block, which its K
+        // rows share (group K: no copy per hypothesis).
         parents = NULL;
-        if (per < K || n_next < n_live) rc = compact(m, ctx, &b.arenas, &state, b.rows, n_next * K);
+        if (per < K || n_next < n_live) rc = compact(m, ctx, &b.arenas, &state, b.rows, n_next * K, K);
         else parents = b.rows;
         n_live = n_next;
         per = K;

@@ -40,7 +40,7 @@ void ts_hypothesis_free(ts_hypothesis *h);
 // ts_seq2seq_beam with width 1 gives the same tokens with their score). A
 // sentence that ends leaves the batch: after each step in which some ended,
 // the state's remaining rows are copied with their source rows (reorder,
-// whole 1) into an arena of the search's own. The caller's arena holds the
+// group 1) into an arena of the search's own. The caller's arena holds the
 // encoding; nothing is reset (call ts_ctx_reset after). TS_OK or the failure
 // (then out[] holds nothing to free).
 int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, int max_len,

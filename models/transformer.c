@@ -210,7 +210,7 @@ static ts_tensor *decoder_layer(ts_ctx *ctx, const ts_decoder_layer *d, ts_tenso
     h = layer_norm(ctx, &d->norm2, y);
     const ts_attention_params *c = &d->multihead_attn;
     ts_tensor *queries = ts_reshape(ctx, project(ctx, c, h, 0, 1), 3, (int[]){B, T, D});
-    ts_tensor *kv = ts_reshape(ctx, cross_kv, 3, (int[]){B, S, 2 * D});
+    ts_tensor *kv = cross_kv ? ts_reshape(ctx, cross_kv, 3, (int[]){cross_kv->shape[0] / S, S, 2 * D}) : NULL;  // B / g rows
     if (cross_inputs) cross_inputs[0] = queries, cross_inputs[1] = kv;
     y = residual(ctx, y, attend(ctx, c, queries, 0, kv, 0, D, heads, key_mask, 0, p, rng, cross_attn), p, rng);
     return residual(ctx, y, feed_forward(ctx, &d->linear1, &d->linear2, layer_norm(ctx, &d->norm3, y), p, rng), p, rng);
@@ -323,6 +323,7 @@ int ts_transformer_prepare(const ts_transformer *m, ts_ctx *ctx, const ts_batch_
     if (ts_transformer_encode(m, ctx, batch, 0.0, NULL, &mem, NULL)) return ctx->status;
     out->B = mem.B;
     out->S = mem.S;
+    out->per_source = 1;
     out->mask = mem.mask;
     for (int l = 0; l < m->cfg.layers; l++) out->cross_kv[l] = cross_project(ctx, &m->dec[l], mem.memory);
     return ctx->status;
@@ -392,11 +393,12 @@ static ts_tensor *select_rows(ts_ctx *ctx, ts_tensor *t, int B, const int *rows,
 }
 
 ts_transformer_state *ts_transformer_reorder(const ts_transformer *m, ts_ctx *ctx, const ts_transformer_state *state,
-                                             const int *rows, int n, int whole) {
+                                             const int *rows, int n, int group) {
     const ts_transformer_source *src = state->src;
     int B = src->B, L = m->cfg.layers;
-    if (n < 1 || (!whole && n != B)) {
-        ts_ctx_fail(ctx, TS_ERR_ARG, "reorder: %d rows of %d (keeping the source needs all %d)", n, B, B);
+    if (n < 1 || (!group && n != B) || group < 0 || (group && n % group)) {
+        ts_ctx_fail(ctx, TS_ERR_ARG, "reorder: %d rows of %d in runs of %d (keeping the source needs all %d)", n, B,
+                    group, B);
         return NULL;
     }
     for (int k = 0; k < n; k++)
@@ -404,15 +406,19 @@ ts_transformer_state *ts_transformer_reorder(const ts_transformer *m, ts_ctx *ct
             ts_ctx_fail(ctx, TS_ERR_ARG, "reorder: row %d of %d", rows[k], B);
             return NULL;
         }
-    if (whole) {
+    if (group) {  // one source row per run of `group` rows
+        int runs = n / group, before = src->B / src->per_source;
         ts_transformer_source *picked = ctx->status ? NULL : ts_arena_alloc(ctx->arena, sizeof *picked);
-        double *mask = picked ? ts_arena_alloc(ctx->arena, (size_t)n * src->S * sizeof(double)) : NULL;  // (n, S)
+        int *sources = picked ? ts_arena_alloc(ctx->arena, (size_t)runs * sizeof(int)) : NULL;                 // (runs)
+        double *mask = sources ? ts_arena_alloc(ctx->arena, (size_t)runs * src->S * sizeof(double)) : NULL;  // (runs, S)
         if (!mask && !ctx->status) ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
         if (!mask) return NULL;
-        *picked = (ts_transformer_source){.B = n, .S = src->S, .mask = mask};
-        for (int k = 0; k < n; k++)
-            memcpy(mask + (size_t)k * src->S, src->mask + (size_t)rows[k] * src->S, (size_t)src->S * sizeof(double));
-        for (int l = 0; l < L; l++) picked->cross_kv[l] = select_rows(ctx, src->cross_kv[l], B, rows, n);
+        *picked = (ts_transformer_source){.B = n, .S = src->S, .per_source = group, .mask = mask};
+        for (int j = 0; j < runs; j++) {
+            sources[j] = rows[(size_t)j * group] / src->per_source;
+            memcpy(mask + (size_t)j * src->S, src->mask + (size_t)sources[j] * src->S, (size_t)src->S * sizeof(double));
+        }
+        for (int l = 0; l < L; l++) picked->cross_kv[l] = select_rows(ctx, src->cross_kv[l], before, sources, runs);
         src = picked;
     }
     ts_transformer_state *after = new_state(ctx, src, state->t);
@@ -465,8 +471,8 @@ static ts_tensor *transformer_step(const ts_seq2seq *m, ts_ctx *ctx, const void 
 }
 
 static void *transformer_reorder(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *rows, int n,
-                                 int whole) {
-    return ts_transformer_reorder(m->layers, ctx, state, rows, n, whole);
+                                 int group) {
+    return ts_transformer_reorder(m->layers, ctx, state, rows, n, group);
 }
 
 // Per row and layer: the cache copied one position longer (2 S D, a guess

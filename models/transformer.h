@@ -134,10 +134,13 @@ ts_tensor *ts_transformer_cross_head(const ts_transformer *m, ts_ctx *ctx, const
 // What decoding reads of a batch's sources: their padding mask and each
 // decoder layer's cross-attention keys and values, computed once by one
 // product (the k and v blocks of the in-projection), side by side in a row.
+// Its B decoding rows read them in runs of per_source rows that share one
+// source row (a beam's K hypotheses of a sentence; 1 otherwise): Bs = B /
+// per_source source rows.
 typedef struct {
-    int B, S;
-    double *mask;                                      // (B, S)
-    ts_tensor *cross_kv[TS_TRANSFORMER_MAX_LAYERS];    // (B*S, 2D): [keys | values]
+    int B, S, per_source;
+    double *mask;                                      // (Bs, S)
+    ts_tensor *cross_kv[TS_TRANSFORMER_MAX_LAYERS];    // (Bs*S, 2D): [keys | values]
 } ts_transformer_source;
 
 // After t decoded positions: each decoder layer's self-attention keys and
@@ -166,11 +169,12 @@ ts_tensor *ts_transformer_step(const ts_transformer *m, ts_ctx *ctx, const ts_tr
                                ts_transformer_attention *attn);
 
 // A state of n rows, row k being row rows[k] of state (new, in ctx's arena).
-// whole 1 gathers the source's rows too (a finished sentence leaves the
-// batch); whole 0 keeps the source (beam search moves rows only within a
-// sentence's block, so n must equal its rows). NULL on failure.
+// group g >= 1 gathers the source's rows too (a finished sentence leaves the
+// batch), one per run of g rows, which share it (reorder of models/model.h);
+// group 0 keeps the source (beam search moves rows only within a sentence's
+// block, so n must equal its rows). NULL on failure.
 ts_transformer_state *ts_transformer_reorder(const ts_transformer *m, ts_ctx *ctx, const ts_transformer_state *state,
-                                             const int *rows, int n, int whole);
+                                             const int *rows, int n, int group);
 
 // PE (n, D) for positions first .. first + n - 1: PE[p, 2i] = sin(p / 10000^(2i/D)),
 // PE[p, 2i+1] = cos(p / 10000^(2i/D)). Any position: there is no table to run past.

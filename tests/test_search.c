@@ -55,9 +55,10 @@ TestSuite(search, .init = setup, .fini = teardown);
 
 // Beam search written plainly, for one sentence, as a reference: every
 // step keeps K rows (a row without a live entry repeats entry 0) gathered
-// with their source rows (reorder, whole 1), ranks all extensions of the
-// live entries by a full selection of the best 2K (ties to the earlier),
-// and searches until K hypotheses have finished, with no early stop.
+// with a copy of their source rows each (reorder, group 1: not shared as
+// the search shares them), ranks all extensions of the live entries by a
+// full selection of the best 2K (ties to the earlier), and searches until K
+// hypotheses have finished, with no early stop.
 // *bound_held counts the steps at which it searched on although no live
 // entry could end above its best (where models/search.c stops early).
 typedef struct {
@@ -482,4 +483,75 @@ Test(search, batched_beam_refuses_bad_limits_and_lengths) {
     cr_assert_eq(ts_seq2seq_beam_batch(m, &ctx, &bv, 0, limit, NULL, out), TS_ERR_ARG);
     cr_assert_eq(ts_seq2seq_beam_batch(m, &ctx, &bv, 5, limit, &(ts_length_penalty){1, -1.0}, out), TS_ERR_ARG);
     ts_seq2seq_free(m);
+}
+
+// One step from state after reorder(rows, n, group): its logits and
+// attention rows copied out (n V and n S values of the model's dtype / double).
+static void step_after(ts_seq2seq *m, const void *state, const int *rows, int n, int group, const int *tokens,
+                       void **next, ts_tensor **logits, ts_tensor **weights) {
+    void *moved = m->kind->reorder(m, &ctx, state, rows, n, group);
+    cr_assert_not_null(moved, "%s", ts_last_error());
+    *logits = m->kind->step(m, &ctx, moved, tokens, n, next, weights);
+    cr_assert_not_null(*logits, "%s", ts_last_error());
+}
+
+// Beam search keeps what was computed from a source once per sentence, its
+// K rows sharing it (reorder's group K), where it kept a copy per row (group
+// 1): the same arithmetic, so the same bits. From one state of the batch of
+// N sentences of lengths 3..25, rows widened to K per sentence, moved within
+// their blocks, then with sentences dropped, each way: logits and attention
+// rows equal to the bit, every GRU configuration and the Transformer, both
+// dtypes.
+Test(search, rows_sharing_their_source_decode_as_rows_with_copies, .timeout = 60) {
+    enum { K = 3 };
+    ts_model_config cfgs[TS_ATTN_COUNT * TS_DECODER_COUNT + 1];
+    int n_cfgs = 0;
+    for (int a = 0; a < TS_ATTN_COUNT; a++)
+        for (int d = 0; d < TS_DECODER_COUNT; d++)
+            cfgs[n_cfgs++] = (ts_model_config){.emb = 6, .hidden = 8, .attn = (ts_attn_type)a,
+                                               .decoder = (ts_decoder_type)d, .bidirectional = (a + d) % 2};
+    cfgs[n_cfgs++] = (ts_model_config){.arch = TS_ARCH_TRANSFORMER, .emb = 8, .hidden = 8, .d_model = 8, .heads = 2,
+                                       .layers = 2, .ff = 12};
+    int widen[N * K], within[N * K], keep[N * K], tokens[N * K], kept = 0;
+    for (int r = 0; r < N * K; r++) {
+        widen[r] = r / K;                                // sentence r / K's one row, K times
+        within[r] = r / K * K + (r % K + 1 + r / K) % K;  // a rotation inside each block
+        tokens[r] = TS_EOS + 1 + (r * 7) % ((int)ts_vocab_size(tgt_vocab) - TS_EOS - 1);
+        if ((r / K) % 3 != 1) keep[kept++] = r;  // every third sentence leaves
+    }
+    for (int i = 0; i < 2 * n_cfgs; i++) {
+        ts_model_config cfg = cfgs[i / 2];
+        cfg.src_vocab = (int)ts_vocab_size(src_vocab), cfg.tgt_vocab = (int)ts_vocab_size(tgt_vocab);
+        cfg.dtype = i % 2 ? TS_F32 : TS_F64;
+        ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+        cr_assert_not_null(m, "%s", ts_last_error());
+        char name[80];
+        snprintf(name, sizeof name, "%s %s/%s %s", ts_arch_name(cfg.arch), ts_attn_name(cfg.attn),
+                 ts_decoder_name(cfg.decoder), ts_dtype_name(cfg.dtype));
+        ts_ctx_reset(&ctx);
+        int grad = ts_set_grad_enabled(&ctx, 0);
+        ctx.dtype = cfg.dtype;
+        ts_batch_view bv = {.B = N, .S = S, .src = src, .src_len = len};
+        int sos[N];
+        for (int b = 0; b < N; b++) sos[b] = TS_SOS;
+        void *state = m->kind->start(m, &ctx, m->kind->encode(m, &ctx, &bv), N, 20), *first;
+        ts_tensor *w;
+        cr_assert_not_null(m->kind->step(m, &ctx, state, sos, N, &first, &w), "%s", ts_last_error());
+        void *shared = first, *copies = first;
+        // Three moves, each made both ways from the last step's states.
+        const int *moves[3] = {widen, within, keep}, sizes[3] = {N * K, N * K, kept};
+        for (int k = 0; k < 3; k++) {
+            int group = k == 1 ? 0 : K, rows = sizes[k];
+            ts_tensor *l_shared, *w_shared, *l_copies, *w_copies;
+            step_after(m, shared, moves[k], rows, group, tokens, &shared, &l_shared, &w_shared);
+            step_after(m, copies, moves[k], rows, group ? 1 : 0, tokens, &copies, &l_copies, &w_copies);
+            cr_assert_arr_eq(l_shared->raw, l_copies->raw, ts_tensor_bytes(l_copies), "%s, move %d: logits", name, k);
+            cr_assert_eq(w_shared == NULL, w_copies == NULL, "%s", name);
+            if (w_shared)
+                cr_assert_arr_eq(w_shared->raw, w_copies->raw, ts_tensor_bytes(w_copies), "%s, move %d: attention", name, k);
+        }
+        ts_set_grad_enabled(&ctx, grad);
+        ts_seq2seq_free(m);
+    }
+    ts_ctx_reset(&ctx);
 }

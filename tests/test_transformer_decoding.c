@@ -112,11 +112,11 @@ static ts_tensor *checked_step(const ts_seq2seq *m, ts_ctx *ctx, const void *sta
     return logits;
 }
 
-static void *checked_reorder(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *rows, int n, int whole) {
+static void *checked_reorder(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *rows, int n, int group) {
     const checked_state *st = state;
-    void *inner = inner_kind()->reorder(m, ctx, st->inner, rows, n, whole);
+    void *inner = inner_kind()->reorder(m, ctx, st->inner, rows, n, group);
     const checked_memory *src = st->src;
-    if (inner && whole) {  // the source's rows follow their sentences
+    if (inner && group) {  // the source's rows follow their sentences (a copy per row for the full decoder)
         checked_memory *picked = ts_arena_alloc(ctx->arena, sizeof *picked);
         double *mask = ts_arena_alloc(ctx->arena, (size_t)n * src->mem.S * sizeof(double));
         if (!picked || !mask) return NULL;
