@@ -1,6 +1,7 @@
 // Writing a file all or nothing: every file tinyseq writes (checkpoints,
 // .npz, run files, figures, the report) goes through ts_write_atomic, so a
 // crash, a full disk or a failed write never leaves a half file at a path.
+// And the two path helpers every writer of a directory uses (join, mkdir -p).
 #ifndef TS_ATOMIC_WRITE_H
 #define TS_ATOMIC_WRITE_H
 
@@ -31,5 +32,11 @@ typedef struct ts_write_hooks {
 // directory fsync fails, the new file is in place but the status is still
 // TS_ERR_IO (it may not survive a power loss). TS_ERR_NOMEM.
 int ts_write_atomic(const char *path, ts_write_fill fill, void *ctx, const ts_write_hooks *hooks);
+
+// buf = dir/name; TS_ERR_ARG when it does not fit in n bytes.
+int ts_path_join(char *buf, size_t n, const char *dir, const char *name);
+
+// mkdir -p path; TS_ERR_IO naming the directory that cannot be made.
+int ts_make_dirs(const char *path);
 
 #endif

@@ -17,6 +17,7 @@
 #include "ckpt/ckpt.h"
 #include "models/gradcheck.h"
 #include "train/guided.h"
+#include "train/trainer.h"
 #include "train/state.h"
 #include "testutil.h"
 

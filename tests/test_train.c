@@ -678,6 +678,28 @@ Test(train, the_best_epoch_is_chosen_by_bleu_or_by_loss) {
     ts_train_state_free(&s);
 }
 
+// An epoch's end: the history and the best epoch; a dev loss that does not
+// improve decays the rate, and --patience of them stop the run.
+Test(train, an_epochs_end_keeps_the_best_and_stops_on_a_plateau) {
+    ts_train_state s;
+    cr_assert_eq(ts_train_state_init(&s, 1, 4), TS_OK);
+    ts_train_opts o = ts_train_defaults();
+    o.best = TS_BEST_LOSS;
+    o.patience = 2;
+    o.lr_decay = 0.5;
+    double lr = 1.0;
+    int stop = -1;
+    s.position = 7;
+    cr_assert(ts_train_state_end_epoch(&s, &o, 3.0, &(ts_eval_result){.loss = 2.0, .bleu = 0.1}, &lr, &stop));
+    cr_assert(s.epoch == 1 && s.position == 0 && s.best_epoch == 1 && s.best_dev == 2.0 && lr == 1.0 && !stop);
+    cr_assert(s.history_train[0] == 3.0 && s.history_dev[0] == 2.0);
+    cr_assert_not(ts_train_state_end_epoch(&s, &o, 2.5, &(ts_eval_result){.loss = 2.5}, &lr, &stop));
+    cr_assert(s.best_epoch == 1 && s.stale == 1 && lr == 0.5 && !stop, "stale %d lr %g", s.stale, lr);
+    cr_assert_not(ts_train_state_end_epoch(&s, &o, 2.4, &(ts_eval_result){.loss = 2.0}, &lr, &stop), "equal is no better");
+    cr_assert(s.epoch == 3 && s.stale == 2 && lr == 0.25 && stop, "patience 2 reached");
+    ts_train_state_free(&s);
+}
+
 // The epoch of metrics.csv's rows (epoch, dev_loss, dev_bleu) that criterion
 // `by` makes best.ckpt, by the rule above.
 static int best_epoch_in_metrics(const char *dir, ts_best_by by) {

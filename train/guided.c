@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ts_guided_on(const ts_train_opts *o) { return o->guided_alignment && o->guided_weight > 0.0; }
-
 int ts_guided_resolve(ts_train_opts *o) {
     if (!ts_guided_on(o)) {
         o->guided_alignment = NULL;  // nothing of it is written: the run is the unguided one, bit for bit

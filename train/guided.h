@@ -23,17 +23,11 @@
 #define TS_TRAIN_GUIDED_H
 
 #include "data/corpus.h"
-#include "train/trainer.h"
+#include "train/options.h"
 
-// --guided-weight's default when --guided-alignment is given (Marian's
-// --guided-alignment-weight default; docs/attention.md measures what it does).
-#define TS_GUIDED_WEIGHT 0.1
 #define TS_GUIDED_EPS 1e-6
 // --guided-alignment's value naming the toy corpus's own gold links.
 #define TS_GUIDED_TOY "toy"
-
-// 1 when o trains with guided alignment: a --guided-alignment and a weight above 0.
-int ts_guided_on(const ts_train_opts *o);
 
 // Completes o's guided-alignment options before anything is read or
 // written: off (guided_alignment NULL) with a weight of 0; else the layer and

@@ -6,7 +6,6 @@
 #include "data/toy.h"
 #include "models/search.h"  // TS_BEAM_DEFAULT
 #include "tensor/kernels.h"  // ts_blas_threads
-#include "train/guided.h"
 
 #include <errno.h>
 #include <math.h>
@@ -300,24 +299,22 @@ void *ts_train_option_field(ts_train_opts *o, const ts_train_option *r) { return
 
 static const void *field_of(const ts_train_opts *o, const ts_train_option *r) { return (const char *)o + r->offset; }
 
-// An INT or SWITCH row's value.
-static long whole(const ts_train_opts *o, const ts_train_option *r) {
+long ts_train_option_whole(const ts_train_opts *o, const ts_train_option *r) {
     return r->size == sizeof(long) ? *(const long *)field_of(o, r) : *(const int *)field_of(o, r);
 }
 
-// A CHOICE row's value (an int-sized enum) by its name, and back.
-static const char *choice_name(const ts_train_opts *o, const ts_train_option *r) {
+const char *ts_train_option_choice(const ts_train_opts *o, const ts_train_option *r) {
     return ts_names_name(r->set->names, *(const int *)field_of(o, r));
 }
 
+// A CHOICE row's value (an int-sized enum) by its name.
 static int choose(ts_train_opts *o, const ts_train_option *r, const char *name) {
     return ts_names_parse(r->set->names, name, (int *)ts_train_option_field(o, r));
 }
 
-static double real(const ts_train_opts *o, const ts_train_option *r) { return *(const double *)field_of(o, r); }
+double ts_train_option_real(const ts_train_opts *o, const ts_train_option *r) { return *(const double *)field_of(o, r); }
 
-// A TEXT row's value as files spell it (NULL: `absent`, else "").
-static const char *text(const ts_train_opts *o, const ts_train_option *r) {
+const char *ts_train_option_text(const ts_train_opts *o, const ts_train_option *r) {
     const char *value = *(const char *const *)field_of(o, r);
     return value ? value : r->absent ? r->absent : "";
 }
@@ -390,6 +387,8 @@ int ts_train_option_set(ts_train_opts *o, const ts_train_option *r, const char *
     return ts_fail(TS_ERR_ARG, "%s: an option of unknown kind", name);
 }
 
+int ts_guided_on(const ts_train_opts *o) { return o->guided_alignment && o->guided_weight > 0.0; }
+
 int ts_train_options_finish(ts_train_opts *o, const int given[], char default_out[TS_RUN_NAME_SIZE]) {
     int set[TS_TRAIN_OPTIONS_MAX];  // given, or set by the preset
     memcpy(set, given, sizeof(int) * ts_train_options_count);
@@ -460,10 +459,10 @@ const char *ts_train_option_label(const ts_train_option *r, char buf[64]) {
 const char *ts_train_option_format(const ts_train_opts *o, const ts_train_option *r, char buf[32]) {
     switch (r->kind) {
     case TS_OPTION_INT:
-    case TS_OPTION_SWITCH: snprintf(buf, 32, "%ld", whole(o, r)); return buf;
-    case TS_OPTION_REAL: return ts_format_exact(buf, real(o, r));
-    case TS_OPTION_TEXT: return text(o, r);
-    case TS_OPTION_CHOICE: return choice_name(o, r);
+    case TS_OPTION_SWITCH: snprintf(buf, 32, "%ld", ts_train_option_whole(o, r)); return buf;
+    case TS_OPTION_REAL: return ts_format_exact(buf, ts_train_option_real(o, r));
+    case TS_OPTION_TEXT: return ts_train_option_text(o, r);
+    case TS_OPTION_CHOICE: return ts_train_option_choice(o, r);
     }
     return "";
 }
@@ -476,110 +475,9 @@ void ts_train_options_write_config(FILE *f, const ts_train_opts *o) {
             ((r->use & TS_OPTION_GUIDED_ONLY) && !ts_guided_on(o)))
             continue;
         if (r->kind == TS_OPTION_TEXT && !*(const char *const *)field_of(o, r) && !r->absent) continue;
-        if ((r->use & TS_OPTION_IF_GIVEN) && whole(o, r) == 0) continue;
+        if ((r->use & TS_OPTION_IF_GIVEN) && ts_train_option_whole(o, r) == 0) continue;
         fprintf(f, "%s = %s\n", r->set->key, ts_train_option_format(o, r, buf));
     }
-}
-
-int ts_train_options_save(ts_ckpt *ck, const ts_train_opts *o, double lr_now) {
-    int rc = TS_OK;
-    for (size_t i = 0; !rc && i < ts_train_options_count; i++) {
-        const ts_train_option *r = &ts_train_options[i];
-        if (!r->saved_as || (r->use & TS_OPTION_IN_MODEL) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword) ||
-            ((r->use & TS_OPTION_GUIDED_ONLY) && !ts_guided_on(o)))
-            continue;
-        // A newer row only written when given is absent at 0, as in a checkpoint from before it
-        // (which OLDER reads as 0): checkpoints of runs that do not use it keep their bytes.
-        const unsigned newer = TS_OPTION_IF_GIVEN | TS_OPTION_OLDER;
-        if ((r->use & newer) == newer && (r->kind == TS_OPTION_INT || r->kind == TS_OPTION_CHOICE) && whole(o, r) == 0)
-            continue;
-        switch (r->kind) {
-        case TS_OPTION_INT:
-        case TS_OPTION_SWITCH: rc = ts_ckpt_set_int(ck, r->saved_as, whole(o, r)); break;
-        case TS_OPTION_REAL: rc = ts_ckpt_set_double(ck, r->saved_as, r->use & TS_OPTION_NOW ? lr_now : real(o, r)); break;
-        case TS_OPTION_TEXT: rc = ts_ckpt_set(ck, r->saved_as, text(o, r)); break;
-        case TS_OPTION_CHOICE: rc = ts_ckpt_set(ck, r->saved_as, choice_name(o, r)); break;
-        }
-    }
-    return rc;
-}
-
-// Row r of checkpoint ck against o: TS_OK when they agree.
-static int compare_row(const ts_ckpt *ck, const ts_train_opts *o, const ts_train_option *r) {
-    char label[64];
-    const char *flag = ts_train_option_label(r, label);
-    int older = r->use & TS_OPTION_OLDER, rc;
-    // An older checkpoint without the row trained with 0 or "".
-    const char *present;
-    if (older && ts_ckpt_get_string(ck, r->saved_as, &present) != TS_OK) {
-        ts_clear_error();
-        if (r->kind == TS_OPTION_INT && whole(o, r) != 0)
-            return ts_fail(TS_ERR_ARG, "%s was trained with %s 0; this run asks for %ld (resuming must keep the flags)",
-                           o->resume, flag, whole(o, r));
-        if (r->kind == TS_OPTION_REAL && real(o, r) != 0.0)
-            return ts_fail(TS_ERR_ARG, "%s was trained with %s %g; this run asks for %g (resuming must keep the flags)",
-                           o->resume, flag, 0.0, real(o, r));
-        if (r->kind == TS_OPTION_TEXT && *text(o, r))
-            return ts_fail(TS_ERR_ARG, "%s was trained with %s ''; this run asks for '%s' (resuming must keep the flags)",
-                           o->resume, flag, text(o, r));
-        // An older choice's default is its value 0 (plateau): what the checkpoint trained with.
-        if (r->kind == TS_OPTION_CHOICE && whole(o, r) != 0)
-            return ts_fail(TS_ERR_ARG, "%s was trained with %s '%s'; this run asks for '%s' (resuming must keep the flags)",
-                           o->resume, flag, r->set->text, choice_name(o, r));
-        return TS_OK;
-    }
-    if (r->kind == TS_OPTION_INT || r->kind == TS_OPTION_SWITCH) {
-        int64_t saved;
-        if ((rc = ts_ckpt_get_int(ck, r->saved_as, INT64_MIN, INT64_MAX, &saved))) return rc;
-        if (saved != whole(o, r))
-            return ts_fail(TS_ERR_ARG, "%s was trained with %s %lld; this run asks for %ld (resuming must keep the flags)",
-                           o->resume, flag, (long long)saved, whole(o, r));
-        return TS_OK;
-    }
-    if (r->kind == TS_OPTION_REAL) {
-        double saved;
-        if ((rc = ts_ckpt_get_double(ck, r->saved_as, -INFINITY, INFINITY, &saved))) return rc;
-        if (saved != real(o, r))
-            return ts_fail(TS_ERR_ARG, "%s was trained with %s %g; this run asks for %g (resuming must keep the flags)",
-                           o->resume, flag, saved, real(o, r));
-        return TS_OK;
-    }
-    const char *saved, *now = r->kind == TS_OPTION_CHOICE ? choice_name(o, r) : text(o, r);
-    if ((rc = ts_ckpt_get_string(ck, r->saved_as, &saved))) return rc;
-    if (strcmp(saved, now))
-        return ts_fail(TS_ERR_ARG, "%s was trained with %s '%s'; this run asks for '%s' (resuming must keep the flags)",
-                       o->resume, flag, saved, now);
-    return TS_OK;
-}
-
-// Resuming a checkpoint trained with guided alignment needs it, one without refuses it.
-static int compare_guided(const ts_ckpt *ck, const ts_train_opts *o) {
-    const ts_train_option *r = ts_train_option_by_flag("guided-alignment");
-    const char *saved;
-    int saved_on = ts_ckpt_get_string(ck, r->saved_as, &saved) == TS_OK;
-    ts_clear_error();
-    if (saved_on == ts_guided_on(o)) return TS_OK;
-    return saved_on ? ts_fail(TS_ERR_ARG, "%s was trained with --guided-alignment %s; this run asks for none (or "
-                                          "--guided-weight 0) (resuming must keep the flags)", o->resume, saved)
-                    : ts_fail(TS_ERR_ARG, "%s was trained without guided alignment; this run asks for --guided-alignment %s "
-                                          "(resuming must keep the flags)", o->resume, o->guided_alignment);
-}
-
-int ts_train_options_compare(const ts_ckpt *ck, const ts_train_opts *o) {
-    static const int pass_of[] = {[TS_OPTION_INT] = 0, [TS_OPTION_SWITCH] = 0, [TS_OPTION_REAL] = 1,
-                                  [TS_OPTION_TEXT] = 2, [TS_OPTION_CHOICE] = 2};
-    int guided = compare_guided(ck, o);
-    if (guided) return guided;
-    for (int pass = 0; pass < 3; pass++)
-        for (size_t i = 0; i < ts_train_options_count; i++) {
-            const ts_train_option *r = &ts_train_options[i];
-            if (!(r->use & TS_OPTION_RESUME) || pass_of[r->kind] != pass) continue;
-            if ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword) continue;  // --subword's row refuses a subword checkpoint
-            if ((r->use & TS_OPTION_GUIDED_ONLY) && !ts_guided_on(o)) continue;  // compare_guided refused a guided one
-            int rc = compare_row(ck, o, r);
-            if (rc) return rc;
-        }
-    return TS_OK;
 }
 
 int ts_train_options_check_ranks(const ts_train_opts *o, ts_dist *d) {

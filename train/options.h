@@ -44,6 +44,10 @@ extern const ts_names ts_best_names;
 // Sets *by from its name: TS_OK, or TS_ERR_ARG naming the choices.
 int ts_best_parse(const char *text, ts_best_by *by);
 
+// --guided-weight's default when --guided-alignment is given (Marian's
+// --guided-alignment-weight default; docs/attention.md measures what it does).
+#define TS_GUIDED_WEIGHT 0.1
+
 typedef struct {
     ts_dataset_opts data;      // corpus, dev and test sets, vocabularies, subwords (data/dataset.h)
     // model: vocabulary sizes are filled from the data
@@ -61,7 +65,7 @@ typedef struct {
     // between one cross-attention head's rows and the gold links (train/guided.h). Off (nothing
     // written anywhere) unless guided_alignment is given and guided_weight > 0.
     const char *guided_alignment;  // a Pharaoh file, one line per corpus pair; "toy": the toy corpus's own links
-    double guided_weight;      // default TS_GUIDED_WEIGHT (train/guided.h)
+    double guided_weight;      // default TS_GUIDED_WEIGHT
     long guided_layer, guided_head;  // the supervised head; -1: the default (penultimate layer, head 0)
     long batch;                // sentences per batch (default 32): the global batch, whatever the ranks
     long accumulate;           // K >= 1: each rank runs its share of a batch as K parts one after another
@@ -132,7 +136,7 @@ enum {
     TS_OPTION_NOW = 1 << 6,         // the checkpoint saves the optimizer's value now, not the option's
     TS_OPTION_SUBWORD_ONLY = 1 << 7,  // config.txt and the checkpoint have it only with --subword
     TS_OPTION_GUIDED_ONLY = 1 << 8,   // config.txt and the checkpoint have it only with guided alignment
-                                      // on (train/guided.h: ts_guided_on), so an unguided run's bytes
+                                      // on (ts_guided_on), so an unguided run's bytes
                                       // stay as they were; resuming compares it only then
 };
 
@@ -209,10 +213,19 @@ void *ts_train_option_field(ts_train_opts *o, const ts_train_option *r);
 // Sets an INT row's field from v (long or int as the field is).
 void ts_train_option_set_whole(ts_train_opts *o, const ts_train_option *r, long v);
 
+// Row r's value in o: an INT or SWITCH row's number, a REAL row's, a TEXT
+// row's as files spell it (NULL: the row's `absent`, else ""), a CHOICE row's
+// name (an int-sized enum's).
+long ts_train_option_whole(const ts_train_opts *o, const ts_train_option *r);
+double ts_train_option_real(const ts_train_opts *o, const ts_train_option *r);
+const char *ts_train_option_text(const ts_train_opts *o, const ts_train_option *r);
+const char *ts_train_option_choice(const ts_train_opts *o, const ts_train_option *r);
+
 // config.txt's option lines, "key = value", in table order.
 void ts_train_options_write_config(FILE *f, const ts_train_opts *o);
 
-// The checkpoint's option rows (lr_now: the optimizer's learning rate now).
+// The checkpoint's option rows (lr_now: the optimizer's learning rate now);
+// this and ts_train_options_compare are train/options_ckpt.c.
 int ts_train_options_save(ts_ckpt *ck, const ts_train_opts *o, double lr_now);
 
 // TS_ERR_ARG naming the flag when o asks for another value of a RESUME row
@@ -247,5 +260,9 @@ int ts_train_options_check_parts(const ts_train_opts *o, int ranks);
 // on a 16-core machine (docs/performance.md, "Many cores").
 #define TS_WORK_PER_THREAD 4.2e7
 int ts_train_default_threads(size_t parameters, long batch, int cores);
+
+// 1 when o trains with guided alignment (train/guided.h): a --guided-alignment
+// and a weight above 0.
+int ts_guided_on(const ts_train_opts *o);
 
 #endif

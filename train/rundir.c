@@ -21,31 +21,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int ts_path_join(char *buf, size_t n, const char *dir, const char *name) {
-    if ((size_t)snprintf(buf, n, "%s/%s", dir, name) >= n) return ts_fail(TS_ERR_ARG, "path too long: %s/%s", dir, name);
-    return TS_OK;
-}
-
-// mkdir -p
-int ts_make_dirs(const char *path) {
-    char buf[4096];
-    if (strlen(path) >= sizeof buf) return ts_fail(TS_ERR_ARG, "output path too long");
-    strcpy(buf, path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char saved = *p;
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return ts_fail(TS_ERR_IO, "cannot create directory '%s': %s", buf, strerror(errno));
-            *p = saved;
-            if (!saved) break;
-        }
-    }
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return ts_fail(TS_ERR_IO, "'%s' is not a directory", path);
-    return TS_OK;
-}
-
 // The length of the run file name that `name` starts with (last.ckpt ...
 // attention-<epoch>.svg, attention-step-<step>.svg, epoch-<epoch>.ckpt), or
 // 0; *epoch gets the epoch of a per-epoch file, *step the step of a per-step

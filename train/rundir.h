@@ -16,13 +16,9 @@
 #include "infer/heads.h"
 #include "infer/load.h"
 #include "infer/translate.h"
+#include "tensor/atomic_write.h"  // ts_path_join, ts_make_dirs
 #include "train/options.h"
 
-// buf = dir/name; TS_ERR_ARG when it does not fit in n bytes.
-int ts_path_join(char *buf, size_t n, const char *dir, const char *name);
-
-// mkdir -p path; TS_ERR_IO naming the directory that cannot be made.
-int ts_make_dirs(const char *path);
 
 typedef enum { TS_RUN_NEW, TS_RUN_CONTINUE, TS_RUN_REPLACE } ts_rundir_use;
 

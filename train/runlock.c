@@ -2,7 +2,7 @@
 #include "train/runlock.h"
 
 #include "tensor/status.h"
-#include "train/rundir.h"
+#include "tensor/atomic_write.h"  // ts_path_join
 
 #include <errno.h>
 #include <fcntl.h>

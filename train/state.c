@@ -45,6 +45,33 @@ int ts_train_state_is_best(const ts_train_state *s, ts_best_by by, double loss, 
     return bleu > s->best_bleu || (bleu == s->best_bleu && loss < best_loss);
 }
 
+int ts_train_state_end_epoch(ts_train_state *s, const ts_train_opts *o, double train_loss, const ts_eval_result *dev,
+                             double *lr, int *stop) {
+    s->history_train[s->epoch] = train_loss;
+    s->history_dev[s->epoch] = dev->loss;
+    s->epoch++;  // below max_epochs <= TS_MAX_EPOCHS: the loop stops there
+    s->position = 0;
+    s->epoch_loss_sum = 0;
+    s->epoch_tokens = 0;
+    // best.ckpt follows --best; the schedule and early stopping, dev loss.
+    int best = ts_train_state_is_best(s, o->best, dev->loss, dev->bleu);
+    if (best) {
+        s->best_epoch = s->epoch;
+        s->best_bleu = dev->bleu;
+    }
+    if (dev->loss < s->best_dev) {
+        s->best_dev = dev->loss;
+        s->stale = 0;
+    } else {
+        s->stale++;  // at most patience: the run stops there
+        *lr *= o->lr_decay;
+    }
+    *stop = s->stale >= o->patience;
+    // The next epoch starts here, so a checkpoint saved now resumes into it.
+    memcpy(s->epoch_start_state, gsl_rng_state(s->shuffle_rng), gsl_rng_size(s->shuffle_rng));
+    return best;
+}
+
 // ---- saving --------------------------------------------------------------------
 
 // Without `full` (best.ckpt), only what inference needs and how the model was

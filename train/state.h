@@ -11,6 +11,7 @@
 
 #include "data/vocab.h"
 #include "ckpt/ckpt.h"
+#include "infer/evaluate.h"
 #include "infer/load.h"
 #include "train/optim.h"
 #include "train/options.h"
@@ -43,6 +44,14 @@ void ts_train_state_free(ts_train_state *s);
 // holds, by criterion `by`: a lower loss, or a higher BLEU (an equal BLEU with
 // a lower loss than the best epoch's). Any evaluation beats none.
 int ts_train_state_is_best(const ts_train_state *s, ts_best_by by, double loss, double bleu);
+
+// The end of s's epoch, given its mean train loss and its dev evaluation:
+// the history, the next epoch's start (a checkpoint saved now resumes into
+// it), best.ckpt's epoch by --best, and the plateau by dev loss: without a
+// lower one *lr decays by --lr-decay, and *stop is set after --patience such
+// epochs. Returns 1 when the epoch is the best (best.ckpt follows it), else 0.
+int ts_train_state_end_epoch(ts_train_state *s, const ts_train_opts *o, double train_loss, const ts_eval_result *dev,
+                             double *lr, int *stop);
 
 // Writes out_dir/name: the model with its vocabularies and subword models
 // (`trained`), the options, and with `full` the state and the optimizer's.

@@ -155,28 +155,7 @@ static int end_epoch(trainer *t, int *stop) {
         return rc;
     }
     double train_loss = epoch_train_loss(t);
-    t->s.history_train[t->s.epoch] = train_loss;
-    t->s.history_dev[t->s.epoch] = res.loss;
-    t->s.epoch++;  // below max_epochs <= TS_MAX_EPOCHS: the loop stops there
-    t->s.position = 0;
-    t->s.epoch_loss_sum = 0;
-    t->s.epoch_tokens = 0;
-    // best.ckpt follows --best; the schedule and early stopping, dev loss.
-    int best = ts_train_state_is_best(&t->s, o->best, res.loss, res.bleu);
-    if (best) {
-        t->s.best_epoch = t->s.epoch;
-        t->s.best_bleu = res.bleu;
-    }
-    if (res.loss < t->s.best_dev) {
-        t->s.best_dev = res.loss;
-        t->s.stale = 0;
-    } else {
-        t->s.stale++;  // at most patience: the run stops there
-        t->optim.lr *= o->lr_decay;
-    }
-    *stop = t->s.stale >= o->patience;
-    // The next epoch starts here, so a checkpoint saved now resumes into it.
-    memcpy(t->s.epoch_start_state, gsl_rng_state(t->s.shuffle_rng), gsl_rng_size(t->s.shuffle_rng));
+    int best = ts_train_state_end_epoch(&t->s, o, train_loss, &res, &t->optim.lr, stop);
     if (!leader(t)) return TS_OK;
     double elapsed = ts_record_elapsed(&t->rec);
     ts_progress_epoch(&t->progress, o->out, t->s.epoch, train_loss, &res, ts_record_lr(&t->rec, t->s.step + 1), elapsed, best);
