@@ -4,6 +4,7 @@
 // T = target length (rows), S = source length (columns)
 // weights: (T, S) row-major, row j = target position j.
 #include "viz/heatmap.h"
+#include "viz/label.h"
 
 #include "tensor/status.h"
 
@@ -11,75 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistr.h>
-#include <uniwidth.h>
 
-// ---- labels ----------------------------------------------------------------
-
-// A token made safe to show: invalid UTF-8 and control characters become
-// '?', and it is cut to a number of terminal columns with "…".
-typedef struct {
-    char text[192];
-    int cols;  // display width in terminal columns
-} label;
-
-// Width of one code point, or -1 when it must be replaced.
-static int char_cols(ucs4_t uc, int len, const uint8_t *p) {
-    if (uc == 0xfffd && !(len == 3 && p[0] == 0xef)) return -1;  // invalid UTF-8
-    if (uc < 0x20 || (uc >= 0x7f && uc < 0xa0)) return -1;       // C0, DEL, C1
-    return uc_width(uc, "UTF-8");
-}
-
-static void label_make(label *l, const char *const *labels, size_t k, int max_cols) {
-    char number[32];
-    const char *s = labels ? labels[k] : number;
-    if (!labels) snprintf(number, sizeof number, "%zu", k);
-    const uint8_t *p = (const uint8_t *)s;
-    size_t left = strlen(s), used = 0;
-    l->cols = 0;
-    while (left > 0) {
-        ucs4_t uc;
-        int len = u8_mbtouc(&uc, p, left);
-        int w = char_cols(uc, len, p);
-        const char *bytes = (const char *)p;
-        size_t nbytes = (size_t)len;
-        if (w < 0) {
-            bytes = "?";
-            nbytes = 1;
-            w = 1;
-        }
-        // Keep one column and 3 bytes (plus NUL) for the ellipsis.
-        int last = (size_t)len == left;
-        if (l->cols + w > max_cols - (last ? 0 : 1) || used + nbytes + 4 > sizeof l->text) {
-            memcpy(l->text + used, "\xe2\x80\xa6", 3);  // …
-            used += 3;
-            l->cols += 1;
-            break;
-        }
-        memcpy(l->text + used, bytes, nbytes);
-        used += nbytes;
-        l->cols += w;
-        p += len;
-        left -= (size_t)len;
-    }
-    l->text[used] = '\0';
-}
-
-// Row labels, then column labels, in one allocation; NULL on failure.
-static label *labels_make(const char *const *target, size_t T, const char *const *source,
-                          size_t S, int max_cols) {
-    label *all = malloc((T + S) * sizeof *all);
-    if (!all) return NULL;
-    for (size_t j = 0; j < T; j++) label_make(&all[j], target, j, max_cols);
-    for (size_t i = 0; i < S; i++) label_make(&all[T + i], source, i, max_cols);
-    return all;
-}
+// ---- checks ----------------------------------------------------------------
 
 static int check_matrix(const char *who, const double *weights, size_t T, size_t S) {
     if (T == 0 || S == 0)
         return ts_fail(TS_ERR_SHAPE, "%s: empty attention matrix (%zu x %zu)", who, T, S);
     if (!weights) return ts_fail(TS_ERR_ARG, "%s: weights is NULL", who);
-    if (T > (SIZE_MAX / sizeof(label)) / 2 || S > (SIZE_MAX / sizeof(label)) / 2)
+    if (T > (SIZE_MAX / sizeof(ts_label)) / 2 || S > (SIZE_MAX / sizeof(ts_label)) / 2)
         return ts_fail(TS_ERR_SHAPE, "%s: %zu x %zu is too large", who, T, S);
     return TS_OK;
 }
@@ -113,7 +53,7 @@ static int cube_index(const uint8_t rgb[3]) {
 }
 
 static void plain_table(FILE *out, const double *weights, size_t T, size_t S,
-                        const label *rows, const label *cols, int row_cols) {
+                        const ts_label *rows, const ts_label *cols, int row_cols) {
     spaces(out, row_cols);
     for (size_t i = 0; i < S; i++) {
         int cw = cols[i].cols > 4 ? cols[i].cols : 4;
@@ -169,7 +109,7 @@ static void cell(FILE *out, double w, enum ts_term_mode mode, int values, int cw
 // column; a word sits above every word its text (and one space) would cover,
 // so nothing overlaps, and short words share the bottom line. Column i's
 // middle is at `first + i * cw` terminal columns.
-static int column_words(FILE *out, const label *cols, size_t S, int first, int cw) {
+static int column_words(FILE *out, const ts_label *cols, size_t S, int first, int cw) {
     int *depth = malloc(S * sizeof *depth), top = 0;  // (S) lines above the cells' first line
     if (!depth) return ts_fail(TS_ERR_NOMEM, "render heatmap: no memory for the column labels");
     for (size_t i = S; i-- > 0;) {
@@ -207,9 +147,9 @@ int ts_render_heatmap_term(FILE *out, const double *weights, size_t T, size_t S,
     int values = opts ? opts->values : 0;
     if (mode < TS_TERM_PLAIN || mode > TS_TERM_TRUECOLOR)
         return ts_fail(TS_ERR_ARG, "render heatmap: unknown terminal mode %d", (int)mode);
-    label *all = labels_make(target, T, source, S, TERM_LABEL_COLS);
+    ts_label *all = ts_labels_make(target, T, source, S, TERM_LABEL_COLS);
     if (!all) return ts_fail(TS_ERR_NOMEM, "render heatmap: no memory for labels");
-    const label *rows = all, *cols = all + T;
+    const ts_label *rows = all, *cols = all + T;
     int row_cols = 0;
     for (size_t j = 0; j < T; j++)
         if (rows[j].cols > row_cols) row_cols = rows[j].cols;
@@ -317,9 +257,9 @@ int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
                           const char *const axes[2], const char *title) {
     int status = check_matrix("render svg", weights, T, S);
     if (status != TS_OK) return status;
-    label *all = labels_make(target, T, source, S, SVG_LABEL_COLS);
+    ts_label *all = ts_labels_make(target, T, source, S, SVG_LABEL_COLS);
     if (!all) return ts_fail(TS_ERR_NOMEM, "render svg: no memory for labels");
-    const label *rows = all, *cols = all + T;
+    const ts_label *rows = all, *cols = all + T;
 
     double row_px = 0, col_px = 0;
     for (size_t j = 0; j < T; j++) row_px = fmax(row_px, text_px(rows[j].cols, FONT));
@@ -446,8 +386,8 @@ static void staggered_words(FILE *out, const char *const *source, size_t C, cons
             size_t next = k + 1;
             while (next < n && (next % C) % GRID_WORD_LINES != line) next++;
             int room = next < n ? xs[next] - xs[k] - 1 : GRID_WORD_COLS;
-            label word;
-            label_make(&word, source, k % C, room < GRID_WORD_COLS ? (room < 1 ? 1 : room) : GRID_WORD_COLS);
+            ts_label word;
+            ts_label_make(&word, source, k % C, room < GRID_WORD_COLS ? (room < 1 ? 1 : room) : GRID_WORD_COLS);
             spaces(out, xs[k] - at);
             fputs(word.text, out);
             at = xs[k] + word.cols;
@@ -484,9 +424,9 @@ int ts_render_heatmap_grid_term(FILE *out, const ts_heatmap_grid *g, const ts_te
         return ts_fail(TS_ERR_ARG, "render heatmap grid: unknown terminal mode %d", (int)mode);
     // Labels are cut shorter on a narrow terminal: a sixth of it, 6 to 24 columns.
     int label_cols = width / 6 < 6 ? 6 : width / 6 > TERM_LABEL_COLS ? TERM_LABEL_COLS : width / 6;
-    label *all = labels_make(g->target, g->R, NULL, 0, label_cols);
+    ts_label *all = ts_labels_make(g->target, g->R, NULL, 0, label_cols);
     size_t n_titles = g->rows + g->cols;
-    label *titles = malloc(n_titles * sizeof *titles);  // grid row titles, then column titles
+    ts_label *titles = malloc(n_titles * sizeof *titles);  // grid row titles, then column titles
     int *xs = malloc(g->cols * g->C * sizeof *xs);      // where the source columns start over a line of panels
     if (!all || !titles || !xs) {
         free(all);
@@ -494,12 +434,12 @@ int ts_render_heatmap_grid_term(FILE *out, const ts_heatmap_grid *g, const ts_te
         free(xs);
         return ts_fail(TS_ERR_NOMEM, "render heatmap grid: no memory for labels");
     }
-    for (size_t r = 0; r < g->rows; r++) label_make(&titles[r], g->row_titles, r, label_cols);
+    for (size_t r = 0; r < g->rows; r++) ts_label_make(&titles[r], g->row_titles, r, label_cols);
     // A panel is as wide as its cells or its title ("head 1"), whichever is
     // wider, so a short output does not cut the titles.
     int panel_cols = (int)(2 * g->C);
     for (size_t c = 0; c < g->cols; c++) {
-        label_make(&titles[g->rows + c], g->col_titles, c, label_cols);
+        ts_label_make(&titles[g->rows + c], g->col_titles, c, label_cols);
         if (titles[g->rows + c].cols > panel_cols) panel_cols = titles[g->rows + c].cols;
     }
     int row_cols = 0;
@@ -523,7 +463,7 @@ int ts_render_heatmap_grid_term(FILE *out, const ts_heatmap_grid *g, const ts_te
             fputs(first ? "" : titles[r].text, out);
             spaces(out, row_cols - (first ? 0 : titles[r].cols));
             for (size_t c = first; c < last; c++) {
-                const label *t = &titles[g->rows + c];
+                const ts_label *t = &titles[g->rows + c];
                 spaces(out, 2);
                 fputs(t->text, out);
                 spaces(out, panel_cols - t->cols);
@@ -565,17 +505,17 @@ int ts_render_heatmap_grid_term(FILE *out, const ts_heatmap_grid *g, const ts_te
 int ts_render_heatmap_grid_svg(FILE *out, const ts_heatmap_grid *g) {
     int status = check_grid("render svg grid", g);
     if (status) return status;
-    label *all = labels_make(g->target, g->R, g->source, g->C, SVG_LABEL_COLS);
+    ts_label *all = ts_labels_make(g->target, g->R, g->source, g->C, SVG_LABEL_COLS);
     size_t n_titles = g->rows + g->cols;
-    label *titles = malloc(n_titles * sizeof *titles);
+    ts_label *titles = malloc(n_titles * sizeof *titles);
     if (!all || !titles) {
         free(all);
         free(titles);
         return ts_fail(TS_ERR_NOMEM, "render svg grid: no memory for labels");
     }
-    for (size_t r = 0; r < g->rows; r++) label_make(&titles[r], g->row_titles, r, SVG_LABEL_COLS);
-    for (size_t c = 0; c < g->cols; c++) label_make(&titles[g->rows + c], g->col_titles, c, SVG_LABEL_COLS);
-    const label *rows = all, *cols = all + g->R;
+    for (size_t r = 0; r < g->rows; r++) ts_label_make(&titles[r], g->row_titles, r, SVG_LABEL_COLS);
+    for (size_t c = 0; c < g->cols; c++) ts_label_make(&titles[g->rows + c], g->col_titles, c, SVG_LABEL_COLS);
+    const ts_label *rows = all, *cols = all + g->R;
     // Cells from 16 px down to 6 px, so that a panel stays about 200 px wide.
     size_t longest = g->R > g->C ? g->R : g->C;
     double cell_px = fmax(6.0, fmin(16.0, floor(200.0 / (double)longest)));
