@@ -420,6 +420,12 @@ int ts_cmd_attend(int argc, char **argv) {
         status = TS_EXIT_FAIL;
         goto done;
     }
+    int gap_row;  // integrated gradients: how far the rows are from completeness (captum's convergence delta)
+    double gap = explain >= 0 ? ts_attribution_completeness_gap(&attribution, &gap_row) : -1.0;
+    if (gap >= 0)
+        fprintf(shown, "\ncompleteness: each row sums to log p - log p(zero embeddings) within %.2g nats (the most off: "
+                       "\"%s\", whose change is %.4g nats); a larger --ig-steps narrows it\n",
+                gap, v.sentence.labels.target[gap_row], attribution.log_prob[gap_row] - attribution.baseline_log_prob[gap_row]);
     if (pharaoh) {
         // One link per output word; the <eos> row has no gold counterpart.
         ts_link *links = malloc((size_t)v.T * sizeof *links);

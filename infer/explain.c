@@ -1,12 +1,26 @@
 // Attributions of a translation (infer/explain.h).
 #include "infer/explain.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 void ts_attribution_free(ts_attribution *a) {
     free(a->raw);  // one allocation holds raw, weights and the log-probabilities
     memset(a, 0, sizeof *a);
+}
+
+double ts_attribution_completeness_gap(const ts_attribution *a, int *row) {
+    double gap = -1.0;
+    *row = -1;
+    if (!a->log_prob || !a->baseline_log_prob) return gap;
+    for (int t = 0; t < a->T; t++) {
+        double sum = 0.0;
+        for (int s = 0; s < a->S; s++) sum += a->raw[(size_t)t * a->S + s];
+        double off = fabs(sum - (a->log_prob[t] - a->baseline_log_prob[t]));
+        if (off > gap) gap = off, *row = t;
+    }
+    return gap;
 }
 
 // *a sized for (T, S) with the log-probabilities when `with_log_prob`.

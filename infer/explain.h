@@ -42,6 +42,12 @@ int ts_attribution_compute(ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, co
 // unchanged).
 int ts_attribution_replace(ts_attribution *a, const double *raw, int T, int S);
 
+// Integrated gradients' completeness gap: the largest |sum_s raw[t, s] -
+// (log_prob[t] - baseline_log_prob[t])| over a's rows, in nats, and its row
+// in *row; -1 (*row -1) when a has no log-probabilities (grad, --words).
+// The quadrature's error: more steps narrow it (docs/attention.md).
+double ts_attribution_completeness_gap(const ts_attribution *a, int *row);
+
 void ts_attribution_free(ts_attribution *a);
 
 #endif

@@ -94,6 +94,9 @@ ParameterizedTest(arch_case *c, cli_explain, integrated_gradients_of_a_trained_m
                        c->ig_steps, json);
     cr_assert_eq(rc, 0, "attend exited %d:\n%s", rc, out);
     cr_assert(strstr(out, "attribution: integrated gradients ("), "%s", out);
+    const char *said = strstr(out, "completeness: each row sums to log p - log p(zero embeddings) within ");
+    cr_assert(said, "%s", out);
+    double printed_gap = strtod(said + strlen("completeness: each row sums to log p - log p(zero embeddings) within "), NULL);
     free(out);
     char *text = test_read_file(json, NULL);
     static double raw[4096], weights[4096], log_prob[64], baseline[64];
@@ -102,6 +105,7 @@ ParameterizedTest(arch_case *c, cli_explain, integrated_gradients_of_a_trained_m
     cr_assert_eq(json_numbers(text, "weights", weights, 4096), cells);
     cr_assert(T > 1 && cells % T == 0, "%d cells, %d rows", cells, T);
     int S = cells / T;
+    double gap = 0.0;
     for (int t = 0; t < T; t++) {
         double sum = 0.0, abs_sum = 0.0, delta = log_prob[t] - baseline[t];
         for (int s = 0; s < S; s++) sum += raw[t * S + s], abs_sum += fabs(raw[t * S + s]);
@@ -110,7 +114,10 @@ ParameterizedTest(arch_case *c, cli_explain, integrated_gradients_of_a_trained_m
                   c->name, t, sum, delta);
         for (int s = 0; s < S; s++)
             cr_assert(fabs(weights[t * S + s] - fabs(raw[t * S + s]) / abs_sum) < 1e-12, "%s row %d col %d", c->name, t, s);
+        gap = fmax(gap, fabs(sum - delta));
     }
+    // attend's completeness line is the largest of those gaps, to its 2 printed digits
+    cr_assert(fabs(printed_gap - gap) <= 0.05 * gap, "%s: attend printed a gap of %g nats, the JSON's is %g", c->name, printed_gap, gap);
     free(text);
     free(ckpt);
 }
