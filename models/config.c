@@ -51,7 +51,7 @@ const ts_model_field ts_model_fields[TS_FIELD_COUNT] = {
     [TS_FIELD_EMB] = {
         .set = {.flag = "emb", .key = "emb", .lo = 1, .hi = TS_MODEL_MAX_EMB, .value = 64, .meta = "N",
                 .help = "embedding size (default {})"},
-        .key = "embedding", .label = "embedding", FIELD(emb)},
+        .key = "embedding", .label = "embedding", FIELD(emb), .flag_archs = GRU},
     [TS_FIELD_HIDDEN] = {
         .set = {.flag = "hidden", .key = "hidden", .lo = 1, .hi = TS_MODEL_MAX_HIDDEN, .value = 128, .meta = "N",
                 .help = "hidden size (default {}; a Transformer's: below)"},
@@ -95,6 +95,11 @@ void ts_model_field_set(ts_model_config *c, const ts_model_field *f, int value) 
 }
 
 int ts_model_field_applies(const ts_model_field *f, ts_model_arch arch) { return !f->archs || (f->archs >> arch & 1u); }
+
+unsigned ts_model_field_flag_archs(const ts_model_field *f) {
+    unsigned archs = f->flag_archs ? f->flag_archs : f->archs;
+    return archs ? archs : ~0u;
+}
 
 int ts_model_memory_width(const ts_model_config *c) { return c->bidirectional ? 2 * c->hidden : c->hidden; }
 

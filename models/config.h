@@ -97,6 +97,8 @@ typedef struct {
     const char *label;  // how messages name it
     size_t offset;      // of its int (or enum) in ts_model_config
     unsigned archs;     // a bit (1u << arch) per architecture that has it; 0 for all
+    unsigned flag_archs;  // where they differ, those whose flag sets it (0: archs): a Transformer
+                          // has an embedding (its checkpoints keep it: d_model) but no --emb
     int newer;          // newer than some files: written only when not 0, read as 0 when absent
 } ts_model_field;
 
@@ -108,6 +110,8 @@ int ts_model_field_get(const ts_model_config *cfg, const ts_model_field *f);
 void ts_model_field_set(ts_model_config *cfg, const ts_model_field *f, int value);
 // 1 when a model of architecture arch has field f.
 int ts_model_field_applies(const ts_model_field *f, ts_model_arch arch);
+// The architectures whose flag sets field f, a bit (1u << arch) each.
+unsigned ts_model_field_flag_archs(const ts_model_field *f);
 
 // M, the encoder memory's width: H, or 2H when bidirectional.
 int ts_model_memory_width(const ts_model_config *cfg);

@@ -48,7 +48,7 @@ char *ts_model_describe(const ts_model_config *cfg, char *buf, size_t n) {
 int ts_model_flag_applies(ts_model_arch arch, const char *flag) {
     for (int i = 0; i < TS_FIELD_COUNT; i++)
         if (ts_model_fields[i].set.flag && !strcmp(ts_model_fields[i].set.flag, flag))
-            return ts_model_field_applies(&ts_model_fields[i], arch);
+            return ts_model_field_flag_archs(&ts_model_fields[i]) >> arch & 1u;
     return 1;
 }
 

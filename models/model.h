@@ -191,9 +191,9 @@ int ts_model_cross_heads(const ts_model_config *cfg, int *layers);
 // "gru"; "?" out of range.
 const char *ts_arch_name(int arch);
 
-// 1 when --flag sets a field that models of arch have (or no model field):
-// --attn, --decoder and --bidirectional are the GRU's, --heads the
-// Transformer's (ts_model_fields' archs).
+// 1 when --flag sets a field of models of arch (or no model field): --attn,
+// --decoder, --bidirectional and --emb are the GRU's, --heads the
+// Transformer's (ts_model_fields' archs, or flag_archs where they differ).
 int ts_model_flag_applies(ts_model_arch arch, const char *flag);
 
 // TS_OK when each of the flags given[0..n) (names without "--"; NULL entries

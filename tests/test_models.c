@@ -897,3 +897,17 @@ Test(models, a_step_can_be_redone_from_the_state_it_was_given) {
         }
     ts_ctx_reset(&ctx);
 }
+
+// Which flags an architecture takes, from the fields' rows: --emb is the
+// GRU's alone, though the Transformer's checkpoints keep its embedding size.
+Test(models, an_architecture_takes_the_flags_its_fields_rows_name) {
+    cr_assert(ts_model_flag_applies(TS_ARCH_GRU, "emb"));
+    cr_assert_not(ts_model_flag_applies(TS_ARCH_TRANSFORMER, "emb"));
+    cr_assert(ts_model_field_applies(&ts_model_fields[TS_FIELD_EMB], TS_ARCH_TRANSFORMER), "its checkpoints keep it");
+    cr_assert(ts_model_flag_applies(TS_ARCH_GRU, "attn") && !ts_model_flag_applies(TS_ARCH_TRANSFORMER, "attn"));
+    cr_assert(ts_model_flag_applies(TS_ARCH_TRANSFORMER, "heads") && !ts_model_flag_applies(TS_ARCH_GRU, "heads"));
+    cr_assert(ts_model_flag_applies(TS_ARCH_TRANSFORMER, "hidden") && ts_model_flag_applies(TS_ARCH_GRU, "hidden"));
+    cr_assert(ts_model_flag_applies(TS_ARCH_TRANSFORMER, "lr"), "not a model field: every architecture");
+    cr_assert_eq(ts_model_check_flags(TS_ARCH_TRANSFORMER, (const char *const[]){"emb"}, 1, 1.0), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "--emb does not apply to --arch transformer"), "%s", ts_last_error());
+}

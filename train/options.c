@@ -36,8 +36,6 @@ int ts_best_parse(const char *text, ts_best_by *by) {
 // A field of the model: its setting is its row's (models/config.c).
 #define MODEL(f, F, k) .set = &ts_model_fields[TS_FIELD_##F].set, .kind = TS_OPTION_##k, FIELD(model.f)
 #define SAME TS_OPTION_SAME_RANKS
-#define GRU (1u << TS_ARCH_GRU)
-#define TRANSFORMER (1u << TS_ARCH_TRANSFORMER)
 #define RESUME TS_OPTION_RESUME
 
 // The order is config.txt's and the checkpoint's (their bytes follow it);
@@ -103,7 +101,7 @@ const ts_train_option ts_train_options[] = {
     {MODEL(bidirectional, BIDIRECTIONAL, SWITCH), .use = SAME, .section = "model"},
     {MODEL(dtype, DTYPE, CHOICE), .use = SAME, .section = "model"},
     // A Transformer stores --emb with its model but never reads it (its embeddings are d_model wide).
-    {MODEL(emb, EMB, INT), .use = SAME, .section = "model", .archs = GRU},
+    {MODEL(emb, EMB, INT), .use = SAME, .section = "model"},
     {MODEL(hidden, HIDDEN, INT), .use = SAME, .section = "model"},
     // training
     {SET(.flag = "optim", .key = "optimizer", .text = "adam", .names = &ts_optim_names, .meta = "NAME",
@@ -240,8 +238,6 @@ _Static_assert(sizeof ts_train_options / sizeof ts_train_options[0] < TS_TRAIN_O
 #undef CHOICE
 #undef SAME
 #undef RESUME
-#undef GRU
-#undef TRANSFORMER
 
 
 // The named recipes of --preset, each a measured run's flags (Marian's
@@ -412,13 +408,12 @@ int ts_train_options_finish(ts_train_opts *o, const int given[], char default_ou
     return TS_OK;
 }
 
-// The architectures row r applies to (a bit each): its model field's
-// (ts_model_fields, the model's one table), narrowed by the row's own archs.
+// The architectures row r applies to (a bit each): its model field's flag's
+// (ts_model_fields, the model's one table); every one for the others.
 static unsigned row_archs(const ts_train_option *r) {
-    unsigned archs = r->archs ? r->archs : ~0u;
     for (int f = 0; f < ts_model_field_count; f++)
-        if (r->set == &ts_model_fields[f].set && ts_model_fields[f].archs) archs &= ts_model_fields[f].archs;
-    return archs;
+        if (r->set == &ts_model_fields[f].set) return ts_model_field_flag_archs(&ts_model_fields[f]);
+    return ~0u;
 }
 
 int ts_train_options_check_arch(const ts_train_opts *o, const int given[]) {

@@ -151,8 +151,6 @@ typedef struct ts_train_option {
     size_t offset, size;   // the field in ts_train_opts (a CHOICE's is an int-sized enum)
     const char *absent;    // TEXT: how NULL is spelled in config.txt and checkpoints ("toy"); NULL: ""
     unsigned use;          // TS_OPTION_* bits
-    unsigned archs;        // a bit (1u << arch) per architecture the flag applies to, beyond its model
-                           // field's archs (ts_model_fields); 0: every one its field has
     const char *section;   // usage: "data", "model", "training" or "output"
 } ts_train_option;
 
