@@ -33,6 +33,7 @@ expected = [
     "epoch 5: train loss",                            # the trainer's progress reached the notebook
     # the model trained in the notebook translates its own example (issue 39)
     "the small girl does not see the white cats .  ->  la petite fille ne voit pas les chats blancs .",
+    "transformer: the small girl does not see the white cats .  ->  la petite fille ne voit pas les chats blancs .",
     "attention aligns better than the diagonal: True",
 ]
 missing = [e for e in expected if e not in text]
