@@ -75,6 +75,29 @@ int ts_arch_parse(const char *name, ts_model_arch *arch) {
     return rc;
 }
 
+int *ts_reorder_sources(ts_ctx *ctx, const int *rows, int n, int group, int per_source) {
+    if (ctx->status) return NULL;
+    if (group < 1 || n < 1 || n % group) {
+        ts_ctx_fail(ctx, TS_ERR_ARG, "reorder: %d rows in runs of %d", n, group);
+        return NULL;
+    }
+    int runs = n / group, *sources = ts_arena_alloc(ctx->arena, (size_t)runs * sizeof(int));  // (runs)
+    if (!sources) {
+        ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
+        return NULL;
+    }
+    for (int k = 0; k < n; k++) {
+        int source = rows[k] / per_source;
+        if (k % group == 0) sources[k / group] = source;
+        else if (source != sources[k / group]) {
+            ts_ctx_fail(ctx, TS_ERR_ARG, "reorder: rows %d and %d of one run read sources %d and %d", k - k % group, k,
+                        sources[k / group], source);
+            return NULL;
+        }
+    }
+    return sources;
+}
+
 ts_tensor *ts_rows_select(ts_ctx *ctx, const ts_tensor *t, const int *rows, int n) {
     if (!t) return NULL;
     int shape[TS_MAX_DIMS];

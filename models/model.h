@@ -216,4 +216,11 @@ int ts_arch_parse(const char *name, ts_model_arch *arch);
 // no gradient; NULL for a NULL t (an optional part of a state).
 ts_tensor *ts_rows_select(ts_ctx *ctx, const ts_tensor *t, const int *rows, int n);
 
+// For reorder with group g >= 1: the source row each run of g rows of
+// rows[0..n) reads, of a state whose rows read theirs in runs of per_source
+// (row r reads source row r / per_source), in a new (n / g) array in ctx's
+// arena; NULL (ctx failed) when g does not divide n or a run's rows decode
+// different sentences.
+int *ts_reorder_sources(ts_ctx *ctx, const int *rows, int n, int group, int per_source);
+
 #endif

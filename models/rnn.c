@@ -141,16 +141,12 @@ static ts_tensor *rnn_step(const ts_seq2seq *m, ts_ctx *ctx, const void *state, 
 // sentence (reorder's group >= 1), as a ts_encoded in ctx's arena: one
 // memory row per run, shared by its rows, and each row's mask.
 static const ts_encoded *gather_encoded(ts_ctx *ctx, const ts_encoded *enc, const int *rows, int n, int group) {
-    if (n % group) {
-        ts_ctx_fail(ctx, TS_ERR_ARG, "reorder: %d rows in runs of %d", n, group);
-        return NULL;
-    }
+    int *sources = ts_reorder_sources(ctx, rows, n, group, enc->per_source);  // (n / group) memory rows
+    if (!sources) return NULL;
     int runs = n / group;
     ts_encoded *out = ts_arena_alloc(ctx->arena, sizeof *out);
-    int *sources = ts_arena_alloc(ctx->arena, (size_t)runs * sizeof(int));              // (runs) memory rows
     double *mask = ts_arena_alloc(ctx->arena, (size_t)n * enc->S * sizeof(double));  // (n, S)
-    if (!out || !sources || !mask) return arena_full(ctx);
-    for (int j = 0; j < runs; j++) sources[j] = rows[(size_t)j * group] / enc->per_source;
+    if (!out || !mask) return arena_full(ctx);
     for (int k = 0; k < n; k++)
         memcpy(mask + (size_t)k * enc->S, enc->mask + (size_t)rows[k] * enc->S, (size_t)enc->S * sizeof(double));
     *out = (ts_encoded){.B = runs, .S = enc->S, .per_source = group, .memory = ts_rows_select(ctx, enc->memory, sources, runs),

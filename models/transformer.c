@@ -396,7 +396,7 @@ ts_transformer_state *ts_transformer_reorder(const ts_transformer *m, ts_ctx *ct
                                              const int *rows, int n, int group) {
     const ts_transformer_source *src = state->src;
     int B = src->B, L = m->cfg.layers;
-    if (n < 1 || (!group && n != B) || group < 0 || (group && n % group)) {
+    if (n < 1 || (!group && n != B) || group < 0) {
         ts_ctx_fail(ctx, TS_ERR_ARG, "reorder: %d rows of %d in runs of %d (keeping the source needs all %d)", n, B,
                     group, B);
         return NULL;
@@ -408,16 +408,14 @@ ts_transformer_state *ts_transformer_reorder(const ts_transformer *m, ts_ctx *ct
         }
     if (group) {  // one source row per run of `group` rows
         int runs = n / group, before = src->B / src->per_source;
-        ts_transformer_source *picked = ctx->status ? NULL : ts_arena_alloc(ctx->arena, sizeof *picked);
-        int *sources = picked ? ts_arena_alloc(ctx->arena, (size_t)runs * sizeof(int)) : NULL;                 // (runs)
-        double *mask = sources ? ts_arena_alloc(ctx->arena, (size_t)runs * src->S * sizeof(double)) : NULL;  // (runs, S)
+        int *sources = ts_reorder_sources(ctx, rows, n, group, src->per_source);  // (runs)
+        ts_transformer_source *picked = sources ? ts_arena_alloc(ctx->arena, sizeof *picked) : NULL;
+        double *mask = picked ? ts_arena_alloc(ctx->arena, (size_t)runs * src->S * sizeof(double)) : NULL;  // (runs, S)
         if (!mask && !ctx->status) ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
         if (!mask) return NULL;
         *picked = (ts_transformer_source){.B = n, .S = src->S, .per_source = group, .mask = mask};
-        for (int j = 0; j < runs; j++) {
-            sources[j] = rows[(size_t)j * group] / src->per_source;
+        for (int j = 0; j < runs; j++)
             memcpy(mask + (size_t)j * src->S, src->mask + (size_t)sources[j] * src->S, (size_t)src->S * sizeof(double));
-        }
         for (int l = 0; l < L; l++) picked->cross_kv[l] = select_rows(ctx, src->cross_kv[l], before, sources, runs);
         src = picked;
     }

@@ -550,6 +550,10 @@ Test(search, rows_sharing_their_source_decode_as_rows_with_copies, .timeout = 60
             if (w_shared)
                 cr_assert_arr_eq(w_shared->raw, w_copies->raw, ts_tensor_bytes(w_copies), "%s, move %d: attention", name, k);
         }
+        // A run of rows of two sentences cannot share one source: refused.
+        cr_assert_null(m->kind->reorder(m, &ctx, shared, (int[]){0, 1, K}, K, K), "%s", name);
+        cr_assert(strstr(ts_last_error(), "one run"), "%s: %s", name, ts_last_error());
+        ctx.status = TS_OK;
         ts_set_grad_enabled(&ctx, grad);
         ts_seq2seq_free(m);
     }
