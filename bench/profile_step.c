@@ -20,6 +20,7 @@
 #include "data/batch.h"
 #include "data/corpus.h"
 #include "data/vocab.h"
+#include "models/search.h"
 #include "models/seq2seq.h"
 #include "tensor/kernels.h"
 #include "cli/blas_rerun.h"

@@ -7,6 +7,7 @@
 
 #include "data/subword.h"
 #include "data/vocab.h"
+#include "models/search.h"
 #include "models/seq2seq.h"
 #include "ckpt/ckpt.h"
 

@@ -1,6 +1,6 @@
 // The model callers hold, of any architecture (models/model.h): making and
 // freeing it, its parameter layout, and the training loss; decoding is
-// models/search.h, which this header includes, so callers need one include.
+// models/search.h, which builds on this header (its argmax).
 // Each function dispatches through the model's row of the model table.
 //
 // Legend: B batch, T target length (with <eos>), V target vocabulary.
@@ -67,6 +67,5 @@ int ts_seq2seq_argmax_token(const double *row, int n);
 // The same for row r of logits (R, V) of either dtype, read as they are.
 int ts_seq2seq_argmax_row(const ts_tensor *logits, int r);
 
-#include "models/search.h"
 
 #endif

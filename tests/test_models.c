@@ -13,6 +13,7 @@
 #include "autograd/ops.h"
 #include "models/gradcheck.h"
 #include "models/rnn.h"
+#include "models/search.h"
 #include "models/seq2seq.h"
 #include "testutil.h"
 
