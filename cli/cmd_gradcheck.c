@@ -71,7 +71,8 @@ static int choose_arch(const char *command, const char *flag, const char *value,
 int ts_cmd_gradcheck(int argc, char **argv) {
     const char *cmd = "tinyseq gradcheck";
     type_range attn = {0, TS_ATTN_COUNT - 1, 1}, dec = {0, TS_DECODER_COUNT - 1, 0};
-    ts_model_arch arch = TS_ARCH_GRU;
+    ts_model_arch arch;
+    ts_arch_parse(ts_model_fields[TS_FIELD_ARCH].set.text, &arch);  // --arch's default, its field row's (as train's)
     int bi = 0, gru_only[3] = {0};  // --attn, --decoder, --bidirectional given
     long seed = 1;
     double tf = 1.0;
