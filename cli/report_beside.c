@@ -2,7 +2,8 @@
 // translates its first dev sentence greedily, and the page draws the
 // attention the search recorded (a Transformer's: its last layer's
 // cross-attention head mean) next to the output's gradient x input
-// attributions (infer/explain.h), on the same [0, 1] scale.
+// attributions (infer/explain.h), on the same [0, 1] scale; a subword
+// model's in words, its pieces merged as attend --words merges them.
 #include "cli/report_beside.h"
 
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 
 void report_beside_free(report_beside *b) {
+    ts_word_attention_free(&b->words[0]);
+    ts_word_attention_free(&b->words[1]);
     ts_attribution_free(&b->attribution);
     ts_attended_free(&b->sentence);
     ts_session_free(&b->session);
@@ -51,14 +54,23 @@ int report_beside_make(const char *dir, report_beside *b) {
         rc = ts_attribution_of_translation(&s->t, &s->ctx, one->labels.source, one->S, &one->hyp, TS_EXPLAIN_GRAD, 0,
                                            &b->attribution);
     free(sentence);
+    // A subword model's pieces merged into words, as the page's explorer and attend --words show them.
+    ts_heads none = {0};
+    b->in_words = !rc && s->t.src_sw && s->t.tgt_sw;
+    int T = one->hyp.len + 1, S = one->S;
+    if (b->in_words) rc = ts_attention_words(&s->t, one->hyp.attention, T, S, &one->labels, &none, &b->words[0]);
+    if (b->in_words && !rc) rc = ts_attention_words(&s->t, b->attribution.raw, T, S, &one->labels, &none, &b->words[1]);
+    if (b->in_words && !rc) rc = ts_attribution_replace(&b->attribution, b->words[1].weights, b->words[1].T, b->words[1].S);
     if (rc) {
         report_beside_free(b);
         return rc == TS_ERR_ARG ? 0 : -1;  // a model without attention has nothing to set beside
     }
-    size_t T = (size_t)one->hyp.len + 1, S = (size_t)one->S;
-    b->matrices[0] = (ts_report_matrix){one->hyp.attention, T, S, one->labels.target, one->labels.source,
-                                        "attention (greedy, best.ckpt)"};
-    b->matrices[1] = (ts_report_matrix){b->attribution.weights, T, S, one->labels.target, one->labels.source,
-                                        "gradient x input, |a| / row sum"};
+    static const char *const titles[2] = {"attention (greedy, best.ckpt)", "gradient x input, |a| / row sum"};
+    const double *weights[2] = {b->in_words ? b->words[0].weights : one->hyp.attention, b->attribution.weights};
+    for (int k = 0; k < 2; k++)
+        b->matrices[k] = b->in_words ? (ts_report_matrix){weights[k], (size_t)b->words[k].T, (size_t)b->words[k].S,
+                                                          b->words[k].target, b->words[k].source, titles[k]}
+                                     : (ts_report_matrix){weights[k], (size_t)T, (size_t)S, one->labels.target,
+                                                          one->labels.source, titles[k]};
     return 2;
 }

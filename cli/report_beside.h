@@ -3,6 +3,7 @@
 #define TS_CLI_REPORT_BESIDE_H
 
 #include "infer/explain.h"
+#include "infer/heads.h"
 #include "infer/session.h"
 #include "viz/report.h"
 
@@ -10,6 +11,8 @@ typedef struct {
     ts_session session;            // kept: the output's labels are its vocabulary's words
     ts_attended sentence;          // the first dev sentence translated greedily
     ts_attribution attribution;
+    ts_word_attention words[2];    // a subword model's attention and attributions in words
+    int in_words;                  // 1: the matrices are words[] (pieces merged, as attend --words)
     ts_report_matrix matrices[2];  // the attention, the attributions
 } report_beside;
 

@@ -428,6 +428,13 @@ Test(cli_report, the_page_says_what_was_trained_and_shows_subwords_in_words, .ti
     *end = '\0';  // the explorer alone, not the data after it
     cr_assert(strstr(explorer, "<th class=\"src\">") && !strstr(explorer, mark), "the explorer shows pieces:\n%s", explorer);
     free(dom);
+    // "Attention beside attributions" too (it drew the pieces before).
+    char *page = run_file(sw, "report.html"), *beside = strstr(page, "<h2>Attention beside attributions</h2>");
+    cr_assert(beside, "no attention beside attributions");
+    char *after = strstr(beside, "<script");
+    if (after) *after = '\0';
+    cr_assert(!strstr(beside, mark) && strstr(beside, "in words: a word's pieces merged"), "%.4000s", beside);
+    free(page);
     char *out;
     cr_assert_eq(test_runf(&out, "sed -i 's/id=\"words\" checked/id=\"words\"/' %s/report.html", sw), 0, "%s", out);
     free(out);
