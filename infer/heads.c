@@ -1,10 +1,9 @@
-// Every attention head of a Transformer's translation (infer/heads.h).
+// Every attention head of a translation, for a model whose row shows them (infer/heads.h).
 #include "infer/heads.h"
 
 #include "autograd/ops.h"
 #include "infer/metrics.h"
 #include "data/subword.h"
-#include "models/transformer.h"
 #include "tensor/tokens.h"
 
 #include <stdlib.h>
@@ -22,7 +21,7 @@ int ts_head_view_parse(const char *name) {
     return -1;
 }
 
-int ts_heads_available(const ts_seq2seq *m) { return m->kind->every_head; }
+int ts_heads_available(const ts_seq2seq *m) { return m->kind->every_head != NULL; }
 
 int ts_heads_rows(const ts_heads *h, enum ts_head_view v) { return ts_head_views[v].rows_target ? h->T : h->S; }
 int ts_heads_cols(const ts_heads *h, enum ts_head_view v) { return ts_head_views[v].cols_target ? h->T : h->S; }
@@ -78,7 +77,6 @@ int ts_heads_compute(const ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, co
     memset(out, 0, sizeof *out);
     if (!ts_heads_available(m)) return ts_fail(TS_ERR_ARG, "heads: the model is not a Transformer");
     if (S < 1 || len < 0) return ts_fail(TS_ERR_ARG, "heads: source length %d, output length %d", S, len);
-    const ts_transformer *tm = m->layers;
     int L = m->cfg.layers, H = m->cfg.heads, T = len + 1;
     if (heads_alloc(out, L, H, S, T)) return TS_ERR_NOMEM;
 
@@ -94,15 +92,13 @@ int ts_heads_compute(const ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, co
         decoder_in[0] = TS_SOS;
         memcpy(decoder_in + 1, tokens, (size_t)len * sizeof(int));
     }
-    ts_transformer_attention attn = {0};
-    ts_transformer_memory mem;
+    ts_tensor *cross[TS_MODEL_MAX_LAYERS], *enc_self[TS_MODEL_MAX_LAYERS], *dec_self[TS_MODEL_MAX_LAYERS];
     ts_batch_view source = {.B = 1, .S = S, .src = src, .src_len = &S};
-    if (!rc) rc = ts_transformer_encode(tm, ctx, &source, 0.0, NULL, &mem, &attn);
-    if (!rc && !ts_transformer_decode(tm, ctx, &mem, decoder_in, T, 0.0, NULL, &attn)) rc = ctx->status;
+    if (!rc) rc = m->kind->every_head(m, ctx, &source, decoder_in, T, cross, enc_self, dec_self);
     for (int l = 0; !rc && l < L; l++) {
-        copy_layer(out, TS_VIEW_CROSS, l, attn.cross[l]);
-        copy_layer(out, TS_VIEW_ENC, l, attn.enc_self[l]);
-        copy_layer(out, TS_VIEW_DEC, l, attn.dec_self[l]);
+        copy_layer(out, TS_VIEW_CROSS, l, cross[l]);
+        copy_layer(out, TS_VIEW_ENC, l, enc_self[l]);
+        copy_layer(out, TS_VIEW_DEC, l, dec_self[l]);
     }
     ts_ctx_reset(ctx);
     ts_set_grad_enabled(ctx, grad_before);

@@ -40,7 +40,7 @@ typedef struct {
     double *mean[TS_VIEW_COUNT];     // (L, rows, cols): each layer's mean over its heads
 } ts_heads;
 
-// 1 when model m has heads to inspect (its row's every_head: a Transformer), else 0.
+// 1 when model m has heads to inspect (its row has every_head: a Transformer), else 0.
 int ts_heads_available(const ts_seq2seq *m);
 
 // Every head of model m (a Transformer) translating source ids src[0..S)

@@ -170,7 +170,13 @@ struct ts_model_kind {
                             // the training flags whose defaults it changes (train --help prints
                             // them), ended by a row with flag NULL; NULL: none
     int teacher_forced;     // 1: it trains in one teacher-forced pass (--tf must be 1)
-    int every_head;         // 1: infer/heads.c shows every head of its every attention (self too)
+    int (*every_head)(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *source, const int *decoder_in, int T,
+                      ts_tensor **cross, ts_tensor **enc_self, ts_tensor **dec_self);
+                            // one sentence (source->B 1) read teacher-forced on decoder_in (T:
+                            // <sos> then the output), without dropout: each layer's attention
+                            // nodes, whose ts_mha_weights are (1, H, rows, cols), in cross[l],
+                            // enc_self[l] and dec_self[l] (l < cfg.layers), for infer/heads.c
+                            // to show every head; TS_OK or ctx's error. NULL: it has no heads
     int (*guided_layer)(const ts_model_config *cfg);
                             // the cross-attention layer guided alignment supervises by default
     const char *(*guided_caveat)(const ts_model_config *cfg);

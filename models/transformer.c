@@ -540,6 +540,21 @@ static const ts_flag_default transformer_defaults[] = {
 // the last layer's heads mostly look at what the next word needs).
 static int transformer_guided_layer(const ts_model_config *c) { return c->layers >= 2 ? c->layers - 2 : 0; }
 
+static int transformer_every_head(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *source, const int *decoder_in,
+                                  int T, ts_tensor **cross, ts_tensor **enc_self, ts_tensor **dec_self) {
+    const ts_transformer *tm = m->layers;
+    ts_transformer_attention attn = {0};
+    ts_transformer_memory mem;
+    int rc = ts_transformer_encode(tm, ctx, source, 0.0, NULL, &mem, &attn);
+    if (!rc && !ts_transformer_decode(tm, ctx, &mem, decoder_in, T, 0.0, NULL, &attn)) rc = ctx->status;
+    for (int l = 0; !rc && l < m->cfg.layers; l++) {
+        cross[l] = attn.cross[l];
+        enc_self[l] = attn.enc_self[l];
+        dec_self[l] = attn.dec_self[l];
+    }
+    return rc;
+}
+
 const ts_model_kind ts_transformer_kind = {
     .name = "transformer",
     .layers_size = sizeof(ts_transformer),
@@ -559,7 +574,7 @@ const ts_model_kind ts_transformer_kind = {
     .tiny = transformer_tiny,
     .defaults = transformer_defaults,
     .teacher_forced = 1,
-    .every_head = 1,
+    .every_head = transformer_every_head,
     .guided_layer = transformer_guided_layer,
     .source_embedding = transformer_source_embedding,
 };
