@@ -98,8 +98,14 @@ def test_explain_equals_attend_explain_to_the_bit(models, name, kind, steps, wor
         assert np.allclose(got.weights, np.abs(got.raw) / np.abs(got.raw).sum(axis=1, keepdims=True), rtol=1e-14, atol=0)
         if kind == "ig" and not words:  # completeness, loosely at 16 steps (a Transformer: test_cli_explain.c at 256)
             assert got.steps == steps and got.log_prob.shape == (T,)
+            # attend prints the same gap, to 2 digits
+            said = run_program("attend", "--model", models[name], "--beam", "2", "--explain", kind, *flags, sentence).stdout
+            printed = float(said.split("completeness: each row sums to log p - log p(zero embeddings) within ")[1].split()[0])
+            assert abs(printed - got.completeness_gap) <= 0.05 * got.completeness_gap
             if not name.startswith("transformer"):
                 assert np.allclose(got.raw.sum(axis=1), got.log_prob - got.baseline_log_prob, rtol=0.05, atol=1e-3)
+        else:
+            assert got.completeness_gap is None
 
 
 def test_explain_refuses_bad_arguments(models):

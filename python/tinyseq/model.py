@@ -258,13 +258,23 @@ class Attribution(Attention):
     row's absolute values over their sum, drawn and aligned as attention is;
     `raw` (T, S) the signed values; `kind` "grad" or "ig"; for "ig" also
     `steps`, `log_prob` and `baseline_log_prob` (T), whose difference each
-    raw row sums to (completeness)."""
+    raw row sums to (completeness), and `completeness_gap`, the largest
+    distance from it in nats, which `attend --explain ig` prints."""
 
     def __init__(self, source, target, weights, attention, kind, raw, steps=None, log_prob=None,
                  baseline_log_prob=None):
         super().__init__(source, target, weights, attention)
         self.kind, self.raw, self.steps = kind, raw, steps
         self.log_prob, self.baseline_log_prob = log_prob, baseline_log_prob
+
+    @property
+    def completeness_gap(self):
+        """max_t |sum_s raw[t, s] - (log_prob[t] - baseline_log_prob[t])| in
+        nats: the quadrature's error (more steps narrow it); None without
+        log-probabilities (grad, words)."""
+        if self.log_prob is None or self.baseline_log_prob is None:
+            return None
+        return float(np.max(np.abs(self.raw.sum(axis=1) - (self.log_prob - self.baseline_log_prob))))
 
     def __repr__(self):
         return f"Attribution({self.kind!r}, {self.output!r}, weights {self.weights.shape})"
