@@ -108,11 +108,18 @@ int ts_optim_step(ts_optim *o, ts_params *p, double grad_scale) {
     return TS_OK;
 }
 
+// Part `part` sums whole tensors, those that start in its share of the
+// registry's values (about total / parts): each tensor's sum is the one of
+// one thread, so the norm does not depend on the parts.
 static void sumsq_part(void *arg, int part, int parts) {
     const param_pass *r = arg;
-    for (int i = part; i < r->p->count; i += parts) {
+    size_t first, end, before = 0;
+    ts_part_range(r->total, part, parts, &first, &end);
+    for (int i = 0; i < r->p->count; i++) {
         const ts_tensor *t = r->p->items[i];
-        r->sumsq[i] = TS_BY_DTYPE(t->dtype, ts_sumsq_array, t->grad_raw, t->size);  // in double either way
+        if (before >= first && (before < end || part == parts - 1))  // an empty last tensor: the last part
+            r->sumsq[i] = TS_BY_DTYPE(t->dtype, ts_sumsq_array, t->grad_raw, t->size);  // in double either way
+        before += t->size;
     }
 }
 
@@ -130,7 +137,7 @@ static int split_point(const ts_params *p) {
 double ts_grad_norm(const ts_params *p, int threads) {
     double *sumsq = malloc((size_t)(p->count > 0 ? p->count : 1) * sizeof *sumsq);  // (count)
     if (!sumsq) return NAN;  // no update rather than a wrong one
-    param_pass run = {.p = (ts_params *)p, .sumsq = sumsq};  // read only
+    param_pass run = {.p = (ts_params *)p, .total = ts_params_size(p), .sumsq = sumsq};  // read only
     ts_parallel_run(pass_parts(ts_params_size(p), threads < p->count ? threads : p->count), sumsq_part, &run);
     int mid = split_point(p);
     double half[2] = {0.0, 0.0};
