@@ -1,5 +1,6 @@
 // Tensors, the step arena, kernels and initialisers.
 #include <criterion/criterion.h>
+#include <float.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <pthread.h>
@@ -116,6 +117,55 @@ Test(kernels, gemm_matches_hand_product_for_every_transpose) {
             cr_assert_eq(ts_gemm(ta, tb, 2, 2, 3, 1.0, as[ta], bs[tb], 0.0, C), TS_OK);
             assert_allclose(C, want, 4, 0, 0);
         }
+}
+
+// Products from 1 x 1 x 1 to 600 columns, matrix-vector ones (gemv) among
+// them, each transpose but both, strided operands, alpha and beta, in both
+// dtypes, against a plain double loop; C starts as NaN where beta is 0,
+// which must not reach the result (autograd's input_grad_written).
+Test(kernels, products_agree_with_a_plain_loop_and_never_read_c_at_beta_0) {
+    const int shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {10, 10, 64}, {10, 64, 10}, {17, 33, 16}, {7, 512, 18},
+                             {2, 600, 40}, {16, 64, 64}, {17, 64, 64}, {64, 1, 33}};
+    enum { LD = 700, SIZE = 700 * 700 };
+    double *a = malloc(SIZE * sizeof *a), *b = malloc(SIZE * sizeof *b), *c = malloc(SIZE * sizeof *c);
+    float *af = malloc(SIZE * sizeof *af), *bf = malloc(SIZE * sizeof *bf), *cf = malloc(SIZE * sizeof *cf);
+    double *want = malloc(SIZE * sizeof *want), *wantf = malloc(SIZE * sizeof *wantf), *mag = malloc(SIZE * sizeof *mag);
+    cr_assert(a && b && c && af && bf && cf && want && wantf && mag);
+    for (int i = 0; i < SIZE; i++) {
+        a[i] = sin(0.37 * i), b[i] = cos(0.11 * i);
+        af[i] = (float)a[i], bf[i] = (float)b[i];
+    }
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int t = 0; t < 3; t++)
+            for (int with_beta = 0; with_beta < 2; with_beta++) {
+                int m = shapes[s][0], n = shapes[s][1], k = shapes[s][2], ta = t == 2, tb = t == 1;
+                double beta = with_beta ? 1.5 : 0.0;
+                for (int i = 0; i < SIZE; i++) c[i] = with_beta ? 0.25 * i / SIZE : NAN, cf[i] = (float)c[i];
+                for (int i = 0; i < m; i++)
+                    for (int j = 0; j < n; j++) {
+                        double sum = 0, sumf = 0, size = 0;
+                        for (int p = 0; p < k; p++) {
+                            int ia = ta ? p * LD + i : i * LD + p, ib = tb ? j * LD + p : p * LD + j;
+                            sum += a[ia] * b[ib], sumf += (double)af[ia] * bf[ib], size += fabs(a[ia] * b[ib]);
+                        }
+                        double added = with_beta ? beta * c[i * LD + j] : 0.0;
+                        want[i * n + j] = 0.5 * sum + added, wantf[i * n + j] = 0.5 * sumf + (double)(float)added;
+                        mag[i * n + j] = 0.5 * size + fabs(added);
+                    }
+                cr_assert_eq(ts_gemm_ld(ta, tb, m, n, k, 0.5, a, LD, b, LD, beta, c, LD), TS_OK);
+                cr_assert_eq(ts_gemm_ld_f32(ta, tb, m, n, k, 0.5f, af, LD, bf, LD, (float)beta, cf, LD), TS_OK);
+                // A sum of k + 2 rounded terms is within (k + 2) u of the sum of their sizes.
+                for (int i = 0; i < m; i++)
+                    for (int j = 0; j < n; j++) {
+                        double bound = (k + 2) * mag[i * n + j];
+                        cr_assert(fabs(c[i * LD + j] - want[i * n + j]) <= bound * DBL_EPSILON, "%dx%dx%d t%d beta %g",
+                                  m, n, k, t, beta);
+                        cr_assert(fabs(cf[i * LD + j] - wantf[i * n + j]) <= bound * FLT_EPSILON,
+                                  "f32 %dx%dx%d t%d beta %g: %g != %g", m, n, k, t, beta, cf[i * LD + j], wantf[i * n + j]);
+                    }
+                if (n < LD) cr_assert(with_beta || isnan(c[(m - 1) * LD + n]), "a column past C's was written");
+            }
+    free(a), free(b), free(c), free(af), free(bf), free(cf), free(want), free(wantf), free(mag);
 }
 
 Test(kernels, softmax_subtracts_the_maximum) {
