@@ -75,7 +75,8 @@ static int heads_alloc(ts_heads *out, int L, int H, int S, int T) {
 int ts_heads_compute(const ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, const int *tokens, int len,
                      ts_heads *out) {
     memset(out, 0, sizeof *out);
-    if (!ts_heads_available(m)) return ts_fail(TS_ERR_ARG, "heads: the model is not a Transformer");
+    if (!ts_heads_available(m))
+        return ts_fail(TS_ERR_ARG, "heads: a %s model has no heads to list (its row has no every_head)", m->kind->name);
     if (S < 1 || len < 0) return ts_fail(TS_ERR_ARG, "heads: source length %d, output length %d", S, len);
     int L = m->cfg.layers, H = m->cfg.heads, T = len + 1;
     if (heads_alloc(out, L, H, S, T)) return TS_ERR_NOMEM;

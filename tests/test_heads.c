@@ -128,6 +128,7 @@ Test(heads, views_are_named_once_and_a_gru_has_no_heads) {
     ts_heads h;
     cr_assert_eq(ts_heads_compute(gru, &ctx, src, S, src, 2, &h), TS_ERR_ARG);
     cr_assert_null(h.weights[0]);
+    cr_assert(strstr(ts_last_error(), "a gru model has no heads"), "%s", ts_last_error());  // the row's name, no guess
     ts_seq2seq_free(gru);
     ts_seq2seq *tm = random_transformer(1);
     const int bad[] = {TGT_VOCAB + 3};
