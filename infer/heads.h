@@ -44,11 +44,11 @@ typedef struct {
 int ts_heads_available(const ts_seq2seq *m);
 
 // Every head of model m (one with heads: ts_heads_available) translating
-// source ids src[0..S) into tokens[0..len) (without <eos>). Runs in ctx's arena (reset before
-// and after; the tape off) and copies the weights out: *out owns malloc'd
-// buffers (ts_heads_free). TS_OK; TS_ERR_ARG (no heads, S < 1,
-// len < 0), TS_ERR_ARENA (a bigger arena helps), TS_ERR_NOMEM, the model's
-// errors (ids outside the vocabulary); *out is then zeroed.
+// source ids src[0..S) into tokens[0..len) (without <eos>). Runs in ctx's
+// arena (reset before and after; the tape off) and copies the weights out:
+// *out owns malloc'd buffers (ts_heads_free). TS_OK; TS_ERR_ARG (no heads,
+// S < 1, len < 0), TS_ERR_ARENA (a bigger arena helps), TS_ERR_NOMEM, the
+// model's errors (ids outside the vocabulary); *out is then zeroed.
 int ts_heads_compute(const ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, const int *tokens, int len,
                      ts_heads *out);
 

@@ -138,7 +138,7 @@ double ts_grad_norm(const ts_params *p, int threads) {
     double *sumsq = malloc((size_t)(p->count > 0 ? p->count : 1) * sizeof *sumsq);  // (count)
     if (!sumsq) return NAN;  // no update rather than a wrong one
     param_pass run = {.p = (ts_params *)p, .total = ts_params_size(p), .sumsq = sumsq};  // read only
-    ts_parallel_run(pass_parts(ts_params_size(p), threads < p->count ? threads : p->count), sumsq_part, &run);
+    ts_parallel_run(pass_parts(run.total, threads < p->count ? threads : p->count), sumsq_part, &run);
     int mid = split_point(p);
     double half[2] = {0.0, 0.0};
     for (int i = 0; i < p->count; i++) half[i >= mid] += sumsq[i];
