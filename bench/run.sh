@@ -30,6 +30,11 @@
 #                                       loss costs it ~5% more at 0.1: the same
 #                                       loss on both sides, said in the header)
 #   TTQ_EPOCHS=10                       epochs of the time-to-quality row
+#   CORETYPES=""                        more passes, each core set as OPENBLAS_CORETYPE for
+#                                       both programs (torch 1.13 from Debian links the same
+#                                       OpenBLAS): "Zen Haswell" gives the AVX2 kernels on an
+#                                       AVX-512 machine (docs/performance.md, "Zen, Haswell
+#                                       and AVX-512 kernels")
 #
 # Both programs run twice per config: as a user runs them (every OPENBLAS_*
 # variable removed from the environment), and each on the
@@ -202,6 +207,9 @@ else
   echo
   echo "(best kernels = OpenBLAS's own choice here ($own_core): the default pass is the best-kernel pass)"
 fi
+for core in ${CORETYPES:-}; do
+  [ "$core" = "$own_core" ] || [ "$core" = "$best_core" ] || run_pass "$core"
+done
 
 # ---- translate: start to finish, and greedy per sentence. Each model of
 # GREEDY_CONFIGS as initialised, in both dtypes: untrained, it runs to its
