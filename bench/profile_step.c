@@ -23,6 +23,7 @@
 #include "models/search.h"
 #include "models/seq2seq.h"
 #include "tensor/kernels.h"
+#include "tensor/threads.h"
 #include "cli/blas_rerun.h"
 #include "tensor/blas_setup.h"
 #include "ckpt/ckpt.h"
@@ -171,9 +172,8 @@ static double dgemm_rate(int ta, int tb, int m, int n, int k, double seconds) {
 // process's, and the steps before leave it as their last product wanted
 // (the Transformer's at 1: its large products run as tinyseq's parts, so
 // this probe once ran on one thread and read half the rate).
-void openblas_set_num_threads(int num_threads);
 static double sgemm_rate(int ta, int tb, int m, int n, int k, double seconds, int threads) {
-    if (threads > 0) openblas_set_num_threads(threads);  // 0: never changed, OpenBLAS's own count
+    if (threads > 0) ts_threads_use(threads);  // 0: never changed, OpenBLAS's own count
     product p = {ta, tb, m, n, k, NULL, NULL, NULL, malloc((size_t)m * k * sizeof(float)),
                  malloc((size_t)k * n * sizeof(float)), calloc((size_t)m * n, sizeof(float))};
     if (!p.a || !p.b || !p.c) die("sgemm buffers");
@@ -231,7 +231,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (threads > 0) ts_blas_set_threads(threads);
+    if (threads > 0) ts_threads_use(threads);
     ts_gsl_quiet();
 
     // Data exactly as train/trainer.c loads it (seed 1).

@@ -2,7 +2,6 @@
 
 #include "cli/cli.h"
 #include "models/explain.h"
-#include "tensor/kernels.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,11 +20,6 @@ int ts_cli_open_session(const char *command, const char *model_path, const char 
     if (lp.gnmt && beam == 1)
         ts_cli_error(command, 0, "warning: --length-penalty ranks beam search's outputs; with greedy decoding "
                                  "(--beam 1) it changes nothing: leave --beam at its default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) " or give K > 1");
-    // The passes between products (tensor/parallel.h) use the threads the
-    // products do: OpenBLAS's own count, which a decoding command never
-    // changes. Unasked, they would run on one core while the other waits.
-    // Asked first: loading checks the file's CRCs on them too.
-    ts_blas_set_threads(ts_blas_threads());
     if (ts_session_open(s, model_path)) {  // inference only: the weights stay in the file's mapping
         ts_cli_error(command, 1, "cannot load the model");
         ts_cli_checkpoint_hint(command, "--model", model_path, "best.ckpt");

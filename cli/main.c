@@ -3,6 +3,7 @@
 #include "cli/blas_rerun.h"
 #include "tensor/blas_setup.h"
 #include "tensor/kernels.h"
+#include "tensor/threads.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -138,7 +139,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "--version")) {
         printf("tinyseq 0.1.0 (GSL on %s)\nkernels: %s\n", TS_CBLAS_NAME, ts_blas_kernels());
         if (ts_blas_thread_timeout())
-            printf("threads: %d, idle BLAS threads sleep after 2^%d cycles\n", ts_blas_threads(), ts_blas_thread_timeout());
+            printf("threads: %d, idle BLAS threads sleep after 2^%d cycles\n", ts_threads_available(), ts_blas_thread_timeout());
         return TS_EXIT_OK;
     }
     for (int i = 0; subcommands[i].name; i++)

@@ -1,11 +1,14 @@
 // A model loaded for use and the memory its work runs in (infer/session.h).
 #include "infer/session.h"
 
+#include "tensor/threads.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 int ts_session_open(ts_session *s, const char *path) {
     memset(s, 0, sizeof *s);
+    ts_threads_for_decoding();  // first: loading checks the file's CRCs on the threads too
     int rc = ts_translator_map(path, &s->t);
     if (!rc) rc = ts_session_start(s);
     if (rc) ts_session_free(s);
@@ -13,6 +16,7 @@ int ts_session_open(ts_session *s, const char *path) {
 }
 
 int ts_session_start(ts_session *s) {
+    ts_threads_for_decoding();
     ts_arena *arena = ts_arena_new(TS_SESSION_ARENA_START);
     if (!arena) return ts_fail(TS_ERR_NOMEM, "cannot allocate the arena");
     ts_ctx_init(&s->ctx, arena);
@@ -35,6 +39,9 @@ int ts_session_search(ts_session *s, int beam, ts_length_penalty lp) {
 }
 
 ts_ctx *ts_session_ctx(ts_session *s) {
+    // Every decoding call under the same policy, whatever ran in the process
+    // since (a training in Python sets its own count): the program's bits.
+    ts_threads_for_decoding();
     ts_ctx kept = s->ctx;
     ts_ctx_init(&s->ctx, kept.arena);
     memcpy(s->ctx.scratch, kept.scratch, sizeof s->ctx.scratch);

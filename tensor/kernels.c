@@ -1,6 +1,7 @@
 #include "tensor/kernels.h"
 
 #include "tensor/parallel.h"
+#include "tensor/threads.h"
 #include "tensor/status.h"
 
 #include <gsl/gsl_cblas.h>
@@ -19,14 +20,9 @@
 
 
 #ifdef TS_HAVE_OPENBLAS
-void openblas_set_num_threads(int num_threads);
-int openblas_get_num_threads(void);
 char *openblas_get_corename(void);
 #endif
 
-static void threads_for(double mnk);  // below ts_blas_set_threads
-#define TS_SMALL_GEMM_MNK 4e6
-#define TS_BIG_GEMV 1e6
 #define TS_SPLIT_GEMM_MNK 2e7
 static size_t row_grain(ts_dtype dtype);  // below ts_blas_core_name
 
@@ -206,51 +202,6 @@ static inline float sigmoid_inline_f32(float x) { return 1.0f / (1.0f + exp_inli
 // The templated kernels: products, softmax, elementwise maps and reductions.
 #define TS_TEMPLATE "tensor/kernels_t.h"
 #include "tensor/dtype_twice.h"
-
-// Threads asked for with ts_blas_set_threads (0: never called, OpenBLAS's
-// own choice), and the count OpenBLAS is set to now.
-static int blas_threads_now;
-
-void ts_blas_set_threads(int n) {
-#ifdef TS_HAVE_OPENBLAS
-    openblas_set_num_threads(n);
-#endif
-    ts_threads_ask(n);
-    blas_threads_now = n;
-}
-
-
-int ts_blas_threads(void) {
-#ifdef TS_HAVE_OPENBLAS
-    return openblas_get_num_threads();
-#else
-    return 1;
-#endif
-}
-
-// Products of fewer multiply-adds (m n k) than this run on one thread: for
-// them waking and joining the other threads costs more than it saves
-// (OpenBLAS itself goes single-threaded only below 2.6e5); a GRU 64/128/32
-// step's products (1.6e6) gain, 256/256/64's (1.3e7) stay threaded.
-// Matrix-vector products over TS_BIG_GEMV entries or more (the output
-// projection of one decoded sentence: 1.7 M at H = 256) use every thread:
-// streaming the matrix is bound by one core's memory bandwidth. The
-// measurements: docs/performance.md, "Measurements behind the code's
-// constants".
-static void threads_for(double mnk) {
-#ifdef TS_HAVE_OPENBLAS
-    // Inside a part (tensor/parallel.h) the count stays as it is: parts run
-    // side by side, and the setting is the process's.
-    if (ts_threads_asked() <= 1 || ts_parallel_in_part()) return;
-    int want = mnk < TS_SMALL_GEMM_MNK ? 1 : ts_threads_asked();
-    if (want != blas_threads_now) {
-        openblas_set_num_threads(want);
-        blas_threads_now = want;
-    }
-#else
-    (void)mnk;
-#endif
-}
 
 const char *ts_blas_name(void) { return TS_CBLAS_NAME; }
 

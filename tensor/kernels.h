@@ -30,17 +30,6 @@ static inline double ts_sigmoid_scalar(double x) {
 #define TS_TEMPLATE "tensor/kernels_decl_t.h"
 #include "tensor/dtype_twice.h"
 
-// Sets the number of threads OpenBLAS uses (no-op with another CBLAS). Once
-// set above 1, ts_gemm runs products of fewer than 4e6 multiply-adds on one
-// thread and the rest on n, and matrix-vector products on n only when the
-// matrix has 1e6 entries or more (without a call, OpenBLAS decides alone).
-// The passes between products (tensor/parallel.h) split over n threads too.
-void ts_blas_set_threads(int n);
-
-// The threads OpenBLAS uses now: OPENBLAS_NUM_THREADS, or the cores, until
-// ts_blas_set_threads says otherwise (1 with another CBLAS).
-int ts_blas_threads(void);
-
 // "OpenBLAS" or "gslcblas": the CBLAS this build links behind GSL.
 const char *ts_blas_name(void);
 

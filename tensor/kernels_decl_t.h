@@ -42,7 +42,7 @@ int FN(ts_gemm_product)(FN(ts_product) *p);
 
 // Two independent products (their C disjoint from each other and from
 // every input of the other), each as ts_gemm_ld. With two or more threads
-// asked for (ts_blas_set_threads) and both products large, they run side
+// asked for (ts_threads_use) and both products large, they run side
 // by side as the two parts of a ts_parallel_run, each on one OpenBLAS
 // thread, instead of one after the other each split by OpenBLAS: no
 // synchronisation inside a product, no packed panel shared between cores.

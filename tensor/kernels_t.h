@@ -57,7 +57,7 @@ static void FN(rows_part)(void *arg, int part, int parts) {
 
 // p cut into `parts` (> 1) by rows, each part on one OpenBLAS thread.
 static int FN(cut_product)(FN(ts_product) *p, int parts) {
-    threads_for(0);  // one OpenBLAS thread each: inside a part the count stays as it is
+    ts_threads_for_product(0);  // one OpenBLAS thread each: inside a part the count stays as it is
     ts_parallel_run(parts, FN(rows_part), p);
     return p->rc = TS_OK;
 }
@@ -90,7 +90,7 @@ int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, co
         }
         if (beta == 0)  // C may be memory never written (autograd's input_grad_written): no 0 * NaN
             for (int i = 0; i < (m == 1 ? n : m); i++) C[(size_t)i * y_stride] = 0;
-        threads_for((double)rows * cols >= TS_BIG_GEMV ? TS_SMALL_GEMM_MNK : 0);
+        ts_threads_for_product((double)rows * cols >= TS_BIG_GEMV ? TS_SMALL_GEMM_MNK : 0);
         BLAS(gemv)(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, rows, cols, alpha, M, tda, xv, x_stride, beta,
                    C, y_stride);
         return TS_OK;
@@ -100,7 +100,7 @@ int FN(ts_gemm_ld)(int trans_a, int trans_b, int m, int n, int k, REAL alpha, co
         FN(ts_product) p = {trans_a, trans_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, TS_OK, NULL, NULL, 0};
         return FN(cut_product)(&p, parts);
     }
-    threads_for((double)m * n * k);
+    ts_threads_for_product((double)m * n * k);
     BLAS(gemm)(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
                alpha, A, lda, B, ldb, beta, C, ldc);
     return TS_OK;
@@ -174,10 +174,10 @@ int FN(ts_gemm_two)(FN(ts_product) *first, FN(ts_product) *second) {
             if (c.parts[i] > most) c.parts[i] = most;
             both[i]->rc = TS_OK;
         }
-        threads_for(0);  // one OpenBLAS thread each: inside a part the count stays as it is
+        ts_threads_for_product(0);  // one OpenBLAS thread each: inside a part the count stays as it is
         ts_parallel_run(c.parts[0] + c.parts[1], FN(pair_part), &c);
     } else if (parts == 2) {
-        threads_for(0);  // one OpenBLAS thread each: inside a part the count stays as it is
+        ts_threads_for_product(0);  // one OpenBLAS thread each: inside a part the count stays as it is
         ts_parallel_run(2, FN(product_part), both);
     } else {  // not as parts, which would keep the count: each product is threaded as ts_gemm_ld chooses
         FN(product_part)(both, 0, 1);

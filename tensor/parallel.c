@@ -1,16 +1,12 @@
 #include "tensor/parallel.h"
 
+#include "tensor/threads.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
-
-static int threads_wanted;  // the n of the last ts_threads_ask (0: never called)
-
-void ts_threads_ask(int n) { threads_wanted = n; }
-
-int ts_threads_asked(void) { return threads_wanted > 1 ? threads_wanted : 1; }
 
 int ts_parallel_parts(size_t elements, int max_parts) {
     int parts = ts_threads_asked();

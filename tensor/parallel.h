@@ -4,7 +4,7 @@
 // around the products (the loss's rows of the (N, V) logits, layer norm's
 // rows, the attention's per-sentence products, the optimizer's halves) ran
 // on one core while the other idled. ts_parallel_run cuts such a pass into
-// parts, one per thread that ts_blas_set_threads asked for (at most the
+// parts, one per thread that ts_threads_use asked for (at most the
 // caller's max_parts), and runs them at once. Callers cut their work so that
 // each item (a row, a column) is computed the same way in any part: the
 // results are then bit-identical for every thread count.
@@ -26,15 +26,9 @@ typedef void (*ts_part_fn)(void *arg, int part, int parts);
 
 #define TS_PARALLEL_MAX_PARTS 16  // a run's parts at most
 
-// The threads asked for (ts_blas_set_threads records n here): how many
-// threads the passes between products may use. ts_threads_asked is 1 when
-// none was asked for.
-void ts_threads_ask(int n);
-int ts_threads_asked(void);
-
 // The parts a pass of `elements` elements would be cut into: 1 below
 // TS_PARALLEL_MIN_ELEMENTS, else the threads asked for with
-// ts_blas_set_threads, at most max_parts when max_parts > 0; at least 1.
+// ts_threads_use (tensor/threads.h), at most max_parts when max_parts > 0; at least 1.
 int ts_parallel_parts(size_t elements, int max_parts);
 
 // Calls fn(arg, part, parts) for part = 0 .. parts - 1 and returns when all

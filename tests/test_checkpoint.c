@@ -12,6 +12,7 @@
 #include "tensor/kernels.h"
 #include "tensor/status.h"
 #include "testutil.h"
+#include "tensor/threads.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -1515,10 +1516,10 @@ Test(checkpoint, crc32_in_parts_on_threads_is_one_pass) {
     for (size_t i = 0; i < n; i++) bytes[i] = (unsigned char)((state = state * 1664525u + 1013904223u) >> 24);
     uLong want = crc32(crc32(0, (const Bytef *)"prelude", 7), bytes, (uInt)n);
     for (int threads = 1; threads <= 16; threads = threads < 4 ? threads + 1 : threads * 4) {
-        ts_blas_set_threads(threads);
+        ts_threads_use(threads);
         cr_assert_eq(ts_crc32(ts_crc32(0, "prelude", 7), bytes, n), (uint32_t)want, "%d threads", threads);
     }
-    ts_blas_set_threads(1);
+    ts_threads_use(1);
     free(bytes);
 }
 

@@ -15,6 +15,7 @@
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
 #include "testutil.h"
+#include "tensor/threads.h"
 
 typedef ts_tensor *(*op_fn)(ts_ctx *ctx, ts_tensor **x, void *arg);
 
@@ -762,7 +763,7 @@ static void check_same_bits_on_two_threads(const char *what, const input_spec *s
             free(v);
         }
         for (int threads = 1; threads <= 2; threads++) {
-            ts_blas_set_threads(threads);
+            ts_threads_use(threads);
             cr_assert_eq(ts_parallel_parts(elements, max_parts), threads, "%s", what);
             ts_ctx_reset(&ctx);
             memset(ts_arena_alloc(ctx.arena, junk_bytes), 0xA5, junk_bytes);
@@ -778,7 +779,7 @@ static void check_same_bits_on_two_threads(const char *what, const input_spec *s
                 memcpy(grads[threads - 1][t], x[t]->grad_raw, ts_tensor_bytes(x[t]));
             }
         }
-        ts_blas_set_threads(1);
+        ts_threads_use(1);
         cr_assert(memcmp(&value[0], &value[1], sizeof(double)) == 0, "%s (%s): %.17g on one thread, %.17g on two",
                   what, ts_dtype_name(dtype), value[0], value[1]);
         for (int t = 0; t < n; t++) {
@@ -792,7 +793,7 @@ static void check_same_bits_on_two_threads(const char *what, const input_spec *s
     ts_arena_free(arena);
 }
 
-// The loss's row passes run in parts on the threads ts_blas_set_threads asks
+// The loss's row passes run in parts on the threads ts_threads_use asks
 // for (forward by rows, backward by columns). V is odd and the targets sit
 // on both sides of the column split (2501 | 2502), some rows are ignored,
 // with and without label smoothing and bias.
@@ -1196,7 +1197,7 @@ Test(ops, mha_and_layer_norm_on_threads_give_the_bits_of_one_thread) {
         size_t elem = ts_dtype_size(dtype), out_bytes = (size_t)B * T * D * elem;
         char *want[4] = {NULL};  // one thread's: y, then the gradients of x, gamma, beta
         for (int threads = 1; threads <= 3; threads++) {
-            ts_blas_set_threads(threads);
+            ts_threads_use(threads);
             cr_assert_eq(ts_parallel_parts(TS_PARALLEL_MIN_ELEMENTS, 0), threads);
             ts_ctx ctx;
             ts_ctx_init(&ctx, arena);
@@ -1222,7 +1223,7 @@ Test(ops, mha_and_layer_norm_on_threads_give_the_bits_of_one_thread) {
         for (int i = 0; i < 3; i++) ts_tensor_free_persistent(in[i]);
         gsl_rng_free(c.rng);
     }
-    ts_blas_set_threads(1);
+    ts_threads_use(1);
     ts_arena_free(arena);
 }
 

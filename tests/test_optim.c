@@ -11,6 +11,7 @@
 #include "tensor/kernels.h"
 #include "train/optim.h"
 #include "testutil.h"
+#include "tensor/threads.h"
 
 #define STEPS 4
 static const char *const names[2] = {"a", "b"};
@@ -104,7 +105,7 @@ static void threads_give_the_same_bits(ts_optim_kind kind, int dtype) {
             }
         }
         cr_assert_eq(ts_optim_init(&o[r], &p[r], kind, 1e-3), TS_OK);
-        ts_blas_set_threads(threads[r]);  // the parts ts_parallel_run may use
+        ts_threads_use(threads[r]);  // the parts ts_parallel_run may use
         o[r].threads = threads[r];
         for (int step = 0; step < 2; step++) {
             norm[r] = ts_grad_norm(&p[r], threads[r]);
@@ -113,7 +114,7 @@ static void threads_give_the_same_bits(ts_optim_kind kind, int dtype) {
                 memcpy(p[r].items[i]->grad_raw, p[r].items[i]->raw, ts_tensor_bytes(p[r].items[i]));
         }
     }
-    ts_blas_set_threads(1);
+    ts_threads_use(1);
     for (int r = 1; r < RUNS; r++) {
         cr_assert_eq(memcmp(&norm[0], &norm[r], sizeof(double)), 0, "norm %.17g vs %.17g", norm[0], norm[r]);
         for (int i = 0; i < TENSORS; i++) {

@@ -336,16 +336,3 @@ Test(options, flags_of_another_architecture_are_named_in_a_warning, .timeout = 1
     free(out);
     free(dir);
 }
-
-// The default thread count: the GRU 256 and the Transformer of
-// docs/performance.md's device table (5.3 M and 9.7 M parameters, batch 64)
-// get 8 and 15 of 16 cores, the counts measured within 10% of their best;
-// never fewer than 2 where there are two cores, never more than the cores.
-Test(options, the_default_thread_count_follows_the_step_s_work) {
-    cr_assert_eq(ts_train_default_threads(5300000, 64, 16), 8);
-    cr_assert_eq(ts_train_default_threads(9700000, 64, 16), 15);
-    cr_assert_eq(ts_train_default_threads(9700000, 64, 4), 4);
-    cr_assert_eq(ts_train_default_threads(300000, 32, 16), 2, "a toy model still gets two");
-    cr_assert_eq(ts_train_default_threads(300000, 32, 1), 1, "one core: one thread");
-    cr_assert_eq(ts_train_default_threads(50000000, 256, 64), 64);
-}

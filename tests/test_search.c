@@ -15,6 +15,7 @@
 #include "models/seq2seq.h"
 #include "tensor/kernels.h"
 #include "testutil.h"
+#include "tensor/threads.h"
 
 enum { N = 12 };  // sentences in the batch
 
@@ -299,7 +300,7 @@ Test(search, the_length_limit_cuts_the_best_live_hypothesis, .timeout = 120) {
 // over TS_PARALLEL_MIN_ELEMENTS: the sentences' candidates are ranked on two
 // threads (models/search.c, expand_part), each sentence's alone as before.
 Test(search, batched_beam_ranked_on_two_threads_equals_each_sentence_alone, .timeout = 240) {
-    ts_blas_set_threads(2);
+    ts_threads_use(2);
     ts_model_config cfgs[] = {
         {.attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_BAHDANAU, .emb = 6, .hidden = 8},
         {.attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_BAHDANAU, .emb = 6, .hidden = 8, .dtype = TS_F32},
@@ -312,7 +313,7 @@ Test(search, batched_beam_ranked_on_two_threads_equals_each_sentence_alone, .tim
         check_model_biases(m, i ? "float32, 6,000 words" : "float64, 6,000 words", 2);
         ts_seq2seq_free(m);
     }
-    ts_blas_set_threads(1);
+    ts_threads_use(1);
 }
 
 // A float32 model's search reads its logits as floats (no float64 copy):

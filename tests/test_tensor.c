@@ -13,6 +13,7 @@
 #include "tensor/parallel.h"
 #include "tensor/tensor.h"
 #include "testutil.h"
+#include "tensor/threads.h"
 
 Test(arena, reset_reuses_the_same_memory) {
     ts_arena *a = ts_arena_new(4096);
@@ -210,7 +211,7 @@ Test(parallel, two_products_side_by_side_give_the_bits_of_one_thread) {
         int r = run > 0;                     // c[1] holds the latest multi-thread run's
         for (int p = 0; p < 2; p++)
             for (int i = 0; i < M * LD; i++) c[r][p][i] = cf[r][p][i] = (float)(0.25 * sin(i));  // beta 1 adds to it
-        ts_blas_set_threads(threads[run]);
+        ts_threads_use(threads[run]);
         // first: C (M, N) += A (M, K) B^T, B (N, K); second: C (K, N) = 0.5 A^T B, A (M, K), B (M, N), beta 0
         ts_product p0 = {0, 1, M, N, K, 1.0, a + 3, LD, b + 5, LD, 1.0, c[r][0] + 7, LD, -1, NULL, NULL, 0};
         ts_product p1 = {1, 0, K, N, M, 0.5, a + 1, LD, b + 2, LD, 0.0, c[r][1] + 4, LD, -1, NULL, NULL, 0};
@@ -233,7 +234,7 @@ Test(parallel, two_products_side_by_side_give_the_bits_of_one_thread) {
                       threads[run]);
         }
     }
-    ts_blas_set_threads(1);
+    ts_threads_use(1);
     for (int run = 0; run < 2; run++)
         for (int p = 0; p < 2; p++) free(c[run][p]), free(cf[run][p]);
     free(a), free(b), free(af), free(bf);
@@ -262,7 +263,7 @@ Test(parallel, a_large_product_in_parts_gives_the_bits_of_one_thread) {
         double *c[2];
         float *cf[2];
         for (int threads = 1; threads <= 2; threads++) {
-            ts_blas_set_threads(threads);
+            ts_threads_use(threads);
             c[threads - 1] = malloc(sizeof(double) * cells);
             cf[threads - 1] = malloc(sizeof(float) * cells);
             for (size_t i = 0; i < cells; i++) c[threads - 1][i] = cf[threads - 1][i] = (float)(0.25 * sin((double)i));
@@ -273,7 +274,7 @@ Test(parallel, a_large_product_in_parts_gives_the_bits_of_one_thread) {
                 ts_gemm_ld_f32(ta, tb, m, n, K, 0.5f, af + 3, LD, bf + 5, LD, (float)beta, cf[threads - 1] + 7, LD),
                 TS_OK);
         }
-        ts_blas_set_threads(1);
+        ts_threads_use(1);
         cr_assert(!memcmp(c[0], c[1], sizeof(double) * cells), "float64, trans %d %d, %d x %d, beta %d: two threads differ",
                   ta, tb, m, n, !beta_zero);
         cr_assert(!memcmp(cf[0], cf[1], sizeof(float) * cells), "float32, trans %d %d, %d x %d, beta %d: two threads differ",
@@ -297,8 +298,8 @@ static void log_part(void *arg, int part, int parts) {
     log->parts_seen[part] = parts;
 }
 Test(parallel, parts_run_once_each_on_their_own_threads) {
-    cr_assert_eq(ts_parallel_parts((size_t)1 << 20, 0), 1, "no ts_blas_set_threads yet: one part");
-    ts_blas_set_threads(3);
+    cr_assert_eq(ts_parallel_parts((size_t)1 << 20, 0), 1, "no ts_threads_use yet: one part");
+    ts_threads_use(3);
     cr_assert_eq(ts_parallel_parts((size_t)1 << 20, 0), 3);
     cr_assert_eq(ts_parallel_parts((size_t)1 << 20, 2), 2);
     cr_assert_eq(ts_parallel_parts(TS_PARALLEL_MIN_ELEMENTS - 1, 0), 1, "small passes stay on one thread");
@@ -308,7 +309,7 @@ Test(parallel, parts_run_once_each_on_their_own_threads) {
     cr_assert(pthread_equal(log.ran_on[0], log.caller));
     cr_assert(!pthread_equal(log.ran_on[1], log.caller) && !pthread_equal(log.ran_on[2], log.caller));
     cr_assert(!pthread_equal(log.ran_on[1], log.ran_on[2]));
-    ts_blas_set_threads(1);
+    ts_threads_use(1);
     const size_t sizes[] = {0, 1, 2, 7, 100, 5003};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
         for (int parts = 1; parts <= 4; parts++) {
@@ -662,4 +663,57 @@ Test(parallel, passes_from_two_threads_at_once_each_complete) {
     run_many(&missed[0]);
     pthread_join(other, NULL);
     cr_assert_eq(missed[0] + missed[1], 0, "%d, %d items missed", missed[0], missed[1]);
+}
+
+// The default thread count: the GRU 256 and the Transformer of
+// docs/performance.md's device table (5.3 M and 9.7 M parameters, batch 64)
+// get 8 and 15 of 16 cores, the counts measured within 10% of their best;
+// never fewer than 2 where there are two cores, never more than the cores.
+Test(threads, the_default_thread_count_follows_the_step_s_work) {
+    cr_assert_eq(ts_threads_for_model(5300000, 64, 16), 8);
+    cr_assert_eq(ts_threads_for_model(9700000, 64, 16), 15);
+    cr_assert_eq(ts_threads_for_model(9700000, 64, 4), 4);
+    cr_assert_eq(ts_threads_for_model(300000, 32, 16), 2, "a toy model still gets two");
+    cr_assert_eq(ts_threads_for_model(300000, 32, 1), 1, "one core: one thread");
+    cr_assert_eq(ts_threads_for_model(50000000, 256, 64), 64);
+}
+
+// The count a process may use is read once: after a product has set
+// OpenBLAS's count to 1 (the policy's small products), a second model opened
+// in the same process still decodes on every thread.
+Test(threads, the_available_count_does_not_follow_the_last_product) {
+    int n = ts_threads_available();
+    cr_assert_geq(n, 1);
+    ts_threads_use(n > 1 ? n : 2);
+    ts_threads_for_product(1.0);  // a small product: one OpenBLAS thread
+    cr_assert_eq(ts_threads_available(), n);
+    ts_threads_use(1);
+    cr_assert_eq(ts_threads_available(), n);
+    ts_threads_for_decoding();
+    cr_assert_eq(ts_threads_asked(), n, "decoding asks for the process's count, not the last one set");
+}
+
+Test(threads, the_environment_gives_the_count_in_openblas_s_order) {
+    unsetenv("OPENBLAS_NUM_THREADS");
+    unsetenv("OMP_NUM_THREADS");
+    cr_assert_eq(ts_threads_from_environment(), 0);
+    setenv("OMP_NUM_THREADS", "3", 1);
+    cr_assert_eq(ts_threads_from_environment(), 3);
+    setenv("OPENBLAS_NUM_THREADS", "5", 1);
+    cr_assert_eq(ts_threads_from_environment(), 5, "OPENBLAS_NUM_THREADS before OMP_NUM_THREADS");
+    setenv("OPENBLAS_NUM_THREADS", "five", 1);
+    cr_assert_eq(ts_threads_from_environment(), 3, "a value that is not a count is skipped");
+    setenv("OPENBLAS_NUM_THREADS", "0", 1);
+    cr_assert_eq(ts_threads_from_environment(), 3);
+}
+
+Test(threads, training_asks_for_threads_then_shares_them_among_ranks) {
+    unsetenv("OPENBLAS_NUM_THREADS");
+    unsetenv("OMP_NUM_THREADS");
+    int n = ts_threads_available();
+    cr_assert_eq(ts_threads_for_training(7, 4), 7, "--threads wins");
+    cr_assert_eq(ts_threads_for_training(0, 1), n);
+    cr_assert_eq(ts_threads_for_training(0, 2 * n), 1, "never fewer than one a rank");
+    setenv("OMP_NUM_THREADS", "1", 1);
+    cr_assert_eq(ts_threads_for_training(0, 2), n, "the environment's count is each rank's own");
 }

@@ -5,7 +5,6 @@
 
 #include "data/toy.h"
 #include "models/search.h"  // TS_BEAM_DEFAULT
-#include "tensor/kernels.h"  // ts_blas_threads
 
 #include <errno.h>
 #include <math.h>
@@ -498,20 +497,6 @@ int ts_train_options_check_parts(const ts_train_opts *o, int ranks) {
                        "sentence; give --batch %ld or more", o->batch, ranks * o->accumulate, ranks,
                        ranks > 1 ? "s" : "", o->accumulate, ranks * o->accumulate);
     return TS_OK;
-}
-
-int ts_train_default_threads(size_t parameters, long batch, int cores) {
-    double wanted = round((double)parameters * (double)(batch > 0 ? batch : 1) / TS_WORK_PER_THREAD);
-    if (wanted < 2) wanted = 2;
-    if (wanted > cores) wanted = cores;
-    return wanted < 1 ? 1 : (int)wanted;
-}
-
-int ts_train_threads(const ts_train_opts *o, const ts_dist *d) {
-    int threads = o->threads > 0 ? (int)o->threads : ts_blas_threads();
-    if (!o->threads && d->local_size > 1 && !getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS"))
-        threads = threads / d->local_size > 1 ? threads / d->local_size : 1;
-    return threads;
 }
 
 // The 1-2-5 number nearest to x (at least 1): --log-every's default, so the

@@ -235,14 +235,6 @@ int ts_train_options_compare(const ts_ckpt *ck, const ts_train_opts *o);
 // (ts_dist_check_same; TS_ERR_ARG naming the first that differs).
 int ts_train_options_check_ranks(const ts_train_opts *o, ts_dist *d);
 
-// The BLAS threads a run asks for: --threads, else OpenBLAS's own count
-// (asked for even then: that turns on ts_gemm's one-thread path for small
-// products), shared among the ranks on one machine unless the environment
-// (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS) says otherwise. Without either,
-// the trainer then asks for ts_train_default_threads of that many once the
-// model is built.
-int ts_train_threads(const ts_train_opts *o, const ts_dist *d);
-
 // Steps between steps.csv rows: --log-every, else about 20 rows an epoch
 // at a round number (1, 2 or 5 times a power of ten: 20, 50, 100).
 long ts_train_log_every(const ts_train_opts *o, size_t batches_per_epoch);
@@ -250,14 +242,6 @@ long ts_train_log_every(const ts_train_opts *o, size_t batches_per_epoch);
 // TS_ERR_ARG naming the flag when --threads is out of range or --batch
 // cannot be cut into `ranks` x --accumulate parts of at least a sentence.
 int ts_train_options_check_parts(const ts_train_opts *o, int ranks);
-
-// The default --threads (none given, no OPENBLAS_NUM_THREADS or
-// OMP_NUM_THREADS): one thread per TS_WORK_PER_THREAD of parameters x
-// batch sentences (a step's products grow with both), at least 2 and at
-// most `cores` (1 on one core). Chosen from measurements at 1-16 threads
-// on a 16-core machine (docs/performance.md, "Many cores").
-#define TS_WORK_PER_THREAD 4.2e7
-int ts_train_default_threads(size_t parameters, long batch, int cores);
 
 // 1 when o trains with guided alignment (train/guided.h): a --guided-alignment
 // and a weight above 0.

@@ -2,6 +2,7 @@
 
 #include "tensor/blas_setup.h"
 #include "tensor/kernels.h"
+#include "tensor/threads.h"
 #include "train/optim.h"
 #include "infer/translate.h"
 
@@ -92,7 +93,7 @@ void ts_progress_banner(FILE *out, const ts_progress_start *st) {
     if (st->parts > 1)
         fprintf(out, "data-parallel: %d rank%s x --accumulate %ld: a batch of %ld sentences in %d parts of about %ld\n",
                 st->ranks, st->ranks > 1 ? "s" : "", o->accumulate, o->batch, st->parts, o->batch / st->parts);
-    fprintf(out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_blas_threads());
+    fprintf(out, "kernels: %s; %d BLAS threads\n", ts_blas_kernels(), ts_threads_asked());
     fprintf(out, "data: %s, %zu train / %zu dev pairs, vocabularies %d / %d", o->data.corpus ? o->data.corpus : "toy corpus",
             st->n_train, st->n_dev, cfg->src_vocab, cfg->tgt_vocab);
     if (o->data.subword)

@@ -18,6 +18,7 @@
 #include "tensor/blas_setup.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
+#include "tensor/threads.h"
 #include "train/guided.h"
 #include "train/record.h"
 #include "train/runlock.h"
@@ -250,9 +251,9 @@ static int build_run(trainer *t, const ts_ckpt *resume) {
         (rc = ts_shards_init(&t->shards, t->dist->size, o->accumulate, ts_params_size(&t->model->params), TS_STEP_SUMS)))
         return rc;
     // No count given: as many threads as the model's step keeps busy, now
-    // that its size is known (ts_train_threads gave this machine's share).
-    if (!o->threads && !getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS"))
-        ts_blas_set_threads(ts_train_default_threads(ts_params_size(&t->model->params), o->batch, ts_threads_asked()));
+    // that its size is known (ts_threads_for_training gave this machine's share).
+    if (!o->threads && !ts_threads_from_environment())
+        ts_threads_use(ts_threads_for_model(ts_params_size(&t->model->params), o->batch, ts_threads_asked()));
     t->optim.threads = ts_threads_asked();
     t->step = (ts_stepper){.opts = o, .model = t->model, .optim = &t->optim, .ctx = &t->ctx, .dist = t->dist,
                            .shards = &t->shards, .units = t->data.corpus,
@@ -284,7 +285,7 @@ static int set_up(trainer *t, ts_ckpt **resume) {
     if (!rc && *resume) rc = ts_train_options_compare(*resume, o);
     if (!rc && *resume) rc = ts_train_state_resume_translator(*resume, o->resume, &t->resumed);
     if (rc) return rc;
-    ts_blas_set_threads(ts_train_threads(o, t->dist));
+    ts_threads_use(ts_threads_for_training(o->threads, t->dist->local_size));
     // The data before --out: a corpus or gold file that fails leaves it untouched.
     ts_rundir_use use = TS_RUN_NEW;
     if ((rc = load_data(t))) return rc;
