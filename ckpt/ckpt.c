@@ -1,7 +1,7 @@
 // The checkpoint container in memory: header entries, vocabularies, tensors
 // and blobs, with their setters and getters (ckpt/ckpt.h). Saving: write.c;
 // loading: read.c.
-#include "ckpt/format.h"
+#include "ckpt/container.h"
 
 #include "tensor/status.h"
 
@@ -12,6 +12,92 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+// ---- growth and copies (ckpt/container.h) -------------------------------------------
+
+// Makes room for one more element in a growing array.
+int ts_ckpt_reserve(void **items, size_t *cap, size_t n, size_t elem) {
+    if (n < *cap) return TS_OK;
+    size_t new_cap = *cap ? *cap * 2 : 8;
+    if (new_cap > SIZE_MAX / elem) return ts_fail(TS_ERR_NOMEM, "checkpoint: array too large");
+    void *grown = realloc(*items, new_cap * elem);
+    if (!grown) return ts_fail(TS_ERR_NOMEM, "checkpoint: out of memory");
+    *items = grown;
+    *cap = new_cap;
+    return TS_OK;
+}
+
+char *ts_ckpt_dup(const char *s, size_t n) {
+    char *d = malloc(n + 1);
+    if (!d) return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+// ---- validation shared by the setters and the loader -----------------------------
+
+// Header keys and vocabulary names: 1..255 bytes of [A-Za-z0-9_.-].
+int ts_ckpt_key_ok(const char *s, size_t n) {
+    if (n == 0 || n > TS_CKPT_MAX_NAME) return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '_' || c == '.' || c == '-';
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+// Tensor and blob names: 1..255 printable ASCII bytes, no space, no '='.
+int ts_ckpt_name_ok(const char *s, size_t n) {
+    if (n == 0 || n > TS_CKPT_MAX_NAME) return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x21 || c > 0x7e || c == '=') return 0;
+    }
+    return 1;
+}
+
+// Header values: at most TS_CKPT_MAX_VALUE bytes, no NUL (implied for C
+// strings), no newline (it ends the line in the file).
+int ts_ckpt_value_ok(const char *s, size_t n) {
+    return n <= TS_CKPT_MAX_VALUE && !memchr(s, '\n', n) && !memchr(s, '\0', n);
+}
+
+// Strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF.
+static int utf8_ok(const unsigned char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len;
+        unsigned cp, min;
+        if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f, min = 0x80;
+        else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f, min = 0x800;
+        else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07, min = 0x10000;
+        else return 0;
+        if (n - i < len) return 0;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80) return 0;
+            cp = (cp << 6) | (s[i + k] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+        i += len;
+    }
+    return 1;
+}
+
+// Tokens: valid UTF-8, at most TS_CKPT_MAX_TOKEN bytes, no NUL, no newline.
+int ts_ckpt_token_ok(const char *s, size_t n) {
+    return n <= TS_CKPT_MAX_TOKEN && !memchr(s, '\n', n) && !memchr(s, '\0', n) &&
+           utf8_ok((const unsigned char *)s, n);
+}
+
+// ---- the container ------------------------------------------------------------------
 
 void ts_ckpt_release_bytes(const unsigned char *bytes, size_t len, int mapped) {
     if (mapped) munmap((void *)bytes, len);

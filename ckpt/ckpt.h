@@ -1,9 +1,12 @@
 // Checkpoint files: a model-independent container of header key=value
 // strings, vocabularies, named tensors (parameters and optimizer state) and
 // opaque binary blobs (RNG state). The byte layout is in docs/checkpoint.md;
-// this header is the API. The code: ckpt.c (the container in memory),
-// write.c (sizing, atomic save), read.c (mapping or inflating, and the
-// bounded parse), format.[ch] (constants and helpers the three share; internal).
+// this header is the API. The code: ckpt.c (the container in memory, its
+// layout and the internals the loader and writer share in container.h),
+// write.c (sizing, atomic save), read.c (mapping, and the bounded parse),
+// inflate.c (version 1's gzip), format.h (the byte layout's constants and
+// encoding), crc.c (ts_crc32). Both internal headers build on this one and
+// neither includes the other: the container knows no bytes of the file.
 //
 // Version 2 files (written now) are uncompressed, with every tensor's data
 // 64-byte aligned, so loading maps the file and the tensors point into the

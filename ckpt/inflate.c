@@ -2,6 +2,7 @@
 // into one buffer bounded by the payload size its prelude declares (itself
 // bounded by a cap), the prelude checked as soon as it arrives; and the
 // prelude's check, which a mapped file's raw payload shares (ckpt/read.c).
+#include "ckpt/ckpt.h"  // ts_crc32
 #include "ckpt/format.h"
 
 #include "tensor/status.h"

@@ -8,6 +8,7 @@
 // of it; fuzzing builds (TS_CKPT_FUZZING) skip the comparisons so the fuzzer
 // reaches the parser. Byte layout: docs/checkpoint.md.
 #define _DEFAULT_SOURCE  // MAP_POPULATE
+#include "ckpt/container.h"
 #include "ckpt/format.h"
 
 #include "tensor/status.h"

@@ -4,6 +4,7 @@
 // declare the payload size up front and the tensor index can precede the
 // data. Saving to a path goes through the atomic writer
 // (tensor/atomic_write.h). Byte layout: docs/checkpoint.md.
+#include "ckpt/container.h"
 #include "ckpt/format.h"
 
 #include "tensor/atomic_write.h"
