@@ -157,7 +157,7 @@ static int apply_config(const char *path, const ts_cli_spec *spec, char **text) 
 static const char usage_head[] =
     "usage: tinyseq train [--corpus FILE] [--attn NAME] [--decoder bahdanau|luong] [--bidirectional]\n"
     "                     [--emb N] [--hidden N] [--batch N] [--epochs N | --steps N] [--lr X]\n"
-    "                     [--optim adam|sgd] [--clip X] [--tf RATIO] [--max-len N] [--seed N]\n"
+    "                     [--optim adam|sgd|adamw] [--clip X] [--tf RATIO] [--max-len N] [--seed N]\n"
     "                     [--accumulate K]\n"
     "                     [--preset NAME] [--out DIR] [--resume CKPT] [--force] [more options below]\n"
     "\n"
@@ -418,6 +418,10 @@ static int train_command(int argc, char **argv, char **config_text) {
     if (ts_train_options_finish(&o, given, default_out)) {  // the table's own values: a bad one is the program's bug
         ts_cli_error(cmd, 0, "%s", ts_last_error());
         return TS_EXIT_FAIL;
+    }
+    if (ts_train_options_check_optim(&o, given)) {
+        ts_cli_error(cmd, 0, "%s", ts_last_error());
+        return TS_EXIT_USAGE;
     }
     if (ts_train_options_check_arch(&o, line_given)) ts_cli_error(cmd, 0, "warning: %s", ts_last_error());
     ts_train_report report;

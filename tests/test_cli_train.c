@@ -30,6 +30,9 @@ Test(cli_train, bad_flags_values_and_files_exit_2) {
     expect_usage_error("--tf 1.5", "--tf must be between 0 and 1");
     expect_usage_error("--attn luong", "unknown attention 'luong'");
     expect_usage_error("--optim rmsprop", "unknown optimizer 'rmsprop'");
+    expect_usage_error("--weight-decay 0.1", "--weight-decay applies to --optim adamw only; this run uses --optim adam");
+    expect_usage_error("--optim sgd --weight-decay 0.1", "this run uses --optim sgd");
+    expect_usage_error("--optim adamw --weight-decay -1", "--weight-decay must be between 0 and 100");
     expect_usage_error("stray", "unexpected argument 'stray'");
     expect_usage_error("--bidirectional=1", "--bidirectional is a switch and takes no value, got '--bidirectional=1'");
     expect_usage_error("--skip-bad=x", "--skip-bad is a switch and takes no value");

@@ -1,6 +1,6 @@
 // The optimizers and gradient clipping against PyTorch (tests/fixtures/torch/
-// optimizer.txt): clip_grad_norm_(max_norm=1) then Adam or SGD with momentum,
-// four steps, two of them clipped. The update is one fused pass that also
+// optimizer.txt): clip_grad_norm_(max_norm=1) then Adam, SGD with momentum
+// or AdamW, four steps, two of them clipped. The update is one fused pass that also
 // zeroes the gradients; these tests pin both.
 #include <criterion/criterion.h>
 #include <limits.h>
@@ -46,7 +46,7 @@ static void follows_torch(const char *optim, int threads) {
     ts_optim_kind kind;
     cr_assert_eq(ts_optim_parse(optim, &kind), TS_OK);
     ts_optim o;
-    cr_assert_eq(ts_optim_init(&o, &p, kind, kind == TS_OPTIM_ADAM ? 0.01 : 0.1), TS_OK);
+    cr_assert_eq(ts_optim_init(&o, &p, kind, strcmp(optim, "sgd") ? 0.01 : 0.1), TS_OK);  // the fixture's rates
     o.threads = threads;
     int clipped = 0;
     for (int t = 0; t < STEPS; t++) {
@@ -81,6 +81,67 @@ Test(optim, adam_after_clipping_follows_torch_for_four_steps) {
 Test(optim, sgd_with_momentum_after_clipping_follows_torch_for_four_steps) {
     follows_torch("sgd", 1);
     follows_torch("sgd", 2);
+}
+
+// With ts_optim_init's weight decay, which the fixture's torch.optim.AdamW
+// has by default (0.01): the default is pinned too.
+Test(optim, adamw_after_clipping_follows_torch_for_four_steps) {
+    follows_torch("adamw", 1);
+    follows_torch("adamw", 2);
+}
+
+// Every row: its name parses back to it, and its moments are allocated.
+Test(optim, each_kind_is_a_row_with_its_name_and_moments) {
+    ts_params p;
+    ts_params_init(&p);
+    cr_assert_not_null(ts_params_add(&p, "w", 1, (int[]){3}));
+    for (int k = 0; k < TS_OPTIM_COUNT; k++) {
+        const ts_optim_row *row = ts_optim_kind_of((ts_optim_kind)k);
+        ts_optim_kind parsed;
+        cr_assert_eq(ts_optim_parse(row->name, &parsed), TS_OK, "%s", row->name);
+        cr_assert_eq(parsed, k);
+        cr_assert_str_eq(ts_optim_name(k), row->name);
+        cr_assert(row->moments == 1 || row->moments == 2, "%s", row->name);
+        ts_optim o;
+        cr_assert_eq(ts_optim_init(&o, &p, (ts_optim_kind)k, 0.1), TS_OK);
+        cr_assert_not_null(o.m[0]);
+        cr_assert_eq(o.v[0] != NULL, row->moments == 2, "%s", row->name);
+        ts_optim_free(&o);
+    }
+    cr_assert_str_eq(ts_optim_name(TS_OPTIM_COUNT), "?");
+    ts_params_free(&p);
+}
+
+// AdamW multiplies by 1 - lr weight_decay before Adam's update: with no
+// decay it is Adam to the bit, in both dtypes; with some, not.
+Test(optim, adamw_without_weight_decay_is_adam_to_the_bit) {
+    for (int dtype = 0; dtype < 2; dtype++)
+        for (int decays = 0; decays < 2; decays++) {
+            ts_params p[2];
+            ts_optim o[2];
+            for (int r = 0; r < 2; r++) {
+                ts_params_init(&p[r]);
+                ts_tensor *w = ts_params_add_dtype(&p[r], dtype ? TS_F32 : TS_F64, "w", 1, (int[]){37});
+                cr_assert_not_null(w);
+                cr_assert_eq(ts_optim_init(&o[r], &p[r], r ? TS_OPTIM_ADAMW : TS_OPTIM_ADAM, 0.05), TS_OK);
+                o[r].weight_decay = decays ? 0.1 : 0.0;
+                for (int step = 0; step < 3; step++) {
+                    for (size_t k = 0; k < w->size; k++) {
+                        double value = step ? 0 : cos(0.3 * (double)k), grad = sin(0.7 * (double)k + step);
+                        if (dtype) w->grad_f32[k] = (float)grad, w->data_f32[k] += (float)value;
+                        else w->grad[k] = grad, w->data[k] += value;
+                    }
+                    ts_optim_step(&o[r], &p[r], 1.0);
+                }
+            }
+            int same = !memcmp(p[0].items[0]->raw, p[1].items[0]->raw, ts_tensor_bytes(p[0].items[0]));
+            cr_assert_eq(same, !decays, "%s, weight decay %g: %s", dtype ? "float32" : "float64", o[1].weight_decay,
+                         same ? "the same bits as Adam" : "not Adam's bits");
+            for (int r = 0; r < 2; r++) {
+                ts_optim_free(&o[r]);
+                ts_params_free(&p[r]);
+            }
+        }
 }
 
 // Many tensors of uneven sizes, each optimizer and dtype: 2, 3, 5 and 8
@@ -122,7 +183,7 @@ static void threads_give_the_same_bits(ts_optim_kind kind, int dtype) {
             size_t bytes = ts_tensor_bytes(a);
             cr_assert_eq(memcmp(a->raw, b->raw, bytes), 0, "tensor %d differs on %d threads", i, threads[r]);
             cr_assert_eq(memcmp(o[0].m[i], o[r].m[i], bytes), 0);
-            if (kind == TS_OPTIM_ADAM) cr_assert_eq(memcmp(o[0].v[i], o[r].v[i], bytes), 0);
+            if (o[0].v[i]) cr_assert_eq(memcmp(o[0].v[i], o[r].v[i], bytes), 0);
         }
     }
     for (int r = 0; r < RUNS; r++) {
@@ -132,10 +193,8 @@ static void threads_give_the_same_bits(ts_optim_kind kind, int dtype) {
 }
 
 Test(optim, any_thread_count_gives_the_same_bits_as_one) {
-    for (int dtype = 0; dtype < 2; dtype++) {
-        threads_give_the_same_bits(TS_OPTIM_ADAM, dtype ? TS_F32 : TS_F64);
-        threads_give_the_same_bits(TS_OPTIM_SGD, dtype ? TS_F32 : TS_F64);
-    }
+    for (int dtype = 0; dtype < 2; dtype++)
+        for (int kind = 0; kind < TS_OPTIM_COUNT; kind++) threads_give_the_same_bits((ts_optim_kind)kind, dtype ? TS_F32 : TS_F64);
 }
 
 Test(optim, clip_factor_is_torchs_rule) {
@@ -205,7 +264,7 @@ Test(optim, a_step_count_at_its_limit_fails_without_updating) {
 }
 
 // Two steps, a save, two more steps from the loaded copy: the same bits as
-// four steps in one go (what resuming a run relies on), for both kinds.
+// four steps in one go (what resuming a run relies on), for every kind.
 static void state_round_trips(const char *optim) {
     fixture f = fixture_load("optimizer.txt");
     ts_params p, q;
@@ -244,6 +303,7 @@ static void state_round_trips(const char *optim) {
 
 Test(optim, adam_state_saved_and_loaded_continues_bit_for_bit) { state_round_trips("adam"); }
 Test(optim, sgd_state_saved_and_loaded_continues_bit_for_bit) { state_round_trips("sgd"); }
+Test(optim, adamw_state_saved_and_loaded_continues_bit_for_bit) { state_round_trips("adamw"); }
 
 Test(optim, a_loaded_state_is_checked_before_any_of_it_is_used) {
     ts_params p;
@@ -271,6 +331,13 @@ Test(optim, a_loaded_state_is_checked_before_any_of_it_is_used) {
     cr_assert_neq(ts_optim_load(&sgd, &p, ck, 5), TS_OK);
     cr_assert(strstr(ts_last_error(), "sgd.velocity.w"), "%s", ts_last_error());
     cr_assert_eq(sgd.step, 0);
+    // AdamW's moments have their own names: an Adam state is not AdamW's.
+    ts_optim adamw;
+    cr_assert_eq(ts_optim_init(&adamw, &p, TS_OPTIM_ADAMW, 0.1), TS_OK);
+    cr_assert_neq(ts_optim_load(&adamw, &p, ck, 5), TS_OK);
+    cr_assert(strstr(ts_last_error(), "adamw.m.w"), "%s", ts_last_error());
+    cr_assert_eq(adamw.step, 0);
+    ts_optim_free(&adamw);
     cr_assert_eq(ts_optim_load(&fresh, &p, ck, 5), TS_OK);
     cr_assert_eq(fresh.step, 5);
     cr_assert_eq(((double *)fresh.m[0])[0], 1.5);

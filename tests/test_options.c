@@ -72,7 +72,7 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
         {"corpus", "toy"},     {"toy_pairs", "300"},  {"max_len", "30"},        {"dev", held},
         {"test", held},        {"min_count", "2"},    {"skip_bad", "1"},        {"attention", "general"},
         {"decoder", "bahdanau"}, {"bidirectional", "1"}, {"emb", "5"},          {"hidden", "7"},
-        {"optimizer", "sgd"},  {"lr", "0.02"},        {"clip", "2.5"},          {"tf", "1"},
+        {"optimizer", "adamw"}, {"weight_decay", "0.05"}, {"lr", "0.02"},        {"clip", "2.5"},          {"tf", "1"},
         {"dropout", "0.2"},    {"label_smoothing", "0.05"}, {"batch", "6"},     {"accumulate", "2"},
         {"epochs", "2"},       {"steps", "3"},        {"lr_decay", "0.25"},     {"patience", "2"},
         {"seed", "9"},         {"keep", "1"},         {"beam", "2"},            {"log_every", "2"},
@@ -166,6 +166,8 @@ Test(options, every_checkpoint_row_is_saved_and_checked_on_resume, .timeout = 12
     o.guided_alignment = gold;  // its rows are saved only with guided alignment on
     o.guided_weight = 0.25;
     o.guided_layer = o.guided_head = 0;  // as the run resolves them
+    o.optim = TS_OPTIM_ADAMW;  // --weight-decay's row is saved only with an optimizer that decays
+    o.weight_decay = 0.02;
     o.out = o.log = NULL;
     ts_train_report report;
     cr_assert_eq(ts_train(&o, &report), TS_OK, "%s", ts_last_error());
@@ -201,6 +203,54 @@ Test(options, every_checkpoint_row_is_saved_and_checked_on_resume, .timeout = 12
     free(gold);
     free(corpus);
     free(dir);
+}
+
+// --weight-decay belongs to the optimizers that decay (AdamW): given to
+// another it is refused naming both; config.txt and the checkpoint have it
+// only with one; and resuming across optimizers names --optim, whichever
+// side decays.
+Test(options, weight_decay_is_adamws_alone) {
+    const ts_train_option *decay = ts_train_option_by_flag("weight-decay");
+    cr_assert_not_null(decay);
+    int given[TS_TRAIN_OPTIONS_MAX] = {0};
+    given[decay - ts_train_options] = 1;
+    ts_train_opts adam = ts_train_defaults(), adamw = adam;
+    adamw.optim = TS_OPTIM_ADAMW;
+    cr_assert_eq(adamw.weight_decay, 0.01, "torch.optim.AdamW's default");
+    cr_assert_eq(ts_train_options_check_optim(&adamw, given), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_train_options_check_optim(&adam, given), TS_ERR_ARG);
+    cr_assert_str_eq(ts_last_error(), "--weight-decay applies to --optim adamw only; this run uses --optim adam");
+    cr_assert_eq(ts_train_options_check_optim(&adam, (int[TS_TRAIN_OPTIONS_MAX]){0}), TS_OK, "not given: no error");
+    cr_assert(ts_train_option_applies(&adamw, decay));
+    cr_assert(!ts_train_option_applies(&adam, decay));
+    char *config;
+    size_t size;
+    FILE *f = open_memstream(&config, &size);
+    ts_train_options_write_config(f, &adam);
+    fclose(f);
+    cr_assert(!strstr(config, "weight_decay"), "%s", config);
+    free(config);
+    f = open_memstream(&config, &size);
+    ts_train_options_write_config(f, &adamw);
+    fclose(f);
+    cr_assert(strstr(config, "\noptimizer = adamw\nweight_decay = 0.01\n"), "%s", config);
+    free(config);
+    ts_train_opts *runs[2] = {&adam, &adamw};
+    for (int saved = 0; saved < 2; saved++) {
+        ts_ckpt *ck = ts_ckpt_new();
+        cr_assert_not_null(ck);
+        cr_assert_eq(ts_train_options_save(ck, runs[saved], 0.003), TS_OK, "%s", ts_last_error());
+        cr_assert_eq(ts_ckpt_set_int(ck, "data.max_len", 0), TS_OK);  // the model's row (infer/load.c writes it)
+        const char *value;
+        cr_assert_eq(ts_ckpt_get_string(ck, "train.weight_decay", &value) == TS_OK, saved);
+        ts_clear_error();
+        ts_train_opts resumed = *runs[!saved];
+        resumed.resume = "x.ckpt";
+        cr_assert_eq(ts_train_options_compare(ck, runs[saved]), TS_OK, "%s", ts_last_error());
+        cr_assert_eq(ts_train_options_compare(ck, &resumed), TS_ERR_ARG);
+        cr_assert(strstr(ts_last_error(), "was trained with --optim"), "%s", ts_last_error());
+        ts_ckpt_free(ck);
+    }
 }
 
 // The line "key = value\n" is in config.txt of run DIR/name.

@@ -153,7 +153,7 @@ Test(train, a_full_arena_grows_and_the_run_is_the_same_to_the_bit) {
 
 // train --steps N; train --resume last.ckpt --steps N + M  ==  train --steps N + M
 static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first, long total, double dropout,
-                         double smoothing, long warmup, int dtype) {
+                         double smoothing, long warmup, int dtype, ts_optim_kind optim) {
     char *dir = test_tmpdir();
     char *corpus = write_tiny_corpus(dir), *a = join(dir, "a"), *b = join(dir, "b"), *straight = join(dir, "s");
     ts_train_report r;
@@ -165,6 +165,7 @@ static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first,
     o.label_smoothing = smoothing;
     o.warmup_steps = warmup;
     o.model.dtype = dtype;
+    o.optim = optim;
     o.steps = first;
     cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
     cr_assert_eq(r.steps, first);
@@ -191,6 +192,12 @@ static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first,
             const ts_ckpt_tensor *t = ts_ckpt_tensor_at(ck, s, i);
             cr_assert_eq(t->dtype, strncmp(t->name, "history.", 8) ? dtype : TS_F64, "%s is %s", t->name,
                          ts_dtype_name(t->dtype));
+            // The optimizer's tensors are named by its row: "adamw.m.<parameter>".
+            const ts_optim_row *row = ts_optim_kind_of(optim);
+            if (s == TS_CKPT_OPTIM && strncmp(t->name, "history.", 8))
+                cr_assert(!strncmp(t->name, row->moment[0], strlen(row->moment[0])) ||
+                              (row->moments > 1 && !strncmp(t->name, row->moment[1], strlen(row->moment[1]))),
+                          "%s in a %s checkpoint", t->name, row->name);
         }
     ts_ckpt_free(ck);
     free(dir);
@@ -203,18 +210,24 @@ static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first,
 }
 
 Test(train, resume_is_exact_with_the_bahdanau_decoder) {
-    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0, 0, 0, TS_F64);   // stops mid-epoch, crosses two epoch ends
+    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0, 0, 0, TS_F64, TS_OPTIM_ADAM);   // stops mid-epoch, crosses two epoch ends
 }
 
 // Dropout masks come from the teacher-forcing generator, saved with it.
 Test(train, resume_is_exact_with_dropout_and_label_smoothing) {
-    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0.3, 0.1, 0, TS_F64);
+    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0.3, 0.1, 0, TS_F64, TS_OPTIM_ADAM);
 }
 
 // A float32 run: its weights, moments and steps in float32, its checkpoint
 // says so and stores them as float32, and resuming it is exact to the bit.
 Test(train, resume_is_exact_in_float32) {
-    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0.3, 0.1, 0, TS_F32);
+    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0.3, 0.1, 0, TS_F32, TS_OPTIM_ADAM);
+}
+
+// AdamW's moments and its weight decay (torch's 0.01) resume exactly, the
+// decay taken with the warmup's rate as each update's.
+Test(train, resume_is_exact_with_adamw) {
+    check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 9, 40, 0, 0, 6, TS_F32, TS_OPTIM_ADAMW);
 }
 
 Test(train, dropout_and_label_smoothing_change_the_run_and_report_plain_loss) {
@@ -252,7 +265,7 @@ Test(train, dropout_and_label_smoothing_change_the_run_and_report_plain_loss) {
 }
 
 Test(train, resume_is_exact_with_the_luong_decoder) {
-    check_resume(TS_ATTN_GENERAL, TS_DECODER_LUONG, 14, 31, 0, 0, 0, TS_F64);      // stops exactly at an epoch end
+    check_resume(TS_ATTN_GENERAL, TS_DECODER_LUONG, 14, 31, 0, 0, 0, TS_F64, TS_OPTIM_ADAM);      // stops exactly at an epoch end
 }
 
 Test(train, resume_refuses_another_model_or_other_flags) {
@@ -655,7 +668,7 @@ Test(train, warmup_scales_the_first_updates_linearly) {
 }
 
 // Resuming inside the warmup continues its ramp where it stopped.
-Test(train, resume_is_exact_inside_the_warmup) { check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 3, 12, 0, 0, 6, TS_F64); }
+Test(train, resume_is_exact_inside_the_warmup) { check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 3, 12, 0, 0, 6, TS_F64, TS_OPTIM_ADAM); }
 
 // --best: an epoch beats the one best.ckpt holds by a higher dev BLEU (an
 // equal BLEU by a lower dev loss), or by a lower dev loss alone; any epoch

@@ -560,8 +560,10 @@ SEQ2SEQ_FLOAT32 = [
 
 
 def make_optimizer(out):
-    """torch.optim.Adam and SGD (momentum) after clip_grad_norm_, 4 steps on
-    two parameters; steps 1 and 3 have gradients large enough to be clipped."""
+    """torch.optim.Adam, SGD (momentum) and AdamW after clip_grad_norm_, 4
+    steps on two parameters; steps 1 and 3 have gradients large enough to be
+    clipped. AdamW keeps torch's default weight decay (0.01), so the fixture
+    pins tinyseq's default too."""
     name = "optimizer.txt"
     torch.manual_seed(seed_for(name))
     shapes = {"a": (3, 4), "b": (5,)}
@@ -573,6 +575,8 @@ def make_optimizer(out):
     wr = Writer(header("optimizers: clip_grad_norm_(max_norm=1) then one optimizer step, "
                        "4 steps", ["adam: torch.optim.Adam(lr=0.01) (betas 0.9 0.999, eps 1e-8)",
                                    "sgd: torch.optim.SGD(lr=0.1, momentum=0.9)",
+                                   "adamw: torch.optim.AdamW(lr=0.01) (weight_decay 0.01, torch's default; "
+                                   "betas and eps as adam's)",
                                    "grad.<p>.<t> is the raw gradient of step t (before clipping);",
                                    "<optim>.norm.<t> the norm clip_grad_norm_ returned;",
                                    "<optim>.<p>.<t> the parameter after step t"]))
@@ -581,12 +585,14 @@ def make_optimizer(out):
     for t in range(steps):
         for n in shapes:
             wr.tensor("grad.%s.%d" % (n, t), grads[t][n])
-    for optim in ("adam", "sgd"):
+    for optim in ("adam", "sgd", "adamw"):
         params = {n: start[n].clone().requires_grad_() for n in shapes}
         if optim == "adam":
             opt = torch.optim.Adam(params.values(), lr=0.01)
-        else:
+        elif optim == "sgd":
             opt = torch.optim.SGD(params.values(), lr=0.1, momentum=0.9)
+        else:
+            opt = torch.optim.AdamW(params.values(), lr=0.01)
         for t in range(steps):
             for n in shapes:
                 params[n].grad = grads[t][n].clone()

@@ -104,8 +104,14 @@ const ts_train_option ts_train_options[] = {
     {MODEL(hidden, HIDDEN, INT), .use = SAME, .section = "model"},
     // training
     {SET(.flag = "optim", .key = "optimizer", .text = "adam", .names = &ts_optim_names, .meta = "NAME",
-         .help = "adam or sgd with momentum 0.9 (default {})"),
+         .help = "adam, sgd with momentum 0.9, or adamw: Adam with decoupled weight decay\n"
+                 "(--weight-decay), as torch.optim.AdamW (default {})"),
      .saved_as = "train.optimizer", CHOICE(optim), .use = SAME | RESUME, .section = "training"},
+    {SET(.flag = "weight-decay", .key = "weight_decay", .lo = 0, .hi = 100, .value = TS_OPTIM_WEIGHT_DECAY, .meta = "X",
+         .help = "--optim adamw: each step first multiplies the weights by 1 - lr X\n"
+                 "(default {}, torch's; other optimizers refuse it)"),
+     .saved_as = "train.weight_decay", REAL(weight_decay), .use = SAME | RESUME | TS_OPTION_DECAY_ONLY,
+     .section = "training"},
     {SET(.lo = 0, .hi = 0, .value = 0),
      .saved_as = "train.lr", .name = "learning rate now", REAL(lr), .use = TS_OPTION_NOW},
     {SET(.flag = "lr", .key = "lr", .lo = 1e-12, .hi = 100, .value = 3e-3, .meta = "X",
@@ -384,6 +390,26 @@ int ts_train_option_set(ts_train_opts *o, const ts_train_option *r, const char *
 
 int ts_guided_on(const ts_train_opts *o) { return o->guided_alignment && o->guided_weight > 0.0; }
 
+int ts_train_option_applies(const ts_train_opts *o, const ts_train_option *r) {
+    return !((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword) && !((r->use & TS_OPTION_GUIDED_ONLY) && !ts_guided_on(o)) &&
+           !((r->use & TS_OPTION_DECAY_ONLY) && !ts_optim_kind_of(o->optim)->decays);
+}
+
+int ts_train_options_check_optim(const ts_train_opts *o, const int given[]) {
+    for (size_t i = 0; i < ts_train_options_count; i++) {
+        const ts_train_option *r = &ts_train_options[i];
+        if (!given[i] || !(r->use & TS_OPTION_DECAY_ONLY) || ts_train_option_applies(o, r)) continue;
+        char names[64] = "";
+        for (int k = 0; k < TS_OPTIM_COUNT; k++)
+            if (ts_optim_kind_of((ts_optim_kind)k)->decays)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s--optim %s", *names ? " or " : "",
+                         ts_optim_name(k));
+        return ts_fail(TS_ERR_ARG, "--%s applies to %s only; this run uses --optim %s", r->set->flag, names,
+                       ts_optim_name(o->optim));
+    }
+    return TS_OK;
+}
+
 int ts_train_options_finish(ts_train_opts *o, const int given[], char default_out[TS_RUN_NAME_SIZE]) {
     int set[TS_TRAIN_OPTIONS_MAX];  // given, or set by the preset
     memcpy(set, given, sizeof(int) * ts_train_options_count);
@@ -465,9 +491,7 @@ void ts_train_options_write_config(FILE *f, const ts_train_opts *o) {
     char buf[32];
     for (size_t i = 0; i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if (!r->set->key || ((r->use & TS_OPTION_TOY_ONLY) && o->data.corpus) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword) ||
-            ((r->use & TS_OPTION_GUIDED_ONLY) && !ts_guided_on(o)))
-            continue;
+        if (!r->set->key || ((r->use & TS_OPTION_TOY_ONLY) && o->data.corpus) || !ts_train_option_applies(o, r)) continue;
         if (r->kind == TS_OPTION_TEXT && !*(const char *const *)field_of(o, r) && !r->absent) continue;
         if ((r->use & TS_OPTION_IF_GIVEN) && ts_train_option_whole(o, r) == 0) continue;
         fprintf(f, "%s = %s\n", r->set->key, ts_train_option_format(o, r, buf));

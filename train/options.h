@@ -56,6 +56,8 @@ typedef struct {
     ts_model_config model;
     // optimisation
     ts_optim_kind optim;
+    double weight_decay;       // decoupled weight decay, read by an optimizer whose row decays (AdamW; default
+                               // TS_OPTIM_WEIGHT_DECAY, torch's)
     double lr;                 // default 3e-3
     double clip;               // global gradient-norm limit (default 5; 0: none)
     double tf;                 // teacher-forcing ratio (default 1)
@@ -138,6 +140,9 @@ enum {
     TS_OPTION_GUIDED_ONLY = 1 << 8,   // config.txt and the checkpoint have it only with guided alignment
                                       // on (ts_guided_on), so an unguided run's bytes
                                       // stay as they were; resuming compares it only then
+    TS_OPTION_DECAY_ONLY = 1 << 9,    // config.txt and the checkpoint have it only when --optim's row decays
+                                      // (ts_optim_row.decays), so other runs' bytes stay as they were; given
+                                      // with another optimizer, it is refused (ts_train_options_check_optim)
 };
 
 typedef struct ts_train_option {
@@ -186,6 +191,17 @@ int ts_train_options_finish(ts_train_opts *o, const int given[], char default_ou
 // o->model.arch ("--attn does not apply to --arch transformer (only to --arch
 // gru): ignored"), for a warning: the run goes on without it. Else TS_OK.
 int ts_train_options_check_arch(const ts_train_opts *o, const int given[]);
+
+// TS_ERR_ARG naming the first DECAY_ONLY row given[] (by row) when o's
+// optimizer does not decay ("--weight-decay applies to --optim adamw only;
+// this run uses --optim adam"). Else TS_OK.
+int ts_train_options_check_optim(const ts_train_opts *o, const int given[]);
+
+// 0 when config.txt and the checkpoint leave row r out for o (a
+// SUBWORD_ONLY row without --subword, a GUIDED_ONLY one without guided
+// alignment, a DECAY_ONLY one under an optimizer that does not decay);
+// resuming compares only the rows that apply. Else 1.
+int ts_train_option_applies(const ts_train_opts *o, const ts_train_option *r);
 
 // Sets row r of o from text as its flag would; TS_ERR_ARG naming `name` otherwise.
 int ts_train_option_set(ts_train_opts *o, const ts_train_option *r, const char *name, const char *text);

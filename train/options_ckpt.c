@@ -10,9 +10,7 @@ int ts_train_options_save(ts_ckpt *ck, const ts_train_opts *o, double lr_now) {
     int rc = TS_OK;
     for (size_t i = 0; !rc && i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if (!r->saved_as || (r->use & TS_OPTION_IN_MODEL) || ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword) ||
-            ((r->use & TS_OPTION_GUIDED_ONLY) && !ts_guided_on(o)))
-            continue;
+        if (!r->saved_as || (r->use & TS_OPTION_IN_MODEL) || !ts_train_option_applies(o, r)) continue;
         // A newer row only written when given is absent at 0, as in a checkpoint from before it
         // (which OLDER reads as 0): checkpoints of runs that do not use it keep their bytes.
         const unsigned newer = TS_OPTION_IF_GIVEN | TS_OPTION_OLDER;
@@ -93,6 +91,15 @@ static int compare_guided(const ts_ckpt *ck, const ts_train_opts *o) {
                                           "(resuming must keep the flags)", o->resume, o->guided_alignment);
 }
 
+// 0 for a DECAY_ONLY row that ck lacks: it trained with an optimizer that
+// does not decay, which the optimizer's row reports. Else 1.
+static int decay_saved(const ts_ckpt *ck, const ts_train_option *r) {
+    const char *saved;
+    if (!(r->use & TS_OPTION_DECAY_ONLY) || ts_ckpt_get_string(ck, r->saved_as, &saved) == TS_OK) return 1;
+    ts_clear_error();
+    return 0;
+}
+
 int ts_train_options_compare(const ts_ckpt *ck, const ts_train_opts *o) {
     static const int pass_of[] = {[TS_OPTION_INT] = 0, [TS_OPTION_SWITCH] = 0, [TS_OPTION_REAL] = 1,
                                   [TS_OPTION_TEXT] = 2, [TS_OPTION_CHOICE] = 2};
@@ -102,8 +109,9 @@ int ts_train_options_compare(const ts_ckpt *ck, const ts_train_opts *o) {
         for (size_t i = 0; i < ts_train_options_count; i++) {
             const ts_train_option *r = &ts_train_options[i];
             if (!(r->use & TS_OPTION_RESUME) || pass_of[r->kind] != pass) continue;
-            if ((r->use & TS_OPTION_SUBWORD_ONLY) && !o->data.subword) continue;  // --subword's row refuses a subword checkpoint
-            if ((r->use & TS_OPTION_GUIDED_ONLY) && !ts_guided_on(o)) continue;  // compare_guided refused a guided one
+            // --subword's row refuses a subword checkpoint, compare_guided a guided one, and the
+            // optimizer's row one trained with another optimizer.
+            if (!ts_train_option_applies(o, r) || !decay_saved(ck, r)) continue;
             int rc = compare_row(ck, o, r);
             if (rc) return rc;
         }

@@ -290,7 +290,8 @@ int ts_train_state_restore(ts_train_state *s, ts_optim *optim, const ts_params *
 
 int ts_train_state_check_size(const ts_train_opts *o, const ts_model_config *cfg, const ts_vocab *src, const ts_vocab *tgt,
                               long max_epochs) {
-    double values = (double)ts_seq2seq_param_count(cfg) * (o->optim == TS_OPTIM_ADAM ? 3 : 2);
+    const ts_optim_row *optim = ts_optim_kind_of(o->optim);
+    double values = (double)ts_seq2seq_param_count(cfg) * (1 + optim->moments);
     double bytes = 8 * values + 16.0 * (double)max_epochs + (double)(1 << 20);
     const ts_vocab *vocabs[2] = {src, tgt};
     for (int k = 0; k < 2; k++)
@@ -305,7 +306,7 @@ int ts_train_state_check_size(const ts_train_opts *o, const ts_model_config *cfg
                    "(%zu parameters, each with %s), more than the %.0f GiB a checkpoint may hold; choose a smaller --emb or "
                    "--hidden (or a larger --min-count)",
                    cfg->emb, cfg->hidden, cfg->bidirectional ? " --bidirectional" : "", cfg->src_vocab, cfg->tgt_vocab,
-                   bytes / 1e9, ts_seq2seq_param_count(cfg), o->optim == TS_OPTIM_ADAM ? "Adam's two moments" : "its velocity",
+                   bytes / 1e9, ts_seq2seq_param_count(cfg), optim->state,
                    cap / (1 << 30));
 }
 

@@ -255,6 +255,7 @@ static int build_run(trainer *t, const ts_ckpt *resume) {
     if (!o->threads && !ts_threads_from_environment())
         ts_threads_use(ts_threads_for_model(ts_params_size(&t->model->params), o->batch, ts_threads_asked()));
     t->optim.threads = ts_threads_asked();
+    t->optim.weight_decay = o->weight_decay;  // read only by an optimizer that decays
     t->step = (ts_stepper){.opts = o, .model = t->model, .optim = &t->optim, .ctx = &t->ctx, .dist = t->dist,
                            .shards = &t->shards, .units = t->data.corpus,
                            .aligned = t->data.words ? t->data.words : t->data.corpus};
