@@ -14,7 +14,7 @@
 
 #include "ckpt/ckpt.h"
 #include "infer/load.h"
-#include "train/rundir.h"
+#include "train/runlog.h"
 #include "train/state.h"
 #include "train/trainer.h"
 #include "testutil.h"
@@ -781,7 +781,7 @@ Test(train, a_continued_run_clocks_on_from_the_later_of_its_files) {
     free(test_write_file(dir, "steps.csv", steps, sizeof steps - 1));
     free(test_write_file(dir, "metrics.csv", metrics, sizeof metrics - 1));
     double seconds = -1;
-    cr_assert_eq(ts_rundir_elapsed(dir, &seconds), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_runlog_elapsed(dir, &seconds), TS_OK, "%s", ts_last_error());
     cr_assert_float_eq(seconds, 0.20, 1e-12, "got %g", seconds);
     free(dir);
 }

@@ -93,7 +93,7 @@ int ts_record_steps(ts_record *r, const ts_run_point *at) {
                         .tokens_per_s = ts_progress_rate(r->progress), .elapsed = ts_record_elapsed(r)};
     r->window_loss = 0;
     r->window_tokens = 0;
-    return ts_rundir_append_steps(r->opts->out_dir, &row);
+    return ts_runlog_append_steps(r->opts->out_dir, &row);
 }
 
 // attention.jsonl for `tinyseq report`: the first TS_REPORT_SENTENCES dev
@@ -133,7 +133,7 @@ static int append_report(ts_record *r, const ts_run_point *at, const ts_eval_res
     }
     free(src);
     if (!rc)
-        rc = ts_rundir_append_report(r->opts->out_dir, at, res, d->tgt_vocab, ts_model_attends(&r->model->cfg), rows, n);
+        rc = ts_runlog_append_report(r->opts->out_dir, at, res, d->tgt_vocab, ts_model_attends(&r->model->cfg), rows, n);
     for (size_t i = 0; i < n; i++) ts_hypothesis_free(&beam[i]);
     for (size_t i = 0; i < TS_REPORT_HEAD_SENTENCES; i++) ts_heads_free(&heads[i]);
     return rc;
@@ -145,12 +145,12 @@ int ts_record_evaluation(ts_record *r, const ts_run_point *at, double train_loss
     const char *dir = r->opts->out_dir;
     ts_metrics_row row = {.at = *at, .train_loss = train_loss, .dev = res, .lr = ts_record_lr(r, at->step + 1),
                           .tokens_per_s = ts_progress_rate(r->progress), .elapsed = ts_record_elapsed(r)};
-    int rc = ts_rundir_append_metrics(dir, &row);
+    int rc = ts_runlog_append_metrics(dir, &row);
     if (!rc && hyps && d->n_dev > 0)
-        rc = ts_rundir_write_attention(dir, at, &r->model->cfg, &r->trained, &d->dev->pairs[d->dev_rows[0]], &hyps[0]);
+        rc = ts_runlog_write_attention(dir, at, &r->model->cfg, &r->trained, &d->dev->pairs[d->dev_rows[0]], &hyps[0]);
     if (!rc && hyps && d->n_dev > 0) rc = append_report(r, at, res, hyps);
-    if (!rc) rc = ts_rundir_write_loss(dir);
-    if (!rc && res->has_head_aer) rc = ts_rundir_append_heads(dir, at, &r->head_aer);
+    if (!rc) rc = ts_runlog_write_loss(dir);
+    if (!rc && res->has_head_aer) rc = ts_runlog_append_heads(dir, at, &r->head_aer);
     if (!rc && res->has_head_aer && r->opts->out) ts_progress_heads(r->opts->out, &r->head_aer);
     r->recorded_step = at->step;
     return rc;

@@ -11,7 +11,7 @@
 #include "infer/evaluate.h"
 #include "train/optim.h"
 #include "train/progress.h"
-#include "train/rundir.h"
+#include "train/runlog.h"
 #include "train/state.h"
 
 typedef struct {

@@ -4,8 +4,8 @@
 #include "train/state.h"
 
 #include "infer/load.h"
+#include "tensor/atomic_write.h"  // ts_path_join
 #include "train/options.h"
-#include "train/rundir.h"
 
 #include <float.h>
 #include <math.h>

@@ -21,7 +21,9 @@
 #include "tensor/threads.h"
 #include "train/guided.h"
 #include "train/record.h"
+#include "train/rundir.h"
 #include "train/runlock.h"
+#include "train/runlog.h"
 #include "train/shard.h"
 #include "train/state.h"
 #include "train/step.h"
@@ -300,7 +302,7 @@ static int set_up(trainer *t, ts_ckpt **resume) {
     // Everything is ready: only now is the directory changed.
     const ts_corpus *dev = t->data.words ? t->data.words : t->data.dev;
     if ((rc = ts_rundir_prepare(o->out_dir, use, t->s.epoch, t->s.step)) ||
-        (use == TS_RUN_CONTINUE && (rc = ts_rundir_elapsed(o->out_dir, &t->rec.elapsed_before))) ||
+        (use == TS_RUN_CONTINUE && (rc = ts_runlog_elapsed(o->out_dir, &t->rec.elapsed_before))) ||
         (rc = ts_rundir_write_config(o, t->model, t->data.split.n_train, t->data.n_dev, t->dist->size)))
         return rc;
     return t->data.dev_file ? TS_OK : ts_rundir_write_dev(o->out_dir, dev, t->data.dev_rows, t->data.n_dev);
@@ -370,7 +372,7 @@ static int end_run(trainer *t, int interrupted, ts_train_report *report) {
     // evaluations are skipped, and nothing is left to continue.
     report->finished = !interrupted;
     if (o->log && report->stopped && isatty(fileno(o->log))) fputc('\n', o->log);
-    if (t->rec.window_tokens && leader(t) && ((rc = log_steps(t)) || (rc = ts_rundir_write_loss(o->out_dir)))) return rc;
+    if (t->rec.window_tokens && leader(t) && ((rc = log_steps(t)) || (rc = ts_runlog_write_loss(o->out_dir)))) return rc;
     if (t->last_saved_step != t->s.step && (rc = save_checkpoint(t, "last.ckpt", 1))) return rc;
     report->epoch = t->s.epoch;
     report->position = t->s.position;
