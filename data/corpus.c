@@ -1,63 +1,26 @@
 #include "data/corpus.h"
 
 #include "data/normalize.h"
+#include "tensor/arena.h"
 #include "tensor/status.h"
 
 #include <errno.h>
 #include <gsl/gsl_randist.h>
-#include <stdalign.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-// ---- a bump pool: tokens, token arrays and links of every pair ----------
-// Pairs are never removed one by one, so one pool per corpus saves a malloc
-// per token and frees everything at once.
-
-typedef struct ts_pool_block {
-    struct ts_pool_block *next;
-    size_t used, cap;
-    alignas(max_align_t) unsigned char data[];
-} ts_pool_block;
-
-struct ts_pool {
-    ts_pool_block *head;
-};
-
-enum { POOL_BLOCK = 1 << 16 };
-
-static void *pool_alloc(struct ts_pool *pool, size_t size) {
-    size = (size + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
-    ts_pool_block *b = pool->head;
-    if (!b || b->cap - b->used < size) {
-        size_t cap = size > POOL_BLOCK ? size : POOL_BLOCK;
-        b = malloc(sizeof *b + cap);
-        if (!b) return NULL;
-        b->next = pool->head;
-        b->used = 0;
-        b->cap = cap;
-        pool->head = b;
-    }
-    void *p = b->data + b->used;
-    b->used += size;
-    return p;
-}
-
-static void pool_free(struct ts_pool *pool) {
-    if (!pool) return;
-    for (ts_pool_block *b = pool->head, *next; b; b = next) {
-        next = b->next;
-        free(b);
-    }
-    free(pool);
-}
-
 // ---- building ------------------------------------------------------------
+
+// The arena's first block; it chains blocks twice as large as the corpus
+// grows. Pairs are never removed one by one, so one arena per corpus saves
+// a malloc per pair and frees everything at once.
+enum { CORPUS_ARENA_START = 1 << 16 };
 
 ts_corpus *ts_corpus_new(void) {
     ts_corpus *c = calloc(1, sizeof *c);
-    if (c) c->pool = calloc(1, sizeof *c->pool);
-    if (!c || !c->pool) {
+    if (c) c->arena = ts_arena_new(CORPUS_ARENA_START);
+    if (!c || !c->arena) {
         free(c);
         ts_fail(TS_ERR_NOMEM, "out of memory allocating a corpus");
         return NULL;
@@ -67,7 +30,7 @@ ts_corpus *ts_corpus_new(void) {
 
 void ts_corpus_free(ts_corpus *c) {
     if (!c) return;
-    pool_free(c->pool);
+    ts_arena_free(c->arena);
     free(c->pairs);
     free(c);
 }
@@ -81,14 +44,10 @@ static size_t count_tokens(const char *s) {
     return n;
 }
 
-// Copies the space-separated tokens of `s` into the pool as NUL-terminated
-// strings; returns the token array or NULL when out of memory.
-static char **pool_tokens(struct ts_pool *pool, const char *s, size_t n) {
-    size_t len = strlen(s);
-    char **toks = pool_alloc(pool, n * sizeof *toks);
-    char *text = pool_alloc(pool, len + 1);
-    if (!toks || !text) return NULL;
-    memcpy(text, s, len + 1);
+// Copies the space-separated tokens of `s` (strlen(s) + 1 bytes) to `text`
+// as NUL-terminated strings and points toks[0 .. n - 1] at them.
+static void store_tokens(char **toks, char *text, const char *s, size_t bytes) {
+    memcpy(text, s, bytes);
     size_t k = 0;
     for (char *p = text; *p;) {
         while (*p == ' ') *p++ = '\0';
@@ -96,7 +55,6 @@ static char **pool_tokens(struct ts_pool *pool, const char *s, size_t n) {
         toks[k++] = p;
         while (*p && *p != ' ') p++;
     }
-    return toks;
 }
 
 static int link_cmp(const void *a, const void *b) {
@@ -126,18 +84,13 @@ int ts_corpus_add(ts_corpus *c, const char *src, const char *tgt,
         c->pairs = p;
         c->cap = cap;
     }
-    ts_pair *p = &c->pairs[c->n_pairs];
-    memset(p, 0, sizeof *p);
-    p->src = pool_tokens(c->pool, src, ns);
-    p->tgt = pool_tokens(c->pool, tgt, nt);
-    if (!p->src || !p->tgt) return ts_fail(TS_ERR_NOMEM, "out of memory storing a pair");
-    p->src_len = (int32_t)ns;
-    p->tgt_len = (int32_t)nt;
+    // The links first: sort, drop duplicates and redundant TS_UNALIGNED
+    // marks, then mark every target token that no link covers.
+    ts_link *all = NULL;
+    size_t m = 0;
     if (aligned) {
-        // Sort, drop duplicates and redundant TS_UNALIGNED marks, then mark
-        // every target token that no link covers.
         unsigned char *covered = calloc(nt, 1);
-        ts_link *all = malloc((n_links + nt) * sizeof *all);
+        all = malloc((n_links + nt) * sizeof *all);
         if (!covered || !all) {
             free(covered);
             free(all);
@@ -152,15 +105,33 @@ int ts_corpus_add(ts_corpus *c, const char *src, const char *tgt,
         for (size_t j = 0; j < nt; j++)
             if (!covered[j]) all[n++] = (ts_link){TS_UNALIGNED, (int32_t)j};
         qsort(all, n, sizeof *all, link_cmp);
-        size_t m = 0;
         for (size_t i = 0; i < n; i++)
             if (!m || link_cmp(&all[m - 1], &all[i])) all[m++] = all[i];
-        p->links = pool_alloc(c->pool, m * sizeof *p->links);
-        if (p->links) memcpy(p->links, all, m * sizeof *all);
-        p->n_links = (int32_t)m;
         free(covered);
+    }
+    // The pair in one block of the arena: (ns) and (nt) token pointers, (m)
+    // links, then the two sides' text.
+    size_t src_bytes = strlen(src) + 1, tgt_bytes = strlen(tgt) + 1;
+    char **toks = ts_arena_alloc(c->arena, (ns + nt) * sizeof *toks + m * sizeof *all + src_bytes + tgt_bytes);
+    if (!toks) {
         free(all);
-        if (!p->links) return ts_fail(TS_ERR_NOMEM, "out of memory storing an alignment");
+        return ts_fail(TS_ERR_NOMEM, "out of memory storing a pair");
+    }
+    ts_pair *p = &c->pairs[c->n_pairs];
+    memset(p, 0, sizeof *p);
+    p->src = toks;
+    p->tgt = toks + ns;
+    ts_link *stored = (ts_link *)(toks + ns + nt);
+    char *text = (char *)(stored + m);
+    store_tokens(p->src, text, src, src_bytes);
+    store_tokens(p->tgt, text + src_bytes, tgt, tgt_bytes);
+    p->src_len = (int32_t)ns;
+    p->tgt_len = (int32_t)nt;
+    if (aligned) {
+        memcpy(stored, all, m * sizeof *all);
+        p->links = stored;
+        p->n_links = (int32_t)m;
+        free(all);
     }
     c->has_align = aligned;
     c->n_pairs++;
@@ -368,7 +339,7 @@ int ts_corpus_read(const char *path, const ts_corpus_opts *opts, ts_corpus **out
             st = ts_fail(st, "%s:%zu: %s", path, lineno, why);
             goto done;
         }
-        // Filter before storing: the pool never gives memory back.
+        // Filter before storing: the arena never gives memory back.
         if (filter_keeps_text(&flt, src, ns, nt)) st = ts_corpus_add(c, src, tgt, NULL, 0);
         else c->n_filtered++;
         free(src);

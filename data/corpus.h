@@ -35,7 +35,8 @@ typedef struct {
 } ts_pair;
 
 // Read-only for users; build with ts_corpus_new/ts_corpus_add or get one from
-// ts_corpus_read / ts_toy_generate, free with ts_corpus_free.
+// ts_corpus_read / ts_toy_generate, free with ts_corpus_free. The pairs'
+// tokens and links live in one arena (at most TS_ARENA_MAX, 16 GiB).
 typedef struct ts_corpus {
     ts_pair *pairs;
     size_t n_pairs;
@@ -45,7 +46,7 @@ typedef struct ts_corpus {
     size_t n_filtered;  // well-formed pairs dropped by max_len or prefixes
     // private
     size_t cap;
-    struct ts_pool *pool;
+    struct ts_arena *arena;  // every pair's tokens, token arrays and links (tensor/arena.h), freed at once
 } ts_corpus;
 
 enum ts_side { TS_SRC = 0, TS_TGT = 1 };

@@ -101,6 +101,52 @@ static void assert_side(char *const *tokens, int32_t n, const char *want) {
     cr_assert_str_eq(joined, want);
 }
 
+// Pairs live in the corpus's arena, one block each: 3000 aligned pairs of
+// 1-6 tokens (some 500 KiB: the arena chains several blocks) read back whole,
+// tokens and links, after the last one is added; the links sorted, without
+// duplicates, uncovered target tokens marked TS_UNALIGNED.
+Test(data, pairs_added_past_the_first_block_keep_their_tokens_and_links) {
+    enum { PAIRS = 3000 };
+    ts_corpus *c = ts_corpus_new();
+    cr_assert_not_null(c);
+    char src[256], tgt[256];
+    for (int i = 0; i < PAIRS; i++) {
+        int ns = 1 + i % 6, nt = 1 + (i / 6) % 6, len = 0;
+        for (int k = 0; k < ns; k++) len += sprintf(src + len, "%s  s%d_%d", k ? "" : " ", i, k);  // extra spaces
+        len = 0;
+        for (int k = 0; k < nt; k++) len += sprintf(tgt + len, k ? " t%d_%d" : "t%d_%d", i, k);
+        // Target k < min(ns, nt) from source k, given twice and backwards; the rest uncovered.
+        ts_link links[24];
+        size_t n = 0;
+        for (int k = (ns < nt ? ns : nt) - 1; k >= 0; k--) links[n++] = (ts_link){k, k}, links[n++] = (ts_link){k, k};
+        cr_assert_eq(ts_corpus_add(c, src, tgt, links, n), TS_OK, "pair %d: %s", i, ts_last_error());
+    }
+    cr_assert_eq(c->n_pairs, PAIRS);
+    for (int i = 0; i < PAIRS; i++) {
+        const ts_pair *p = &c->pairs[i];
+        int ns = 1 + i % 6, nt = 1 + (i / 6) % 6, both = ns < nt ? ns : nt;
+        cr_assert_eq(p->src_len, ns, "pair %d", i);
+        cr_assert_eq(p->tgt_len, nt, "pair %d", i);
+        char want[32];
+        for (int k = 0; k < ns; k++) {
+            snprintf(want, sizeof want, "s%d_%d", i, k);
+            cr_assert_str_eq(p->src[k], want);
+        }
+        for (int k = 0; k < nt; k++) {
+            snprintf(want, sizeof want, "t%d_%d", i, k);
+            cr_assert_str_eq(p->tgt[k], want);
+        }
+        cr_assert_eq(p->n_links, nt, "pair %d: one link per target token", i);
+        for (int k = 0; k < nt; k++) {  // (src, tgt) order: the TS_UNALIGNED (-1) marks first
+            const ts_link *l = &p->links[k];
+            int unaligned = nt - both;
+            if (k < unaligned) cr_assert(l->src == TS_UNALIGNED && l->tgt == both + k, "pair %d link %d", i, k);
+            else cr_assert(l->src == k - unaligned && l->tgt == k - unaligned, "pair %d link %d", i, k);
+        }
+    }
+    ts_corpus_free(c);
+}
+
 Test(data, read_ignores_a_third_column) {
     const char text[] = "Go.\tVa !\tCC-BY 2.0 (France) Attribution: tatoeba.org #2877272\n"
                         "Who?\tQui\xC2\xA0?\n";
