@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctest install_links_with_pkg_config: installs this build into a temporary
 # prefix and builds examples/attention_basics.c there with the README's own
-# compile line (read from README.md, so the README cannot drift), then runs it.
+# compile line (read from README.md, so the README cannot drift), then runs it;
+# and runs the installed program.
 # Usage: test_install.sh CMAKE BUILD_DIR SOURCE_DIR LIBDIR SANITIZE
 set -euo pipefail
 cmake=$1 build=$2 src=$3 libdir=$4 sanitize=$5
@@ -19,6 +20,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 "$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; exit 1; }
+# The installed program runs (scripts/demo.sh puts it on the PATH this way).
+version=$("$prefix/bin/tinyseq" --version) || { echo "$prefix/bin/tinyseq --version failed: $version"; exit 1; }
+grep -q '^tinyseq [0-9]' <<<"$version" || { echo "unexpected $prefix/bin/tinyseq --version: $version"; exit 1; }
+"$prefix/bin/tinyseq" corpus --toy --n 3 --seed 1 | grep -q . || { echo "$prefix/bin/tinyseq corpus --toy printed nothing"; exit 1; }
+echo "ok: $prefix/bin/tinyseq runs: ${version%%$'\n'*}"
 mkdir "$work/examples"
 cp "$src/examples/attention_basics.c" "$work/examples/"
 cd "$work"
