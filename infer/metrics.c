@@ -84,7 +84,7 @@ void ts_bleu_init(ts_bleu *acc) { memset(acc, 0, sizeof *acc); }
 
 int ts_bleu_add(ts_bleu *acc, const int32_t *hyp, size_t hyp_len,
                 const int32_t *ref, size_t ref_len) {
-    int64_t matches[TS_BLEU_ORDER], totals[TS_BLEU_ORDER];
+    int64_t matches[TS_BLEU_ORDER], totals[TS_BLEU_ORDER], ngrams[TS_BLEU_ORDER];
     ngram *grams;
     int rc = alloc_ngrams(&grams, hyp_len, ref_len, "bleu");
     if (rc != TS_OK) return rc;
@@ -94,11 +94,13 @@ int ts_bleu_add(ts_bleu *acc, const int32_t *hyp, size_t hyp_len,
         // NLTK's max(1, count): an order the sentence is too short for still
         // adds 1 to the denominator.
         totals[n - 1] = nh > 0 ? nh : 1;
+        ngrams[n - 1] = nh;
     }
     free(grams);
     for (int k = 0; k < TS_BLEU_ORDER; k++) {
         acc->matches[k] += matches[k];
         acc->totals[k] += totals[k];
+        acc->ngrams[k] += ngrams[k];
     }
     acc->hyp_len += (int64_t)hyp_len;
     acc->ref_len += (int64_t)ref_len;
@@ -110,6 +112,7 @@ void ts_bleu_merge(ts_bleu *into, const ts_bleu *from) {
     for (int k = 0; k < TS_BLEU_ORDER; k++) {
         into->matches[k] += from->matches[k];
         into->totals[k] += from->totals[k];
+        into->ngrams[k] += from->ngrams[k];
     }
     into->hyp_len += from->hyp_len;
     into->ref_len += from->ref_len;
@@ -146,31 +149,34 @@ static int is_unicode_space(int32_t c) {
            c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
+// The code point at s[i] (i < len) into *cp and its length in bytes. A byte
+// that does not start a well-formed sequence is one code point,
+// U+DC80..U+DCFF, as Python's surrogateescape reads it.
+static size_t decode_at(const unsigned char *s, size_t len, size_t i, int32_t *cp) {
+    unsigned c = s[i];
+    int extra = c >= 0xF0 && c <= 0xF4 ? 3 : c >= 0xE0 ? (c <= 0xEF ? 2 : -1) : c >= 0xC2 ? 1 : c < 0x80 ? 0 : -1;
+    int32_t v = extra > 0 ? (int32_t)(c & (0x3F >> extra)) : (int32_t)c;
+    int ok = extra >= 0 && i + (size_t)extra < len;
+    for (int k = 1; ok && k <= extra; k++) {
+        if ((s[i + k] & 0xC0) != 0x80) ok = 0;
+        else v = (v << 6) | (s[i + k] & 0x3F);
+    }
+    // Overlong three/four-byte forms, surrogates and values past U+10FFFF.
+    if (ok && extra == 2 && (v < 0x800 || (v >= 0xD800 && v <= 0xDFFF))) ok = 0;
+    if (ok && extra == 3 && (v < 0x10000 || v > 0x10FFFF)) ok = 0;
+    *cp = ok ? v : 0xDC00 + (int32_t)c;
+    return ok ? (size_t)extra + 1 : 1;
+}
+
 // Decodes UTF-8 into code points, dropping whitespace; returns the count.
-// out needs room for len entries. A byte that does not start a well-formed
-// sequence becomes U+DC80..U+DCFF, as Python's surrogateescape reads it.
+// out needs room for len entries.
 static size_t code_points(const char *text, size_t len, int32_t *out) {
     const unsigned char *s = (const unsigned char *)text;
     size_t n = 0;
     for (size_t i = 0; i < len;) {
-        unsigned c = s[i];
-        int extra = c >= 0xF0 && c <= 0xF4 ? 3 : c >= 0xE0 ? (c <= 0xEF ? 2 : -1) : c >= 0xC2 ? 1 : c < 0x80 ? 0 : -1;
-        int32_t cp = extra > 0 ? (int32_t)(c & (0x3F >> extra)) : (int32_t)c;
-        int ok = extra >= 0 && i + (size_t)extra < len;
-        for (int k = 1; ok && k <= extra; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) ok = 0;
-            else cp = (cp << 6) | (s[i + k] & 0x3F);
-        }
-        // Overlong three/four-byte forms, surrogates and values past U+10FFFF.
-        if (ok && extra == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ok = 0;
-        if (ok && extra == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ok = 0;
-        if (!ok) {
-            out[n++] = 0xDC00 + (int32_t)c;
-            i++;
-            continue;
-        }
+        int32_t cp;
+        i += decode_at(s, len, i, &cp);
         if (!is_unicode_space(cp)) out[n++] = cp;
-        i += (size_t)extra + 1;
     }
     return n;
 }
@@ -222,6 +228,216 @@ double ts_chrf_score(const ts_chrf *acc) {
     if (precision + recall == 0.0) return 0.0;
     double b2 = (double)TS_CHRF_BETA * TS_CHRF_BETA;
     return (1 + b2) * precision * recall / (b2 * precision + recall);
+}
+
+// ---- BLEU on text as written (sacreBLEU) -------------------------------------
+
+// The length of the whitespace code point at s[i] (Python's str.isspace), 0
+// when s[i] starts anything else.
+static size_t space_at(const unsigned char *s, size_t len, size_t i) {
+    int32_t cp;
+    size_t k = decode_at(s, len, i, &cp);
+    return is_unicode_space(cp) ? k : 0;
+}
+
+// s[0..*n) with every non-overlapping `from` (left to right) replaced by
+// `to`, in place: str.replace for a `to` no longer than `from`.
+static void replace_all(char *s, size_t *n, const char *from, const char *to) {
+    size_t lf = strlen(from), lt = strlen(to), w = 0;
+    for (size_t r = 0; r < *n;) {
+        if (r + lf <= *n && !memcmp(s + r, from, lf)) {
+            memcpy(s + w, to, lt);
+            w += lt;
+            r += lf;
+        } else {
+            s[w++] = s[r++];
+        }
+    }
+    *n = w;
+}
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// 13a's first rule: the ASCII symbols [{-~[-` -&(-+:-@/] that get spaces around them.
+static int is_13a_symbol(char c) {
+    return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&') || (c >= '(' && c <= '+') ||
+           (c >= ':' && c <= '@') || c == '/';
+}
+
+// The substitution rules after the first, each a pair of characters (a, b)
+// re.sub rewrites as "a b " or " a b"; the text is read by bytes, which is
+// the same here: every mark is ASCII, and a character of several bytes
+// matches "not a digit" by its last byte before a mark and its first after
+// one, while its other bytes can start no match.
+typedef enum { PAIR_SPLIT_AFTER_FIRST, PAIR_SPLIT_BEFORE_FIRST } pair_rewrite;
+typedef struct {
+    int (*first)(char c), (*second)(char c);
+    pair_rewrite rewrite;  // AFTER: "a b " (rules 2 and 4), BEFORE: " a b" (rule 3)
+} pair_rule;
+
+static int not_digit(char c) { return !is_digit(c); }
+static int is_period_or_comma(char c) { return c == '.' || c == ','; }
+static int is_dash(char c) { return c == '-'; }
+
+static const pair_rule rules_13a[] = {
+    {not_digit, is_period_or_comma, PAIR_SPLIT_AFTER_FIRST},   // ([^0-9])([\.,]) -> "\1 \2 "
+    {is_period_or_comma, not_digit, PAIR_SPLIT_BEFORE_FIRST},  // ([\.,])([^0-9]) -> " \1 \2"
+    {is_digit, is_dash, PAIR_SPLIT_AFTER_FIRST},               // ([0-9])(-)      -> "\1 \2 "
+};
+
+// One pair rule over in[0..n) into out (room for 2n: each match of two
+// bytes writes four). Returns the new length.
+static size_t apply_pair_rule(const pair_rule *rule, const char *in, size_t n, char *out) {
+    size_t w = 0;
+    for (size_t r = 0; r < n;) {
+        if (r + 1 < n && rule->first(in[r]) && rule->second(in[r + 1])) {
+            const char *form = rule->rewrite == PAIR_SPLIT_AFTER_FIRST ? "a b " : " a b";
+            for (const char *f = form; *f; f++) out[w++] = *f == 'a' ? in[r] : *f == 'b' ? in[r + 1] : ' ';
+            r += 2;  // the second character is consumed by the match
+        } else {
+            out[w++] = in[r++];
+        }
+    }
+    return w;
+}
+
+int ts_tokenize_13a(const char *text, size_t len, char **tokens, size_t *n_tokens) {
+    *tokens = NULL;
+    if (n_tokens) *n_tokens = 0;
+    const unsigned char *u = (const unsigned char *)text;
+    // rstrip: the segment ends after its last code point that is not whitespace.
+    size_t end = 0;
+    for (size_t i = 0; i < len;) {
+        size_t k = space_at(u, len, i);
+        if (!k) {
+            int32_t cp;
+            k = decode_at(u, len, i, &cp);
+            end = i + k;
+        }
+        i += k;
+    }
+    // Each pair rule at most doubles the text, the symbol rule triples it.
+    size_t rules = sizeof rules_13a / sizeof rules_13a[0], growth = 3;
+    for (size_t r = 0; r < rules; r++) growth *= 2;
+    if (end > (SIZE_MAX - 3) / growth) return ts_fail(TS_ERR_NOMEM, "13a: a segment of %zu bytes is too long", end);
+    size_t cap = (end + 2) * growth + 1;
+    char *a = malloc(cap), *b = malloc(cap);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return ts_fail(TS_ERR_NOMEM, "13a: no memory for a segment of %zu bytes", end);
+    }
+    // The language-independent part, one str.replace after the other.
+    size_t n = end;
+    memcpy(a, text, n);
+    static const char *const replaced[][2] = {{"<skipped>", ""}, {"-\n", ""}, {"\n", " "}, {"&quot;", "\""},
+                                              {"&amp;", "&"},    {"&lt;", "<"}, {"&gt;", ">"}};
+    for (size_t k = 0; k < sizeof replaced / sizeof replaced[0]; k++) replace_all(a, &n, replaced[k][0], replaced[k][1]);
+    // " {} ".format(line), then the symbols spaced.
+    size_t w = 0;
+    b[w++] = ' ';
+    for (size_t r = 0; r < n; r++) {
+        if (is_13a_symbol(a[r])) {
+            b[w++] = ' ';
+            b[w++] = a[r];
+            b[w++] = ' ';
+        } else {
+            b[w++] = a[r];
+        }
+    }
+    b[w++] = ' ';
+    n = w;
+    for (size_t r = 0; r < rules; r++) {
+        n = apply_pair_rule(&rules_13a[r], b, n, a);
+        char *t = a;
+        a = b;
+        b = t;
+    }
+    // ' '.join(line.split()) into a.
+    const unsigned char *v = (const unsigned char *)b;
+    size_t count = 0;
+    w = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = space_at(v, n, i);
+        if (k) {
+            i += k;
+            continue;
+        }
+        if (count++) a[w++] = ' ';
+        while (i < n && !space_at(v, n, i)) a[w++] = b[i++];
+    }
+    a[w] = '\0';
+    free(b);
+    *tokens = a;
+    if (n_tokens) *n_tokens = count;
+    return TS_OK;
+}
+
+// The tokens of text (split on whitespace) as ids within one sentence pair:
+// equal tokens get equal ids, counting on from *next. words[0..*n) and
+// ids[0..*n) are the tokens seen so far (both sides); room for all is the
+// caller's. Returns how many tokens text had.
+static size_t word_ids(const char *text, const char **words, size_t *lens, int32_t *ids, size_t *n) {
+    const unsigned char *u = (const unsigned char *)text;
+    size_t len = strlen(text), first = *n;
+    for (size_t i = 0; i < len;) {
+        size_t k = space_at(u, len, i);
+        if (k) {
+            i += k;
+            continue;
+        }
+        size_t start = i;
+        while (i < len && !space_at(u, len, i)) i++;
+        int32_t id = (int32_t)*n;
+        for (size_t j = 0; j < *n; j++)
+            if (lens[j] == i - start && !memcmp(words[j], text + start, i - start)) {
+                id = ids[j];
+                break;
+            }
+        words[*n] = text + start;
+        lens[*n] = i - start;
+        ids[(*n)++] = id;
+    }
+    return *n - first;
+}
+
+int ts_bleu_add_words(ts_bleu *acc, const char *hyp, const char *ref) {
+    // At most one token per two bytes, plus one.
+    size_t cap = strlen(hyp) / 2 + strlen(ref) / 2 + 2;
+    const char **words = malloc(cap * sizeof *words);
+    size_t *lens = malloc(cap * sizeof *lens);
+    int32_t *ids = malloc(cap * sizeof *ids);
+    int rc = words && lens && ids ? TS_OK : ts_fail(TS_ERR_NOMEM, "bleu: no memory for %zu tokens", cap);
+    if (!rc) {
+        size_t n = 0;
+        size_t hyp_len = word_ids(hyp, words, lens, ids, &n);
+        size_t ref_len = word_ids(ref, words, lens, ids, &n);
+        rc = ts_bleu_add(acc, ids, hyp_len, ids + hyp_len, ref_len);
+    }
+    free(words);
+    free(lens);
+    free(ids);
+    return rc;
+}
+
+double ts_bleu_score_sacrebleu(const ts_bleu *acc) {
+    int any = 0;
+    for (int k = 0; k < TS_BLEU_ORDER; k++) any |= acc->matches[k] != 0;
+    if (!any) return 0.0;
+    // compute_bleu in percent, as sacreBLEU has it, then the fraction.
+    double log_sum = 0.0, smooth = 1.0;
+    for (int k = 0; k < TS_BLEU_ORDER; k++) {
+        if (acc->ngrams[k] == 0) return 0.0;  // its log(0): the score underflows to 0
+        double precision;
+        if (acc->matches[k] == 0) {
+            smooth *= 2;
+            precision = 100.0 / (smooth * (double)acc->ngrams[k]);
+        } else {
+            precision = 100.0 * (double)acc->matches[k] / (double)acc->ngrams[k];
+        }
+        log_sum += log(precision);
+    }
+    return ts_bleu_brevity_penalty(acc->hyp_len, acc->ref_len) * exp(log_sum / TS_BLEU_ORDER) / 100.0;
 }
 
 // ---- perplexity and exact match --------------------------------------------

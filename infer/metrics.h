@@ -28,6 +28,7 @@ enum { TS_BLEU_ORDER = 4 };
 typedef struct {
     int64_t matches[TS_BLEU_ORDER];  // clipped matches of order n+1
     int64_t totals[TS_BLEU_ORDER];   // hypothesis n-grams of order n+1 (>= 1 per sentence)
+    int64_t ngrams[TS_BLEU_ORDER];   // hypothesis n-grams of order n+1 as counted (sacreBLEU's totals)
     int64_t hyp_len, ref_len;        // summed token counts
     int64_t sentences;
 } ts_bleu;
@@ -84,6 +85,46 @@ int ts_chrf_add(ts_chrf *acc, const char *hyp, size_t hyp_len, const char *ref, 
 // The corpus chrF2 of everything added so far, a fraction in [0, 1]; 0 for
 // an empty accumulator.
 double ts_chrf_score(const ts_chrf *acc);
+
+// ---- BLEU on text as written (sacreBLEU) -------------------------------------
+// What sacreBLEU 2.x's BLEU() scores with its defaults, for output that is
+// text as people write it (cased, punctuation attached): each segment is
+// rstripped and tokenized by '13a' (mteval-v13a's rules, the WMT standard;
+// case kept), its tokens are split on whitespace, and the counts go into a
+// ts_bleu as above; the score then follows sacreBLEU's compute_bleu with
+// smooth_method 'exp', not NLTK's.
+
+// sacreBLEU's '13a' tokenization of the segment text[0..len) (valid UTF-8;
+// other bytes pass through as they are): the segment rstripped of
+// whitespace, "<skipped>" and "-\n" removed, "\n" read as a space, the
+// entities &quot; &amp; &lt; &gt; decoded (in that order), then
+//   1. each ASCII symbol of { | } ~ [ \ ] ^ _ ` space ! " # $ % & ( ) * + : ; < = > ? @ /
+//      gets spaces around it (not ' - . ,);
+//   2. . and , are split from a character before them that is not a digit,
+//   3. and from a character after them that is not a digit;
+//   4. - is split from a digit before it;
+// each rule a left-to-right regular-expression substitution over the
+// whole segment, as Python's re.sub makes it (the character a match reads
+// after the mark is consumed by it); finally runs of whitespace (Python's
+// str.isspace) become one space and the ends are trimmed.
+// On TS_OK *tokens is a malloc'd string of the tokens joined by single
+// spaces ("" for none) and *n_tokens (may be NULL) their count; TS_ERR_NOMEM
+// otherwise (*tokens NULL).
+int ts_tokenize_13a(const char *text, size_t len, char **tokens, size_t *n_tokens);
+
+// Adds one hypothesis/reference pair of token strings, each split on
+// whitespace (Python's str.split()), to acc: the same counts as ts_bleu_add
+// of their tokens. TS_OK or TS_ERR_NOMEM (acc unchanged).
+int ts_bleu_add_words(ts_bleu *acc, const char *hyp, const char *ref);
+
+// The corpus BLEU of acc as sacreBLEU's default BLEU() computes it, a
+// fraction in [0, 1] (sacreBLEU prints 100 times it): 0 when no n-gram of
+// any order matches; else the brevity penalty above times the geometric
+// mean of the four precisions over the n-grams really counted (ngrams, not
+// NLTK's one per short sentence), where an order with no match counts
+// 1 / (2^k ngrams) for the k-th such order ('exp' smoothing) and an order
+// with no n-gram at all makes the score 0.
+double ts_bleu_score_sacrebleu(const ts_bleu *acc);
 
 // ---- perplexity and exact match --------------------------------------------
 

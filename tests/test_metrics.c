@@ -191,6 +191,129 @@ Test(metrics, bleu_zero_order_names_the_first_order_without_a_match) {
     cr_assert_eq(ts_bleu_zero_order(&none), 1);
 }
 
+// ---- BLEU on text as written (sacreBLEU) -------------------------------------
+
+// A fixture text after its tag, with \\ \n \t \r unescaped in place.
+static char *unescape(char *line, size_t tag) {
+    char *text = line + tag, *w = text;
+    for (char *r = text; *r && *r != '\n'; r++) {
+        if (*r != '\\' || !r[1]) {
+            *w++ = *r;
+            continue;
+        }
+        r++;
+        *w++ = *r == 'n' ? '\n' : *r == 't' ? '\t' : *r == 'r' ? '\r' : *r;
+    }
+    *w = '\0';
+    return text;
+}
+
+Test(metrics, tokenize_13a_and_sacrebleu_score_match_the_definition_on_fixture) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fixtures/sacrebleu_13a.txt", TS_SOURCE_DIR);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot open %s", path);
+    char *line = NULL, *segment = NULL, *hyp = NULL;
+    size_t line_cap = 0;
+    char case_name[128] = "";
+    int segments = 0, cases = 0;
+    ts_bleu acc = {0};
+    while (getline(&line, &line_cap, f) > 0) {
+        if (line[0] == '#') continue;
+        if (!strncmp(line, "TOK ", 4)) {
+            free(segment);
+            segment = strdup(unescape(line, 4));
+        } else if (!strncmp(line, "GOT ", 4)) {
+            cr_assert_not_null(segment, "GOT without TOK");
+            const char *want = unescape(line, 4);
+            char *got;
+            size_t n;
+            cr_assert_eq(ts_tokenize_13a(segment, strlen(segment), &got, &n), TS_OK);
+            cr_assert_str_eq(got, want, "13a of '%s'", segment);
+            size_t words = 0;
+            for (const char *w = want; *w; w++) words += (w == want || w[-1] == ' ') && *w != ' ';
+            cr_assert_eq(n, words, "'%s': %zu tokens, the fixture %zu", segment, n, words);
+            free(got);
+            free(segment);
+            segment = NULL;
+            segments++;
+        } else if (!strncmp(line, "CASE ", 5)) {
+            snprintf(case_name, sizeof case_name, "%s", line + 5);
+            case_name[strcspn(case_name, "\n")] = '\0';
+            memset(&acc, 0, sizeof acc);
+        } else if (line[0] == 'H') {
+            free(hyp);
+            hyp = strdup(unescape(line, 2));
+        } else if (line[0] == 'R') {
+            cr_assert_not_null(hyp, "%s: R line without H", case_name);
+            const char *ref = unescape(line, 2);
+            char *hyp_tokens, *ref_tokens;
+            cr_assert_eq(ts_tokenize_13a(hyp, strlen(hyp), &hyp_tokens, NULL), TS_OK);
+            cr_assert_eq(ts_tokenize_13a(ref, strlen(ref), &ref_tokens, NULL), TS_OK);
+            cr_assert_eq(ts_bleu_add_words(&acc, hyp_tokens, ref_tokens), TS_OK);
+            free(hyp_tokens);
+            free(ref_tokens);
+            free(hyp);
+            hyp = NULL;
+        } else if (!strncmp(line, "BLEU ", 5)) {
+            double want = strtod(line + 5, NULL), got = ts_bleu_score_sacrebleu(&acc);
+            cr_assert(fabs(got - want) <= 1e-12, "%s: got %.17g, fixture %.17g", case_name, got, want);
+            cases++;
+        } else {
+            cr_assert_fail("unexpected fixture line %s", line);
+        }
+    }
+    free(line);
+    free(segment);
+    free(hyp);
+    fclose(f);
+    cr_assert_geq(segments, 200);
+    cr_assert_geq(cases, 35);
+}
+
+// sacreBLEU's own published test cases (its repository's test/test_sentence_bleu.py
+// and test/test_bleu.py, sacreBLEU 2.x), each with one reference.
+static double sacrebleu_of(const char *hyp, const char *ref, int tokenize, ts_bleu *acc) {
+    memset(acc, 0, sizeof *acc);
+    char *h = strdup(hyp), *r = strdup(ref);
+    if (tokenize) {
+        free(h);
+        free(r);
+        cr_assert_eq(ts_tokenize_13a(hyp, strlen(hyp), &h, NULL), TS_OK);
+        cr_assert_eq(ts_tokenize_13a(ref, strlen(ref), &r, NULL), TS_OK);
+    }
+    cr_assert_eq(ts_bleu_add_words(acc, h, r), TS_OK);
+    free(h);
+    free(r);
+    return ts_bleu_score_sacrebleu(acc);
+}
+
+Test(metrics, sacrebleu_score_matches_sacrebleus_published_examples) {
+    ts_bleu acc;
+    // test_sentence_bleu.py, issue #98: smoothing 'exp' with '13a' 8.493, with
+    // tokenize 'none' 7.347 (13a splits the ';' off "alb;"); with smoothing
+    // 'none' 0.0, since no 3-gram matches. Published to 1e-3 (of 100).
+    const char *ref = "producţia de zahăr brut se exprimă în zahăr alb;";
+    const char *sys = "Producția de zahăr primă va fi exprimată în ceea ce privește zahărul alb;";
+    cr_assert(fabs(100 * sacrebleu_of(sys, ref, 1, &acc) - 8.493) < 1e-3, "13a: %.6f", 100 * ts_bleu_score_sacrebleu(&acc));
+    cr_assert_eq(ts_bleu_zero_order(&acc), 3);
+    cr_assert(fabs(100 * sacrebleu_of(sys, ref, 0, &acc) - 7.347) < 1e-3, "none: %.6f", 100 * ts_bleu_score_sacrebleu(&acc));
+    // test_sentence_bleu.py, issue #141: no match at all is 0, not a smoothed score.
+    cr_assert_eq(sacrebleu_of("this is a cat", "okay thanks", 1, &acc), 0.0);
+    // test_bleu.py test_statistics (tokenize 'none'): counts [4, 2, 1, 0], totals [6, 5, 4, 3].
+    sacrebleu_of("am I am a character sequence", "I am a symbol string sequence a a", 0, &acc);
+    const int64_t counts[] = {4, 2, 1, 0}, totals[] = {6, 5, 4, 3};
+    for (int k = 0; k < TS_BLEU_ORDER; k++) {
+        cr_assert_eq(acc.matches[k], counts[k], "order %d", k + 1);
+        cr_assert_eq(acc.ngrams[k], totals[k], "order %d", k + 1);
+    }
+    // test_bleu.py test_scoring: compute_bleu([9, 7, 5, 3], [10, 8, 6, 4], 11, 11) = 0.8375922397.
+    ts_bleu stats = {.matches = {9, 7, 5, 3}, .ngrams = {10, 8, 6, 4}, .hyp_len = 11, .ref_len = 11};
+    cr_assert(fabs(ts_bleu_score_sacrebleu(&stats) - 0.8375922397) < 1e-10);
+    // test_bleu.py test_raw_bleu: a perfect match is 1.
+    cr_assert(fabs(sacrebleu_of("this is a test", "this is a test", 1, &acc) - 1.0) < 1e-15);
+}
+
 // ---- perplexity and exact match --------------------------------------------
 
 Test(metrics, perplexity_is_exp_of_mean_cross_entropy) {
