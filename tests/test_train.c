@@ -808,6 +808,50 @@ Test(train, each_schedule_has_its_rate_at_its_defining_steps) {
     cr_assert(strstr(ts_last_error(), "'noam'") && strstr(ts_last_error(), "cosine"), "%s", ts_last_error());
 }
 
+// An epoch line's lr is the rate its steps ran at: steps.csv's row before
+// the epoch's last step (a row records the next update's rate) says it. The
+// line once showed the next epoch's rate (issue 44 point 6): under a linear
+// schedule the two differ at every step.
+Test(train, an_epoch_line_shows_the_rate_its_last_step_ran_at) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *run = join(dir, "run"), *log = join(dir, "out.txt");
+    ts_train_opts o = tiny_opts(corpus, run);
+    fclose(o.out);
+    o.out = fopen(log, "w");
+    o.lr_schedule = TS_LR_LINEAR;
+    o.epochs = 3;  // the last epoch's last step runs at 0, as the next would
+    o.log_every = 1;
+    ts_train_report r;
+    cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+    fclose(o.out);
+    char *out = test_read_file(log, NULL), *steps_path = join(run, "steps.csv");
+    char *steps = test_read_file(steps_path, NULL);
+    const long batches = 14;  // 110 train pairs in batches of 8
+    for (long epoch = 1; epoch <= 2; epoch++) {
+        char head[32], row[32], shown[32] = "", want[32], next[32];
+        snprintf(head, sizeof head, "epoch %ld: ", epoch);
+        const char *line = strstr(out, head), *lr = line ? strstr(line, ", lr ") : NULL;
+        cr_assert(lr && sscanf(lr, ", lr %31[^,]", shown) == 1, "no lr on '%s' in:\n%s", head, out);
+        long last = epoch * batches;
+        snprintf(row, sizeof row, "\n%ld,", last - 1);
+        const char *csv = strstr(steps, row);
+        cr_assert_not_null(csv, "no row for step %ld in:\n%s", last - 1, steps);
+        double ran_at = 0;
+        cr_assert_eq(sscanf(csv + strlen(row), "%*[^,],%*[^,],%lf", &ran_at), 1, "%s", csv);
+        snprintf(want, sizeof want, "%.3g", ran_at);
+        snprintf(next, sizeof next, "%.3g", ts_lr_rate(TS_LR_LINEAR, o.lr, last + 1, 0, 3 * batches));
+        cr_assert_str_eq(shown, want, "epoch %ld: lr %s, but its last step (%ld) ran at %s", epoch, shown, last, want);
+        cr_assert_str_neq(shown, next, "epoch %ld: the next epoch's rate", epoch);
+    }
+    free(out);
+    free(steps);
+    free(steps_path);
+    free(log);
+    free(run);
+    free(corpus);
+    free(dir);
+}
+
 static volatile sig_atomic_t stop_flag;
 static long stop_at;
 static void stop_after(long step, int rank) {

@@ -45,8 +45,8 @@ void ts_progress_show(ts_progress *p, FILE *log, long epoch, long epochs, long p
 // on out, from a Transformer's AER table (infer/head_table.h).
 void ts_progress_heads(FILE *out, const ts_head_table *head_aer);
 
-// "epoch N: train loss ..., dev loss ..., ... (best)" on out; `elapsed`
-// seconds since the run started.
+// "epoch N: train loss ..., dev loss ..., ... (best)" on out; `lr` the rate
+// the epoch's last update ran at, `elapsed` seconds since the run started.
 void ts_progress_epoch(const ts_progress *p, FILE *out, long epoch, double train_loss, const ts_eval_result *dev,
                        double lr, double elapsed, int improved);
 

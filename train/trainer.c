@@ -158,10 +158,11 @@ static int end_epoch(trainer *t, int *stop) {
         return rc;
     }
     double train_loss = epoch_train_loss(t);
+    double ran_at = ts_record_lr(&t->rec, t->s.step);  // the epoch's last update's rate, before a decay below
     int best = ts_train_state_end_epoch(&t->s, o, train_loss, &res, &t->optim.lr, stop);
     if (!leader(t)) return TS_OK;
     double elapsed = ts_record_elapsed(&t->rec);
-    ts_progress_epoch(&t->progress, o->out, t->s.epoch, train_loss, &res, ts_record_lr(&t->rec, t->s.step + 1), elapsed, best);
+    ts_progress_epoch(&t->progress, o->out, t->s.epoch, train_loss, &res, ran_at, elapsed, best);
     if (best && (rc = save_checkpoint(t, "best.ckpt", 0))) goto done;
     if ((rc = save_checkpoint(t, "last.ckpt", 1))) goto done;
     t->last_saved_step = t->s.step;
