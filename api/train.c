@@ -150,23 +150,16 @@ int tinyseq_train_dir(const char *const *keys, const char *const *values, int n,
     return TINYSEQ_OK;
 }
 
-// A help text with "{}" replaced by the default, its lines joined by spaces.
+// A help text with the default (and a choice's names) filled in, its lines joined by spaces.
 static void json_help(FILE *f, const ts_train_option *r, const ts_train_opts *defaults) {
-    char number[32], *text = NULL;
+    char *text = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&text, &len);
     if (!m) {
         ts_render_json_string(f, "");
         return;
     }
-    for (const char *p = r->set->help; *p; p++) {
-        if (p[0] == '{' && p[1] == '}') {
-            fputs(ts_train_option_format(defaults, r, number), m);
-            p++;
-        } else {
-            fputc(*p == '\n' ? ' ' : *p, m);
-        }
-    }
+    ts_train_option_help(m, r, defaults, " ");
     fclose(m);
     ts_render_json_string(f, text ? text : "");
     free(text);

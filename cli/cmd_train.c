@@ -196,20 +196,13 @@ static const char usage_tail[] =
     "out of memory), 2 usage error (bad flag or value, flags a checkpoint cannot resume).\n";
 
 // One option's lines: "  --flag META" in 18 columns, then its help with
-// "{}" replaced by the default and each further line indented to the help.
+// the default (and a choice's names) filled in and each further line
+// indented to the help.
 static void print_option_help(FILE *out, const ts_train_option *r, const ts_train_opts *defaults) {
-    char head[64], number[32];
+    char head[64];
     snprintf(head, sizeof head, "--%s%s%s", r->set->flag, r->set->meta ? " " : "", r->set->meta ? r->set->meta : "");
     fprintf(out, "  %-16s  ", head);
-    for (const char *p = r->set->help; *p; p++) {
-        if (p[0] == '{' && p[1] == '}') {
-            fputs(ts_train_option_format(defaults, r, number), out);
-            p++;
-        } else {
-            fputc(*p, out);
-            if (*p == '\n') fputs("                    ", out);
-        }
-    }
+    ts_train_option_help(out, r, defaults, "\n                    ");
     fputc('\n', out);
 }
 

@@ -5,6 +5,8 @@
 #ifndef TS_NAMES_H
 #define TS_NAMES_H
 
+#include <stddef.h>
+
 typedef struct {
     const char *what;                // what messages call the kind: "attention"
     int count;                       // the values 0 .. count - 1
@@ -15,6 +17,10 @@ typedef struct {
 
 // The name of value; "?" out of range.
 const char *ts_names_name(const ts_names *names, int value);
+
+// The kind's names in words, "gru or lstm" ("a, b or c"; a lone name as
+// it is), into buf (size bytes, cut short if it must); returns buf.
+char *ts_names_list(const ts_names *names, char *buf, size_t size);
 
 // TS_OK and *value for the kind's name `text`, else TS_ERR_ARG:
 // "unknown WHAT 'text' (name0, name1, ...)".

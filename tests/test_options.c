@@ -386,3 +386,29 @@ Test(options, flags_of_another_architecture_are_named_in_a_warning, .timeout = 1
     free(out);
     free(dir);
 }
+
+// A choice's help may say "{names}": usage writes its names in words, so a
+// kind's new name (a row of its table) reaches --help with no line changed.
+Test(options, a_help_saying_names_lists_every_name_of_its_choice) {
+    char words[256];
+    cr_assert_str_eq(ts_names_list(&ts_decoder_names, words, sizeof words), "bahdanau or luong");
+    cr_assert_str_eq(ts_names_list(&ts_attn_names, words, sizeof words),
+                     "none, dot, scaled-dot, general, concat or bahdanau");
+    const ts_names one = {.what = "thing", .count = 1, .name = ts_decoder_name};
+    cr_assert_str_eq(ts_names_list(&one, words, sizeof words), "bahdanau");
+    ts_train_opts defaults = ts_train_defaults();
+    for (size_t i = 0; i < ts_train_options_count; i++) {
+        const ts_train_option *r = &ts_train_options[i];
+        if (!r->set->help || !strstr(r->set->help, "{names}")) continue;
+        cr_assert_not_null(r->set->names, "--%s's help says {names} but it names no choice", r->set->flag);
+        char *help = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&help, &len);
+        ts_train_option_help(f, r, &defaults, "\n");
+        fclose(f);
+        cr_assert_null(strchr(help, '{'), "--%s: %s", r->set->flag, help);
+        for (int v = 0; v < r->set->names->count; v++)
+            cr_assert_not_null(strstr(help, ts_names_name(r->set->names, v)), "--%s: %s", r->set->flag, help);
+        free(help);
+    }
+}

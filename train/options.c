@@ -487,6 +487,23 @@ const char *ts_train_option_format(const ts_train_opts *o, const ts_train_option
     return "";
 }
 
+void ts_train_option_help(FILE *f, const ts_train_option *r, const ts_train_opts *o, const char *newline) {
+    char number[32], names[256];
+    for (const char *p = r->set->help; *p; p++) {
+        if (!strncmp(p, "{}", 2)) {
+            fputs(ts_train_option_format(o, r, number), f);
+            p++;
+        } else if (!strncmp(p, "{names}", 7) && r->set->names) {
+            fputs(ts_names_list(r->set->names, names, sizeof names), f);
+            p += 6;
+        } else if (*p == '\n') {
+            fputs(newline, f);
+        } else {
+            fputc(*p, f);
+        }
+    }
+}
+
 void ts_train_options_write_config(FILE *f, const ts_train_opts *o) {
     char buf[32];
     for (size_t i = 0; i < ts_train_options_count; i++) {

@@ -222,6 +222,10 @@ const char *ts_train_option_label(const ts_train_option *r, char buf[64]);
 // `buf` holds numbers; returns buf or the text.
 const char *ts_train_option_format(const ts_train_opts *o, const ts_train_option *r, char buf[32]);
 
+// r's help to f as usage prints it: "{}" the default in o, "{names}" a
+// choice's names in words ("gru or lstm"), each line break `newline`.
+void ts_train_option_help(FILE *f, const ts_train_option *r, const ts_train_opts *o, const char *newline);
+
 // The field of r in o (for the cli's flag table).
 void *ts_train_option_field(ts_train_opts *o, const ts_train_option *r);
 // Sets an INT row's field from v (long or int as the field is).
