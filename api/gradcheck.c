@@ -1,5 +1,6 @@
-// tinyseq_gradcheck (api/tinyseq.h): `tinyseq gradcheck` for one attention
-// and decoder of the GRU, or for the Transformer, the results as JSON.
+// tinyseq_gradcheck (api/tinyseq.h): `tinyseq gradcheck` for one attention,
+// decoder and cell of the GRU architecture, or for the Transformer, the
+// results as JSON.
 #include "api/tinyseq.h"
 
 #include "api/json.h"
@@ -17,14 +18,17 @@ int tinyseq_arch_has(const char *architecture, const char *flag) {
 }
 
 int tinyseq_gradcheck(const char *architecture, const char *attention, const char *decoder, int bidirectional,
-                      double tf, long seed, double rtol, double atol, char **json) {
+                      const char *cell, double tf, long seed, double rtol, double atol, char **json) {
     *json = NULL;
     ts_model_arch arch;
     ts_attn_type attn = TS_ATTN_BAHDANAU;
     ts_decoder_type dec = TS_DECODER_BAHDANAU;
+    int cell_type = TS_CELL_GRU;
     int rc = ts_arch_parse(architecture ? architecture : "", &arch);
-    const char *given[3] = {attention ? "attn" : NULL, decoder ? "decoder" : NULL, bidirectional ? "bidirectional" : NULL};
-    if (!rc) rc = ts_model_check_flags(arch, given, 3, tf);
+    const char *given[4] = {attention ? "attn" : NULL, decoder ? "decoder" : NULL, bidirectional ? "bidirectional" : NULL,
+                            cell ? "cell" : NULL};
+    if (!rc) rc = ts_model_check_flags(arch, given, 4, tf);
+    if (!rc && cell) rc = ts_names_parse(&ts_cell_names, cell, &cell_type);
     if (!rc && ts_model_flag_applies(arch, "attn")) rc = ts_attn_parse(attention ? attention : "", &attn);
     if (!rc && ts_model_flag_applies(arch, "decoder")) rc = ts_decoder_parse(decoder ? decoder : "", &dec);
     if (rc) return rc;
@@ -38,7 +42,7 @@ int tinyseq_gradcheck(const char *architecture, const char *attention, const cha
     opts.atol = atol;
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     ts_arena *arena = ts_arena_new(16 << 20);
-    ts_model_config cfg = ts_gradcheck_config(arch, attn, dec, bidirectional != 0);
+    ts_model_config cfg = ts_gradcheck_config(arch, attn, dec, bidirectional != 0, (ts_cell_type)cell_type);
     ts_seq2seq *model = NULL;
     if (!rng || !arena) rc = ts_fail(TS_ERR_NOMEM, "cannot allocate");
     if (!rc) {

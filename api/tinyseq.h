@@ -130,13 +130,13 @@ int tinyseq_train_options(char **json);
 // ---- gradients of the whole model -------------------------------------------
 
 // `tinyseq gradcheck` on architecture "gru" with one attention x decoder
-// (names as the flags take them), or on "transformer" (attention and
-// decoder NULL, bidirectional 0, tf 1): *json receives [{"parameter",
-// "checked", "max_abs_err", "max_rel_err", "passed"}, ...]. Errors:
-// TS_ERR_ARG naming a bad name, tolerance or a GRU option given to the
-// Transformer.
+// and a cell (names as the flags take them; cell NULL: the GRU), or on
+// "transformer" (attention, decoder and cell NULL, bidirectional 0, tf 1):
+// *json receives [{"parameter", "checked", "max_abs_err", "max_rel_err",
+// "passed"}, ...]. Errors: TS_ERR_ARG naming a bad name, tolerance or a GRU
+// option given to the Transformer.
 int tinyseq_gradcheck(const char *architecture, const char *attention, const char *decoder, int bidirectional,
-                      double tf, long seed, double rtol, double atol, char **json);
+                      const char *cell, double tf, long seed, double rtol, double atol, char **json);
 
 // 1 when train's --flag (its name without "--": "attn", "heads") sets a
 // field that models of `architecture` have, 0 when it does not, or

@@ -1,5 +1,6 @@
 // tinyseq gradcheck: the whole model's gradients against central finite
-// differences, for any attention x decoder of the GRU or for the Transformer,
+// differences, for any attention x decoder x cell of the GRU architecture or
+// for the Transformer,
 // on a tiny padded batch.
 #include "cli/cli.h"
 
@@ -13,7 +14,7 @@
 
 static const char usage[] =
     "usage: tinyseq gradcheck [--arch gru|transformer] [--attn NAME|all] [--decoder bahdanau|luong|all]\n"
-    "                         [--bidirectional] [--tf RATIO] [--seed N] [--rtol X] [--atol X]\n"
+    "                         [--bidirectional] [--cell NAME] [--tf RATIO] [--seed N] [--rtol X] [--atol X]\n"
     "\n"
     "Checks d loss / d parameter for every parameter of a tiny model (vocabularies\n"
     "of 7 and 8 words; GRU: embedding 3, hidden 4; Transformer: d_model 4, 2 heads,\n"
@@ -27,6 +28,7 @@ static const char usage[] =
     "  --attn NAME       GRU: none, dot, scaled-dot, general, concat, bahdanau, or all (default all)\n"
     "  --decoder NAME    GRU: bahdanau, luong, or all (default all)\n"
     "  --bidirectional   GRU: use a bidirectional encoder\n"
+    "  --cell NAME       GRU: the recurrent cell, as train --cell names it (default gru)\n"
     "  --tf RATIO        teacher-forcing ratio in [0, 1] (default 1; the Transformer: 1 only)\n"
     "  --seed N          initialisation seed (default 1)\n"
     "  --rtol X          relative tolerance (default 1e-6)\n"
@@ -62,6 +64,13 @@ static int choose_range(const char *command, const char *flag, const char *value
     return -1;
 }
 
+static int choose_cell(const char *command, const char *flag, const char *value, void *target) {
+    int cell;
+    if (ts_names_parse(&ts_cell_names, value, &cell) == TS_OK) return *(ts_cell_type *)target = (ts_cell_type)cell, -1;
+    ts_cli_error(command, 1, "--%s", flag);
+    return TS_EXIT_USAGE;
+}
+
 static int choose_arch(const char *command, const char *flag, const char *value, void *target) {
     if (ts_arch_parse(value, target) == TS_OK) return -1;
     ts_cli_error(command, 1, "--%s", flag);
@@ -73,7 +82,8 @@ int ts_cmd_gradcheck(int argc, char **argv) {
     type_range attn = {0, TS_ATTN_COUNT - 1, 1}, dec = {0, TS_DECODER_COUNT - 1, 0};
     ts_model_arch arch;
     ts_arch_parse(ts_model_fields[TS_FIELD_ARCH].set.text, &arch);  // --arch's default, its field row's (as train's)
-    int bi = 0, gru_only[3] = {0};  // --attn, --decoder, --bidirectional given
+    int bi = 0, gru_only[4] = {0};  // --attn, --decoder, --bidirectional, --cell given
+    ts_cell_type cell = TS_CELL_GRU;
     long seed = 1;
     double tf = 1.0;
     ts_gradcheck_opts opts = ts_gradcheck_defaults();
@@ -82,6 +92,7 @@ int ts_cmd_gradcheck(int argc, char **argv) {
         {"attn", TS_FLAG_CHOICE, &attn, 0, 0, choose_range, &gru_only[0]},
         {"decoder", TS_FLAG_CHOICE, &dec, 0, 0, choose_range, &gru_only[1]},
         {"bidirectional", TS_FLAG_SWITCH, &bi, 0, 0, NULL, &gru_only[2]},
+        {"cell", TS_FLAG_CHOICE, &cell, 0, 0, choose_cell, &gru_only[3]},
         TS_INT("seed", &seed, 0, 2147483647L),
         TS_DOUBLE("tf", &tf, 0, 1),
         TS_DOUBLE("rtol", &opts.rtol, 1e-15, 1),
@@ -90,9 +101,9 @@ int ts_cmd_gradcheck(int argc, char **argv) {
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
     int parsed = ts_cli_parse(&spec, argc, argv);
     if (parsed >= 0) return parsed;
-    const char *given[3] = {gru_only[0] ? "attn" : NULL, gru_only[1] ? "decoder" : NULL,
-                            gru_only[2] ? "bidirectional" : NULL};
-    if (ts_model_check_flags(arch, given, 3, tf)) {
+    const char *given[4] = {gru_only[0] ? "attn" : NULL, gru_only[1] ? "decoder" : NULL,
+                            gru_only[2] ? "bidirectional" : NULL, gru_only[3] ? "cell" : NULL};
+    if (ts_model_check_flags(arch, given, 4, tf)) {
         ts_cli_error(cmd, 0, "%s", ts_last_error());
         return TS_EXIT_USAGE;
     }
@@ -115,14 +126,14 @@ int ts_cmd_gradcheck(int argc, char **argv) {
     int width = 36;  // the longest parameter name's, at least
     ts_param_shape layout[TS_SEQ2SEQ_MAX_PARAMS];
     int n_layout = 0;
-    ts_model_config first = ts_gradcheck_config(arch, (ts_attn_type)attn.from, (ts_decoder_type)dec.from, 1);
+    ts_model_config first = ts_gradcheck_config(arch, (ts_attn_type)attn.from, (ts_decoder_type)dec.from, 1, cell);
     if (!ts_seq2seq_layout(&first, layout, &n_layout))
         for (int i = 0; i < n_layout; i++)
             if ((int)strlen(layout[i].name) + 4 > width) width = (int)strlen(layout[i].name) + 4;
     printf("%-*s %-10s %8s  %s\n", width, "parameter", "shape", "values", "max rel err");
     for (int a = attn.from; a <= attn.to && status == TS_EXIT_OK; a++)
         for (int d = dec.from; d <= dec.to && status == TS_EXIT_OK; d++) {
-            ts_model_config cfg = ts_gradcheck_config(arch, (ts_attn_type)a, (ts_decoder_type)d, bi);
+            ts_model_config cfg = ts_gradcheck_config(arch, (ts_attn_type)a, (ts_decoder_type)d, bi, cell);
             gsl_rng_set(rng, (unsigned long)seed);
             ts_seq2seq *model = ts_seq2seq_new(&cfg, rng);
             if (!model) {

@@ -27,7 +27,8 @@ int ts_decoder_parse(const char *name, ts_decoder_type *type) {
 #define GRU (1u << TS_ARCH_GRU)
 #define TRANSFORMER (1u << TS_ARCH_TRANSFORMER)
 _Static_assert(sizeof(ts_attn_type) == sizeof(int) && sizeof(ts_decoder_type) == sizeof(int) &&
-               sizeof(ts_model_arch) == sizeof(int) && sizeof(ts_dtype) == sizeof(int), "named fields are int-sized");
+               sizeof(ts_model_arch) == sizeof(int) && sizeof(ts_dtype) == sizeof(int) && sizeof(ts_cell_type) == sizeof(int),
+               "named fields are int-sized");
 
 // The architecture comes first: which rows a file has depends on it. A
 // Transformer's sizes left at 0 (their flags' default: not given) take the
@@ -48,6 +49,11 @@ const ts_model_field ts_model_fields[TS_FIELD_COUNT] = {
     [TS_FIELD_BIDIRECTIONAL] = {
         .set = {.flag = "bidirectional", .key = "bidirectional", .lo = 0, .hi = 1, .help = "bidirectional encoder"},
         .key = "bidirectional", .label = "bidirectional", FIELD(bidirectional), .archs = GRU},
+    // Newer than the files of the GRU's years: a GRU model's keep their bytes, and theirs read as gru.
+    [TS_FIELD_CELL] = {
+        .set = {.flag = "cell", .key = "cell", .text = "gru", .names = &ts_cell_names, .meta = "NAME",
+                .help = "the recurrent cell: {names} (default {}; docs/models.md)"},
+        .key = "cell", .label = "cell", FIELD(cell), .archs = GRU, .newer = 1},
     [TS_FIELD_EMB] = {
         .set = {.flag = "emb", .key = "emb", .lo = 1, .hi = TS_MODEL_MAX_EMB, .value = 64, .meta = "N",
                 .help = "embedding size (default {})"},

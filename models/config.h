@@ -44,6 +44,16 @@ extern const ts_names ts_decoder_names;
 // TS_OK and *type, or TS_ERR_ARG naming the accepted names.
 int ts_decoder_parse(const char *name, ts_decoder_type *type);
 
+// The recurrent cells of the GRU architecture's encoder and decoder; their
+// names, gates, state and step are the table in models/cell.c (one row per
+// cell, in this order).
+typedef enum {
+    TS_CELL_GRU,  // torch.nn.GRU (models/gru.h)
+    TS_CELL_COUNT
+} ts_cell_type;
+
+extern const ts_names ts_cell_names;  // "cell": the table's names (models/cell.c)
+
 // The architectures; their names and functions are the table in
 // models/model.c (one row per architecture, in this order).
 typedef enum {
@@ -61,6 +71,7 @@ typedef struct {
     ts_attn_type attn;
     ts_decoder_type decoder;
     int bidirectional;
+    ts_cell_type cell;  // the encoder's and decoder's recurrent cell (the zero value is the GRU)
     // The Transformer's sizes (0 for the GRU, which uses emb and hidden above).
     int d_model, heads, layers, ff;  // width, heads (dividing it), layers per stack, feed-forward width
     int dtype;  // ts_dtype of the parameters and of every tensor of a step: TS_F64 (0) or TS_F32
@@ -81,7 +92,7 @@ void ts_model_config_default_sizes(ts_model_config *cfg);
 
 // The fields of ts_model_config, in the order checkpoints write them.
 enum ts_model_field_id {
-    TS_FIELD_ARCH, TS_FIELD_ATTN, TS_FIELD_DECODER, TS_FIELD_BIDIRECTIONAL, TS_FIELD_EMB, TS_FIELD_HIDDEN,
+    TS_FIELD_ARCH, TS_FIELD_ATTN, TS_FIELD_DECODER, TS_FIELD_BIDIRECTIONAL, TS_FIELD_CELL, TS_FIELD_EMB, TS_FIELD_HIDDEN,
     TS_FIELD_D_MODEL, TS_FIELD_HEADS, TS_FIELD_LAYERS, TS_FIELD_FF, TS_FIELD_SRC_VOCAB, TS_FIELD_TGT_VOCAB,
     TS_FIELD_DTYPE, TS_FIELD_COUNT
 };

@@ -1,4 +1,4 @@
-// The decoder (models/decoder.h). Forward only: the GRU cell, linear,
+// The decoder (models/decoder.h). Forward only: the cell's step, linear,
 // attention and tanh ops record their backward on the tape (autograd/).
 #include "models/decoder.h"
 
@@ -10,9 +10,9 @@ int ts_decoder_specs(ts_decoder *d, const ts_model_config *c, ts_param_spec *out
     int E = c->emb, H = c->hidden, M = ts_model_memory_width(c), n = 0;
     *d = (ts_decoder){.type = c->decoder, .attends = c->attn != TS_ATTN_NONE, .E = E, .M = M};
     int luong = d->attends && c->decoder == TS_DECODER_LUONG;
-    int gru_in = !d->attends ? E : luong ? E + H : E + M;  // [e; h~_{t-1}] or [e; c_t]
+    int cell_in = !d->attends ? E : luong ? E + H : E + M;  // [e; h~_{t-1}] or [e; c_t]
     n += ts_param_spec_set(&out[n], &d->embedding, TS_INIT_EMBEDDING, 2, c->tgt_vocab, E, "decoder.embedding.weight");
-    n += ts_gru_specs(&d->gru, "decoder.gru", "", gru_in, H, &out[n]);
+    n += ts_cell_specs(&d->cell, c->cell, "decoder", "", cell_in, H, &out[n]);
     if (luong)
         n += ts_param_spec_set(&out[n], &d->combine_weight, 1.0 / sqrt((double)(M + H)), 2, H, M + H,
                                "decoder.combine.weight");
@@ -26,33 +26,33 @@ static int luong(const ts_decoder *d) { return d->attends && d->type == TS_DECOD
 
 void ts_decoder_start(ts_ctx *ctx, const ts_decoder *d, const ts_encoded *enc, ts_decoder_state *st) {
     st->state = enc->init;
-    st->feed = luong(d) ? ts_gru_zeros(ctx, enc->B, d->gru.weight_hh->shape[1]) : NULL;
+    st->feed = luong(d) ? ts_cell_zeros(ctx, enc->B, ts_cell_hidden(&d->cell)) : NULL;
 }
 
 ts_tensor *ts_decoder_input_gates(ts_ctx *ctx, const ts_decoder *d, ts_tensor *emb) {
-    return ts_linear(ctx, emb, d->gru.weight_ih, 0, d->gru.bias_ih, NULL);
+    return ts_linear(ctx, emb, d->cell.weight_ih, 0, d->cell.bias_ih, NULL);
 }
 
-// s_t = GRU(gates_x, s_{t-1}), the new state.
+// The cell's next state from gates_x and the last; returns its s_t.
 static ts_tensor *recur(ts_ctx *ctx, const ts_decoder *d, ts_decoder_state *st, ts_tensor *gates_x) {
-    st->state = ts_gru_cell(ctx, gates_x, st->state, d->gru.weight_hh, d->gru.bias_hh, NULL);
-    return st->state;
+    st->state = ts_cell_step(ctx, &d->cell, gates_x, st->state, NULL);
+    return ts_cell_output(ctx, &d->cell, st->state);
 }
 
-// Bahdanau's step: c_t = attend(s_{t-1}), s_t = GRU([e_t; c_t], s_{t-1}),
+// Bahdanau's step: c_t = attend(s_{t-1}), s_t = cell([e_t; c_t], s_{t-1}),
 // o_t = s_t. The input [e_t; c_t] is never concatenated: W_ih[:, E:] c_t
 // adds onto the embedding's gates in one dgemm.
 static ts_tensor *bahdanau_step(ts_ctx *ctx, const ts_decoder *d, const ts_attention *attn, const ts_encoded *enc,
                                 ts_decoder_state *st, ts_tensor *input_gates, ts_tensor **weights) {
-    ts_tensor *context = ts_attend(ctx, attn, enc, st->state, weights);
-    return recur(ctx, d, st, ts_linear(ctx, context, d->gru.weight_ih, d->E, NULL, input_gates));
+    ts_tensor *context = ts_attend(ctx, attn, enc, ts_cell_output(ctx, &d->cell, st->state), weights);
+    return recur(ctx, d, st, ts_linear(ctx, context, d->cell.weight_ih, d->E, NULL, input_gates));
 }
 
-// Luong's step with input feeding: s_t = GRU([e_t; h~_{t-1}], s_{t-1}),
+// Luong's step with input feeding: s_t = cell([e_t; h~_{t-1}], s_{t-1}),
 // c_t = attend(s_t), o_t = h~_t = tanh(W_c [c_t; s_t]).
 static ts_tensor *luong_step(ts_ctx *ctx, const ts_decoder *d, const ts_attention *attn, const ts_encoded *enc,
                              ts_decoder_state *st, ts_tensor *input_gates, ts_tensor **weights) {
-    ts_tensor *s = recur(ctx, d, st, ts_linear(ctx, st->feed, d->gru.weight_ih, d->E, NULL, input_gates));
+    ts_tensor *s = recur(ctx, d, st, ts_linear(ctx, st->feed, d->cell.weight_ih, d->E, NULL, input_gates));
     ts_tensor *context = ts_attend(ctx, attn, enc, s, weights);
     // h~ = tanh(W_c [context; s]) = tanh(W_c[:, :M] context + W_c[:, M:] s)
     ts_tensor *combined = ts_linear(ctx, s, d->combine_weight, d->M, NULL,

@@ -1,5 +1,6 @@
-// The encoder: source embedding, a forward GRU and (bidirectional) a
-// backward one whose final states a bridge maps to the decoder's s_0.
+// The encoder: source embedding, a forward recurrent layer (its cell a row
+// of models/cell.h) and (bidirectional) a backward one whose final outputs
+// a bridge maps to the decoder's s_0.
 //
 // Legend: B batch, S source length, T target length (with <eos>), E
 // embedding, H hidden, M memory width (H, or 2H when bidirectional), Vs
@@ -7,13 +8,13 @@
 #ifndef TS_MODELS_ENCODER_H
 #define TS_MODELS_ENCODER_H
 
-#include "models/gru.h"
+#include "models/cell.h"
 #include "models/model.h"
 
 typedef struct {
     int vocab, bidirectional;
     ts_tensor *embedding;                    // (Vs, E)
-    ts_gru_params fwd, bwd;                  // bwd only when bidirectional
+    ts_cell fwd, bwd;                        // bwd only when bidirectional
     ts_tensor *bridge_weight, *bridge_bias;  // (H, 2H), (H): bidirectional only
 } ts_encoder;
 
@@ -25,16 +26,16 @@ typedef struct {
     ts_tensor *memory;  // (B, S, M)
     ts_tensor *keys;    // (B, S, H) or (B, S, M) for plain dot: what queries are scored
                         // against (ts_attention_keys; NULL for `none`)
-    ts_tensor *init;    // (B, H): the decoder's initial state
+    ts_tensor *init;    // (P B, H): the decoder's initial cell state (models/cell.h)
     double *mask;       // (B * per_source, S): each decoder row's 1 for real source
                         // positions, 0 for padding
 } ts_encoded;
 
-enum { TS_ENCODER_MAX_PARAMS = 11 };  // embedding, two GRUs, the bridge
+enum { TS_ENCODER_MAX_PARAMS = 11 };  // embedding, two recurrent layers, the bridge
 
 // Declares the encoder's parameters for cfg into out (room for
-// TS_ENCODER_MAX_PARAMS) in registration order: embedding N(0, 1), the GRUs,
-// the bridge U(-1/sqrt(2H), 1/sqrt(2H)). Returns how many.
+// TS_ENCODER_MAX_PARAMS) in registration order: embedding N(0, 1), the
+// recurrent layers, the bridge U(-1/sqrt(2H), 1/sqrt(2H)). Returns how many.
 int ts_encoder_specs(ts_encoder *enc, const ts_model_config *cfg, ts_param_spec *out);
 
 // Encodes the source of batch into *out (keys left NULL). With dropout

@@ -9,12 +9,13 @@ static const int batch_tgt_in[T * B] = {1, 1, 1, 4, 5, 7, 5, 6, 0, 6, 7, 0, 0, 4
 static const int batch_tgt_out[T * B] = {4, 5, 7, 5, 6, 2, 6, 7, 0, 2, 4, 0, 0, 5, 0, 0, 2, 0};
 
 ts_model_config ts_gradcheck_config(ts_model_arch arch, ts_attn_type attn, ts_decoder_type decoder,
-                                    int bidirectional) {
+                                    int bidirectional, ts_cell_type cell) {
     ts_model_config cfg = ts_model_kind_of(arch)->tiny();
     // The GRU's choices, where the architecture has them.
     if (ts_model_field_applies(&ts_model_fields[TS_FIELD_ATTN], arch)) cfg.attn = attn;
     if (ts_model_field_applies(&ts_model_fields[TS_FIELD_DECODER], arch)) cfg.decoder = decoder;
     if (ts_model_field_applies(&ts_model_fields[TS_FIELD_BIDIRECTIONAL], arch)) cfg.bidirectional = bidirectional;
+    if (ts_model_field_applies(&ts_model_fields[TS_FIELD_CELL], arch)) cfg.cell = cell;
     return cfg;
 }
 

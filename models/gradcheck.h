@@ -7,12 +7,13 @@
 #include "autograd/gradcheck.h"
 #include "models/seq2seq.h"
 
-// The tiny model: vocabularies of 7 and 8 words; the GRU with embedding 3,
-// hidden 4 and the attention, decoder and encoder given; the Transformer
-// with d_model 4, 2 heads, 2 layers per stack, feed-forward 6 (it has no
-// attention, decoder or direction to choose: those are ignored).
+// The tiny model: vocabularies of 7 and 8 words; the GRU architecture with
+// embedding 3, hidden 4 and the attention, decoder, encoder and cell given;
+// the Transformer with d_model 4, 2 heads, 2 layers per stack, feed-forward
+// 6 (it has no attention, decoder, direction or cell to choose: those are
+// ignored).
 ts_model_config ts_gradcheck_config(ts_model_arch arch, ts_attn_type attn, ts_decoder_type decoder,
-                                    int bidirectional);
+                                    int bidirectional, ts_cell_type cell);
 
 // Checks d loss / d parameter for every parameter of m (a model of a
 // ts_gradcheck_config) on a batch of three sentences of unequal lengths

@@ -1,4 +1,4 @@
-// The GRU encoder-decoder (models/rnn.h): the layers composed, their
+// The recurrent encoder-decoder (models/rnn.h): the layers composed, their
 // parameters, the training loss and the decoding steps, as the model
 // table's row "gru". The math is docs/models.md.
 #include "models/rnn.h"
@@ -53,10 +53,10 @@ static ts_tensor *rnn_loss(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view
     ts_decoder_start(ctx, dec, &enc, &st);
     int forced = tf >= 1.0;
     // Teacher forcing: every input is known, so the embeddings and their
-    // share of the GRU input projection run for all T steps at once.
+    // share of the cell's input projection run for all T steps at once.
     ts_tensor *embedded = forced ? ts_dropout(ctx, ts_gather_rows(ctx, dec->embedding, bv->tgt_in, T * B, TS_PAD), p, rng)
                                  : NULL;  // (T*B, E)
-    ts_tensor *emb_gates = forced ? ts_decoder_input_gates(ctx, dec, embedded) : NULL;  // (T*B, 3H)
+    ts_tensor *emb_gates = forced ? ts_decoder_input_gates(ctx, dec, embedded) : NULL;  // (T*B, G)
     ts_tensor **steps = ts_arena_alloc(ctx->arena, (size_t)T * sizeof *steps);
     int tapped = tap && r->attn.type != TS_ATTN_NONE;
     ts_tensor **weights = tapped ? ts_arena_alloc(ctx->arena, (size_t)T * sizeof *weights) : NULL;  // T of (B, S)
@@ -115,7 +115,7 @@ static ts_rnn_decoding *new_decoding(ts_ctx *ctx, const ts_encoded *enc) {
 }
 
 static void *rnn_start(const ts_seq2seq *m, ts_ctx *ctx, void *memory, int B, int max_len) {
-    (void)B, (void)max_len;  // a GRU's state does not grow: s and h~ are (B, H) at every step
+    (void)B, (void)max_len;  // the state does not grow: the cell's (P B, H) and h~ (B, H) at every step
     const ts_rnn *r = m->layers;
     ts_rnn_decoding *d = memory ? new_decoding(ctx, memory) : NULL;
     if (d) ts_decoder_start(ctx, &r->dec, d->enc, &d->dec);
@@ -156,12 +156,12 @@ static const ts_encoded *gather_encoded(ts_ctx *ctx, const ts_encoded *enc, cons
 }
 
 static void *rnn_reorder(const ts_seq2seq *m, ts_ctx *ctx, const void *state, const int *rows, int n, int group) {
-    (void)m;
+    const ts_rnn *r = m->layers;
     const ts_rnn_decoding *before = state;
     const ts_encoded *enc = before && group ? gather_encoded(ctx, before->enc, rows, n, group) : before ? before->enc : NULL;
     ts_rnn_decoding *d = enc ? new_decoding(ctx, enc) : NULL;
     if (!d) return NULL;
-    d->dec.state = ts_rows_select(ctx, before->dec.state, rows, n);
+    d->dec.state = ts_cell_rows_select(ctx, &r->dec.cell, before->dec.state, rows, n);  // every part of the cell's state
     d->dec.feed = ts_rows_select(ctx, before->dec.feed, rows, n);  // NULL without input feeding
     return ctx->status ? NULL : d;
 }
@@ -171,16 +171,17 @@ static int rnn_attends(const ts_model_config *cfg) { return cfg->attn != TS_ATTN
 static int rnn_cross_heads(const ts_model_config *cfg, int *layers) { return *layers = rnn_attends(cfg); }
 
 // Per row: S attention weights and scores, the logits and their softmax, a
-// GRU step's gates and states, the embedding; plus 1 MB for the rest.
+// cell step's gates and states, the embedding; plus 1 MB for the rest.
 static size_t rnn_step_bytes(const ts_model_config *c, int B, int S) {
     size_t per_row = 4 * (size_t)S + 4 * (size_t)c->tgt_vocab + 32 * (size_t)c->hidden + 4 * (size_t)c->emb;
     return (size_t)B * per_row * sizeof(double) + ((size_t)1 << 20);
 }
 
 static void rnn_describe(const ts_model_config *c, char *buf, size_t n) {
-    snprintf(buf, n, "%s attention, %s decoder, %s encoder, embedding %d, hidden %d",
+    const char *cell = ts_cell_kind_of(c->cell)->described;
+    snprintf(buf, n, "%s attention, %s decoder, %s encoder%s%s, embedding %d, hidden %d",
              c->attn == TS_ATTN_NONE ? "no" : ts_attn_name(c->attn), ts_decoder_name(c->decoder),
-             c->bidirectional ? "bidirectional" : "unidirectional", c->emb, c->hidden);
+             c->bidirectional ? "bidirectional" : "unidirectional", cell ? ", " : "", cell ? cell : "", c->emb, c->hidden);
 }
 
 static void rnn_attention_title(const ts_model_config *c, char *buf, size_t n) {

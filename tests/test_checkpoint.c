@@ -1559,6 +1559,26 @@ Test(checkpoint, model_header_rows_are_the_field_table) {
     }
 }
 
+// The recurrent cell is a newer row: a GRU model's file has no
+// "model.cell" (files from before it keep their bytes, and read as the
+// GRU); a file that names its cell loads that cell, and a name that no row
+// has is refused naming the key.
+Test(checkpoint, model_cell_is_absent_for_the_gru_and_read_by_name) {
+    ts_ckpt *ck = model_ckpt(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 0);
+    const char *name;
+    cr_assert_neq(ts_ckpt_get_string(ck, "model.cell", &name), TS_OK);
+    ts_clear_error();
+    ts_translator t;
+    cr_assert_eq(ts_ckpt_set(ck, "model.cell", "gru"), TS_OK);
+    cr_assert_eq(ts_translator_from_ckpt(ck, &t), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(t.model->cfg.cell, TS_CELL_GRU);
+    ts_translator_free(&t);
+    cr_assert_eq(ts_ckpt_set(ck, "model.cell", "nope"), TS_OK);
+    cr_assert_eq(ts_translator_from_ckpt(ck, &t), TS_ERR_FORMAT);
+    cr_assert(strstr(ts_last_error(), "header 'model.cell': unknown cell 'nope' (gru"), "%s", ts_last_error());
+    ts_ckpt_free(ck);
+}
+
 // A Transformer's checkpoint names its architecture and its own sizes from
 // the field table, has no GRU rows, and loads back to the same model.
 Test(checkpoint, transformer_checkpoint_round_trips_through_the_field_table) {

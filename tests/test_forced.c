@@ -32,7 +32,7 @@ TestSuite(forced, .init = setup, .fini = teardown);
 // 8; a Transformer of 2 layers of 2 heads) with every parameter moved away
 // from its initialisation, so that heads attend differently.
 static ts_seq2seq *random_model(ts_model_arch arch, int dtype, unsigned long seed) {
-    ts_model_config cfg = ts_gradcheck_config(arch, TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 1);
+    ts_model_config cfg = ts_gradcheck_config(arch, TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 1, TS_CELL_GRU);
     cfg.dtype = dtype;
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, seed);
@@ -188,7 +188,7 @@ Test(forced, transformer_chosen_head_equals_the_fused_weights) {
 }
 
 Test(forced, a_model_without_attention_has_no_forced_attention) {
-    ts_model_config cfg = ts_gradcheck_config(TS_ARCH_GRU, TS_ATTN_NONE, TS_DECODER_BAHDANAU, 0);
+    ts_model_config cfg = ts_gradcheck_config(TS_ARCH_GRU, TS_ATTN_NONE, TS_DECODER_BAHDANAU, 0, TS_CELL_GRU);
     ts_seq2seq *m = ts_seq2seq_new(&cfg, NULL);
     int layers = 5;
     cr_assert_eq(ts_model_cross_heads(&m->cfg, &layers), 0);

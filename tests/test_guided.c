@@ -66,7 +66,7 @@ static ts_tensor *guided_term(ts_ctx *c, void *user) {
 }
 
 static ts_seq2seq *model_of(ts_model_arch arch, ts_attn_type attn, int dtype, unsigned long seed) {
-    ts_model_config cfg = ts_gradcheck_config(arch, attn, TS_DECODER_BAHDANAU, 1);
+    ts_model_config cfg = ts_gradcheck_config(arch, attn, TS_DECODER_BAHDANAU, 1, TS_CELL_GRU);
     cfg.dtype = dtype;
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, seed);

@@ -252,23 +252,34 @@ typedef struct {
     ts_attn_type attn;
     ts_decoder_type decoder;
     int bidirectional;
+    ts_cell_type cell;
 } model_case;
 
-// Every attention x decoder x encoder: the cases of the whole-model tests.
-static struct criterion_test_params every_gru_model(void) {
-    static model_case cases[TS_ATTN_COUNT * 4];
+// "bahdanau/luong/bi/gru": a case in messages (a static buffer: one message at a time).
+static const char *case_name(const model_case *mc) {
+    static char name[80];
+    snprintf(name, sizeof name, "%s/%s%s/%s", ts_attn_name(mc->attn), ts_decoder_name(mc->decoder),
+             mc->bidirectional ? "/bi" : "", ts_cell_name(mc->cell));
+    return name;
+}
+
+// Every attention x decoder x encoder x cell: the cases of the whole-model tests.
+static struct criterion_test_params every_recurrent_model(void) {
+    static model_case cases[TS_ATTN_COUNT * TS_DECODER_COUNT * 2 * TS_CELL_COUNT];
     int n = 0;
     for (int a = 0; a < TS_ATTN_COUNT; a++)
         for (int d = 0; d < TS_DECODER_COUNT; d++)
-            for (int bi = 0; bi < 2; bi++) cases[n++] = (model_case){(ts_attn_type)a, (ts_decoder_type)d, bi};
+            for (int bi = 0; bi < 2; bi++)
+                for (int c = 0; c < TS_CELL_COUNT; c++)
+                    cases[n++] = (model_case){(ts_attn_type)a, (ts_decoder_type)d, bi, (ts_cell_type)c};
     return cr_make_param_array(model_case, cases, n);
 }
 
-ParameterizedTestParameters(models, whole_model_gradcheck) { return every_gru_model(); }
+ParameterizedTestParameters(models, whole_model_gradcheck) { return every_recurrent_model(); }
 
 ParameterizedTest(model_case *mc, models, whole_model_gradcheck) {
     // The tiny model and batch of `tinyseq gradcheck` (models/gradcheck.h).
-    ts_model_config cfg = ts_gradcheck_config(TS_ARCH_GRU, mc->attn, mc->decoder, mc->bidirectional);
+    ts_model_config cfg = ts_gradcheck_config(TS_ARCH_GRU, mc->attn, mc->decoder, mc->bidirectional, mc->cell);
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
     cr_assert_not_null(m, "%s", ts_last_error());
     ts_gradcheck_opts opts = ts_gradcheck_defaults();
@@ -279,13 +290,11 @@ ParameterizedTest(model_case *mc, models, whole_model_gradcheck) {
         cr_assert_eq(ts_seq2seq_gradcheck(m, &ctx, tf, rng, &opts, results), TS_OK, "%s", ts_last_error());
         double worst = 0;
         for (int i = 0; i < m->params.count; i++) {
-            cr_assert(results[i].passed, "%s/%s%s tf=%g: %s wrong at %zu: analytic %.12g numeric %.12g",
-                      ts_attn_name(mc->attn), ts_decoder_name(mc->decoder), mc->bidirectional ? "/bi" : "", tf,
+            cr_assert(results[i].passed, "%s tf=%g: %s wrong at %zu: analytic %.12g numeric %.12g", case_name(mc), tf,
                       results[i].name, results[i].worst_index, results[i].worst_analytic, results[i].worst_numeric);
             if (results[i].max_rel_err > worst) worst = results[i].max_rel_err;
         }
-        cr_log_info("%s/%s%s tf=%g: %d tensors, max relative error %.2e", ts_attn_name(mc->attn),
-                    ts_decoder_name(mc->decoder), mc->bidirectional ? "/bi" : "", tf, m->params.count, worst);
+        cr_log_info("%s tf=%g: %d tensors, max relative error %.2e", case_name(mc), tf, m->params.count, worst);
     }
     ts_seq2seq_free(m);
 }
@@ -300,11 +309,11 @@ ParameterizedTest(model_case *mc, models, whole_model_gradcheck) {
 // steps of recurrence and the backward's sums over steps and batch grow that
 // to a few 1e-7 on the loss and ~1e-6 on the gradients. Measured over the 24
 // cases: loss at most 5.6e-8 relative, gradients at most 2.0e-6.
-ParameterizedTestParameters(models, float32_model_agrees_with_float64_on_the_same_weights) { return every_gru_model(); }
+ParameterizedTestParameters(models, float32_model_agrees_with_float64_on_the_same_weights) { return every_recurrent_model(); }
 
 ParameterizedTest(model_case *mc, models, float32_model_agrees_with_float64_on_the_same_weights) {
     ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4, .attn = mc->attn,
-                           .decoder = mc->decoder, .bidirectional = mc->bidirectional, .dtype = TS_F32};
+                           .decoder = mc->decoder, .bidirectional = mc->bidirectional, .cell = mc->cell, .dtype = TS_F32};
     ts_seq2seq *m32 = ts_seq2seq_new(&cfg, rng);
     cr_assert_not_null(m32, "%s", ts_last_error());
     cfg.dtype = TS_F64;
@@ -413,9 +422,16 @@ static ts_tensor *regularized_loss(ts_ctx *c, void *user) {
 }
 
 ParameterizedTestParameters(models, gradcheck_with_dropout_and_label_smoothing) {
-    static model_case cases[] = {{TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 1}, {TS_ATTN_GENERAL, TS_DECODER_LUONG, 0},
-                                 {TS_ATTN_NONE, TS_DECODER_LUONG, 1}, {TS_ATTN_SCALED_DOT, TS_DECODER_LUONG, 1}};
-    return cr_make_param_array(model_case, cases, sizeof cases / sizeof cases[0]);
+    static const model_case models[] = {{TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 1, 0}, {TS_ATTN_GENERAL, TS_DECODER_LUONG, 0, 0},
+                                        {TS_ATTN_NONE, TS_DECODER_LUONG, 1, 0}, {TS_ATTN_SCALED_DOT, TS_DECODER_LUONG, 1, 0}};
+    static model_case cases[4 * TS_CELL_COUNT];  // each with every cell
+    int n = 0;
+    for (int i = 0; i < 4; i++)
+        for (int c = 0; c < TS_CELL_COUNT; c++) {
+            cases[n] = models[i];
+            cases[n++].cell = (ts_cell_type)c;
+        }
+    return cr_make_param_array(model_case, cases, n);
 }
 
 // Dropout with a fixed mask is a fixed linear map, so the whole model's
@@ -423,7 +439,7 @@ ParameterizedTestParameters(models, gradcheck_with_dropout_and_label_smoothing) 
 // pre-output dropout) and tf 0.5 (per-step dropout).
 ParameterizedTest(model_case *mc, models, gradcheck_with_dropout_and_label_smoothing) {
     ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4, .attn = mc->attn,
-                           .decoder = mc->decoder, .bidirectional = mc->bidirectional};
+                           .decoder = mc->decoder, .bidirectional = mc->bidirectional, .cell = mc->cell};
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
     cr_assert_not_null(m, "%s", ts_last_error());
     regularized_case rc = {m, {GB, GS, GT, g_src, g_src_len, g_tgt_in, g_tgt_out, NULL}, 1.0, rng, {0.3, 0.1}};
@@ -434,9 +450,8 @@ ParameterizedTest(model_case *mc, models, gradcheck_with_dropout_and_label_smoot
         cr_assert_eq(ts_gradcheck(&ctx, regularized_loss, &rc, m->params.items, m->params.count, &opts, results),
                      TS_OK, "%s", ts_last_error());
         for (int i = 0; i < m->params.count; i++)
-            cr_assert(results[i].passed, "%s/%s tf=%g: %s wrong at %zu: analytic %.12g numeric %.12g",
-                      ts_attn_name(mc->attn), ts_decoder_name(mc->decoder), rc.tf, results[i].name,
-                      results[i].worst_index, results[i].worst_analytic, results[i].worst_numeric);
+            cr_assert(results[i].passed, "%s tf=%g: %s wrong at %zu: analytic %.12g numeric %.12g", case_name(mc), rc.tf,
+                      results[i].name, results[i].worst_index, results[i].worst_analytic, results[i].worst_numeric);
     }
     ts_seq2seq_free(m);
 }
@@ -809,6 +824,49 @@ Test(models, attention_names_come_from_the_table) {
     cr_assert_eq(ts_attn_parse("luong", &t), TS_ERR_ARG);
     cr_assert_str_eq(ts_last_error(), "unknown attention 'luong' (none, dot, scaled-dot, general, concat, bahdanau)");
     cr_assert_str_eq(ts_attn_name(TS_ATTN_COUNT), "?");
+}
+
+// The cell table gives every cell its name, which parsing reads back and
+// every parameter of the cell carries in torch's layout (G = gates H rows,
+// "_l0" and "_l0_reverse" in the encoder as nn.GRU / nn.LSTM name them);
+// a model's description adds the row's words, none for the GRU.
+Test(models, cell_names_and_parameters_come_from_the_table) {
+    for (int c = 0; c < TS_CELL_COUNT; c++) {
+        const ts_cell_kind *k = ts_cell_kind_of((ts_cell_type)c);
+        int back = -1;
+        cr_assert_eq(ts_names_parse(&ts_cell_names, ts_cell_name(c), &back), TS_OK);
+        cr_assert_eq(back, c);
+        cr_assert(k->gates >= 1 && k->parts >= 1 && k->parts <= TS_CELL_MAX_PARTS, "%s", k->name);
+        ts_model_config cfg = {.src_vocab = 7, .tgt_vocab = 9, .emb = 3, .hidden = 4, .attn = TS_ATTN_GENERAL,
+                               .decoder = TS_DECODER_LUONG, .bidirectional = 1, .cell = (ts_cell_type)c};
+        ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+        cr_assert_not_null(m, "%s", ts_last_error());
+        const struct {
+            const char *layer, *suffix;
+            int in;
+        } layers[] = {{"encoder", "_l0", 3}, {"encoder", "_l0_reverse", 3}, {"decoder", "", 3 + 4}};
+        for (int l = 0; l < 3; l++) {
+            char name[96];
+            snprintf(name, sizeof name, "%s.%s.weight_ih%s", layers[l].layer, k->name, layers[l].suffix);
+            const ts_tensor *w_ih = ts_params_find(&m->params, name);
+            cr_assert_not_null(w_ih, "%s", name);
+            cr_assert(w_ih->shape[0] == k->gates * 4 && w_ih->shape[1] == layers[l].in, "%s", name);
+            snprintf(name, sizeof name, "%s.%s.bias_hh%s", layers[l].layer, k->name, layers[l].suffix);
+            cr_assert_not_null(ts_params_find(&m->params, name), "%s", name);
+        }
+        char described[256];
+        ts_model_describe(&cfg, described, sizeof described);
+        cr_assert(k->described ? strstr(described, k->described) != NULL
+                               : !strcmp(described, "general attention, luong decoder, bidirectional encoder, embedding 3, hidden 4"),
+                  "%s: %s", k->name, described);
+        ts_seq2seq_free(m);
+    }
+    int cell;
+    cr_assert_eq(ts_names_parse(&ts_cell_names, "transformer", &cell), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "unknown cell 'transformer' (gru"), "%s", ts_last_error());
+    cr_assert_str_eq(ts_cell_name(TS_CELL_COUNT), "?");
+    ts_model_config c = {.src_vocab = 7, .tgt_vocab = 9, .emb = 3, .hidden = 4, .cell = TS_CELL_COUNT};
+    cr_assert_eq(ts_model_config_check(&c), TS_ERR_ARG);
 }
 
 // A hypothesis that cannot be allocated fails greedy decoding cleanly: the

@@ -79,7 +79,7 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
         {"eval_every", "2"},   {"warmup_steps", "2"},  {"lr_schedule", "cosine"}, {"arch", "transformer"}, {"d_model", "4"},
         {"heads", "2"},        {"layers", "1"},       {"ff", "6"},               {"best", "loss"},
         {"subword", "300"},    {"subword_kind", "unigram"}, {"subword_joint", "1"},
-        {"dtype", "float32"},  {"preset", "gru-small"},
+        {"dtype", "float32"},  {"preset", "gru-small"}, {"cell", ts_cell_name(TS_CELL_COUNT - 1)},
         {"guided_alignment", "toy"}, {"guided_weight", "0.5"}, {"guided_layer", "0"}, {"guided_head", "1"},
     };
     size_t n_given = sizeof given / sizeof given[0];
@@ -94,6 +94,10 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
         size_t k = 0;
         while (k < n_given && strcmp(given[k].key, r->set->key)) k++;
         cr_assert(k < n_given, "config.txt key '%s' has no value in this test", r->set->key);
+        // A row written only when given, given its first name (the only cell while the GRU is the only
+        // one), is read and left out again.
+        if ((r->use & TS_OPTION_IF_GIVEN) && r->set->names && !strcmp(given[k].value, ts_names_name(r->set->names, 0)))
+            continue;
         size_t len = strlen(lines);
         snprintf(lines + len, sizeof lines - len, "%s = %s\n", r->set->key, given[k].value);
     }

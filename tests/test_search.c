@@ -233,18 +233,20 @@ static void check_model_biases(ts_seq2seq *m, const char *name, int bias_step) {
 static void check_model(ts_seq2seq *m, const char *name) { check_model_biases(m, name, 1); }
 
 Test(search, batched_beam_equals_each_sentence_alone_for_every_gru, .timeout = 120) {
-    for (int a = 0; a < TS_ATTN_COUNT; a++)
-        for (int d = 0; d < TS_DECODER_COUNT; d++) {
-            ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(src_vocab), .tgt_vocab = (int)ts_vocab_size(tgt_vocab),
-                                   .emb = 6, .hidden = 8, .attn = (ts_attn_type)a, .decoder = (ts_decoder_type)d,
-                                   .bidirectional = (a + d) % 2};
-            ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
-            cr_assert_not_null(m, "%s", ts_last_error());
-            char name[64];
-            snprintf(name, sizeof name, "gru %s/%s", ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder));
-            check_model(m, name);
-            ts_seq2seq_free(m);
-        }
+    for (int c = 0; c < TS_CELL_COUNT; c++)
+        for (int a = 0; a < TS_ATTN_COUNT; a++)
+            for (int d = 0; d < TS_DECODER_COUNT; d++) {
+                ts_model_config cfg = {.src_vocab = (int)ts_vocab_size(src_vocab), .tgt_vocab = (int)ts_vocab_size(tgt_vocab),
+                                       .emb = 6, .hidden = 8, .attn = (ts_attn_type)a, .decoder = (ts_decoder_type)d,
+                                       .bidirectional = (a + d) % 2, .cell = (ts_cell_type)c};
+                ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
+                cr_assert_not_null(m, "%s", ts_last_error());
+                char name[64];
+                snprintf(name, sizeof name, "%s %s/%s", ts_cell_name(cfg.cell), ts_attn_name(cfg.attn),
+                         ts_decoder_name(cfg.decoder));
+                check_model(m, name);
+                ts_seq2seq_free(m);
+            }
 }
 
 Test(search, batched_beam_equals_each_sentence_alone_for_the_transformer, .timeout = 120) {
@@ -505,12 +507,13 @@ static void step_after(ts_seq2seq *m, const void *state, const int *rows, int n,
 // dtypes.
 Test(search, rows_sharing_their_source_decode_as_rows_with_copies, .timeout = 60) {
     enum { K = 3 };
-    ts_model_config cfgs[TS_ATTN_COUNT * TS_DECODER_COUNT + 1];
+    ts_model_config cfgs[TS_CELL_COUNT * TS_ATTN_COUNT * TS_DECODER_COUNT + 1];
     int n_cfgs = 0;
-    for (int a = 0; a < TS_ATTN_COUNT; a++)
-        for (int d = 0; d < TS_DECODER_COUNT; d++)
-            cfgs[n_cfgs++] = (ts_model_config){.emb = 6, .hidden = 8, .attn = (ts_attn_type)a,
-                                               .decoder = (ts_decoder_type)d, .bidirectional = (a + d) % 2};
+    for (int c = 0; c < TS_CELL_COUNT; c++)
+        for (int a = 0; a < TS_ATTN_COUNT; a++)
+            for (int d = 0; d < TS_DECODER_COUNT; d++)
+                cfgs[n_cfgs++] = (ts_model_config){.emb = 6, .hidden = 8, .attn = (ts_attn_type)a, .decoder = (ts_decoder_type)d,
+                                                   .bidirectional = (a + d) % 2, .cell = (ts_cell_type)c};
     cfgs[n_cfgs++] = (ts_model_config){.arch = TS_ARCH_TRANSFORMER, .emb = 8, .hidden = 8, .d_model = 8, .heads = 2,
                                        .layers = 2, .ff = 12};
     int widen[N * K], within[N * K], keep[N * K], tokens[N * K], kept = 0;

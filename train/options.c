@@ -98,6 +98,8 @@ const ts_train_option ts_train_options[] = {
     {MODEL(attn, ATTN, CHOICE), .use = SAME, .section = "model"},
     {MODEL(decoder, DECODER, CHOICE), .use = SAME, .section = "model"},
     {MODEL(bidirectional, BIDIRECTIONAL, SWITCH), .use = SAME, .section = "model"},
+    // config.txt has the cell only when it is not the GRU: a GRU run's file stays as it was.
+    {MODEL(cell, CELL, CHOICE), .use = SAME | TS_OPTION_IF_GIVEN, .section = "model"},
     {MODEL(dtype, DTYPE, CHOICE), .use = SAME, .section = "model"},
     // A Transformer stores --emb with its model but never reads it (its embeddings are d_model wide).
     {MODEL(emb, EMB, INT), .use = SAME, .section = "model"},

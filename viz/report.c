@@ -195,7 +195,7 @@ static const char page_script[] =
     "function trained(){const box=document.getElementById('trained');if(!CONFIG.length){txt('p',{'class':'muted'},'config.txt has no options',box);return;}\n"
     "const tf=cfg('arch')==='transformer',d=cfg('d_model')||cfg('hidden'),n=x=>Number(x).toLocaleString('en');\n"
     "const model=tf?`a Transformer: d_model ${d}, ${cfg('heads')||4} heads, ${cfg('layers')||2} layers per stack, feed-forward ${cfg('ff')||4*d}`\n"
-    ":`a GRU encoder-decoder: ${cfg('attention')} attention, ${cfg('decoder')} decoder${cfg('bidirectional')==='1'?', bidirectional encoder':''}, embeddings ${cfg('emb')}, hidden ${cfg('hidden')}`;\n"
+    ":`a ${(cfg('cell')||'gru').toUpperCase()} encoder-decoder: ${cfg('attention')} attention, ${cfg('decoder')} decoder${cfg('bidirectional')==='1'?', bidirectional encoder':''}, embeddings ${cfg('emb')}, hidden ${cfg('hidden')}`;\n"
     "const units=cfg('subword')?`${cfg('subword_kind')||'bpe'} subword pieces (at most ${cfg('subword')} ${cfg('subword_joint')==='1'?'shared':'a side'})`:'words';\n"
     "const data=cfg('corpus')==='toy'?'the toy corpus':cfg('corpus');\n"
     "const p=el('p',{},box);p.textContent=`${model}; on ${units}, ${cfg('dtype')||'float64'}, ${n(cfg('parameters')||0)} parameters; `\n"

@@ -122,3 +122,10 @@ def test_gradcheck_passes_for_every_attention_and_decoder():
         tinyseq.gradcheck(arch="transformer", tf=0.5)
     with pytest.raises(tinyseq.ArgumentError, match="rtol"):
         tinyseq.gradcheck(attn="dot", decoder="luong", rtol=0)
+    cells = tinyseq.gradcheck(attn="general", decoder="luong", cell="gru")
+    assert cells and all(r["passed"] and r["cell"] == "gru" for r in cells)
+    assert {r["cell"] for r in rows} == {"gru"} and {r["cell"] for r in transformer} == {None}
+    with pytest.raises(tinyseq.ArgumentError, match="unknown cell 'nope'"):
+        tinyseq.gradcheck(attn="dot", decoder="luong", cell="nope")
+    with pytest.raises(tinyseq.ArgumentError, match="cell does not apply"):
+        tinyseq.gradcheck(arch="transformer", cell="gru")

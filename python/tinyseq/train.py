@@ -112,15 +112,19 @@ _ATTENTIONS = ("none", "dot", "scaled-dot", "general", "concat", "bahdanau")
 _DECODERS = ("bahdanau", "luong")
 
 
-def gradcheck(arch="gru", attn="all", decoder="all", bidirectional=False, tf=1.0, seed=1, rtol=1e-6, atol=1e-8):
+def gradcheck(arch="gru", attn="all", decoder="all", bidirectional=False, cell=None, tf=1.0, seed=1, rtol=1e-6,
+              atol=1e-8):
     """`tinyseq gradcheck`: every parameter's gradient of a tiny model
-    against central finite differences: for the GRU, each attention x
-    decoder asked ("all" for every one); for arch="transformer", its one
-    model. Returns a list of dicts (arch, attn, decoder, parameter, checked,
-    max_abs_err, max_rel_err, passed)."""
+    against central finite differences: for the GRU architecture, each
+    attention x decoder asked ("all" for every one) with `cell` ("gru" or
+    another of train's --cell; None: the GRU); for arch="transformer", its
+    one model. Returns a list of dicts (arch, attn, decoder, cell, parameter,
+    checked, max_abs_err, max_rel_err, passed)."""
     # The flags a model of arch has (the library's answer: its field table).
-    has = {flag: call("arch_has", encode(arch, "arch"), flag.encode()) for flag in ("attn", "decoder", "bidirectional")}
-    given = {"attn": attn != "all", "decoder": decoder != "all", "bidirectional": bool(bidirectional)}
+    flags = ("attn", "decoder", "bidirectional", "cell")
+    has = {flag: call("arch_has", encode(arch, "arch"), flag.encode()) for flag in flags}
+    given = {"attn": attn != "all", "decoder": decoder != "all", "bidirectional": bool(bidirectional),
+             "cell": cell is not None}
     for flag in has:
         if given[flag] and not has[flag]:
             raise _capi.ArgumentError(f"{flag} does not apply to arch {arch}")
@@ -129,6 +133,8 @@ def gradcheck(arch="gru", attn="all", decoder="all", bidirectional=False, tf=1.0
     rows = []
     for a, d in cases:
         _, doc = call_text("gradcheck", encode(arch, "arch"), a and encode(a, "attn"), d and encode(d, "decoder"),
-                           bool(bidirectional), float(tf), int(seed), float(rtol), float(atol))
-        rows += [dict(arch=arch, attn=a, decoder=d, **r) for r in json.loads(doc)]
+                           bool(bidirectional), cell and encode(cell, "cell"), float(tf), int(seed), float(rtol),
+                           float(atol))
+        rows += [dict(arch=arch, attn=a, decoder=d, cell=cell or ("gru" if has["cell"] else None), **r)
+                 for r in json.loads(doc)]
     return rows
