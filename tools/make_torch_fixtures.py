@@ -20,7 +20,11 @@ torch.nn.GRU / nn.GRUCell (slower; the files are the same either way).
 
 The model is docs/models.md, written out step by step (no nn.GRU packing):
 parameter names are the registry names of that page, batches are time-major,
-the attention memory is (B, S, M).
+the attention memory is (B, S, M). Every seq2seq fixture is also computed by
+torch's modules, RecurrentSeq2Seq (the encoder's nn.GRU over packed
+sequences, the decoder's nn.GRUCell, and the same for every cell of CELLS),
+loaded with load_state_dict(strict=True): its loss within 1e-13 and every
+gradient within 1e-12 of the step-by-step model's, or the script stops.
 
 Format (docs/fixtures.md): lines starting with '#' are comments; each record
 is two lines,
@@ -161,6 +165,33 @@ def gru_explicit(x, h, w_ih, w_hh, b_ih, b_hh):
     return (1 - z) * n + z * h
 
 
+# The recurrent cells (the rows of models/cell.c): the gate blocks its
+# weights stack, the parts of its state (h first), one step of its formula,
+# and torch's modules for the encoder's layer and the decoder's cell. A
+# state of one part is h itself; of more, a tuple (h, ...).
+CELLS = {
+    "gru": dict(gates=3, parts=1, step=gru, layer=torch.nn.GRU, cell=torch.nn.GRUCell),
+}
+
+
+def output(state):
+    """h, part 0 of a state."""
+    return state[0] if isinstance(state, tuple) else state
+
+
+def state_of(cell, h):
+    """The state whose h is h and whose other parts are 0 (the bridge's)."""
+    parts = CELLS[cell]["parts"]
+    return h if parts == 1 else (h,) + tuple(torch.zeros_like(h) for _ in range(parts - 1))
+
+
+def keep(mask, new, old):
+    """new where mask holds, else old, for every part of a state."""
+    if isinstance(new, tuple):
+        return tuple(torch.where(mask, n, o) for n, o in zip(new, old))
+    return torch.where(mask, new, old)
+
+
 def embed(ids, weight):
     # padding_idx=0: forward looks up row 0 like any row, its gradient is zero
     return F.embedding(ids, weight, padding_idx=PAD)
@@ -218,44 +249,47 @@ def attend(attn, P, q, memory, keys, mask):
     return c, a
 
 
-def encoder(P, src, src_len, bi):
-    """src (S, B) time-major. Returns memory (B, S, M) and s0 (B, H)."""
+def encoder(P, src, src_len, bi, cell="gru"):
+    """src (S, B) time-major. Returns memory (B, S, M) and the decoder's
+    initial state s0 (h (B, H), or a tuple of the cell's parts)."""
     S, B = src.shape
-    H = P["encoder.gru.weight_hh_l0"].shape[1]
+    step, p = CELLS[cell]["step"], "encoder.%s." % cell
+    H = P[p + "weight_hh_l0"].shape[1]
     x = embed(src, P["encoder.embedding.weight"])                  # (S, B, E)
     mask = length_mask(src_len, S).t().unsqueeze(2)                # (S, B, 1)
-    w = [P["encoder.gru." + n + "_l0"] for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
-    h = torch.zeros(B, H)
+    w = [P[p + n + "_l0"] for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    h = state_of(cell, torch.zeros(B, H))
     fwd = []
     for t in range(S):
-        h = torch.where(mask[t], gru(x[t], h, *w), h)
-        fwd.append(h)
+        h = keep(mask[t], step(x[t], h, *w), h)
+        fwd.append(output(h))
     final_fwd = h
     fwd = torch.stack(fwd, dim=1)                                  # (B, S, H)
     if not bi:
         return fwd, final_fwd
-    w = [P["encoder.gru." + n + "_l0_reverse"]
+    w = [P[p + n + "_l0_reverse"]
          for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
-    h = torch.zeros(B, H)
+    h = state_of(cell, torch.zeros(B, H))
     bwd = [None] * S
     for t in range(S - 1, -1, -1):
-        h = torch.where(mask[t], gru(x[t], h, *w), h)
-        bwd[t] = h
+        h = keep(mask[t], step(x[t], h, *w), h)
+        bwd[t] = output(h)
     final_bwd = h
     memory = torch.cat([fwd, torch.stack(bwd, dim=1)], dim=2)      # (B, S, 2H)
-    s0 = torch.tanh(torch.cat([final_fwd, final_bwd], dim=1) @ P["encoder.bridge.weight"].t()
+    s0 = torch.tanh(torch.cat([output(final_fwd), output(final_bwd)], dim=1) @ P["encoder.bridge.weight"].t()
                     + P["encoder.bridge.bias"])
-    return memory, s0
+    return memory, state_of(cell, s0)
 
 
-def seq2seq_param_specs(decoder, attn, bi, Vs, Vt, E, H):
+def seq2seq_param_specs(decoder, attn, bi, Vs, Vt, E, H, cell="gru"):
     M = 2 * H if bi else H
+    G = CELLS[cell]["gates"] * H
     specs = [("encoder.embedding.weight", (Vs, E))]
     for sfx in ["_l0"] + (["_l0_reverse"] if bi else []):
-        specs += [("encoder.gru.weight_ih" + sfx, (3 * H, E)),
-                  ("encoder.gru.weight_hh" + sfx, (3 * H, H)),
-                  ("encoder.gru.bias_ih" + sfx, (3 * H,)),
-                  ("encoder.gru.bias_hh" + sfx, (3 * H,))]
+        specs += [("encoder.%s.weight_ih%s" % (cell, sfx), (G, E)),
+                  ("encoder.%s.weight_hh%s" % (cell, sfx), (G, H)),
+                  ("encoder.%s.bias_ih%s" % (cell, sfx), (G,)),
+                  ("encoder.%s.bias_hh%s" % (cell, sfx), (G,))]
     if bi:
         specs += [("encoder.bridge.weight", (H, 2 * H)), ("encoder.bridge.bias", (H,))]
     specs += attn_param_specs(attn, H, M)
@@ -266,41 +300,40 @@ def seq2seq_param_specs(decoder, attn, bi, Vs, Vt, E, H):
     else:
         gin = E + H
     specs += [("decoder.embedding.weight", (Vt, E)),
-              ("decoder.gru.weight_ih", (3 * H, gin)),
-              ("decoder.gru.weight_hh", (3 * H, H)),
-              ("decoder.gru.bias_ih", (3 * H,)),
-              ("decoder.gru.bias_hh", (3 * H,))]
+              ("decoder.%s.weight_ih" % cell, (G, gin)),
+              ("decoder.%s.weight_hh" % cell, (G, H)),
+              ("decoder.%s.bias_ih" % cell, (G,)),
+              ("decoder.%s.bias_hh" % cell, (G,))]
     if decoder == "luong" and attn != "none":
         specs += [("decoder.combine.weight", (H, M + H))]
     specs += [("decoder.out.weight", (Vt, H)), ("decoder.out.bias", (Vt,))]
     return specs
 
 
-def seq2seq(P, decoder, attn, bi, src, src_len, tgt_in, tgt_out):
-    """Teacher forcing ratio 1. Returns loss and intermediates."""
-    memory, s0 = encoder(P, src, src_len, bi)
+def decode(P, decoder, attn, step, memory, s0, src_len, tgt_in, tgt_out):
+    """The decoder with teacher forcing ratio 1 from s0 over memory, its
+    cell's step(x, state) -> state. Returns loss and intermediates."""
     B, S, M = memory.shape
     T = tgt_in.shape[0]
     mask = length_mask(src_len, S)
     keys = attn_keys(attn, P, memory) if attn != "none" else None
-    g = [P["decoder.gru." + n] for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
     s = s0
-    htil = torch.zeros_like(s0)                                    # Luong h~_0 = 0
+    htil = torch.zeros_like(output(s0))                            # Luong h~_0 = 0
     outs, weights = [], []
     for t in range(T):
         e = embed(tgt_in[t], P["decoder.embedding.weight"])        # (B, E)
         if attn == "none":
-            s = gru(e, s, *g)
-            o = s
+            s = step(e, s)
+            o = output(s)
         elif decoder == "bahdanau":
-            c, a = attend(attn, P, s, memory, keys, mask)
-            s = gru(torch.cat([e, c], dim=1), s, *g)
-            o = s
+            c, a = attend(attn, P, output(s), memory, keys, mask)
+            s = step(torch.cat([e, c], dim=1), s)
+            o = output(s)
             weights.append(a)
         else:
-            s = gru(torch.cat([e, htil], dim=1), s, *g)
-            c, a = attend(attn, P, s, memory, keys, mask)
-            htil = torch.tanh(torch.cat([c, s], dim=1) @ P["decoder.combine.weight"].t())
+            s = step(torch.cat([e, htil], dim=1), s)
+            c, a = attend(attn, P, output(s), memory, keys, mask)
+            htil = torch.tanh(torch.cat([c, output(s)], dim=1) @ P["decoder.combine.weight"].t())
             o = htil
             weights.append(a)
         outs.append(o)
@@ -309,8 +342,76 @@ def seq2seq(P, decoder, attn, bi, src, src_len, tgt_in, tgt_out):
     nll = -logp.gather(2, tgt_out.unsqueeze(2)).squeeze(2)        # (T, B)
     real = tgt_out != PAD
     loss = nll[real].sum() / real.sum()
-    return loss, dict(memory=memory, s0=s0, logits=logits,
+    return loss, dict(memory=memory, s0=output(s0), logits=logits,
                       attn=torch.stack(weights) if weights else None)
+
+
+def seq2seq(P, decoder, attn, bi, src, src_len, tgt_in, tgt_out, cell="gru"):
+    """Teacher forcing ratio 1. Returns loss and intermediates."""
+    memory, s0 = encoder(P, src, src_len, bi, cell)
+    g = [P["decoder.%s.%s" % (cell, n)] for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    step = CELLS[cell]["step"]
+    return decode(P, decoder, attn, lambda x, s: step(x, s, *g), memory, s0, src_len, tgt_in, tgt_out)
+
+
+class Weight(torch.nn.Module):
+    """A module holding one parameter named weight: decoder.attention.v.weight
+    is 1-D (H), which no nn.Linear holds."""
+
+    def __init__(self, *shape):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros(*shape))
+
+
+class RecurrentSeq2Seq(torch.nn.Module):
+    """The recurrent model of docs/models.md as torch modules: the encoder's
+    nn.GRU / nn.LSTM over packed sequences, the decoder's nn.GRUCell /
+    nn.LSTMCell, the attention of attend(). Its state_dict's keys are
+    tinyseq's parameter names, so an export loads into it with
+    load_state_dict(strict=True) (tools/npz_dev_loss.py), and every seq2seq
+    fixture is checked against it (make_seq2seq)."""
+
+    def __init__(self, cell, decoder, attn, bi, Vs, Vt, E, H):
+        super().__init__()
+        self.cell, self.decoder_type, self.attn, self.bi = cell, decoder, attn, bi
+        M = 2 * H if bi else H
+        self.encoder, self.decoder = torch.nn.Module(), torch.nn.Module()
+        self.encoder.embedding = torch.nn.Embedding(Vs, E, padding_idx=PAD)
+        setattr(self.encoder, cell, CELLS[cell]["layer"](E, H, bidirectional=bi))
+        if bi:
+            self.encoder.bridge = torch.nn.Linear(2 * H, H)
+        self.decoder.embedding = torch.nn.Embedding(Vt, E, padding_idx=PAD)
+        attention = self.decoder.attention = torch.nn.Module()
+        if attn in ("dot", "scaled-dot") and bi:
+            attention.key = torch.nn.Linear(M, H, bias=False)
+        elif attn == "general":
+            attention.W = torch.nn.Linear(M, H, bias=False)
+        elif attn in ("concat", "bahdanau"):
+            attention.query = torch.nn.Linear(H, H, bias=False)
+            attention.key = torch.nn.Linear(M, H)
+            attention.v = Weight(H)
+        gin = E if attn == "none" else E + M if decoder == "bahdanau" else E + H
+        setattr(self.decoder, cell, CELLS[cell]["cell"](gin, H))
+        if decoder == "luong" and attn != "none":
+            self.decoder.combine = torch.nn.Linear(M + H, H, bias=False)
+        self.decoder.out = torch.nn.Linear(H, Vt)
+
+    def forward(self, src, src_len, tgt_in, tgt_out):
+        """Time-major ids as make_batch's; returns loss and intermediates as seq2seq()."""
+        S, B = src.shape
+        x = self.encoder.embedding(src)
+        packed = torch.nn.utils.rnn.pack_padded_sequence(x, src_len, enforce_sorted=False)
+        out, final = getattr(self.encoder, self.cell)(packed)
+        memory = torch.nn.utils.rnn.pad_packed_sequence(out, total_length=S)[0].transpose(0, 1)  # (B, S, M)
+        finals = final if isinstance(final, tuple) else (final,)  # each part (directions, B, H)
+        if self.bi:
+            h0 = torch.tanh(self.encoder.bridge(torch.cat([finals[0][0], finals[0][1]], dim=1)))
+            s0 = state_of(self.cell, h0)
+        else:
+            s0 = tuple(f[0] for f in finals) if len(finals) > 1 else finals[0][0]
+        cell = getattr(self.decoder, self.cell)
+        return decode(dict(self.named_parameters()), self.decoder_type, self.attn, cell, memory, s0,
+                      src_len, tgt_in, tgt_out)
 
 
 # ------------------------------------------------------------------- fixtures
@@ -427,10 +528,13 @@ def make_batch():
     return src, torch.tensor(SRC_LEN), tgt_in, tgt_out
 
 
-def make_seq2seq(out, decoder, attn, bi, check, float32=False):
+def make_seq2seq(out, decoder, attn, bi, check, float32=False, cell="gru"):
     """float32: the float64 fixture's draws rounded to float32, and the loss
-    and gradients torch computes from them in float32."""
-    twin = "seq2seq_%s_%s%s.txt" % (decoder, attn, "_bi" if bi else "")
+    and gradients torch computes from them in float32. A cell other than the
+    GRU, the one cell of the first files, is named in the file name
+    (seq2seq_lstm_...) and the title."""
+    named = "" if cell == "gru" else cell + "_"
+    twin = "seq2seq_%s%s_%s%s.txt" % (named, decoder, attn, "_bi" if bi else "")
     name = twin.replace(".txt", "_f32.txt") if float32 else twin
     torch.manual_seed(seed_for(twin))
     src, src_len, tgt_in, tgt_out = make_batch()
@@ -438,13 +542,13 @@ def make_seq2seq(out, decoder, attn, bi, check, float32=False):
     T = tgt_in.shape[0]
     M = 2 * H if bi else H
     assert bool((src == PAD).any()) and bool((tgt_in == PAD).any())
-    specs = seq2seq_param_specs(decoder, attn, bi, VS, VT, E, H)
+    specs = seq2seq_param_specs(decoder, attn, bi, VS, VT, E, H, cell)
     # all parameters ~ N(0, 1) * 0.5, embedding <pad> rows included
     P = {n: (randn(*shape) * 0.5).requires_grad_() for n, shape in specs}
     names = [n for n, _ in specs]
 
     def f(*pv):
-        return seq2seq(dict(zip(names, pv)), decoder, attn, bi, src, src_len, tgt_in, tgt_out)
+        return seq2seq(dict(zip(names, pv)), decoder, attn, bi, src, src_len, tgt_in, tgt_out, cell)
 
     agreement = []
     if float32:
@@ -465,17 +569,18 @@ def make_seq2seq(out, decoder, attn, bi, check, float32=False):
     else:
         loss, aux = f(*[P[n] for n in names])
         loss.backward()
+        check_modules(P, names, cell, decoder, attn, bi, src, src_len, tgt_in, tgt_out, loss)
     if aux["attn"] is not None:
         smask = ~length_mask(src_len, S)
         assert bool((aux["attn"][:, smask] == 0).all()), "masked weights must be exactly 0"
     for n in ("encoder.embedding.weight", "decoder.embedding.weight"):
         assert bool((P[n].grad[PAD] == 0).all())
     if check:
-        check_seq2seq(f, P, names, decoder, attn, bi, src, src_len, tgt_in, tgt_out)
+        check_seq2seq(f, P, names, decoder, attn, bi, src, src_len, tgt_in, tgt_out, cell)
     dims = "Vs=%d Vt=%d E=%d H=%d M=%d B=%d S=%d T=%d" % (VS, VT, E, H, M, B, S, T)
     wr = Writer(header(
-        "seq2seq loss, %s decoder, attention %s, %s encoder, teacher forcing ratio 1"
-        % (decoder, attn, "bidirectional" if bi else "unidirectional"),
+        "seq2seq loss, %s decoder, attention %s, %s encoder%s, teacher forcing ratio 1"
+        % (decoder, attn, "bidirectional" if bi else "unidirectional", "" if cell == "gru" else ", %s cells" % cell),
         ["dims: " + dims,
          "ints dims = Vs Vt E H M B S T; src (S, B), tgt_in (T, B), tgt_out (T, B) time-major",
          "src_lengths %s, tgt gold lengths %s (+ <eos>)" % (SRC_LEN, TGT_GOLD_LEN),
@@ -501,8 +606,28 @@ def make_seq2seq(out, decoder, attn, bi, check, float32=False):
     return {name: wr.save(os.path.join(out, name))}
 
 
-def check_seq2seq(f, P, names, decoder, attn, bi, src, src_len, tgt_in, tgt_out):
-    """Finite differences (gradcheck) and an nn.GRU cross-check of the encoder."""
+def check_modules(P, names, cell, decoder, attn, bi, src, src_len, tgt_in, tgt_out, loss):
+    """The fixture's loss and gradients (the formulas above) against torch's
+    modules, RecurrentSeq2Seq loaded with load_state_dict(strict=True): the
+    parameters' names and layout are torch's, and the cells, packing and all,
+    compute what the formulas do."""
+    model = RecurrentSeq2Seq(cell, decoder, attn, bi, VS, VT, E, H)
+    model.load_state_dict({n: P[n].detach() for n in names}, strict=True)
+    got, _ = model(src, src_len, tgt_in, tgt_out)
+    got.backward()
+    assert abs(got.item() - loss.item()) <= 1e-13 * abs(loss.item()), (got.item(), loss.item())
+    worst = 0.0
+    for n, p in model.named_parameters():
+        want = P[n].grad
+        err = (p.grad - want).abs().max().item() / max(want.abs().max().item(), 1e-300)
+        assert err <= 1e-12, (n, err)
+        worst = max(worst, err)
+    return worst
+
+
+def check_seq2seq(f, P, names, decoder, attn, bi, src, src_len, tgt_in, tgt_out, cell="gru"):
+    """Finite differences (gradcheck) and a cross-check of the encoder against
+    torch's nn.GRU / nn.LSTM."""
     pv = [P[n].detach().clone().requires_grad_() for n in names]
     # the full numeric Jacobian, embedding pad rows included: their numeric
     # gradient must be 0, which is what padding_idx reports
@@ -511,15 +636,17 @@ def check_seq2seq(f, P, names, decoder, attn, bi, src, src_len, tgt_in, tgt_out)
     # encoder against torch.nn.GRU on packed sequences (uses torch's own
     # masking): final states and memory rows at real positions must agree
     S, B = src.shape
-    gru_m = torch.nn.GRU(E, H, bidirectional=bi)
+    layer = CELLS[cell]["layer"](E, H, bidirectional=bi)
     with torch.no_grad():
-        for n, p in gru_m.named_parameters():
-            p.copy_(P["encoder.gru." + n])
+        for n, p in layer.named_parameters():
+            p.copy_(P["encoder.%s.%s" % (cell, n)])
         x = F.embedding(src, P["encoder.embedding.weight"])
         packed = torch.nn.utils.rnn.pack_padded_sequence(x, src_len, enforce_sorted=False)
-        o, hn = gru_m(packed)
+        o, hn = layer(packed)
+        hn = output(hn)
         o, _ = torch.nn.utils.rnn.pad_packed_sequence(o, total_length=S)   # (S, B, M)
-        memory, s0 = encoder(P, src, src_len, bi)
+        memory, s0 = encoder(P, src, src_len, bi, cell)
+        s0 = output(s0)
         mask = length_mask(src_len, S)
         assert torch.allclose(o.transpose(0, 1)[mask], memory[mask], rtol=0, atol=1e-14)
         if bi:
@@ -534,25 +661,25 @@ def check_seq2seq(f, P, names, decoder, attn, bi, src, src_len, tgt_in, tgt_out)
                     assert bool((memory[b, L:, H:] == 0).all())
         else:
             assert torch.allclose(hn[0], s0, rtol=0, atol=1e-14)
-    print("  check ok: gradcheck over %d parameters, encoder == nn.GRU (packed)"
-          % sum(p.numel() for p in pv))
+    print("  check ok: gradcheck over %d parameters, encoder == nn.%s (packed)"
+          % (sum(p.numel() for p in pv), CELLS[cell]["layer"].__name__))
 
 
 SEQ2SEQ = [
-    # (decoder, attention, bidirectional)
-    ("bahdanau", "bahdanau", False),
-    ("luong", "general", False),
-    ("luong", "dot", True),
-    ("bahdanau", "none", False),
-    ("bahdanau", "bahdanau", True),
-    ("luong", "concat", False),
-    ("luong", "scaled-dot", True),
+    # (decoder, attention, bidirectional, cell)
+    ("bahdanau", "bahdanau", False, "gru"),
+    ("luong", "general", False, "gru"),
+    ("luong", "dot", True, "gru"),
+    ("bahdanau", "none", False, "gru"),
+    ("bahdanau", "bahdanau", True, "gru"),
+    ("luong", "concat", False, "gru"),
+    ("luong", "scaled-dot", True, "gru"),
 ]
 # float32 twins (*_f32.txt) of two of them: the GRU with Bahdanau's decoder,
 # and with Luong's over a bidirectional encoder (the key projection too).
 SEQ2SEQ_FLOAT32 = [
-    ("bahdanau", "bahdanau", False),
-    ("luong", "dot", True),
+    ("bahdanau", "bahdanau", False, "gru"),
+    ("luong", "dot", True, "gru"),
 ]
 
 
@@ -651,12 +778,12 @@ def main():
     for bi in (False, True):
         for attn in ATTN_TYPES:
             written.update(make_attention(a.out, attn, bi, a.check))
-    for decoder, attn, bi in SEQ2SEQ:
+    for decoder, attn, bi, cell in SEQ2SEQ:
         if a.check:
-            print("seq2seq %s %s%s" % (decoder, attn, " bi" if bi else ""))
-        written.update(make_seq2seq(a.out, decoder, attn, bi, a.check))
-    for decoder, attn, bi in SEQ2SEQ_FLOAT32:
-        written.update(make_seq2seq(a.out, decoder, attn, bi, False, float32=True))
+            print("seq2seq %s %s %s%s" % (cell, decoder, attn, " bi" if bi else ""))
+        written.update(make_seq2seq(a.out, decoder, attn, bi, a.check, cell=cell))
+    for decoder, attn, bi, cell in SEQ2SEQ_FLOAT32:
+        written.update(make_seq2seq(a.out, decoder, attn, bi, False, float32=True, cell=cell))
     written.update(make_optimizer(a.out))
     written.update(make_label_smoothing(a.out))
     for n in sorted(written):

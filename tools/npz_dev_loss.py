@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Loads a model exported by `tinyseq export` into its PyTorch model and
 prints its loss on a corpus, to compare with the loss line of `tinyseq eval`
-on the same checkpoint and corpus. A GRU model goes into the model of
-tools/make_torch_fixtures.py; a Transformer (model.architecture=transformer)
-into ../shared/bench/torch_ref.py's TransformerSeq2Seq (imported by path,
---torch-ref), through load_state_dict(strict=True): every key of its
-state_dict, and no other.
+on the same checkpoint and corpus. A GRU-architecture model, of any cell
+(model.cell, absent for the GRU), goes into tools/make_torch_fixtures.py's
+RecurrentSeq2Seq (torch's nn.GRU / nn.LSTM and their cells); a Transformer
+(model.architecture=transformer) into ../shared/bench/torch_ref.py's
+TransformerSeq2Seq (imported by path, --torch-ref); both through
+load_state_dict(strict=True): every key of its state_dict, and no other.
 
 Run with Debian's python3 (numpy and torch 1.13; the pyenv python3 first on
 PATH has neither):
@@ -93,19 +94,19 @@ def batch(pairs, src_ids, tgt_ids):
     return src, torch.tensor([len(s) for s, _ in pairs]), tgt_in, tgt_out
 
 
-def gru_model(P, cfg, src_vocab, tgt_vocab):
-    """(loss of a time-major batch, a description) for the GRU model of make_torch_fixtures.py."""
-    attn, decoder = cfg["model.attention"], cfg["model.decoder"]
+def recurrent_model(P, cfg, src_vocab, tgt_vocab):
+    """(loss of a time-major batch, a description) for make_torch_fixtures.py's
+    RecurrentSeq2Seq holding P: torch's modules of the export's cell."""
+    attn, decoder, cell = cfg["model.attention"], cfg["model.decoder"], cfg.get("model.cell", "gru")
     bi = cfg["model.bidirectional"] == "1"
-    want = dict(ref.seq2seq_param_specs(decoder, attn, bi, len(src_vocab), len(tgt_vocab),
-                                        int(cfg["model.embedding"]), int(cfg["model.hidden"])))
-    for name, shape in want.items():
-        assert tuple(P[name].shape) == shape, (name, tuple(P[name].shape), shape)
-    assert set(P) == set(want), set(P) ^ set(want)
+    model = ref.RecurrentSeq2Seq(cell, decoder, attn, bi, len(src_vocab), len(tgt_vocab), int(cfg["model.embedding"]),
+                                 int(cfg["model.hidden"]))
+    model.load_state_dict(P, strict=True)  # every state_dict key, no other
 
     def loss(src, src_len, tgt_in, tgt_out):
-        return ref.seq2seq(P, decoder, attn, bi, src, src_len, tgt_in, tgt_out)[0]
-    return loss, "attention %s, %s decoder, %s encoder" % (attn, decoder, "bidirectional" if bi else "unidirectional")
+        return model(src, src_len, tgt_in, tgt_out)[0]
+    return loss, "attention %s, %s decoder, %s encoder, %s cells (torch.nn.%s)" % (
+        attn, decoder, "bidirectional" if bi else "unidirectional", cell, ref.CELLS[cell]["layer"].__name__)
 
 
 def transformer_model(P, cfg, src_vocab, tgt_vocab, torch_ref_path):
@@ -141,7 +142,7 @@ def main():
     if cfg.get("model.architecture", "gru") == "transformer":
         loss_of, described = transformer_model(P, cfg, src_vocab, tgt_vocab, a.torch_ref)
     else:
-        loss_of, described = gru_model(P, cfg, src_vocab, tgt_vocab)
+        loss_of, described = recurrent_model(P, cfg, src_vocab, tgt_vocab)
     pairs = [p for p in read_pairs(a.corpus, a.tinyseq)
              if max_len == 0 or (len(p[0]) <= max_len and len(p[1]) <= max_len)]
     if subword:
