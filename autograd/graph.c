@@ -37,6 +37,7 @@ const ts_op_info ts_ops[TS_OP_COUNT] = {
     [TS_OP_SWAP01] = {"swap01", {ts_swap01_backward, ts_swap01_backward_f32}},
     [TS_OP_STACK_ROWS] = {"stack_rows", {ts_stack_rows_backward, ts_stack_rows_backward_f32}},
     [TS_OP_GRU_CELL] = {"gru_cell", {ts_gru_cell_backward, ts_gru_cell_backward_f32}},
+    [TS_OP_LSTM_CELL] = {"lstm_cell", {ts_lstm_cell_backward, ts_lstm_cell_backward_f32}},
     [TS_OP_ATTN_DOT] = {"attn_dot", {ts_attn_dot_backward, ts_attn_dot_backward_f32}},
     [TS_OP_ATTN_ADDITIVE] = {"attn_additive", {ts_attn_additive_backward, ts_attn_additive_backward_f32}},
     [TS_OP_ATTN_CONTEXT] = {"attn_context", {ts_attn_context_backward, ts_attn_context_backward_f32}},

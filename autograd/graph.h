@@ -65,6 +65,7 @@ enum ts_op {
     TS_OP_SWAP01,        // y[j, i, k] = a[i, j, k]
     TS_OP_STACK_ROWS,    // y = [x_0; x_1; ...] along the first dimension
     TS_OP_GRU_CELL,      // h' = (1 - z) * n + z * h, PyTorch's GRU (fused)
+    TS_OP_LSTM_CELL,     // [h'; c'] = [o * tanh(c'); f * c + i * g], PyTorch's LSTM (fused)
     TS_OP_ATTN_DOT,      // e[b, s] = q[b] . k[b, s]
     TS_OP_ATTN_ADDITIVE, // e[b, s] = v . tanh(q[b] + k[b, s])
     TS_OP_ATTN_CONTEXT,  // c[b] = sum_s w[b, s] m[b, s]

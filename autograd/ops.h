@@ -108,7 +108,7 @@ ts_tensor *ts_layer_norm(ts_ctx *ctx, ts_tensor *x, ts_tensor *gamma, ts_tensor 
 // by 1 / (1 - p). p = 0 returns a unchanged; p must be in [0, 1).
 ts_tensor *ts_dropout(ts_ctx *ctx, ts_tensor *a, double p, gsl_rng *rng);
 
-// ---- fused recurrent and attention nodes (ops_gru.c, ops_attention.c) ----
+// ---- fused recurrent and attention nodes (ops_gru.c, ops_lstm.c, ops_attention.c) ----
 // One GRU step in PyTorch's formulation (docs/models.md), B rows at once:
 //   gates_x (B, 3H) = x W_ih^T + b_ih, already computed (for the encoder, for
 //   every time step in one product); h (B, H); w_hh (3H, H); b_hh (3H).
@@ -116,6 +116,15 @@ ts_tensor *ts_dropout(ts_ctx *ctx, ts_tensor *a, double p, gsl_rng *rng);
 // real): a masked row's h' is its h, and no gradient flows through the gates.
 ts_tensor *ts_gru_cell(ts_ctx *ctx, ts_tensor *gates_x, ts_tensor *h, ts_tensor *w_hh,
                        ts_tensor *b_hh, const double *mask);
+
+// One LSTM step in PyTorch's formulation (docs/models.md, gates i, f, g, o),
+// B rows at once, its state (h, c) one tensor of two parts (models/cell.h):
+//   gates_x (B, 4H) = x W_ih^T + b_ih, already computed; state (2B, H) = [h; c];
+//   w_hh (4H, H); b_hh (4H).
+// Returns [h'; c'] (2B, H). mask (B, as ts_gru_cell's): a masked row keeps
+// its h and c, and no gradient flows through its gates.
+ts_tensor *ts_lstm_cell(ts_ctx *ctx, ts_tensor *gates_x, ts_tensor *state, ts_tensor *w_hh, ts_tensor *b_hh,
+                        const double *mask);
 
 // Dot scores: q (B, D), keys (B, S, D) -> e (B, S), e[b, s] = q[b] . keys[b, s].
 // Shared memory (these three ops and ts_mha_blocks): with gradients off, the

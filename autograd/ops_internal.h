@@ -61,6 +61,8 @@ int ts_stack_rows_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_stack_rows_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_gru_cell_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_gru_cell_backward_f32(ts_ctx *ctx, ts_tensor *out);
+int ts_lstm_cell_backward(ts_ctx *ctx, ts_tensor *out);
+int ts_lstm_cell_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_attn_dot_backward(ts_ctx *ctx, ts_tensor *out);
 int ts_attn_dot_backward_f32(ts_ctx *ctx, ts_tensor *out);
 int ts_attn_additive_backward(ts_ctx *ctx, ts_tensor *out);

@@ -5,6 +5,7 @@
 
 #include "autograd/ops.h"
 #include "models/gru.h"
+#include "models/lstm.h"
 #include "models/model.h"
 
 #include <math.h>
@@ -12,6 +13,7 @@
 
 static const ts_cell_kind *const kinds[] = {
     [TS_CELL_GRU] = &ts_gru_cell_kind,
+    [TS_CELL_LSTM] = &ts_lstm_cell_kind,
 };
 _Static_assert(sizeof kinds / sizeof kinds[0] == TS_CELL_COUNT, "one row per cell");
 

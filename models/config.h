@@ -49,6 +49,7 @@ int ts_decoder_parse(const char *name, ts_decoder_type *type);
 // cell, in this order).
 typedef enum {
     TS_CELL_GRU,  // torch.nn.GRU (models/gru.h)
+    TS_CELL_LSTM, // torch.nn.LSTM (models/lstm.h)
     TS_CELL_COUNT
 } ts_cell_type;
 

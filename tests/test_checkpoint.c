@@ -1287,11 +1287,11 @@ static void two_vocabs(ts_vocab **src, ts_vocab **tgt) {
                  TS_OK, "%s", ts_last_error());
 }
 
-static ts_ckpt *model_ckpt(ts_attn_type attn, ts_decoder_type decoder, int bidirectional) {
+static ts_ckpt *model_ckpt_of(ts_attn_type attn, ts_decoder_type decoder, int bidirectional, ts_cell_type cell) {
     ts_vocab *src, *tgt;
     two_vocabs(&src, &tgt);
     ts_model_config cfg = {.src_vocab = 6, .tgt_vocab = 6, .emb = 3, .hidden = 4, .attn = attn, .decoder = decoder,
-                           .bidirectional = bidirectional};
+                           .bidirectional = bidirectional, .cell = cell};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
     cr_assert_not_null(m, "%s", ts_last_error());
@@ -1305,6 +1305,10 @@ static ts_ckpt *model_ckpt(ts_attn_type attn, ts_decoder_type decoder, int bidir
     ts_vocab_free(src);
     ts_vocab_free(tgt);
     return ck;
+}
+
+static ts_ckpt *model_ckpt(ts_attn_type attn, ts_decoder_type decoder, int bidirectional) {
+    return model_ckpt_of(attn, decoder, bidirectional, TS_CELL_GRU);
 }
 
 // A copy of ck without parameter tensor `skip`.
@@ -1576,6 +1580,30 @@ Test(checkpoint, model_cell_is_absent_for_the_gru_and_read_by_name) {
     cr_assert_eq(ts_ckpt_set(ck, "model.cell", "nope"), TS_OK);
     cr_assert_eq(ts_translator_from_ckpt(ck, &t), TS_ERR_FORMAT);
     cr_assert(strstr(ts_last_error(), "header 'model.cell': unknown cell 'nope' (gru"), "%s", ts_last_error());
+    ts_ckpt_free(ck);
+}
+
+// An LSTM model's file says "model.cell = lstm" after the GRU
+// architecture's other rows, holds the parameters under torch's LSTM names
+// and loads back as that model; the same file claiming the GRU cell is
+// refused on its first parameter, before anything is allocated for it.
+Test(checkpoint, lstm_checkpoint_names_its_cell_and_loads_back) {
+    ts_ckpt *ck = model_ckpt_of(TS_ATTN_GENERAL, TS_DECODER_LUONG, 1, TS_CELL_LSTM);
+    const char *k, *v;
+    ts_ckpt_header_at(ck, 3, &k, &v);
+    cr_assert(!strcmp(k, "model.cell") && !strcmp(v, "lstm"), "header row 3: %s = %s", k, v);
+    size_t shape[2] = {16, 3};
+    cr_assert_eq(ts_ckpt_expect_tensor(ck, TS_CKPT_PARAMS, "encoder.lstm.weight_ih_l0_reverse", 2, shape, NULL), TS_OK,
+                 "%s", ts_last_error());
+    ts_translator t;
+    cr_assert_eq(ts_translator_from_ckpt(ck, &t), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(t.model->cfg.cell, TS_CELL_LSTM);
+    const ts_tensor *c_bias = ts_params_find(&t.model->params, "decoder.lstm.bias_hh");
+    cr_assert(c_bias && c_bias->size == 16);
+    ts_translator_free(&t);
+    cr_assert_eq(ts_ckpt_set(ck, "model.cell", "gru"), TS_OK);
+    cr_assert_eq(ts_translator_from_ckpt(ck, &t), TS_ERR_FORMAT);
+    cr_assert(strstr(ts_last_error(), "encoder.gru.weight_ih_l0"), "%s", ts_last_error());
     ts_ckpt_free(ck);
 }
 

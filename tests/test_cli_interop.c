@@ -102,7 +102,7 @@ Test(cli_interop, round_trip_keeps_every_weight_bit_exact_and_every_translation)
     struct {
         const char *name, *flags;
     } models[] = {{"bahdanau", ""}, {"general-bi", "--attn general --bidirectional"}, {"none", "--attn none"},
-                  {"float32", "--dtype float32"}};
+                  {"float32", "--dtype float32"}, {"lstm-bi", "--cell lstm --attn dot --bidirectional"}};
     for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
         char *ckpt = train(models[m].name, models[m].flags);
         ts_ckpt *original = load_ckpt(ckpt);

@@ -166,9 +166,41 @@ Test(models, every_attention_matches_pytorch) {
 // tensor's largest: a few times both errors, far below a wrong formula's.
 #define FLOAT32_FIXTURE_RTOL 1e-5
 
-static void check_seq2seq_fixture_of(const char *decoder, const char *attn, int bi, int dtype) {
+Test(models, lstm_cell_matches_pytorch) {
+    fixture fx = fixture_load("lstm_cell.txt");
+    const char *names[6] = {"x", "weight_ih", "weight_hh", "bias_ih", "h", "c"};
+    ts_tensor *in[6];
+    for (int i = 0; i < 6; i++) in[i] = leaf_from(fixture_get(&fx, names[i]));
+    ts_tensor *gates_x = ts_add_bias(&ctx, ts_matmul(&ctx, in[0], in[1], 0, 1), in[3]);
+    ts_tensor *bias_hh = leaf_from(fixture_get(&fx, "bias_hh"));
+    ts_tensor *state = ts_stack_rows(&ctx, (ts_tensor *[]){in[4], in[5]}, 2);  // [h; c]
+    ts_tensor *next = ts_lstm_cell(&ctx, gates_x, state, in[2], bias_hh, NULL);
+    cr_assert_not_null(next, "%s", ts_last_error());
+    int B = in[4]->shape[0], H = in[4]->shape[1];
+    const fixture_record *up_h = fixture_get(&fx, "upstream.h"), *up_c = fixture_get(&fx, "upstream.c");
+    ts_tensor *loss = ts_add(&ctx, ts_sum(&ctx, ts_mul(&ctx, ts_slice_rows(&ctx, next, 0, B), ts_constant(&ctx, 2, up_h->dims, up_h->values))),
+                             ts_sum(&ctx, ts_mul(&ctx, ts_slice_rows(&ctx, next, B, B), ts_constant(&ctx, 2, up_c->dims, up_c->values))));
+    cr_assert_eq(ts_backward(&ctx, loss), TS_OK, "%s", ts_last_error());
+    assert_matches(&fx, "h_next", next->data, (size_t)B * H);
+    assert_matches(&fx, "c_next", next->data + (size_t)B * H, (size_t)B * H);
+    assert_matches(&fx, "loss", loss->data, 1);
+    assert_matches(&fx, "grad.bias_hh", bias_hh->grad, bias_hh->size);
+    for (int i = 0; i < 6; i++) {
+        char g[64];
+        snprintf(g, sizeof g, "grad.%s", names[i]);
+        assert_matches(&fx, g, in[i]->grad, in[i]->size);
+        ts_tensor_free_persistent(in[i]);
+    }
+    ts_tensor_free_persistent(bias_hh);
+    fixture_free(&fx);
+}
+
+// The fixture of a model of `cell` ("gru" or a row's name, which the files
+// of other cells than the GRU carry: seq2seq_lstm_...).
+static void check_seq2seq_fixture_cell(const char *cell, const char *decoder, const char *attn, int bi, int dtype) {
     char file[96];
-    snprintf(file, sizeof file, "seq2seq_%s_%s%s%s.txt", decoder, attn, bi ? "_bi" : "", dtype == TS_F32 ? "_f32" : "");
+    snprintf(file, sizeof file, "seq2seq_%s%s%s_%s%s%s.txt", strcmp(cell, "gru") ? cell : "", strcmp(cell, "gru") ? "_" : "",
+             decoder, attn, bi ? "_bi" : "", dtype == TS_F32 ? "_f32" : "");
     if (dtype == TS_F32) fixture_require(file, "tools/make_torch_fixtures.py");
     fixture fx = fixture_load(file);
     const int *d = fixture_get(&fx, "dims")->ints;  // Vs Vt E H M B S T
@@ -176,6 +208,9 @@ static void check_seq2seq_fixture_of(const char *decoder, const char *attn, int 
                            .dtype = dtype};
     cr_assert_eq(ts_attn_parse(attn, &cfg.attn), TS_OK);
     cr_assert_eq(ts_decoder_parse(decoder, &cfg.decoder), TS_OK);
+    int cell_type;
+    cr_assert_eq(ts_names_parse(&ts_cell_names, cell, &cell_type), TS_OK);
+    cfg.cell = (ts_cell_type)cell_type;
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
     cr_assert_not_null(m, "%s", ts_last_error());
     load_params(m, &fx, NULL);
@@ -210,8 +245,22 @@ static void check_seq2seq_fixture_of(const char *decoder, const char *attn, int 
     fixture_free(&fx);
 }
 
+static void check_seq2seq_fixture_of(const char *decoder, const char *attn, int bi, int dtype) {
+    check_seq2seq_fixture_cell("gru", decoder, attn, bi, dtype);
+}
+
 static void check_seq2seq_fixture(const char *decoder, const char *attn, int bi) {
     check_seq2seq_fixture_of(decoder, attn, bi, TS_F64);
+}
+
+// torch.nn.LSTM over packed sequences and nn.LSTMCell in the decoder, loaded
+// with load_state_dict(strict=True) (tools/make_torch_fixtures.py's
+// RecurrentSeq2Seq, which the fixture's values agree with): the loss and
+// every gradient to 1e-10 (float32: float32_model_agrees_with_float64_on_the_same_weights).
+Test(models, lstm_loss_and_gradients_match_pytorch) {
+    check_seq2seq_fixture_cell("lstm", "bahdanau", "bahdanau", 0, TS_F64);
+    ts_ctx_reset(&ctx);
+    check_seq2seq_fixture_cell("lstm", "luong", "general", 1, TS_F64);
 }
 
 Test(models, bahdanau_decoder_loss_and_gradients_match_pytorch) {
@@ -307,8 +356,9 @@ ParameterizedTest(model_case *mc, models, whole_model_gradcheck) {
 // bound) and every gradient to 2e-5 of its tensor's largest. Why: float32
 // rounds each stored value to 6e-8 (sums and the loss run in double); six
 // steps of recurrence and the backward's sums over steps and batch grow that
-// to a few 1e-7 on the loss and ~1e-6 on the gradients. Measured over the 24
-// cases: loss at most 5.6e-8 relative, gradients at most 2.0e-6.
+// to a few 1e-7 on the loss and ~1e-6 on the gradients. Measured (the test
+// logs each case) over the 24 cases of each cell: loss at most 5.6e-8
+// relative (GRU) and 5.4e-8 (LSTM), gradients at most 5.3e-6 and 5.5e-6.
 ParameterizedTestParameters(models, float32_model_agrees_with_float64_on_the_same_weights) { return every_recurrent_model(); }
 
 ParameterizedTest(model_case *mc, models, float32_model_agrees_with_float64_on_the_same_weights) {
@@ -337,14 +387,19 @@ ParameterizedTest(model_case *mc, models, float32_model_agrees_with_float64_on_t
         loss[k] = ts_value(l, 0);
     }
     cr_assert(fabs(loss[1] - loss[0]) <= 1e-5 * fabs(loss[0]), "loss: float32 %.9g, float64 %.12g", loss[1], loss[0]);
+    double worst = 0;  // of the gradients, relative to their tensor's largest
     for (int i = 0; i < m32->params.count; i++) {
         const ts_tensor *p64 = m64->params.items[i], *p32 = m32->params.items[i];
         double scale = 0;
         for (size_t j = 0; j < p64->size; j++) scale = fmax(scale, fabs(p64->grad[j]));
-        for (size_t j = 0; j < p64->size; j++)
+        for (size_t j = 0; j < p64->size; j++) {
             cr_assert(fabs(p32->grad_f32[j] - p64->grad[j]) <= 2e-5 * scale, "%s[%zu]: float32 %.9g, float64 %.12g",
                       p64->name, j, p32->grad_f32[j], p64->grad[j]);
+            if (scale > 0) worst = fmax(worst, fabs(p32->grad_f32[j] - p64->grad[j]) / scale);
+        }
     }
+    cr_log_info("%s: float32 loss %.2g relative from float64's, gradients at most %.2g of their tensor's largest",
+                case_name(mc), fabs(loss[1] - loss[0]) / fabs(loss[0]), worst);
     // Decoding runs in the model's dtype too (batched greedy drops finished
     // rows, beam reorders them): the same outputs, beam scores to 1e-5.
     for (int beam = 1; beam <= 3; beam += 2) {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# ctest npz_dev_loss_matches_eval: a small Transformer (3 heads, 2 layers, dropout)
-# and a GRU trained for a few steps are exported, loaded into their PyTorch
-# models by tools/npz_dev_loss.py (the Transformer into ../shared/bench/
-# torch_ref.py's module, load_state_dict strict), and their loss on a padded
-# corpus must be `tinyseq eval`'s to 1e-9. Skips (77) without Debian's python3
+# ctest npz_dev_loss_matches_eval: a small Transformer (3 heads, 2 layers, dropout),
+# a GRU and two LSTMs trained for a few steps are exported, loaded into their
+# PyTorch models by tools/npz_dev_loss.py (load_state_dict strict: the
+# Transformer into ../shared/bench/torch_ref.py's module, the others into
+# tools/make_torch_fixtures.py's nn.GRU / nn.LSTM model), and their loss on a
+# padded corpus must be `tinyseq eval`'s to 1e-9. Skips (77) without Debian's python3
 # with torch and numpy, or without ../shared.
 # Usage: test_npz_dev_loss.sh PROGRAM SOURCE_DIR
 set -euo pipefail
@@ -37,6 +38,8 @@ PY
 }
 check transformer "--arch transformer --d-model 12 --heads 3 --layers 2 --ff 20 --warmup-steps 5 --dropout 0.1"
 check gru "--emb 8 --hidden 12 --attn general --decoder luong --bidirectional"
+check lstm "--emb 8 --hidden 12 --cell lstm"
+check lstm-bi "--emb 8 --hidden 12 --cell lstm --attn dot --decoder luong --bidirectional --dropout 0.1"
 # A subword model: the script encodes the corpus with the export's own
 # SentencePiece models (tinyseq.subword.*), so the loss matches only if the
 # exported models split every word as tinyseq does.

@@ -430,7 +430,7 @@ Test(autograd, shape_errors_are_sticky_and_named) {
     ts_arena_free(arena);
 }
 
-// ---- row stacking, the fused GRU cell and the attention nodes ----
+// ---- row stacking, the fused GRU and LSTM cells and the attention nodes ----
 
 static ts_tensor *op_stack(ts_ctx *c, ts_tensor **x, void *a) {
     (void)a;
@@ -508,6 +508,82 @@ Test(ops, gru_cell_masked_row_keeps_its_state) {
                                ts_constant(&ctx, 2, (int[]){3, 1}, w), ts_constant(&ctx, 1, (int[]){3}, b), mask);
     cr_assert(y->data[1] == -0.5, "masked row changed to %g", y->data[1]);
     cr_assert(y->data[0] != 0.25);
+    ts_arena_free(arena);
+}
+
+// x[0] = gates_x (B, 4H), x[1] = state [h; c] (2B, H), x[2] = w_hh (4H, H), x[3] = b_hh (4H)
+static ts_tensor *op_lstm_fused(ts_ctx *c, ts_tensor **x, void *mask) {
+    return ts_lstm_cell(c, x[0], x[1], x[2], x[3], mask);
+}
+// The same cell from primitive ops (torch's formula, gates i, f, g, o);
+// masked rows are not supported here.
+static ts_tensor *op_lstm_composed(ts_ctx *c, ts_tensor **x, void *unused) {
+    (void)unused;
+    int B = x[1]->shape[0] / 2, H = ts_cols(x[1]);
+    ts_tensor *h = ts_slice_rows(c, x[1], 0, B), *cell = ts_slice_rows(c, x[1], B, B);
+    ts_tensor *pre = ts_add(c, x[0], ts_add_bias(c, ts_matmul(c, h, x[2], 0, 1), x[3]));  // (B, 4H)
+    ts_tensor *i = ts_sigmoid(c, ts_slice_cols(c, pre, 0, H)), *f = ts_sigmoid(c, ts_slice_cols(c, pre, H, H));
+    ts_tensor *g = ts_tanh(c, ts_slice_cols(c, pre, 2 * H, H)), *o = ts_sigmoid(c, ts_slice_cols(c, pre, 3 * H, H));
+    ts_tensor *c_next = ts_add(c, ts_mul(c, f, cell), ts_mul(c, i, g));
+    return ts_stack_rows(c, (ts_tensor *[]){ts_mul(c, o, ts_tanh(c, c_next)), c_next}, 2);
+}
+
+Test(ops, lstm_cell_gradcheck) {
+    const int dims[][2] = {{1, 1}, {3, 2}, {2, 5}};
+    static const double mask[] = {1, 0, 1};
+    for (int i = 0; i < 3; i++) {
+        int B = dims[i][0], H = dims[i][1];
+        const int shapes[4][4] = {{2, B, 4 * H, 0}, {2, 2 * B, H, 0}, {2, 4 * H, H, 0}, {1, 4 * H, 0, 0}};
+        check_op("lstm_cell", op_lstm_fused, NULL, 4, shapes, 0);
+        if (B == 3) check_op("lstm_cell(masked row)", op_lstm_fused, (void *)mask, 4, shapes, 0);
+    }
+}
+
+Test(ops, lstm_cell_fused_equals_composition) {
+    enum { B = 3, H = 4 };
+    const int dims[4][3] = {{B, 4 * H}, {2 * B, H}, {4 * H, H}, {4 * H}};
+    const int ndims[4] = {2, 2, 2, 1};
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    ts_tensor *x[4];
+    for (int i = 0; i < 4; i++) {
+        x[i] = ts_tensor_new_persistent(ndims[i], dims[i], "x");
+        for (size_t k = 0; k < x[i]->size; k++) x[i]->data[k] = 2.0 * gsl_rng_uniform(rng) - 1.0;
+    }
+    ts_arena *arena = ts_arena_new(1 << 20);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double value[2][2 * B * H], grads[2][4][4 * H * H];
+    op_fn fns[2] = {op_lstm_fused, op_lstm_composed};
+    for (int f = 0; f < 2; f++) {
+        ts_ctx_reset(&ctx);
+        for (int i = 0; i < 4; i++) memset(x[i]->grad, 0, x[i]->size * sizeof(double));
+        ts_tensor *y = fns[f](&ctx, x, NULL);
+        cr_assert_not_null(y, "%s", ts_last_error());
+        memcpy(value[f], y->data, sizeof value[f]);
+        cr_assert_eq(ts_backward(&ctx, weighted_sum(&ctx, y)), TS_OK, "%s", ts_last_error());
+        for (int i = 0; i < 4; i++) memcpy(grads[f][i], x[i]->grad, x[i]->size * sizeof(double));
+    }
+    assert_allclose(value[0], value[1], 2 * B * H, 1e-15, 1e-13);
+    for (int i = 0; i < 4; i++) assert_allclose(grads[0][i], grads[1][i], x[i]->size, 1e-15, 1e-12);
+    for (int i = 0; i < 4; i++) ts_tensor_free_persistent(x[i]);
+    ts_arena_free(arena);
+    gsl_rng_free(rng);
+}
+
+Test(ops, lstm_cell_masked_row_keeps_its_state) {
+    ts_arena *arena = ts_arena_new(1 << 16);
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, arena);
+    double gx[2 * 4] = {1, 2, 3, 4, 5, 6, 7, 8}, state[4] = {0.25, -0.5, 0.75, -1}, w[4] = {0.1, 0.2, 0.3, 0.4}, b[4] = {0};
+    double mask[2] = {1, 0};
+    ts_tensor *y = ts_lstm_cell(&ctx, ts_constant(&ctx, 2, (int[]){2, 4}, gx), ts_constant(&ctx, 2, (int[]){4, 1}, state),
+                                ts_constant(&ctx, 2, (int[]){4, 1}, w), ts_constant(&ctx, 1, (int[]){4}, b), mask);
+    cr_assert_not_null(y, "%s", ts_last_error());
+    cr_assert(y->data[1] == -0.5 && y->data[3] == -1, "masked row changed to h %g, c %g", y->data[1], y->data[3]);
+    cr_assert(y->data[0] != 0.25 && y->data[2] != 0.75);
+    cr_assert_null(ts_lstm_cell(&ctx, ts_constant(&ctx, 2, (int[]){2, 4}, gx), ts_constant(&ctx, 2, (int[]){2, 1}, state),
+                                ts_constant(&ctx, 2, (int[]){4, 1}, w), ts_constant(&ctx, 1, (int[]){4}, b), NULL));
+    cr_assert(strstr(ts_last_error(), "lstm_cell: gates_x (2, 4), state (2, 1)"), "%s", ts_last_error());
     ts_arena_free(arena);
 }
 
@@ -898,6 +974,16 @@ Test(ops, gru_cell_same_bits_on_one_and_two_threads) {
     for (int b = 0; b < B; b++) mask[b] = b % 5 != 2;
     const input_spec specs[4] = {{"gates_x", 2, {B, 3 * H}}, {"h", 2, {B, H}}, {"w_hh", 2, {3 * H, H}}, {"b_hh", 1, {3 * H}}};
     check_same_bits_on_two_threads("gru_cell", specs, 4, op_gru_masked, mask, 4 * (size_t)B * 3 * H, B);
+}
+
+// The LSTM cell's gates run in parts over the batch rows, masked rows included.
+Test(ops, lstm_cell_same_bits_on_one_and_two_threads) {
+    enum { B = 40, H = 120 };  // 4 B 4H = 76,800: past TS_PARALLEL_MIN_ELEMENTS (ops_lstm.c's count)
+    static double mask[B];
+    for (int b = 0; b < B; b++) mask[b] = b % 5 != 2;
+    const input_spec specs[4] = {{"gates_x", 2, {B, 4 * H}}, {"state", 2, {2 * B, H}}, {"w_hh", 2, {4 * H, H}},
+                                 {"b_hh", 1, {4 * H}}};
+    check_same_bits_on_two_threads("lstm_cell", specs, 4, op_lstm_fused, mask, 4 * (size_t)B * 4 * H, B);
 }
 
 // ---- the Transformer's ops: layer norm, batched products, heads, attention ----

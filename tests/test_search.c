@@ -232,7 +232,7 @@ static void check_model_biases(ts_seq2seq *m, const char *name, int bias_step) {
 
 static void check_model(ts_seq2seq *m, const char *name) { check_model_biases(m, name, 1); }
 
-Test(search, batched_beam_equals_each_sentence_alone_for_every_gru, .timeout = 120) {
+Test(search, batched_beam_equals_each_sentence_alone_for_every_recurrent_model, .timeout = 240) {
     for (int c = 0; c < TS_CELL_COUNT; c++)
         for (int a = 0; a < TS_ATTN_COUNT; a++)
             for (int d = 0; d < TS_DECODER_COUNT; d++) {
@@ -324,6 +324,7 @@ Test(search, batched_beam_equals_each_sentence_alone_in_float32, .timeout = 120)
     ts_model_config cfgs[] = {
         {.attn = TS_ATTN_BAHDANAU, .decoder = TS_DECODER_BAHDANAU, .emb = 6, .hidden = 8},
         {.attn = TS_ATTN_GENERAL, .decoder = TS_DECODER_LUONG, .emb = 6, .hidden = 8, .bidirectional = 1},
+        {.attn = TS_ATTN_DOT, .decoder = TS_DECODER_LUONG, .emb = 6, .hidden = 8, .bidirectional = 1, .cell = TS_CELL_LSTM},
         {.arch = TS_ARCH_TRANSFORMER, .emb = 8, .hidden = 8, .d_model = 8, .heads = 2, .layers = 2, .ff = 12},
     };
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {

@@ -165,12 +165,26 @@ def gru_explicit(x, h, w_ih, w_hh, b_ih, b_hh):
     return (1 - z) * n + z * h
 
 
+def lstm(x, state, w_ih, w_hh, b_ih, b_hh):
+    """One LSTM step, torch's own cell (rows i, f, g, o); state = (h, c)."""
+    return torch.lstm_cell(x, state, w_ih, w_hh, b_ih, b_hh)
+
+
+def lstm_explicit(x, state, w_ih, w_hh, b_ih, b_hh):
+    """docs/models.md's equations, for cross-checking torch.lstm_cell."""
+    h, c = state
+    i, f, g, o = (x @ w_ih.t() + b_ih + h @ w_hh.t() + b_hh).chunk(4, dim=1)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
+
+
 # The recurrent cells (the rows of models/cell.c): the gate blocks its
 # weights stack, the parts of its state (h first), one step of its formula,
 # and torch's modules for the encoder's layer and the decoder's cell. A
 # state of one part is h itself; of more, a tuple (h, ...).
 CELLS = {
     "gru": dict(gates=3, parts=1, step=gru, layer=torch.nn.GRU, cell=torch.nn.GRUCell),
+    "lstm": dict(gates=4, parts=2, step=lstm, layer=torch.nn.LSTM, cell=torch.nn.LSTMCell),
 }
 
 
@@ -454,6 +468,45 @@ def make_gru_cell(out):
     return {name: wr.save(os.path.join(out, name))}
 
 
+def make_lstm_cell(out):
+    name = "lstm_cell.txt"
+    torch.manual_seed(seed_for(name))
+    I, H, B = 5, 4, 3
+    cell = torch.nn.LSTMCell(I, H)
+    with torch.no_grad():
+        for p in cell.parameters():
+            p.copy_(randn(*p.shape) * 0.5)
+    x = randn(B, I).requires_grad_()
+    h = randn(B, H).requires_grad_()
+    c = randn(B, H).requires_grad_()
+    up_h, up_c = randn(B, H), randn(B, H)
+    h_next, c_next = cell(x, (h, c))
+    w = dict(cell.named_parameters())
+    ref = lstm_explicit(x, (h, c), w["weight_ih"], w["weight_hh"], w["bias_ih"], w["bias_hh"])
+    assert torch.allclose(ref[0], h_next, rtol=0, atol=1e-14) and torch.allclose(ref[1], c_next, rtol=0, atol=1e-14)
+    loss = (h_next * up_h).sum() + (c_next * up_c).sum()
+    loss.backward()
+    wr = Writer(header("LSTM cell, torch.nn.LSTMCell(in=5, H=4), batch B=3",
+                       ["dims: in=5 H=4 B=3; loss = sum(h_next * upstream.h) + sum(c_next * upstream.c)",
+                        "gate rows i, f, g, o (torch order)"]))
+    wr.tensor("x", x)
+    wr.tensor("h", h)
+    wr.tensor("c", c)
+    for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+        wr.tensor(n, w[n])
+    wr.tensor("upstream.h", up_h)
+    wr.tensor("upstream.c", up_c)
+    wr.tensor("h_next", h_next)
+    wr.tensor("c_next", c_next)
+    wr.tensor("loss", loss)
+    wr.tensor("grad.x", x.grad)
+    wr.tensor("grad.h", h.grad)
+    wr.tensor("grad.c", c.grad)
+    for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+        wr.tensor("grad." + n, w[n].grad)
+    return {name: wr.save(os.path.join(out, name))}
+
+
 def make_attention(out, attn, bi, check):
     name = "attention_%s%s.txt" % (attn, "_bi" if bi else "")
     torch.manual_seed(seed_for(name))
@@ -674,9 +727,14 @@ SEQ2SEQ = [
     ("bahdanau", "bahdanau", True, "gru"),
     ("luong", "concat", False, "gru"),
     ("luong", "scaled-dot", True, "gru"),
+    ("bahdanau", "bahdanau", False, "lstm"),
+    ("luong", "general", True, "lstm"),
 ]
 # float32 twins (*_f32.txt) of two of them: the GRU with Bahdanau's decoder,
 # and with Luong's over a bidirectional encoder (the key projection too).
+# (An LSTM twin measured torch's own float32 gradients 1.2e-5 of their
+# tensor's largest from its float64 ones, past the twins' 1e-5: the LSTM's
+# float32 is checked against its float64 instead, tests/test_models.c.)
 SEQ2SEQ_FLOAT32 = [
     ("bahdanau", "bahdanau", False, "gru"),
     ("luong", "dot", True, "gru"),
@@ -775,6 +833,7 @@ def main():
     torch.set_num_threads(1)
     written = {}
     written.update(make_gru_cell(a.out))
+    written.update(make_lstm_cell(a.out))
     for bi in (False, True):
         for attn in ATTN_TYPES:
             written.update(make_attention(a.out, attn, bi, a.check))

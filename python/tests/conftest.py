@@ -27,6 +27,7 @@ MODELS = {
     "none": dict(attn="none"),
     "transformer": dict(arch="transformer", heads=2, layers=2, ff=32),
     "transformer-float32": dict(arch="transformer", heads=2, layers=2, ff=32, dtype="float32"),
+    "lstm": dict(cell="lstm", bidirectional=True),
     "subword": dict(subword=300),  # SentencePiece pieces: labels are pieces, no word is unknown
 }
 

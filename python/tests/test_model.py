@@ -169,6 +169,10 @@ def test_info_describes_the_model(models):
     assert info["vocabularies"] == cli["vocabularies"]
     transformer = tinyseq.load(models["transformer"]).info()
     assert transformer["model"]["architecture"] == "transformer" and transformer["model"]["heads"] == 2
+    assert info["model"]["cell"] == "gru" and "cell" not in transformer["model"]
+    lstm = tinyseq.load(models["lstm"]).info()
+    assert lstm["model"]["cell"] == "lstm" and lstm["header"]["model.cell"] == "lstm"
+    assert lstm["parameters"] > tinyseq.load(models["general"]).info()["parameters"]  # four gates, not three
 
 
 # ---- errors are exceptions with tinyseq's message, never a crash ---------------

@@ -124,6 +124,9 @@ def test_gradcheck_passes_for_every_attention_and_decoder():
         tinyseq.gradcheck(attn="dot", decoder="luong", rtol=0)
     cells = tinyseq.gradcheck(attn="general", decoder="luong", cell="gru")
     assert cells and all(r["passed"] and r["cell"] == "gru" for r in cells)
+    lstm = tinyseq.gradcheck(cell="lstm", bidirectional=True, tf=0.5)
+    assert len(lstm) > 12 * 13 and all(r["passed"] and r["cell"] == "lstm" for r in lstm), [r for r in lstm if not r["passed"]]
+    assert any(r["parameter"] == "encoder.lstm.weight_hh_l0_reverse" for r in lstm)
     assert {r["cell"] for r in rows} == {"gru"} and {r["cell"] for r in transformer} == {None}
     with pytest.raises(tinyseq.ArgumentError, match="unknown cell 'nope'"):
         tinyseq.gradcheck(attn="dot", decoder="luong", cell="nope")
