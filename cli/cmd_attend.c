@@ -18,10 +18,10 @@
 #include "viz/heatmap.h"
 #include "viz/render.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 static const char usage[] =
@@ -168,17 +168,6 @@ static enum ts_term_mode term_mode(const char *when, FILE *out) {
     return m == TS_TERM_TRUECOLOR ? m : TS_TERM_256;
 }
 
-// The columns --heads fits on out: the terminal's, else $COLUMNS (a pipe
-// into a pager of known width), else 0 (the renderer's 80).
-static int term_width(FILE *out) {
-    struct winsize ws;
-    if (isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-    const char *columns = getenv("COLUMNS");
-    long n = columns ? strtol(columns, NULL, 10) : 0;
-    return n > 0 && n < 10000 ? (int)n : 0;
-}
-
-
 static void view_free(attention_view *v) {
     ts_attended_free(&v->sentence);
     free(v->inputs);
@@ -229,10 +218,34 @@ static int make_inputs(attention_view *v) {
     return TS_OK;
 }
 
-static void print_words(FILE *out, const char *label, const char *const *words, int n) {
-    fputs(label, out);
-    for (int i = 0; i < n; i++) fprintf(out, "%s%s", i ? " " : "", words[i]);
-    fputc('\n', out);
+// "source: the cat ...", wrapped to width (0: one line), the words made safe.
+static void print_words(FILE *out, const char *label, const char *const *words, int n, int width) {
+    ts_term_wrap(out, label, -1, words, (size_t)n, " ", width);
+}
+
+// A line of text (a first '\n' leaves a blank line before it), wrapped to width.
+__attribute__((format(printf, 3, 4))) static void print_wrapped(FILE *out, int width, const char *format, ...) {
+    char text[2048];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(text, sizeof text, format, args);
+    va_end(args);
+    if (text[0] == '\n') fputc('\n', out);
+    ts_term_put_wrapped(out, text + (text[0] == '\n'), width, 2);
+}
+
+// The Pharaoh line wrapped to width at a terminal (its pairs whole).
+static int print_links(FILE *out, const ts_link *links, size_t n, int width) {
+    char *line = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&line, &len);
+    if (!f) return ts_fail(TS_ERR_NOMEM, "out of memory");
+    int rc = ts_pharaoh_write(f, links, n);
+    if (fclose(f) && !rc) rc = ts_fail(TS_ERR_NOMEM, "out of memory");
+    if (!rc && len && line[len - 1] == '\n') line[len - 1] = '\0';
+    if (!rc) ts_term_put_wrapped(out, line, width, 0);
+    free(line);
+    return rc;
 }
 
 // -1 when --explain, --ig-steps, --shift-att and --rollout go together with
@@ -367,11 +380,12 @@ int ts_cmd_attend(int argc, char **argv) {
         status = TS_EXIT_FAIL;
         goto done;
     }
-    print_words(shown, "source: ", v.sentence.labels.source, v.S);
-    print_words(shown, "output: ", v.sentence.labels.target, v.T - 1);
+    int width = ts_term_width(shown);  // 0: not known (a pipe); the lines of text stay whole, the heatmap fits 80
+    print_words(shown, "source: ", v.sentence.labels.source, v.S, width);
+    print_words(shown, "output: ", v.sentence.labels.target, v.T - 1, width);
     if (!ts_model_attends(cfg) && explain < 0) {
-        fprintf(shown, "attention: none - this model has no attention, so there are no weights to show%s\n",
-               svg_path || json_path || pharaoh ? " (no SVG, JSON or alignment written)" : "");
+        print_wrapped(shown, width, "attention: none - this model has no attention, so there are no weights to show%s",
+                      svg_path || json_path || pharaoh ? " (no SVG, JSON or alignment written)" : "");
         goto done;
     }
     // The title names the search too: beam and greedy outputs differ.
@@ -408,9 +422,14 @@ int ts_cmd_attend(int argc, char **argv) {
         eos_row = 0;
         snprintf(title + strlen(title), sizeof title - strlen(title), ", shift-att");
     }
-    fprintf(shown, "%s\n\n", title);
+    for (const char *line = title; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        char one[sizeof title];
+        snprintf(one, sizeof one, "%.*s", (int)strcspn(line, "\n"), line);
+        ts_term_put_wrapped(shown, one, width, 2);
+    }
+    fputc('\n', shown);
 
-    ts_term_opts term = {.mode = term_mode(color, shown), .values = values, .width = term_width(shown)};
+    ts_term_opts term = {.mode = term_mode(color, shown), .values = values, .width = width};
     const double *weights = m.weights;  // (m.rows, m.cols)
     if (choice.grid && (status = attend_make_grid(&grid, &heads, &choice, &v, title, shift))) goto done;
     if (choice.grid ? ts_render_heatmap_grid_term(shown, &grid.g, &term)
@@ -423,8 +442,8 @@ int ts_cmd_attend(int argc, char **argv) {
     int gap_row;  // integrated gradients: how far the rows are from completeness (captum's convergence delta)
     double gap = explain >= 0 ? ts_attribution_completeness_gap(&attribution, &gap_row) : -1.0;
     if (gap >= 0)
-        fprintf(shown, "\ncompleteness: each row sums to log p - log p(zero embeddings) within %.2g nats (the most off: "
-                       "\"%s\", whose change is %.4g nats); a larger --ig-steps narrows it\n",
+        print_wrapped(shown, width, "\ncompleteness: each row sums to log p - log p(zero embeddings) within %.2g nats (the "
+                                    "most off: \"%s\", whose change is %.4g nats); a larger --ig-steps narrows it",
                 gap, v.sentence.labels.target[gap_row], attribution.log_prob[gap_row] - attribution.baseline_log_prob[gap_row]);
     if (pharaoh) {
         // One link per output word; the <eos> row has no gold counterpart.
@@ -434,7 +453,7 @@ int ts_cmd_attend(int argc, char **argv) {
                    : ts_fail(TS_ERR_NOMEM, "out of memory");
         if (!rc) {
             fprintf(shown, "\nalignment (source-target):\n");
-            rc = ts_pharaoh_write(shown, links, n_links);
+            rc = width ? print_links(shown, links, n_links, width) : ts_pharaoh_write(shown, links, n_links);
         }
         free(links);
         if (rc) {

@@ -12,6 +12,7 @@
 #include "infer/load.h"
 #include "infer/metrics.h"
 #include "infer/translate.h"
+#include "viz/heatmap.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -83,61 +84,91 @@ static void print_output(const ts_translator *t, const ts_hypothesis *h) {
     free(text);
 }
 
+// One figure per layer and head, as a table of `width` columns at most (0:
+// 80): a row per layer, a column per head, then the layer's mean; heads
+// that do not fit a line go on in blocks below it ("heads 6-11 of 16").
+// cell() writes the cell of layer l, head k (-1: the mean) in cell_cols.
+typedef void (*head_cell_writer)(const void *tables, int l, int k, int cell_cols);
+
+static void print_head_table(int L, int H, int cell_cols, int width, head_cell_writer cell, const void *tables) {
+    enum { ROW_LABEL = 10 };  // "  layer 12"
+    int per = ((width > 0 ? width : 80) - ROW_LABEL) / cell_cols;
+    if (per < 1) per = 1;
+    int blocks = (H + 1 + per - 1) / per;  // the heads and the mean
+    per = (H + 1 + blocks - 1) / blocks;
+    for (int from = 0; from <= H; from += per) {
+        int to = from + per < H + 1 ? from + per : H + 1;
+        if (blocks > 1 && from == H) printf("each layer's mean:\n");
+        else if (blocks > 1) printf("heads %d-%d of %d%s:\n", from, (to > H ? H : to) - 1, H, to > H ? ", and the mean" : "");
+        printf("%*s", ROW_LABEL, "");
+        for (int k = from; k < to; k++) {
+            char name[24] = "mean";
+            if (k < H) snprintf(name, sizeof name, "head %d", k);
+            printf("%*s", cell_cols, name);
+        }
+        putchar('\n');
+        for (int l = 0; l < L; l++) {
+            printf("  layer %-2d", l);
+            for (int k = from; k < to; k++) cell(tables, l, k < H ? k : -1, cell_cols);
+            putchar('\n');
+        }
+    }
+}
+
+// An AER cell: the figure, right-aligned.
+static void aer_cell(const void *tables, int l, int k, int cell_cols) {
+    printf("%*.4f", cell_cols, ts_head_cell(tables, l, k));
+}
+
 // AER by layer and head (heads then the mean, each row a layer), and the
 // best-aligned head; `title` says which reading it scores.
-static void print_head_aer(const char *title, const ts_head_table *aer, double aer_diagonal) {
-    int L = aer->layers, H = aer->heads, best_layer, best_head;
+static void print_head_aer(const char *title, const ts_head_table *aer, double aer_diagonal, int width) {
+    int L = aer->layers, best_layer, best_head;
     ts_head_table_best(aer, &best_layer, &best_head);
     printf("%s", title);
-    printf("%10s", "");
-    for (int k = 0; k < H; k++) {
-        char name[24];
-        snprintf(name, sizeof name, "head %d", k);
-        printf("%10s", name);
-    }
-    printf("%10s\n", "mean");
-    for (int l = 0; l < L; l++) {
-        printf("  layer %-2d", l);
-        for (int k = 0; k <= H; k++) printf("%10.4f", ts_head_cell(aer, l, k < H ? k : -1));
-        putchar('\n');
-    }
-    printf("best-aligned head: layer %d head %d (aer %.4f; the last layer's head mean %.4f, the diagonal %.4f)\n",
-           best_layer, best_head, ts_head_cell(aer, best_layer, best_head), ts_head_cell(aer, L - 1, -1), aer_diagonal);
+    print_head_table(L, aer->heads, 10, width, aer_cell, aer);
+    printf("best-aligned head: layer %d head %d (aer %.4f)\n  beside the last layer's head mean %.4f and the diagonal "
+           "%.4f\n", best_layer, best_head, ts_head_cell(aer, best_layer, best_head), ts_head_cell(aer, L - 1, -1),
+           aer_diagonal);
 }
 
 static const char search_title[] =
-    "\nAER by layer and head (argmax of each head's cross-attention against the gold links;\n"
-    "lower is better; \"mean\" is the layer's head mean, the last layer's is aer= below,\n"
-    "which scores the search's own weights: in float32 the two may differ in the last digit):\n";
+    "\nAER by layer and head (argmax of each head's cross-attention against the gold\n"
+    "links; lower is better; \"mean\" is the layer's head mean, the last layer's is\n"
+    "aer= below, which scores the search's own weights: in float32 the two may differ\n"
+    "in the last digit):\n";
 static const char forced_title[] =
-    "\nAER of the reference force-decoded, by layer and head (the model reads the gold target\n"
-    "with teacher forcing; the argmax of each head's attention on each reference word against\n"
-    "the gold links; the last layer's mean is aer_forced= below):\n";
+    "\nAER of the reference force-decoded, by layer and head (the model reads the gold\n"
+    "target with teacher forcing; the argmax of each head's attention on each\n"
+    "reference word against the gold links; the last layer's mean is aer_forced=\n"
+    "below):\n";
 
 static const char shift_title[] =
-    "\nAER of the reference force-decoded, read shifted (shift-att: the row that predicts word\n"
-    "t+1 as word t's alignment), by layer and head; the last layer's mean is aer_shift= below:\n";
+    "\nAER of the reference force-decoded, read shifted (shift-att: the row that\n"
+    "predicts word t+1 as word t's alignment), by layer and head; the last layer's\n"
+    "mean is aer_shift= below:\n";
+
+// The agreement tables, JS divergence and same argmax, side by side in a cell.
+typedef struct {
+    const ts_head_table *js, *same;
+} agreement_tables;
+
+static void agreement_cell(const void *tables, int l, int k, int cell_cols) {
+    const agreement_tables *t = tables;
+    printf("%*.4f / %.4f", cell_cols - 9, ts_head_cell(t->js, l, k), ts_head_cell(t->same, l, k));
+}
 
 // Per layer and head (then the layer's mean): the mean JS divergence of the
 // forced attention's rows and the attributions' normalised rows, and the
 // share of rows with the same argmax.
-static void print_agreement(const char *method, int shift, const ts_head_table *js, const ts_head_table *same) {
-    int L = js->layers, H = js->heads;
-    printf("\nattention beside the attributions (%s) of the reference, by layer and head%s:\n"
-           "JS divergence of the rows (nats; 0 same rows, ln 2 = 0.693 disjoint) / share of rows with\n"
-           "the same argmax source word (1 all):\n%10s", method, shift ? " (attention read shifted)" : "", "");
-    for (int k = 0; k <= H; k++) {
-        char name[24];
-        if (k < H) snprintf(name, sizeof name, "head %d", k);
-        printf("%16s", k < H ? name : "mean");
-    }
-    putchar('\n');
-    for (int l = 0; l < L; l++) {
-        printf("  layer %-3d", l);
-        for (int k = 0; k <= H; k++)
-            printf("   %.4f / %.4f", ts_head_cell(js, l, k < H ? k : -1), ts_head_cell(same, l, k < H ? k : -1));
-        putchar('\n');
-    }
+static void print_agreement(const char *method, int shift, const ts_head_table *js, const ts_head_table *same,
+                            int width) {
+    printf("\nattention beside the attributions (%s) of the reference,%s\n"
+           "by layer and head: JS divergence of the rows (nats; 0 same rows, ln 2 = 0.693\n"
+           "disjoint) / share of rows with the same argmax source word (1 all):\n",
+           method, shift ? "\nthe attention read shifted," : "");
+    agreement_tables t = {js, same};
+    print_head_table(js->layers, js->heads, 18, width, agreement_cell, &t);
 }
 
 int ts_cmd_eval(int argc, char **argv) {
@@ -208,10 +239,12 @@ int ts_cmd_eval(int argc, char **argv) {
     }
     const ts_model_config *cfg = &t->model->cfg;
     char model[256];
-    printf("model %s: %s; %s", model_path, ts_model_describe(cfg, model, sizeof model),
-           beam > 1 ? "beam search" : "greedy decoding");
-    if (beam > 1) printf(" (width %ld)", beam);
-    putchar('\n');
+    char line[4600];
+    int n = snprintf(line, sizeof line, "model %s: %s; %s", model_path, ts_model_describe(cfg, model, sizeof model),
+                     beam > 1 ? "beam search" : "greedy decoding");
+    if (beam > 1 && n > 0 && (size_t)n < sizeof line) snprintf(line + n, sizeof line - (size_t)n, " (width %ld)", beam);
+    int width = ts_term_width(stdout);  // the lines and tables fit it (0: the lines whole, the tables 80)
+    ts_term_put_wrapped(stdout, line, width, 2);
 
     ts_eval_opts opts = {.beam = (int)beam, .batch = (int)batch, .gold = set.row_gold, .gold_counts = set.row_counts};
     int forced_layers, forced_heads = ts_model_cross_heads(cfg, &forced_layers);
@@ -272,10 +305,11 @@ int ts_cmd_eval(int argc, char **argv) {
         fprintf(stderr, "tinyseq eval: note: BLEU is 0 because no %d-gram of the outputs matches its reference "
                         "(%zu of %zu references have fewer than 4 words); chrF is %.4f\n",
                 r.bleu_zero_order, r.short_refs, r.pairs, r.chrf);
-    if (r.has_head_aer) print_head_aer(search_title, &head_aer, r.aer_diagonal);
-    if (r.has_aer_forced && forced_layers * forced_heads > 1) print_head_aer(forced_title, &forced_aer, r.aer_diagonal);
-    if (r.has_shift && forced_layers * forced_heads > 1) print_head_aer(shift_title, &shift_aer, r.aer_diagonal);
-    if (r.has_explain) print_agreement(ts_explain_methods[explain].title, shift, &js, &same);
+    if (r.has_head_aer) print_head_aer(search_title, &head_aer, r.aer_diagonal, width);
+    if (r.has_aer_forced && forced_layers * forced_heads > 1)
+        print_head_aer(forced_title, &forced_aer, r.aer_diagonal, width);
+    if (r.has_shift && forced_layers * forced_heads > 1) print_head_aer(shift_title, &shift_aer, r.aer_diagonal, width);
+    if (r.has_explain) print_agreement(ts_explain_methods[explain].title, shift, &js, &same, width);
     printf("eval: bleu=%.4f chrf=%.4f ppl=%.3f exact=%.4f pairs=%zu", r.bleu, r.chrf, r.perplexity, r.exact, r.pairs);
     if (r.has_aer) printf(" aer=%.4f aer_diagonal=%.4f", r.aer, r.aer_diagonal);
     if (r.has_aer_forced)

@@ -36,9 +36,9 @@ enum { N_PAIRS = sizeof source_side / sizeof source_side[0] };
 static char *dir;
 
 // Writes a checkpoint of a random model with attention `attn` (or a
-// Transformer of 2 layers and 2 heads) trained on nothing, with the
+// Transformer of 2 layers and `heads` heads) trained on nothing, with the
 // vocabularies of the pairs above; returns its path.
-static char *make_checkpoint(ts_attn_type attn, ts_model_arch arch, const char *name) {
+static char *make_checkpoint_heads(ts_attn_type attn, ts_model_arch arch, int heads, const char *name) {
     ts_corpus *c = ts_corpus_new();
     for (int i = 0; i < N_PAIRS; i++) cr_assert_eq(ts_corpus_add(c, source_side[i], target_side[i], NULL, 0), TS_OK);
     ts_vocab *src, *tgt;
@@ -48,7 +48,7 @@ static char *make_checkpoint(ts_attn_type attn, ts_model_arch arch, const char *
                            .hidden = 8, .attn = attn, .decoder = TS_DECODER_LUONG};
     if (arch == TS_ARCH_TRANSFORMER)
         cfg = (ts_model_config){.arch = arch, .src_vocab = cfg.src_vocab, .tgt_vocab = cfg.tgt_vocab, .emb = 8,
-                                .hidden = 8, .d_model = 8, .heads = 2, .layers = 2, .ff = 16};
+                                .hidden = 8, .d_model = 8, .heads = heads, .layers = 2, .ff = 16};
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 11);
     ts_seq2seq *m = ts_seq2seq_new(&cfg, rng);
@@ -66,6 +66,10 @@ static char *make_checkpoint(ts_attn_type attn, ts_model_arch arch, const char *
     ts_vocab_free(tgt);
     ts_corpus_free(c);
     return path;
+}
+
+static char *make_checkpoint(ts_attn_type attn, ts_model_arch arch, const char *name) {
+    return make_checkpoint_heads(attn, arch, 2, name);
 }
 
 static char *ckpt, *ckpt_none, *ckpt_transformer, *corpus_path, *gold_path;
@@ -631,13 +635,6 @@ Test(cli_inspect, attend_on_a_transformer_says_which_matrix_it_shows_and_picks_o
     }
 }
 
-// Terminal columns of a UTF-8 line (every character here is one column wide).
-static int line_cols(const char *line, size_t len) {
-    int cols = 0;
-    for (size_t i = 0; i < len; i++) cols += ((unsigned char)line[i] & 0xc0) != 0x80;
-    return cols;
-}
-
 // --heads fits the terminal's width (here $COLUMNS, the output a pipe):
 // fewer heads a line, the source words over the panels, and the scale.
 Test(cli_inspect, attend_heads_fits_the_width_with_word_labels_and_a_scale) {
@@ -652,7 +649,9 @@ Test(cli_inspect, attend_heads_fits_the_width_with_word_labels_and_a_scale) {
         for (char *line = out, *end; *line; line = end + 1) {
             end = strchr(line, '\n');
             if (!end) end = line + strlen(line);
-            int cols = line_cols(line, (size_t)(end - line));
+            char *text = strndup(line, (size_t)(end - line));
+            int cols = test_widest_line(text);
+            free(text);
             if (strncmp(line, "source: ", 8) && strncmp(line, "output: ", 8) && strncmp(line, "tinyseq attend: ", 16))
                 widest = cols > widest ? cols : widest;
             heads_lines += !strncmp(line, "layer 0  head 0", 15);
@@ -666,6 +665,33 @@ Test(cli_inspect, attend_heads_fits_the_width_with_word_labels_and_a_scale) {
         cr_assert(strstr(out, "\nscale: weight w as the digit round(9 w)"), "%s", out);
         free(out);
     }
+}
+
+// Nothing attend prints passes 80 columns (issue 47 point 4: a 25-token
+// sentence wrapped every row): the source, output and title lines wrapped,
+// the heatmap's columns in blocks, with and without values, in colour, in
+// shades and as the plain table, a GRU's and a Transformer's; every source
+// word is on the page whole.
+Test(cli_inspect, attend_fits_80_columns_in_every_view) {
+    const char *sentence = "le chat noir mange le pain de la petite souris et le chien dort vite , oui non il "
+                           "mange le pain blanc aujourdhui .";
+    const char *views[] = {"", "--values", "--color always", "--color always --values", "--color never --values",
+                           "--heads", "--heads --color always", "--self enc --color always --values", "--pharaoh"};
+    const char *models[] = {ckpt, ckpt_transformer};
+    for (size_t m = 0; m < 2; m++)
+        for (size_t v = 0; v < sizeof views / sizeof views[0]; v++) {
+            if (m == 0 && (strstr(views[v], "--heads") || strstr(views[v], "--self"))) continue;  // a GRU has no heads
+            char *out;
+            int rc = test_runf(&out, "(COLUMNS=80 %s attend --model '%s' %s '%s' 2>/dev/null)", TS_PROGRAM, models[m],
+                               views[v], sentence);
+            cr_assert_eq(rc, 0, "%s: exit %d:\n%s", views[v], rc, out);
+            cr_assert_leq(test_widest_line(out), 80, "%s %s: %d columns:\n%s", models[m], views[v],
+                          test_widest_line(out), out);
+            cr_assert(strstr(out, "aujourdhui") && strstr(out, "souris"), "%s: the words in full:\n%s", views[v], out);
+            if (!strstr(views[v], "--heads"))
+                cr_assert(strstr(out, "\ncolumns 1-"), "%s: the columns in blocks:\n%s", views[v], out);
+            free(out);
+        }
 }
 
 Test(cli_inspect, attend_json_of_a_transformer_holds_every_layer_head_and_mean) {
@@ -752,6 +778,28 @@ static double number_after(const char *text, const char *key) {
     const char *at = strstr(text, key);
     cr_assert(at, "no '%s' in:\n%s", key, text);
     return strtod(at + strlen(key), NULL);
+}
+
+// eval --align's tables fit 80 columns (issue 47's targets), a Transformer
+// of 8 heads' too: the heads that do not fit go on in blocks, each layer's
+// row in each; the titles are lines of text under 80 columns.
+Test(cli_inspect, eval_tables_fit_80_columns) {
+    char *wide = make_checkpoint_heads(TS_ATTN_BAHDANAU, TS_ARCH_TRANSFORMER, 8, "eight.ckpt");
+    char *out;
+    int rc = test_runf(&out, "(COLUMNS=80 %s eval --model '%s' --corpus '%s' --align '%s' --shift-att --explain grad "
+                             "--show 0 2>/dev/null)", TS_PROGRAM, wide, corpus_path, gold_path);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    char *summary = strstr(out, "\neval: ");  // the summary line is for scripts: one line, whatever its width
+    cr_assert(summary, "%s", out);
+    *summary = '\0';
+    cr_assert_leq(test_widest_line(out), 80, "%d columns:\n%s", test_widest_line(out), out);
+    // Eight heads and the mean, 10 columns each, are 100 columns: two blocks of the AER tables,
+    // three of the agreement's 18-column cells.
+    cr_assert(strstr(out, "\nheads 0-4 of 8:\n") && strstr(out, "\nheads 5-7 of 8, and the mean:\n"), "%s", out);
+    cr_assert(strstr(out, "\nheads 0-2 of 8:\n") && strstr(out, "\nheads 6-7 of 8, and the mean:\n"), "%s", out);
+    cr_assert(strstr(out, "    head 7      mean\n  layer 0 "), "%s", out);
+    free(out);
+    free(wide);
 }
 
 Test(cli_inspect, eval_align_on_a_transformer_scores_every_head_and_names_the_best) {

@@ -189,17 +189,22 @@ Test(render, attention_json_parses_and_round_trips_exactly) {
 
 // ---- terminal --------------------------------------------------------------
 
-static char *term_output(const double *w, size_t T, size_t S, const char *const *tgt,
-                         const char *const *src, enum ts_term_mode mode, int values) {
+static char *term_output_at(const double *w, size_t T, size_t S, const char *const *tgt, const char *const *src,
+                            enum ts_term_mode mode, int values, int width) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     cr_assert_not_null(f);
-    ts_term_opts opts = {.mode = mode, .values = values};
+    ts_term_opts opts = {.mode = mode, .values = values, .width = width};
     cr_assert_eq(ts_render_heatmap_term(f, w, T, S, tgt, src, &opts), TS_OK, "%s",
                  ts_last_error());
     cr_assert_eq(fclose(f), 0);
     return buf;
+}
+
+static char *term_output(const double *w, size_t T, size_t S, const char *const *tgt,
+                         const char *const *src, enum ts_term_mode mode, int values) {
+    return term_output_at(w, T, S, tgt, src, mode, values, 0);
 }
 
 static const double two_by_three[2 * 3] = {0.9, 0.05, 0.05, 0.1, 0.2, 0.7};
@@ -234,12 +239,16 @@ Test(render, shade_mode_uses_shade_characters_and_no_escapes) {
     const char *const src[] = {"a", "b", "c", "d", "e"};
     const char *const tgt[] = {"x"};
     char *got = term_output(w, 1, 5, tgt, src, TS_TERM_SHADE, 0);
+    // The cells, then the scale --heads prints (issue 47 point 4).
     const char *want =
         "   a  b  c  d  e\n"
-        "x    ░░░▒▒▒▓▓▓███\n";
+        "x    ░░░▒▒▒▓▓▓███\n"
+        "\n"
+        "scale: 0    .25 ░░ .5 ▒▒ .75 ▓▓ 1 ██\n";
     cr_assert_str_eq(got, want, "got:\n%s", got);
     free(got);
     got = term_output(w, 1, 5, tgt, src, TS_TERM_SHADE, 1);
+    cr_assert_not_null(strstr(got, "\nx    .00░.25▒.50▓.751.0\n") || strstr(got, "▒.50"), "got:\n%s", got);
     cr_assert_not_null(strstr(got, "▒.50"), "got:\n%s", got);
     cr_assert_not_null(strstr(got, "█1.0"), "got:\n%s", got);
     cr_assert_null(strchr(got, '\x1b'));
@@ -257,24 +266,11 @@ Test(render, terminal_columns_are_named_by_their_words) {
         "    the\n"
         "    │  cat\n"
         "    │  │  .\n"
-        "le ░░░░░░▒▒▒\n";
+        "le ░░░░░░▒▒▒\n"
+        "\n"
+        "scale: 0    .25 ░░ .5 ▒▒ .75 ▓▓ 1 ██\n";
     cr_assert_str_eq(got, want, "got:\n%s", got);
     free(got);
-}
-
-// Display columns of the widest line, escape sequences not counted.
-static int widest_line(const char *text) {
-    int widest = 0, at = 0;
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        if (*p == '\x1b') {
-            while (*p && *p != 'm') p++;
-            continue;
-        }
-        if (*p == '\n') at = 0;
-        else if ((*p & 0xC0) != 0x80) at++;
-        if (at > widest) widest = at;
-    }
-    return widest;
 }
 
 Test(render, colour_modes_paint_backgrounds_and_reset_each_line) {
@@ -304,20 +300,80 @@ Test(render, colour_modes_paint_backgrounds_and_reset_each_line) {
     free(got);
 }
 
-// A 25-word sentence with --values fits in 100 columns (it took 133).
-Test(render, a_long_sentence_with_values_fits_a_terminal) {
-    enum { S = 25, T = 4 };
-    char words[S][16];
-    const char *src[S], *const tgt[T] = {"un", "deux", "trois", "<eos>"};
+// A 25-word sentence fits the width in every mode, with and without values
+// (issue 47 point 4: at 80 columns it took 133 with values, 100 without):
+// the columns go in blocks, a word cut is given in full under the cells,
+// so every word is on the page whole.
+Test(render, a_long_sentence_fits_the_width_in_every_mode) {
+    enum { S = 25, T = 5 };
+    char words[S][48];
+    const char *src[S], *const tgt[T] = {"un", "deux", "very-long-target-word-of-thirty", "日本語", "<eos>"};
     double w[T * S];
     for (int i = 0; i < S; i++) {
-        snprintf(words[i], sizeof words[i], "word%d", i);
+        // Short and long words, a wide one and one with a combining accent.
+        if (i == 7) snprintf(words[i], sizeof words[i], "日本語の単語");
+        else if (i == 11) snprintf(words[i], sizeof words[i], "cafe\xcc\x81s");
+        else snprintf(words[i], sizeof words[i], "%.*s%d", i % 4 == 3 ? 30 : i % 3 * 3, "wordswordswordswordswordswords", i);
         src[i] = words[i];
     }
-    for (int k = 0; k < T * S; k++) w[k] = 1.0 / S;
-    char *got = term_output(w, T, S, tgt, src, TS_TERM_TRUECOLOR, 1);
-    cr_assert_leq(widest_line(got), 100, "%d columns:\n%s", widest_line(got), got);
-    for (int i = 0; i < S; i++) cr_assert_not_null(strstr(got, words[i]), "no %s over its column", words[i]);
+    for (int k = 0; k < T * S; k++) w[k] = (double)(k % 7) / 6;
+    static const int widths[] = {40, 60, 80, 120};
+    for (size_t k = 0; k < sizeof widths / sizeof widths[0]; k++)
+        for (int mode = TS_TERM_PLAIN; mode <= TS_TERM_TRUECOLOR; mode++)
+            for (int values = 0; values <= 1; values++) {
+                char *got = term_output_at(w, T, S, tgt, src, (enum ts_term_mode)mode, values, widths[k]);
+                cr_assert_leq(test_widest_line(got), widths[k], "width %d, mode %d, values %d: %d columns:\n%s",
+                              widths[k], mode, values, test_widest_line(got), got);
+                for (int i = 0; i < S; i++)
+                    cr_assert_not_null(strstr(got, words[i]), "width %d, mode %d: no %s in full:\n%s", widths[k], mode,
+                                       words[i], got);
+                cr_assert_not_null(strstr(got, "very-long-target-word-of-thirty"), "%s", got);
+                free(got);
+            }
+}
+
+// Values in colour are four columns apart (" .00 1.0 .00"), not run
+// together as ".001.0.00"; the cells keep their colours.
+Test(render, values_in_colour_stay_apart) {
+    const double w[4] = {0.0, 1.0, 0.004, 0.5};
+    const char *const src[] = {"a", "b", "c", "d"}, *const tgt[] = {"x"};
+    char *got = term_output(w, 1, 4, tgt, src, TS_TERM_256, 1);
+    // Without its escapes the row reads as the weights with a space between.
+    char plain[512];
+    size_t n = 0;
+    for (const char *p = got; *p && n + 1 < sizeof plain; p++) {
+        if (*p == '\x1b') {
+            while (*p && *p != 'm') p++;
+            continue;
+        }
+        plain[n++] = *p;
+    }
+    plain[n] = '\0';
+    cr_assert_not_null(strstr(plain, "\nx  .00 1.0 .00 .50\n"), "%s", plain);
+    cr_assert_not_null(strstr(got, "\x1b[48;5;"), "%s", got);
+    free(got);
+}
+
+// The columns that do not fit go in blocks of even size, each under its own
+// words, with the row labels again.
+Test(render, columns_that_do_not_fit_go_in_even_blocks) {
+    enum { S = 30 };
+    char words[S][8];
+    const char *src[S], *const tgt[] = {"row"};
+    double w[S];
+    for (int i = 0; i < S; i++) {
+        snprintf(words[i], sizeof words[i], "w%d", i);
+        src[i] = words[i];
+        w[i] = 0.5;
+    }
+    char *got = term_output_at(w, 1, S, tgt, src, TS_TERM_SHADE, 0, 60);
+    // (60 - 4) / 3 = 18 fit a line: two blocks of 15.
+    cr_assert_not_null(strstr(got, "columns 1-15 of 30\n"), "%s", got);
+    cr_assert_not_null(strstr(got, "\ncolumns 16-30 of 30\n"), "%s", got);
+    cr_assert_not_null(strstr(got, "\nrow ▒▒▒"), "%s", got);
+    const char *second = strstr(got, "columns 16-30");
+    cr_assert_not_null(strstr(second, "\nrow ▒▒▒"), "the second block has its rows:\n%s", got);
+    cr_assert_leq(test_widest_line(got), 60, "%s", got);
     free(got);
 }
 
@@ -333,12 +389,40 @@ Test(render, terminal_never_echoes_control_characters_from_labels) {
     }
 }
 
-Test(render, long_row_labels_are_cut_with_an_ellipsis) {
+// A row label is cut to a sixth of the width (6 to 24 columns), and given
+// in full under the cells.
+Test(render, long_row_labels_are_cut_with_an_ellipsis_and_given_in_full) {
     const char *const tgt[] = {"abcdefghijklmnopqrstuvwxyz0123456789"};
     const double w[1] = {1};
     char *got = term_output(w, 1, 1, tgt, NULL, TS_TERM_PLAIN, 0);
+    cr_assert_not_null(strstr(got, "abcdefghijkl…  1.00"), "got:\n%s", got);
+    cr_assert_not_null(strstr(got, "\ncut labels: abcdefghijkl… = abcdefghijklmnopqrstuvwxyz0123456789\n"), "got:\n%s", got);
+    free(got);
+    got = term_output_at(w, 1, 1, tgt, NULL, TS_TERM_PLAIN, 0, 200);
     cr_assert_not_null(strstr(got, "abcdefghijklmnopqrstuvw…  1.00"), "got:\n%s", got);
     free(got);
+}
+
+// Lines of text break between words at the width, the lines after the
+// first indented; nothing from the words reaches the terminal unmade-safe.
+Test(render, wrapped_text_breaks_between_words_and_makes_them_safe) {
+    const char *const words[] = {"alpha", "beta", "gamma", "delta", "\x1b[2Jepsilon", "zeta"};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(ts_term_wrap(f, "source: ", -1, words, 6, " ", 24), TS_OK);
+    cr_assert_eq(ts_term_wrap(f, "list: ", 2, words, 4, ", ", 20), TS_OK);
+    cr_assert_eq(ts_term_wrap(f, "one: ", -1, words, 6, " ", 0), TS_OK);
+    fclose(f);
+    cr_assert_str_eq(buf,
+                     "source: alpha beta gamma\n"
+                     "        delta\n"
+                     "        ?[2Jepsilon zeta\n"
+                     "list: alpha, beta,\n"
+                     "  gamma, delta\n"
+                     "one: alpha beta gamma delta ?[2Jepsilon zeta\n",
+                     "got:\n%s", buf);
+    free(buf);
 }
 
 Test(render, terminal_mode_comes_from_the_environment) {

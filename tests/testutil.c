@@ -1,3 +1,4 @@
+#define _XOPEN_SOURCE 700  // wcwidth
 #include "testutil.h"
 
 #include "tensor/dtype.h"
@@ -5,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <wchar.h>
 
 void assert_allclose(const double *got, const double *want, size_t n,
                      double atol, double rtol) {
@@ -217,4 +220,34 @@ int test_count_tmp_files(const char *dir) {
     while ((e = readdir(d))) n += strstr(e->d_name, ".tmp-") != NULL;
     closedir(d);
     return n;
+}
+
+int test_widest_line(const char *text) {
+    setlocale(LC_CTYPE, "C.UTF-8");  // wcwidth's widths are the locale's
+    int widest = 0, at = 0;
+    mbstate_t state = {0};
+    for (const char *p = text; *p;) {
+        if (*p == '\x1b') {  // an escape sequence: ESC [ parameters, then a letter
+            for (p++; *p && !((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')); p++) {}
+            if (*p) p++;
+            continue;
+        }
+        if (*p == '\n') {
+            at = 0;
+            p++;
+            continue;
+        }
+        wchar_t wc;
+        size_t len = mbrtowc(&wc, p, strlen(p), &state);
+        if (len == (size_t)-1 || len == (size_t)-2 || len == 0) {  // not UTF-8: a replacement column
+            memset(&state, 0, sizeof state);
+            len = 1;
+            wc = L'?';
+        }
+        int cols = wcwidth(wc);
+        at += cols < 0 ? 1 : cols;
+        widest = at > widest ? at : widest;
+        p += len;
+    }
+    return widest;
 }

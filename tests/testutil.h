@@ -46,6 +46,11 @@ int test_faulty_fsync(void *ctx, int fd);
 // files): 0 after every save, failed or not.
 int test_count_tmp_files(const char *dir);
 
+// The display columns of text's widest line as a terminal shows it: UTF-8
+// decoded, wide characters two columns, combining ones none, escape
+// sequences (ESC [ ... letter) none.
+int test_widest_line(const char *text);
+
 // 1 when the ../shared folder beside the project exists (CI always has it).
 int test_have_shared(void);
 

@@ -9,19 +9,36 @@
 typedef struct {
     enum ts_term_mode mode;
     int values;  // also print each weight with two decimals (PLAIN always does)
-    int width;   // the terminal's columns that a grid fits (0: 80)
+    int width;   // the terminal's columns that the heatmaps fit (0: 80)
 } ts_term_opts;
 
-// Writes the heatmap, one line per target token. PLAIN is a table with the
-// source words as column headers. The other modes draw cells three columns
-// wide (".14" with values; four for a shade and a value) under the source
-// words, set as a staircase so long words need no wider cells: each word
-// starts over its column, with a "│" down to it. Widths are counted in
-// terminal columns (UTF-8 aware); row labels longer than 24 columns are cut
-// with "…". opts NULL means PLAIN. Needs T, S >= 1.
+// Writes the heatmap, one line per target token, fitting opts->width. PLAIN
+// is a table with the source words as column headers. The other modes draw
+// cells three columns wide (four with values: " .14", or a shade and ".14")
+// under the source words, set as a staircase so long words need no wider
+// cells: each word starts over its column, with a "│" down to it, at most 6
+// lines high. Widths are counted in terminal columns (UTF-8 aware). When the
+// columns do not fit the width they are split into blocks ("columns 14-25 of
+// 25") of even size, each with the row labels. Row labels are cut with "…"
+// to a sixth of the width (6 to 24 columns), column words to what the
+// staircase and the width leave them; a line "cut labels: bec… = because"
+// then gives each cut label in full. Colour and shades end with the line of
+// the scale that the grid prints. opts NULL means PLAIN at 80 columns.
+// Needs T, S >= 1.
 int ts_render_heatmap_term(FILE *out, const double *weights, size_t T, size_t S,
                            const char *const *target, const char *const *source,
                            const ts_term_opts *opts);
+
+// Writes `lead`, then items[0..n) separated by `sep`, as lines of at most
+// `width` terminal columns (0 or less: one line): a line breaks between
+// items only (ending with sep's part before its first space: ", " -> ","),
+// and the lines after the first start at `indent` (-1: lead's width; the
+// margin when that is over half the width). Each item is made safe as a
+// label (control characters and invalid UTF-8 as '?') and cut with "…" to
+// the room a line has. Then a newline. TS_OK, or TS_ERR_IO.
+int ts_term_wrap(FILE *out, const char *lead, int indent, const char *const *items, size_t n, const char *sep,
+                 int width);
+
 
 // ---- SVG heatmap -----------------------------------------------------------
 
@@ -57,7 +74,9 @@ typedef struct {
 } ts_heatmap_grid;
 
 // The grid in the terminal, fitting opts->width: each grid row's panels side
-// by side, as many a line as fit (at least one; the rest on the next lines),
+// by side, as many a line as fit (at least one; the rest on the next lines;
+// panels wider than the width in parts of their columns, "columns 1-30 of
+// 60", each part the whole grid),
 // two columns a cell (shade characters or colour as opts->mode; PLAIN, for
 // files and pipes, writes each weight as one digit, round(9 w), '.' for 0),
 // the source words over the first grid row's panels (staggered over 3

@@ -1,5 +1,6 @@
 // Shared pieces of the renderers (colour ramp, escaping, terminal mode
-// detection, writing to a path) and the JSON writer. The
+// detection and width, a line wrapped to it, writing to a path) and the
+// JSON writer. The
 // heatmaps live in heatmap.c, the loss curve in plot.c; both build on this
 // file, never the other way round.
 //
@@ -13,8 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include <unistr.h>
+#include <uniwidth.h>
 
 // ---- colour ----------------------------------------------------------------
 
@@ -113,6 +116,44 @@ enum ts_term_mode ts_term_mode_choose(int is_tty, const char *no_color,
 enum ts_term_mode ts_term_mode_detect(FILE *f) {
     return ts_term_mode_choose(isatty(fileno(f)), getenv("NO_COLOR"), getenv("COLORTERM"),
                                getenv("TERM"));
+}
+
+int ts_term_width(FILE *f) {
+    struct winsize ws;
+    if (isatty(fileno(f)) && ioctl(fileno(f), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    const char *columns = getenv("COLUMNS");
+    long n = columns ? strtol(columns, NULL, 10) : 0;
+    return n > 0 && n < 10000 ? (int)n : 0;
+}
+
+void ts_term_put_wrapped(FILE *out, const char *text, int width, int indent) {
+    const uint8_t *line = (const uint8_t *)text;
+    if (width - indent < 20) width = 0;
+    for (int room = width; width; room = width - indent) {
+        // Walk to the first character past the edge, noting where to break.
+        const uint8_t *p = line, *space = NULL, *comma = NULL;
+        size_t left = strlen((const char *)line);
+        int cols = 0;
+        while (left > 0) {
+            ucs4_t uc;
+            int len = u8_mbtouc(&uc, p, left), w = uc_width(uc, "UTF-8");
+            if (uc == ' ' && p > line) {
+                space = p;
+                if ((p[-1] == ',' || p[-1] == ';') && 2 * cols >= room) comma = p;
+            }
+            if (cols + (w > 0 ? w : 0) > room) break;
+            cols += w > 0 ? w : 0;
+            p += len;
+            left -= (size_t)len;
+        }
+        if (left == 0) break;  // the rest fits
+        const uint8_t *cut = comma ? comma : space ? space : p;  // p > line: room holds a character
+        fwrite(line, 1, (size_t)(cut - line), out);
+        fprintf(out, "\n%*s", indent, "");
+        for (line = cut; *line == ' ';) line++;
+    }
+    fputs((const char *)line, out);
+    fputc('\n', out);
 }
 
 // ---- JSON ------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // Pictures of attention and training, and what they share. This header: the
-// terminal mode, attention as JSON (Pharaoh lines: data/align.h), writing a
+// terminal mode and width, a line wrapped to it, attention as JSON (Pharaoh lines: data/align.h), writing a
 // figure to a path, and the building blocks (colour ramp, escaping). On top
 // of it, one direction only: viz/heatmap.h (attention heatmaps for the
 // terminal and as SVG) and viz/plot.h (the train/dev loss curve as SVG).
@@ -44,6 +44,18 @@ enum ts_term_mode ts_term_mode_choose(int is_tty, const char *no_color,
 
 // ts_term_mode_choose for `f` with isatty(fileno(f)) and the environment.
 enum ts_term_mode ts_term_mode_detect(FILE *f);
+
+// The columns of the terminal `f` writes to, else $COLUMNS (a pipe into a
+// pager of known width), else 0: unknown.
+int ts_term_width(FILE *f);
+
+// Writes `text` (one line) and a newline on out, in lines of at most
+// `width` terminal columns (those of its UTF-8 characters; 0: as it is):
+// each broken after the last ", " or "; " in its second half, else at the
+// last space, else at the edge; the lines after the first start with
+// `indent` spaces. A width that leaves fewer than 20 columns after the
+// indent writes the text as it is.
+void ts_term_put_wrapped(FILE *out, const char *text, int width, int indent);
 
 // ---- JSON ------------------------------------------------------------------
 
