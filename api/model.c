@@ -223,8 +223,8 @@ static int write_eval(FILE *f, const ts_eval_result *r, const ts_hypothesis *hyp
     const struct {
         const char *key;
         double value;
-    } numbers[] = {{"loss", r->loss}, {"perplexity", r->perplexity}, {"bleu", r->bleu}, {"chrf", r->chrf},
-                   {"exact", r->exact}};
+    } numbers[] = {{"loss", r->loss}, {"perplexity", r->perplexity}, {"bleu", r->bleu}, {"bleu_detok", r->bleu_detok},
+                   {"chrf", r->chrf}, {"exact", r->exact}};
     fprintf(f, "{\"pairs\": %zu, \"tokens\": %zu", r->pairs, r->tokens);
     for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
         fprintf(f, ", \"%s\": ", numbers[i].key);

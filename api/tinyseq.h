@@ -82,7 +82,7 @@ int tinyseq_info(const tinyseq_model *m, char **json);
 // align_path (NULL: none) holds the gold alignments, one Pharaoh line per
 // pair; beam as tinyseq_translate's; max_len < 0 keeps the pairs up to
 // the model's training limit, 0 every pair. *json receives {"pairs", "tokens", "loss", "perplexity",
-// "bleu", "chrf", "exact", "bucket_bleu": [4], "bucket_pairs": [4],
+// "bleu", "bleu_detok", "chrf", "exact", "bucket_bleu": [4], "bucket_pairs": [4],
 // "aer", "aer_diagonal", "entropy", "pad_mass"} (the last four null when they
 // do not apply) and "outputs": the decoded sentences. Errors: TS_ERR_IO /
 // TS_ERR_FORMAT naming the file and line; TS_ERR_ARG for no pairs left.

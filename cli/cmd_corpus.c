@@ -203,7 +203,8 @@ int ts_cmd_corpus(int argc, char **argv) {
     if (code < 0 && toy) {
         code = run_toy(n, seed, align_path);
     } else if (code < 0) {
-        ts_corpus_opts opts = {(size_t)max_len, prefixes.items, prefixes.n, skip_bad};
+        ts_corpus_opts opts = {.max_len = (size_t)max_len, .prefixes = prefixes.items, .n_prefixes = prefixes.n,
+                               .skip_bad = skip_bad};
         code = run_read(stats_path ? stats_path : normalize_path, &opts, min_count, !!stats_path);
     }
     free(prefixes.items);

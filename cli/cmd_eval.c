@@ -60,20 +60,25 @@ static const char usage[] =
     "\n"
     "The last line is\n"
     "  eval: bleu=B chrf=C ppl=P exact=E pairs=N [aer=A aer_diagonal=D aer_forced=F aer_forced_best=G\n"
-    "        [aer_shift=H aer_shift_best=I] [aer_explain=X]]\n"
+    "        [aer_shift=H aer_shift_best=I] [aer_explain=X]] bleu_detok=T\n"
     "BLEU and chrF are fractions in [0, 1] (chrF2 as sacreBLEU computes it, divided by\n"
-    "100). When BLEU is 0 because some n-gram order never matches (short targets), a\n"
-    "note on stderr says so.\n"
+    "100). bleu, chrf and exact compare words, lowercased with punctuation split off\n"
+    "(what every tinyseq model has been scored on, so figures compare); bleu_detok is\n"
+    "BLEU of the text as the model writes it, tokenized as sacreBLEU's defaults do\n"
+    "(13a, cased; what Marian and fairseq report; docs/metrics.md). When BLEU is 0\n"
+    "because some n-gram order never matches (short targets), a note on stderr says so.\n"
     "with BLEU and exact match as fractions; aer only with --align.\n";
 
 static const char *cmd = "tinyseq eval";
 
 
-// The tokens of one side joined by spaces.
-static void print_side(const char *label, char *const *words, int n) {
-    printf("  %-11s", label);
-    for (int i = 0; i < n; i++) printf("%s%s", i ? " " : "", words[i]);
-    putchar('\n');
+// One side of pair p as the model reads it: its text as written when the
+// model keeps it, else its words joined by spaces.
+static void print_side(const char *label, const ts_pair *p, enum ts_side side) {
+    char *text = NULL;
+    ts_pair_text(p, side, &text);  // NULL when out of memory: an empty line
+    printf("  %-11s%s\n", label, text ? text : "");
+    free(text);
 }
 
 // The output in words (a subword model's pieces joined into words).
@@ -282,8 +287,8 @@ int ts_cmd_eval(int argc, char **argv) {
     for (size_t k = 0; k < n_show; k++) {
         const ts_pair *p = &c->pairs[set.rows[k]];
         if (k) putchar('\n');
-        print_side("source:", p->src, p->src_len);
-        print_side("reference:", p->tgt, p->tgt_len);
+        print_side("source:", p, TS_SRC);
+        print_side("reference:", p, TS_TGT);
         print_output(t, &hyps[k]);
     }
     static const char *const bucket_names[TS_EVAL_BUCKETS] = {"1-5", "6-10", "11-15", "16+"};
@@ -316,7 +321,7 @@ int ts_cmd_eval(int argc, char **argv) {
         printf(" aer_forced=%.4f aer_forced_best=%.4f", r.aer_forced, r.aer_forced_best);
     if (r.has_shift) printf(" aer_shift=%.4f aer_shift_best=%.4f", r.aer_shift, r.aer_shift_best);
     if (r.has_explain) printf(" aer_explain=%.4f", r.aer_explain);
-    putchar('\n');
+    printf(" bleu_detok=%.4f\n", r.bleu_detok);
     status = TS_EXIT_OK;
     if (fflush(stdout) == EOF) {
         ts_cli_error(cmd, 0, "cannot write to standard output");

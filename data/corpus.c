@@ -138,6 +138,40 @@ int ts_corpus_add(ts_corpus *c, const char *src, const char *tgt,
     return TS_OK;
 }
 
+static const char *arena_text(ts_arena *arena, const char *text) {
+    size_t len = strlen(text);
+    char *copy = ts_arena_alloc(arena, len + 1);
+    return copy ? memcpy(copy, text, len + 1) : NULL;
+}
+
+int ts_corpus_set_text(ts_corpus *c, size_t i, const char *src_text, const char *tgt_text) {
+    ts_pair *p = &c->pairs[i];
+    if (src_text && !(p->src_text = arena_text(c->arena, src_text))) return ts_fail(TS_ERR_NOMEM, "out of memory storing a pair");
+    if (tgt_text && !(p->tgt_text = arena_text(c->arena, tgt_text))) return ts_fail(TS_ERR_NOMEM, "out of memory storing a pair");
+    return TS_OK;
+}
+
+int ts_pair_text(const ts_pair *p, enum ts_side side, char **text) {
+    const char *kept = side == TS_SRC ? p->src_text : p->tgt_text;
+    char *const *words = side == TS_SRC ? p->src : p->tgt;
+    size_t n = (size_t)(side == TS_SRC ? p->src_len : p->tgt_len), len = 1;
+    if (kept) {
+        *text = strdup(kept);
+        return *text ? TS_OK : ts_fail(TS_ERR_NOMEM, "out of memory for a sentence");
+    }
+    for (size_t k = 0; k < n; k++) len += strlen(words[k]) + 1;
+    char *out = *text = malloc(len);
+    if (!out) return ts_fail(TS_ERR_NOMEM, "out of memory for %zu bytes of text", len);
+    for (size_t k = 0; k < n; k++) {
+        size_t w = strlen(words[k]);
+        if (k) *out++ = ' ';
+        memcpy(out, words[k], w);
+        out += w;
+    }
+    *out = '\0';
+    return TS_OK;
+}
+
 // ---- filtering -------------------------------------------------------------
 
 typedef struct {
@@ -257,11 +291,12 @@ static int is_blank(const char *s, size_t n) {
     return 1;
 }
 
-// Normalises one line into *src / *tgt. Returns TS_OK or TS_ERR_FORMAT /
-// TS_ERR_NOMEM with a message that does not yet name file:line.
-static int parse_line(const char *line, size_t len, char **src, size_t *ns,
-                      char **tgt, size_t *nt) {
-    *src = *tgt = NULL;
+// Normalises one line into the words *src / *tgt and, when norm keeps the
+// text, its texts into text[0] / text[1] (else they stay NULL). Returns TS_OK
+// or TS_ERR_FORMAT / TS_ERR_NOMEM with a message that does not yet name file:line.
+static int parse_line(const char *line, size_t len, const ts_normalisation_kind *norm, char **src, size_t *ns,
+                      char **tgt, size_t *nt, char *text[2]) {
+    *src = *tgt = text[0] = text[1] = NULL;
     if (len > TS_LINE_MAX)
         return ts_fail(TS_ERR_FORMAT, "line longer than %d bytes", TS_LINE_MAX);
     const char *nul = memchr(line, '\0', len);
@@ -278,12 +313,15 @@ static int parse_line(const char *line, size_t len, char **src, size_t *ns,
     for (int s = 0; s < 2; s++) {
         int st = ts_normalize(from[s], (size_t)(to[s] - from[s]), out[s], count[s]);
         if (st == TS_OK && *count[s] == 0) st = ts_fail(TS_ERR_FORMAT, "empty");
+        if (st == TS_OK && norm->keeps_text) st = norm->apply(from[s], (size_t)(to[s] - from[s]), &text[s], NULL);
         if (st != TS_OK) {
             char why[256];
             snprintf(why, sizeof why, "%s", ts_last_error());
             free(*src);
             free(*tgt);
-            *src = *tgt = NULL;
+            free(text[0]);
+            free(text[1]);
+            *src = *tgt = text[0] = text[1] = NULL;
             if (st == TS_ERR_FORMAT && !strcmp(why, "empty"))
                 return ts_fail(st, "empty %s side", side_name[s]);
             return ts_fail(st, "%s side: %s", side_name[s], why);
@@ -294,6 +332,8 @@ static int parse_line(const char *line, size_t len, char **src, size_t *ns,
 
 int ts_corpus_read(const char *path, const ts_corpus_opts *opts, ts_corpus **out) {
     *out = NULL;
+    if (opts && (opts->normalisation < 0 || opts->normalisation >= TS_NORM_COUNT))
+        return ts_fail(TS_ERR_ARG, "normalisation %d does not exist", (int)opts->normalisation);
     FILE *f = fopen(path, "rb");
     if (!f) return ts_fail(TS_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     filter flt;
@@ -303,6 +343,7 @@ int ts_corpus_read(const char *path, const ts_corpus_opts *opts, ts_corpus **out
         return st;
     }
     int skip_bad = opts && opts->skip_bad;
+    const ts_normalisation_kind *norm = &ts_normalisations[opts ? opts->normalisation : TS_NORM_SPLIT];
     // Room for the longest line plus a BOM (3 bytes) and a '\r'; anything
     // longer is too long whatever it holds.
     size_t cap = TS_LINE_MAX + 4;
@@ -317,7 +358,7 @@ int ts_corpus_read(const char *path, const ts_corpus_opts *opts, ts_corpus **out
     while ((got = read_line(f, line, cap, &len)) == 1) {
         lineno++;
         char *s = line;
-        char *src = NULL, *tgt = NULL;
+        char *src = NULL, *tgt = NULL, *text[2] = {NULL, NULL};
         size_t ns, nt;
         if (len > cap) {
             n_content++;
@@ -327,7 +368,7 @@ int ts_corpus_read(const char *path, const ts_corpus_opts *opts, ts_corpus **out
             if (len && s[len - 1] == '\r') len--;
             if (is_blank(s, len)) continue;
             n_content++;
-            st = parse_line(s, len, &src, &ns, &tgt, &nt);
+            st = parse_line(s, len, norm, &src, &ns, &tgt, &nt, text);
         }
         if (st == TS_ERR_FORMAT && skip_bad) {
             c->n_bad++;
@@ -340,10 +381,16 @@ int ts_corpus_read(const char *path, const ts_corpus_opts *opts, ts_corpus **out
             goto done;
         }
         // Filter before storing: the arena never gives memory back.
-        if (filter_keeps_text(&flt, src, ns, nt)) st = ts_corpus_add(c, src, tgt, NULL, 0);
-        else c->n_filtered++;
+        if (filter_keeps_text(&flt, src, ns, nt)) {
+            st = ts_corpus_add(c, src, tgt, NULL, 0);
+            if (!st) st = ts_corpus_set_text(c, c->n_pairs - 1, text[0], text[1]);
+        } else {
+            c->n_filtered++;
+        }
         free(src);
         free(tgt);
+        free(text[0]);
+        free(text[1]);
         if (st != TS_OK) goto done;
     }
     c->n_lines = lineno;
@@ -370,7 +417,12 @@ done:
 
 // ---- writing -----------------------------------------------------------------
 
-static void write_tokens(FILE *f, char *const *toks, int32_t n) {
+// One side: its text when the pair kept one, else its tokens joined by spaces.
+static void write_side(FILE *f, const char *text, char *const *toks, int32_t n) {
+    if (text) {
+        fputs(text, f);
+        return;
+    }
     for (int32_t i = 0; i < n; i++) {
         if (i) putc(' ', f);
         fputs(toks[i], f);
@@ -382,9 +434,9 @@ int ts_corpus_write_tsv(const ts_corpus *c, FILE *f) { return ts_corpus_write_ro
 int ts_corpus_write_rows(const ts_corpus *c, const size_t *rows, size_t n, FILE *f) {
     for (size_t i = 0; i < n; i++) {
         const ts_pair *p = &c->pairs[rows ? rows[i] : i];
-        write_tokens(f, p->src, p->src_len);
+        write_side(f, p->src_text, p->src, p->src_len);
         putc('\t', f);
-        write_tokens(f, p->tgt, p->tgt_len);
+        write_side(f, p->tgt_text, p->tgt, p->tgt_len);
         putc('\n', f);
     }
     if (fflush(f) || ferror(f)) return ts_fail(TS_ERR_IO, "cannot write the corpus: %s", strerror(errno));

@@ -7,11 +7,14 @@
 // A UTF-8 byte order mark on the first line is accepted; lines end with LF,
 // CRLF or a lone CR (old Mac files), in any mix;
 // blank lines (only spaces, tabs, CR) are skipped. Both sides are normalised
-// with ts_normalize (data/normalize.h).
+// with ts_normalize (data/normalize.h) into words; a corpus read for a model
+// whose normalisation keeps the text (ts_corpus_opts.normalisation) also
+// keeps each side's text in it beside the words.
 #ifndef TS_CORPUS_H
 #define TS_CORPUS_H
 
 #include "data/align.h"  // ts_link, TS_UNALIGNED
+#include "data/normalize.h"  // ts_normalisation
 
 #include <gsl/gsl_rng.h>
 #include <stddef.h>
@@ -27,6 +30,10 @@ typedef struct {
     char **tgt;       // (tgt_len)
     int32_t src_len;  // >= 1
     int32_t tgt_len;  // >= 1
+    // Each side as the model reads it when that is not the words above (the
+    // text as written, normalisation "nfc"), owned by the corpus; NULL: the
+    // words joined by spaces are the text (ts_pair_text).
+    const char *src_text, *tgt_text;
     // Gold alignment, or NULL / 0 when the corpus has none. Sorted by
     // (src, tgt); every target index 0..tgt_len-1 occurs in at least one
     // link (as {TS_UNALIGNED, j} when it has no source token).
@@ -53,6 +60,8 @@ enum ts_side { TS_SRC = 0, TS_TGT = 1 };
 
 typedef struct {
     // Keep a pair only when both sides have 1..max_len tokens (0: no limit).
+    // The filters read the words (ts_normalize) whatever the normalisation,
+    // so every normalisation keeps the same pairs.
     size_t max_len;
     // Keep a pair only when its normalised source starts with the tokens of
     // one of these prefixes (normalised the same way, so "I am" matches
@@ -62,6 +71,10 @@ typedef struct {
     // 0: a malformed line is an error naming file:line. 1: it is skipped and
     // counted in ts_corpus.n_bad.
     int skip_bad;
+    // The model's normalisation: one that keeps the text (ts_normalisations)
+    // also stores each side's text in it (ts_pair.src_text, tgt_text). Zero:
+    // the words only.
+    ts_normalisation normalisation;
 } ts_corpus_opts;
 
 // An empty corpus without alignments. Returns NULL when out of memory
@@ -80,6 +93,15 @@ void ts_corpus_free(ts_corpus *c);
 // aligned and unaligned pairs; TS_ERR_NOMEM. The corpus is unchanged on error.
 int ts_corpus_add(ts_corpus *c, const char *src, const char *tgt,
                   const ts_link *links, size_t n_links);
+
+// Gives pair i (< c->n_pairs) its texts as the model reads them (copied;
+// NULL leaves a side's words as its text). TS_OK or TS_ERR_NOMEM.
+int ts_corpus_set_text(ts_corpus *c, size_t i, const char *src_text, const char *tgt_text);
+
+// Side `side` of pair p as the model reads it, malloc'd into *text: its
+// text when the corpus kept one, else its words joined by single spaces.
+// TS_OK or TS_ERR_NOMEM.
+int ts_pair_text(const ts_pair *p, enum ts_side side, char **text);
 
 // Reads a TSV file. opts may be NULL (no filter, bad lines are errors).
 // On success returns TS_OK and sets *out to a new corpus (the caller frees
@@ -102,7 +124,9 @@ int ts_corpus_read(const char *path, const ts_corpus_opts *opts, ts_corpus **out
 // Errors: TS_ERR_ARG (a prefix normalising to nothing), TS_ERR_NOMEM.
 int ts_corpus_filter(ts_corpus *c, const ts_corpus_opts *opts);
 
-// Writes pair i as "src tokens<TAB>tgt tokens\n" for every pair.
+// Writes pair i as "src tokens<TAB>tgt tokens\n" for every pair (a side
+// whose text the pair kept as that text: reading it back with the same
+// normalisation gives the same pair).
 // Returns TS_OK or TS_ERR_IO when writing fails.
 int ts_corpus_write_tsv(const ts_corpus *c, FILE *f);
 

@@ -27,6 +27,7 @@ static int with_gold(const char *corpus_name, const char *gold, const ts_corpus 
         if (!rc) rc = ts_subword_detokenize(NULL, (const char *const *)p->tgt, (size_t)p->tgt_len, &tgt);
         static const ts_link none[1];  // a blank gold line: an aligned pair without links
         if (!rc) rc = ts_corpus_add(*out, src, tgt, g.links[i] ? g.links[i] : none, (size_t)g.counts[i]);
+        if (!rc) rc = ts_corpus_set_text(*out, i, p->src_text, p->tgt_text);
         free(src);
         free(tgt);
     }
@@ -40,7 +41,7 @@ static int read_corpus(const ts_dataset_opts *o, FILE *log, const char *gold, co
     if (o->corpus && gold) {
         // The gold lines follow the file's pairs: read them all, attach, then filter.
         ts_corpus *all = NULL;
-        int rc = ts_corpus_read(o->corpus, &(ts_corpus_opts){.skip_bad = co->skip_bad}, &all);
+        int rc = ts_corpus_read(o->corpus, &(ts_corpus_opts){.skip_bad = co->skip_bad, .normalisation = co->normalisation}, &all);
         if (!rc) rc = with_gold(o->corpus, gold, all, &d->corpus);
         if (!rc && all->n_bad && log) fprintf(log, "skipped %zu malformed lines of %s\n", all->n_bad, o->corpus);
         ts_corpus_free(all);
@@ -67,16 +68,15 @@ static int read_held_out(const char *flag, const char *path, const ts_corpus_opt
 }
 
 // A subword model learned from the train split's sentences of `sides`
-// (TS_SRC, TS_TGT, or -1: both), each side's tokens joined by spaces.
+// (TS_SRC, TS_TGT, or -1: both), each side's text as the model reads it.
 static int learn(const ts_dataset_opts *o, long seed, const ts_dataset *d, int sides, ts_subword **out) {
     size_t n = d->split.n_train * (sides < 0 ? 2 : 1), k = 0;
     char **sentences = calloc(n, sizeof *sentences);
     int rc = sentences ? TS_OK : ts_fail(TS_ERR_NOMEM, "out of memory for %zu sentences", n);
     for (size_t i = 0; !rc && i < d->split.n_train; i++) {
         const ts_pair *p = &d->corpus->pairs[d->split.train[i]];
-        if (sides != TS_TGT) rc = ts_subword_detokenize(NULL, (const char *const *)p->src, (size_t)p->src_len, &sentences[k++]);
-        if (!rc && sides != TS_SRC)
-            rc = ts_subword_detokenize(NULL, (const char *const *)p->tgt, (size_t)p->tgt_len, &sentences[k++]);
+        if (sides != TS_TGT) rc = ts_pair_text(p, TS_SRC, &sentences[k++]);
+        if (!rc && sides != TS_SRC) rc = ts_pair_text(p, TS_TGT, &sentences[k++]);
     }
     ts_subword_opts so = {.kind = o->subword_kind, .vocab_size = (size_t)o->subword, .seed = (uint32_t)seed};
     if (!rc) rc = ts_subword_train((const char *const *)sentences, k, &so, out);
@@ -129,7 +129,14 @@ static int use_subwords(const ts_dataset_opts *o, const ts_dataset_use *use, ts_
 
 int ts_dataset_load(const ts_dataset_opts *o, const ts_dataset_use *use, ts_dataset *d) {
     memset(d, 0, sizeof *d);
-    ts_corpus_opts co = {.max_len = (size_t)o->max_len, .skip_bad = o->skip_bad};
+    if (o->normalisation < 0 || o->normalisation >= TS_NORM_COUNT)
+        return ts_fail(TS_ERR_ARG, "normalisation %d does not exist", (int)o->normalisation);
+    // A word vocabulary needs the words: "home." and "home" would be two.
+    if (ts_normalisations[o->normalisation].keeps_text && !o->subword)
+        return ts_fail(TS_ERR_ARG, "--normalisation %s keeps punctuation on the words, which a word vocabulary "
+                       "cannot use: give --subword N too, or --normalisation %s",
+                       ts_normalisations[o->normalisation].name, ts_normalisations[TS_NORM_SPLIT].name);
+    ts_corpus_opts co = {.max_len = (size_t)o->max_len, .skip_bad = o->skip_bad, .normalisation = o->normalisation};
     int rc = read_corpus(o, use->log, use->gold, &co, d);
     if (rc) return rc;
     const char *name = o->corpus ? o->corpus : "the toy corpus";

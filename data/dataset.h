@@ -30,6 +30,8 @@ typedef struct {
     long subword;           // > 0: learn subword models of at most this many pieces on the train split (0: words)
     enum ts_subword_kind subword_kind;  // how pieces are learned (default TS_SUBWORD_BPE)
     int subword_joint;      // one model learned on both sides (default: one per side)
+    ts_normalisation normalisation;  // how the model reads text (data/normalize.h; default TS_NORM_SPLIT, the words);
+                                     // one that keeps the text needs subword models
 } ts_dataset_opts;
 
 // How a run loads its data besides what it reads.

@@ -56,11 +56,11 @@ int ts_subword_detokenize(const ts_subword *sw, const char *const *tokens, size_
     return TS_OK;
 }
 
-// One side of pair p in the pieces of sw, malloc'd into *pieces.
+// One side of pair p (its text as the model reads it) in the pieces of sw,
+// malloc'd into *pieces.
 static int encode_side(const ts_subword *sw, const ts_pair *p, enum ts_side side, size_t row, char **pieces) {
     char *text;
-    int rc = ts_subword_detokenize(NULL, (const char *const *)(side == TS_SRC ? p->src : p->tgt),
-                                   (size_t)(side == TS_SRC ? p->src_len : p->tgt_len), &text);
+    int rc = ts_pair_text(p, side, &text);
     if (!rc && (rc = ts_subword_encode(sw, text, strlen(text), pieces, NULL, NULL)))
         rc = ts_fail(rc, "pair %zu, %s side: %s", row + 1, side == TS_SRC ? "source" : "target", ts_last_error());
     free(text);

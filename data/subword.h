@@ -1,12 +1,13 @@
 // Subword units through SentencePiece (issue 26): a model learned from
 // sentences splits text into pieces, so no word is ever out of vocabulary.
 //
-// The text given here is already normalised by ts_normalize (lowercase, NFC,
-// tokens joined by single spaces): SentencePiece runs with its "identity"
-// normalisation, so decoding the pieces gives back exactly the tokens a
-// word-level run sees, and BLEU on decoded text compares with word-level BLEU.
+// The text given here is already normalised by the model's normalisation
+// (data/normalize.h): ts_normalize's words joined by single spaces, or the
+// text as written (ts_normalize_nfc). SentencePiece runs with its "identity"
+// normalisation, so decoding the pieces gives back exactly that text.
 //
 //     "i 'm here ."  --encode-->  "▁i ▁' m ▁here ▁."  --decode-->  "i 'm here ."
+//     "I'm here."    --encode-->  "▁I ' m ▁here ."    --decode-->  "I'm here."
 //
 // Piece ids line up with tensor/tokens.h: <pad>=0 <sos>=1 <eos>=2 <unk>=3,
 // then the 256 byte pieces <0x00>..<0xFF>, then the learned pieces. Byte
@@ -124,10 +125,11 @@ int ts_subword_decode(const ts_subword *sw, const char *const *pieces, size_t n,
 // malloc'd. Errors: those of ts_subword_decode, TS_ERR_NOMEM.
 int ts_subword_detokenize(const ts_subword *sw, const char *const *tokens, size_t n, char **text);
 
-// The pairs of `words` (normalised tokens, as ts_corpus_read gives them) in
-// the pieces of src (source side) and tgt (target side), in the same order,
-// so row i of *out is row i of words; gold links are dropped (they name word
-// positions). Errors: those of ts_subword_encode naming the pair, TS_ERR_ARG
+// The pairs of `words` (as ts_corpus_read gives them) in the pieces of src
+// (source side) and tgt (target side): each side's text as the model reads
+// it (ts_pair_text: the text the pair kept, else its words) encoded, in the
+// same order, so row i of *out is row i of words; gold links are dropped
+// (they name word positions). Errors: those of ts_subword_encode naming the pair, TS_ERR_ARG
 // without SentencePiece, TS_ERR_NOMEM; *out = NULL then.
 int ts_subword_corpus(const ts_subword *src, const ts_subword *tgt, const ts_corpus *words, ts_corpus **out);
 

@@ -22,6 +22,7 @@
 #include "infer/evaluate.h"
 
 #include "data/batch.h"
+#include "data/normalize.h"
 #include "models/seq2seq.h"
 
 #include "infer/explain.h"
@@ -49,6 +50,7 @@ static int bucket_of(int n) {
 // sentence (grown as needed).
 typedef struct {
     ts_bleu bleu[TS_EVAL_BUCKETS];
+    ts_bleu bleu_detok;   // the text as written, 13a tokens (sacreBLEU)
     ts_chrf chrf;
     size_t short_refs;    // references under TS_BLEU_ORDER words
     ts_exact_match exact;
@@ -255,15 +257,37 @@ static int split_words(eval_acc *a, char *text, size_t *n, const ts_vocab *unkno
     return rc;
 }
 
-// Scores one decoded sentence against pair p's reference, in words: the
-// output detokenised (a subword model's pieces joined into words) against the
-// reference's words as written, so BLEU, exact match and chrF (characters,
-// spaces aside) compare with a word-level model's.
+// text replaced by its words (ts_normalize) when the model reads text
+// that is not words (norm keeps the text); else left as it is.
+static int to_words(const ts_normalisation_kind *norm, char **text) {
+    if (!norm->keeps_text) return TS_OK;
+    char *words;
+    int rc = ts_normalize(*text, strlen(*text), &words, NULL);
+    if (rc) return rc;
+    free(*text);
+    *text = words;
+    return TS_OK;
+}
+
+// Scores one decoded sentence against pair p's reference. In words: the
+// output detokenised (a subword model's pieces joined into words; text as
+// written normalised into words first) against the reference's words as
+// written, so BLEU, exact match and chrF (characters, spaces aside) compare
+// with a word-level model's. And as text: the output and the reference as
+// the model writes them, tokenized by sacreBLEU's 13a (bleu_detok).
 static int score_sentence(eval_acc *a, const ts_translator *t, const ts_hypothesis *h, const ts_pair *p, int n,
                           int has_attention, const gold_view *gold) {
-    char *hyp = NULL, *ref = NULL;
+    char *hyp = NULL, *ref = NULL, *hyp_13a = NULL, *ref_13a = NULL;
     int rc = ts_translator_text(t, h->tokens, h->len, &hyp);
     if (!rc) rc = ts_subword_detokenize(t->tgt_sw, (const char *const *)p->tgt, (size_t)p->tgt_len, &ref);
+    if (!rc) rc = ts_tokenize_13a(hyp, strlen(hyp), &hyp_13a, NULL);
+    if (!rc) rc = ts_tokenize_13a(ref, strlen(ref), &ref_13a, NULL);
+    if (!rc) rc = ts_bleu_add_words(&a->bleu_detok, hyp_13a, ref_13a);
+    free(hyp_13a);
+    free(ref_13a);
+    const ts_normalisation_kind *norm = &ts_normalisations[t->normalisation];
+    if (!rc) rc = to_words(norm, &hyp);
+    if (!rc) rc = to_words(norm, &ref);
     if (!rc) rc = ts_chrf_add(&a->chrf, hyp, strlen(hyp), ref, strlen(ref));
     size_t hyp_len = 0, all = 0;
     if (!rc) rc = split_words(a, hyp, &hyp_len, NULL);
@@ -443,6 +467,7 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
             ts_bleu_merge(&all, &acc.bleu[i]);
         }
         out->bleu = ts_bleu_score(&all);
+        out->bleu_detok = ts_bleu_score_sacrebleu(&acc.bleu_detok);
         out->bleu_zero_order = o.skip_decode ? 0 : ts_bleu_zero_order(&all);
         out->short_refs = acc.short_refs;
         out->chrf = ts_chrf_score(&acc.chrf);
@@ -489,7 +514,7 @@ int ts_eval_set_read(const ts_translator *t, const char *corpus_path, const char
     memset(out, 0, sizeof *out);
     if (!corpus_path) return ts_fail(TS_ERR_ARG, "no corpus file");
     // Read everything and filter below: a gold file's lines follow the pairs as read.
-    ts_corpus_opts copts = {.max_len = 0, .skip_bad = skip_bad};
+    ts_corpus_opts copts = {.max_len = 0, .skip_bad = skip_bad, .normalisation = t->normalisation};
     int rc = ts_corpus_read(corpus_path, &copts, &out->corpus);
     if (!rc) rc = ts_translator_units(t, out->corpus, corpus_path, &out->units);
     if (!rc && align_path) rc = ts_gold_read(align_path, corpus_path, out->corpus, &out->gold);

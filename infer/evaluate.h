@@ -45,12 +45,17 @@ typedef struct {
     size_t tokens;             // non-pad target tokens (with <eos>)
     double loss;               // mean cross-entropy per target token (teacher forced)
     double perplexity;         // exp(loss)
-    double bleu;               // corpus BLEU-4 in [0, 1] (NLTK corpus_bleu, no smoothing)
+    double bleu;               // corpus BLEU-4 in [0, 1] (NLTK corpus_bleu, no smoothing) of the words
+                               // (nfc-lowercase-punct-split's: a model that writes text as written has
+                               // its output and reference normalised so first), comparable across models
+    double bleu_detok;         // corpus BLEU-4 in [0, 1] of the text as the model writes it, as sacreBLEU's
+                               // defaults score it (13a tokens, exp smoothing: infer/metrics.h); for a
+                               // model of words, its words joined by spaces against the reference's
     int bleu_zero_order;       // 0, or the lowest n-gram order without a match (BLEU is then 0)
     size_t short_refs;         // references with fewer than 4 words (they have no 4-gram)
     double chrf;               // corpus chrF2 in [0, 1] (sacreBLEU's defaults) of the words
                                // against the references as written (unknown words included)
-    double exact;              // fraction of outputs equal to the reference
+    double exact;              // fraction of outputs whose words equal the reference's
     double bucket_bleu[TS_EVAL_BUCKETS];
     size_t bucket_pairs[TS_EVAL_BUCKETS];
     int has_aer;               // 1 when gold alignments were available

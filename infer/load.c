@@ -48,7 +48,7 @@ int ts_model_to_ckpt(ts_ckpt *ck, const ts_translator *t) {
         rc = f->set.names ? ts_ckpt_set(ck, key, ts_names_name(f->set.names, value)) : ts_ckpt_set_int(ck, key, value);
     }
     if (!rc) rc = ts_ckpt_set_int(ck, "data.max_len", t->max_len);
-    if (!rc) rc = ts_ckpt_set(ck, "data.normalisation", "nfc-lowercase-punct-split");
+    if (!rc) rc = ts_ckpt_set(ck, "data.normalisation", ts_normalisations[t->normalisation].name);
     if (!rc) rc = add_vocab(ck, "source", t->src_vocab);
     if (!rc) rc = add_vocab(ck, "target", t->tgt_vocab);
     if (!rc) rc = add_subwords(ck, t);
@@ -158,6 +158,22 @@ static int field_from_ckpt(const ts_ckpt *ck, const ts_model_field *f, ts_model_
     return TS_OK;
 }
 
+// The file's data.normalisation into *norm: the words when absent (no file
+// has lacked it so far), else a row of ts_normalisations by name.
+static int normalisation_from_ckpt(const ts_ckpt *ck, ts_normalisation *norm) {
+    *norm = TS_NORM_SPLIT;
+    for (size_t i = 0; i < ts_ckpt_header_count(ck); i++) {
+        const char *k, *v;
+        ts_ckpt_header_at(ck, i, &k, &v);
+        if (strcmp(k, "data.normalisation")) continue;
+        int value;
+        if (ts_names_parse(&ts_normalisation_names, v, &value))
+            return name_file(ck, ts_fail(TS_ERR_FORMAT, "header 'data.normalisation': %s", ts_last_error()));
+        *norm = (ts_normalisation)value;
+    }
+    return TS_OK;
+}
+
 // How the parameters get the file's values.
 enum weights_from {
     COPY,    // memcpy (the container stays the caller's)
@@ -186,6 +202,12 @@ static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, enum weights_from how, t
         (rc = subword_from_ckpt(ck, TS_CKPT_SUBWORD_SOURCE, out->src_vocab, &out->src_sw)) ||
         (rc = subword_from_ckpt(ck, TS_CKPT_SUBWORD_TARGET, out->tgt_vocab, &out->tgt_sw)))
         goto fail;
+    if ((rc = normalisation_from_ckpt(ck, &out->normalisation))) goto fail;
+    if (ts_normalisations[out->normalisation].keeps_text && !out->src_sw) {
+        rc = name_file(ck, ts_fail(TS_ERR_FORMAT, "reads text as '%s', which only a subword model can, and has no "
+                                   "blob %s", ts_normalisations[out->normalisation].name, TS_CKPT_SUBWORD_SOURCE));
+        goto fail;
+    }
     if (!out->src_sw != !out->tgt_sw) {
         rc = name_file(ck, ts_fail(TS_ERR_FORMAT, "has the blob %s without %s",
                                    out->src_sw ? TS_CKPT_SUBWORD_SOURCE : TS_CKPT_SUBWORD_TARGET,

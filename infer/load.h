@@ -5,6 +5,7 @@
 #ifndef TS_INFER_LOAD_H
 #define TS_INFER_LOAD_H
 
+#include "data/normalize.h"
 #include "data/subword.h"
 #include "data/vocab.h"
 #include "models/search.h"
@@ -23,13 +24,15 @@ typedef struct {
     // Their piece lists are the vocabularies above, id for id.
     ts_subword *src_sw, *tgt_sw;
     int max_len;           // the longest sentence (tokens) it was trained on
+    ts_normalisation normalisation;  // how it reads text (data/normalize.h): checkpoint key data.normalisation
     ts_length_penalty length_penalty;  // beam search's ranking (zero: length normalisation)
     // ts_translator_map: the loaded checkpoint whose read-only mapping the
     // parameters point into (borrowed); freed after the model. NULL otherwise.
     ts_ckpt *weights;
 } ts_translator;
 
-// Adds t's model configuration (header keys model.*, data.max_len), both
+// Adds t's model configuration (header keys model.*, data.max_len,
+// data.normalisation: the name of t->normalisation), both
 // vocabularies ("source", "target"), the subword models when it has them
 // (blobs TS_CKPT_SUBWORD_SOURCE and _TARGET, ts_subword_bytes) and every
 // parameter to ck. The parameters are views (ts_ckpt_add_tensor_view): save
@@ -52,7 +55,9 @@ int ts_model_to_ckpt(ts_ckpt *ck, const ts_translator *t);
 // on failure. A checkpoint with subword blobs loads its models; a blob that
 // is truncated or corrupt, or whose pieces are not the vocabulary's, is
 // TS_ERR_FORMAT, and a build without SentencePiece refuses it (TS_ERR_ARG),
-// each naming the file and the blob.
+// each naming the file and the blob. data.normalisation must name a row of
+// ts_normalisations (absent: nfc-lowercase-punct-split); one that keeps the
+// text needs the subword models (TS_ERR_FORMAT otherwise).
 int ts_translator_from_ckpt(const ts_ckpt *ck, ts_translator *out);
 
 // ts_ckpt_load + ts_translator_from_ckpt: the parameters are the model's

@@ -13,7 +13,7 @@ int ts_source_encode(const ts_translator *t, const char *text, size_t text_len, 
     memset(src, 0, sizeof *src);
     char *tokens;
     size_t n;
-    int rc = ts_normalize(text, text_len, &tokens, &n);
+    int rc = ts_normalisations[t->normalisation].apply(text, text_len, &tokens, &n);
     if (rc) return rc;
     if (n == 0) {
         free(tokens);

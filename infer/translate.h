@@ -15,8 +15,9 @@
 #include "infer/load.h"
 
 // One source sentence as the model reads it, made once from its text:
-// normalised as training did, then its words' ids (unknown words <unk>) or
-// its subword pieces' ids. Owns its buffers (ts_source_free).
+// normalised as training did (the model's normalisation: its words, or the
+// text as written), then its words' ids (unknown words <unk>) or its subword
+// pieces' ids. Owns its buffers (ts_source_free).
 typedef struct {
     int32_t *ids;  // (len) the source units' ids
     int len;       // 0: the text is empty after normalisation (nothing to translate)

@@ -11,6 +11,7 @@
 #include "ckpt/ckpt.h"
 #include "crafted_subword.h"
 #include "data/corpus.h"
+#include "data/normalize.h"
 #include "data/subword.h"
 #include "infer/evaluate.h"
 #include "infer/load.h"
@@ -213,6 +214,138 @@ Test(cli_subword, a_damaged_subword_model_in_a_checkpoint_is_refused_naming_the_
         }
     }
     free(dir);
+}
+
+// A small corpus as people write it: capitals, punctuation on the words,
+// French no-break spaces before ! and ?.
+static char *write_cased_corpus(const char *dir) {
+    static const char *const en_subject[] = {"The cat", "The dog", "Tom", "Mary"};
+    static const char *const fr_subject[] = {"Le chat", "Le chien", "Tom", "Marie"};
+    static const char *const en_verb[] = {"sleeps", "eats", "runs"};
+    static const char *const fr_verb[] = {"dort", "mange", "court"};
+    static const char *const en_end[] = {".", "!", "?"};
+    static const char *const fr_end[] = {".", "\xC2\xA0!", "\xC2\xA0?"};
+    char text[32768];
+    size_t len = 0;
+    for (int i = 0; i < 240; i++) {
+        int s = i % 4, v = (i / 4) % 3, e = (i / 12) % 3;
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s %s%s\t%s %s%s\n", en_subject[s], en_verb[v], en_end[e],
+                                fr_subject[s], fr_verb[v], fr_end[e]);
+    }
+    return test_write_file(dir, "cased.tsv", text, len);
+}
+
+#define NFC_FLAGS "--dtype float64 --subword 300 --normalisation nfc --emb 16 --hidden 16 --epochs 2 --patience 5 --show 1 --beam 0 --dev 30"
+
+// --normalisation nfc (the subword presets' own): the models learn the text
+// as written, the checkpoint says so, dev-pairs.tsv keeps the text, eval's
+// bleu is that of the words (output and reference normalised into words)
+// and bleu_detok that of the text by sacreBLEU's 13a; a word vocabulary, a
+// resume with another normalisation and guided alignment on a file refuse it.
+Test(cli_subword, a_run_on_text_as_written_learns_cased_pieces_and_scores_both_ways, .timeout = 300) {
+    NEEDS_SPM();
+    char *dir = test_tmpdir(), *corpus = write_cased_corpus(dir), path[4200], *out = NULL;
+    int rc = test_runf(&out, "'%s' train " NFC_FLAGS " --corpus %s --out %s/run", TS_PROGRAM, corpus, dir);
+    cr_assert_eq(rc, 0, "exit %d: %s", rc, out);
+    cr_assert(strstr(out, "; normalisation nfc (text as written"), "the banner does not say the normalisation:\n%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/run/config.txt", dir);
+    char *config = test_read_file(path, NULL);
+    cr_assert(strstr(config, "\nnormalisation = nfc\n"), "%s", config);
+    free(config);
+    snprintf(path, sizeof path, "%s/run/last.ckpt", dir);
+    ts_ckpt *ck;
+    cr_assert_eq(ts_ckpt_load(path, NULL, &ck), TS_OK, "%s", ts_last_error());
+    const char *norm;
+    cr_assert_eq(ts_ckpt_get_string(ck, "data.normalisation", &norm), TS_OK);
+    cr_assert_str_eq(norm, "nfc");
+    ts_ckpt_free(ck);
+    ts_translator t;
+    cr_assert_eq(ts_translator_load(path, &t), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(t.normalisation, TS_NORM_NFC);
+    int cased = 0;  // the source model has pieces of capitals: it learned the text, not lowercased words
+    for (int32_t id = 0; id < (int32_t)ts_vocab_size(t.src_vocab); id++) cased |= strstr(ts_vocab_word(t.src_vocab, id), "T") != NULL;
+    cr_assert(cased, "no source piece holds a capital T");
+    // dev-pairs.tsv holds the text as written (no-break spaces as spaces), and evaluate reads it as the model does.
+    char dev[4200];
+    snprintf(dev, sizeof dev, "%s/run/dev-pairs.tsv", dir);
+    char *pairs = test_read_file(dev, NULL);
+    cr_assert(strstr(pairs, "Tom ") || strstr(pairs, "The "), "%s", pairs);
+    cr_assert(strstr(pairs, " !\n") || strstr(pairs, " ?\n") || strstr(pairs, ".\n"), "%s", pairs);
+    free(pairs);
+    ts_eval_set set;
+    cr_assert_eq(ts_eval_set_read(&t, dev, NULL, 0, -1, &set), TS_OK, "%s", ts_last_error());
+    ts_ctx ctx;
+    ts_ctx_init(&ctx, ts_arena_new((size_t)64 << 20));
+    ts_eval_result r;
+    ts_hypothesis *hyps;
+    cr_assert_eq(ts_evaluate(&t, &ctx, ts_eval_set_input(&set), set.rows, set.n_rows, &(ts_eval_opts){.beam = 1}, &r, &hyps),
+                 TS_OK, "%s", ts_last_error());
+    // Recomputed from the texts alone: words by ts_normalize, text by 13a.
+    ts_bleu words = {0}, text = {0};
+    for (size_t k = 0; k < set.n_rows; k++) {
+        char *hyp, *ref, *hyp_words, *ref_words, *hyp_13a, *ref_13a;
+        cr_assert_eq(ts_translator_text(&t, hyps[k].tokens, hyps[k].len, &hyp), TS_OK);
+        cr_assert_eq(ts_pair_text(&set.corpus->pairs[set.rows[k]], TS_TGT, &ref), TS_OK);
+        cr_assert_eq(ts_normalize(hyp, strlen(hyp), &hyp_words, NULL), TS_OK);
+        cr_assert_eq(ts_normalize(ref, strlen(ref), &ref_words, NULL), TS_OK);
+        cr_assert_eq(ts_bleu_add_words(&words, hyp_words, ref_words), TS_OK);
+        cr_assert_eq(ts_tokenize_13a(hyp, strlen(hyp), &hyp_13a, NULL), TS_OK);
+        cr_assert_eq(ts_tokenize_13a(ref, strlen(ref), &ref_13a, NULL), TS_OK);
+        cr_assert_eq(ts_bleu_add_words(&text, hyp_13a, ref_13a), TS_OK);
+        free(hyp), free(ref), free(hyp_words), free(ref_words), free(hyp_13a), free(ref_13a);
+        ts_hypothesis_free(&hyps[k]);
+    }
+    free(hyps);
+    cr_assert_eq(ts_bleu_score(&words), r.bleu, "BLEU %.17g from the words, %.17g by evaluate", ts_bleu_score(&words), r.bleu);
+    cr_assert_eq(ts_bleu_score_sacrebleu(&text), r.bleu_detok, "BLEU %.17g from 13a, %.17g by evaluate",
+                 ts_bleu_score_sacrebleu(&text), r.bleu_detok);
+    char want[128];
+    snprintf(want, sizeof want, "eval: bleu=%.4f chrf=%.4f", r.bleu, r.chrf);
+    rc = test_runf(&out, "'%s' eval --model %s --corpus %s --beam 1", TS_PROGRAM, path, dev);
+    cr_assert(rc == 0 && strstr(out, want), "exit %d, want '%s':\n%s", rc, want, out);
+    snprintf(want, sizeof want, " bleu_detok=%.4f\n", r.bleu_detok);
+    cr_assert(strstr(out, want), "want '%s':\n%s", want, out);
+    cr_assert(strstr(out, "  source:    Tom ") || strstr(out, "  source:    The ") || strstr(out, "  source:    Mary "),
+              "eval shows the text as written:\n%s", out);
+    free(out);
+    ts_arena_free(ctx.arena);
+    ts_eval_set_free(&set);
+    ts_translator_free(&t);
+    // Refused: a word vocabulary of the text as written, a resume with the words, guided alignment on a file.
+    rc = test_runf(&out, "'%s' train --corpus %s --normalisation nfc --epochs 1 --out %s/words", TS_PROGRAM, corpus, dir);
+    cr_assert(rc == 2 && strstr(out, "--normalisation nfc") && strstr(out, "--subword"), "exit %d: %s", rc, out);
+    free(out);
+    rc = test_runf(&out, "'%s' train " NFC_FLAGS " --corpus %s --normalisation nfc-lowercase-punct-split --epochs 3 "
+                         "--resume %s/run/last.ckpt --out %s/run", TS_PROGRAM, corpus, dir, dir);
+    cr_assert(rc != 0 && strstr(out, "--normalisation 'nfc'"), "exit %d: %s", rc, out);
+    free(out);
+    rc = test_runf(&out, "'%s' train " NFC_FLAGS " --corpus %s --guided-alignment %s --out %s/guided", TS_PROGRAM, corpus,
+                   corpus, dir);
+    cr_assert(rc == 2 && strstr(out, "--guided-alignment links the words"), "exit %d: %s", rc, out);
+    free(out);
+    free(corpus);
+    free(dir);
+}
+
+// A checkpoint's data.normalisation is read back: a name tinyseq does not
+// know, or the text as written without subword models, is refused naming it.
+Test(cli_subword, a_checkpoint_names_a_normalisation_it_can_read) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tests/fixtures/format1/toy-best.ckpt", TS_SOURCE_DIR);
+    ts_ckpt *ck;
+    cr_assert_eq(ts_ckpt_load(path, NULL, &ck), TS_OK, "%s", ts_last_error());
+    ts_translator t;
+    cr_assert_eq(ts_translator_from_ckpt(ck, &t), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(t.normalisation, TS_NORM_SPLIT, "a file before nfc reads words");
+    ts_translator_free(&t);
+    cr_assert_eq(ts_ckpt_set(ck, "data.normalisation", "nfkc-casefold"), TS_OK);
+    cr_assert_eq(ts_translator_from_ckpt(ck, &t), TS_ERR_FORMAT);
+    cr_assert(strstr(ts_last_error(), "data.normalisation") && strstr(ts_last_error(), "nfkc-casefold"), "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_set(ck, "data.normalisation", "nfc"), TS_OK);
+    cr_assert_eq(ts_translator_from_ckpt(ck, &t), TS_ERR_FORMAT);
+    cr_assert(strstr(ts_last_error(), "only a subword model"), "%s", ts_last_error());
+    ts_ckpt_free(ck);
 }
 
 // A subword run resumes from its last.ckpt, refuses other --subword flags

@@ -386,6 +386,84 @@ Test(data, skip_bad_counts_every_bad_class_and_fails_when_nothing_is_left) {
     cr_assert(strstr(ts_last_error(), "all 2 lines are malformed"), "%s", ts_last_error());
 }
 
+// ---- the text as written ("nfc") ----------------------------------------------------
+
+static void assert_nfc(const char *in, const char *want, size_t want_parts) {
+    char *got;
+    size_t n;
+    cr_assert_eq(ts_normalize_nfc(in, strlen(in), &got, &n), TS_OK, "'%s': %s", in, ts_last_error());
+    cr_assert_str_eq(got, want, "nfc of '%s'", in);
+    cr_assert_eq(n, want_parts, "'%s' gives %zu parts, want %zu", in, n, want_parts);
+    free(got);
+}
+
+Test(data, nfc_keeps_case_and_punctuation_and_composes) {
+    assert_nfc("I want to go home.", "I want to go home.", 5);
+    assert_nfc("E\xCC\x81t\xC3\xA9 \xC3\x80 Paris, non\xE2\x80\xAF?", "\xC3\x89t\xC3\xA9 \xC3\x80 Paris, non ?", 5);
+    assert_nfc("  Au\tfeu\xC2\xA0\xC2\xA0!  ", "Au feu !", 3);  // white space runs: one space, ends trimmed
+    assert_nfc("J'ai vu l\xE2\x80\x99homme.", "J'ai vu l\xE2\x80\x99homme.", 3);
+    assert_nfc(" \xC2\xA0 ", "", 0);
+    char *out = (char *)1;
+    cr_assert_eq(ts_normalize_nfc("ab\xFF", 3, &out, NULL), TS_ERR_FORMAT);
+    cr_assert_null(out);
+    cr_assert(strstr(ts_last_error(), "invalid UTF-8 at byte 3"), "%s", ts_last_error());
+    cr_assert_eq(ts_normalize_nfc("a\0b", 3, &out, NULL), TS_ERR_FORMAT);
+    cr_assert(strstr(ts_last_error(), "NUL byte at byte 2"), "%s", ts_last_error());
+}
+
+Test(data, normalisations_are_one_table_read_by_name) {
+    int v;
+    cr_assert_eq(ts_names_parse(&ts_normalisation_names, "nfc", &v), TS_OK);
+    cr_assert_eq(v, TS_NORM_NFC);
+    cr_assert(ts_normalisations[TS_NORM_NFC].keeps_text && !ts_normalisations[TS_NORM_SPLIT].keeps_text);
+    cr_assert_str_eq(ts_normalisations[TS_NORM_SPLIT].name, "nfc-lowercase-punct-split");  // every checkpoint's so far
+    cr_assert_eq(ts_names_parse(&ts_normalisation_names, "lowercase", &v), TS_ERR_ARG);
+    cr_assert(strstr(ts_last_error(), "nfc-lowercase-punct-split") && strstr(ts_last_error(), "nfc"), "%s", ts_last_error());
+}
+
+// A corpus read for a model of the text as written keeps each side's text
+// beside the same words, filters by the words (so it keeps the same pairs),
+// and writes the text back.
+Test(data, a_corpus_read_as_written_keeps_the_text_beside_the_same_words) {
+    const char tsv[] = "Hello, World!\tBonjour, le Monde\xC2\xA0!\nI want to go home.\tJe veux rentrer.\n"
+                       "One two three four five six.\tUn.\n";
+    int status;
+    char *path;
+    ts_corpus *text = read_text(tsv, strlen(tsv), &(ts_corpus_opts){.max_len = 6, .normalisation = TS_NORM_NFC}, &status, &path);
+    cr_assert_eq(status, TS_OK, "%s", ts_last_error());
+    ts_corpus *words;
+    cr_assert_eq(ts_corpus_read(path, &(ts_corpus_opts){.max_len = 6}, &words), TS_OK);
+    // "One two three four five six." is 7 words with its ".": out under both.
+    cr_assert_eq(text->n_pairs, 2);
+    cr_assert_eq(words->n_pairs, 2);
+    cr_assert_eq(text->n_filtered, 1);
+    for (size_t i = 0; i < 2; i++) {
+        cr_assert_eq(text->pairs[i].src_len, words->pairs[i].src_len);
+        for (int k = 0; k < text->pairs[i].src_len; k++) cr_assert_str_eq(text->pairs[i].src[k], words->pairs[i].src[k]);
+        cr_assert_null(words->pairs[i].src_text);
+    }
+    cr_assert_str_eq(text->pairs[0].src_text, "Hello, World!");
+    cr_assert_str_eq(text->pairs[0].tgt_text, "Bonjour, le Monde !");
+    assert_side(text->pairs[0].tgt, text->pairs[0].tgt_len, "bonjour , le monde !");
+    char *side;
+    cr_assert_eq(ts_pair_text(&text->pairs[1], TS_TGT, &side), TS_OK);
+    cr_assert_str_eq(side, "Je veux rentrer.");
+    free(side);
+    cr_assert_eq(ts_pair_text(&words->pairs[1], TS_TGT, &side), TS_OK);
+    cr_assert_str_eq(side, "je veux rentrer .");
+    free(side);
+    char *out = NULL;
+    size_t out_len = 0;
+    FILE *f = open_memstream(&out, &out_len);
+    cr_assert_eq(ts_corpus_write_tsv(text, f), TS_OK);
+    fclose(f);
+    cr_assert_str_eq(out, "Hello, World!\tBonjour, le Monde !\nI want to go home.\tJe veux rentrer.\n");
+    free(out);
+    ts_corpus_free(words);
+    ts_corpus_free(text);
+    free(path);
+}
+
 // ---- the Tatoeba file --------------------------------------------------------------------
 
 Test(data, tatoeba_pair_count_is_stable) {
@@ -403,6 +481,12 @@ Test(data, tatoeba_pair_count_is_stable) {
     cr_assert_eq(c->n_pairs, 17054);
     cr_assert_eq(c->n_filtered, 11);
     cr_assert_eq(c->n_bad, 0);
+    // Read as written (the subword presets), the same pairs: the filter counts the words.
+    ts_corpus *text;
+    cr_assert_eq(ts_corpus_read(TATOEBA, &(ts_corpus_opts){.max_len = 10, .normalisation = TS_NORM_NFC}, &text), TS_OK);
+    cr_assert_eq(text->n_pairs, 17054);
+    cr_assert_str_eq(text->pairs[0].src_text, "Go.");
+    ts_corpus_free(text);
     // Vocabularies over all kept pairs, ids as Python's Counter + sort by
     // (-count, word) gives on the same tokens.
     ts_vocab *src, *tgt;

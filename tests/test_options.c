@@ -26,7 +26,7 @@ static void change(ts_train_opts *o, const ts_train_option *r) {
     case TS_OPTION_TEXT: *(const char **)ts_train_option_field(o, r) = "another"; break;
     case TS_OPTION_CHOICE: {
         static const char *const names[] = {"sgd", "adam", "general", "dot", "luong", "bahdanau", "bpe", "unigram",
-                                             "plateau", "linear"};
+                                             "plateau", "linear", "nfc"};
         char now[32];
         for (size_t i = 0; i < sizeof names / sizeof names[0] && !strcmp(ts_train_option_format(o, r, now), buf); i++)
             ts_train_option_set(o, r, "choice", names[i]);
@@ -78,7 +78,7 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
         {"seed", "9"},         {"keep", "1"},         {"beam", "2"},            {"log_every", "2"},
         {"eval_every", "2"},   {"warmup_steps", "2"},  {"lr_schedule", "cosine"}, {"arch", "transformer"}, {"d_model", "4"},
         {"heads", "2"},        {"layers", "1"},       {"ff", "6"},               {"best", "loss"},
-        {"subword", "300"},    {"subword_kind", "unigram"}, {"subword_joint", "1"},
+        {"subword", "300"},    {"subword_kind", "unigram"}, {"subword_joint", "1"}, {"normalisation", "nfc"},
         {"dtype", "float32"},  {"preset", "gru-small"}, {"cell", ts_cell_name(TS_CELL_COUNT - 1)},
         {"guided_alignment", "toy"}, {"guided_weight", "0.5"}, {"guided_layer", "0"}, {"guided_head", "1"},
     };
@@ -90,7 +90,8 @@ Test(options, every_config_key_round_trips_through_a_run, .timeout = 120) {
         const ts_train_option *r = &ts_train_options[i];
         if (!r->set->key || !strcmp(r->set->key, last_key)) continue;
         last_key = r->set->key;
-        if (!ts_subword_compiled() && !strncmp(r->set->key, "subword", 7)) continue;  // a build without SentencePiece
+        // A build without SentencePiece: no subwords, so only the words' normalisation (its default, not written).
+        if (!ts_subword_compiled() && (!strncmp(r->set->key, "subword", 7) || !strcmp(r->set->key, "normalisation"))) continue;
         size_t k = 0;
         while (k < n_given && strcmp(given[k].key, r->set->key)) k++;
         cr_assert(k < n_given, "config.txt key '%s' has no value in this test", r->set->key);
@@ -244,7 +245,8 @@ Test(options, weight_decay_is_adamws_alone) {
         ts_ckpt *ck = ts_ckpt_new();
         cr_assert_not_null(ck);
         cr_assert_eq(ts_train_options_save(ck, runs[saved], 0.003), TS_OK, "%s", ts_last_error());
-        cr_assert_eq(ts_ckpt_set_int(ck, "data.max_len", 0), TS_OK);  // the model's row (infer/load.c writes it)
+        cr_assert_eq(ts_ckpt_set_int(ck, "data.max_len", 0), TS_OK);  // the model's rows (infer/load.c writes them)
+        cr_assert_eq(ts_ckpt_set(ck, "data.normalisation", "nfc-lowercase-punct-split"), TS_OK);
         const char *value;
         cr_assert_eq(ts_ckpt_get_string(ck, "train.weight_decay", &value) == TS_OK, saved);
         ts_clear_error();

@@ -19,6 +19,12 @@ int ts_guided_resolve(ts_train_opts *o) {
     if (strcmp(o->guided_alignment, TS_GUIDED_TOY) && !o->data.corpus)
         return ts_fail(TS_ERR_ARG, "--guided-alignment %s: the toy corpus (no --corpus) has its own gold links: "
                        "give --guided-alignment %s", o->guided_alignment, TS_GUIDED_TOY);
+    // The gold links name a file's words; its pieces of the text as written regroup into other words ("home."
+    // for "home ."). The toy corpus is written in its words.
+    if (o->data.corpus && ts_normalisations[o->data.normalisation].keeps_text)
+        return ts_fail(TS_ERR_ARG, "--guided-alignment links the words --normalisation %s reads; this run reads "
+                       "--corpus %s as --normalisation %s", ts_normalisations[TS_NORM_SPLIT].name, o->data.corpus,
+                       ts_normalisations[o->data.normalisation].name);
     ts_model_config cfg = o->model;
     ts_model_config_default_sizes(&cfg);
     int layers, heads = ts_model_cross_heads(&cfg, &layers);

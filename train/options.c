@@ -82,6 +82,15 @@ const ts_train_option ts_train_options[] = {
          .help = "--subword: one model for both sides (default: one per side)"),
      .saved_as = "data.subword_joint", SWITCH(data.subword_joint), .use = SAME | RESUME | TS_OPTION_SUBWORD_ONLY,
      .section = "data"},
+    // The checkpoint has it with the model (infer/load.c), config.txt only when not the default.
+    {SET(.flag = "normalisation", .key = "normalisation", .text = "nfc-lowercase-punct-split",
+         .names = &ts_normalisation_names, .meta = "NAME",
+         .help = "how text is read: nfc-lowercase-punct-split (lowercased, . ! ? , ; : split\n"
+                 "off: the words a word vocabulary needs) or nfc (the text as written, case\n"
+                 "and punctuation kept: --subword models, which then write cased text)\n"
+                 "(default {}; docs/data.md)"),
+     .saved_as = "data.normalisation", CHOICE(data.normalisation),
+     .use = SAME | RESUME | TS_OPTION_IN_MODEL | TS_OPTION_IF_GIVEN, .section = "data"},
     // model
     // The architecture and the Transformer's sizes: config.txt has them only when given (a GRU run's file
     // stays as it was); the checkpoint has them with the model.
@@ -252,11 +261,11 @@ _Static_assert(sizeof ts_train_options / sizeof ts_train_options[0] < TS_TRAIN_O
 const ts_train_preset ts_train_presets[] = {
     {"none", NULL, ""},
     {"transformer-small",
-     "the Tatoeba recipe: Transformer d 256, 4 heads, 2 layers, BPE 4000 a side,\n"
-     "sentences of at most 10 tokens, 10 epochs (Tatoeba dev BLEU 0.31-0.35)",
+     "the Tatoeba recipe: Transformer d 256, 4 heads, 2 layers, BPE 4000 a side\n"
+     "on the text as written (cased output), sentences of at most 10 words, 10 epochs",
      "--max-len 10 --arch transformer --hidden 256 --heads 4 --layers 2 --ff 1024 --dropout 0.1 "
      "--warmup-steps 400 --lr 0.001 --batch 64 --epochs 10 --lr-schedule plateau --lr-decay 0.5 "
-     "--patience 3 --subword 4000"},
+     "--patience 3 --subword 4000 --normalisation nfc"},
     {"gru-small",
      "the GRU on real data: Bahdanau attention, emb and hidden 256, words,\n"
      "sentences of at most 10 tokens, 10 epochs (Tatoeba dev BLEU 0.26-0.27)",

@@ -99,7 +99,8 @@ void ts_progress_banner(FILE *out, const ts_progress_start *st) {
     if (o->data.subword)
         fprintf(out, " subword pieces (%s, %s, at most %ld%s)", ts_subword_kind_name(o->data.subword_kind),
                 o->data.subword_joint ? "joint" : "per side", o->data.subword, st->resumed ? "; the checkpoint's models" : "");
-    fputc('\n', out);
+    const ts_normalisation_kind *norm = &ts_normalisations[o->data.normalisation];
+    fprintf(out, "; normalisation %s (%s)\n", norm->name, norm->what);
     char model[256];
     fprintf(out, "model: %s, %zu parameters; %s lr %g, batch %ld\n", ts_model_describe(cfg, model, sizeof model),
             st->parameters, ts_optim_name(o->optim), st->lr, o->batch);

@@ -265,7 +265,8 @@ static int build_run(trainer *t, const ts_ckpt *resume) {
     t->rec = (ts_record){.opts = o, .model = t->model, .data = &t->data, .ctx = &t->ctx, .optim = &t->optim,
                          .progress = &t->progress, .recorded_step = -1, .lr_horizon = t->s.lr_horizon,
                          .trained = {.model = t->model, .src_vocab = t->data.src_vocab, .tgt_vocab = t->data.tgt_vocab,
-                                     .src_sw = t->data.src_sw, .tgt_sw = t->data.tgt_sw, .max_len = (int)o->data.max_len}};
+                                     .src_sw = t->data.src_sw, .tgt_sw = t->data.tgt_sw, .max_len = (int)o->data.max_len,
+                                     .normalisation = o->data.normalisation}};
     if ((rc = ts_record_init_heads(&t->rec))) return rc;
     ts_params_zero_grad(&t->model->params);  // the step's invariant
     if (resume && (rc = ts_train_state_restore(&t->s, &t->optim, &t->model->params, resume, o, batches, t->max_epochs)))

@@ -149,7 +149,7 @@ def test_eval_equals_the_cli(models, tmp_path):
     line = run_program("eval", "--model", models["bahdanau"], "--corpus", str(corpus), "--align",
                        str(gold)).stdout.splitlines()[-1]
     fields = dict(kv.split("=") for kv in line.split()[1:])
-    for key in ("bleu", "chrf", "exact", "aer", "aer_diagonal", "aer_forced", "aer_forced_best"):
+    for key in ("bleu", "bleu_detok", "chrf", "exact", "aer", "aer_diagonal", "aer_forced", "aer_forced_best"):
         assert f"{got[key]:.4f}" == fields[key], key
     assert f"{got['perplexity']:.3f}" == fields["ppl"] and got["pairs"] == int(fields["pairs"]) == 40
     assert len(got["outputs"]) == 40 and got["pad_mass"] == 0

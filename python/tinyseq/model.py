@@ -197,7 +197,8 @@ class Model:
 
     def eval(self, corpus, align=None, beam=None, max_len=None):
         """Evaluates on a TSV corpus as `tinyseq eval` does: a dict with
-        pairs, loss, perplexity, bleu, chrf, exact, bucket_bleu, aer,
+        pairs, loss, perplexity, bleu (of the words), bleu_detok (of the
+        text as written, sacreBLEU's 13a), chrf, exact, bucket_bleu, aer,
         aer_diagonal, aer_forced and aer_forced_best (with `align`, gold
         Pharaoh alignments), entropy,
         pad_mass and the decoded `outputs`. max_len None: the model's
