@@ -92,10 +92,13 @@ static void print_output(const ts_translator *t, const ts_hypothesis *h) {
 // One figure per layer and head, as a table of `width` columns at most (0:
 // 80): a row per layer, a column per head, then the layer's mean; heads
 // that do not fit a line go on in blocks below it ("heads 6-11 of 16").
-// cell() writes the cell of layer l, head k (-1: the mean) in cell_cols.
-typedef void (*head_cell_writer)(const void *tables, int l, int k, int cell_cols);
+// cell() writes the cell of layer l, head k (-1: the mean) in cell_cols,
+// `mark` ('*' for the head trained with guided alignment, else ' ') just
+// before its figures; a line under the table says what '*' marks.
+typedef void (*head_cell_writer)(const void *tables, int l, int k, int cell_cols, char mark);
 
-static void print_head_table(int L, int H, int cell_cols, int width, head_cell_writer cell, const void *tables) {
+static void print_head_table(int L, int H, int cell_cols, int width, head_cell_writer cell, const void *tables,
+                             const ts_translator *t) {
     enum { ROW_LABEL = 10 };  // "  layer 12"
     int per = ((width > 0 ? width : 80) - ROW_LABEL) / cell_cols;
     if (per < 1) per = 1;
@@ -114,24 +117,30 @@ static void print_head_table(int L, int H, int cell_cols, int width, head_cell_w
         putchar('\n');
         for (int l = 0; l < L; l++) {
             printf("  layer %-2d", l);
-            for (int k = from; k < to; k++) cell(tables, l, k < H ? k : -1, cell_cols);
+            for (int k = from; k < to; k++) {
+                int guided = t->guided && l == t->guided_layer && k == t->guided_head;
+                cell(tables, l, k < H ? k : -1, cell_cols, guided ? '*' : ' ');
+            }
             putchar('\n');
         }
     }
+    if (t->guided)
+        printf("* the guided head, layer %d head %d (train --guided-alignment)\n", t->guided_layer, t->guided_head);
 }
 
-// An AER cell: the figure, right-aligned.
-static void aer_cell(const void *tables, int l, int k, int cell_cols) {
-    printf("%*.4f", cell_cols, ts_head_cell(tables, l, k));
+// An AER cell: the figure, right-aligned, its mark before it.
+static void aer_cell(const void *tables, int l, int k, int cell_cols, char mark) {
+    printf("%*s%c%.4f", cell_cols - 7, "", mark, ts_head_cell(tables, l, k));
 }
 
 // AER by layer and head (heads then the mean, each row a layer), and the
 // best-aligned head; `title` says which reading it scores.
-static void print_head_aer(const char *title, const ts_head_table *aer, double aer_diagonal, int width) {
+static void print_head_aer(const char *title, const ts_head_table *aer, double aer_diagonal, int width,
+                           const ts_translator *t) {
     int L = aer->layers, best_layer, best_head;
     ts_head_table_best(aer, &best_layer, &best_head);
     printf("%s", title);
-    print_head_table(L, aer->heads, 10, width, aer_cell, aer);
+    print_head_table(L, aer->heads, 10, width, aer_cell, aer, t);
     printf("best-aligned head: layer %d head %d (aer %.4f)\n  beside the last layer's head mean %.4f and the diagonal "
            "%.4f\n", best_layer, best_head, ts_head_cell(aer, best_layer, best_head), ts_head_cell(aer, L - 1, -1),
            aer_diagonal);
@@ -158,22 +167,22 @@ typedef struct {
     const ts_head_table *js, *same;
 } agreement_tables;
 
-static void agreement_cell(const void *tables, int l, int k, int cell_cols) {
+static void agreement_cell(const void *tables, int l, int k, int cell_cols, char mark) {
     const agreement_tables *t = tables;
-    printf("%*.4f / %.4f", cell_cols - 9, ts_head_cell(t->js, l, k), ts_head_cell(t->same, l, k));
+    printf("%*s%c%.4f / %.4f", cell_cols - 16, "", mark, ts_head_cell(t->js, l, k), ts_head_cell(t->same, l, k));
 }
 
 // Per layer and head (then the layer's mean): the mean JS divergence of the
 // forced attention's rows and the attributions' normalised rows, and the
 // share of rows with the same argmax.
 static void print_agreement(const char *method, int shift, const ts_head_table *js, const ts_head_table *same,
-                            int width) {
+                            int width, const ts_translator *tr) {
     printf("\nattention beside the attributions (%s) of the reference,%s\n"
            "by layer and head: JS divergence of the rows (nats; 0 same rows, ln 2 = 0.693\n"
            "disjoint) / share of rows with the same argmax source word (1 all):\n",
            method, shift ? "\nthe attention read shifted," : "");
     agreement_tables t = {js, same};
-    print_head_table(js->layers, js->heads, 18, width, agreement_cell, &t);
+    print_head_table(js->layers, js->heads, 18, width, agreement_cell, &t, tr);
 }
 
 int ts_cmd_eval(int argc, char **argv) {
@@ -310,11 +319,11 @@ int ts_cmd_eval(int argc, char **argv) {
         fprintf(stderr, "tinyseq eval: note: BLEU is 0 because no %d-gram of the outputs matches its reference "
                         "(%zu of %zu references have fewer than 4 words); chrF is %.4f\n",
                 r.bleu_zero_order, r.short_refs, r.pairs, r.chrf);
-    if (r.has_head_aer) print_head_aer(search_title, &head_aer, r.aer_diagonal, width);
+    if (r.has_head_aer) print_head_aer(search_title, &head_aer, r.aer_diagonal, width, t);
     if (r.has_aer_forced && forced_layers * forced_heads > 1)
-        print_head_aer(forced_title, &forced_aer, r.aer_diagonal, width);
-    if (r.has_shift && forced_layers * forced_heads > 1) print_head_aer(shift_title, &shift_aer, r.aer_diagonal, width);
-    if (r.has_explain) print_agreement(ts_explain_methods[explain].title, shift, &js, &same, width);
+        print_head_aer(forced_title, &forced_aer, r.aer_diagonal, width, t);
+    if (r.has_shift && forced_layers * forced_heads > 1) print_head_aer(shift_title, &shift_aer, r.aer_diagonal, width, t);
+    if (r.has_explain) print_agreement(ts_explain_methods[explain].title, shift, &js, &same, width, t);
     printf("eval: bleu=%.4f chrf=%.4f ppl=%.3f exact=%.4f pairs=%zu", r.bleu, r.chrf, r.perplexity, r.exact, r.pairs);
     if (r.has_aer) printf(" aer=%.4f aer_diagonal=%.4f", r.aer, r.aer_diagonal);
     if (r.has_aer_forced)

@@ -23,7 +23,9 @@ static const char usage[] =
     "BLEU by source length, and an attention explorer: pick one of the first 24\n"
     "dev sentences, step through the evaluations, compare the greedy and beam-5\n"
     "outputs' attention (a subword run's in words or pieces), a Transformer's\n"
-    "every head, hover a cell for its words and weight (attention.jsonl).\n"
+    "every head, hover a cell for its words and weight (attention.jsonl); a\n"
+    "Transformer's AER per head at each evaluation, the guided head marked\n"
+    "(heads.csv).\n"
     "\n"
     "  -o, --out FILE  where to write (default RUN_DIR/report.html; -: standard output)\n"
     "  --force         replace FILE, RUN_DIR/report.html included, if it exists\n"
@@ -90,27 +92,30 @@ int ts_cmd_report(int argc, char **argv) {
     if (!out_path) out_path = default_out;  // the run's own page: replaced with --force, as any file
     if ((parsed = ts_cli_check_output(cmd, "the report", out_path, force, 1)) >= 0) return parsed;
     int to_stdout = !strcmp(out_path, "-");
-    char *metrics, *steps = NULL, *jsonl = NULL, *options = NULL;
-    size_t metrics_len, steps_len, jsonl_len, options_len;
+    char *metrics, *steps = NULL, *jsonl = NULL, *options = NULL, *heads = NULL;
+    size_t metrics_len, steps_len, jsonl_len, options_len, heads_len = 0;
     if (read_all(dir, "metrics.csv", &metrics, &metrics_len)) return TS_EXIT_FAIL;
     if (read_all(dir, "steps.csv", &steps, &steps_len) || read_all(dir, "attention.jsonl", &jsonl, &jsonl_len) ||
-        read_all(dir, "config.txt", &options, &options_len)) {
+        read_all(dir, "config.txt", &options, &options_len) || read_all(dir, "heads.csv", &heads, &heads_len)) {
         free(metrics);
         free(steps);
         free(jsonl);
+        free(options);
         return TS_EXIT_FAIL;
     }
     size_t n_lines = 0;  // evaluations: lines of attention.jsonl, a last one without its newline included
     for (size_t i = 0; i < jsonl_len; i++) n_lines += jsonl[i] == '\n' || i + 1 == jsonl_len;
-    char metrics_name[4200], steps_name[4200], jsonl_name[4200], options_name[4200];
+    char metrics_name[4200], steps_name[4200], jsonl_name[4200], options_name[4200], heads_name[4200];
     snprintf(options_name, sizeof options_name, "%s/config.txt", dir);
+    snprintf(heads_name, sizeof heads_name, "%s/heads.csv", dir);
     snprintf(metrics_name, sizeof metrics_name, "%s/metrics.csv", dir);
     snprintf(steps_name, sizeof steps_name, "%s/steps.csv", dir);
     snprintf(jsonl_name, sizeof jsonl_name, "%s/attention.jsonl", dir);
     ts_report_input in = {.title = dir, .metrics_csv = metrics, .metrics_len = metrics_len, .metrics_name = metrics_name,
                           .steps_csv = steps, .steps_len = steps_len, .steps_name = steps_name,
                           .epochs_jsonl = jsonl, .epochs_len = jsonl_len, .epochs_name = jsonl_name,
-                          .config_txt = options, .config_len = options_len, .config_name = options_name};
+                          .config_txt = options, .config_len = options_len, .config_name = options_name,
+                          .heads_csv = heads, .heads_len = heads_len, .heads_name = heads_name};
     report_beside beside;
     int n_beside = report_beside_make(dir, &beside);
     if (n_beside < 0) fprintf(stderr, "%s: note: no attributions beside the attention: %s\n", cmd, ts_last_error());
@@ -141,5 +146,6 @@ int ts_cmd_report(int argc, char **argv) {
     free(steps);
     free(jsonl);
     free(options);
+    free(heads);
     return status;
 }

@@ -174,6 +174,25 @@ static int normalisation_from_ckpt(const ts_ckpt *ck, ts_normalisation *norm) {
     return TS_OK;
 }
 
+// The head a run trained with guided alignment, from the header keys
+// train/options.c saves its options under (resolved: the layer and head as
+// trained); none when they are absent (an unguided run) or name no head of
+// the model (then no table marks one).
+static void guided_from_ckpt(const ts_ckpt *ck, ts_translator *out) {
+    const char *alignment;
+    int64_t layer, head;
+    int layers, heads = ts_model_cross_heads(&out->model->cfg, &layers);
+    if (ts_ckpt_get_string(ck, "train.guided_alignment", &alignment) ||
+        ts_ckpt_get_int(ck, "train.guided_layer", 0, layers - 1, &layer) ||
+        ts_ckpt_get_int(ck, "train.guided_head", 0, heads - 1, &head)) {
+        ts_clear_error();
+        return;
+    }
+    out->guided = 1;
+    out->guided_layer = (int)layer;
+    out->guided_head = (int)head;
+}
+
 // How the parameters get the file's values.
 enum weights_from {
     COPY,    // memcpy (the container stays the caller's)
@@ -237,6 +256,7 @@ static int from_ckpt(const ts_ckpt *ck, ts_ckpt *owned, enum weights_from how, t
             ts_values_convert(p->raw, p->dtype, t->raw, t->dtype, p->size);  // a copy when the dtypes agree
         }
     }
+    guided_from_ckpt(ck, out);
     return TS_OK;
 fail:
     ts_translator_free(out);

@@ -25,6 +25,10 @@ typedef struct {
     ts_subword *src_sw, *tgt_sw;
     int max_len;           // the longest sentence (tokens) it was trained on
     ts_normalisation normalisation;  // how it reads text (data/normalize.h): checkpoint key data.normalisation
+    // The cross-attention head the run trained towards gold links (train
+    // --guided-alignment: layer guided_layer, head guided_head; a GRU's one
+    // is 0, 0), when `guided`; read from the header, for eval's tables.
+    int guided, guided_layer, guided_head;
     ts_length_penalty length_penalty;  // beam search's ranking (zero: length normalisation)
     // ts_translator_map: the loaded checkpoint whose read-only mapping the
     // parameters point into (borrowed); freed after the model. NULL otherwise.

@@ -406,6 +406,94 @@ Test(cli_report, a_transformer_run_records_every_head_and_the_page_draws_them, .
     free(out);
 }
 
+// A guided run (issue 47 point 6): train's heads: line names the guided
+// head, the page says what guided alignment trained (config.txt) and shows
+// each evaluation's AER per head (heads.csv), the guided head marked in the
+// table and drawn over the evaluations; eval --align's tables mark it too.
+Test(cli_report, a_guided_run_names_its_head_in_the_page_the_heads_line_and_eval, .timeout = 300) {
+    char guided[1200], *out;
+    snprintf(guided, sizeof guided, "%s/guided", dir);
+    int rc = test_runf(&out, "%s train --arch transformer --d-model 8 --heads 2 --layers 2 --ff 16 --toy-pairs 400 "
+                             "--epochs 2 --show 0 --beam 0 --guided-alignment toy --out %s", TS_PROGRAM, guided);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "  heads: best-aligned layer 0 head 0 (guided), aer ") || strstr(out, "; guided layer 0 head 0, aer "),
+              "the heads: line does not name the guided head:\n%s", out);
+    free(out);
+    cr_assert_eq(report(&out, guided), 0, "%s", out);
+    free(out);
+    char *html = run_file(guided, "report.html");
+    // heads.csv's rows as numbers, a layer's mean as head -1.
+    cr_assert(strstr(html, "const HEADS={\"rows\":[[1,"), "no heads.csv rows");
+    cr_assert(strstr(html, ",0,-1,0.") || strstr(html, ",0,-1,1]"), "no layer mean");
+    free(html);
+    if (access("/usr/bin/chromium", X_OK) == 0) {
+        char *dom = render_report(guided);
+        cr_assert(strstr(dom, "guided alignment: one attention head trained towards the toy corpus's gold links (weight "
+                              "0.1), cross-attention layer 0 head 0."), "what was trained:\n%.3000s", dom);
+        cr_assert(strstr(dom, "<h2>Attention heads</h2>") && strstr(dom, "<td class=\"guided") &&
+                  strstr(dom, "* the guided head, layer 0 head 0 (train --guided-alignment)"), "no marked head:\n%s", dom);
+        cr_assert(strstr(dom, ">layer 0 head 0 (guided)</text>"), "the guided head is not drawn over the evaluations");
+        free(dom);
+    }
+    rc = test_runf(&out, "%s corpus --toy --n 40 --seed 9 --align %s/test.align > %s/test.tsv && %s eval --model "
+                         "%s/best.ckpt --corpus %s/test.tsv --align %s/test.align --beam 1",
+                   TS_PROGRAM, dir, dir, TS_PROGRAM, guided, dir, dir);
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "\n  layer 0    *0.") && strstr(out, "* the guided head, layer 0 head 0 (train --guided-alignment)"),
+              "eval's tables do not mark the guided head:\n%s", out);
+    free(out);
+    // An unguided GRU run's page says nothing of guided alignment and hides the heads section (no heads.csv).
+    if (access("/usr/bin/chromium", X_OK) == 0) {
+        char *dom = render_report(run), *trained = strstr(dom, "<div id=\"trained\">"), *end = strstr(dom, "<h2>Training");
+        cr_assert(trained && end, "%s", dom);
+        *end = '\0';
+        cr_assert_null(strstr(trained, "guided"), "%s", trained);
+        cr_assert(strstr(end + 1, "<h2 style=\"display: none;\">Attention heads</h2>"), "the heads section of a GRU run is shown");
+        free(dom);
+    }
+}
+
+// heads.csv is parsed, never pasted: a line of another shape is refused by
+// file and line, and the page stays as it was.
+Test(cli_report, a_hostile_heads_csv_is_refused_by_line) {
+    static const struct {
+        const char *text, *says;
+    } cases[] = {
+        {"epoch,step,layer,head,aer,x\n", "heads.csv:1: not the header tinyseq train writes"},
+        {"epoch,step,layer,head,aer\n1,2,0,mean,0.5\n1,2,0,</script>,0.1\n", "heads.csv:3: not a row"},
+        {"epoch,step,layer,head,aer\n1,2,0,0,0.5,9\n", "heads.csv:2: not a row"},
+        {"epoch,step,layer,head,aer\n1,2,5000,0,0.5\n", "heads.csv:2: not a row"},
+        {"epoch,step,layer,head,aer\n1,2.5,0,0,0.5\n", "heads.csv:2: not a row"},
+        {"epoch,step,layer,head,aer\n1,2,0,0,0.5\r\n", "heads.csv:2: not a row"},
+    };
+    char path[1300], *out;
+    snprintf(path, sizeof path, "%s/heads.csv", run);
+    cr_assert_eq(report(&out, run), 0, "%s", out);
+    free(out);
+    char *page = run_file(run, "report.html"), forced[1300];
+    snprintf(forced, sizeof forced, "%s --force", run);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        free(test_write_file(run, "heads.csv", cases[i].text, strlen(cases[i].text)));
+        int rc = report(&out, forced);
+        cr_assert(rc == 1 && strstr(out, cases[i].says), "case %zu: exit %d, not saying '%s': %s", i, rc, cases[i].says, out);
+        free(out);
+        char *now = run_file(run, "report.html");
+        cr_assert_str_eq(now, page, "case %zu changed report.html", i);
+        free(now);
+    }
+    // A run's own rows, empty AER (not measured) and nan included, go in as numbers and nulls.
+    static const char good[] = "epoch,step,layer,head,aer\n1,2,0,0,0.5\n1.500,3,0,mean,\n2,4,0,1,nan\n";
+    free(test_write_file(run, "heads.csv", good, strlen(good)));
+    cr_assert_eq(report(&out, forced), 0, "%s", out);
+    free(out);
+    char *html = run_file(run, "report.html");
+    cr_assert(strstr(html, "const HEADS={\"rows\":[[1,2,0,0,0.5],[1.5,3,0,-1,null],[2,4,0,1,null]]};"), "%s",
+              strstr(html, "const HEADS="));
+    free(html);
+    free(page);
+    unlink(path);
+}
+
 // The page says what was trained (config.txt) and which epoch best.ckpt is
 // and why, draws the learning rate, and shows a subword run in words (the
 // pieces merged as attend --words merges them), its pieces on request.

@@ -77,11 +77,17 @@ void ts_progress_epoch(const ts_progress *p, FILE *out, long epoch, double train
     fflush(out);
 }
 
-void ts_progress_heads(FILE *out, const ts_head_table *head_aer) {
-    int best_layer, best_head;
+void ts_progress_heads(FILE *out, const ts_head_table *head_aer, int guided_layer, int guided_head) {
+    int best_layer, best_head, guided = guided_layer >= 0 && guided_layer < head_aer->layers && guided_head >= 0 &&
+                                        guided_head < head_aer->heads;
     ts_head_table_best(head_aer, &best_layer, &best_head);
-    fprintf(out, "  heads: best-aligned layer %d head %d, aer %.4f; each layer's head mean", best_layer, best_head,
-            ts_head_cell(head_aer, best_layer, best_head));
+    int best_guided = guided && best_layer == guided_layer && best_head == guided_head;
+    fprintf(out, "  heads: best-aligned layer %d head %d%s, aer %.4f;", best_layer, best_head,
+            best_guided ? " (guided)" : "", ts_head_cell(head_aer, best_layer, best_head));
+    if (guided && !best_guided)
+        fprintf(out, " guided layer %d head %d, aer %.4f;", guided_layer, guided_head,
+                ts_head_cell(head_aer, guided_layer, guided_head));
+    fprintf(out, " each layer's head mean");
     for (int l = 0; l < head_aer->layers; l++) fprintf(out, " %.4f", ts_head_cell(head_aer, l, -1));
     fputc('\n', out);
     fflush(out);

@@ -42,8 +42,11 @@ void ts_progress_show(ts_progress *p, FILE *log, long epoch, long epochs, long p
                       double loss, int final);
 
 // "  heads: best-aligned layer L head H, aer A; each layer's head mean M0 M1 .."
-// on out, from a Transformer's AER table (infer/head_table.h).
-void ts_progress_heads(FILE *out, const ts_head_table *head_aer);
+// on out, from a Transformer's AER table (infer/head_table.h); with guided
+// alignment on head `guided_head` of layer `guided_layer` (-1: none), the
+// best-aligned head says "(guided)" when it is that head, else "guided
+// layer L head H, aer A" follows it.
+void ts_progress_heads(FILE *out, const ts_head_table *head_aer, int guided_layer, int guided_head);
 
 // "epoch N: train loss ..., dev loss ..., ... (best)" on out; `lr` the rate
 // the epoch's last update ran at, `elapsed` seconds since the run started.

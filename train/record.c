@@ -151,7 +151,9 @@ int ts_record_evaluation(ts_record *r, const ts_run_point *at, double train_loss
     if (!rc && hyps && d->n_dev > 0) rc = append_report(r, at, res, hyps);
     if (!rc) rc = ts_runlog_write_loss(dir);
     if (!rc && res->has_head_aer) rc = ts_runlog_append_heads(dir, at, &r->head_aer);
-    if (!rc && res->has_head_aer && r->opts->out) ts_progress_heads(r->opts->out, &r->head_aer);
+    if (!rc && res->has_head_aer && r->opts->out)
+        ts_progress_heads(r->opts->out, &r->head_aer, ts_guided_on(r->opts) ? (int)r->opts->guided_layer : -1,
+                          (int)r->opts->guided_head);
     r->recorded_step = at->step;
     return rc;
 }

@@ -79,6 +79,56 @@ static int write_csv(FILE *f, const char *text, size_t text_len, const char *nam
     return TS_OK;
 }
 
+// heads.csv (tinyseq train's: each evaluation's AER of every cross-attention
+// head, then each layer's head mean as head "mean") as {"rows": [[epoch,
+// step, layer, head, aer], ...]}, the mean's head -1, an aer not measured
+// (empty, nan) null. The header must be train's; a row of another shape,
+// a layer or head outside 0..1023, is TS_ERR_FORMAT naming its line.
+static int write_heads(FILE *f, const char *text, size_t text_len, const char *name) {
+    static const char header[] = "epoch,step,layer,head,aer";
+    int rc = no_nul(text, text_len, name);
+    if (rc) return rc;
+    const char *p = text ? text : "";
+    if (*p && (strncmp(p, header, sizeof header - 1) || (p[sizeof header - 1] != '\n' && p[sizeof header - 1])))
+        return ts_fail(TS_ERR_FORMAT, "%s:1: not the header tinyseq train writes (%s)", name, header);
+    p += *p ? sizeof header - 1 + (p[sizeof header - 1] == '\n') : 0;
+    fputs("{\"rows\":[", f);
+    for (long line = 2, row = 0; *p; line++, row++) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        double v[5];  // epoch, step, layer, head, aer
+        const char *q = p;
+        int ok = 1;
+        for (int i = 0; i < 5 && ok; i++) {
+            size_t n = strcspn(q, ",\n");
+            if (i == 3 && n == 4 && !strncmp(q, "mean", 4)) {
+                v[i] = -1;
+            } else if (i == 4 && n == 0) {
+                v[i] = NAN;
+            } else {
+                char *stop;
+                v[i] = strtod(q, &stop);
+                ok = stop == q + n && n > 0 && (i == 4 || isfinite(v[i]));
+                if (ok && i >= 1 && i <= 3) ok = v[i] >= 0 && v[i] == floor(v[i]) && (i == 1 || v[i] <= 1023);
+            }
+            q += n;
+            if (ok && i < 4) ok = *q == ',' ? (q++, 1) : 0;
+        }
+        if (!ok || q != p + len)
+            return ts_fail(TS_ERR_FORMAT, "%s:%ld: not a row of epoch,step,layer,head,aer", name, line);
+        fputs(row ? ",[" : "[", f);
+        for (int i = 0; i < 5; i++) {
+            if (i) fputc(',', f);
+            if (isfinite(v[i])) fprintf(f, "%.17g", v[i]);
+            else fputs("null", f);
+        }
+        fputc(']', f);
+        p = end ? end + 1 : p + len;
+    }
+    fputs("]}", f);
+    return TS_OK;
+}
+
 // config.txt's "key = value" lines (comments and blank lines skipped) as
 // [["key","value"], ...], the values through the one JSON string escaper
 // (ts_render_json_string: '<', '>', '&' and controls escaped); keys of a-z
@@ -138,7 +188,10 @@ static const char page_head[] =
     "table.heat th.src{writing-mode:vertical-rl;transform:rotate(180deg);height:70px;vertical-align:bottom}\n"
     "#tip{position:fixed;pointer-events:none;background:#222;color:#fff;padding:4px 8px;border-radius:4px;"
     "font-size:12px;display:none}\n.controls{display:flex;gap:16px;align-items:center;flex-wrap:wrap}\n"
-    ".muted{color:#777}table.config td{padding:1px 12px 1px 0;font-size:12px}\n</style></head>\n<body>\n";
+    ".muted{color:#777}table.config td{padding:1px 12px 1px 0;font-size:12px}\n"
+    "table.aer{border-collapse:collapse;font-size:13px}table.aer td,table.aer th{padding:2px 10px;text-align:right}"
+    "table.aer th{font-weight:normal;color:#555}table.aer td.best{font-weight:bold}"
+    "table.aer td.guided{outline:2px solid #d62728;outline-offset:-2px}\n</style></head>\n<body>\n";
 
 static const char page_script[] =
     "<script>\n"
@@ -159,14 +212,19 @@ static const char page_script[] =
     "for(let k=0;k<=Math.round((a.hi-a.lo)/a.step);k++){const v=a.lo+k*a.step;"
     "out.push([v,(Math.abs(v)<a.step*1e-9?0:v).toFixed(d)]);}return out;}\n"
     // series: {name, color, xs, ys, points}: a line, or (points) dots joined by a dashed line.
-    "function lineChart(parent,title,series,xlabel,ylabel){const W=460,H=280,L=54,R=130,T=28,B=44;"
-    "const svg=el('svg',{width:W,height:H,viewBox:`0 0 ${W} ${H}`},parent,true);"
-    "txt('text',{x:L,y:18,'font-size':13},title,svg,true);"
+    // The plot is PW px wide; its margins are as wide as the tick labels (left: the axis
+    // label beside them never overlaps them) and the legend's names (right) need.
+    "function lineChart(parent,title,series,xlabel,ylabel){const H=280,T=28,B=44,PW=276;let L=54,R=130;"
+    "const svg=el('svg',{height:H},parent,true);"
+    "const size=()=>{const W=L+PW+R;svg.setAttribute('width',W);svg.setAttribute('viewBox',`0 0 ${W} ${H}`);"
+    "txt('text',{x:L,y:18,'font-size':13},title,svg,true);return W;};"
     "series=series.map(s=>({...s,pts:s.xs.map((x,k)=>[x,s.ys[k]]).filter(p=>p[0]!==null&&p[1]!==null&&isFinite(p[0])&&isFinite(p[1]))}));"
     "const all=series.flatMap(s=>s.pts);"
-    "if(!all.length){txt('text',{x:L,y:H/2,'class':'muted'},'no data yet',svg,true);return svg;}"
+    "if(!all.length){size();txt('text',{x:L,y:H/2,'class':'muted'},'no data yet',svg,true);return svg;}"
     "const ya=roundAxis(Math.min(...all.map(p=>p[1])),Math.max(...all.map(p=>p[1])),5),"
     "xa=roundAxis(0,Math.max(1,...all.map(p=>p[0])),5);xa.lo=0;"
+    "L=Math.max(54,34+6*Math.max(...tickLabels(ya).map(t=>t[1].length)));"
+    "R=Math.max(130,36+6.5*Math.max(...series.map(s=>s.name.length)));const W=size();"
     "const X=x=>L+(x-xa.lo)/(xa.hi-xa.lo)*(W-L-R),Y=y=>H-B-(y-ya.lo)/(ya.hi-ya.lo)*(H-T-B);"
     "tickLabels(ya).forEach(([v,t])=>{el('line',{x1:L,y1:Y(v),x2:W-R,y2:Y(v),stroke:'#eee'},svg,true);"
     "txt('text',{x:L-6,y:Y(v)+4,'text-anchor':'end','font-size':10},t,svg,true);});"
@@ -192,6 +250,11 @@ static const char page_script[] =
     "lineChart(charts,'learning rate',[{name:'lr',color:'#ff7f0e',xs:column(STEPS,'step'),ys:column(STEPS,'lr')}],'step','learning rate');\n"
     // What was trained: config.txt's options as a sentence and a table, and the best epoch and why.
     "function cfg(k){const r=CONFIG.find(x=>x[0]===k);return r?r[1]:undefined;}\n"
+    // Guided alignment (train --guided-alignment): the head it trained towards gold links, or null.
+    "function guidedHead(){return cfg('guided_alignment')?{l:Number(cfg('guided_layer')||0),k:Number(cfg('guided_head')||0)}:null;}\n"
+    "function guidedText(){const g=guidedHead();if(!g)return '';const a=cfg('guided_alignment');\n"
+    "return `; guided alignment: one attention head trained towards ${a==='toy'?'the toy corpus\\'s gold links':`the gold links of ${a}`} `\n"
+    "+`(weight ${cfg('guided_weight')}), ${cfg('arch')==='transformer'?`cross-attention layer ${g.l} head ${g.k}`:'the GRU\\'s attention'}`;}\n"
     "function trained(){const box=document.getElementById('trained');if(!CONFIG.length){txt('p',{'class':'muted'},'config.txt has no options',box);return;}\n"
     "const tf=cfg('arch')==='transformer',d=cfg('d_model')||cfg('hidden'),n=x=>Number(x).toLocaleString('en');\n"
     "const model=tf?`a Transformer: d_model ${d}, ${cfg('heads')||4} heads, ${cfg('layers')||2} layers per stack, feed-forward ${cfg('ff')||4*d}`\n"
@@ -201,7 +264,7 @@ static const char page_script[] =
     "const p=el('p',{},box);p.textContent=`${model}; on ${units}, ${cfg('dtype')||'float64'}, ${n(cfg('parameters')||0)} parameters; `\n"
     "+`${data}: ${n(cfg('train_pairs')||0)} train / ${n(cfg('dev_pairs')||0)} dev pairs${Number(cfg('max_len'))?`, at most ${cfg('max_len')} tokens a side`:''}; `\n"
     "+`${cfg('optimizer')} lr ${cfg('lr')}${Number(cfg('warmup_steps'))?` (warmup ${cfg('warmup_steps')} steps, then ${cfg('lr_schedule')||'plateau'})`:''}, batch ${cfg('batch')}, label smoothing ${cfg('label_smoothing')}, dropout ${cfg('dropout')}`\n"
-    "+(cfg('preset')?`; --preset ${cfg('preset')}`:'')+'.';\n"
+    "+(cfg('preset')?`; --preset ${cfg('preset')}`:'')+guidedText()+'.';\n"
     // best.ckpt: the epoch evaluations only, by --best (BLEU, ties by loss; or loss).
     "const E=column(METRICS,'epoch'),B=column(METRICS,'dev_bleu'),D=column(METRICS,'dev_loss');let best=-1;\n"
     "E.forEach((e,i)=>{if(e===null||e!==Math.round(e))return;if(best<0)best=i;else if(cfg('best')==='loss'?D[i]<D[best]:(B[i]>B[best]||(B[i]===B[best]&&D[i]<D[best])))best=i;});\n"
@@ -210,6 +273,34 @@ static const char page_script[] =
     "const det=el('details',{},box);txt('summary',{},'every option (config.txt)',det);const t=el('table',{'class':'config'},det);\n"
     "CONFIG.forEach(([k,v])=>{const tr=el('tr',{},t);txt('td',{},k,tr);txt('td',{},v,tr);});}\n"
     "trained();\n"
+    // heads.csv: each evaluation's AER per cross-attention head. The last
+    // evaluation's as a table (layers x heads and the mean), and over the
+    // steps the guided head's, the best head's and the last layer's mean.
+    "function headsAer(){const box=document.getElementById('heads_aer'),rows=HEADS.rows.filter(r=>r[4]!==null);\n"
+    "if(!rows.length){box.previousElementSibling.style.display='none';return;}\n"
+    "const steps=[...new Set(rows.map(r=>r[1]))].sort((a,b)=>a-b),last=steps[steps.length-1],now=rows.filter(r=>r[1]===last);\n"
+    "const L=Math.max(...now.map(r=>r[2]))+1,H=Math.max(...now.map(r=>r[3]))+1,g=guidedHead();\n"
+    "const at=(l,k,rs)=>{const r=rs.find(r=>r[2]===l&&r[3]===k);return r?r[4]:null;};\n"
+    "let best=null;now.forEach(r=>{if(r[3]>=0&&(!best||r[4]<best[4]))best=r;});\n"
+    "const isGuided=(l,k)=>g&&g.l===l&&g.k===k;\n"
+    "txt('p',{},`The AER of each cross-attention head's argmax against the dev set's gold links, on the greedy outputs `\n"
+    "+`(heads.csv; lower is better; the mean column is each layer's head mean, the last layer's what the search attends with), `\n"
+    "+`at epoch ${now[0][0]}, step ${last}:`,box);\n"
+    "const t=el('table',{'class':'aer'},box),head=el('tr',{},t);el('th',{},head);\n"
+    "for(let k=0;k<=H;k++)txt('th',{},k<H?`head ${k}`:'mean',head);\n"
+    "for(let l=0;l<L;l++){const tr=el('tr',{},t);txt('th',{},`layer ${l}`,tr);for(let k=0;k<=H;k++){const v=at(l,k<H?k:-1,now);\n"
+    "const c=[k<H&&isGuided(l,k)?'guided':'',best&&best[2]===l&&best[3]===k?'best':''].join(' ').trim();\n"
+    "txt('td',c?{'class':c}:{},v===null?'-':(k<H&&isGuided(l,k)?'*':'')+v.toFixed(4),tr);}}\n"
+    "txt('p',{'class':'muted'},(g?`* the guided head, layer ${g.l} head ${g.k} (train --guided-alignment); `:'')\n"
+    "+(best?`bold: the best-aligned head, layer ${best[2]} head ${best[3]}.`:''),box);\n"
+    "const series=[],colours=['#d62728','#1f77b4','#2ca02c'],pick=[];\n"
+    "if(g)pick.push([g.l,g.k,`layer ${g.l} head ${g.k} (guided)`]);\n"
+    "if(best&&!isGuided(best[2],best[3]))pick.push([best[2],best[3],`layer ${best[2]} head ${best[3]} (best)`]);\n"
+    "pick.push([L-1,-1,`layer ${L-1} mean`]);\n"
+    "pick.forEach(([l,k,name],i)=>{const rs=rows.filter(r=>r[2]===l&&r[3]===k);\n"
+    "series.push({name,color:colours[i],xs:rs.map(r=>r[1]),ys:rs.map(r=>r[4]),points:true});});\n"
+    "const charts=el('div',{'class':'charts'},box);lineChart(charts,'AER of the heads at each evaluation',series,'step','AER (lower is better)');}\n"
+    "headsAer();\n"
     "const tip=document.getElementById('tip');let cells=0;\n"
     // Which output words are wrong: those outside a longest common
     // subsequence with the reference (so one missing word does not mark
@@ -352,6 +443,7 @@ static int write_page(FILE *f, const ts_report_input *in) {
     }
     fputs("</h1>\n<h2>What was trained</h2>\n<div id=\"trained\"></div>\n"
           "<h2>Training</h2>\n<div class=\"charts\" id=\"charts\"></div>\n"
+          "<h2>Attention heads</h2>\n<div id=\"heads_aer\"></div>\n"
           "<h2>Attention explorer</h2>\n<div class=\"controls\"><label>sentence <select id=\"sentence\"></select></label>"
           "<label>evaluation <input type=\"range\" id=\"epoch\" min=\"0\" max=\"0\" value=\"0\"></label>"
           "<span id=\"epoch_label\"></span><label id=\"words_box\" style=\"display:none\"><input type=\"checkbox\" "
@@ -366,6 +458,8 @@ static int write_page(FILE *f, const ts_report_input *in) {
     if ((rc = write_config(f, in->config_txt, in->config_name))) return rc;
     fputs(";\nconst STEPS=", f);
     if ((rc = write_csv(f, in->steps_csv, in->steps_len, in->steps_name))) return rc;
+    fputs(";\nconst HEADS=", f);
+    if ((rc = write_heads(f, in->heads_csv, in->heads_len, in->heads_name))) return rc;
     fputs(";\nconst EPOCHS=[\n", f);
     // One object a line, a last line without its newline included.
     const char *text = in->epochs_jsonl ? in->epochs_jsonl : "", *end = text + in->epochs_len;

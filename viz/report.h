@@ -29,6 +29,9 @@ typedef struct {
     const char *config_txt;            // (config_len) config.txt's bytes ("key = value" lines), or NULL
     size_t config_len;
     const char *config_name;
+    const char *heads_csv;             // (heads_len) heads.csv's bytes (each evaluation's AER per head), or NULL
+    size_t heads_len;
+    const char *heads_name;
     const char *epochs_name;           // its file name, for messages
     const ts_report_matrix *beside;    // (n_beside) matrices drawn side by side under "Attention beside
     size_t n_beside;                   // attributions" (tinyseq report: the first dev sentence), or none
@@ -43,7 +46,9 @@ typedef struct {
 // line's bytes); no file may hold a NUL byte. A bad line is TS_ERR_FORMAT
 // naming file:line, and nothing is written. TS_ERR_IO names the path and
 // strerror. config.txt must be "key = value" lines and comments (the
-// report reads what was trained from it).
+// report reads what was trained from it); heads.csv the header
+// "epoch,step,layer,head,aer" and rows of numbers (head a whole number or
+// "mean", aer empty when not measured).
 int ts_report_write_html(const char *path, const ts_report_input *in);
 
 // The same page written to out, which stays open (`tinyseq report -o -`):

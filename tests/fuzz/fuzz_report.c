@@ -2,16 +2,17 @@
 // (issue 38: attention.jsonl lines went into the page's script unparsed, and
 // bytes after a NUL went unread).
 //
-// An input is the three files at once: two u16 (little-endian) give the
-// lengths of metrics.csv and steps.csv (cut to what the input holds), and
-// attention.jsonl is what follows. Each part is NUL-terminated after its
-// bytes, as tinyseq report reads a file. Beyond "no crash, no leak, no
-// sanitizer report":
+// An input is the four files at once: three u16 (little-endian) give the
+// lengths of metrics.csv, steps.csv and heads.csv (cut to what the input
+// holds), and attention.jsonl is what follows. Each part is NUL-terminated
+// after its bytes, as tinyseq report reads a file. Beyond "no crash, no
+// leak, no sanitizer report":
 //   - a failure is TS_ERR_FORMAT or TS_ERR_NOMEM, with a message;
 //   - a page written holds exactly the page's own two "</script" and no
 //     "<!--" (nothing from the files can close the script or hide it);
 //   - every attention.jsonl line of a page written reads back through
-//     viz/json.h to the very bytes the page holds (the copy is a fixed point).
+//     viz/json.h to the very bytes the page holds (the copy is a fixed point);
+//   - heads.csv reaches the page as numbers and nulls only.
 #include "tensor/status.h"
 #include "viz/json.h"
 #include "viz/report.h"
@@ -35,17 +36,22 @@ static size_t count(const char *text, size_t n, const char *what) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (size < 4 || size > (1u << 20)) return 0;
-    size_t rest = size - 4, metrics_len = (size_t)(data[0] | data[1] << 8), steps_len = (size_t)(data[2] | data[3] << 8);
+    if (size < 6 || size > (1u << 20)) return 0;
+    size_t rest = size - 6, metrics_len = (size_t)(data[0] | data[1] << 8), steps_len = (size_t)(data[2] | data[3] << 8),
+           heads_len = (size_t)(data[4] | data[5] << 8);
     if (metrics_len > rest) metrics_len = rest;
     if (steps_len > rest - metrics_len) steps_len = rest - metrics_len;
-    const uint8_t *at = data + 4;
+    if (heads_len > rest - metrics_len - steps_len) heads_len = rest - metrics_len - steps_len;
+    const uint8_t *at = data + 6;
+    size_t jsonl_len = rest - metrics_len - steps_len - heads_len;
     char *metrics = part(at, metrics_len), *steps = part(at + metrics_len, steps_len),
-         *jsonl = part(at + metrics_len + steps_len, rest - metrics_len - steps_len);
+         *heads = part(at + metrics_len + steps_len, heads_len),
+         *jsonl = part(at + metrics_len + steps_len + heads_len, jsonl_len);
     ts_report_input in = {.title = "fuzz", .metrics_csv = metrics, .metrics_len = metrics_len,
                           .metrics_name = "metrics.csv", .steps_csv = steps, .steps_len = steps_len,
-                          .steps_name = "steps.csv", .epochs_jsonl = jsonl,
-                          .epochs_len = rest - metrics_len - steps_len, .epochs_name = "attention.jsonl"};
+                          .steps_name = "steps.csv", .heads_csv = heads, .heads_len = heads_len,
+                          .heads_name = "heads.csv", .epochs_jsonl = jsonl, .epochs_len = jsonl_len,
+                          .epochs_name = "attention.jsonl"};
     char *page = NULL;
     size_t page_len = 0;
     FILE *f = open_memstream(&page, &page_len);
@@ -55,6 +61,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if ((rc != TS_ERR_FORMAT && rc != TS_ERR_NOMEM) || ts_last_error()[0] == '\0' || page_len != 0) __builtin_trap();
     } else {
         if (count(page, page_len, "</script") != 2 || count(page, page_len, "<!--") != 0) __builtin_trap();
+        const char *rows = strstr(page, "const HEADS={\"rows\":[");
+        if (!rows) __builtin_trap();
+        for (const char *p = rows + 21; *p != ';'; p++)  // numbers, nulls, brackets and commas up to "]}"
+            if (!*p || !strchr("0123456789.-+e[],null}]", *p)) __builtin_trap();
         const char *start = strstr(page, "const EPOCHS=[\n"), *end = strstr(page, "\n];\n</script>");
         if (!start || !end) __builtin_trap();
         for (const char *p = start + 15; p < end;) {
@@ -73,6 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(page);
     free(metrics);
     free(steps);
+    free(heads);
     free(jsonl);
     return 0;
 }
