@@ -139,13 +139,15 @@ int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, i
     int merge = words && t->src_sw;
     if (!rc && merge) rc = ts_attention_words(t, a.hyp.attention, a.hyp.len + 1, a.S, &a.labels, &heads, &merged);
     if (!rc && heads.layers) all = ts_heads_json(&heads, views);
+    if (t->src_sw) all.units = merge ? "words" : "pieces";  // as attend --json says it
+    const ts_json_heads *more = heads.layers || all.units ? &all : NULL;
     api_text out;
     if (!rc && !(rc = api_text_open(&out))) {
         const char *name = heads.layers ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
         rc = merge ? ts_render_attention_json_heads(out.f, merged.weights, (size_t)merged.T, (size_t)merged.S,
-                                                    merged.target, merged.source, name, heads.layers ? &all : NULL)
+                                                    merged.target, merged.source, name, more)
                    : ts_render_attention_json_heads(out.f, a.hyp.attention, (size_t)a.hyp.len + 1, (size_t)a.S,
-                                                    a.labels.target, a.labels.source, name, heads.layers ? &all : NULL);
+                                                    a.labels.target, a.labels.source, name, more);
         rc = api_text_close(&out, rc, json);
     }
     ts_word_attention_free(&merged);
@@ -177,7 +179,8 @@ int tinyseq_explain(tinyseq_model *m, const char *text, int beam, double alpha, 
     if (!rc && !(rc = api_text_open(&out))) {
         const ts_model_config *cfg = &t->model->cfg;
         ts_json_heads more = {.explain = ts_explain_methods[kind].name, .ig_steps = a.steps, .raw = a.raw,
-                              .log_prob = a.log_prob, .baseline_log_prob = a.baseline_log_prob};
+                              .log_prob = a.log_prob, .baseline_log_prob = a.baseline_log_prob,
+                              .units = !t->src_sw ? NULL : merge ? "words" : "pieces"};
         const char *name = ts_heads_available(t->model) ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
         rc = ts_render_attention_json_heads(out.f, a.weights, (size_t)a.T, (size_t)a.S,
                                             merge ? merged.target : at.labels.target,

@@ -414,6 +414,10 @@ int ts_cmd_attend(int argc, char **argv) {
         char what[160];
         snprintf(title, sizeof title, "attention: %s, %s", ts_model_attention_title(cfg, what, sizeof what), search);
     }
+    // A subword model's figures say what their labels are: its pieces, or words (--words).
+    if (s.t.src_sw)
+        snprintf(title + strlen(title), sizeof title - strlen(title), "%s",
+                 words ? ", in words (subword pieces merged)" : ", over subword pieces");
     int eos_row = !choice.self_given;  // the last row is the <eos> step's
     if (shift) {
         // Row t + 1 predicts word t + 1 from decoder input word t: read as word t's; <eos>'s row goes.
@@ -492,7 +496,8 @@ int ts_cmd_attend(int argc, char **argv) {
             all.baseline_log_prob = attribution.baseline_log_prob;
         }
         if (shift) all.reading = "shift-att";
-        const ts_json_heads *more = all.layers || all.explain || all.reading ? &all : NULL;
+        if (s.t.src_sw) all.units = words ? "words" : "pieces";
+        const ts_json_heads *more = all.layers || all.explain || all.reading || all.units ? &all : NULL;
         if (!strcmp(json_path, "-") ? ts_render_attention_json_heads(stdout, json_weights, rows, (size_t)v.S,
                                                                      v.sentence.labels.target, v.sentence.labels.source, name, more)
                                     : ts_render_attention_json_heads_path(json_path, json_weights, rows, (size_t)v.S,

@@ -128,6 +128,43 @@ Test(cli_report, chromium_renders_the_explorer_without_script_errors, .timeout =
     free(dom);
 }
 
+// The learning-rate chart's axis label (rotated, its right edge about 20 px
+// from the left) stays clear of its tick labels ("0.0030" ends at x, 10 px
+// text about 6 px a character), however long they are (issue 47 point 7).
+Test(cli_report, axis_labels_stay_clear_of_the_tick_labels, .timeout = 120) {
+    char *dom = render_report(run), *chart = strstr(dom, ">learning rate</text>");
+    cr_assert(chart, "no learning-rate chart");
+    char *end = strstr(chart, "</svg>");
+    cr_assert(end);
+    *end = '\0';
+    int ticks = 0;
+    for (char *p = chart; (p = strstr(p, "<text x=\"")); p++) {
+        double x = strtod(p + 9, NULL);
+        char *tag_end = strchr(p, '>'), *close = tag_end ? strstr(tag_end, "</text>") : NULL;
+        if (!close || !strstr(p, "text-anchor=\"end\"") || strstr(p, "text-anchor=\"end\"") > tag_end) continue;
+        int chars = (int)(close - tag_end - 1);
+        cr_assert_gt(x - 6.0 * chars, 22.0, "tick label '%.*s' ends at x %.0f: under the axis label", chars, tag_end + 1, x);
+        ticks++;
+    }
+    cr_assert_geq(ticks, 3, "%d tick labels", ticks);
+    free(dom);
+}
+
+// "Attention beside attributions" draws a short sentence at its own size:
+// the page never scales the figures up (they were twice their size), only
+// down to fit (issue 47 point 7).
+Test(cli_report, a_short_sentence_beside_its_attributions_keeps_its_size, .timeout = 120) {
+    char path[1300], *out;
+    snprintf(path, sizeof path, "%s/dev-pairs.tsv", run);
+    cr_assert_eq(test_runf(&out, "sed -i '1s/.*/he sleeps .\til dort ./' '%s'", path), 0, "%s", out);
+    free(out);
+    char *dom = render_report(run), *scale = strstr(dom, "data-beside-scale=\"");
+    cr_assert(scale && strstr(dom, "<h2>Attention beside attributions</h2>"), "no attention beside attributions");
+    double k = strtod(scale + 19, NULL);
+    cr_assert(k > 0.9 && k <= 1.0, "the figures are drawn at %.2f times their size", k);
+    free(dom);
+}
+
 // A run shorter than an epoch (45 batches here) ends with its training rows
 // every --log-every steps (default: about 20 an epoch, 2 here), its final
 // evaluation's metrics row, attention figure and attention.jsonl line, a
@@ -150,10 +187,12 @@ Test(cli_report, a_run_shorter_than_an_epoch_ends_with_its_rows_and_figures, .ti
     free(jsonl);
     // The figure shows the reference, so a wrong output looks wrong (item 9).
     char *tsv = run_file(short_run, "dev-pairs.tsv"), caption[512];
-    snprintf(caption, sizeof caption, ">reference: %.*s", (int)strcspn(strchr(tsv, '\t') + 1, "\n'&<>\""),
+    snprintf(caption, sizeof caption, " reference: %.*s", (int)strcspn(strchr(tsv, '\t') + 1, "\n'&<>\""),
              strchr(tsv, '\t') + 1);  // up to a character XML escapes
     svg = run_file(short_run, "attention-step-10.svg");
-    cr_assert(strstr(svg, caption), "no '%s' in the figure", caption);
+    char *text = test_svg_text(svg);  // the caption wraps to the heatmap
+    cr_assert(strstr(text, caption), "no '%s' in the figure", caption);
+    free(text);
     free(svg);
     free(tsv);
     svg = run_file(short_run, "loss.svg");

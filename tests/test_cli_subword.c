@@ -77,8 +77,9 @@ Test(cli_subword, a_subword_run_stores_its_models_and_translates_raw_text, .time
     free(out);
     // The per-epoch figures are in words: the pieces merged as attend --words merges them.
     snprintf(path, sizeof path, "%s/run/attention-1.svg", dir);
-    char *svg = test_read_file(path, NULL);
-    cr_assert(strstr(svg, "greedy, in words (subword pieces merged)") && !strstr(svg, "\xe2\x96\x81"), "%.800s", svg);
+    char *svg = test_read_file(path, NULL), *text = test_svg_text(svg);
+    cr_assert(strstr(text, "greedy, in words (subword pieces merged)") && !strstr(svg, "\xe2\x96\x81"), "%.800s", svg);
+    free(text);
     free(svg);
     free(dir);
 }
@@ -678,8 +679,23 @@ Test(cli_subword, attend_words_merges_pieces_into_words, .timeout = 300) {
     free(out);
     rc = test_runf(&out, "python3 -c \"import json; d = json.load(open('%s')); "
                          "assert d['source'] == ['the', 'little', 'cat', 'sees', '☃', '.'], d['source']; "
-                         "assert all(abs(sum(r) - 1) < 1e-12 for r in d['weights']), d['weights']\"", json);
+                         "assert all(abs(sum(r) - 1) < 1e-12 for r in d['weights']), d['weights']; "
+                         "assert d['units'] == 'words', d.get('units')\"", json);
     cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    // The figures say which they show (issue 47 point 7): the SVG's title and the JSON's "units".
+    const char *says[2] = {"over subword pieces", "in words (subword pieces merged)"};
+    for (int words = 0; words < 2; words++) {
+        rc = test_runf(&out, "('%s' attend --model %s %s --svg - 'The little cat sees ☃ .' 2>/dev/null)", TS_PROGRAM, path,
+                       words ? "--words" : "");
+        cr_assert_eq(rc, 0, "%s", out);
+        char *text = test_svg_text(out);
+        cr_assert(strstr(text, says[words]) && !strstr(text, says[!words]), "%s", text);
+        free(text);
+        free(out);
+    }
+    rc = test_runf(&out, "('%s' attend --model %s --json - 'The little cat sees ☃ .' 2>/dev/null)", TS_PROGRAM, path);
+    cr_assert(rc == 0 && strstr(out, "\"units\": \"pieces\""), "%s", out);
     free(out);
     free(dir);
 }

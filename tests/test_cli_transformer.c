@@ -190,9 +190,10 @@ Test(cli_transformer, report_and_eval_align_run_on_a_transformer, .timeout = 60)
     free(html);
     // The per-epoch figure names what it draws: the Transformer's cross-attention head mean, not a GRU's attention.
     snprintf(path, sizeof path, "%s/a/attention-1.svg", dir);
-    char *svg = test_read_file(path, NULL);
-    cr_assert(strstr(svg, "attention: transformer cross-attention, layer 1 (the last of 2), mean of 2 heads, epoch 1") &&
+    char *svg = test_read_file(path, NULL), *text = test_svg_text(svg);  // the title wraps to the heatmap
+    cr_assert(strstr(text, "attention: transformer cross-attention, layer 1 (the last of 2), mean of 2 heads, epoch 1") &&
                   !strstr(svg, "bahdanau"), "%.600s", svg);
+    free(text);
     free(svg);
     rc = test_runf(&out, "cd %s && %s corpus --toy --n 40 --seed 9 --align gold.txt > toy.tsv", dir, TS_PROGRAM);
     free(must("corpus --toy --align", out, rc));

@@ -94,6 +94,40 @@ Test(render, heatmap_svg_is_well_formed_with_every_word_escaped) {
     free(dir);
 }
 
+// A figure is as wide as its heatmap: a long title (a run's per-epoch
+// figure: its reference under the title) wraps to it, in lines of even
+// length, instead of widening it (issue 47 point 7); a small heatmap's
+// figure is at most 420 px wide.
+Test(render, a_long_title_wraps_to_the_heatmap) {
+    double w[2 * 3];
+    fill_rows(w, 2, 3);
+    const char *title = "attention: bahdanau (bahdanau decoder), epoch 12, step 4567, greedy, in words (subword "
+                        "pieces merged)\nreference: the doctors cannot open the heavy door tomorrow because the old "
+                        "key was lost in the garden behind the white church";
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(ts_render_heatmap_svg(f, w, 2, 3, target, source, NULL, title), TS_OK, "%s", ts_last_error());
+    fclose(f);
+    const char *width = strstr(buf, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"");
+    cr_assert_not_null(width);
+    long px = strtol(width + 47, NULL, 10);
+    cr_assert(px >= 300 && px <= 420, "%ld px wide: %.300s", px, buf);
+    // Every word is there, in order; the bold title in more than one line, the reference in several.
+    size_t bold = 0, caption = 0;
+    for (const char *p = buf; (p = strstr(p, "font-weight=\"bold\">")); p++) bold++;
+    for (const char *p = buf; (p = strstr(p, "fill=\"#333333\">")); p++) caption++;
+    cr_assert(bold >= 2 && caption >= 3, "%zu title lines, %zu caption lines:\n%s", bold, caption, buf);
+    const char *at = buf;
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", title);
+    for (char *word = strtok(copy, " \n"); word; word = strtok(NULL, " \n")) {
+        at = strstr(at, word);
+        cr_assert_not_null(at, "'%s' is missing or out of order:\n%s", word, buf);
+    }
+    free(buf);
+}
+
 Test(render, heatmap_svg_survives_invalid_utf8_and_control_characters) {
     const char *const rows[] = {"bad\xff\xfe", "ctl\x01\x1b[31m", "\xe2\x82"};  // truncated UTF-8
     const char *const cols[] = {"tab\there", "\xc0\xaf", "ok"};

@@ -251,3 +251,17 @@ int test_widest_line(const char *text) {
     }
     return widest;
 }
+
+char *test_svg_text(const char *svg) {
+    char *text = malloc(strlen(svg) + 1), *at = text;
+    for (const char *p = svg; *p; p++) {
+        if (*p == '<') {
+            while (*p && *p != '>') p++;
+            if (!*p) break;
+        }
+        char c = *p == '>' || *p == '\n' ? ' ' : *p;
+        if (c != ' ' || (at > text && at[-1] != ' ')) *at++ = c;
+    }
+    *at = '\0';
+    return text;
+}

@@ -51,6 +51,10 @@ int test_count_tmp_files(const char *dir);
 // sequences (ESC [ ... letter) none.
 int test_widest_line(const char *text);
 
+// An SVG's text as one line (malloc'd): its tags and line breaks as single
+// spaces, so a title that wraps over several <text> lines reads as written.
+char *test_svg_text(const char *svg);
+
 // 1 when the ../shared folder beside the project exists (CI always has it).
 int test_have_shared(void);
 

@@ -384,37 +384,108 @@ static void svg_text(FILE *out, double x, double y, const char *attrs, const cha
     fputs("</text>\n", out);
 }
 
-// The title's width in px and its number of lines (0 without one): its first
-// line in TITLE_FONT, the others (a caption) in CAPTION_FONT.
-static double title_size(const char *title, int *lines) {
-    double px = 0;
-    *lines = 0;
-    for (const char *line = title; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        px = fmax(px, text_px((int)strcspn(line, "\n"), *lines ? CAPTION_FONT : TITLE_FONT));
-        (*lines)++;
-    }
-    return px;
+// A figure's title, its lines fitted to the figure: the first line of the
+// text (bold, TITLE_FONT) and the caption after it (CAPTION_FONT), each
+// broken at spaces into lines of at most `room` px (a word wider than that
+// keeps a line of its own). FIGURE_TITLE_LINES lines at most; the last
+// takes what is left of the text.
+enum { FIGURE_TITLE_LINES = 24 };
+#define FIGURE_MIN_W 420.0  // a figure narrower than its title is widened to this, then the title wraps
+
+typedef struct {
+    struct {
+        const char *text;  // into the title, not NUL-terminated
+        int len;           // bytes
+        int caption;       // CAPTION_FONT, else TITLE_FONT
+    } line[FIGURE_TITLE_LINES];
+    int n;
+    double px;     // the widest line's width
+    double height; // what the lines take above the figure's first row
+} figure_title;
+
+// Characters (not bytes) of s[0..len): the columns text_px counts.
+static int chars(const char *s, int len) {
+    int n = 0;
+    for (int i = 0; i < len; i++) n += ((unsigned char)s[i] & 0xc0) != 0x80;
+    return n;
 }
 
-// The height the title takes above a figure's first row.
-static double title_height(const char *title, int lines) { return title ? 52 + CAPTION_LINE * (lines - 1) : 20; }
+// Breaks para[0..end) into lines of at most `room` px in `font` (a word
+// wider than that on a line of its own), appended to t's lines (up to
+// `most` in all, the last taking the rest); returns how many it made.
+static int title_lines(figure_title *t, int most, const char *para, int end, double font, double room, int caption) {
+    int made = 0;
+    for (int at = 0; at < end && t->n < most;) {
+        int cut = end;
+        if (text_px(chars(para + at, end - at), font) > room && t->n + 1 < most) {
+            cut = -1;
+            for (int k = at + 1; k < end; k++) {
+                if (para[k] != ' ') continue;
+                if (cut >= 0 && text_px(chars(para + at, k - at), font) > room) break;  // the space before fitted
+                cut = k;  // the first always: a word wider than room has a line of its own
+            }
+            if (cut < 0) cut = end;
+        }
+        t->line[t->n].text = para + at;
+        t->line[t->n].len = cut - at;
+        t->line[t->n].caption = caption;
+        t->px = fmax(t->px, text_px(chars(para + at, cut - at), font));
+        t->n++;
+        made++;
+        while (cut < end && para[cut] == ' ') cut++;
+        at = cut;
+    }
+    return made;
+}
+
+static void title_fit(figure_title *t, const char *title, double room) {
+    memset(t, 0, sizeof *t);
+    t->height = 20;
+    if (!title) return;
+    for (const char *para = title; para && t->n < FIGURE_TITLE_LINES;
+         para = strchr(para, '\n') ? strchr(para, '\n') + 1 : NULL) {
+        int caption = para != title, end = (int)strcspn(para, "\n");
+        double font = caption ? CAPTION_FONT : TITLE_FONT;
+        // The narrowest room that takes as few lines as `room` does: lines of even length.
+        figure_title trial = *t;
+        int lines = title_lines(&trial, FIGURE_TITLE_LINES, para, end, font, room, caption);
+        double even = room;
+        for (double r = room - 8; r > room / 2; r -= 8) {
+            trial = *t;
+            if (title_lines(&trial, FIGURE_TITLE_LINES, para, end, font, r, caption) != lines) break;
+            even = r;
+        }
+        if (end > 0) {
+            title_lines(t, FIGURE_TITLE_LINES, para, end, font, even, caption);
+        } else if (t->n < FIGURE_TITLE_LINES) {  // an empty line stays one
+            t->line[t->n].text = para;
+            t->line[t->n++].caption = caption;
+        }
+    }
+    // Baselines: 30 px for the first line, 20 px apart in the title, 26 px to
+    // the caption and 18 px apart in it; the figure starts 22 px below a
+    // title line, 14 px below a caption line.
+    double y = 30;
+    for (int k = 1; k < t->n; k++) y += !t->line[k].caption ? 20 : t->line[k - 1].caption ? CAPTION_LINE : 26;
+    t->height = y + (t->n && t->line[t->n - 1].caption ? 14 : 22);
+}
 
 // The SVG element of a width x height figure on white, then its title centred on top.
-static void svg_open(FILE *out, double width, double height, double font, const char *title, int title_lines) {
+static void svg_open(FILE *out, double width, double height, double font, const figure_title *t) {
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                  "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Verdana, Arial, "
                  "sans-serif\" font-size=\"%.0f\">\n",
             ceil(width), ceil(height), ceil(width), ceil(height), font);
     fputs("<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n", out);
-    for (int k = 0; k < title_lines; k++) {
-        const char *line = title;
-        for (int skip = 0; skip < k; skip++) line = strchr(line, '\n') + 1;
+    double y = 30;
+    for (int k = 0; k < t->n; k++) {
+        if (k) y += !t->line[k].caption ? 20 : t->line[k - 1].caption ? CAPTION_LINE : 26;
         char text[1024];
-        snprintf(text, sizeof text, "%.*s", (int)strcspn(line, "\n"), line);
-        svg_text(out, width / 2, 30 + (k ? 8 + CAPTION_LINE * k : 0),
-                 k ? "text-anchor=\"middle\" font-size=\"13\" fill=\"#333333\""
-                   : "text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\"",
+        snprintf(text, sizeof text, "%.*s", t->line[k].len, t->line[k].text);
+        svg_text(out, width / 2, y,
+                 t->line[k].caption ? "text-anchor=\"middle\" font-size=\"13\" fill=\"#333333\""
+                                    : "text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\"",
                  text);
     }
 }
@@ -461,18 +532,19 @@ int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
         gx = fmax(gx, 12 + reach);
     }
     gx = ceil(gx);  // whole pixels: no anti-aliased seams between cells
-    int title_lines;
-    double title_px = title_size(title, &title_lines);
-    double gy = title_height(title, title_lines);
     double grid_w = S * CELL, grid_h = T * CELL;
     double bar_h = fmax(grid_h, 120);
     double bar_x = gx + grid_w + 24;
     double drop = col_px * DIAG + FONT * 0.5;  // depth of the rotated column labels
+    // The heatmap decides the width; the title wraps to it (a small heatmap's figure is FIGURE_MIN_W wide).
     double width = bar_x + BAR_W + 8 + 32 + 12;
-    if (title) width = fmax(width, title_px + 24);
+    figure_title head;
+    title_fit(&head, title, fmax(width, FIGURE_MIN_W) - 24);
+    if (title) width = fmax(width, head.px + 24);
+    double gy = head.height;
     double height = fmax(gy + grid_h + 12 + drop + 34, gy + bar_h + 20);
 
-    svg_open(out, width, height, FONT, title, title_lines);
+    svg_open(out, width, height, FONT, &head);
 
     // Cells with their weights.
     fprintf(out, "<g font-size=\"%.0f\" text-anchor=\"middle\">\n", VALUE_FONT);
@@ -695,17 +767,18 @@ int ts_render_heatmap_grid_svg(FILE *out, const ts_heatmap_grid *g) {
     for (size_t r = 0; r < g->rows; r++) title_px = fmax(title_px, text_px(titles[r].cols, GRID_TITLE_FONT));
     for (size_t j = 0; j < g->R; j++) row_px = fmax(row_px, text_px(rows[j].cols, GRID_FONT));
     for (size_t i = 0; i < g->C; i++) col_px = fmax(col_px, text_px(cols[i].cols, GRID_FONT));
-    int title_lines;
-    double head_px = title_size(g->title, &title_lines);
     double gx = ceil(12 + title_px + 10 + row_px + 6);  // left edge of the first panel column
-    double gy = ceil(title_height(g->title, title_lines) + GRID_TITLE_FONT);
     double step_x = panel_w + GRID_GAP, step_y = panel_h + GRID_GAP;
     double grid_w = g->cols * step_x - GRID_GAP, grid_h = g->rows * step_y - GRID_GAP;
     double bar_x = gx + grid_w + 24, bar_h = fmax(grid_h, 120);
-    double width = fmax(bar_x + BAR_W + 8 + 32 + 12, head_px + 24);
+    double width = bar_x + BAR_W + 8 + 32 + 12;  // the grid's: the title wraps to it
+    figure_title head;
+    title_fit(&head, g->title, fmax(width, FIGURE_MIN_W) - 24);
+    width = fmax(width, head.px + 24);
+    double gy = ceil(head.height + GRID_TITLE_FONT);
     double height = fmax(gy + grid_h + 8 + col_px + 12, gy + bar_h + 20);
 
-    svg_open(out, width, height, GRID_FONT, g->title, title_lines);
+    svg_open(out, width, height, GRID_FONT, &head);
     for (size_t c = 0; c < g->cols; c++)
         svg_text(out, gx + c * step_x + panel_w / 2, gy - 8, "text-anchor=\"middle\" font-size=\"13\"",
                  titles[g->rows + c].text);

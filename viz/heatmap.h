@@ -47,7 +47,9 @@ int ts_term_wrap(FILE *out, const char *lead, int indent, const char *const *ite
 // fixed scale [0, 1] (so figures compare) with its weight written in it in
 // black or white, whichever contrasts more; a colour bar with ticks 0, 0.5, 1;
 // `title` on top (NULL for none; its lines after the first, split at '\n',
-// are a caption in smaller type). NaN cells are grey. Needs T, S >= 1.
+// are a caption in smaller type), wrapped at spaces to the figure's width,
+// which the heatmap decides (at least 420 px), in lines of even length.
+// NaN cells are grey. Needs T, S >= 1.
 // `axes` names the rows' and the columns' axis ({"target", "source"} when
 // NULL; a self-attention figure names its own, e.g. "decoder input").
 int ts_render_heatmap_svg(FILE *out, const double *weights, size_t T, size_t S,
@@ -88,7 +90,8 @@ int ts_render_heatmap_grid_term(FILE *out, const ts_heatmap_grid *g, const ts_te
 // The grid as a standalone SVG figure: panels of small cells on the viridis
 // scale [0, 1] (no values written), grid row titles on the left, column
 // titles on top, target labels left of each grid row, source labels under
-// the last, a colour bar. Needs rows, cols, R, C >= 1.
+// the last, a colour bar; the title wrapped as ts_render_heatmap_svg's.
+// Needs rows, cols, R, C >= 1.
 int ts_render_heatmap_grid_svg(FILE *out, const ts_heatmap_grid *g);
 int ts_render_heatmap_grid_svg_path(const char *path, const ts_heatmap_grid *g);
 

@@ -264,6 +264,10 @@ int ts_render_attention_json_heads(FILE *out, const double *weights, size_t T, s
         fputs(",\n \"reading\": ", out);
         ts_render_json_string(out, heads->reading);
     }
+    if (heads && heads->units) {
+        fputs(",\n \"units\": ", out);
+        ts_render_json_string(out, heads->units);
+    }
     fputs("}\n", out);
     return ferror(out) ? ts_fail(TS_ERR_IO, "render json: write error") : TS_OK;
 }

@@ -92,13 +92,16 @@ typedef struct {
     const double *log_prob;            // (T) ig: log p of each output step, or NULL
     const double *baseline_log_prob;   // (T) ig: the same at the baseline, or NULL
     const char *reading;               // "shift-att" when weights are read shifted, or NULL
+    const char *units;                 // a subword model's labels: "pieces", or "words" (its pieces merged);
+                                       // NULL: a word model's (no key)
 } ts_json_heads;
 
 // ts_render_attention_json's object with, after "attention", "layers": L,
 // "heads": H and one key per view: {"rows": "target", "cols": "source",
 // "heads": [layer][head][row][col], "mean": [layer][row][col]}, numbers as
 // there; then, when set, "explain": "grad", "ig_steps": N, "raw": [row][col],
-// "log_prob": [row], "baseline_log_prob": [row] and "reading": "shift-att".
+// "log_prob": [row], "baseline_log_prob": [row], "reading": "shift-att" and
+// "units": "pieces" or "words".
 // heads NULL writes exactly ts_render_attention_json's bytes.
 int ts_render_attention_json_heads(FILE *out, const double *weights, size_t T, size_t S,
                                    const char *const *target, const char *const *source,

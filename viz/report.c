@@ -177,8 +177,8 @@ static const char page_head[] =
     "h1{font-size:20px}h2{font-size:16px;margin-top:28px}\n"
     ".charts{display:flex;flex-wrap:wrap;gap:16px}.charts svg{border:1px solid #ddd;background:#fff}\n"
     ".pair{display:flex;flex-wrap:nowrap;gap:24px;align-items:flex-start;overflow-x:auto}\n"
-    ".beside{display:flex;gap:16px;align-items:flex-start}.beside>div{flex:1 1 0;min-width:0}"
-    ".beside svg{width:100%;height:auto}\n"
+    ".beside{display:flex;gap:16px;align-items:flex-start}.beside>div{flex:0 1 auto;min-width:0}"
+    ".beside svg{max-width:100%;height:auto}\n"
     "table.heat{border-collapse:collapse}table.heat td{height:22px;padding:0;text-align:center;font-size:10px}\n"
     ".wrong{color:#c00;text-decoration:underline wavy #c00}\n"
     ".scale{display:flex;align-items:center;gap:6px;font-size:12px;margin:8px 0}\n"
@@ -431,6 +431,9 @@ static const char page_script[] =
     "txt('option',{value:i},`${i+1}: ${w.slice(0,10).join(' ')}${w.length>10?' ...':''}`,pick);});}\n"
     "pick.addEventListener('change',draw);slider.addEventListener('input',draw);wordsOn.addEventListener('change',draw);draw();\n"
     "document.body.dataset.rendered=String(cells);\n"
+    // How much the page scales the attention beside the attributions (1: their own size, never larger).
+    "document.body.dataset.besideScale=String(Math.max(0,...[...document.querySelectorAll('.beside svg')]"
+    ".map(s=>s.getBoundingClientRect().width/Number(s.getAttribute('width'))).map(x=>Math.round(x*100)/100)));\n"
     "</script>\n</body></html>\n";
 
 static int write_page(FILE *f, const ts_report_input *in) {

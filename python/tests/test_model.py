@@ -1,6 +1,7 @@
 """load / translate / attend / eval / info against the program's own output."""
 import json
 import os
+import re
 import resource
 import struct
 import subprocess
@@ -69,6 +70,19 @@ def test_plot_draws_what_attend_svg_draws(models, tmp_path):
             assert "head 1 of 2" in a.plot(layer=0, head=1).get_title()
         ax.figure.savefig(tmp_path / f"{name}.png")
         assert (tmp_path / f"{name}.png").stat().st_size > 1000
+        assert a.units is None and "subword" not in ax.get_title()  # a word model's labels are words
+    # A subword model's title says which it shows, pieces or words, as attend --svg's does (issue 47 point 7).
+    model = tinyseq.load(model_path(models, "subword"))
+    for words, units, says in ((False, "pieces", ", over subword pieces"), (True, "words", ", in words (subword pieces merged)")):
+        a = model.attend(SENTENCES[0], words=words)
+        cli = json.loads(run_program("attend", "--model", models["subword"], *(["--words"] if words else []), "--json", "-",
+                                     SENTENCES[0]).stdout)
+        assert a.units == cli["units"] == units
+        assert a.plot().get_title().endswith(says)
+        svg = run_program("attend", "--model", models["subword"], *(["--words"] if words else []), "--svg", "-",
+                          SENTENCES[0]).stdout
+        text = " ".join(re.sub(r"<[^>]+>", " ", svg).split())  # the title's lines (it wraps) as one
+        assert says[2:] in text, text[:300]
     with pytest.raises(tinyseq.ArgumentError, match="layer 5"):
         a.head(5, 0)
 

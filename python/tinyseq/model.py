@@ -40,12 +40,18 @@ class Attention:
     holds every attention by attend's JSON names, "cross", "enc" (S x S)
     and "dec" (T x T, causal), each a dict of "heads" (layers, heads, rows,
     cols), "mean" (layers, rows, cols) and what its "rows" and "cols" are.
-    `plot()` draws what `attend --svg` draws, with matplotlib."""
+    `units` says what a subword model's labels are: "pieces", or "words"
+    (its pieces merged, words=True); None for a word model, whose labels
+    are words. `plot()` draws what `attend --svg` draws, with matplotlib."""
 
-    def __init__(self, source, target, weights, attention, heads=None, views=None):
+    # What plot()'s title adds for each of `units`, as attend's titles say it.
+    UNIT_TITLES = {"pieces": ", over subword pieces", "words": ", in words (subword pieces merged)"}
+
+    def __init__(self, source, target, weights, attention, heads=None, views=None, units=None):
         self.source, self.target, self.weights, self.attention = source, target, weights, attention
         self.heads = weights[np.newaxis, np.newaxis] if heads is None else heads
         self.views = views or {}
+        self.units = units
 
     @property
     def search_weights(self):
@@ -73,7 +79,8 @@ class Attention:
         """Draws a heatmap as `tinyseq attend --svg` does (viridis over the
         fixed scale [0, 1], target words down the left, source words along
         the bottom at 45 degrees, each weight written in its cell, a colour
-        bar, a title naming the matrix) on a matplotlib Axes (ax None: a new
+        bar, a title naming the matrix and, for a subword model, whether
+        its labels are pieces or words) on a matplotlib Axes (ax None: a new
         figure's). layer/head pick a Transformer's head as head() does
         (default: `weights`). Returns the Axes."""
         import matplotlib.pyplot as plt  # only plotting needs matplotlib (Debian: python3-matplotlib)
@@ -105,7 +112,8 @@ class Attention:
             for (j, i), w in np.ndenumerate(m):
                 ax.text(i, j, f"{w:.2f}", ha="center", va="center", fontsize=7, color="black" if w > 0.55 else "white")
         ax.figure.colorbar(image, ax=ax, ticks=[0, 0.5, 1], fraction=0.046, pad=0.04)
-        ax.set_title(title if title is not None else f"attention: {what}", fontsize=10)
+        units = self.UNIT_TITLES.get(self.units, "")
+        ax.set_title(title if title is not None else f"attention: {what}{units}", fontsize=10, wrap=True)
         return ax
 
     def __repr__(self):
@@ -251,7 +259,7 @@ def attention_from_json(doc):
             views[name] = {"rows": v["rows"], "cols": v["cols"], "heads": np.array(v["heads"], dtype=np.float64),
                            "mean": np.array(v["mean"], dtype=np.float64)}
     heads = views["cross"]["heads"] if "cross" in views else None
-    return Attention(d["source"], d["target"], searched, d.get("attention"), heads, views)
+    return Attention(d["source"], d["target"], searched, d.get("attention"), heads, views, d.get("units"))
 
 
 class Attribution(Attention):
@@ -263,8 +271,8 @@ class Attribution(Attention):
     distance from it in nats, which `attend --explain ig` prints."""
 
     def __init__(self, source, target, weights, attention, kind, raw, steps=None, log_prob=None,
-                 baseline_log_prob=None):
-        super().__init__(source, target, weights, attention)
+                 baseline_log_prob=None, units=None):
+        super().__init__(source, target, weights, attention, units=units)
         self.kind, self.raw, self.steps = kind, raw, steps
         self.log_prob, self.baseline_log_prob = log_prob, baseline_log_prob
 
@@ -288,7 +296,7 @@ def attribution_from_json(doc):
     vector = lambda key: np.array(d[key], dtype=np.float64) if key in d else None
     return Attribution(d["source"], d["target"], np.array(d["weights"], dtype=np.float64).reshape(shape),
                        d.get("attention"), d["explain"], np.array(d["raw"], dtype=np.float64).reshape(shape),
-                       d.get("ig_steps"), vector("log_prob"), vector("baseline_log_prob"))
+                       d.get("ig_steps"), vector("log_prob"), vector("baseline_log_prob"), d.get("units"))
 
 
 def load(path):
