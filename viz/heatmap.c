@@ -180,9 +180,13 @@ static int any_cut(const ts_label *shown, const char *const *target, size_t T, c
 // The labels shown cut (rows[0..T), then cols[0..S)), each once, in full:
 // "cut labels: bec… = because, tir… = tired", wrapped to width (a line may
 // break after a "=", so that a long word still has a line of its own).
+typedef struct {
+    char text[sizeof ((ts_label *)0)->text + 4];  // a label and the " =" or "," after it
+} legend_part;
+
 static int cut_legend(FILE *out, const ts_label *shown, const char *const *target, size_t T,
                       const char *const *source, size_t S, int width) {
-    ts_label *parts = malloc(2 * (T + S) * sizeof *parts);  // "bec… =", "because," for each label cut
+    legend_part *parts = malloc(2 * (T + S) * sizeof *parts);  // "bec… =", "because," for each label cut
     const char **items = malloc(2 * (T + S) * sizeof *items);
     if (!parts || !items) {
         free(parts);
@@ -195,11 +199,11 @@ static int cut_legend(FILE *out, const ts_label *shown, const char *const *targe
         ts_label_make(&full, k < T ? target : source, k < T ? k : k - T, INT_MAX);
         if (!strcmp(full.text, shown[k].text)) continue;
         snprintf(parts[n].text, sizeof parts[n].text, "%s =", shown[k].text);
-        parts[n + 1] = full;
+        memcpy(parts[n + 1].text, full.text, sizeof full.text);
         int seen = 0;
         for (size_t m = 0; m < n && !seen; m += 2) seen = !strcmp(parts[m].text, parts[n].text) && !strcmp(parts[m + 1].text, full.text);
         if (seen) continue;
-        if (n) strcat(parts[n - 1].text, ",");  // ts_label_make left room for "…"
+        if (n) strcat(parts[n - 1].text, ",");
         items[n] = parts[n].text;
         items[n + 1] = parts[n + 1].text;
         n += 2;
