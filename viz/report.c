@@ -253,8 +253,8 @@ static const char page_script[] =
     // Guided alignment (train --guided-alignment): the head it trained towards gold links, or null.
     "function guidedHead(){return cfg('guided_alignment')?{l:Number(cfg('guided_layer')||0),k:Number(cfg('guided_head')||0)}:null;}\n"
     "function guidedText(){const g=guidedHead();if(!g)return '';const a=cfg('guided_alignment');\n"
-    "return `; guided alignment: one attention head trained towards ${a==='toy'?'the toy corpus\\'s gold links':`the gold links of ${a}`} `\n"
-    "+`(weight ${cfg('guided_weight')}), ${cfg('arch')==='transformer'?`cross-attention layer ${g.l} head ${g.k}`:'the GRU\\'s attention'}`;}\n"
+    "return `; guided alignment: ${cfg('arch')==='transformer'?`cross-attention layer ${g.l} head ${g.k}`:'the attention'} trained `\n"
+    "+`towards ${a==='toy'?'the toy corpus\\'s gold links':`the gold links of ${a}`} (weight ${cfg('guided_weight')})`;}\n"
     "function trained(){const box=document.getElementById('trained');if(!CONFIG.length){txt('p',{'class':'muted'},'config.txt has no options',box);return;}\n"
     "const tf=cfg('arch')==='transformer',d=cfg('d_model')||cfg('hidden'),n=x=>Number(x).toLocaleString('en');\n"
     "const model=tf?`a Transformer: d_model ${d}, ${cfg('heads')||4} heads, ${cfg('layers')||2} layers per stack, feed-forward ${cfg('ff')||4*d}`\n"
