@@ -65,8 +65,8 @@ static ts_tensor *guided_term(ts_ctx *c, void *user) {
     return ts_guided_loss(c, tap.chosen, g->gold, 1.0 / n_tokens);
 }
 
-static ts_seq2seq *model_of(ts_model_arch arch, ts_attn_type attn, int dtype, unsigned long seed) {
-    ts_model_config cfg = ts_gradcheck_config(arch, attn, TS_DECODER_BAHDANAU, 1, TS_CELL_GRU);
+static ts_seq2seq *model_of(ts_model_arch arch, ts_attn_type attn, ts_cell_type cell, int dtype, unsigned long seed) {
+    ts_model_config cfg = ts_gradcheck_config(arch, attn, TS_DECODER_BAHDANAU, 1, cell);
     cfg.dtype = dtype;
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, seed);
@@ -77,8 +77,8 @@ static ts_seq2seq *model_of(ts_model_arch arch, ts_attn_type attn, int dtype, un
 }
 
 // d term / d every parameter against central differences, float64, 1e-6 relative.
-static void gradcheck_term(ts_model_arch arch, ts_attn_type attn, int layer, int head) {
-    guided_case g = {model_of(arch, attn, TS_F64, 3), layer, head, {0}};
+static void gradcheck_term(ts_model_arch arch, ts_attn_type attn, ts_cell_type cell, int layer, int head) {
+    guided_case g = {model_of(arch, attn, cell, TS_F64, 3), layer, head, {0}};
     fill_gold(g.gold);
     ts_gradcheck_opts opts = ts_gradcheck_defaults();
     ts_gradcheck_result results[TS_SEQ2SEQ_MAX_PARAMS];
@@ -94,14 +94,17 @@ static void gradcheck_term(ts_model_arch arch, ts_attn_type attn, int layer, int
     ts_seq2seq_free(g.model);
 }
 
+// Every cell of the GRU architecture (the term reaches the cell's weights through the attention's query).
 Test(guided, loss_term_gradients_match_finite_differences_gru) {
-    gradcheck_term(TS_ARCH_GRU, TS_ATTN_BAHDANAU, 0, 0);
-    gradcheck_term(TS_ARCH_GRU, TS_ATTN_GENERAL, 0, 0);
+    for (int c = 0; c < TS_CELL_COUNT; c++) {
+        gradcheck_term(TS_ARCH_GRU, TS_ATTN_BAHDANAU, (ts_cell_type)c, 0, 0);
+        gradcheck_term(TS_ARCH_GRU, TS_ATTN_GENERAL, (ts_cell_type)c, 0, 0);
+    }
 }
 
 Test(guided, loss_term_gradients_match_finite_differences_transformer) {
-    gradcheck_term(TS_ARCH_TRANSFORMER, TS_ATTN_NONE, 0, 1);  // the default layer of 2: the penultimate
-    gradcheck_term(TS_ARCH_TRANSFORMER, TS_ATTN_NONE, 1, 0);
+    gradcheck_term(TS_ARCH_TRANSFORMER, TS_ATTN_NONE, TS_CELL_GRU, 0, 1);  // the default layer of 2: the penultimate
+    gradcheck_term(TS_ARCH_TRANSFORMER, TS_ATTN_NONE, TS_CELL_GRU, 1, 0);
 }
 
 // float32 and float64 models of the same (float32) weights: the term agrees
@@ -114,8 +117,8 @@ Test(guided, loss_term_gradients_match_finite_differences_transformer) {
 // instead, held to 2e-7 of the largest gradient of the model (a few
 // float32 roundings of it).
 static void float32_agrees(ts_model_arch arch, int layer, int head) {
-    guided_case g[2] = {{model_of(arch, TS_ATTN_BAHDANAU, TS_F32, 5), layer, head, {0}},
-                        {model_of(arch, TS_ATTN_BAHDANAU, TS_F64, 5), layer, head, {0}}};
+    guided_case g[2] = {{model_of(arch, TS_ATTN_BAHDANAU, TS_CELL_GRU, TS_F32, 5), layer, head, {0}},
+                        {model_of(arch, TS_ATTN_BAHDANAU, TS_CELL_GRU, TS_F64, 5), layer, head, {0}}};
     ts_seq2seq *m32 = g[0].model, *m64 = g[1].model;
     for (int i = 0; i < m32->params.count; i++)
         ts_values_convert(m64->params.items[i]->raw, TS_F64, m32->params.items[i]->raw, TS_F32, m32->params.items[i]->size);
@@ -156,7 +159,7 @@ Test(guided, float32_term_and_gradients_agree_with_float64_transformer) { float3
 // head's weights as the tap reads them, summed here by hand; an attention
 // row that puts all its weight on its one gold link costs -log(1 + eps).
 Test(guided, the_term_is_the_cross_entropy_of_the_gold_rows) {
-    guided_case g = {model_of(TS_ARCH_TRANSFORMER, TS_ATTN_NONE, TS_F64, 7), 1, 1, {0}};
+    guided_case g = {model_of(TS_ARCH_TRANSFORMER, TS_ATTN_NONE, TS_CELL_GRU, TS_F64, 7), 1, 1, {0}};
     fill_gold(g.gold);
     ts_tensor *t = guided_term(&ctx, &g);
     cr_assert_not_null(t, "%s", ts_last_error());

@@ -151,15 +151,17 @@ Test(train, a_full_arena_grows_and_the_run_is_the_same_to_the_bit) {
     fclose(o.out);
 }
 
-// train --steps N; train --resume last.ckpt --steps N + M  ==  train --steps N + M
-static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first, long total, double dropout,
-                         double smoothing, long warmup, int dtype, ts_optim_kind optim) {
+// train --steps N; train --resume last.ckpt --steps N + M  ==  train --steps N + M,
+// for a model of `cell`
+static void check_resume_of(ts_cell_type cell, ts_attn_type attn, ts_decoder_type decoder, long first, long total,
+                            double dropout, double smoothing, long warmup, int dtype, ts_optim_kind optim) {
     char *dir = test_tmpdir();
     char *corpus = write_tiny_corpus(dir), *a = join(dir, "a"), *b = join(dir, "b"), *straight = join(dir, "s");
     ts_train_report r;
     ts_train_opts o = tiny_opts(corpus, a);
     o.model.attn = attn;
     o.model.decoder = decoder;
+    o.model.cell = cell;
     o.tf = 0.75;
     o.dropout = dropout;
     o.label_smoothing = smoothing;
@@ -185,6 +187,9 @@ static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first,
     int has = ts_ckpt_get_string(ck, "model.dtype", &saved) == TS_OK;
     cr_assert_eq(has, dtype != TS_F64, "model.dtype is written for float32 models only");
     if (has) cr_assert_str_eq(saved, ts_dtype_name(dtype));
+    has = ts_ckpt_get_string(ck, "model.cell", &saved) == TS_OK;  // written for another cell than the GRU
+    cr_assert_eq(has, cell != TS_CELL_GRU);
+    if (has) cr_assert_str_eq(saved, ts_cell_name(cell));
     // The weights and Adam's moments are stored in the model's dtype; the
     // loss history stays float64.
     for (int s = TS_CKPT_PARAMS; s <= TS_CKPT_OPTIM; s++)
@@ -207,6 +212,11 @@ static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first,
     free(straight);
     free(last_a);
     fclose(o.out);
+}
+
+static void check_resume(ts_attn_type attn, ts_decoder_type decoder, long first, long total, double dropout,
+                         double smoothing, long warmup, int dtype, ts_optim_kind optim) {
+    check_resume_of(TS_CELL_GRU, attn, decoder, first, total, dropout, smoothing, warmup, dtype, optim);
 }
 
 Test(train, resume_is_exact_with_the_bahdanau_decoder) {
@@ -262,6 +272,12 @@ Test(train, dropout_and_label_smoothing_change_the_run_and_report_plain_loss) {
     free(b);
     free(c);
     fclose(o.out);
+}
+
+// An LSTM's state has two parts (h and c): resuming one is exact too, in
+// float32 with dropout, its checkpoint naming the cell.
+Test(train, resume_is_exact_for_an_lstm) {
+    check_resume_of(TS_CELL_LSTM, TS_ATTN_GENERAL, TS_DECODER_LUONG, 9, 40, 0.3, 0.1, 0, TS_F32, TS_OPTIM_ADAM);
 }
 
 Test(train, resume_is_exact_with_the_luong_decoder) {
