@@ -365,6 +365,48 @@ Test(options, train_preset_from_the_command_line, .timeout = 120) {
     free(dir);
 }
 
+// config.txt without its first two lines (they name the run's own path).
+static char *config_body(const char *dir, const char *name) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s/config.txt", dir, name);
+    char *text = test_read_file(path, NULL), *body = text;
+    for (int line = 0; line < 2 && body; line++)
+        if ((body = strchr(body, '\n'))) body++;
+    cr_assert(body, "%s has no options", path);
+    memmove(text, body, strlen(body) + 1);
+    return text;
+}
+
+// A 0 given to a row that config.txt holds only when given (--warmup-steps,
+// --subword, --lr-schedule plateau) is written when the preset or --arch's
+// defaults would set another value, so --config repeats the run. It was not
+// (found by tests/fuzz/fuzz_options): read back, the preset's 400 warmup
+// steps and 4000 subword pieces, and the Transformer's cosine schedule, came
+// back in place of the zeros given.
+Test(options, config_txt_keeps_the_zeros_given_that_a_preset_would_fill, .timeout = 120) {
+    char *dir = test_tmpdir(), *out = NULL;
+    const char *quick = "--toy-pairs 100 --steps 1 --show 0 --beam 0 --hidden 32 --heads 2 --ff 64";
+    cr_assert_eq(test_runf(&out, "'%s' train --preset transformer-small --warmup-steps 0 --subword 0 --lr-schedule plateau "
+                                 "%s --out %s/a", TS_PROGRAM, quick, dir), 0, "%s", out);
+    free(out);
+    cr_expect(config_has(dir, "a", "\nwarmup_steps = 0\n") && config_has(dir, "a", "\nsubword = 0\n") &&
+              config_has(dir, "a", "\nlr_schedule = plateau\n"), "a zero given is missing from config.txt");
+    cr_assert_eq(test_runf(&out, "'%s' train --config %s/a/config.txt --out %s/b", TS_PROGRAM, dir, dir), 0, "%s", out);
+    free(out);
+    char *a = config_body(dir, "a"), *b = config_body(dir, "b");
+    cr_expect_str_eq(b, a, "config.txt read back is another run");
+    cr_expect_eq(test_runf(&out, "cmp %s/a/last.ckpt %s/b/last.ckpt", dir, dir), 0, "%s", out);
+    free(out);
+    // Without a preset, --arch transformer's defaults likewise.
+    cr_assert_eq(test_runf(&out, "'%s' train --arch transformer --warmup-steps 0 %s --out %s/t", TS_PROGRAM, quick, dir), 0,
+                 "%s", out);
+    free(out);
+    cr_expect(config_has(dir, "t", "\nwarmup_steps = 0\n"), "--warmup-steps 0 is missing from config.txt");
+    free(a);
+    free(b);
+    free(dir);
+}
+
 // A flag of another architecture (--attn, --emb, --bidirectional, --decoder
 // with --arch transformer; --heads with the GRU) is named in a warning, from
 // the command line and from a preset's architecture alike; config.txt's

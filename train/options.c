@@ -515,13 +515,26 @@ void ts_train_option_help(FILE *f, const ts_train_option *r, const ts_train_opts
     }
 }
 
+// 1 when o's architecture's defaults set row r's flag.
+static int arch_default(const ts_train_opts *o, const ts_train_option *r) {
+    for (const ts_flag_default *d = ts_model_kind_of(o->model.arch)->defaults; r->set->flag && d && d->flag; d++)
+        if (!strcmp(d->flag, r->set->flag)) return 1;
+    return 0;
+}
+
 void ts_train_options_write_config(FILE *f, const ts_train_opts *o) {
     char buf[32];
+    // The rows o's preset sets: --config fills them from it unless they are written.
+    int by_preset[TS_TRAIN_OPTIONS_MAX] = {0};
+    ts_train_opts scratch = *o;
+    if ((size_t)o->preset < ts_train_presets_count) apply_preset(&scratch, &ts_train_presets[o->preset], by_preset);
     for (size_t i = 0; i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
         if (!r->set->key || ((r->use & TS_OPTION_TOY_ONLY) && o->data.corpus) || !ts_train_option_applies(o, r)) continue;
         if (r->kind == TS_OPTION_TEXT && !*(const char *const *)field_of(o, r) && !r->absent) continue;
-        if ((r->use & TS_OPTION_IF_GIVEN) && ts_train_option_whole(o, r) == 0) continue;
+        // An IF_GIVEN row at 0 is written only where the preset or --arch's defaults would fill it.
+        if ((r->use & TS_OPTION_IF_GIVEN) && ts_train_option_whole(o, r) == 0 && !by_preset[i] && !arch_default(o, r))
+            continue;
         fprintf(f, "%s = %s\n", r->set->key, ts_train_option_format(o, r, buf));
     }
 }

@@ -239,7 +239,9 @@ double ts_train_option_real(const ts_train_opts *o, const ts_train_option *r);
 const char *ts_train_option_text(const ts_train_opts *o, const ts_train_option *r);
 const char *ts_train_option_choice(const ts_train_opts *o, const ts_train_option *r);
 
-// config.txt's option lines, "key = value", in table order.
+// config.txt's option lines, "key = value", in table order. A row written
+// only when given is written at 0 too where o's preset or --arch's defaults
+// set it, so that --config reads back o's value, not theirs.
 void ts_train_options_write_config(FILE *f, const ts_train_opts *o);
 
 // The checkpoint's option rows (lr_now: the optimizer's learning rate now);
