@@ -802,6 +802,36 @@ Test(train, a_continued_run_clocks_on_from_the_later_of_its_files) {
     free(dir);
 }
 
+// A continued run keeps each file's header and its rows up to the
+// checkpoint's step, and nothing else. A second header, a row whose step is
+// "inf" or "nan" (read as headers: they start with a letter), a JSON line in
+// a CSV file and a CSV row in attention.jsonl were all kept (found by
+// tests/fuzz/fuzz_rundir).
+Test(train, a_continued_run_keeps_only_its_files_own_lines_up_to_its_step) {
+    char *dir = test_tmpdir();
+    static const char steps[] = "step,epoch,train_loss,lr,tokens_per_s,elapsed_s\n3,0.25,5.7,0.003,1000,0.1\n"
+                                "step,epoch,train_loss,lr,tokens_per_s,elapsed_s\ninf,9,5.7,0.003,1000,0.2\n"
+                                "{\"epoch\":1,\"step\":6}\n12,1,5.6,0.003,1000,0.3\n30,2,5.5,0.003,1000,0.4\n";
+    static const char heads[] = "epoch,step,layer,head,aer\n1,12,0,mean,0.5\nnan,nan,0,0,0.4\n2,30,0,0,0.3\n";
+    static const char jsonl[] = "{\"epoch\":1,\"step\":12,\"sentences\":[]}\n12,1,5.6\n{\"epoch\":2,\"step\":30}\n";
+    free(test_write_file(dir, "steps.csv", steps, sizeof steps - 1));
+    free(test_write_file(dir, "heads.csv", heads, sizeof heads - 1));
+    free(test_write_file(dir, "attention.jsonl", jsonl, sizeof jsonl - 1));
+    cr_assert_eq(ts_runlog_trim(dir, 1, 12), TS_OK, "%s", ts_last_error());
+    static const char *const names[] = {"steps.csv", "heads.csv", "attention.jsonl"};
+    static const char *const kept[] = {
+        "step,epoch,train_loss,lr,tokens_per_s,elapsed_s\n3,0.25,5.7,0.003,1000,0.1\n12,1,5.6,0.003,1000,0.3\n",
+        "epoch,step,layer,head,aer\n1,12,0,mean,0.5\n", "{\"epoch\":1,\"step\":12,\"sentences\":[]}\n"};
+    for (int i = 0; i < 3; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        char *text = test_read_file(path, NULL);
+        cr_expect_str_eq(text, kept[i], "%s", names[i]);
+        free(text);
+    }
+    free(dir);
+}
+
 // ---- --lr-schedule ---------------------------------------------------------------
 
 // Each schedule's rate at the points that define it (warmup 10, horizon 110).

@@ -15,14 +15,17 @@
 
 // ---- what a continued run keeps ----------------------------------------------------
 
-// Whether a continued run keeps this line of metrics.csv, steps.csv (rows
-// whose field `step_field` is at most `step`, and the header) or
-// attention.jsonl ({"epoch":E,"step":S,...: S at most `step`; a line from
-// before steps were recorded: E at most `epoch`).
-static int line_kept(const char *line, int step_field, long epoch, long step) {
-    if (line[0] >= 'a' && line[0] <= 'z') return 1;  // a CSV header
+// Whether a continued run keeps line `number` (from 1) of metrics.csv,
+// steps.csv, heads.csv (the header, and rows whose field `step_field` is at
+// most `step`) or attention.jsonl (step_field -1: {"epoch":E,"step":S,...
+// with S at most `step`; a line from before steps were recorded: E at most
+// `epoch`). A line of another shape (a second header, a JSON line in a CSV
+// file) is none of the run's: dropped.
+static int line_kept(const char *line, long number, int step_field, long epoch, long step) {
+    if (step_field >= 0 && number == 1 && line[0] >= 'a' && line[0] <= 'z') return 1;  // the CSV header
     const char *p = line;
-    if (line[0] == '{') {
+    if (step_field < 0) {
+        if (line[0] != '{') return 0;
         const char *key = strstr(line, "\"step\":");
         if (!key && strncmp(line, "{\"epoch\":", 9)) return 0;
         p = key ? key + 7 : line + 9;
@@ -56,7 +59,7 @@ static int fill_kept_lines(void *ctx, FILE *out) {
     for (long number = 1; !rc && (got = getline(&line, &cap, k->in)) > 0; number++) {
         if (memchr(line, '\0', (size_t)got))  // kept as a string, the line would lose what follows
             rc = ts_fail(TS_ERR_FORMAT, "%s:%ld: a NUL byte", k->path, number);
-        else if (line_kept(line, k->step_field, k->epoch, k->step))
+        else if (line_kept(line, number, k->step_field, k->epoch, k->step))
             fwrite(line, 1, (size_t)got, out);
     }
     free(line);
@@ -78,7 +81,7 @@ int ts_runlog_trim(const char *dir, long epoch, long step) {
     int rc = trim_file(dir, "metrics.csv", 1, epoch, step);
     if (!rc) rc = trim_file(dir, "steps.csv", 0, epoch, step);
     if (!rc) rc = trim_file(dir, "heads.csv", 1, epoch, step);
-    if (!rc) rc = trim_file(dir, "attention.jsonl", 0, epoch, step);
+    if (!rc) rc = trim_file(dir, "attention.jsonl", -1, epoch, step);
     return rc;
 }
 

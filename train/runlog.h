@@ -21,7 +21,8 @@
 
 // Keeps the lines of metrics.csv, steps.csv, heads.csv and attention.jsonl
 // in dir up to `step` (a line from before steps were recorded: up to
-// `epoch`), and their headers; each file is replaced atomically, a missing
+// `epoch`), and the CSV files' headers (their first lines); a line of
+// another shape is dropped. Each file is replaced atomically, a missing
 // one left missing. TS_ERR_IO or TS_ERR_FORMAT (a NUL byte) naming the file.
 int ts_runlog_trim(const char *dir, long epoch, long step);
 
