@@ -1,35 +1,62 @@
 #!/usr/bin/env bash
-# Fuzzes, for a bounded time split evenly among them: the checkpoint loader
-# (tests/fuzz/fuzz_checkpoint.c), the .npz reader (fuzz_npz.c), a
-# SentencePiece model inside a checkpoint (fuzz_subword.c: the model check
-# and SentencePiece behind it; only in a build with SentencePiece) and what
-# `tinyseq report` reads from a run directory (fuzz_report.c).
+# Fuzzes every reader of a hostile file, for a bounded time split evenly
+# among them (tests/fuzz/, one harness each):
+#   fuzz_checkpoint  the checkpoint loader
+#   fuzz_npz         the .npz reader
+#   fuzz_report      what `tinyseq report` reads from a run directory
+#   fuzz_json        attention.jsonl's strict JSON reader alone (viz/json.c)
+#   fuzz_gold        guided alignment's gold links with their corpus, and the
+#                    gold distributions trained towards
+#   fuzz_rundir      what a continued run reads back of its run directory
+#                    (steps.csv, metrics.csv, heads.csv, attention.jsonl)
+#   fuzz_options     the training options with the preset table, their
+#                    checkpoint rows and config.txt read back
+#   fuzz_subword     a SentencePiece model inside a checkpoint (the model
+#                    check and SentencePiece behind it; only in a build with
+#                    SentencePiece)
 #
-#   scripts/fuzz.sh                 # 60 s in all: 15 s each
+#   scripts/fuzz.sh                 # 60 s in all, split evenly (8 s each)
 #   FUZZ_SECONDS=600 scripts/fuzz.sh
 #
 # Builds the libFuzzer harnesses with clang + ASan + UBSan in build-fuzz/ (or
 # $FUZZ_BUILD_DIR), seeds each corpus with valid inputs written by its
-# seeder (ckpt_seeds, npz_seeds, subword_seeds, report_seeds), replays the
-# known crash inputs, then fuzzes. Exits non-zero if a fuzzer finds a crash,
-# leak, timeout or OOM; the offending inputs are copied into
-# tests/fixtures/<target>_crashes/ (ckpt_, npz_, subword_, report_) for a
-# human to commit (the test suite replays those of the checkpoint and .npz
-# readers; this script replays all of them first).
+# seeder (<x>_seeds), replays the known crash inputs, then fuzzes. Exits
+# non-zero if a fuzzer finds a crash, leak, timeout or OOM; the offending
+# inputs are copied into tests/fixtures/<x>_crashes/ for a human to commit
+# (the test suite replays those of the checkpoint and .npz readers; this
+# script replays all of them first).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
-targets=(fuzz_checkpoint ckpt_seeds fuzz_npz npz_seeds fuzz_report report_seeds)
-spm=0
-if pkg-config --exists sentencepiece; then spm=1; targets+=(fuzz_subword subword_seeds); fi
-fuzzers=$(( ${#targets[@]} / 2 ))
-each=$(( (seconds + fuzzers - 1) / fuzzers ))
+
+# One row a harness: its name, its seeder, its dictionary (tests/fuzz/) and
+# the prefix of its crash folder (tests/fixtures/<prefix>_crashes).
+rows=(
+  "fuzz_checkpoint ckpt_seeds    checkpoint.dict ckpt"
+  "fuzz_npz        npz_seeds     npz.dict        npz"
+  "fuzz_report     report_seeds  report.dict     report"
+  "fuzz_json       json_seeds    report.dict     json"
+  "fuzz_gold       gold_seeds    gold.dict       gold"
+  "fuzz_rundir     rundir_seeds  rundir.dict     rundir"
+  "fuzz_options    options_seeds options.dict    options"
+)
+if pkg-config --exists sentencepiece; then
+  rows+=("fuzz_subword    subword_seeds subword.dict    subword")
+else
+  echo "fuzz: fuzz_subword skipped: no SentencePiece (scripts/setup.sh installs libsentencepiece-dev)"
+fi
+targets=()
+for row in "${rows[@]}"; do
+  read -r name seeder _ _ <<<"$row"
+  targets+=("$name" "$seeder")
+done
+each=$(( (seconds + ${#rows[@]} - 1) / ${#rows[@]} ))
 
 cmake -S "$root" -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DTS_FUZZ=ON -DTS_SANITIZE=ON -DTS_WERROR=ON -DTS_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j2 --target "${targets[@]}"
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"  # train/ and what it links, too
 
 # fuzz_one NAME SEEDER DICT CRASHES: fuzzes $build/tests/fuzz/NAME for $each s.
 fuzz_one() {
@@ -70,16 +97,8 @@ fuzz_one() {
 }
 
 failed=0
-fuzz_one fuzz_checkpoint ckpt_seeds "$root/tests/fuzz/checkpoint.dict" \
-         "$root/tests/fixtures/ckpt_crashes" || failed=1
-fuzz_one fuzz_npz npz_seeds "$root/tests/fuzz/npz.dict" \
-         "$root/tests/fixtures/npz_crashes" || failed=1
-fuzz_one fuzz_report report_seeds "$root/tests/fuzz/report.dict" \
-         "$root/tests/fixtures/report_crashes" || failed=1
-if [ "$spm" = 1 ]; then
-  fuzz_one fuzz_subword subword_seeds "$root/tests/fuzz/subword.dict" \
-           "$root/tests/fixtures/subword_crashes" || failed=1
-else
-  echo "fuzz: fuzz_subword skipped: no SentencePiece (scripts/setup.sh installs libsentencepiece-dev)"
-fi
+for row in "${rows[@]}"; do
+  read -r name seeder dict prefix <<<"$row"
+  fuzz_one "$name" "$seeder" "$root/tests/fuzz/$dict" "$root/tests/fixtures/${prefix}_crashes" || failed=1
+done
 exit $failed
