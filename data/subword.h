@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "data/subword_proto.h"  // TS_SUBWORD_MIN_VOCAB, TS_SUBWORD_MAX_VOCAB
 #include "tensor/names.h"
 
 #ifdef __cplusplus
@@ -32,11 +33,6 @@ extern "C" {
 typedef struct ts_subword ts_subword;
 typedef struct ts_vocab ts_vocab;  // data/vocab.h
 typedef struct ts_corpus ts_corpus;  // data/corpus.h
-
-// Smallest vocabulary: the 4 specials, the 256 byte pieces and a few dozen
-// characters. A model needs at least one piece per character of its text.
-#define TS_SUBWORD_MIN_VOCAB 300
-#define TS_SUBWORD_MAX_VOCAB 1000000
 
 // How pieces are learned (SentencePiece's model_type): unigram language
 // model (SentencePiece's default) or byte-pair encoding merges.

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistr.h>
 
-#include "data/subword.h"
 #include "tensor/status.h"
 
 const char *const ts_subword_specials[TS_N_SPECIALS] = {

@@ -26,6 +26,15 @@
 
 #include "tensor/tokens.h"
 
+// Smallest vocabulary: the 4 specials, the 256 byte pieces and a few dozen
+// characters. A model needs at least one piece per character of its text.
+#define TS_SUBWORD_MIN_VOCAB 300
+#define TS_SUBWORD_MAX_VOCAB 1000000
+
+#ifdef __cplusplus
+extern "C" {  // data/subword.cc, through data/subword.h
+#endif
+
 // The special pieces at the ids of tensor/tokens.h, as the model spells them.
 extern const char *const ts_subword_specials[TS_N_SPECIALS];
 
@@ -33,5 +42,9 @@ extern const char *const ts_subword_specials[TS_N_SPECIALS];
 // TS_ERR_FORMAT with a message naming the field ("normalizer_spec.
 // precompiled_charsmap: ...", "piece 261: ...").
 int ts_subword_check_proto(const uint8_t *bytes, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
