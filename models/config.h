@@ -56,7 +56,7 @@ typedef enum {
 extern const ts_names ts_cell_names;  // "cell": the table's names (models/cell.c)
 
 // The architectures; their names and functions are the table in
-// models/model.c (one row per architecture, in this order).
+// models/architectures.c (one row per architecture, in this order).
 typedef enum {
     TS_ARCH_GRU,          // the GRU encoder-decoder with attention (models/rnn.h)
     TS_ARCH_TRANSFORMER,  // torch.nn.Transformer's encoder-decoder (models/transformer.h)

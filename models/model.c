@@ -1,23 +1,14 @@
-// The table of architectures (models/model.h): one row per ts_model_arch,
-// each defined beside its layers in its own file.
+// What every architecture's row answers, asked of the row of a
+// configuration (models/model.h); the rows' table is models/architectures.c.
 #include "models/model.h"
-
-#include "models/rnn.h"
-#include "models/transformer.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static const ts_model_kind *const kinds[] = {
-    [TS_ARCH_GRU] = &ts_rnn_kind,
-    [TS_ARCH_TRANSFORMER] = &ts_transformer_kind,
-};
-_Static_assert(sizeof kinds / sizeof kinds[0] == TS_ARCH_COUNT, "one row per architecture");
-
-const ts_model_kind *ts_model_kind_of(ts_model_arch arch) { return kinds[arch]; }
-
 void ts_model_config_default_sizes(ts_model_config *cfg) {
-    if (cfg->arch >= 0 && cfg->arch < TS_ARCH_COUNT && kinds[cfg->arch]->default_sizes) kinds[cfg->arch]->default_sizes(cfg);
+    if (cfg->arch < 0 || cfg->arch >= TS_ARCH_COUNT) return;
+    const ts_model_kind *kind = ts_model_kind_of(cfg->arch);
+    if (kind->default_sizes) kind->default_sizes(cfg);
 }
 
 int ts_model_config_check(const ts_model_config *c) { return ts_model_config_check_as(c, 0); }
@@ -32,16 +23,17 @@ int ts_model_config_check_as(const ts_model_config *c, int flags) {
             return f->set.names ? ts_fail(TS_ERR_ARG, "%s %d (not one of its %d kinds)", f->label, v, f->set.names->count)
                                 : ts_fail(TS_ERR_ARG, "%s %d (%.0f to %.0f)", f->label, v, f->set.lo, f->set.hi);
     }
-    return kinds[c->arch]->check ? kinds[c->arch]->check(c, flags) : TS_OK;
+    const ts_model_kind *kind = ts_model_kind_of(c->arch);
+    return kind->check ? kind->check(c, flags) : TS_OK;
 }
 
 char *ts_model_attention_title(const ts_model_config *cfg, char *buf, size_t n) {
-    kinds[cfg->arch]->attention_title(cfg, buf, n);
+    ts_model_kind_of(cfg->arch)->attention_title(cfg, buf, n);
     return buf;
 }
 
 char *ts_model_describe(const ts_model_config *cfg, char *buf, size_t n) {
-    kinds[cfg->arch]->describe(cfg, buf, n);
+    ts_model_kind_of(cfg->arch)->describe(cfg, buf, n);
     return buf;
 }
 
@@ -53,19 +45,22 @@ int ts_model_flag_applies(ts_model_arch arch, const char *flag) {
 }
 
 int ts_model_check_flags(ts_model_arch arch, const char *const *given, int n, double tf) {
+    const ts_model_kind *kind = ts_model_kind_of(arch);
     for (int i = 0; i < n; i++)
         if (given[i] && !ts_model_flag_applies(arch, given[i]))
-            return ts_fail(TS_ERR_ARG, "--%s does not apply to --arch %s", given[i], kinds[arch]->name);
-    if (kinds[arch]->teacher_forced && tf < 1.0)
-        return ts_fail(TS_ERR_ARG, "--arch %s trains in one teacher-forced pass: --tf %g must be 1", kinds[arch]->name, tf);
+            return ts_fail(TS_ERR_ARG, "--%s does not apply to --arch %s", given[i], kind->name);
+    if (kind->teacher_forced && tf < 1.0)
+        return ts_fail(TS_ERR_ARG, "--arch %s trains in one teacher-forced pass: --tf %g must be 1", kind->name, tf);
     return TS_OK;
 }
 
-int ts_model_attends(const ts_model_config *cfg) { return kinds[cfg->arch]->attends(cfg); }
+int ts_model_attends(const ts_model_config *cfg) { return ts_model_kind_of(cfg->arch)->attends(cfg); }
 
-int ts_model_cross_heads(const ts_model_config *cfg, int *layers) { return kinds[cfg->arch]->cross_heads(cfg, layers); }
+int ts_model_cross_heads(const ts_model_config *cfg, int *layers) {
+    return ts_model_kind_of(cfg->arch)->cross_heads(cfg, layers);
+}
 
-const char *ts_arch_name(int arch) { return arch >= 0 && arch < TS_ARCH_COUNT ? kinds[arch]->name : "?"; }
+const char *ts_arch_name(int arch) { return arch >= 0 && arch < TS_ARCH_COUNT ? ts_model_kind_of(arch)->name : "?"; }
 
 const ts_names ts_arch_names = {.what = "architecture", .count = TS_ARCH_COUNT, .name = ts_arch_name};
 

@@ -1,12 +1,12 @@
 // The model interface: what every architecture implements, as one row of
-// the table in models/model.c (one row per ts_model_arch, like the attention
-// table). Training (ts_seq2seq_loss), greedy and beam search of a batch
+// the table in models/architectures.c (one row per ts_model_arch, like the
+// attention table; model.c asks the rows). Training (ts_seq2seq_loss), greedy and beam search of a batch
 // (models/search.c) are written once against a row; none of them knows
 // which architecture it runs, and the decoding state is opaque to them.
 //
 // To add an architecture: a ts_model_arch value (models/config.h), its
 // folder entry (models/<name>.c with its layers struct and its row), and
-// one line in the table in models/model.c. docs/design.md, "How to add an
+// one line in the table in models/architectures.c. docs/design.md, "How to add an
 // architecture", has the steps.
 //
 // Legend: B batch (rows decoding), S source length, T target length (with

@@ -25,7 +25,7 @@ typedef struct {
     ts_decoder_state dec;   // the cell's state (P B, H) and, for Luong, h~ (B, H): rows follow the hypotheses
 } ts_rnn_decoding;
 
-// The model table's row for the GRU (models/model.c).
+// The model table's row for the GRU (models/architectures.c).
 extern const ts_model_kind ts_rnn_kind;
 
 #endif

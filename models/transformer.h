@@ -66,7 +66,7 @@ typedef struct ts_transformer {
     ts_linear_params out;     // decoder.out: (Vt, D), (Vt)
 } ts_transformer;
 
-// The model table's row (models/model.c). Its parameters are initialised as
+// The model table's row (models/architectures.c). Its parameters are initialised as
 // torch.nn.Transformer initialises itself: Xavier-uniform matrices inside
 // the stacks, zero attention biases, U(-1/sqrt(in), 1/sqrt(in)) feed-forward
 // biases, LayerNorm gamma 1 and beta 0, torch.nn.Linear's default for
