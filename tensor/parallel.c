@@ -1,15 +1,17 @@
 #include "tensor/parallel.h"
 
-#include "tensor/threads.h"
-
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
 
+static int parts_asked = 1;  // ts_parallel_use's: tensor/threads.c's count
+
+void ts_parallel_use(int parts) { parts_asked = parts > 1 ? parts : 1; }
+
 int ts_parallel_parts(size_t elements, int max_parts) {
-    int parts = ts_threads_asked();
+    int parts = parts_asked;
     if (max_parts > 0 && parts > max_parts) parts = max_parts;
     if (parts > TS_PARALLEL_MAX_PARTS) parts = TS_PARALLEL_MAX_PARTS;
     return elements < TS_PARALLEL_MIN_ELEMENTS || parts < 1 ? 1 : parts;

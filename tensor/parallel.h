@@ -26,9 +26,15 @@ typedef void (*ts_part_fn)(void *arg, int part, int parts);
 
 #define TS_PARALLEL_MAX_PARTS 16  // a run's parts at most
 
+// The parts a pass may be cut into: the threads asked for, which
+// ts_threads_use (tensor/threads.h, the count's one owner) passes on here;
+// 1 until then. threads.c decides and this file only runs the parts, so
+// neither includes the other's header both ways.
+void ts_parallel_use(int parts);
+
 // The parts a pass of `elements` elements would be cut into: 1 below
-// TS_PARALLEL_MIN_ELEMENTS, else the threads asked for with
-// ts_threads_use (tensor/threads.h), at most max_parts when max_parts > 0; at least 1.
+// TS_PARALLEL_MIN_ELEMENTS, else the count ts_parallel_use was given, at
+// most max_parts when max_parts > 0; at least 1.
 int ts_parallel_parts(size_t elements, int max_parts);
 
 // Calls fn(arg, part, parts) for part = 0 .. parts - 1 and returns when all

@@ -46,6 +46,7 @@ void ts_threads_use(int n) {
     openblas_set_num_threads(n);
 #endif
     asked = blas_now = n;
+    ts_parallel_use(n);
 }
 
 int ts_threads_asked(void) { return asked > 1 ? asked : 1; }
