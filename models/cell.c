@@ -1,31 +1,21 @@
-// The table of recurrent cells and the layer written against a row
-// (models/cell.h). Forward only: each step records its cell's op on the
-// tape, whose backward is in autograd/.
+// The layer written against a recurrent cell's row (models/cell.h); the
+// rows' table is models/cells.c. Forward only: each step records its cell's
+// op on the tape, whose backward is in autograd/.
 #include "models/cell.h"
 
 #include "autograd/ops.h"
-#include "models/gru.h"
-#include "models/lstm.h"
 #include "models/model.h"
 
 #include <math.h>
 #include <string.h>
 
-static const ts_cell_kind *const kinds[] = {
-    [TS_CELL_GRU] = &ts_gru_cell_kind,
-    [TS_CELL_LSTM] = &ts_lstm_cell_kind,
-};
-_Static_assert(sizeof kinds / sizeof kinds[0] == TS_CELL_COUNT, "one row per cell");
-
-const ts_cell_kind *ts_cell_kind_of(ts_cell_type type) { return kinds[type]; }
-
-const char *ts_cell_name(int type) { return type >= 0 && type < TS_CELL_COUNT ? kinds[type]->name : "?"; }
+const char *ts_cell_name(int type) { return type >= 0 && type < TS_CELL_COUNT ? ts_cell_kind_of(type)->name : "?"; }
 
 const ts_names ts_cell_names = {.what = "cell", .count = TS_CELL_COUNT, .name = ts_cell_name};
 
 int ts_cell_specs(ts_cell *c, ts_cell_type type, const char *layer, const char *suffix, int I, int H,
                   ts_param_spec *out) {
-    const ts_cell_kind *k = c->kind = kinds[type];
+    const ts_cell_kind *k = c->kind = ts_cell_kind_of(type);
     int G = k->gates * H, n = 0;
     double bound = 1.0 / sqrt((double)H);  // torch's nn.GRU and nn.LSTM default
     n += ts_param_spec_set(&out[n], &c->weight_ih, bound, 2, G, I, "%s.%s.weight_ih%s", layer, k->name, suffix);

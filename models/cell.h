@@ -1,5 +1,5 @@
 // The recurrent cell of the GRU architecture's encoder and decoder: one
-// table row per cell (models/cell.c, one row per ts_cell_type, like the
+// table row per cell (models/cells.c, one row per ts_cell_type, like the
 // attention table), each defined in its own file (models/gru.c, ...), and
 // the layer written once against a row: its parameters in torch's layout
 // and names, its state, one step, and the run over a masked sequence.

@@ -45,7 +45,7 @@ extern const ts_names ts_decoder_names;
 int ts_decoder_parse(const char *name, ts_decoder_type *type);
 
 // The recurrent cells of the GRU architecture's encoder and decoder; their
-// names, gates, state and step are the table in models/cell.c (one row per
+// names, gates, state and step are the table in models/cells.c (one row per
 // cell, in this order).
 typedef enum {
     TS_CELL_GRU,  // torch.nn.GRU (models/gru.h)
@@ -53,7 +53,7 @@ typedef enum {
     TS_CELL_COUNT
 } ts_cell_type;
 
-extern const ts_names ts_cell_names;  // "cell": the table's names (models/cell.c)
+extern const ts_names ts_cell_names;  // "cell": the table's names (models/cell.c, from models/cells.c)
 
 // The architectures; their names and functions are the table in
 // models/architectures.c (one row per architecture, in this order).

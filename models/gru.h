@@ -6,7 +6,7 @@
 
 #include "models/cell.h"
 
-// The cell table's row for the GRU (models/cell.c).
+// The cell table's row for the GRU (models/cells.c).
 extern const ts_cell_kind ts_gru_cell_kind;
 
 #endif

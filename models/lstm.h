@@ -7,7 +7,7 @@
 
 #include "models/cell.h"
 
-// The cell table's row for the LSTM (models/cell.c).
+// The cell table's row for the LSTM (models/cells.c).
 extern const ts_cell_kind ts_lstm_cell_kind;
 
 #endif
