@@ -178,8 +178,8 @@ static const struct {
 
 static const char usage_tail[] =
     "\n"
-    "Writes DIR/last.ckpt (every epoch and at the end), DIR/best.ckpt (the best epoch by\n"
-    "--best; the final model if no epoch has ended), DIR/metrics.csv (each dev evaluation), DIR/steps.csv,\n"
+    "Writes DIR/last.ckpt (every epoch and at the end), DIR/best.ckpt (the best dev evaluation\n"
+    "by --best, the final one included), DIR/metrics.csv (each dev evaluation), DIR/steps.csv,\n"
     "DIR/config.txt, DIR/dev-pairs.tsv (the held-out dev pairs, for tinyseq eval), DIR/loss.svg,\n"
     "DIR/attention-<epoch>.svg (attention-step-<step>.svg between epochs), DIR/attention.jsonl\n"
     "(for tinyseq report) and, for a Transformer on the toy corpus, DIR/heads.csv (the AER of\n"

@@ -518,6 +518,7 @@ Test(train, a_checkpoint_with_hostile_state_is_refused_naming_file_and_key) {
         {"state.step", -1, 5, 0},         {"state.position", 1000, 5, 0},  {"state.position", INT64_MAX, 5, 0},
         {"state.stale", INT64_MAX, 5, 0}, {"state.skipped", 21, 5, 0},     {"state.epoch_tokens", INT64_MAX, 5, 0},
         {"state.optimizer_step", INT64_MAX, 5, 0}, {"state.optimizer_step", 21, 5, 0},
+        {"state.best_model_step", 21, 5, 0}, {"state.best_model_step", -1, 5, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char name[32];
@@ -686,25 +687,25 @@ Test(train, warmup_scales_the_first_updates_linearly) {
 // Resuming inside the warmup continues its ramp where it stopped.
 Test(train, resume_is_exact_inside_the_warmup) { check_resume(TS_ATTN_BAHDANAU, TS_DECODER_BAHDANAU, 3, 12, 0, 0, 6, TS_F64, TS_OPTIM_ADAM); }
 
-// --best: an epoch beats the one best.ckpt holds by a higher dev BLEU (an
-// equal BLEU by a lower dev loss), or by a lower dev loss alone; any epoch
-// beats none.
-Test(train, the_best_epoch_is_chosen_by_bleu_or_by_loss) {
-    ts_train_state s;
-    cr_assert_eq(ts_train_state_init(&s, 1, 4), TS_OK);
-    cr_assert(ts_train_state_is_best(&s, TS_BEST_BLEU, 9.0, 0.0), "any evaluation beats none");
-    cr_assert(ts_train_state_is_best(&s, TS_BEST_LOSS, 9.0, 0.0), "any evaluation beats none");
-    s.epoch = 1;
-    s.history_dev[0] = 2.0;
-    s.best_epoch = 1;
-    s.best_bleu = 0.25;
-    cr_assert(ts_train_state_is_best(&s, TS_BEST_BLEU, 2.5, 0.26), "a higher BLEU wins despite a higher loss");
-    cr_assert_not(ts_train_state_is_best(&s, TS_BEST_LOSS, 2.5, 0.26), "a higher loss loses by loss");
-    cr_assert_not(ts_train_state_is_best(&s, TS_BEST_BLEU, 1.5, 0.24), "a lower BLEU loses despite a lower loss");
-    cr_assert(ts_train_state_is_best(&s, TS_BEST_LOSS, 1.5, 0.24), "a lower loss wins by loss");
-    cr_assert(ts_train_state_is_best(&s, TS_BEST_BLEU, 1.5, 0.25), "an equal BLEU with a lower loss wins");
-    cr_assert_not(ts_train_state_is_best(&s, TS_BEST_BLEU, 2.0, 0.25), "an equal BLEU and loss does not");
-    ts_train_state_free(&s);
+// --best: an evaluation beats the one best.ckpt holds by a higher dev BLEU
+// (an equal BLEU by a lower dev loss), or by a lower dev loss alone; any
+// evaluation beats none, and one that beats it takes its place.
+Test(train, the_best_evaluation_is_chosen_by_bleu_or_by_loss) {
+    ts_train_best best = {.step = 0, .loss = INFINITY, .bleu = -1};
+    cr_assert(ts_train_best_is_beaten(&best, TS_BEST_BLEU, 9.0, 0.0), "any evaluation beats none");
+    cr_assert(ts_train_best_is_beaten(&best, TS_BEST_LOSS, 9.0, 0.0), "any evaluation beats none");
+    best = (ts_train_best){.step = 14, .loss = 2.0, .bleu = 0.25};
+    cr_assert(ts_train_best_is_beaten(&best, TS_BEST_BLEU, 2.5, 0.26), "a higher BLEU wins despite a higher loss");
+    cr_assert_not(ts_train_best_is_beaten(&best, TS_BEST_LOSS, 2.5, 0.26), "a higher loss loses by loss");
+    cr_assert_not(ts_train_best_is_beaten(&best, TS_BEST_BLEU, 1.5, 0.24), "a lower BLEU loses despite a lower loss");
+    cr_assert(ts_train_best_is_beaten(&best, TS_BEST_LOSS, 1.5, 0.24), "a lower loss wins by loss");
+    cr_assert(ts_train_best_is_beaten(&best, TS_BEST_BLEU, 1.5, 0.25), "an equal BLEU with a lower loss wins");
+    cr_assert_not(ts_train_best_is_beaten(&best, TS_BEST_BLEU, 2.0, 0.25), "an equal BLEU and loss does not");
+    cr_assert_not(ts_train_best_offer(&best, TS_BEST_BLEU, 20, &(ts_eval_result){.loss = 1.0, .bleu = 0.2}));
+    cr_assert(best.step == 14 && best.loss == 2.0 && best.bleu == 0.25, "a losing offer changed the best");
+    cr_assert(ts_train_best_offer(&best, TS_BEST_BLEU, 21, &(ts_eval_result){.loss = 3.0, .bleu = 0.3}));
+    cr_assert(best.step == 21 && best.loss == 3.0 && best.bleu == 0.3, "step %ld loss %g bleu %g", best.step, best.loss,
+              best.bleu);
 }
 
 // An epoch's end: the history and the best epoch; a dev loss that does not
@@ -718,12 +719,13 @@ Test(train, an_epochs_end_keeps_the_best_and_stops_on_a_plateau) {
     o.lr_decay = 0.5;
     double lr = 1.0;
     int stop = -1;
-    s.position = 7;
+    s.position = s.step = 7;
     cr_assert(ts_train_state_end_epoch(&s, &o, 3.0, &(ts_eval_result){.loss = 2.0, .bleu = 0.1}, &lr, &stop));
-    cr_assert(s.epoch == 1 && s.position == 0 && s.best_epoch == 1 && s.best_dev == 2.0 && lr == 1.0 && !stop);
+    cr_assert(s.epoch == 1 && s.position == 0 && s.best.step == 7 && s.best.loss == 2.0 && s.best_dev == 2.0 && lr == 1.0 &&
+              !stop);
     cr_assert(s.history_train[0] == 3.0 && s.history_dev[0] == 2.0);
     cr_assert_not(ts_train_state_end_epoch(&s, &o, 2.5, &(ts_eval_result){.loss = 2.5}, &lr, &stop));
-    cr_assert(s.best_epoch == 1 && s.stale == 1 && lr == 0.5 && !stop, "stale %d lr %g", s.stale, lr);
+    cr_assert(s.best.loss == 2.0 && s.stale == 1 && lr == 0.5 && !stop, "stale %d lr %g", s.stale, lr);
     cr_assert_not(ts_train_state_end_epoch(&s, &o, 2.4, &(ts_eval_result){.loss = 2.0}, &lr, &stop), "equal is no better");
     cr_assert(s.epoch == 3 && s.stale == 2 && lr == 0.25 && stop, "patience 2 reached");
     ts_train_state_free(&s);
@@ -782,6 +784,176 @@ Test(train, best_ckpt_is_the_epoch_the_criterion_chose, .timeout = 120) {
         free(run);
         free(log);
     }
+    free(corpus);
+    free(dir);
+}
+
+// Whether two checkpoints hold the same parameters, to the bit.
+static int same_parameters(const char *a, const char *b) {
+    ts_ckpt *x, *y;
+    cr_assert_eq(ts_ckpt_load(a, NULL, &x), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_ckpt_load(b, NULL, &y), TS_OK, "%s", ts_last_error());
+    size_t n = ts_ckpt_tensor_count(x, TS_CKPT_PARAMS);
+    int same = n > 0 && n == ts_ckpt_tensor_count(y, TS_CKPT_PARAMS);
+    for (size_t i = 0; same && i < n; i++) {
+        const ts_ckpt_tensor *p = ts_ckpt_tensor_at(x, TS_CKPT_PARAMS, i), *q = ts_ckpt_tensor_at(y, TS_CKPT_PARAMS, i);
+        same = !strcmp(p->name, q->name) && p->dtype == q->dtype && p->size == q->size &&
+               !memcmp(p->raw, q->raw, p->size * ts_dtypes[p->dtype].size);
+    }
+    ts_ckpt_free(x);
+    ts_ckpt_free(y);
+    return same;
+}
+
+// The step of metrics.csv's row (step, dev_loss, dev_bleu) that criterion
+// `by` chooses, by ts_train_best_offer's rule, over every row.
+static long best_step_in_metrics(const char *dir, ts_best_by by) {
+    char *path = join(dir, "metrics.csv");
+    char *text = test_read_file(path, NULL);
+    ts_train_best best = {.step = 0, .loss = INFINITY, .bleu = -1};
+    for (char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        char epoch[32], train[32];
+        long step;
+        double ppl;
+        ts_eval_result res = {0};
+        cr_assert_eq(sscanf(line + 1, "%31[^,],%ld,%31[^,],%lf,%lf,%lf", epoch, &step, train, &res.loss, &ppl, &res.bleu), 6,
+                     "%s", line);
+        ts_train_best_offer(&best, by, step, &res);
+    }
+    free(text);
+    free(path);
+    return best.step;
+}
+
+// Every evaluation a run prints is offered to best.ckpt: those of
+// --eval-every and the final one of a run that --steps ends inside an epoch
+// as well as the epochs'. Once only the epochs' were, and 'best: epoch 1 ...'
+// named a model that scored below the final one (issue 44 point 6). The
+// model best.ckpt holds is the one a run stopped at the chosen step trains.
+Test(train, every_evaluation_printed_is_a_candidate_for_best_ckpt, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir);
+    for (int by = 0; by < TS_BEST_COUNT; by++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s", ts_best_name((ts_best_by)by));
+        char *run = join(dir, name), *log = join(dir, "out.txt");
+        ts_train_opts o = tiny_opts(corpus, run);
+        fclose(o.out);
+        o.out = fopen(log, "w");
+        o.best = (ts_best_by)by;
+        o.steps = 25;  // epoch 1 ends at step 14: evaluations at 5, 10, 14, 15, 20 and 25
+        o.eval_every = 5;
+        ts_train_report r;
+        cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+        fclose(o.out);
+        long chosen = best_step_in_metrics(run, o.best);
+        cr_assert(chosen != 14, "--best %s: the epoch's evaluation is the best: this test shows nothing",
+                  ts_best_name(o.best));
+        // The same run stopped at the chosen step.
+        snprintf(name, sizeof name, "%s-at-%ld", ts_best_name(o.best), chosen);
+        char *at = join(dir, name), *at_last = join(at, "last.ckpt"), *best = join(run, "best.ckpt");
+        o.out = fopen("/dev/null", "w");
+        o.out_dir = at;
+        o.steps = chosen;
+        o.eval_every = 0;
+        cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+        fclose(o.out);
+        cr_assert(same_parameters(best, at_last), "--best %s: best.ckpt is not the model of step %ld", ts_best_name(o.best),
+                  chosen);
+        char *out = test_read_file(log, NULL), want[64];
+        snprintf(want, sizeof want, "best: step %ld (epoch ", chosen);
+        cr_assert(strstr(out, want), "no '%s' in:\n%s", want, out);
+        // The first evaluation is the best so far: its line says so.
+        const char *between = strstr(out, "step 5 (epoch 0.357): dev loss"), *end = between ? strchr(between, '\n') : NULL;
+        cr_assert(end && end - between > 7 && !strncmp(end - 7, " (best)", 7), "step 5 without (best):\n%s", out);
+        free(out);
+        free(best);
+        free(at_last);
+        free(at);
+        free(run);
+        free(log);
+    }
+    free(corpus);
+    free(dir);
+}
+
+// The evaluations inside epochs choose best.ckpt, so last.ckpt keeps what
+// they chose: stopped and resumed, a run ends where one never stopped does.
+// The final evaluation of the stopped run (step 9) is not kept: a longer run
+// does not make it.
+Test(train, resume_is_exact_with_evaluations_inside_epochs, .timeout = 60) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *a = join(dir, "a"), *b = join(dir, "b"), *straight = join(dir, "s");
+    ts_train_report r;
+    ts_train_opts o = tiny_opts(corpus, a);
+    o.eval_every = 4;
+    o.steps = 9;
+    cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+    char *last_a = join(a, "last.ckpt");
+    o.out_dir = b;
+    o.resume = last_a;
+    o.steps = 40;
+    cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+    o.out_dir = straight;
+    o.resume = NULL;
+    cr_assert_eq(ts_train(&o, &r), TS_OK, "%s", ts_last_error());
+    assert_same_file(join(b, "last.ckpt"), join(straight, "last.ckpt"));
+    assert_same_file(join(b, "best.ckpt"), join(straight, "best.ckpt"));
+    fclose(o.out);
+    free(last_a);
+    free(straight);
+    free(b);
+    free(a);
+    free(corpus);
+    free(dir);
+}
+
+// A checkpoint written before any evaluation could choose best.ckpt names
+// its best epoch (state.best_epoch): it resumes as the same run with the
+// best at that epoch's end.
+Test(train, a_checkpoint_with_a_best_epoch_resumes_as_one_with_its_step) {
+    char *dir = test_tmpdir();
+    char *corpus = write_tiny_corpus(dir), *last = train_tiny(corpus, dir, "a", 2, 0);
+    ts_ckpt *ck, *old;
+    cr_assert_eq(ts_ckpt_load(last, NULL, &ck), TS_OK, "%s", ts_last_error());
+    int64_t step;
+    cr_assert_eq(ts_ckpt_get_int(ck, "state.best_model_step", 0, 28, &step), TS_OK, "%s", ts_last_error());
+    cr_assert(step == 14 || step == 28, "an epoch's end: %lld", (long long)step);
+    old = ts_ckpt_new();
+    for (size_t i = 0; i < ts_ckpt_header_count(ck); i++) {
+        const char *key, *value;
+        ts_ckpt_header_at(ck, i, &key, &value);
+        if (strncmp(key, "state.best_model_", 17)) cr_assert_eq(ts_ckpt_set(old, key, value), TS_OK);
+    }
+    cr_assert_eq(ts_ckpt_set_int(old, "state.best_epoch", step / 14), TS_OK);
+    for (size_t i = 0; i < ts_ckpt_vocab_count(ck); i++) {
+        const ts_ckpt_vocab *v = ts_ckpt_vocab_at(ck, i);
+        cr_assert_eq(ts_ckpt_add_vocab(old, v->name, v->tokens, v->count), TS_OK);
+    }
+    for (int section = TS_CKPT_PARAMS; section <= TS_CKPT_OPTIM; section++)
+        for (size_t i = 0; i < ts_ckpt_tensor_count(ck, section); i++) {
+            const ts_ckpt_tensor *t = ts_ckpt_tensor_at(ck, section, i);
+            cr_assert_eq(ts_ckpt_add_tensor_view_dtype(old, section, t->name, t->dtype, t->ndim, t->shape, t->raw), TS_OK);
+        }
+    for (size_t i = 0; i < ts_ckpt_blob_count(ck); i++) {
+        const char *name;
+        const void *bytes;
+        size_t n;
+        ts_ckpt_blob_at(ck, i, &name, &bytes, &n);
+        cr_assert_eq(ts_ckpt_set_blob(old, name, bytes, n), TS_OK);
+    }
+    char *old_path = join(dir, "old.ckpt");
+    cr_assert_eq(ts_ckpt_save(old, old_path), TS_OK, "%s", ts_last_error());
+    ts_ckpt_free(old);
+    ts_ckpt_free(ck);
+    cr_assert_eq(resume_tiny(corpus, last, dir, "new-format", 3, 0), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(resume_tiny(corpus, old_path, dir, "old-format", 3, 0), TS_OK, "%s", ts_last_error());
+    char *x = join(dir, "new-format"), *y = join(dir, "old-format");
+    assert_same_file(join(x, "last.ckpt"), join(y, "last.ckpt"));
+    free(x);
+    free(y);
+    free(old_path);
+    free(last);
     free(corpus);
     free(dir);
 }

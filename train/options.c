@@ -216,9 +216,9 @@ const ts_train_option ts_train_options[] = {
          .help = "dev examples printed at the end (default {})"),
      INT(show), .use = SAME, .section = "output"},
     {SET(.flag = "best", .key = "best", .text = "bleu", .names = &ts_best_names, .meta = "WHAT",
-         .help = "what chooses best.ckpt among the epochs: bleu (dev BLEU of their greedy\n"
-                 "search; ties by dev loss) or loss (dev loss) (default {}); the learning\n"
-                 "rate and early stopping follow dev loss either way"),
+         .help = "what chooses best.ckpt among the dev evaluations: bleu (dev BLEU of\n"
+                 "greedy search; ties by dev loss) or loss (dev loss) (default {}); the\n"
+                 "learning rate and early stopping follow the epochs' dev loss either way"),
      CHOICE(best), .use = SAME, .section = "output"},
     {SET(.flag = "keep", .key = "keep", .lo = 0, .hi = 1000, .value = 0, .meta = "N",
          .help = "also keep the last N epochs' models as DIR/epoch-<E>.ckpt (for\ntinyseq average; default {}: none)"),
@@ -234,9 +234,9 @@ const ts_train_option ts_train_options[] = {
                  "rows an epoch, a round N), at each epoch's end and where the run stops"),
      INT(log_every), .use = SAME, .section = "output"},
     {SET(.flag = "eval-every", .key = "eval_every", .lo = 1, .hi = 1000000000, .value = 0, .meta = "N",
-         .help = "also evaluate dev every N steps inside an epoch, recorded like the\n"
-                 "epochs' evaluations (default: at each epoch's end only; the learning\n"
-                 "rate, early stopping and best.ckpt follow the epochs' alone)"),
+         .help = "also evaluate dev every N steps inside an epoch, recorded and offered\n"
+                 "to best.ckpt like the epochs' evaluations (default: at each epoch's\n"
+                 "end only; the learning rate and early stopping follow the epochs' alone)"),
      INT(eval_every), .use = SAME, .section = "output"},
     {SET(.lo = 0, .hi = 0, .value = 3),
      .name = "warm-up steps", INT(warmup), .use = SAME},

@@ -94,8 +94,8 @@ typedef struct {
     long log_every;            // the training loss goes to steps.csv every N steps, at each epoch's end and where
                                // the run stops (0, the default: about 20 rows an epoch, a round N)
     long eval_every;           // also evaluate dev every N steps inside an epoch (0, the default: at each epoch's
-                               // end only); a record (metrics.csv, attention.jsonl, figures), never a decision
-                               // (the learning rate, early stopping and best.ckpt follow the epochs' evaluations)
+                               // end only); recorded (metrics.csv, attention.jsonl, figures) and offered to
+                               // best.ckpt; the learning rate and early stopping follow the epochs' evaluations
     long beam;                 // the final dev (and --test) evaluation also decodes with this beam
                                // width (default 5; 0 or 1: greedy only); epochs are evaluated greedily
     FILE *out;                 // summaries and results (stdout)

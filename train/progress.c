@@ -6,6 +6,7 @@
 #include "train/optim.h"
 #include "infer/translate.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include <time.h>
@@ -178,18 +179,35 @@ void ts_progress_dev(FILE *out, int beam, const ts_eval_result *res, const char 
                 beam, res->bleu, res->chrf, 100 * res->exact, beam);
 }
 
-void ts_progress_best(FILE *out, const ts_eval_result *dev, ts_best_by by, long best_epoch, double best_bleu,
-                      double best_loss, long last_step, const char *out_dir) {
+void ts_progress_best(FILE *out, const ts_eval_result *dev, ts_best_by by, const ts_train_best *best, long batches,
+                      long last_step, const char *out_dir) {
     if (dev->pairs && dev->short_refs == dev->pairs)
         fprintf(out, "note: BLEU-4 is 0 on this dev set whatever the outputs (no reference has 4 words): read chrF\n");
-    if (best_epoch && by == TS_BEST_LOSS)
-        fprintf(out, "best: epoch %ld by dev loss (--best loss): dev loss %.4f, BLEU %.4f (%s/best.ckpt)\n", best_epoch,
-                best_loss, best_bleu, out_dir);
-    else if (best_epoch)
-        fprintf(out, "best: epoch %ld by dev BLEU (--best bleu, greedy): BLEU %.4f, dev loss %.4f (%s/best.ckpt)\n",
-                best_epoch, best_bleu, best_loss, out_dir);
-    else if (last_step >= 0)
-        fprintf(out, "best: step %ld (no epoch has ended yet), dev loss %.4f (%s/best.ckpt)\n", last_step, dev->loss, out_dir);
+    if (isinf(best->loss)) return;
+    // An epoch's evaluation by its epoch; one inside an epoch by its step.
+    char where[96], epoch[32];
+    if (best->step > 0 && batches > 0 && best->step % batches == 0) {
+        snprintf(where, sizeof where, "epoch %ld", best->step / batches);
+    } else {
+        ts_run_point at = {.epoch = batches > 0 ? (double)best->step / (double)batches : 0, .step = best->step};
+        snprintf(where, sizeof where, "step %ld (epoch %s%s)", best->step, ts_run_point_epoch(epoch, &at),
+                 best->step == last_step ? ", the last model" : "");
+    }
+    if (by == TS_BEST_LOSS)
+        fprintf(out, "best: %s by dev loss (--best loss): dev loss %.4f, BLEU %.4f (%s/best.ckpt)\n", where, best->loss,
+                best->bleu, out_dir);
+    else
+        fprintf(out, "best: %s by dev BLEU (--best bleu, greedy): BLEU %.4f, dev loss %.4f (%s/best.ckpt)\n", where,
+                best->bleu, best->loss, out_dir);
+}
+
+void ts_progress_between(FILE *out, const ts_run_point *at, const ts_eval_result *dev, int best) {
+    if (!out) return;
+    char epoch[32];
+    fprintf(out, "step %ld (epoch %s): dev loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%%%s\n", at->step,
+            ts_run_point_epoch(epoch, at), dev->loss, dev->perplexity, dev->bleu, dev->chrf, 100 * dev->exact,
+            best ? " (best)" : "");
+    fflush(out);
 }
 
 double ts_progress_run_rate(const ts_progress *p) {

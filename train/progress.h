@@ -13,6 +13,8 @@
 #include "models/config.h"
 #include "train/dist.h"
 #include "train/options.h"
+#include "train/runlog.h"  // ts_run_point
+#include "train/state.h"   // ts_train_best
 
 typedef struct {
     double started, last_log;                  // seconds (ts_progress_now)
@@ -53,6 +55,10 @@ void ts_progress_heads(FILE *out, const ts_head_table *head_aer, int guided_laye
 void ts_progress_epoch(const ts_progress *p, FILE *out, long epoch, double train_loss, const ts_eval_result *dev,
                        double lr, double elapsed, int improved);
 
+// --eval-every's line, "step S (epoch E): dev loss ..., ... (best)", on out
+// (nothing when NULL); `best`: the evaluation chose best.ckpt.
+void ts_progress_between(FILE *out, const ts_run_point *at, const ts_eval_result *dev, int best);
+
 // What a run says before its first step.
 typedef struct {
     const ts_train_opts *opts;
@@ -82,11 +88,11 @@ void ts_progress_examples(FILE *out, const ts_corpus *dev, const size_t *rows, s
 void ts_progress_dev(FILE *out, int beam, const ts_eval_result *res, const char *out_dir);
 
 // After the dev lines: a note when BLEU-4 cannot score this dev set, and
-// where the best model is and what chose it (`by`): epoch best_epoch's (its
-// dev BLEU and loss), else with last_step >= 0 the last model's (no epoch has
-// ended), else nothing.
-void ts_progress_best(FILE *out, const ts_eval_result *dev, ts_best_by by, long best_epoch, double best_bleu,
-                      double best_loss, long last_step, const char *out_dir);
+// where the best model is and what chose it (`by`): the epoch (of `batches`
+// steps) or the step of the evaluation `best` (its dev BLEU and loss; the
+// last model when its step is last_step); nothing when there is none.
+void ts_progress_best(FILE *out, const ts_eval_result *dev, ts_best_by by, const ts_train_best *best, long batches,
+                      long last_step, const char *out_dir);
 
 // --test's line for one search (beam 1: greedy, with the loss) of the final
 // model on test_file.

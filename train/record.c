@@ -55,7 +55,7 @@ int ts_record_test(ts_record *r) {
 }
 
 int ts_record_final(ts_record *r, const ts_train_state *s, const ts_eval_result *res, ts_hypothesis *hyps,
-                    int best_is_last) {
+                    const ts_train_best *best) {
     const ts_train_opts *o = r->opts;
     const ts_dataset *d = r->data;
     int rc = TS_OK;
@@ -70,11 +70,10 @@ int ts_record_final(ts_record *r, const ts_train_state *s, const ts_eval_result 
             if ((rc = ts_record_dev(r, (int)o->beam, &beam, NULL))) goto done;
             ts_progress_dev(o->out, (int)o->beam, &beam, o->out_dir);
         }
-        // history_dev[e] is epoch e + 1's. A checkpoint from before --best
-        // may hold no BLEU for its best epoch (-1): say the loss alone chose it.
-        long e = s->best_epoch;
-        ts_progress_best(o->out, res, s->best_bleu < 0 ? TS_BEST_LOSS : o->best, e, s->best_bleu,
-                         e ? s->history_dev[e - 1] : NAN, best_is_last ? s->step : -1, o->out_dir);
+        // A checkpoint from before --best may hold no BLEU for its best
+        // epoch (-1): say the loss alone chose it.
+        ts_progress_best(o->out, res, best->bleu < 0 ? TS_BEST_LOSS : o->best, best, (long)ts_batcher_count(d->batcher),
+                         s->step, o->out_dir);
     }
 done:
     ts_record_free_hyps(hyps, d->n_dev);
@@ -155,23 +154,6 @@ int ts_record_evaluation(ts_record *r, const ts_run_point *at, double train_loss
         ts_progress_heads(r->opts->out, &r->head_aer, ts_guided_on(r->opts) ? (int)r->opts->guided_layer : -1,
                           (int)r->opts->guided_head);
     r->recorded_step = at->step;
-    return rc;
-}
-
-int ts_record_between(ts_record *r, const ts_run_point *at, double train_loss) {
-    ts_eval_result res;
-    ts_hypothesis *hyps = NULL;
-    int rc = ts_record_dev(r, 1, &res, &hyps);
-    if (rc) return rc;
-    FILE *out = r->opts->out;
-    if (out) {
-        char epoch[32];
-        fprintf(out, "step %ld (epoch %s): dev loss %.4f, ppl %.3f, BLEU %.4f, chrF %.4f, exact %.1f%%\n", at->step,
-                ts_run_point_epoch(epoch, at), res.loss, res.perplexity, res.bleu, res.chrf, 100 * res.exact);
-        fflush(out);
-    }
-    rc = ts_record_evaluation(r, at, train_loss, &res, hyps);
-    ts_record_free_hyps(hyps, r->data->n_dev);
     return rc;
 }
 

@@ -63,10 +63,10 @@ void ts_record_free_hyps(ts_hypothesis *hyps, size_t n);
 
 // The end of a finished run on out: the dev examples (hyps, n_dev of them),
 // the final model's dev line `res`, its --beam line (the dev set decoded
-// again), the best epoch of s's history (best_is_last: best.ckpt is the final
-// model, saved at s->step), then --test's lines. Takes and frees hyps.
+// again), what best.ckpt holds (`best`: the final model when its step is
+// s->step), then --test's lines. Takes and frees hyps.
 int ts_record_final(ts_record *r, const ts_train_state *s, const ts_eval_result *res, ts_hypothesis *hyps,
-                    int best_is_last);
+                    const ts_train_best *best);
 
 // A steps.csv row for the steps of the window (nothing when it is empty),
 // which then starts anew.
@@ -77,10 +77,6 @@ int ts_record_steps(ts_record *r, const ts_run_point *at);
 // and when res scored every head, heads.csv's rows and the best head on out.
 int ts_record_evaluation(ts_record *r, const ts_run_point *at, double train_loss, const ts_eval_result *res,
                          const ts_hypothesis *hyps);
-
-// --eval-every: dev evaluated inside an epoch, its line printed and recorded
-// (nothing any rank decides reads it).
-int ts_record_between(ts_record *r, const ts_run_point *at, double train_loss);
 
 // --keep N: epoch s->epoch's model as epoch-<E>.ckpt (inference kind, for
 // `tinyseq average`), and the one N epochs older deleted.

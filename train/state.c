@@ -16,7 +16,7 @@
 int ts_train_state_init(ts_train_state *s, long seed, long max_epochs) {
     memset(s, 0, sizeof *s);
     s->best_dev = INFINITY;
-    s->best_bleu = -1;
+    s->best = (ts_train_best){.step = 0, .loss = INFINITY, .bleu = -1};
     s->shuffle_rng = gsl_rng_alloc(gsl_rng_mt19937);
     s->tf_rng = gsl_rng_alloc(gsl_rng_mt19937);
     s->history_train = calloc((size_t)max_epochs + 1, sizeof(double));
@@ -38,11 +38,16 @@ void ts_train_state_free(ts_train_state *s) {
     free(s->history_dev);
 }
 
-int ts_train_state_is_best(const ts_train_state *s, ts_best_by by, double loss, double bleu) {
-    if (s->best_epoch == 0) return 1;
-    double best_loss = s->history_dev[s->best_epoch - 1];  // the best epoch's (best_dev is the lowest)
-    if (by == TS_BEST_LOSS) return loss < best_loss;
-    return bleu > s->best_bleu || (bleu == s->best_bleu && loss < best_loss);
+int ts_train_best_is_beaten(const ts_train_best *best, ts_best_by by, double loss, double bleu) {
+    if (isinf(best->loss)) return 1;
+    if (by == TS_BEST_LOSS) return loss < best->loss;
+    return bleu > best->bleu || (bleu == best->bleu && loss < best->loss);
+}
+
+int ts_train_best_offer(ts_train_best *best, ts_best_by by, long step, const ts_eval_result *dev) {
+    if (!ts_train_best_is_beaten(best, by, dev->loss, dev->bleu)) return 0;
+    *best = (ts_train_best){.step = step, .loss = dev->loss, .bleu = dev->bleu};
+    return 1;
 }
 
 int ts_train_state_end_epoch(ts_train_state *s, const ts_train_opts *o, double train_loss, const ts_eval_result *dev,
@@ -54,11 +59,7 @@ int ts_train_state_end_epoch(ts_train_state *s, const ts_train_opts *o, double t
     s->epoch_loss_sum = 0;
     s->epoch_tokens = 0;
     // best.ckpt follows --best; the schedule and early stopping, dev loss.
-    int best = ts_train_state_is_best(s, o->best, dev->loss, dev->bleu);
-    if (best) {
-        s->best_epoch = s->epoch;
-        s->best_bleu = dev->bleu;
-    }
+    int best = ts_train_best_offer(&s->best, o->best, s->step, dev);
     if (dev->loss < s->best_dev) {
         s->best_dev = dev->loss;
         s->stale = 0;
@@ -103,8 +104,9 @@ int ts_train_state_save(const ts_train_state *s, const ts_train_opts *o, const t
     if (!rc) rc = ts_ckpt_set_double(ck, "state.best_dev_loss", s->best_dev);
     if (!rc) rc = ts_ckpt_set_double(ck, "state.epoch_loss_sum", s->epoch_loss_sum);
     if (!rc) rc = ts_ckpt_set_int(ck, "state.epoch_tokens", s->epoch_tokens);
-    if (!rc) rc = ts_ckpt_set_int(ck, "state.best_epoch", s->best_epoch);
-    if (!rc) rc = ts_ckpt_set_double(ck, "state.best_dev_bleu", s->best_bleu);
+    if (!rc) rc = ts_ckpt_set_int(ck, "state.best_model_step", s->best.step);
+    if (!rc) rc = ts_ckpt_set_double(ck, "state.best_model_dev_loss", s->best.loss);
+    if (!rc) rc = ts_ckpt_set_double(ck, "state.best_dev_bleu", s->best.bleu);
     if (!rc && ts_lr_schedule_uses_horizon(o->lr_schedule)) rc = ts_ckpt_set_int(ck, "state.lr_horizon", s->lr_horizon);
     if (!rc) rc = ts_ckpt_set_blob(ck, "rng.shuffle_epoch_start", s->epoch_start_state, gsl_rng_size(s->shuffle_rng));
     if (!rc) rc = ts_ckpt_set_blob(ck, "rng.teacher_forcing", gsl_rng_state(s->tf_rng), gsl_rng_size(s->tf_rng));
@@ -205,26 +207,44 @@ static int restore_rng(const ts_ckpt *ck, const char *name, gsl_rng *rng, unsign
     return TS_OK;
 }
 
-// The epoch best.ckpt holds and its BLEU. A checkpoint from before --best
-// chose by dev loss: its best epoch is the one with the lowest, its BLEU
-// unknown (-1), so the next epoch's evaluation replaces it under --best bleu.
-static int restore_best(ts_train_state *s, const ts_ckpt *ck) {
+// The evaluation best.ckpt holds. Its step and dev loss are saved since any
+// evaluation could choose it (state.best_model_*); an older checkpoint's best
+// was an epoch's (state.best_epoch, an epoch's end `batches` steps each), and
+// one from before --best chose by dev loss: its best epoch is the one with the
+// lowest, its BLEU unknown (-1), so the next evaluation replaces it under
+// --best bleu.
+static int restore_best(ts_train_state *s, const ts_ckpt *ck, long batches) {
+    ts_train_best *b = &s->best;
     const char *present;
-    if (ts_ckpt_get_string(ck, "state.best_epoch", &present) != TS_OK) {
-        ts_clear_error();
-        s->best_epoch = 0;
-        for (long e = 0; e < s->epoch; e++)
-            if (s->history_dev[e] == s->best_dev) s->best_epoch = e + 1;
-        s->best_bleu = -1;
-        return TS_OK;
+    int rc;
+    if (ts_ckpt_get_string(ck, "state.best_model_step", &present) == TS_OK) {
+        int64_t step;
+        rc = ts_ckpt_get_int(ck, "state.best_model_step", 0, s->step, &step);
+        if (!rc) rc = ts_ckpt_get_double(ck, "state.best_model_dev_loss", 0, INFINITY, &b->loss);
+        if (!rc) rc = ts_ckpt_get_double(ck, "state.best_dev_bleu", -1, 1, &b->bleu);
+        if (!rc && isinf(b->loss) && (step != 0 || b->bleu != -1))
+            rc = ts_fail(TS_ERR_FORMAT, "state.best_model_dev_loss inf (no best yet) disagrees with state.best_model_step "
+                         "%lld and state.best_dev_bleu %g", (long long)step, b->bleu);
+        b->step = step;
+        return rc;
     }
-    int64_t best_epoch;
-    int rc = ts_ckpt_get_int(ck, "state.best_epoch", 0, s->epoch, &best_epoch);
-    if (!rc) rc = ts_ckpt_get_double(ck, "state.best_dev_bleu", -1, 1, &s->best_bleu);
-    if (!rc && (best_epoch == 0) != (s->best_bleu == -1))
-        rc = ts_fail(TS_ERR_FORMAT, "state.best_epoch %lld and state.best_dev_bleu %g disagree", (long long)best_epoch, s->best_bleu);
-    s->best_epoch = best_epoch;
-    return rc;
+    ts_clear_error();
+    int64_t epoch = 0;
+    b->bleu = -1;
+    if (ts_ckpt_get_string(ck, "state.best_epoch", &present) == TS_OK) {
+        rc = ts_ckpt_get_int(ck, "state.best_epoch", 0, s->epoch, &epoch);
+        if (!rc) rc = ts_ckpt_get_double(ck, "state.best_dev_bleu", -1, 1, &b->bleu);
+        if (!rc && epoch == 0 && b->bleu != -1)
+            rc = ts_fail(TS_ERR_FORMAT, "state.best_epoch 0 (none) and state.best_dev_bleu %g disagree", b->bleu);
+        if (rc) return rc;
+    } else {
+        ts_clear_error();
+        for (long e = 0; e < s->epoch; e++)
+            if (s->history_dev[e] == s->best_dev) epoch = e + 1;
+    }
+    b->step = (long)epoch * batches;
+    b->loss = epoch ? s->history_dev[epoch - 1] : INFINITY;
+    return TS_OK;
 }
 
 static int restore_state(ts_train_state *s, ts_optim *optim, const ts_params *params, const ts_ckpt *ck,
@@ -280,7 +300,7 @@ static int restore_state(ts_train_state *s, ts_optim *optim, const ts_params *pa
         ts_values_convert(s->history_train, TS_F64, train->raw, train->dtype, n);  // float64 as written; any dtype read
         ts_values_convert(s->history_dev, TS_F64, dev->raw, dev->dtype, n);
     }
-    return restore_best(s, ck);
+    return restore_best(s, ck, batches);
 }
 
 int ts_train_state_restore(ts_train_state *s, ts_optim *optim, const ts_params *params, const ts_ckpt *ck,

@@ -17,14 +17,20 @@
 #include "train/options.h"
 
 
+// The model best.ckpt holds: the dev evaluation that chose it.
+typedef struct {
+    long step;    // the step the model was trained to
+    double loss;  // its dev loss (infinite: no evaluation yet)
+    double bleu;  // its dev BLEU (-1: none yet, or unknown: a checkpoint from before --best)
+} ts_train_best;
+
 typedef struct {
     long step, epoch, position, stale, skipped;
     double best_dev, epoch_loss_sum;      // best_dev: the lowest dev loss (the plateau schedule's)
     long epoch_tokens;
     long lr_horizon;                      // the schedule's last step (train/schedule.h): --steps, else
                                           // --epochs x an epoch's batches; set by the trainer, not restored
-    long best_epoch;                      // the epoch best.ckpt holds (0: none yet)
-    double best_bleu;                     // its dev BLEU (-1: none yet)
+    ts_train_best best;                   // best.ckpt's: of the epochs' and --eval-every's evaluations
     double *history_train, *history_dev;  // (max_epochs + 1) losses of the finished epochs
     gsl_rng *shuffle_rng, *tf_rng;        // seeded seed + 1 and seed + 2
     unsigned char *epoch_start_state;     // (gsl_rng_size) the shuffle RNG before this epoch's shuffle
@@ -40,16 +46,22 @@ int ts_train_state_count_up(long *counter, long n, const char *name);
 int ts_train_state_init(ts_train_state *s, long seed, long max_epochs);
 void ts_train_state_free(ts_train_state *s);
 
-// Whether an epoch's dev evaluation (loss, bleu) beats the epoch best.ckpt
-// holds, by criterion `by`: a lower loss, or a higher BLEU (an equal BLEU with
-// a lower loss than the best epoch's). Any evaluation beats none.
-int ts_train_state_is_best(const ts_train_state *s, ts_best_by by, double loss, double bleu);
+// Whether a dev evaluation (loss, bleu) beats the one that chose *best, by
+// criterion `by`: a lower loss, or a higher BLEU (an equal BLEU with a lower
+// loss). Any evaluation beats none.
+int ts_train_best_is_beaten(const ts_train_best *best, ts_best_by by, double loss, double bleu);
+
+// Every dev evaluation a run prints is offered: the model at `step`, scored
+// `dev`, becomes *best when it beats it. Returns 1 then (best.ckpt is to be
+// written), else 0.
+int ts_train_best_offer(ts_train_best *best, ts_best_by by, long step, const ts_eval_result *dev);
 
 // The end of s's epoch, given its mean train loss and its dev evaluation:
 // the history, the next epoch's start (a checkpoint saved now resumes into
-// it), best.ckpt's epoch by --best, and the plateau by dev loss: without a
-// lower one *lr decays by --lr-decay, and *stop is set after --patience such
-// epochs. Returns 1 when the epoch is the best (best.ckpt follows it), else 0.
+// it), the evaluation offered as best.ckpt's by --best, and the plateau by
+// dev loss: without a lower one *lr decays by --lr-decay, and *stop is set
+// after --patience such epochs. Returns 1 when the epoch's model is the best
+// (best.ckpt follows it), else 0.
 int ts_train_state_end_epoch(ts_train_state *s, const ts_train_opts *o, double train_loss, const ts_eval_result *dev,
                              double *lr, int *stop);
 

@@ -136,12 +136,21 @@ static int log_steps(trainer *t) {
     return ts_record_steps(&t->rec, &at);
 }
 
-// --eval-every: dev evaluated inside an epoch and recorded (rank 0 alone;
-// nothing any rank decides reads it).
+// --eval-every: dev evaluated inside an epoch, offered as best.ckpt's and
+// recorded (rank 0 alone; nothing any rank computes reads it).
 static int evaluate_between(trainer *t) {
     if (!leader(t)) return TS_OK;
+    ts_eval_result res;
+    ts_hypothesis *hyps = NULL;
+    int rc = ts_record_dev(&t->rec, 1, &res, &hyps);
+    if (rc) return rc;
+    int best = ts_train_best_offer(&t->s.best, t->opts->best, t->s.step, &res);
     ts_run_point at = run_point(t, 0);
-    return ts_record_between(&t->rec, &at, epoch_train_loss(t));
+    ts_progress_between(t->opts->out, &at, &res, best);
+    if (best) rc = save_checkpoint(t, "best.ckpt", 0);
+    if (!rc) rc = ts_record_evaluation(&t->rec, &at, epoch_train_loss(t), &res, hyps);
+    ts_record_free_hyps(hyps, t->data.n_dev);
+    return rc;
 }
 
 // After an epoch: evaluate, keep the best, decay on a plateau, record, save.
@@ -179,16 +188,17 @@ done:
 
 
 // The end of a run: the dev set evaluated with the final model (a failure
-// fails the run), best.ckpt written if no epoch has ended yet (so every
-// finished run has one), then the examples and the summary.
+// fails the run) and, unless the last epoch's evaluation saw it, offered as
+// best.ckpt's (so every finished run has one), then the examples and the summary.
 static int finish_run(trainer *t) {
     ts_eval_result res;
     ts_hypothesis *hyps = NULL;
-    int rc = TS_OK;
+    int rc = TS_OK, offered = 0;
     if (t->epoch_hyps && t->epoch_dev_step == t->s.step) {  // the model the last epoch's evaluation saw
         res = t->epoch_dev;
         hyps = t->epoch_hyps;
         t->epoch_hyps = NULL;
+        offered = 1;
     } else if ((rc = ts_record_dev(&t->rec, 1, &res, &hyps))) {
         return rc;
     } else if (t->s.step > t->start_step && t->rec.recorded_step != t->s.step) {
@@ -200,14 +210,16 @@ static int finish_run(trainer *t) {
             return rc;
         }
     }
-    // The saved state is left as it is (best_dev stays unset), so a run
-    // resumed from here computes what an uninterrupted one does.
-    int best_is_last = t->s.epoch == 0 && isinf(t->s.best_dev);
-    if (best_is_last && (rc = save_checkpoint(t, "best.ckpt", 0))) {
+    // The saved state is left as it is: a run that stopped by --steps inside
+    // an epoch evaluates a model a longer run does not, and a run resumed
+    // from last.ckpt computes what an uninterrupted one does.
+    ts_train_best best = t->s.best;
+    if (!offered && ts_train_best_offer(&best, t->opts->best, t->s.step, &res) &&
+        (rc = save_checkpoint(t, "best.ckpt", 0))) {
         ts_record_free_hyps(hyps, t->data.n_dev);
         return rc;
     }
-    return ts_record_final(&t->rec, &t->s, &res, hyps, best_is_last);
+    return ts_record_final(&t->rec, &t->s, &res, hyps, &best);
 }
 
 // ---- setup -------------------------------------------------------------------------
