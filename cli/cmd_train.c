@@ -5,6 +5,7 @@
 #include "train/options.h"
 #include "train/rundir.h"
 #include "train/trainer.h"
+#include "viz/render.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -315,6 +316,10 @@ static void read_test_kill(ts_train_opts *o) {
     if (kill && sscanf(kill, "%ld:%ld:%d", &kill_rank, &kill_step, &kill_signal) >= 2) o->after_step = kill_after_step;
 }
 
+// At a terminal, the columns a message on stderr wraps to; elsewhere 0:
+// one line, as scripts read it.
+static int stderr_width(void) { return isatty(STDERR_FILENO) ? ts_term_width(stderr) : 0; }
+
 // Writes `arg` for a POSIX shell: as it is when it is made of safe
 // characters only, else in single quotes.
 static void print_shell_word(FILE *out, const char *arg) {
@@ -329,18 +334,37 @@ static void print_shell_word(FILE *out, const char *arg) {
     fputc('\'', out);
 }
 
+// `arg` as print_shell_word writes it, malloc'd (NULL when out of memory).
+static char *shell_word(const char *arg) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    print_shell_word(f, arg);
+    fclose(f);
+    return text;
+}
+
 // Where an interrupted run stopped, and the command that continues it: this
 // one's arguments without --out, --resume and --force, then --out DIR
 // --resume DIR/last.ckpt. `program` is how tinyseq was started; `ranks` > 1
-// puts "mpirun -np RANKS" before it.
+// puts "mpirun -np RANKS" before it. At a terminal the command goes on over
+// lines ended by " \" between its words, so that it still pastes whole.
 static void print_resume_command(const char *program, int argc, char **argv, const ts_train_opts *o,
                                  const ts_train_report *r, int ranks) {
-    fprintf(stderr, "tinyseq train: stopped by %s at step %ld (epoch %ld, %ld of %ld batches done); saved %s/last.ckpt\n",
-            r->stopped == SIGTERM ? "SIGTERM" : "SIGINT", r->steps, r->epoch + 1, r->position, r->epoch_batches, o->out_dir);
-    fputs("continue with: ", stderr);
-    if (ranks > 1) fprintf(stderr, "mpirun -np %d ", ranks);
-    print_shell_word(stderr, program);
-    fputs(" train", stderr);
+    char line[4600];
+    snprintf(line, sizeof line, "tinyseq train: stopped by %s at step %ld (epoch %ld, %ld of %ld batches done); saved %s/last.ckpt",
+             r->stopped == SIGTERM ? "SIGTERM" : "SIGINT", r->steps, r->epoch + 1, r->position, r->epoch_batches, o->out_dir);
+    ts_term_put_wrapped(stderr, line, stderr_width(), 2);
+    char np[32], last[4200];
+    snprintf(np, sizeof np, "%d", ranks);
+    snprintf(last, sizeof last, "%s/last.ckpt", o->out_dir);
+    const char **args = malloc(((size_t)argc + 8) * sizeof *args);
+    if (!args) return;
+    int n = 0;
+    if (ranks > 1) args[n++] = "mpirun", args[n++] = "-np", args[n++] = np;
+    args[n++] = program;
+    args[n++] = "train";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int takes_value = !strcmp(a, "--out") || !strcmp(a, "--resume");
@@ -349,16 +373,30 @@ static void print_resume_command(const char *program, int argc, char **argv, con
             continue;
         }
         if (!strncmp(a, "--out=", 6) || !strncmp(a, "--resume=", 9) || !strcmp(a, "--force")) continue;
-        fputc(' ', stderr);
-        print_shell_word(stderr, a);
+        args[n++] = a;
     }
-    fputs(" --out ", stderr);
-    print_shell_word(stderr, o->out_dir);
-    fputs(" --resume ", stderr);
-    char last[4200];
-    snprintf(last, sizeof last, "%s/last.ckpt", o->out_dir);
-    print_shell_word(stderr, last);
+    args[n++] = "--out";
+    args[n++] = o->out_dir;
+    args[n++] = "--resume";
+    args[n++] = last;
+    char **words = calloc((size_t)n, sizeof *words);
+    for (int i = 0; words && i < n; i++) words[i] = shell_word(args[i]);
+    int width = stderr_width(), column = fprintf(stderr, "continue with:");
+    for (int i = 0; words && i < n && words[i]; i++) {
+        // A flag and its value stay on one line.
+        int value = args[i][0] == '-' && args[i][1] == '-' && i + 1 < n && args[i + 1][0] != '-' && words[i + 1];
+        int cols = (int)strlen(words[i]) + (value ? 1 + (int)strlen(words[i + 1]) : 0);
+        if (width > 0 && i > 0 && column + 1 + cols + 2 > width) {  // room for " \"
+            fputs(" \\\n ", stderr);
+            column = 1;
+        }
+        column += fprintf(stderr, " %s", words[i]);
+        if (value) column += fprintf(stderr, " %s", words[++i]);
+    }
     fputc('\n', stderr);
+    for (int i = 0; words && i < n; i++) free(words[i]);
+    free(words);
+    free(args);
 }
 
 static int train_command(int argc, char **argv, char **config_text) {
@@ -455,15 +493,18 @@ static int train_command(int argc, char **argv, char **config_text) {
     // rank that exits non-zero first makes mpirun end the others.
     if (report.stopped && dist.rank == 0) {
         fflush(stdout);
-        if (report.finished)  // the signal came during the last evaluation: nothing to continue
-            fprintf(stderr,
-                    "tinyseq train: stopped by %s after the training had ended (step %ld); %s/last.ckpt holds its "
-                    "final model, and only the final evaluation was skipped: tinyseq eval --model %s/last.ckpt "
-                    "--corpus %s%s runs it\n",
-                    report.stopped == SIGTERM ? "SIGTERM" : "SIGINT", report.steps, o.out_dir, o.out_dir,
-                    o.data.dev_file ? o.data.dev_file : o.out_dir, o.data.dev_file ? "" : "/dev-pairs.tsv");
-        else
+        if (report.finished) {  // the signal came during the last evaluation: nothing to continue
+            char line[16800];
+            snprintf(line, sizeof line,
+                     "tinyseq train: stopped by %s after the training had ended (step %ld); %s/last.ckpt holds its "
+                     "final model, and only the final evaluation was skipped: tinyseq eval --model %s/last.ckpt "
+                     "--corpus %s%s runs it",
+                     report.stopped == SIGTERM ? "SIGTERM" : "SIGINT", report.steps, o.out_dir, o.out_dir,
+                     o.data.dev_file ? o.data.dev_file : o.out_dir, o.data.dev_file ? "" : "/dev-pairs.tsv");
+            ts_term_put_wrapped(stderr, line, stderr_width(), 2);
+        } else {
             print_resume_command(ts_cli_program, argc, argv, &o, &report, dist.size);
+        }
     }
     fflush(stdout);
     ts_dist_finalize(&dist);

@@ -1,7 +1,11 @@
 // tinyseq train from the command line: error paths exit 2 with a message;
-// a short run writes its files, and its checkpoint translates unknown words.
+// a short run writes its files, and its checkpoint translates unknown words;
+// at a terminal every line fits its width.
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -642,12 +646,153 @@ Test(cli_train, a_run_says_its_length_and_the_whole_runs_eta, .timeout = 120) {
                              "--beam 0 --out %s/t", TS_PROGRAM, dir);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "\nlength: 20 epochs (--epochs) of 2 batches, 40 steps\n"), "%s", out);
-    cr_assert(strstr(out, "\nepoch 1/20: 2/2 batches, ") && strstr(out, ", run 0:"), "%s", out);
-    cr_assert(strstr(out, "\nepoch 20/20: 2/2 batches, ") && strstr(out, "ETA 0:00, run 0:00\n"), "%s", out);
+    cr_assert(strstr(out, "\nepoch 1/20: 2/2 batches, ") && strstr(out, ", elapsed 0:") && strstr(out, ", left 0:"), "%s",
+              out);
+    cr_assert(strstr(out, "\nepoch 20/20: 2/2 batches, ") && strstr(out, ", left 0:00 (epoch 0:00)\n"), "%s", out);
     free(out);
     rc = test_runf(&out, "%s train --toy-pairs 60 --emb 8 --hidden 8 --steps 3 --show 0 --beam 0 --out %s/s", TS_PROGRAM, dir);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "\nlength: 3 steps (--steps), 2 batches an epoch\n"), "%s", out);
     free(out);
+    free(dir);
+}
+
+// ---- at a terminal ---------------------------------------------------------------
+
+// What a short `tinyseq train --out OUT_DIR` writes to a terminal of
+// `columns` columns (a pseudo-terminal, stdout and stderr both), read until
+// it exits; *status its wait status. `test_kill`: TINYSEQ_TEST_KILL's value, or
+// NULL. malloc'd.
+static char *train_at_terminal(int columns, const char *out_dir, const char *test_kill, int *status) {
+    struct winsize size = {.ws_row = 40, .ws_col = (unsigned short)columns};
+    int master;
+    pid_t pid = forkpty(&master, NULL, NULL, &size);
+    cr_assert_neq(pid, -1, "forkpty failed");
+    if (pid == 0) {
+        unsetenv("COLUMNS");
+        if (test_kill) setenv("TINYSEQ_TEST_KILL", test_kill, 1);
+        execl(TS_PROGRAM, TS_PROGRAM, "train", "--toy-pairs", "600", "--emb", "8", "--hidden", "8", "--epochs", "2",
+              "--eval-every", "7", "--show", "2", "--out", out_dir, (char *)NULL);
+        _exit(127);
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap);
+    time_t end = time(NULL) + 100;
+    for (;;) {
+        struct pollfd p = {.fd = master, .events = POLLIN};
+        if (time(NULL) > end) break;
+        if (poll(&p, 1, 200) <= 0) continue;
+        if (len + 4096 > cap) text = realloc(text, cap *= 2);
+        ssize_t got = read(master, text + len, cap - 1 - len);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;  // EIO: the program has closed the terminal
+        len += (size_t)got;
+    }
+    text[len] = '\0';
+    if (waitpid(pid, status, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, status, 0);
+    }
+    close(master);
+    return text;
+}
+
+// The widest stretch of `text` as a terminal shows it, between line ends
+// and carriage returns, escape sequences left out, in columns (a UTF-8
+// character each: the toy corpus has no wide ones); *where its start.
+static int widest_stretch(const char *text, const char **where) {
+    int widest = 0, cols = 0;
+    const char *start = text;
+    *where = text;
+    for (const char *c = text; *c; c++) {
+        if (*c == '\r' || *c == '\n') {
+            cols = 0;
+            start = c + 1;
+        } else if (*c == '\033') {
+            for (c++; *c && !(*c >= '@' && *c <= '~' && *c != '['); c++) {}
+            if (!*c) break;
+        } else if ((*c & 0xc0) != 0x80 && ++cols > widest) {
+            widest = cols;
+            *where = start;
+        }
+    }
+    return widest;
+}
+
+// At a terminal nothing train prints is wider than it (issue 47: at 80
+// columns the progress line wrapped at each redraw, 110 lines for a
+// 15-second run): the live line drops fields as it narrows (the epoch,
+// batches, loss, time left and elapsed stay longest) and says which time is
+// elapsed and which is left; the other lines wrap.
+Test(cli_train, at_a_terminal_no_line_is_wider_than_it, .timeout = 300) {
+    static const struct {
+        int columns;
+        const char *live[4], *absent;  // in the live line; not in it
+    } cases[] = {
+        {120, {"epoch 2/2 [", "loss ", "elapsed 0:", "(epoch 0:"}, NULL},
+        {80, {"epoch 2/2 ", "loss ", "elapsed 0:", "left 0:"}, "(epoch 0:"},
+        {48, {"epoch 2/2 ", "loss ", "left 0:", NULL}, "tok/s"},
+        {36, {"epoch 2/2 ", "17/17", "loss ", NULL}, "left"},
+    };
+    char *dir = test_tmpdir();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out_dir[4200];
+        snprintf(out_dir, sizeof out_dir, "%s/run-%d", dir, cases[i].columns);
+        int status = -1;
+        char *text = train_at_terminal(cases[i].columns, out_dir, NULL, &status);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%d columns: status %d:\n%s", cases[i].columns, status, text);
+        cr_assert(strstr(text, "epoch 2: train loss") && strstr(text, "best: ") && strstr(text, "\ntrain: tokens_per_s="),
+                  "%d columns: lines missing:\n%s", cases[i].columns, text);
+        const char *where;
+        int widest = widest_stretch(text, &where);
+        cr_assert(widest <= cases[i].columns, "%d columns: a line of %d:\n%.*s\nin:\n%s", cases[i].columns, widest,
+                  (int)strcspn(where, "\r\n"), where, text);
+        // The live line at the last epoch's end, as it stays on the screen.
+        const char *live = strstr(text, "\033[Kepoch 2/2");
+        cr_assert_not_null(live, "%d columns: no live line:\n%s", cases[i].columns, text);
+        while (strstr(live + 1, "\033[Kepoch 2/2")) live = strstr(live + 1, "\033[Kepoch 2/2");
+        char line[256];
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(live + 3, "\r\n"), live + 3);
+        cr_assert((int)strlen(line) <= cases[i].columns - 3, "%d columns: the live line leaves no room for ^C: '%s'",
+                  cases[i].columns, line);
+        for (int k = 0; k < 4 && cases[i].live[k]; k++)
+            cr_assert(strstr(line, cases[i].live[k]), "%d columns: no '%s' in '%s'", cases[i].columns, cases[i].live[k], line);
+        if (cases[i].absent)
+            cr_assert_null(strstr(line, cases[i].absent), "%d columns: '%s' in '%s'", cases[i].columns, cases[i].absent, line);
+        free(text);
+    }
+    free(dir);
+}
+
+// Stopped at a terminal, a run says where in lines that fit it, and the
+// command that continues it goes on over lines ended by " \": pasted into a
+// shell as it shows, it continues the run.
+Test(cli_train, at_a_terminal_the_command_that_continues_a_run_pastes_whole, .timeout = 120) {
+    char *dir = test_tmpdir(), out_dir[4200];
+    snprintf(out_dir, sizeof out_dir, "%s/a run", dir);
+    int status = -1, columns = 60;
+    char *text = train_at_terminal(columns, out_dir, "0:5:2", &status);  // SIGINT after step 5
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d:\n%s", status, text);
+    const char *where;
+    int widest = widest_stretch(text, &where);
+    cr_assert(widest <= columns, "a line of %d:\n%.*s\nin:\n%s", widest, (int)strcspn(where, "\r\n"), where, text);
+    char *command = strstr(text, "continue with: ");
+    cr_assert(command && strstr(command, " \\\r\n "), "not on several lines:\n%s", text);
+    command += strlen("continue with: ");
+    // As a shell reads it: a backslash before the line's end joins the lines.
+    char *to = command;
+    for (const char *from = command; *from && *from != '\n'; to++) {
+        if (from[0] == '\\' && from[1] == '\r' && from[2] == '\n') from += 3;
+        *to = *from++;
+    }
+    while (to > command && (to[-1] == '\r' || to[-1] == ' ')) to--;
+    *to = '\0';
+    cr_assert(strstr(command, "--resume ") && strstr(command, "/a run/last.ckpt'"), "%s", command);
+    char *out;
+    int rc = test_runf(&out, "%s", command);
+    cr_assert_eq(rc, 0, "'%s' exited %d:\n%s", command, rc, out);
+    cr_assert(strstr(out, "resumed from ") && strstr(out, "at step 5 (epoch 1, batch 5)"), "%s", out);
+    free(out);
+    free(text);
     free(dir);
 }

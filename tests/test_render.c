@@ -477,6 +477,60 @@ Test(render, terminal_mode_comes_from_the_environment) {
     free(buf);
 }
 
+// ts_term_put_wrapped's text on a memory stream.
+static char *wrapped(const char *text, int width, int indent) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ts_term_put_wrapped(f, text, width, indent);
+    fclose(f);
+    return buf;
+}
+
+// A line wider than the terminal breaks after its last ", " in the second
+// half of the room, else at its last space, else at the edge, and goes on
+// indented; columns are characters, not bytes (é is one).
+Test(render, a_line_wraps_after_a_comma_then_a_space_then_the_edge) {
+    static const struct {
+        const char *text;
+        int width, indent;
+        const char *want;
+    } cases[] = {
+        {"short enough", 30, 2, "short enough\n"},
+        {"epoch 1: train loss 5.7066, dev loss 5.6373, dev ppl 280.691", 40, 2,
+         "epoch 1: train loss 5.7066,\n  dev loss 5.6373, dev ppl 280.691\n"},
+        {"alpha, beta gamma delta epsilon zeta eta theta iota", 30, 4,
+         "alpha, beta gamma delta\n    epsilon zeta eta theta\n    iota\n"},
+        {"reference: mon église triste dort vite et le chat dort", 33, 11,
+         "reference: mon église triste dort\n           vite et le chat dort\n"},
+        {"path: /a/very/long/directory/name/without/any/space/in/it/best.ckpt", 30, 2,
+         "path:\n  /a/very/long/directory/name/\n  without/any/space/in/it/best\n  .ckpt\n"},
+        {"as it is when the width leaves too little room after the indent", 25, 10,
+         "as it is when the width leaves too little room after the indent\n"},
+        {"as it is at width 0", 0, 2, "as it is at width 0\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = wrapped(cases[i].text, cases[i].width, cases[i].indent);
+        cr_assert_str_eq(got, cases[i].want, "width %d:\n%s", cases[i].width, got);
+        free(got);
+    }
+}
+
+// Without a terminal the width is $COLUMNS, else unknown (0).
+Test(render, the_terminal_width_is_columns_without_a_terminal) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    setenv("COLUMNS", "97", 1);
+    cr_assert_eq(ts_term_width(f), 97);
+    setenv("COLUMNS", "wide", 1);
+    cr_assert_eq(ts_term_width(f), 0);
+    unsetenv("COLUMNS");
+    cr_assert_eq(ts_term_width(f), 0);
+    fclose(f);
+    free(buf);
+}
+
 // ---- colours, Pharaoh ------------------------------------------------------
 
 Test(render, colour_ramp_ends_at_viridis_and_text_contrasts) {

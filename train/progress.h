@@ -1,6 +1,9 @@
-// Progress of a training run: the live bar on a terminal (else a line every
+// Progress of a training run: the live line on a terminal (else a line every
 // few seconds) on the log stream, and the summary line of each epoch on the
 // output stream. Timing is measured here and never saved in checkpoints.
+// Every line fits the terminal it goes to: the live line drops fields as it
+// narrows, the others wrap (viz/render.h); to a file or pipe they are as
+// they always were, one line each.
 #ifndef TS_TRAIN_PROGRESS_H
 #define TS_TRAIN_PROGRESS_H
 
@@ -23,6 +26,7 @@ typedef struct {
     double run_tokens, run_seconds;            // every step of this run, warm-up included
     long last_step;                            // the step the run ends after (its epochs' or --steps')
     long first_step;                           // the step this run started from (a resumed run's is not 0)
+    int drawn;                                 // the live line is on the terminal, its line not ended
 } ts_progress;
 
 // A monotonic clock, in seconds.
@@ -36,12 +40,20 @@ double ts_progress_rate(const ts_progress *p);
 void ts_progress_step(ts_progress *p, double seconds, int tokens, int measured);
 
 // Where epoch `epoch` (0-based) of `epochs` stands: `position` of `total`
-// batches done, `loss` its mean so far, the epoch's ETA and the whole run's
-// (from the wall time per step of this run so far, evaluations included, to
-// p->last_step; `step` the steps done). At most every 0.1 s on a terminal,
-// 5 s elsewhere, unless `final`. Nothing when log is NULL.
+// batches done, `loss` its mean so far, the speed, the time this run has
+// taken, the time left to p->last_step (from the wall time per step of this
+// run so far, evaluations included; `step` the steps done) and to the
+// epoch's end. On a terminal the live line, redrawn at most every 0.1 s and
+// fitted to its width (the epoch, batches, loss, time left and elapsed stay
+// longest, then the speed, the bar, the epoch's time left); `final` ends its
+// line. Elsewhere a line every 5 s, and at `final`. Nothing when log is NULL.
 void ts_progress_show(ts_progress *p, FILE *log, long epoch, long epochs, long position, size_t total, long step,
                       double loss, int final);
+
+// The live line ended where it stands (a run that stops inside an epoch), or
+// erased (before a line on the output stream): nothing when none is drawn.
+void ts_progress_leave(ts_progress *p, FILE *log);
+void ts_progress_erase(ts_progress *p, FILE *log);
 
 // "  heads: best-aligned layer L head H, aer A; each layer's head mean M0 M1 .."
 // on out, from a Transformer's AER table (infer/head_table.h); with guided

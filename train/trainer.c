@@ -146,6 +146,7 @@ static int evaluate_between(trainer *t) {
     if (rc) return rc;
     int best = ts_train_best_offer(&t->s.best, t->opts->best, t->s.step, &res);
     ts_run_point at = run_point(t, 0);
+    ts_progress_erase(&t->progress, t->opts->log);  // the live line is drawn again after the next step
     ts_progress_between(t->opts->out, &at, &res, best);
     if (best) rc = save_checkpoint(t, "best.ckpt", 0);
     if (!rc) rc = ts_record_evaluation(&t->rec, &at, epoch_train_loss(t), &res, hyps);
@@ -367,8 +368,8 @@ static int run_epochs(trainer *t, int *interrupted) {
             if ((rc = end_epoch(t, &stop))) return rc;
             if (o->steps > 0 && t->s.step >= o->steps) stop = 1;
             if (t->s.epoch >= t->max_epochs) stop = 1;
-        } else if (o->log && isatty(fileno(o->log))) {
-            fputc('\n', o->log);
+        } else if (t->progress.drawn) {  // stopped inside the epoch: the live line where it stopped stays
+            show_progress(t, total, 1);
         }
     }
     return TS_OK;
@@ -385,7 +386,7 @@ static int end_run(trainer *t, int interrupted, ts_train_report *report) {
     // A signal during the last evaluation finds the training done: the final
     // evaluations are skipped, and nothing is left to continue.
     report->finished = !interrupted;
-    if (o->log && report->stopped && isatty(fileno(o->log))) fputc('\n', o->log);
+    if (report->stopped) ts_progress_leave(&t->progress, o->log);
     if (t->rec.window_tokens && leader(t) && ((rc = log_steps(t)) || (rc = ts_runlog_write_loss(o->out_dir)))) return rc;
     if (t->last_saved_step != t->s.step && (rc = save_checkpoint(t, "last.ckpt", 1))) return rc;
     report->epoch = t->s.epoch;
