@@ -75,6 +75,7 @@ echo "== attention from scratch, stage by stage: build-release/examples/attentio
 if [ -n "$installed" ]; then
   echo "== tinyseq is installed as $installed: the README's tour runs as written, from any directory:"
   echo "   tinyseq train --out runs/toy; python3 -c 'import tinyseq'"
+  echo "   jupyter notebook notebooks/attention.ipynb$([ "$(id -u)" -eq 0 ] && echo ' --allow-root')   (the notebook, in the browser)"
 elif [ -z "${TINYSEQ:-}" ]; then
   echo "== not installed (neither root nor sudo): for the README's tour, put this build on the PATH:"
   echo "   export PATH=\"$PWD/build-release:\$PATH\" PYTHONPATH=\"$PWD/build-release/python\""

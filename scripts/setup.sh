@@ -14,6 +14,7 @@ packages=(
   python3-sentencepiece    # tests/test_npz_dev_loss.sh: a subword export's corpus encoded with its own models
   python3-pytest           # the Python package's tests (ctest python_api; docs/python.md)
   python3-matplotlib jupyter-nbconvert python3-ipykernel  # notebooks/attention.ipynb, executed by ctest
+  jupyter-notebook         # its server: jupyter notebook notebooks/attention.ipynb (README)
   chromium                 # tests render tinyseq report's page in headless Chromium
   libsentencepiece-dev     # subword units (data/subword.h); optional at build time like MPI
   libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N tinyseq train (docs/scaling.md)

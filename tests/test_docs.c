@@ -166,6 +166,17 @@ Test(docs, readme_reads_as_a_front_page) {
     free(script);
 }
 
+// The README says how to open the notebook, and the set-up installs the
+// server that command needs (issue 47: `jupyter notebook` was not there).
+Test(docs, readme_opens_the_notebook_with_a_server_setup_installs) {
+    char *readme = read_source_file("README.md"), *setup = read_source_file("scripts/setup.sh");
+    cr_expect(strstr(readme, "\n      jupyter notebook notebooks/attention.ipynb\n"),
+              "README.md does not say how to open the notebook");
+    cr_expect(strstr(setup, " jupyter-notebook "), "scripts/setup.sh does not install jupyter-notebook");
+    free(readme);
+    free(setup);
+}
+
 // The README's real-data command runs as written (here for two steps: flags
 // given last win over the preset's, --out goes to a temporary directory).
 Test(docs, readme_real_data_command_runs_as_written, .timeout = 600) {
