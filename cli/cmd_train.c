@@ -423,7 +423,7 @@ static int train_command(int argc, char **argv, char **config_text) {
     const char *config_file = config_path(argc, argv);
     int parsed = config_file ? apply_config(config_file, &spec, config_text) : -1;
     if (parsed >= 0) return parsed;
-    // What the command line gives apart (a config.txt has every model row, whatever the architecture).
+    // What the command line gives apart (an older run's config.txt has every model row, whatever the architecture).
     int config_given[TS_TRAIN_OPTIONS_MAX];
     memcpy(config_given, given, sizeof config_given);
     memset(given, 0, sizeof given);

@@ -462,8 +462,11 @@ int ts_train_options_check_arch(const ts_train_opts *o, const int given[]) {
             if (archs >> a & 1u)
                 snprintf(names + strlen(names), sizeof names - strlen(names), "%s--arch %s", *names ? " or " : "",
                          ts_names_name(&ts_arch_names, a));
-        return ts_fail(TS_ERR_ARG, "--%s does not apply to --arch %s (only to %s): ignored", r->set->flag,
-                       ts_names_name(&ts_arch_names, o->model.arch), names);
+        // What to do: add the architecture, or (--arch given) change it.
+        const ts_train_option *arch = ts_train_option_by_flag(ts_model_fields[TS_FIELD_ARCH].set.flag);
+        return ts_fail(TS_ERR_ARG, "--%s does not apply to --arch %s (only to %s): ignored; %s %s, or leave --%s out",
+                       r->set->flag, ts_names_name(&ts_arch_names, o->model.arch), names,
+                       arch && given[arch - ts_train_options] ? "use" : "add", names, r->set->flag);
     }
     return TS_OK;
 }
@@ -532,6 +535,7 @@ void ts_train_options_write_config(FILE *f, const ts_train_opts *o) {
         const ts_train_option *r = &ts_train_options[i];
         if (!r->set->key || ((r->use & TS_OPTION_TOY_ONLY) && o->data.corpus) || !ts_train_option_applies(o, r)) continue;
         if (r->kind == TS_OPTION_TEXT && !*(const char *const *)field_of(o, r) && !r->absent) continue;
+        if (!(row_archs(r) >> o->model.arch & 1u)) continue;  // another architecture's: --heads of a GRU
         // An IF_GIVEN row at 0 is written only where the preset or --arch's defaults would fill it.
         if ((r->use & TS_OPTION_IF_GIVEN) && ts_train_option_whole(o, r) == 0 && !by_preset[i] && !arch_default(o, r))
             continue;

@@ -188,8 +188,10 @@ extern const ts_names ts_train_preset_names;  // "preset": their names, for the 
 int ts_train_options_finish(ts_train_opts *o, const int given[], char default_out[TS_RUN_NAME_SIZE]);
 
 // TS_ERR_ARG naming the first flag given[] (by row) that does not apply to
-// o->model.arch ("--attn does not apply to --arch transformer (only to --arch
-// gru): ignored"), for a warning: the run goes on without it. Else TS_OK.
+// o->model.arch and what to do ("--heads does not apply to --arch gru (only
+// to --arch transformer): ignored; add --arch transformer, or leave --heads
+// out"; "use" when --arch is among given[]), for a warning: the run goes on
+// without it. Else TS_OK.
 int ts_train_options_check_arch(const ts_train_opts *o, const int given[]);
 
 // TS_ERR_ARG naming the first DECAY_ONLY row given[] (by row) when o's
@@ -239,9 +241,10 @@ double ts_train_option_real(const ts_train_opts *o, const ts_train_option *r);
 const char *ts_train_option_text(const ts_train_opts *o, const ts_train_option *r);
 const char *ts_train_option_choice(const ts_train_opts *o, const ts_train_option *r);
 
-// config.txt's option lines, "key = value", in table order. A row written
-// only when given is written at 0 too where o's preset or --arch's defaults
-// set it, so that --config reads back o's value, not theirs.
+// config.txt's option lines, "key = value", in table order: the rows that
+// apply to o->model.arch (a Transformer's file has no attention, a GRU's no
+// heads). A row written only when given is written at 0 too where o's preset
+// or --arch's defaults set it, so that --config reads back o's value, not theirs.
 void ts_train_options_write_config(FILE *f, const ts_train_opts *o);
 
 // The checkpoint's option rows (lr_now: the optimizer's learning rate now);
