@@ -91,26 +91,36 @@ static size_t edit_distance(const char *a, size_t n, const char *b) {
     return d[n][m];
 }
 
-// The long flag a mistyped name[0..n) most likely meant: the only one it is
-// the start of, else the nearest within two edits (fewer for short names); or NULL.
-static const ts_flag *nearest_flag(const ts_cli_spec *spec, const char *name, size_t n) {
-    const ts_flag *best = NULL, *prefixed = NULL;
+int ts_cli_nearest(const char *word, size_t n, const char *(*name_of)(const void *table, size_t i), const void *table,
+                   size_t count) {
+    int best = -1, prefixed = -1, n_prefixed = 0;
     size_t best_distance = n <= 2 ? 1 : n <= 4 ? 2 : 3;  // more than this many edits is another word
-    int n_prefixed = 0;
-    for (size_t i = 0; i < spec->n_flags; i++) {
-        const ts_flag *f = &spec->flags[i];
-        if (f->name[0] == '-') continue;
-        if (n >= 3 && !strncmp(f->name, name, n)) {
-            prefixed = f;
+    for (size_t i = 0; i < count; i++) {
+        const char *name = name_of(table, i);
+        if (!name) continue;
+        if (n >= 3 && !strncmp(name, word, n)) {
+            prefixed = (int)i;
             n_prefixed++;
         }
-        size_t d = edit_distance(name, n, f->name);
+        size_t d = edit_distance(word, n, name);
         if (d < best_distance) {
-            best = f;
+            best = (int)i;
             best_distance = d;
         }
     }
     return n_prefixed == 1 ? prefixed : best;
+}
+
+// The i-th long flag's name of a spec (NULL for "-o": matched as spelled).
+static const char *long_flag_name(const void *spec, size_t i) {
+    const ts_flag *f = &((const ts_cli_spec *)spec)->flags[i];
+    return f->name[0] == '-' ? NULL : f->name;
+}
+
+// The long flag a mistyped name[0..n) most likely meant, or NULL.
+static const ts_flag *nearest_flag(const ts_cli_spec *spec, const char *name, size_t n) {
+    int i = ts_cli_nearest(name, n, long_flag_name, spec, spec->n_flags);
+    return i < 0 ? NULL : &spec->flags[i];
 }
 
 // "unknown option -x": the message for an option that no row takes, with the

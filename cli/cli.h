@@ -86,6 +86,14 @@ int ts_parse_int(const char *command, const char *flag, const char *text,
 int ts_parse_double(const char *command, const char *flag, const char *text,
                     double lo, double hi, double *out);
 
+// The entry a mistyped word[0..n) most likely meant among the names
+// name_of(table, 0..count) (NULL names skipped): the only one it is the
+// start of (3 letters or more), else the nearest within a few edits (fewer
+// for short words; a swap of two neighbours is one); -1 when none is near.
+// The "did you mean" of unknown flags and of unknown commands.
+int ts_cli_nearest(const char *word, size_t n, const char *(*name_of)(const void *table, size_t i), const void *table,
+                   size_t count);
+
 // Prints "tinyseq X: <message>" to stderr, with the library's last error
 // appended when `with_lib_error` is set.
 void ts_cli_error(const char *command, int with_lib_error, const char *fmt, ...)

@@ -34,6 +34,10 @@ static const subcommand subcommands[] = {
     {NULL, NULL, NULL},
 };
 
+static const size_t n_subcommands = sizeof subcommands / sizeof subcommands[0] - 1;
+
+static const char *command_name(const void *table, size_t i) { return ((const subcommand *)table)[i].name; }
+
 static void usage(FILE *out) {
     fprintf(out, "usage: tinyseq COMMAND [OPTIONS]   (tinyseq COMMAND --help for its options)\n\n"
                  "commands:\n");
@@ -144,6 +148,12 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; subcommands[i].name; i++)
         if (!strcmp(argv[1], subcommands[i].name)) return subcommands[i].run(argc - 1, argv + 1);
+    int near = ts_cli_nearest(argv[1], strlen(argv[1]), command_name, subcommands, n_subcommands);
+    if (near >= 0) {
+        fprintf(stderr, "tinyseq: unknown command '%s': did you mean %s? (tinyseq --help lists the commands)\n", argv[1],
+                subcommands[near].name);
+        return TS_EXIT_USAGE;
+    }
     fprintf(stderr, "tinyseq: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return TS_EXIT_USAGE;

@@ -119,6 +119,29 @@ Test(cli_args, a_near_miss_suggests_the_flag) {
     }
 }
 
+// A misspelled command names the one it most likely meant (issue 47); a
+// word near none lists the commands.
+Test(cli_args, a_misspelled_command_suggests_the_command) {
+    static const char *const cases[][2] = {
+        {"tranlsate", "unknown command 'tranlsate': did you mean translate?"},
+        {"trian", "did you mean train?"},
+        {"evl", "did you mean eval?"},
+        {"repor", "did you mean report?"},
+        {"grad", "did you mean gradcheck?"},  // the start of one command only
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out;
+        int rc = test_runf(&out, "%s %s --model x.ckpt", TS_PROGRAM, cases[i][0]);
+        cr_assert(rc == 2 && strstr(out, cases[i][1]), "%s: exit %d\n%s", cases[i][0], rc, out);
+        free(out);
+    }
+    char *out;
+    int rc = test_runf(&out, "%s zebra", TS_PROGRAM);
+    cr_assert(rc == 2 && strstr(out, "unknown command 'zebra'\n") && !strstr(out, "did you mean") &&
+              strstr(out, "commands:"), "exit %d\n%s", rc, out);
+    free(out);
+}
+
 Test(cli_args, help_prints_the_usage_and_exits_0, .init = cr_redirect_stdout) {
     parsed_args p;
     cr_assert_eq(parse(&p, ARGS("--n", "2", "--help", "--bogus")), TS_EXIT_OK);
