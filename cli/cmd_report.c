@@ -7,6 +7,7 @@
 #include "viz/report.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,13 @@ int ts_cmd_report(int argc, char **argv) {
     struct stat st;
     if (stat(config, &st) != 0) {
         ts_cli_error(cmd, 0, "'%s' is not a tinyseq run directory (no config.txt)", dir);
+        // A file of a run (its best.ckpt): the page is its directory's.
+        char copy[4200];
+        snprintf(copy, sizeof copy, "%s", dir);
+        const char *parent = dirname(copy);
+        snprintf(config, sizeof config, "%s/config.txt", parent);
+        if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode) && stat(config, &st) == 0)
+            fprintf(stderr, "%s: '%s' is a file of the run in '%s': did you mean %s %s?\n", cmd, dir, parent, cmd, parent);
         return TS_EXIT_FAIL;
     }
     snprintf(default_out, sizeof default_out, "%s/report.html", dir);

@@ -257,6 +257,13 @@ Test(cli_report, bad_runs_and_files_are_refused_by_name) {
     cr_assert_eq(report(&out, args), 1, "%s", out);
     cr_assert(strstr(out, "is not a tinyseq run directory"), "%s", out);
     free(out);
+    // A checkpoint of the run names the run's directory (issue 47).
+    snprintf(args, sizeof args, "%s/best.ckpt", run);
+    cr_assert_eq(report(&out, args), 1, "%s", out);
+    char want[4200];
+    snprintf(want, sizeof want, "did you mean tinyseq report %s?", run);
+    cr_assert(strstr(out, "is not a tinyseq run directory") && strstr(out, want), "%s", out);
+    free(out);
     snprintf(args, sizeof args, "%s -o %s/run/config.txt", run, dir);
     cr_assert_eq(report(&out, args), 1, "%s", out);
     cr_assert(strstr(out, "exists; pass --force"), "%s", out);
