@@ -32,7 +32,7 @@ static void help(FILE *out) {
             "  --max-len N      keep pairs with 1..N tokens on both sides (default: no limit)\n"
             "  --min-count N    --stats: vocabulary words need N occurrences (default 1)\n"
             "  --prefix P       keep pairs whose source starts with the words P (repeatable)\n"
-            "  --skip-bad       skip and count malformed lines instead of stopping at the first\n"
+            "  --skip-bad       skip malformed lines, naming them, instead of stopping at the first\n"
             "\n"
             "Exit status: 0 ok, 1 unreadable or malformed input or failed write, 2 usage error.\n",
             TS_TOY_PAIRS, TS_TOY_SEED);
@@ -94,7 +94,8 @@ static void print_stats(const char *path, const ts_corpus *c, const ts_corpus_op
     double n = c->n_pairs ? (double)c->n_pairs : 1.0;
     printf("file: %s\n", path);
     printf("lines: %zu\n", c->n_lines);
-    printf("bad lines skipped: %zu\n", c->n_bad);
+    char skipped[512];
+    printf("bad lines skipped: %zu%s%s\n", c->n_bad, c->n_bad ? ", " : "", ts_corpus_skipped(c, skipped, sizeof skipped));
     printf("pairs filtered out: %zu (max-len %zu, %zu prefixes)\n", c->n_filtered, opts->max_len,
            opts->n_prefixes);
     printf("pairs: %zu\n", c->n_pairs);
@@ -130,9 +131,10 @@ static int run_read(const char *path, const ts_corpus_opts *opts, long min_count
         ts_cli_error(command, 1, "writing stdout");
         code = TS_EXIT_FAIL;
     }
+    char skipped[512];
     if (code == TS_EXIT_OK && c->n_bad)
-        fprintf(stderr, "%s: skipped %zu malformed line%s of '%s'\n", command, c->n_bad,
-                c->n_bad == 1 ? "" : "s", path);
+        fprintf(stderr, "%s: skipped %zu malformed line%s of '%s': %s\n", command, c->n_bad,
+                c->n_bad == 1 ? "" : "s", path, ts_corpus_skipped(c, skipped, sizeof skipped));
     ts_corpus_free(c);
     return code;
 }

@@ -54,7 +54,7 @@ static const char usage[] =
     "  --max-len N     leave out pairs with a side longer than N tokens (default:\n"
     "                  the checkpoint's training limit; 0: none); pairs longer\n"
     "                  than 1000 tokens are always left out\n"
-    "  --skip-bad      skip malformed corpus lines instead of failing\n"
+    "  --skip-bad      skip malformed corpus lines, naming them, instead of failing\n"
     "  --show N        print the first N pairs with their outputs (default 3)\n"
     "  --batch N       sentences per batch (default 64)\n"
     "\n"
@@ -244,7 +244,10 @@ int ts_cmd_eval(int argc, char **argv) {
     ts_head_table js = {0}, same = {0};  // --explain: JS divergence and same-argmax share beside the attributions
     int status = TS_EXIT_FAIL;
     printf("corpus %s: %zu pair%s", corpus_path, c->n_pairs, c->n_pairs == 1 ? "" : "s");
-    if (c->n_bad) printf(", %zu malformed lines skipped", c->n_bad);
+    char skipped[512];
+    if (c->n_bad)
+        printf(", %zu malformed line%s skipped: %s", c->n_bad, c->n_bad == 1 ? "" : "s",
+               ts_corpus_skipped(c, skipped, sizeof skipped));
     if (n_rows < c->n_pairs) printf(", %zu with a side longer than %d tokens left out", c->n_pairs - n_rows, set.limit);
     putchar('\n');
     if (n_rows == 0) {

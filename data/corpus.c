@@ -371,6 +371,8 @@ int ts_corpus_read(const char *path, const ts_corpus_opts *opts, ts_corpus **out
             st = parse_line(s, len, norm, &src, &ns, &tgt, &nt, text);
         }
         if (st == TS_ERR_FORMAT && skip_bad) {
+            if (c->n_bad == 0) snprintf(c->bad_why, sizeof c->bad_why, "%s", ts_last_error());
+            if (c->n_bad < TS_CORPUS_BAD_NAMED) c->bad_lines[c->n_bad] = lineno;
             c->n_bad++;
             continue;
         }
@@ -413,6 +415,22 @@ done:
     }
     *out = c;
     return TS_OK;
+}
+
+char *ts_corpus_skipped(const ts_corpus *c, char *buf, size_t n) {
+    size_t used = 0, named = c->n_bad < TS_CORPUS_BAD_NAMED ? c->n_bad : TS_CORPUS_BAD_NAMED;
+#define PUT(...) used += (size_t)snprintf(buf + used, used < n ? n - used : 0, __VA_ARGS__)
+    if (n) buf[0] = '\0';
+    if (c->n_bad == 1) {
+        PUT("line %zu (%s)", c->bad_lines[0], c->bad_why);
+        return buf;
+    }
+    for (size_t i = 0; i < named; i++)
+        PUT("%s%zu", i == 0 ? "lines " : i + 1 == named && named == c->n_bad ? " and " : ", ", c->bad_lines[i]);
+    if (c->n_bad > named) PUT(" and %zu more", c->n_bad - named);
+    if (c->n_bad) PUT(" (line %zu: %s)", c->bad_lines[0], c->bad_why);
+#undef PUT
+    return buf;
 }
 
 // ---- writing -----------------------------------------------------------------

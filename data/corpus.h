@@ -41,6 +41,9 @@ typedef struct {
     int32_t n_links;
 } ts_pair;
 
+// How many skipped lines a corpus names (ts_corpus_skipped).
+#define TS_CORPUS_BAD_NAMED 5
+
 // Read-only for users; build with ts_corpus_new/ts_corpus_add or get one from
 // ts_corpus_read / ts_toy_generate, free with ts_corpus_free. The pairs'
 // tokens and links live in one arena (at most TS_ARENA_MAX, 16 GiB).
@@ -50,6 +53,8 @@ typedef struct ts_corpus {
     int has_align;      // 1 when every pair carries a gold alignment
     size_t n_lines;     // lines read from the file (reader only)
     size_t n_bad;       // malformed lines skipped because of skip_bad
+    size_t bad_lines[TS_CORPUS_BAD_NAMED];  // the first of them by number (from 1): min(n_bad, 5)
+    char bad_why[160];  // what was wrong with the first ("no tab (expected source<TAB>target)")
     size_t n_filtered;  // well-formed pairs dropped by max_len or prefixes
     // private
     size_t cap;
@@ -117,6 +122,12 @@ int ts_pair_text(const ts_pair *p, enum ts_side side, char **text);
 //   TS_ERR_ARG     a prefix that normalises to nothing;
 //   TS_ERR_NOMEM.
 int ts_corpus_read(const char *path, const ts_corpus_opts *opts, ts_corpus **out);
+
+// The lines ts_corpus_read skipped, for messages: "line 4 (no tab
+// (expected source<TAB>target))", "lines 4, 9 and 12 (line 4: ...)", "lines
+// 1, 2, 3, 4, 5 and 7 more (line 1: ...)"; "" when none was. Writes at most
+// n bytes to buf; returns buf.
+char *ts_corpus_skipped(const ts_corpus *c, char *buf, size_t n);
 
 // Drops, in place, the pairs that fail opts->max_len or opts->prefixes and
 // adds their number to c->n_filtered (skip_bad is ignored). Used on corpora

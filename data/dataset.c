@@ -35,6 +35,13 @@ static int with_gold(const char *corpus_name, const char *gold, const ts_corpus 
     return rc;
 }
 
+// "skipped 3 malformed lines of x.tsv: lines 4, 9 and 12 (line 4: no tab ...)".
+static void log_skipped(FILE *log, const ts_corpus *c, const char *path) {
+    char lines[512];
+    fprintf(log, "skipped %zu malformed line%s of %s: %s\n", c->n_bad, c->n_bad == 1 ? "" : "s", path,
+            ts_corpus_skipped(c, lines, sizeof lines));
+}
+
 // The corpus: the file, or the toy corpus generated from its seed; both
 // filtered alike.
 static int read_corpus(const ts_dataset_opts *o, FILE *log, const char *gold, const ts_corpus_opts *co, ts_dataset *d) {
@@ -43,13 +50,13 @@ static int read_corpus(const ts_dataset_opts *o, FILE *log, const char *gold, co
         ts_corpus *all = NULL;
         int rc = ts_corpus_read(o->corpus, &(ts_corpus_opts){.skip_bad = co->skip_bad, .normalisation = co->normalisation}, &all);
         if (!rc) rc = with_gold(o->corpus, gold, all, &d->corpus);
-        if (!rc && all->n_bad && log) fprintf(log, "skipped %zu malformed lines of %s\n", all->n_bad, o->corpus);
+        if (!rc && all->n_bad && log) log_skipped(log, all, o->corpus);
         ts_corpus_free(all);
         return rc ? rc : ts_corpus_filter(d->corpus, co);
     }
     if (o->corpus) {
         int rc = ts_corpus_read(o->corpus, co, &d->corpus);
-        if (!rc && d->corpus->n_bad && log) fprintf(log, "skipped %zu malformed lines of %s\n", d->corpus->n_bad, o->corpus);
+        if (!rc && d->corpus->n_bad && log) log_skipped(log, d->corpus, o->corpus);
         return rc;
     }
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);

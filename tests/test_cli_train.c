@@ -117,6 +117,34 @@ Test(cli_train, a_malformed_corpus_line_is_named_and_exits_1) {
     free(out);
 }
 
+// --skip-bad names the lines it skipped and what was wrong with the first
+// (issue 47), in train, eval and corpus alike.
+Test(cli_train, skip_bad_names_the_lines_it_skipped, .timeout = 120) {
+    char *dir = test_tmpdir(), text[4096] = "", *out;
+    for (int i = 1; i <= 40; i++) {
+        size_t len = strlen(text);
+        if (i == 3 || i == 17) snprintf(text + len, sizeof text - len, "line %d without a tab\n", i);
+        else snprintf(text + len, sizeof text - len, "word%d is here .\tmot%d est ici .\n", i % 7, i % 7);
+    }
+    char *corpus = test_write_file(dir, "bad.tsv", text, strlen(text));
+    const char *want = "2 malformed lines of %s: lines 3 and 17 (line 3: no tab (expected source<TAB>target))";
+    char expected[4400];
+    snprintf(expected, sizeof expected, want, corpus);
+    int rc = test_runf(&out, "%s train --corpus %s --skip-bad --emb 4 --hidden 4 --steps 1 --show 0 --beam 0 --out %s/run",
+                       TS_PROGRAM, corpus, dir);
+    cr_assert(rc == 0 && strstr(out, "skipped ") && strstr(out, expected), "exit %d:\n%s", rc, out);
+    free(out);
+    snprintf(expected, sizeof expected, "'%s': lines 3 and 17 (line 3: no tab", corpus);
+    rc = test_runf(&out, "%s corpus --normalize %s --skip-bad", TS_PROGRAM, corpus);
+    cr_assert(rc == 0 && strstr(out, expected), "exit %d:\n%s", rc, out);
+    free(out);
+    rc = test_runf(&out, "%s eval --model %s/run/best.ckpt --corpus %s --skip-bad --beam 1 --show 0", TS_PROGRAM, dir, corpus);
+    cr_assert(rc == 0 && strstr(out, "2 malformed lines skipped: lines 3 and 17 (line 3: no tab"), "exit %d:\n%s", rc, out);
+    free(out);
+    free(corpus);
+    free(dir);
+}
+
 Test(cli_train, a_short_run_writes_its_files_and_translates_unknown_words, .timeout = 120) {
     char *dir = test_tmpdir();
     char cmd[2048], *out;

@@ -289,6 +289,11 @@ static void assert_bad_line(const char *text, size_t len, int line, const char *
     cr_assert_eq(st, TS_OK, "skip_bad: %s", ts_last_error());
     cr_assert_eq(c->n_bad, 1);
     cr_assert_eq(c->n_pairs, 2);
+    // ... and named by number, with what was wrong (issue 47).
+    char skipped[512];
+    snprintf(want, sizeof want, "line %d (", line);
+    ts_corpus_skipped(c, skipped, sizeof skipped);
+    cr_assert(!strncmp(skipped, want, strlen(want)) && strstr(skipped, what), "'%s' lacks '%s' and '%s'", skipped, want, what);
     ts_corpus_free(c);
     free(path);
 }
@@ -379,6 +384,16 @@ Test(data, skip_bad_counts_every_bad_class_and_fails_when_nothing_is_left) {
     cr_assert_eq(st, TS_OK, "%s", ts_last_error());
     cr_assert_eq(c->n_bad, 4);
     cr_assert_eq(c->n_pairs, 1);
+    char skipped[512];
+    cr_assert_str_eq(ts_corpus_skipped(c, skipped, sizeof skipped),
+                     "lines 1, 2, 3 and 4 (line 1: no tab (expected source<TAB>target))");
+    ts_corpus_free(c);
+    // Past five, the rest are counted.
+    const char many[] = "a\nb\nc\nGood.\tBien.\nd\ne\nf\ng\n";
+    c = read_text(many, sizeof many - 1, &skip, &st, NULL);
+    cr_assert_eq(st, TS_OK, "%s", ts_last_error());
+    cr_assert_str_eq(ts_corpus_skipped(c, skipped, sizeof skipped),
+                     "lines 1, 2, 3, 5, 6 and 2 more (line 1: no tab (expected source<TAB>target))");
     ts_corpus_free(c);
     const char none[] = "no tab\n\tempty\n";
     cr_assert_null(read_text(none, sizeof none - 1, &skip, &st, NULL));

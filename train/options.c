@@ -65,7 +65,7 @@ const ts_train_option ts_train_options[] = {
          .help = "vocabulary: words seen at least N times (default {})"),
      .saved_as = "data.min_count", INT(data.min_count), .use = SAME | RESUME, .section = "data"},
     {SET(.flag = "skip-bad", .key = "skip_bad",
-         .help = "skip malformed corpus lines (and count them) instead of stopping"),
+         .help = "skip malformed corpus lines (named by number) instead of stopping"),
      .saved_as = "data.skip_bad", SWITCH(data.skip_bad), .use = SAME | RESUME, .section = "data"},
     // A subword run's files have its rows (a word-level run's keep their bytes).
     {SET(.flag = "subword", .key = "subword", .lo = 0, .hi = TS_SUBWORD_MAX_VOCAB, .value = 0, .meta = "N",
