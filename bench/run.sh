@@ -136,7 +136,7 @@ run_pass() {
         local out=ts; [ "$dt" = 32 ] && out=ts32
         timed "$WORK/time.txt" env "${envs[@]}" "$TINYSEQ" train --corpus "$DATA" --max-len "$MAX_LEN" "${MODEL[@]}" \
           --lr 0.001 --clip 5 --label-smoothing "$LABEL_SMOOTHING" --steps "$STEPS" --threads "$THREADS" \
-          --dtype "float$dt" --show 0 --force \
+          --dtype "float$dt" --show 0 --force --verbose \
           --out "$WORK/run" >"$WORK/ts_out.txt" 2>"$WORK/ts_err.txt" \
           || { echo "bench: tinyseq --dtype float$dt failed:"; cat "$WORK/ts_err.txt"; exit 1; }
         sed -n 's/^train: tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/ts_out.txt" >>"$WORK/$out.txt"

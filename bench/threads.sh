@@ -63,7 +63,7 @@ ts_run() {
   while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
   env "${envs[@]}" "$TINYSEQ" train --corpus "$DATA" --max-len "$MAX_LEN" "${MODEL[@]}" --lr 0.001 --clip 5 \
-    --label-smoothing "$LABEL_SMOOTHING" --steps "$STEPS" --dtype float32 --show 0 --force --out "$WORK/run" "$@" \
+    --label-smoothing "$LABEL_SMOOTHING" --steps "$STEPS" --dtype float32 --show 0 --force --verbose --out "$WORK/run" "$@" \
     >"$WORK/out.txt" 2>&1 || { echo "bench: tinyseq failed:"; tail "$WORK/out.txt"; exit 1; }
   sed -n 's/^train: tokens_per_s=\([0-9.]*\).*/\1/p' "$WORK/out.txt" >>"$file"
   sed -n 's/^kernels: .*; \([0-9]*\) BLAS threads$/\1/p' "$WORK/out.txt" | head -1 >"$WORK/threads_used.txt"

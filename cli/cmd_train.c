@@ -174,7 +174,9 @@ static const struct {
     {"training", "  --config FILE     read options from FILE first: key = value lines as DIR/config.txt\n"
                  "                    writes them (# starts a comment); flags on the command line win\n"},
     {"output", "  --check-out       train nothing: exit 0 when --out is new, empty or holds only a run's\n"
-               "                    files (what --force replaces), else name what else it holds, exit 2\n"},
+               "                    files (what --force replaces), else name what else it holds, exit 2\n"
+               "  --verbose         also name the BLAS kernels and threads before the first step (always\n"
+               "                    named, with a warning, when they are below the CPU's; tinyseq --version)\n"},
 };
 
 static const char usage_tail[] =
@@ -407,7 +409,7 @@ static int train_command(int argc, char **argv, char **config_text) {
     const char *config = NULL;
     int check_out = 0;
     // One flag a row of the options table, and --config.
-    ts_flag flags[TS_TRAIN_OPTIONS_MAX + 2];
+    ts_flag flags[TS_TRAIN_OPTIONS_MAX + 3];
     option_target targets[TS_TRAIN_OPTIONS_MAX];
     size_t n_flags = 0;
     for (size_t i = 0; i < ts_train_options_count; i++) {
@@ -419,6 +421,7 @@ static int train_command(int argc, char **argv, char **config_text) {
     }
     flags[n_flags++] = (ts_flag)TS_STRING("config", &config);
     flags[n_flags++] = (ts_flag)TS_SWITCH("check-out", &check_out);
+    flags[n_flags++] = (ts_flag)TS_SWITCH("verbose", &o.verbose);
     ts_cli_spec spec = {.command = cmd, .help = print_usage, .flags = flags, .n_flags = n_flags};
     const char *config_file = config_path(argc, argv);
     int parsed = config_file ? apply_config(config_file, &spec, config_text) : -1;

@@ -164,6 +164,24 @@ int ts_blas_thread_timeout(void) {
 #endif
 }
 
+const char *ts_blas_kernels_caveat(void) {
+#ifdef TS_HAVE_OPENBLAS
+    static char caveat[256];
+    ts_cpu_features f = ts_cpu_features_detect();
+    ts_cpu_level level = ts_cpu_level_of(&f);
+    const char *core = ts_blas_core_name(), *better = ts_blas_core_for(level, core);
+    if (!better) return NULL;
+    int prescott = !strcasecmp(core, "Prescott");  // the one measured (docs/performance.md)
+    snprintf(caveat, sizeof caveat, "%s's kernels are below this CPU's %s: training runs %s; OPENBLAS_CORETYPE=%s uses the CPU's",
+             core, ts_cpu_level_name(level),
+             prescott ? "2.5-3.1x slower (docs/performance.md)" : "slower (Prescott's: 2.5-3.1x, docs/performance.md)",
+             better);
+    return caveat;
+#else
+    return NULL;
+#endif
+}
+
 const char *ts_blas_kernels(void) {
     if (!kernels[0]) {  // ts_blas_rerun_plan was not called
 #ifdef TS_HAVE_OPENBLAS

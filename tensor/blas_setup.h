@@ -80,6 +80,16 @@ void ts_blas_rerun_failed(const ts_blas_rerun *plan, int err);
 // or "gslcblas" with another CBLAS. Valid for the life of the program.
 const char *ts_blas_kernels(void);
 
+// Why the kernels in use matter, for train's banner: NULL when they are at
+// the CPU's level (or a core the table does not know, or another CBLAS),
+// else what is wrong and what fixes it: "Prescott's kernels are below this
+// CPU's AVX2: training runs 2.5-3.1x slower (docs/performance.md);
+// OPENBLAS_CORETYPE=Haswell uses the CPU's". The CLI re-runs itself onto
+// the CPU's kernels, so it sees one only when the user forced a lower core
+// or the re-run failed; a library inside Python sees OpenBLAS's own choice.
+// Valid for the life of the program.
+const char *ts_blas_kernels_caveat(void);
+
 // The spin OpenBLAS's idle threads do before they sleep, as log2 of TSC
 // ticks (OpenBLAS's reading of OPENBLAS_THREAD_TIMEOUT, clamped to 4-30;
 // 28 when unset), or 0 with another CBLAS.

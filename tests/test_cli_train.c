@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tensor/blas_setup.h"
+#include "tensor/kernels.h"
 #include "testutil.h"
 
 static void expect_usage_error(const char *args, const char *message) {
@@ -822,5 +824,36 @@ Test(cli_train, at_a_terminal_the_command_that_continues_a_run_pastes_whole, .ti
     cr_assert(strstr(out, "resumed from ") && strstr(out, "at step 5 (epoch 1, batch 5)"), "%s", out);
     free(out);
     free(text);
+    free(dir);
+}
+
+// One epoch is "1 epoch" (issue 47); the BLAS kernels are --verbose's unless
+// they are below the CPU's, where a warning says what sets the CPU's own.
+Test(cli_train, the_banner_counts_in_words_and_names_the_kernels_when_they_matter, .timeout = 120) {
+    char *dir = test_tmpdir(), *out;
+    const char *quick = "--toy-pairs 40 --emb 4 --hidden 4 --batch 64 --show 0 --beam 0";
+    int rc = test_runf(&out, "env -u OPENBLAS_CORETYPE %s train %s --epochs 1 --out %s/a", TS_PROGRAM, quick, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "\nlength: 1 epoch (--epochs) of 1 batch, 1 step\n"), "%s", out);
+    cr_assert(!strstr(out, "kernels:") || strstr(out, "warning: "), "kernels named without --verbose or a reason:\n%s", out);
+    free(out);
+    rc = test_runf(&out, "%s train %s --steps 1 --verbose --out %s/b", TS_PROGRAM, quick, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    cr_assert(strstr(out, "\nlength: 1 step (--steps), 1 batch an epoch\n"), "%s", out);
+    cr_assert(strstr(out, "kernels: ") && strstr(out, " BLAS threads\n"), "--verbose names no kernels:\n%s", out);
+    free(out);
+    ts_cpu_features f = ts_cpu_features_detect();
+    const char *better = ts_blas_core_for(ts_cpu_level_of(&f), "Prescott");
+    if (strcmp(ts_blas_name(), "OpenBLAS") || !better) {
+        free(dir);
+        cr_skip_test("Prescott's kernels are this CPU's level (or no OpenBLAS): nothing to warn of");
+    }
+    rc = test_runf(&out, "OPENBLAS_CORETYPE=Prescott %s train %s --steps 1 --out %s/c", TS_PROGRAM, quick, dir);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    char want[160];
+    snprintf(want, sizeof want, "); OPENBLAS_CORETYPE=%s uses the CPU's\n", better);
+    cr_assert(strstr(out, "kernels: Prescott, set by OPENBLAS_CORETYPE") &&
+              strstr(out, "warning: Prescott's kernels are below this CPU's ") && strstr(out, want), "%s", out);
+    free(out);
     free(dir);
 }

@@ -100,6 +100,8 @@ typedef struct {
                                // width (default 5; 0 or 1: greedy only); epochs are evaluated greedily
     FILE *out;                 // summaries and results (stdout)
     FILE *log;                 // progress (stderr): a live bar on a terminal, else a line every few seconds
+    int verbose;               // the banner names the BLAS kernels and threads (train --verbose); without it,
+                               // only kernels below the CPU's level are named (ts_blas_kernels_caveat)
     // When *stop becomes non-zero (a signal handler sets it), the run stops at
     // the next step boundary, saves last.ckpt (resumable from there) and
     // returns TS_OK with report->stopped = *stop; no dev evaluation, no summary.

@@ -189,7 +189,9 @@ void ts_progress_banner(FILE *out, const ts_progress_start *st) {
     if (st->parts > 1)
         put_line(out, 2, "data-parallel: %d rank%s x --accumulate %ld: a batch of %ld sentences in %d parts of about %ld",
                  st->ranks, st->ranks > 1 ? "s" : "", o->accumulate, o->batch, st->parts, o->batch / st->parts);
-    put_line(out, 2, "kernels: %s; %d BLAS threads", ts_blas_kernels(), ts_threads_asked());
+    const char *slow = ts_blas_kernels_caveat();  // the kernels are --verbose's unless they slow the run
+    if (o->verbose || slow) put_line(out, 2, "kernels: %s; %d BLAS threads", ts_blas_kernels(), ts_threads_asked());
+    if (slow) put_line(out, 2, "warning: %s", slow);
     char pieces[160] = "";
     if (o->data.subword)
         snprintf(pieces, sizeof pieces, " subword pieces (%s, %s, at most %ld%s)", ts_subword_kind_name(o->data.subword_kind),
@@ -203,10 +205,12 @@ void ts_progress_banner(FILE *out, const ts_progress_start *st) {
              st->parameters, ts_optim_name(o->optim), st->lr, o->batch);
     // How long: a user should not have to know --arch transformer's 20 epochs.
     if (o->steps > 0)
-        put_line(out, 2, "length: %ld steps (--steps), %ld batches an epoch", o->steps, st->batches);
+        put_line(out, 2, "length: %ld step%s (--steps), %ld batch%s an epoch", o->steps, o->steps == 1 ? "" : "s",
+                 st->batches, st->batches == 1 ? "" : "es");
     else
-        put_line(out, 2, "length: %ld epochs (--epochs) of %ld batches, %ld steps%s", o->epochs, st->batches,
-                 o->epochs * st->batches, o->patience < o->epochs ? "; fewer if dev loss stops improving (--patience)" : "");
+        put_line(out, 2, "length: %ld epoch%s (--epochs) of %ld batch%s, %ld step%s%s", o->epochs, o->epochs == 1 ? "" : "s",
+                 st->batches, st->batches == 1 ? "" : "es", o->epochs * st->batches, o->epochs * st->batches == 1 ? "" : "s",
+                 o->patience < o->epochs ? "; fewer if dev loss stops improving (--patience)" : "");
     // The regularisers and the final search are defaults a user may not expect: say them.
     char search[32] = "";
     if (o->beam > 1) snprintf(search, sizeof search, " and beam %ld", o->beam);

@@ -85,7 +85,8 @@ typedef struct {
 } ts_progress_start;
 
 // The lines before the first step on out: data-parallel parts (when a batch
-// is cut), kernels, data, model, how long it runs (epochs or steps, batches
+// is cut), kernels (with --verbose, or with a warning when they are below
+// the CPU's), data, model, how long it runs (epochs or steps, batches
 // an epoch, what may stop it sooner), regularisers and final search, resume point.
 void ts_progress_banner(FILE *out, const ts_progress_start *st);
 
