@@ -158,3 +158,43 @@ Test(cli_help, decoding_verbs_decode_with_the_beam_they_state, .timeout = 120) {
         free(help);
     }
 }
+
+// Every figure eval prints (its last line's NAME=, entropy= and pad_mass=,
+// the agreement table) has a one-line reading in eval --help, and
+// docs/attention.md reads it too (issue 47).
+Test(cli_help, eval_reads_every_figure_it_prints) {
+    char *help = help_of("eval"), path[4200];
+    snprintf(path, sizeof path, "%s/docs/attention.md", TS_SOURCE_DIR);
+    char *doc = test_read_file(path, NULL);
+    const char *last = strstr(help, "  eval: "), *end = last ? strstr(last, "]]\n") : NULL;
+    cr_assert(last && end, "eval --help shows no last line:\n%s", help);
+    char names[40][32];
+    int n = 0;
+    for (const char *p = last; p < end && n < 38; p++) {  // each NAME=
+        if (*p != '=') continue;
+        const char *start = p;
+        while (start > last && (start[-1] == '_' || (start[-1] >= 'a' && start[-1] <= 'z'))) start--;
+        snprintf(names[n++], sizeof names[0], "%.*s", (int)(p - start), start);
+    }
+    snprintf(names[n++], sizeof names[0], "entropy");
+    snprintf(names[n++], sizeof names[0], "pad_mass");
+    cr_assert_geq(n, 14, "only %d figures found", n);
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(names[i], "pairs")) continue;  // a count
+        char reading[64], quoted[64];
+        snprintf(reading, sizeof reading, "\n  %.31s ", names[i]);
+        snprintf(quoted, sizeof quoted, "`%.31s", names[i]);
+        int own_line = strstr(help, reading) != NULL;
+        if (!own_line) {  // a best head's figure is read on its own figure's line
+            char with[64];
+            snprintf(with, sizeof with, "; %.31s: ", names[i]);
+            own_line = strstr(help, with) != NULL;
+        }
+        cr_expect(own_line, "eval --help gives '%s' no reading", names[i]);
+        cr_expect(strstr(doc, quoted), "docs/attention.md does not read '%s'", names[i]);
+    }
+    cr_expect(strstr(help, "\n  the agreement table (--explain)") && strstr(doc, "the agreement table"),
+              "the agreement table has no reading");
+    free(doc);
+    free(help);
+}

@@ -3,6 +3,7 @@
 // at a terminal every line fits its width.
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <libgen.h>
 #include <math.h>
 #include <poll.h>
 #include <pty.h>
@@ -855,5 +856,25 @@ Test(cli_train, the_banner_counts_in_words_and_names_the_kernels_when_they_matte
     cr_assert(strstr(out, "kernels: Prescott, set by OPENBLAS_CORETYPE") &&
               strstr(out, "warning: Prescott's kernels are below this CPU's ") && strstr(out, want), "%s", out);
     free(out);
+    free(dir);
+}
+
+// A guided run ends with the command that measures the alignment it taught
+// (issue 47), and that command runs as printed.
+Test(cli_train, a_guided_run_ends_with_the_command_that_measures_its_alignment, .timeout = 120) {
+    char *dir = test_tmpdir(), *out, *copy = strdup(TS_PROGRAM);
+    int rc = test_runf(&out, "cd %s && %s train --guided-alignment toy --toy-pairs 100 --emb 4 --hidden 4 --steps 2 "
+                             "--show 0 --beam 0 --out run", dir, TS_PROGRAM);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
+    const char *line = strstr(out, "\nalignment: "), *measures = line ? strstr(line, " measures it on held-out pairs: ") : NULL;
+    cr_assert(line && measures && strstr(measures, "aer_forced= is its attention reading the reference") &&
+              !strchr(measures, '\n')[1], "no closing alignment line:\n%s", out);
+    char command[1024];
+    snprintf(command, sizeof command, "%.*s", (int)(measures - line - 12), line + 12);
+    free(out);
+    rc = test_runf(&out, "cd %s && PATH=\"%s:$PATH\" && %s", dir, dirname(copy), command);
+    cr_assert(rc == 0 && strstr(out, " aer_forced="), "'%s': exit %d\n%s", command, rc, out);
+    free(out);
+    free(copy);
     free(dir);
 }

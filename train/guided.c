@@ -3,7 +3,9 @@
 
 #include "autograd/ops.h"
 #include "data/subword.h"
+#include "models/model.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,4 +92,21 @@ ts_tensor *ts_guided_loss(ts_ctx *ctx, ts_tensor *weights, const double *gold, d
     ts_tensor *g = ts_constant(ctx, weights->ndim, weights->shape, gold);
     ts_tensor *logs = ts_log(ctx, ts_add(ctx, weights, ts_constant(ctx, weights->ndim, weights->shape, eps)));
     return ts_scale(ctx, ts_sum(ctx, ts_mul(ctx, g, logs)), -scale);
+}
+
+void ts_guided_print_measure(FILE *out, const ts_train_opts *o, const ts_model_config *cfg) {
+    if (!ts_guided_on(o)) return;
+    int layers = 0, heads = ts_model_cross_heads(cfg, &layers);
+    char what[160] = "aer_forced= is its attention reading the reference";
+    if (heads * layers > 1)
+        snprintf(what, sizeof what, "the supervised head's figure is layer %ld head %ld's cell of the force-decoded table",
+                 o->guided_layer, o->guided_head);
+    if (!strcmp(o->guided_alignment, TS_GUIDED_TOY))
+        fprintf(out, "alignment: tinyseq corpus --toy --n 1000 --seed 99 --align test.align > test.tsv && tinyseq eval "
+                     "--model %s/best.ckpt --corpus test.tsv --align test.align measures it on held-out pairs: %s "
+                     "(docs/attention.md, section 7)\n", o->out_dir, what);
+    else
+        fprintf(out, "alignment: tinyseq eval --model %s/best.ckpt --corpus HELD_OUT.tsv --align HELD_OUT.align measures "
+                     "it on held-out pairs with gold links like %s's: %s (docs/attention.md, section 7)\n",
+                o->out_dir, o->guided_alignment, what);
 }

@@ -46,6 +46,13 @@ int ts_guided_resolve(ts_train_opts *o);
 int ts_guided_gold(const ts_corpus *aligned, const ts_corpus *units, const size_t *rows, int B, int S, int T,
                     double *gold, long *rows_linked);
 
+// A guided run's closing line on out: the command that measures the
+// alignment it taught (eval --align's aer_forced=, the supervised head
+// reading the reference: for a model of several heads, its cell of the
+// force-decoded table), on a held-out toy set for "toy", else on the
+// user's held-out pairs and links. Nothing for an unguided run.
+void ts_guided_print_measure(FILE *out, const ts_train_opts *o, const ts_model_config *cfg);
+
 // The loss term of weights (B, T, S) (each row a softmax) against gold
 // (B, T, S): -scale * sum gold * log(weights + TS_GUIDED_EPS), a scalar (1)
 // on the tape. NULL on failure (ctx->status).

@@ -398,7 +398,10 @@ static int end_run(trainer *t, int interrupted, ts_train_report *report) {
     report->last_loss = t->last_loss;
     report->best_dev_loss = t->s.best_dev;
     report->tokens_per_s = ts_progress_run_rate(&t->progress);
-    if (o->out && !report->stopped) ts_progress_summary(o->out, report, t->dist, ts_params_size(&t->model->params));
+    if (o->out && !report->stopped) {
+        ts_progress_summary(o->out, report, t->dist, ts_params_size(&t->model->params));
+        ts_guided_print_measure(o->out, o, &t->model->cfg);
+    }
     return TS_OK;
 }
 
