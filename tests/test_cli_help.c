@@ -166,7 +166,7 @@ Test(cli_help, eval_reads_every_figure_it_prints) {
     char *help = help_of("eval"), path[4200];
     snprintf(path, sizeof path, "%s/docs/attention.md", TS_SOURCE_DIR);
     char *doc = test_read_file(path, NULL);
-    const char *last = strstr(help, "  eval: "), *end = last ? strstr(last, "]]\n") : NULL;
+    const char *last = strstr(help, "  eval: "), *end = last ? strstr(last, "\nafter ") : NULL;
     cr_assert(last && end, "eval --help shows no last line:\n%s", help);
     char names[40][32];
     int n = 0;

@@ -405,7 +405,7 @@ Test(options, config_txt_keeps_the_zeros_given_that_a_preset_would_fill, .timeou
     char *dir = test_tmpdir(), *out = NULL;
     const char *quick = "--toy-pairs 100 --steps 1 --show 0 --beam 0 --hidden 32 --heads 2 --ff 64";
     cr_assert_eq(test_runf(&out, "'%s' train --preset transformer-small --warmup-steps 0 --subword 0 --lr-schedule plateau "
-                                 "%s --out %s/a", TS_PROGRAM, quick, dir), 0, "%s", out);
+                                 "--normalisation nfc-lowercase-punct-split %s --out %s/a", TS_PROGRAM, quick, dir), 0, "%s", out);
     free(out);
     cr_expect(config_has(dir, "a", "\nwarmup_steps = 0\n") && config_has(dir, "a", "\nsubword = 0\n") &&
               config_has(dir, "a", "\nlr_schedule = plateau\n"), "a zero given is missing from config.txt");
