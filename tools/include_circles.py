@@ -19,7 +19,7 @@ Two graphs, each of which must have no cycle:
 A circle is named with the include line behind each of its edges. Includes
 are the quoted ones only (system headers are <...>), resolved from the
 project root as the code writes them, else beside the including file.
-Which object file uses which symbol is another check's business.
+Which object file uses which symbol is tools/symbol_circles.py's business.
 """
 import os
 import re
@@ -148,6 +148,24 @@ def find_cycle(graph):
     return None
 
 
+def report(tool, what, graphs, out=sys.stdout, err=sys.stderr):
+    """0 when none of graphs [(kind, {node: {successor: why}})] has a cycle, else 1,
+    naming the first cycle of each with the why behind each of its edges
+    (shared with tools/symbol_circles.py)."""
+    failed = 0
+    for kind, graph in graphs:
+        cycle = find_cycle(graph)
+        if cycle:
+            print(f"{what} circle between {kind}: " + " -> ".join(cycle), file=err, flush=True)
+            for a, b in zip(cycle, cycle[1:]):
+                print(f"  {a} -> {b}: {graph[a][b]}", file=err)
+            failed = 1
+        else:
+            edges = sum(len(s) for s in graph.values())
+            print(f"{tool}: {len(graph)} {kind}, {edges} edges, no circle", file=out, flush=True)
+    return failed
+
+
 def check(root, out=sys.stdout, err=sys.stderr):
     """0 when no graph of root's files has a circle, 1 naming the first of each, 2 without files."""
     files = project_files(root)
@@ -155,19 +173,39 @@ def check(root, out=sys.stdout, err=sys.stderr):
         print(f"include_circles: no .c or .h files under {root}", file=err)
         return 2
     includes = include_lines(root, files)
-    failed = 0
-    for kind, graph in (("modules", module_graph(files, includes)), ("headers without a .c", header_graph(files, includes)),
-                        ("folders", folder_graph(files, includes))):
-        cycle = find_cycle(graph)
-        if cycle:
-            print(f"include circle between {kind}: " + " -> ".join(cycle), file=err)
-            for a, b in zip(cycle, cycle[1:]):
-                print(f"  {a} -> {b}: {graph[a][b]}", file=err)
-            failed = 1
-        else:
-            print(f"include_circles: {len(graph)} {kind}, {sum(len(s) for s in graph.values())} edges, no circle",
-                  file=out)
-    return failed
+    return report("include_circles", "include",
+                  (("modules", module_graph(files, includes)), ("headers without a .c", header_graph(files, includes)),
+                   ("folders", folder_graph(files, includes))), out, err)
+
+
+def plant(tree):
+    """A scratch folder holding tree {path: text}; the caller removes it."""
+    scratch = tempfile.mkdtemp(prefix="circles-")
+    for path, text in tree.items():
+        os.makedirs(os.path.join(scratch, os.path.dirname(path)), exist_ok=True)
+        with open(os.path.join(scratch, path), "w") as f:
+            f.write(text)
+    return scratch
+
+
+def self_test_trees(tool, trees, check_tree):
+    """0 when check_tree(folder) gives 0 for the tree named "none" and 1 for
+    each other tree of trees {name: {path: text}}, each planted in a scratch
+    folder; else 1, naming each tree that gave another answer."""
+    failures = 0
+    for name, tree in trees.items():
+        scratch = plant(tree)
+        try:
+            rc = check_tree(scratch)
+        finally:
+            shutil.rmtree(scratch)
+        want = 0 if name == "none" else 1
+        if rc != want:
+            print(f"{tool} --self-test: a tree with {'no circle' if want == 0 else 'a circle of ' + name} "
+                  f"gave {rc}, not {want}", file=sys.stderr)
+            failures += 1
+    print(f"{tool} --self-test: {len(trees) - failures} of {len(trees)} trees as expected")
+    return 1 if failures else 0
 
 
 def self_test():
@@ -182,25 +220,12 @@ def self_test():
         "headers": {"a/p.h": '#include "a/q.h"\n', "a/q.h": '#include "p.h"\n'},
         "folders": {"a/x.h": "", "a/x.c": '#include "b/y.h"\n', "b/y.h": "", "b/z.h": "", "b/z.c": '#include "a/x.h"\n'},
     }
-    failures = 0
-    for name, tree in trees.items():
-        scratch = tempfile.mkdtemp(prefix="include-circles-")
-        try:
-            for path, text in tree.items():
-                os.makedirs(os.path.join(scratch, os.path.dirname(path)), exist_ok=True)
-                with open(os.path.join(scratch, path), "w") as f:
-                    f.write(text)
-            with open(os.devnull, "w") as quiet:
-                rc = check(scratch, out=quiet, err=quiet)
-        finally:
-            shutil.rmtree(scratch)
-        want = 0 if name == "none" else 1
-        if rc != want:
-            print(f"include_circles --self-test: a tree with {'no circle' if want == 0 else 'a circle of ' + name} "
-                  f"gave {rc}, not {want}", file=sys.stderr)
-            failures += 1
-    print(f"include_circles --self-test: {len(trees) - failures} of {len(trees)} trees as expected")
-    return 1 if failures else 0
+
+    def quietly(scratch):
+        with open(os.devnull, "w") as quiet:
+            return check(scratch, out=quiet, err=quiet)
+
+    return self_test_trees("include_circles", trees, quietly)
 
 
 def main():
