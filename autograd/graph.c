@@ -1,53 +1,51 @@
 #include "autograd/graph.h"
 
-#include "autograd/ops_internal.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-// One row per op; the size check keeps the table and the enum in step.
-// An op written once for both dtypes has {f, f_f32}; {f} alone: float64 only.
-const ts_op_info ts_ops[TS_OP_COUNT] = {
-    [TS_OP_LEAF] = {"leaf", {NULL}},
-    [TS_OP_ADD] = {"add", {ts_add_backward, ts_add_backward_f32}},
-    [TS_OP_SUB] = {"sub", {ts_sub_backward, ts_sub_backward_f32}},
-    [TS_OP_MUL] = {"mul", {ts_mul_backward, ts_mul_backward_f32}},
-    [TS_OP_SCALE] = {"scale", {ts_scale_backward, ts_scale_backward_f32}},
-    [TS_OP_ADD_BIAS] = {"add_bias", {ts_add_bias_backward, ts_add_bias_backward_f32}},
-    [TS_OP_MATMUL] = {"matmul", {ts_matmul_backward, ts_matmul_backward_f32}},
-    [TS_OP_LINEAR] = {"linear", {ts_linear_backward, ts_linear_backward_f32}},
-    [TS_OP_TANH] = {"tanh", {ts_tanh_backward, ts_tanh_backward_f32}},
-    [TS_OP_SIGMOID] = {"sigmoid", {ts_sigmoid_backward, ts_sigmoid_backward_f32}},
-    [TS_OP_RELU] = {"relu", {ts_relu_backward, ts_relu_backward_f32}},
-    [TS_OP_EXP] = {"exp", {ts_exp_backward, ts_exp_backward_f32}},
-    [TS_OP_LOG] = {"log", {ts_log_backward, ts_log_backward_f32}},
-    [TS_OP_SUM] = {"sum", {ts_sum_backward, ts_sum_backward_f32}},
-    [TS_OP_MEAN] = {"mean", {ts_mean_backward, ts_mean_backward_f32}},
-    [TS_OP_CONCAT] = {"concat", {ts_concat_backward, ts_concat_backward_f32}},
-    [TS_OP_SLICE_COLS] = {"slice_cols", {ts_slice_cols_backward, ts_slice_cols_backward_f32}},
-    [TS_OP_GATHER_ROWS] = {"gather_rows", {ts_gather_rows_backward, ts_gather_rows_backward_f32}},
-    [TS_OP_SLICE_ROWS] = {"slice_rows", {ts_slice_rows_backward, ts_slice_rows_backward_f32}},
-    [TS_OP_RESHAPE] = {"reshape", {ts_reshape_backward, ts_reshape_backward_f32}},
-    [TS_OP_SOFTMAX] = {"softmax", {ts_softmax_backward, ts_softmax_backward_f32}},
-    [TS_OP_LOG_SOFTMAX] = {"log_softmax", {ts_log_softmax_backward, ts_log_softmax_backward_f32}},
-    [TS_OP_CROSS_ENTROPY] = {"cross_entropy", {ts_cross_entropy_backward, ts_cross_entropy_backward_f32}},
-    [TS_OP_LINEAR_CROSS_ENTROPY] = {"linear_cross_entropy", {ts_linear_cross_entropy_backward, ts_linear_cross_entropy_backward_f32}},
-    [TS_OP_DROPOUT] = {"dropout", {ts_dropout_backward, ts_dropout_backward_f32}},
-    [TS_OP_SWAP01] = {"swap01", {ts_swap01_backward, ts_swap01_backward_f32}},
-    [TS_OP_STACK_ROWS] = {"stack_rows", {ts_stack_rows_backward, ts_stack_rows_backward_f32}},
-    [TS_OP_GRU_CELL] = {"gru_cell", {ts_gru_cell_backward, ts_gru_cell_backward_f32}},
-    [TS_OP_LSTM_CELL] = {"lstm_cell", {ts_lstm_cell_backward, ts_lstm_cell_backward_f32}},
-    [TS_OP_ATTN_DOT] = {"attn_dot", {ts_attn_dot_backward, ts_attn_dot_backward_f32}},
-    [TS_OP_ATTN_ADDITIVE] = {"attn_additive", {ts_attn_additive_backward, ts_attn_additive_backward_f32}},
-    [TS_OP_ATTN_CONTEXT] = {"attn_context", {ts_attn_context_backward, ts_attn_context_backward_f32}},
-    [TS_OP_BMM] = {"bmm", {ts_bmm_backward, ts_bmm_backward_f32}},
-    [TS_OP_SPLIT_HEADS] = {"split_heads", {ts_split_heads_backward, ts_split_heads_backward_f32}},
-    [TS_OP_MERGE_HEADS] = {"merge_heads", {ts_merge_heads_backward, ts_merge_heads_backward_f32}},
-    [TS_OP_LAYER_NORM] = {"layer_norm", {ts_layer_norm_backward, ts_layer_norm_backward_f32}},
-    [TS_OP_MHA] = {"mha", {ts_mha_backward, ts_mha_backward_f32}},
+// The name of each op's nodes, in graph dumps and error messages; its
+// backward is the op's row of autograd/backward.c's table.
+const char *const ts_op_names[TS_OP_COUNT] = {
+    [TS_OP_LEAF] = "leaf",
+    [TS_OP_ADD] = "add",
+    [TS_OP_SUB] = "sub",
+    [TS_OP_MUL] = "mul",
+    [TS_OP_SCALE] = "scale",
+    [TS_OP_ADD_BIAS] = "add_bias",
+    [TS_OP_MATMUL] = "matmul",
+    [TS_OP_LINEAR] = "linear",
+    [TS_OP_TANH] = "tanh",
+    [TS_OP_SIGMOID] = "sigmoid",
+    [TS_OP_RELU] = "relu",
+    [TS_OP_EXP] = "exp",
+    [TS_OP_LOG] = "log",
+    [TS_OP_SUM] = "sum",
+    [TS_OP_MEAN] = "mean",
+    [TS_OP_CONCAT] = "concat",
+    [TS_OP_SLICE_COLS] = "slice_cols",
+    [TS_OP_GATHER_ROWS] = "gather_rows",
+    [TS_OP_SLICE_ROWS] = "slice_rows",
+    [TS_OP_RESHAPE] = "reshape",
+    [TS_OP_SOFTMAX] = "softmax",
+    [TS_OP_LOG_SOFTMAX] = "log_softmax",
+    [TS_OP_CROSS_ENTROPY] = "cross_entropy",
+    [TS_OP_LINEAR_CROSS_ENTROPY] = "linear_cross_entropy",
+    [TS_OP_DROPOUT] = "dropout",
+    [TS_OP_SWAP01] = "swap01",
+    [TS_OP_STACK_ROWS] = "stack_rows",
+    [TS_OP_GRU_CELL] = "gru_cell",
+    [TS_OP_LSTM_CELL] = "lstm_cell",
+    [TS_OP_ATTN_DOT] = "attn_dot",
+    [TS_OP_ATTN_ADDITIVE] = "attn_additive",
+    [TS_OP_ATTN_CONTEXT] = "attn_context",
+    [TS_OP_BMM] = "bmm",
+    [TS_OP_SPLIT_HEADS] = "split_heads",
+    [TS_OP_MERGE_HEADS] = "merge_heads",
+    [TS_OP_LAYER_NORM] = "layer_norm",
+    [TS_OP_MHA] = "mha",
 };
-_Static_assert(sizeof ts_ops / sizeof ts_ops[0] == TS_OP_COUNT, "one table row per op");
+_Static_assert(sizeof ts_op_names / sizeof ts_op_names[0] == TS_OP_COUNT, "one name per op");
 
 void ts_ctx_init(ts_ctx *ctx, ts_arena *arena) {
     ctx->arena = arena;
@@ -109,21 +107,19 @@ static ts_tensor *node_header(ts_ctx *ctx, int op, int ndim, const int *dims, in
     ts_tensor *t = ts_arena_alloc(ctx->arena, sizeof *t);
     if (!t) return arena_failed(ctx);
     memset(t, 0, sizeof *t);
-    if (ts_shape_set(t, ndim, dims, ts_ops[op].name) != TS_OK)
+    if (ts_shape_set(t, ndim, dims, ts_op_names[op]) != TS_OK)
         return ts_ctx_fail(ctx, TS_ERR_SHAPE, "%s", ts_last_error());
     t->op = op;
     t->dtype = nsrc ? src[0]->dtype : ctx->dtype;
     int needs_grad = 0;
     for (int i = 0; i < nsrc; i++) {
         if (src[i]->dtype != t->dtype)
-            return ts_ctx_fail(ctx, TS_ERR_ARG, "%s: input 0 is %s, input %d %s", ts_ops[op].name,
+            return ts_ctx_fail(ctx, TS_ERR_ARG, "%s: input 0 is %s, input %d %s", ts_op_names[op],
                                ts_dtype_name(t->dtype), i, ts_dtype_name(src[i]->dtype));
         if (i < TS_MAX_SRC) t->src[i] = src[i];
         needs_grad |= src[i]->requires_grad;
     }
-    if (op != TS_OP_LEAF && !ts_ops[op].backward[t->dtype])
-        return ts_ctx_fail(ctx, TS_ERR_ARG, "%s: not written for %s yet", ts_ops[op].name, ts_dtype_name(t->dtype));
-    snprintf(t->name, sizeof t->name, "%s", ts_ops[op].name);
+    snprintf(t->name, sizeof t->name, "%s", ts_op_names[op]);
     if (ctx->grad_enabled && needs_grad) {
         t->requires_grad = 1;
         t->tape_prev = ctx->tape;
@@ -170,28 +166,4 @@ ts_tensor *ts_to_f64(ts_ctx *ctx, ts_tensor *t) {
     ts_values_convert(copy->data, TS_F64, t->raw, t->dtype, t->size);
     snprintf(copy->name, sizeof copy->name, "%s", t->name);
     return copy;
-}
-
-int ts_backward(ts_ctx *ctx, ts_tensor *loss) { return ts_backward_weighted(ctx, loss, 1.0); }
-
-int ts_backward_weighted(ts_ctx *ctx, ts_tensor *loss, double weight) {
-    if (ctx->status) return ctx->status;
-    if (!loss) return ts_fail(TS_ERR_ARG, "backward: no loss tensor");
-    if (loss->size != 1) {
-        char shape[48];
-        return ctx->status = ts_fail(TS_ERR_SHAPE, "backward: the loss has shape %s; it must be a single number",
-                                     ts_shape_str(loss, shape, sizeof shape));
-    }
-    if (!loss->requires_grad)
-        return ctx->status = ts_fail(TS_ERR_ARG, "backward: the loss depends on nothing that requires a gradient"
-                                                 " (grad mode off?)");
-    if (!ts_grad(ctx, loss)) return ctx->status;
-    if (loss->dtype == TS_F32) loss->grad_f32[0] += (float)weight;
-    else loss->grad[0] += weight;
-    for (ts_tensor *node = ctx->tape; node; node = node->tape_prev) {
-        if (!node->grad_raw) continue;  // nothing flows from the loss through this node
-        int rc = ts_ops[node->op].backward[node->dtype](ctx, node);
-        if (rc) return ctx->status ? ctx->status : (ctx->status = rc);
-    }
-    return TS_OK;
 }

@@ -79,14 +79,22 @@ enum ts_op {
 
 typedef int (*ts_backward_fn)(ts_ctx *ctx, ts_tensor *out);
 
-typedef struct {
-    const char *name;  // for graph dumps and error messages
-    // Adds out->grad's contribution into each input's grad, one instance per
-    // dtype (tensor/dtype_twice.h); NULL for float32: the op takes float64 only.
-    ts_backward_fn backward[TS_DTYPE_COUNT];
-} ts_op_info;
+// An op's name (autograd/graph.c, where every op's forward makes its
+// nodes) and its backward (autograd/backward.c, where ts_backward walks the
+// tape) are two tables indexed by enum ts_op, one below the ops' files and one
+// above them: the backward row names the functions the ops' files define, and
+// those files make their nodes, so one table holding both would tie every
+// op's file and the tape into one circle of symbols.
+extern const char *const ts_op_names[TS_OP_COUNT];
 
-extern const ts_op_info ts_ops[TS_OP_COUNT];
+typedef struct {
+    // Adds out->grad's contribution into each input's grad, one instance per
+    // dtype (tensor/dtype_twice.h); NULL for float32: the op takes float64
+    // only, and ts_backward fails on a float32 node of it.
+    ts_backward_fn of[TS_DTYPE_COUNT];
+} ts_op_backward;
+
+extern const ts_op_backward ts_op_backwards[TS_OP_COUNT];
 
 // Sets up a context on an arena (not owned) with grad mode on.
 void ts_ctx_init(ts_ctx *ctx, ts_arena *arena);

@@ -16,7 +16,7 @@ static ts_tensor *binary(ts_ctx *ctx, int op, ts_tensor *a, ts_tensor *b) {
     if (!a || !b) return NULL;
     if (!ts_same_shape(a, b)) {
         char sa[48], sb[48];
-        return ts_ctx_fail(ctx, TS_ERR_SHAPE, "%s: shapes %s and %s differ", ts_ops[op].name,
+        return ts_ctx_fail(ctx, TS_ERR_SHAPE, "%s: shapes %s and %s differ", ts_op_names[op],
                            SHAPE(a, sa), SHAPE(b, sb));
     }
     ts_tensor *src[2] = {a, b};

@@ -142,7 +142,7 @@ static ts_tensor *heads_node(ts_ctx *ctx, int op, ts_tensor *x, int heads) {
     int width = split ? x->shape[2] : x->shape[2] * heads;
     if (x->ndim != 3 || heads < 1 || width % heads || (!split && x->shape[0] % heads)) {
         char sx[48];
-        return ts_ctx_fail(ctx, TS_ERR_SHAPE, "%s: %s does not hold %d heads", ts_ops[op].name, SHAPE(x, sx), heads);
+        return ts_ctx_fail(ctx, TS_ERR_SHAPE, "%s: %s does not hold %d heads", ts_op_names[op], SHAPE(x, sx), heads);
     }
     int B = split ? x->shape[0] : x->shape[0] / heads, T = x->shape[1], Dh = width / heads;
     int dims[3] = {split ? B * heads : B, T, split ? Dh : width};

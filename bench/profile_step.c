@@ -103,7 +103,7 @@ static int timed_backward(ts_ctx *ctx, ts_tensor *loss, op_time *per_op, double 
         if (!node->grad_raw) continue;
         flops[1] += b;
         double t0 = now();
-        int rc = ts_ops[node->op].backward[node->dtype](ctx, node);
+        int rc = ts_op_backwards[node->op].of[node->dtype](ctx, node);
         per_op[node->op].seconds += now() - t0;
         per_op[node->op].calls++;
         if (rc) return rc;
@@ -316,7 +316,7 @@ int main(int argc, char **argv) {
         printf("%-22s %9s %6s %8s\n", "backward of op", "ms/step", "share", "calls");
         for (int op = 0; op < TS_OP_COUNT; op++)
             if (per_op[op].calls)
-                printf("  %-20s %9.2f %5.1f%% %8.1f\n", ts_ops[op].name, 1e3 * per_op[op].seconds / steps,
+                printf("  %-20s %9.2f %5.1f%% %8.1f\n", ts_op_names[op], 1e3 * per_op[op].seconds / steps,
                        100 * per_op[op].seconds / total, (double)per_op[op].calls / steps);
     }
 
