@@ -7,6 +7,7 @@
 #include "data/gold.h"
 #include "infer/evaluate.h"
 #include "infer/explain.h"
+#include "models/fields.h"
 #include "infer/heads.h"
 #include "infer/session.h"
 #include "viz/render.h"

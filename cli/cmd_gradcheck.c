@@ -4,6 +4,7 @@
 // on a tiny padded batch.
 #include "cli/cli.h"
 
+#include "models/fields.h"
 #include "models/gradcheck.h"
 
 #include <gsl/gsl_rng.h>

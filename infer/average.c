@@ -1,6 +1,7 @@
 // Checkpoint averaging (see average.h).
 #include "infer/average.h"
 
+#include "models/fields.h"
 #include "tensor/status.h"
 
 #include <string.h>

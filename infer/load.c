@@ -1,5 +1,7 @@
 #include "infer/load.h"
 
+#include "models/fields.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 #include "models/cell.h"
 
 #include "autograd/ops.h"
-#include "models/model.h"
+#include "models/rows.h"
 
 #include <math.h>
 #include <string.h>

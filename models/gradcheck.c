@@ -1,6 +1,8 @@
 // The tiny batch the whole model's gradient check runs on (see gradcheck.h).
 #include "models/gradcheck.h"
 
+#include "models/fields.h"
+
 // Three sentences, time-major: source lengths 5, 3, 2; targets of 3, 5 and 1 words.
 enum { B = 3, S = 5, T = 6 };
 static const int batch_src[S * B] = {4, 5, 6, 5, 4, 5, 6, 6, 0, 4, 0, 0, 5, 0, 0};

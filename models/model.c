@@ -2,6 +2,8 @@
 // configuration (models/model.h); the rows' table is models/architectures.c.
 #include "models/model.h"
 
+#include "models/fields.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -60,49 +62,3 @@ int ts_model_cross_heads(const ts_model_config *cfg, int *layers) {
     return ts_model_kind_of(cfg->arch)->cross_heads(cfg, layers);
 }
 
-const char *ts_arch_name(int arch) { return arch >= 0 && arch < TS_ARCH_COUNT ? ts_model_kind_of(arch)->name : "?"; }
-
-const ts_names ts_arch_names = {.what = "architecture", .count = TS_ARCH_COUNT, .name = ts_arch_name};
-
-int ts_arch_parse(const char *name, ts_model_arch *arch) {
-    int v, rc = ts_names_parse(&ts_arch_names, name, &v);
-    if (!rc) *arch = (ts_model_arch)v;
-    return rc;
-}
-
-int *ts_reorder_sources(ts_ctx *ctx, const int *rows, int n, int group, int per_source) {
-    if (ctx->status) return NULL;
-    if (group < 1 || n < 1 || n % group) {
-        ts_ctx_fail(ctx, TS_ERR_ARG, "reorder: %d rows in runs of %d", n, group);
-        return NULL;
-    }
-    int runs = n / group, *sources = ts_arena_alloc(ctx->arena, (size_t)runs * sizeof(int));  // (runs)
-    if (!sources) {
-        ts_ctx_fail(ctx, TS_ERR_ARENA, "%s", ts_last_error());
-        return NULL;
-    }
-    for (int k = 0; k < n; k++) {
-        int source = rows[k] / per_source;
-        if (k % group == 0) sources[k / group] = source;
-        else if (source != sources[k / group]) {
-            ts_ctx_fail(ctx, TS_ERR_ARG, "reorder: rows %d and %d of one run read sources %d and %d", k - k % group, k,
-                        sources[k / group], source);
-            return NULL;
-        }
-    }
-    return sources;
-}
-
-ts_tensor *ts_rows_select(ts_ctx *ctx, const ts_tensor *t, const int *rows, int n) {
-    if (!t) return NULL;
-    int shape[TS_MAX_DIMS];
-    memcpy(shape, t->shape, (size_t)t->ndim * sizeof(int));
-    shape[0] = n;  // greedy keeps fewer rows than it had
-    ts_tensor *copy = ts_node(ctx, TS_OP_LEAF, t->ndim, shape, 0, NULL);
-    if (!copy) return NULL;
-    if (copy->dtype != t->dtype) return ts_ctx_fail(ctx, TS_ERR_ARG, "rows_select: a %s tensor in a %s step",
-                                                    ts_dtype_name(t->dtype), ts_dtype_name(copy->dtype));
-    size_t row = t->size / (size_t)t->shape[0] * ts_dtype_size(t->dtype);  // bytes
-    for (int k = 0; k < n; k++) memcpy((char *)copy->raw + k * row, (const char *)t->raw + (size_t)rows[k] * row, row);
-    return copy;
-}

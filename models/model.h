@@ -20,6 +20,7 @@
 #include "autograd/graph.h"
 #include "autograd/params.h"
 #include "models/config.h"
+#include "models/rows.h"
 
 // One batch, time-major, as a model reads it. Not owned.
 typedef struct {
@@ -217,16 +218,5 @@ char *ts_model_attention_title(const ts_model_config *cfg, char *buf, size_t n);
 char *ts_model_describe(const ts_model_config *cfg, char *buf, size_t n);
 // TS_OK and *arch, or TS_ERR_ARG naming the accepted names.
 int ts_arch_parse(const char *name, ts_model_arch *arch);
-
-// For reorder: a copy (n, ...) of t's rows rows[0..n), in ctx's arena, with
-// no gradient; NULL for a NULL t (an optional part of a state).
-ts_tensor *ts_rows_select(ts_ctx *ctx, const ts_tensor *t, const int *rows, int n);
-
-// For reorder with group g >= 1: the source row each run of g rows of
-// rows[0..n) reads, of a state whose rows read theirs in runs of per_source
-// (row r reads source row r / per_source), in a new (n / g) array in ctx's
-// arena; NULL (ctx failed) when g does not divide n or a run's rows decode
-// different sentences.
-int *ts_reorder_sources(ts_ctx *ctx, const int *rows, int n, int group, int per_source);
 
 #endif

@@ -80,7 +80,7 @@ static ts_tensor *rnn_loss(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view
             int gold = bv->tgt_in[(size_t)(t + 1) * B + b];
             // Past a sentence's end its input is padding either way.
             inputs[b] = gold == TS_PAD || gsl_rng_uniform(rng) < tf ? gold
-                                                                    : ts_seq2seq_argmax_token(scores->data + (size_t)b * V, V);
+                                                                    : ts_argmax_token(scores->data + (size_t)b * V, V);
         }
     }
     if (tapped) tap_steps(ctx, weights, T, B, enc.S, tap);

@@ -202,7 +202,7 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
                 if (weights) memcpy(h->attention + (size_t)t * S, weights->data + (size_t)r * S, (size_t)S * sizeof(double));
                 // The argmax of the logits is the argmax of the log-probabilities;
                 // greedy keeps no score (beam width 1 gives the same tokens with theirs).
-                int best = ts_seq2seq_argmax_row(logits, r);
+                int best = ts_argmax_token_row(logits, r);
                 if (best == TS_EOS || t == max_len) {  // at the limit the last row is kept, the token is not
                     h->ended = best == TS_EOS;
                     continue;

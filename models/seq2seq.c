@@ -65,14 +65,6 @@ size_t ts_seq2seq_param_count(const ts_model_config *cfg) {
     return count;
 }
 
-int ts_seq2seq_argmax_token(const double *row, int n) { return TS_EOS + (int)ts_argmax_array(row + TS_EOS, (size_t)(n - TS_EOS)); }
-
-int ts_seq2seq_argmax_row(const ts_tensor *logits, int r) {
-    size_t V = (size_t)logits->shape[1], at = (size_t)r * V + TS_EOS;
-    return TS_EOS + (int)(logits->dtype == TS_F32 ? ts_argmax_array_f32(logits->data_f32 + at, V - TS_EOS)
-                                                  : ts_argmax_array(logits->data + at, V - TS_EOS));
-}
-
 ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, double tf, gsl_rng *rng,
                            const ts_regularizer *reg, int *n_tokens) {
     return ts_seq2seq_loss_tapped(m, ctx, bv, tf, rng, reg, NULL, n_tokens);

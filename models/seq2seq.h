@@ -60,12 +60,4 @@ ts_tensor *ts_seq2seq_loss(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batc
 ts_tensor *ts_seq2seq_loss_tapped(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch, double tf, gsl_rng *rng,
                                   const ts_regularizer *reg, ts_attention_tap *tap, int *n_tokens);
 
-// The most likely token the model may emit from logits row[0..n): never
-// <pad> or <sos>, which no target contains (first index wins ties).
-int ts_seq2seq_argmax_token(const double *row, int n);
-
-// The same for row r of logits (R, V) of either dtype, read as they are.
-int ts_seq2seq_argmax_row(const ts_tensor *logits, int r);
-
-
 #endif

@@ -7,6 +7,7 @@
 // structure check (not a CRC) is what must catch the damage.
 #include "ckpt/ckpt.h"
 #include "infer/load.h"
+#include "models/fields.h"
 #include "infer/translate.h"
 
 #include "tensor/kernels.h"

@@ -11,6 +11,7 @@
 
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
+#include "models/fields.h"
 #include "models/gradcheck.h"
 #include "models/rnn.h"
 #include "models/search.h"

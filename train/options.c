@@ -4,6 +4,7 @@
 #include "train/options.h"
 
 #include "data/toy.h"
+#include "models/fields.h"
 #include "models/search.h"  // TS_BEAM_DEFAULT
 
 #include <errno.h>

@@ -4,6 +4,7 @@
 #include "train/state.h"
 
 #include "infer/load.h"
+#include "models/fields.h"
 #include "tensor/atomic_write.h"  // ts_path_join
 #include "train/options.h"
 
