@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Fails when the library's object files use each other's symbols in a circle.
 
-    python3 tools/symbol_circles.py BUILD_DIR        (ctest: no_symbol_circles)
+    python3 tools/symbol_circles.py BUILD_DIR [SOURCE_DIR]  (ctest: no_symbol_circles)
     python3 tools/symbol_circles.py --self-test [CC] (compiles circles in a scratch tree)
 
 What it reads: the object files of a build's libraries, the static
 libraries tinyseq_<folder> and the shared tinyseq_shared (api/), that is
 BUILD_DIR/**/CMakeFiles/tinyseq_*.dir/<source path>.o, whose path names the
-source. `nm` lists what each object defines (text, data, read-only data,
+source (an object whose source is no longer in SOURCE_DIR, left behind in
+a build tree by a file since removed, is not read). `nm` lists what each object defines (text, data, read-only data,
 bss, common, weak) and what it leaves undefined; an object that uses a
 symbol another defines depends on it: a function call, and a data reference
 (a table of rows, a row's address) as much. Includes cannot show the
@@ -41,8 +42,9 @@ LIBRARY_DIR = "tinyseq_"  # CMakeFiles/tinyseq_<name>.dir: the project's librari
 DEFINED = set("TDRBCGSVWui")  # nm's letters for a symbol an object defines globally
 
 
-def library_objects(build):
-    """{source path: object path} for every object of build's libraries."""
+def library_objects(build, source=None):
+    """{source path: object path} for every object of build's libraries (with
+    source, only those whose source file is there)."""
     objects = {}
     for here, dirs, names in os.walk(build):
         dirs.sort()
@@ -52,7 +54,8 @@ def library_objects(build):
         if at is None:
             continue
         for n in sorted(names):
-            if n.endswith((".c.o", ".cc.o")):
+            if n.endswith((".c.o", ".cc.o")) and (
+                    source is None or os.path.isfile(os.path.join(source, *parts[at + 2:], n[:-2]))):
                 objects["/".join(parts[at + 2:] + [n[:-2]])] = os.path.join(here, n)
     return objects
 
@@ -95,9 +98,9 @@ def symbol_graphs(objects, nm="nm"):
     return modules, folders
 
 
-def check(build, out=sys.stdout, err=sys.stderr, nm="nm"):
+def check(build, source=None, out=sys.stdout, err=sys.stderr, nm="nm"):
     """0 when neither graph of build's library objects has a circle, 1 naming the first of each, 2 without objects."""
-    objects = library_objects(build)
+    objects = library_objects(build, source)
     if not objects:
         print(f"symbol_circles: no object files of the libraries (CMakeFiles/{LIBRARY_DIR}*.dir) under {build}",
               file=err)
@@ -157,10 +160,10 @@ def self_test(cc):
 def main():
     if sys.argv[1:2] == ["--self-test"]:
         return self_test(sys.argv[2] if len(sys.argv) > 2 else os.environ.get("CC", "cc"))
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    return check(os.path.abspath(sys.argv[1]))
+    return check(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]) if len(sys.argv) == 3 else None)
 
 
 if __name__ == "__main__":
