@@ -25,6 +25,7 @@
 #include "data/normalize.h"
 #include "models/seq2seq.h"
 
+#include "infer/decode.h"
 #include "infer/explain.h"
 #include "infer/forced.h"
 #include "infer/heads.h"
@@ -70,8 +71,6 @@ typedef struct {
     size_t links_cap, gold_cap;
     int32_t *src;         // (n) one sentence's source for score_heads
     size_t src_cap;
-    int *limits;          // (B) the batch's output limits
-    size_t limits_cap;
     const char **words;   // (output + reference words) one sentence's, split in place
     int32_t *ids;         // (output + reference words) their ids within the sentence
     size_t words_cap, ids_cap;
@@ -86,7 +85,6 @@ static void eval_acc_free(eval_acc *a) {
     free(a->links);
     free(a->gold);
     free(a->src);
-    free(a->limits);
     free(a->words);
     free(a->ids);
 }
@@ -305,10 +303,6 @@ static int score_sentence(eval_acc *a, const ts_translator *t, const ts_hypothes
     return has_attention ? score_attention(a, h, n, gold) : TS_OK;
 }
 
-
-// The decoding limit of a sentence with n source words.
-static int limit_for(const ts_eval_opts *o, int n) { return o->max_len > 0 ? o->max_len : ts_output_limit(n); }
-
 // The AER of each cell of acc into *table (NULL: a table of its own, for the
 // figures alone), sized layers x heads: its last layer's head mean in *mean
 // and its best single head's in *best.
@@ -411,25 +405,7 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
         }
 
         ts_hypothesis *h = out_hyps ? hyps + first : hyps;
-        if (o.beam == 1) {
-            // One limit for the batch, then each sentence is cut to its own,
-            // so the result is what decoding it alone would give.
-            rc = ts_seq2seq_greedy(m, ctx, &view, limit_for(&o, batch->S), h);
-            ts_ctx_reset(ctx);
-            for (int b = 0; !rc && b < B; b++) {
-                int own = limit_for(&o, batch->src_len[b]);
-                if (h[b].len > own) {
-                    h[b].len = own;
-                    h[b].ended = 0;
-                }
-            }
-        } else {
-            // The batch's sentences search their beams together, each to its own limit.
-            rc = grow((void **)&acc.limits, &acc.limits_cap, (size_t)B, sizeof(int));
-            for (int b = 0; !rc && b < B; b++) acc.limits[b] = limit_for(&o, batch->src_len[b]);
-            if (!rc) rc = ts_seq2seq_beam_batch(m, ctx, &view, o.beam, acc.limits, &t->length_penalty, h);
-            ts_ctx_reset(ctx);
-        }
+        rc = ts_decode_batch(m, ctx, &view, o.beam, o.max_len, &t->length_penalty, h);
         for (int b = 0; !rc && b < B; b++) {
             size_t k = first + (size_t)b;  // evaluated row
             const ts_pair *p = &c->pairs[batch->rows[b]];

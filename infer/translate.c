@@ -3,6 +3,7 @@
 #include "infer/translate.h"
 
 #include "data/normalize.h"
+#include "infer/decode.h"
 #include "tensor/tokens.h"
 
 #include <stdio.h>
@@ -167,16 +168,14 @@ int ts_translate_sources(ts_translator *t, ts_ctx *ctx, const ts_source *srcs, i
     memset(out, 0, (size_t)(n > 0 ? n : 0) * sizeof *out);
     if (n <= 0) return TS_OK;
     int B = n, S = 0, rc = TS_OK;
-    int *len = calloc((size_t)B, sizeof *len);      // (B)
-    int *limit = calloc((size_t)B, sizeof *limit);  // (B) each sentence's output limit
-    int *src = NULL;                                // (S, B) time-major, TS_PAD past len[b]
-    if (!len || !limit) {
+    int *len = calloc((size_t)B, sizeof *len);  // (B)
+    int *src = NULL;                            // (S, B) time-major, TS_PAD past len[b]
+    if (!len) {
         rc = ts_fail(TS_ERR_NOMEM, "cannot allocate a batch of %d sentences", B);
         goto done;
     }
     for (int b = 0; b < B; b++) {
         len[b] = srcs[b].len;
-        limit[b] = ts_output_limit(len[b]);
         if (len[b] > S) S = len[b];
     }
     if (!(src = malloc((size_t)S * (size_t)B * sizeof *src))) {
@@ -187,26 +186,19 @@ int ts_translate_sources(ts_translator *t, ts_ctx *ctx, const ts_source *srcs, i
         for (int b = 0; b < B; b++) src[s * B + b] = s < len[b] ? srcs[b].ids[s] : TS_PAD;
     ts_batch_view view = {.B = B, .S = S, .src = src, .src_len = len};
     ts_ctx_reset(ctx);
-    // Greedy decodes to the batch's limit and cuts each sentence to its own
-    // after; beam search keeps each to its own as it searches.
-    rc = beam == 1 ? ts_seq2seq_greedy(t->model, ctx, &view, ts_output_limit(S), out)
-                   : ts_seq2seq_beam_batch(t->model, ctx, &view, beam, limit, &t->length_penalty, out);
-    ts_ctx_reset(ctx);
+    rc = ts_decode_batch(t->model, ctx, &view, beam, 0, &t->length_penalty, out);
     if (rc) {
         memset(out, 0, (size_t)B * sizeof *out);
         goto done;
     }
-    // Each sentence's own limit, as one-at-a-time decoding has it; no
-    // attention (greedy's rows have the batch's S columns, not the sentence's).
+    // No attention: greedy's rows have the batch's S columns, not the sentence's.
     for (int b = 0; b < B; b++) {
-        if (out[b].len > limit[b]) out[b].len = limit[b], out[b].ended = 0;
         free(out[b].attention);
         out[b].attention = NULL;
         out[b].S = len[b];
     }
 done:
     free(len);
-    free(limit);
     free(src);
     return rc;
 }

@@ -11,6 +11,7 @@
 #include "testutil.h"
 #include "infer/evaluate.h"
 #include "infer/metrics.h"
+#include "infer/translate.h"
 
 // Sources of lengths 1..7 so batches hold padding; gold links mostly
 // diagonal, with one unaligned target word and one crossing.
@@ -268,6 +269,31 @@ Test(evaluate, beam_search_gives_unpadded_attention) {
         cr_assert_leq(h[i].len, 6, "max_len holds");
     }
     free_hyps(h, N_PAIRS);
+}
+
+// eval and translate decode a batch one way (infer/decode.h): the same
+// sentences in one batch give the same outputs, greedy and beam.
+Test(evaluate, decodes_a_batch_as_translate_does) {
+    const char *texts[N_PAIRS];
+    for (int i = 0; i < N_PAIRS; i++) texts[i] = pairs[i].src;
+    int beams[] = {1, 3};
+    for (int k = 0; k < 2; k++) {
+        ts_eval_opts opts = {.beam = beams[k], .batch = N_PAIRS};
+        ts_eval_result r;
+        ts_hypothesis *h, translated[N_PAIRS];
+        cr_assert_eq(ts_evaluate(&env.t, &env.ctx, env.corpus, NULL, 0, &opts, &r, &h), TS_OK, "%s", ts_last_error());
+        cr_assert_eq(ts_translate_batch(&env.t, &env.ctx, texts, N_PAIRS, beams[k], translated), TS_OK, "%s",
+                     ts_last_error());
+        for (int i = 0; i < N_PAIRS; i++) {
+            cr_assert_eq(h[i].len, translated[i].len, "beam %d, pair %d", beams[k], i);
+            cr_assert_eq(h[i].ended, translated[i].ended, "beam %d, pair %d", beams[k], i);
+            cr_assert_eq(memcmp(h[i].tokens, translated[i].tokens, (size_t)h[i].len * sizeof *h[i].tokens), 0,
+                         "beam %d, pair %d", beams[k], i);
+            cr_assert_eq(h[i].score, translated[i].score, "beam %d, pair %d", beams[k], i);
+            ts_hypothesis_free(&translated[i]);
+        }
+        free_hyps(h, N_PAIRS);
+    }
 }
 
 Test(evaluate, greedy_respects_each_sentences_own_limit) {

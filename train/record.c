@@ -1,5 +1,6 @@
 #include "train/record.h"
 
+#include "infer/decode.h"
 #include "infer/heads.h"
 
 #include "models/search.h"
@@ -103,24 +104,22 @@ static int append_report(ts_record *r, const ts_run_point *at, const ts_eval_res
     size_t n = d->n_dev < TS_REPORT_SENTENCES ? d->n_dev : TS_REPORT_SENTENCES;
     ts_hypothesis beam[TS_REPORT_SENTENCES];
     ts_report_sentence rows[TS_REPORT_SENTENCES];
-    int len[TS_REPORT_SENTENCES], limit[TS_REPORT_SENTENCES], S = 1;
+    int len[TS_REPORT_SENTENCES], S = 1;
     memset(beam, 0, sizeof beam);
     for (size_t i = 0; i < n; i++) {
         const ts_pair *p = &d->dev->pairs[d->dev_rows[i]];
         len[i] = p->src_len < TS_MAX_SENTENCE_TOKENS ? p->src_len : TS_MAX_SENTENCE_TOKENS;
-        limit[i] = ts_output_limit(len[i]);
         if (len[i] > S) S = len[i];
         rows[i] = (ts_report_sentence){p, &greedy[i], &beam[i], NULL};
     }
-    // The sentences search their beams in one batch.
+    // The sentences search their beams in one batch, each to its own limit.
     int *src = malloc((size_t)S * n * sizeof *src);  // (S, n) time-major, TS_PAD past len[i]
     int rc = src ? TS_OK : ts_fail(TS_ERR_NOMEM, "cannot allocate %d x %zu report tokens", S, n);
     for (int s = 0; src && s < S; s++)
         for (size_t i = 0; i < n; i++)
             src[(size_t)s * n + i] = s < len[i] ? ts_vocab_id(d->src_vocab, rows[i].pair->src[s]) : TS_PAD;
     ts_batch_view bv = {.B = (int)n, .S = S, .src = src, .src_len = len};
-    if (!rc) rc = ts_seq2seq_beam_batch(r->model, r->ctx, &bv, TS_BEAM_DEFAULT, limit, NULL, beam);
-    ts_ctx_reset(r->ctx);
+    if (!rc) rc = ts_decode_batch(r->model, r->ctx, &bv, TS_BEAM_DEFAULT, 0, NULL, beam);
     // A Transformer's heads of the first few greedy outputs.
     ts_heads heads[TS_REPORT_HEAD_SENTENCES];
     memset(heads, 0, sizeof heads);
