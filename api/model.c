@@ -74,11 +74,10 @@ void tinyseq_model_free(tinyseq_model *m) {
     free(m);
 }
 
-// The search options every decoding call checks (beam 0: the CLI's default;
-// alpha < 0: no GNMT penalty).
+// The search options every decoding call checks (*beam: the width it asks
+// for, 0 the default; alpha < 0: no GNMT penalty).
 static int set_search(tinyseq_model *m, int *beam, double alpha) {
-    if (*beam == 0) *beam = TS_BEAM_DEFAULT;  // the CLI's default, kept in one place
-    return ts_session_search(&m->s, *beam, alpha < 0 ? (ts_length_penalty){0, 0.0} : (ts_length_penalty){1, alpha});
+    return ts_session_search(&m->s, beam, alpha < 0 ? (ts_length_penalty){0, 0.0} : (ts_length_penalty){1, alpha});
 }
 
 int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int beam, double alpha, char **out) {

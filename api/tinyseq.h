@@ -46,7 +46,8 @@ int tinyseq_load(const char *path, tinyseq_model **out);
 void tinyseq_model_free(tinyseq_model *m);
 
 // Translates texts[0..n), each normalised as training did, with beam search
-// of width beam (1: greedy; 0: the CLI's default, TS_BEAM_DEFAULT), in batches of 128 as tinyseq translate decodes
+// of width beam (1: greedy; 2..1000; 0: the default width, 5, as 0 means
+// wherever a beam is given: docs/cli.md), in batches of 128 as tinyseq translate decodes
 // its lines, so the outputs are the CLI's; alpha >= 0 ranks beam outputs by GNMT's length penalty,
 // alpha < 0 by length normalisation (the default). *out receives the n
 // outputs joined by '\n' (tinyseq_free). Errors: TS_ERR_ARG (beam outside

@@ -39,7 +39,7 @@ static const char usage[] =
     "A subword model (tinyseq train --subword) shows its pieces (\"▁\" starts a word).\n"
     "\n"
     "  --model CKPT     checkpoint written by tinyseq train (required)\n"
-    "  --beam K         beam width, 1..1000 (default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) "; 1: greedy)\n"
+    "  --beam K         beam width, 1.." TS_CLI_QUOTE(TS_BEAM_MAX) " (1: greedy; default, and 0: " TS_CLI_QUOTE(TS_BEAM_DEFAULT) ")\n"
     "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"
     "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
     "                 |y| counts <eos>); larger A favours longer outputs\n"
@@ -281,7 +281,7 @@ int ts_cmd_attend(int argc, char **argv) {
     }
     const ts_flag flags[] = {
         TS_STRING("model", &model_path),
-        TS_INT("beam", &beam, 1, 1000),
+        TS_INT("beam", &beam, 0, TS_BEAM_MAX),
         {.name = "length-penalty", .kind = TS_FLAG_DOUBLE, .target = &lp.alpha, .lo = 0, .hi = 100, .given = &lp.gnmt},
         TS_STRING("svg", &svg_path),
         TS_STRING("json", &json_path),
@@ -323,7 +323,7 @@ int ts_cmd_attend(int argc, char **argv) {
     if (parsed < 0 && list.n == 0 && model_path) parsed = read_sentence(&typed);
     const char *sentence = list.n ? list.items[0] : typed;
     ts_session s;
-    if (parsed < 0) parsed = ts_cli_open_session(cmd, model_path, NULL, lp, beam, &s);
+    if (parsed < 0) parsed = ts_cli_open_session(cmd, model_path, NULL, lp, &beam, &s);
     if (parsed < 0) {
         parsed = attend_check_choice(&choice, s.t.model, model_path);
         if (parsed < 0 && choice.rollout && words && s.t.src_sw) {

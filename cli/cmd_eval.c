@@ -32,8 +32,8 @@ static const char usage[] =
     "\n"
     "  --model CKPT    checkpoint written by tinyseq train (required)\n"
     "  --corpus FILE   TSV corpus (required)\n"
-    "  --beam K        beam width, 1..1000 (default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) "; 1: greedy); a batch's\n"
-    "                  sentences decode together either way\n"
+    "  --beam K        beam width, 1.." TS_CLI_QUOTE(TS_BEAM_MAX) " (1: greedy; default, and 0: " TS_CLI_QUOTE(TS_BEAM_DEFAULT) ");\n"
+    "                  a batch's sentences decode together either way\n"
     "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"
     "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
     "                 |y| counts <eos>); larger A favours longer outputs\n"
@@ -215,7 +215,7 @@ int ts_cmd_eval(int argc, char **argv) {
         TS_STRING("model", &model_path),
         TS_STRING("corpus", &corpus_path),
         TS_STRING("align", &align_path),
-        TS_INT("beam", &beam, 1, 1000),
+        TS_INT("beam", &beam, 0, TS_BEAM_MAX),
         {.name = "length-penalty", .kind = TS_FLAG_DOUBLE, .target = &lp.alpha, .lo = 0, .hi = 100,
          .given = &lp.gnmt},
         TS_INT("max-len", &max_len, 0, 1000000),
@@ -238,7 +238,7 @@ int ts_cmd_eval(int argc, char **argv) {
     }
     if (parsed >= 0) return parsed;
     ts_session s;
-    if ((parsed = ts_cli_open_session(cmd, model_path, corpus_path ? NULL : "--corpus FILE", lp, beam, &s)) >= 0)
+    if ((parsed = ts_cli_open_session(cmd, model_path, corpus_path ? NULL : "--corpus FILE", lp, &beam, &s)) >= 0)
         return parsed;
     ts_translator *t = &s.t;
     // --align's links name words; a subword model's attention is over pieces.

@@ -25,9 +25,9 @@ static const char usage[] =
     "line gives a blank output line.\n"
     "\n"
     "  --model CKPT   checkpoint written by tinyseq train (required)\n"
-    "  --beam K       beam width, 1..1000 (default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) "; 1: greedy); up to 128 lines of\n"
-    "                 the arguments, a pipe or a file decode together, several times\n"
-    "                 faster each\n"
+    "  --beam K       beam width, 1.." TS_CLI_QUOTE(TS_BEAM_MAX) " (1: greedy; default, and 0: " TS_CLI_QUOTE(TS_BEAM_DEFAULT) ");\n"
+    "                 up to 128 lines of the arguments, a pipe or a file decode\n"
+    "                 together, several times faster each\n"
     "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"
     "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
     "                 |y| counts <eos>); larger A favours longer outputs\n"
@@ -172,7 +172,7 @@ int ts_cmd_translate(int argc, char **argv) {
     }
     const ts_flag flags[] = {
         TS_STRING("model", &model_path),
-        TS_INT("beam", &beam, 1, 1000),
+        TS_INT("beam", &beam, 0, TS_BEAM_MAX),
         {.name = "length-penalty", .kind = TS_FLAG_DOUBLE, .target = &lp.alpha, .lo = 0, .hi = 100, .given = &lp.gnmt},
     };
     sentence_list list = {sentences, 0};
@@ -191,7 +191,7 @@ int ts_cmd_translate(int argc, char **argv) {
         parsed = ts_cli_quote_hint(cmd, why, sentences, n_sentences);
     }
     ts_session s;
-    if (parsed < 0) parsed = ts_cli_open_session(cmd, model_path, NULL, lp, beam, &s);
+    if (parsed < 0) parsed = ts_cli_open_session(cmd, model_path, NULL, lp, &beam, &s);
     if (parsed >= 0) {
         free(sentences);
         return parsed;

@@ -12,12 +12,12 @@
 const char *ts_cli_program = "tinyseq";
 
 int ts_cli_open_session(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
-                        long beam, ts_session *s) {
+                        long *beam, ts_session *s) {
     if (!model_path || missing) {
         ts_cli_error(command, 0, "%s is required (see %s --help)", model_path ? missing : "--model CKPT", command);
         return TS_EXIT_USAGE;
     }
-    if (lp.gnmt && beam == 1)
+    if (lp.gnmt && ts_beam_width((int)*beam) == 1)
         ts_cli_error(command, 0, "warning: --length-penalty ranks beam search's outputs; with greedy decoding "
                                  "(--beam 1) it changes nothing: leave --beam at its default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) " or give K > 1");
     if (ts_session_open(s, model_path)) {  // inference only: the weights stay in the file's mapping
@@ -25,11 +25,13 @@ int ts_cli_open_session(const char *command, const char *model_path, const char 
         ts_cli_checkpoint_hint(command, "--model", model_path, "best.ckpt");
         return TS_EXIT_FAIL;
     }
-    if (ts_session_search(s, (int)beam, lp)) {  // the flags' bounds: a usage error had it been outside
+    int width = (int)*beam;
+    if (ts_session_search(s, &width, lp)) {  // the flags' bounds: a usage error had it been outside
         ts_cli_error(command, 1, "the search");
         ts_session_free(s);
         return TS_EXIT_USAGE;
     }
+    *beam = width;
     return -1;
 }
 

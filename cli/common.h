@@ -23,12 +23,13 @@ int ts_cli_choose_explain(const char *command, const char *flag, const char *val
 // prints "CMD: <missing> is required (see CMD --help)" likewise. Then loads
 // the checkpoint into *s (a failure prints "CMD: cannot load the model: <why>", and
 // "did you mean --model DIR/best.ckpt?" for a run directory, and returns
-// TS_EXIT_FAIL) with beam search's width and length penalty lp. -1 on success. A
-// --length-penalty given with greedy decoding (beam 1) would change nothing:
+// TS_EXIT_FAIL) with beam search's width *beam (--beam: 0..TS_BEAM_MAX, then
+// the width it asks for, ts_beam_width) and length penalty lp. -1 on
+// success. A --length-penalty given with greedy decoding (beam 1) would change nothing:
 // a warning says so, and the command goes on (a sweep over --beam 1..K with
 // one --length-penalty still runs).
 int ts_cli_open_session(const char *command, const char *model_path, const char *missing, ts_length_penalty lp,
-                        long beam, ts_session *s);
+                        long *beam, ts_session *s);
 
 // When `path` is a directory holding `name` (a run directory: best.ckpt,
 // last.ckpt), prints "CMD: did you mean FLAG PATH/NAME?" and returns 1; else 0.

@@ -325,11 +325,11 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
     memset(out, 0, sizeof *out);
     if (out_hyps) *out_hyps = NULL;
     ts_eval_opts o = opts ? *opts : (ts_eval_opts){0};
-    if (o.beam == 0) o.beam = 1;
+    o.beam = ts_beam_width(o.beam);
     if (o.batch == 0) o.batch = EVAL_DEFAULT_BATCH;
     if (!rows) n_rows = c->n_pairs;
     if (n_rows == 0) return ts_fail(TS_ERR_ARG, "evaluate: no sentence pairs");
-    if (o.beam < 1 || o.beam > 1000 || o.batch < 1 || o.max_len < 0)
+    if (o.beam < 1 || o.beam > TS_BEAM_MAX || o.batch < 1 || o.max_len < 0)
         return ts_fail(TS_ERR_ARG, "evaluate: beam %d, batch %d, max_len %d", o.beam, o.batch, o.max_len);
     if (o.gold && !o.gold_counts) return ts_fail(TS_ERR_ARG, "evaluate: gold links without their counts");
     if (o.gold && t->src_sw)

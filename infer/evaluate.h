@@ -15,7 +15,8 @@
 #define TS_EVAL_BUCKETS 4  // source lengths 1-5, 6-10, 11-15, 16+
 
 typedef struct {
-    int beam;                  // 1: greedy; K > 1: beam search (either decodes a batch at once)
+    int beam;                  // 1: greedy; K > 1: beam search (either decodes a batch at once,
+                               // infer/decode.h); 0: TS_BEAM_DEFAULT (ts_beam_width)
     int batch;                 // sentences per batch for the loss and greedy decoding (default 64)
     int max_len;               // decode at most this many tokens (0: ts_output_limit of the source length)
     const ts_link *const *gold;     // per evaluated row: gold links (NULL: use the corpus's own, if any)

@@ -30,11 +30,14 @@ void ts_session_free(ts_session *s) {
     memset(s, 0, sizeof *s);
 }
 
-int ts_session_search(ts_session *s, int beam, ts_length_penalty lp) {
-    if (beam < 1 || beam > 1000) return ts_fail(TS_ERR_ARG, "beam %d is outside 1..1000", beam);
+int ts_session_search(ts_session *s, int *beam, ts_length_penalty lp) {
+    if (*beam < 0 || *beam > TS_BEAM_MAX)
+        return ts_fail(TS_ERR_ARG, "beam %d is outside 0..%d (0: the default width %d; 1: greedy)", *beam, TS_BEAM_MAX,
+                       TS_BEAM_DEFAULT);
     if (lp.gnmt && !(lp.alpha >= 0 && lp.alpha <= 100))
         return ts_fail(TS_ERR_ARG, "length penalty %g is outside 0..100", lp.alpha);
     s->t.length_penalty = lp;
+    *beam = ts_beam_width(*beam);
     return TS_OK;
 }
 

@@ -31,10 +31,11 @@ int ts_session_start(ts_session *s);
 // Frees the translator, the arena and the kept scratch arenas; s zeroed.
 void ts_session_free(ts_session *s);
 
-// Beam search's width (1: greedy) and ranking as every front end bounds
-// them: beam in 1..1000, the GNMT length penalty's alpha in [0, 100]. Sets
-// the translator's length penalty. TS_OK or TS_ERR_ARG naming the value.
-int ts_session_search(ts_session *s, int beam, ts_length_penalty lp);
+// Beam search's width and ranking as every front end bounds them: *beam in
+// 0..TS_BEAM_MAX, replaced by the width it asks for (ts_beam_width: 0 the
+// default, 1 greedy); the GNMT length penalty's alpha in [0, 100]. Sets the
+// translator's length penalty. TS_OK or TS_ERR_ARG naming the value.
+int ts_session_search(ts_session *s, int *beam, ts_length_penalty lp);
 
 // s's context as ts_ctx_init leaves one (no tape, gradients on, float64
 // constants, no failure) over s's arena; the scratch arenas and the

@@ -523,7 +523,7 @@ static int beam_select(const beam_search *b, beam_sentence *s, int t, const beam
 int ts_seq2seq_beam_batch(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int beam, const int *max_len,
                           const ts_length_penalty *lp, ts_hypothesis *out) {
     int K = beam, B = bv->B, longest = 0;
-    if (K < 1 || K > 1000 || B < 1) return ts_fail(TS_ERR_ARG, "beam: width %d, %d sentences", K, B);
+    if (K < 1 || K > TS_BEAM_MAX || B < 1) return ts_fail(TS_ERR_ARG, "beam: width %d, %d sentences", K, B);
     for (int i = 0; i < B; i++) {
         if (max_len[i] < 1 || bv->src_len[i] < 1 || bv->src_len[i] > bv->S)
             return ts_fail(TS_ERR_ARG, "beam: sentence %d: max_len %d, length %d of %d", i + 1, max_len[i], bv->src_len[i],

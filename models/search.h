@@ -25,6 +25,15 @@ typedef struct {
 // otherwise (1 is greedy), and the trainer's final dev line: OpenNMT-py's
 // and fairseq's default.
 #define TS_BEAM_DEFAULT 5
+// The widest beam any entry point takes (--beam of translate, attend, eval
+// and train; the C API; Python).
+#define TS_BEAM_MAX 1000
+
+// The width a beam option of 0..TS_BEAM_MAX asks for, the one meaning every
+// entry point gives it: 0 is the default width, TS_BEAM_DEFAULT, as leaving
+// the option out is (a zeroed field, Python's None); 1 is greedy; K > 1 beam
+// search of width K.
+static inline int ts_beam_width(int beam) { return beam == 0 ? TS_BEAM_DEFAULT : beam; }
 
 // The default output length limit for a source of n tokens: 2n + 10 (room
 // for a target twice as long, and for short inputs). Every decoder that does
@@ -60,7 +69,7 @@ typedef struct {
 // log-probability log_prob is ranked by.
 double ts_length_penalized(double log_prob, int tokens, const ts_length_penalty *lp);
 
-// Beam search of width beam (1..1000) for every sentence of the batch (tgt
+// Beam search of width beam (1..TS_BEAM_MAX) for every sentence of the batch (tgt
 // fields unused) together, sentence b at most max_len[b] tokens (>= 1).
 // Finished hypotheses are ranked by ts_length_penalized (lp NULL: length
 // normalisation; a GNMT alpha outside [0, 100] is TS_ERR_ARG); beam = 1 is

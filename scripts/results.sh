@@ -102,7 +102,7 @@ echo "== Tatoeba, torch_ref.py's configuration, 2 epochs each"
 run=$out/tatoeba
 rm -rf "$run"
 $tinyseq train --dtype float64 --corpus "$data" --max-len 10 --emb 256 --hidden 256 --batch 32 --lr 0.001 --clip 5 \
-  --attn bahdanau --epochs 2 --patience 1000 --lr-decay 1 --label-smoothing 0 --beam 0 --threads 2 --out "$run" >"$run.log" 2>"$run.err"
+  --attn bahdanau --epochs 2 --patience 1000 --lr-decay 1 --label-smoothing 0 --beam 1 --threads 2 --out "$run" >"$run.log" 2>"$run.err"
 grep -E '^(data:|epoch |dev:|train:)' "$run.log"
 /usr/bin/python3 "$ref" --data "$data" --max-len 10 --emb 256 --hidden 256 --batch 32 --attn bahdanau \
   --dtype float64 --threads 2 --epochs 2 --greedy-eval 500 >"$out/torch_ref.log" 2>&1

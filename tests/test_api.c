@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/tinyseq.h"
+#include "models/search.h"  // TS_BEAM_DEFAULT
 #include "testutil.h"
 
 TestSuite(api);
@@ -43,6 +44,10 @@ Test(api, trains_loads_translates_attends_evaluates_and_frees_everything) {
     char *out, *json;
     cr_assert_eq(tinyseq_translate(m, texts, 2, 0, -1, &out), TINYSEQ_OK, "%s", tinyseq_last_error());
     cr_assert(strchr(out, '\n'), "two lines: %s", out);
+    char *out_default;  // beam 0 is the default width, as everywhere (models/search.h: ts_beam_width)
+    cr_assert_eq(tinyseq_translate(m, texts, 2, TS_BEAM_DEFAULT, -1, &out_default), TINYSEQ_OK);
+    cr_assert_str_eq(out, out_default);
+    tinyseq_free(out_default);
     tinyseq_free(out);
     cr_assert_eq(tinyseq_attend(m, texts[0], 3, 0.6, 0, &json), TINYSEQ_OK, "%s", tinyseq_last_error());
     cr_assert(strstr(json, "\"weights\"") && strstr(json, "\"source\": [\"the\", \"cat\""), "%s", json);
@@ -60,6 +65,12 @@ Test(api, trains_loads_translates_attends_evaluates_and_frees_everything) {
     cr_assert_eq(tinyseq_toy_corpus(20, 3, tsv, align), TINYSEQ_OK, "%s", tinyseq_last_error());
     cr_assert_eq(tinyseq_eval(m, tsv, align, 1, -1, &json), TINYSEQ_OK, "%s", tinyseq_last_error());
     cr_assert(strstr(json, "\"pairs\": 20") && !strstr(json, "\"aer\": null"), "%s", json);
+    tinyseq_free(json);
+    char *json_default;  // eval's beam 0 too (the library's evaluation once read it as greedy)
+    cr_assert_eq(tinyseq_eval(m, tsv, NULL, 0, -1, &json), TINYSEQ_OK, "%s", tinyseq_last_error());
+    cr_assert_eq(tinyseq_eval(m, tsv, NULL, TS_BEAM_DEFAULT, -1, &json_default), TINYSEQ_OK, "%s", tinyseq_last_error());
+    cr_assert_str_eq(json, json_default);
+    tinyseq_free(json_default);
     tinyseq_free(json);
     // Bad input is a status and a message, never a crash.
     const char *empty[] = {"the cat .", " "};

@@ -44,7 +44,7 @@ static arch_case archs[] = {
 // A float64 model of c trained briefly on 600 toy pairs; its best.ckpt path.
 static char *trained(const arch_case *c) {
     char *out;
-    int rc = test_runf(&out, "%s train %s --dtype float64 --toy-pairs 600 --dev 50 --batch 32 --show 0 --beam 0 "
+    int rc = test_runf(&out, "%s train %s --dtype float64 --toy-pairs 600 --dev 50 --batch 32 --show 0 --beam 1 "
                              "--out %s/%s",
                        TS_PROGRAM, c->flags, dir, c->name);
     cr_assert_eq(rc, 0, "train %s exited %d:\n%s", c->name, rc, out);

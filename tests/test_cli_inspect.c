@@ -162,6 +162,38 @@ Test(cli_inspect, translate_prints_one_line_per_argument) {
     }
 }
 
+// Beam 0 has one meaning wherever a beam is given: the default width, as
+// leaving --beam out (train's --beam 0 once meant greedy, evaluate's beam 0
+// greedy, the C API's the default; tests/test_api.c and python's test the
+// others). TS_BEAM_MAX bounds every command alike.
+Test(cli_inspect, beam_0_is_the_default_width_in_every_command) {
+    char *plain, *zero;
+    cr_assert_eq(test_runf(&plain, "%s translate --model '%s' 'Le Chat dort.' oui", TS_PROGRAM, ckpt), 0, "%s", plain);
+    cr_assert_eq(test_runf(&zero, "%s translate --model '%s' --beam 0 'Le Chat dort.' oui", TS_PROGRAM, ckpt), 0, "%s", zero);
+    cr_assert_str_eq(zero, plain, "translate --beam 0");
+    free(plain);
+    free(zero);
+    cr_assert_eq(test_runf(&plain, "%s attend --model '%s' 'le chat dort .'", TS_PROGRAM, ckpt), 0, "%s", plain);
+    cr_assert_eq(test_runf(&zero, "%s attend --model '%s' --beam 0 'le chat dort .'", TS_PROGRAM, ckpt), 0, "%s", zero);
+    cr_assert_str_eq(zero, plain, "attend --beam 0");
+    free(plain);
+    free(zero);
+    cr_assert_eq(test_runf(&zero, "%s eval --model '%s' --corpus '%s' --beam 0", TS_PROGRAM, ckpt, corpus_path), 0, "%s", zero);
+    char want[64];
+    snprintf(want, sizeof want, "beam search (width %d)", TS_BEAM_DEFAULT);
+    cr_assert(strstr(zero, want), "eval --beam 0:\n%s", zero);
+    free(zero);
+    const char *commands[] = {"translate", "attend", "eval --corpus x"};
+    for (int i = 0; i < 3; i++) {
+        char *out;
+        int rc = test_runf(&out, "%s %s --model '%s' --beam %d oui", TS_PROGRAM, commands[i], ckpt, TS_BEAM_MAX + 1);
+        cr_assert_eq(rc, 2, "%s --beam %d: exit %d\n%s", commands[i], TS_BEAM_MAX + 1, rc, out);
+        snprintf(want, sizeof want, "--beam must be between 0 and %d, got %d", TS_BEAM_MAX, TS_BEAM_MAX + 1);
+        cr_assert(strstr(out, want), "%s: %s", commands[i], out);
+        free(out);
+    }
+}
+
 Test(cli_inspect, translate_reads_stdin_and_keeps_blank_lines) {
     char *out, *want = translate_in_process("le chat dort .", TS_BEAM_DEFAULT);
     int rc = test_runf(&out, "printf 'le chat dort .\\n\\n  \\r\\nle chat dort .\\r\\n' | %s translate --model '%s'", TS_PROGRAM,
@@ -437,7 +469,7 @@ Test(cli_inspect, usage_errors_exit_2) {
         free(out);
     }
     char *out;
-    cr_assert_eq(test_runf(&out, "%s translate --model '%s' --beam 0 oui", TS_PROGRAM, ckpt), 2, "%s", out);
+    cr_assert_eq(test_runf(&out, "%s translate --model '%s' --beam 1001 oui", TS_PROGRAM, ckpt), 2, "%s", out);
     free(out);
     cr_assert_eq(test_runf(&out, "%s attend --model '%s' --color sometimes oui", TS_PROGRAM, ckpt), 2, "%s", out);
     free(out);

@@ -15,8 +15,8 @@
 #include "testutil.h"
 
 // A run that lasts until it is stopped.
-#define LONG_RUN "--toy-pairs 2000 --emb 8 --hidden 8 --epochs 1000 --show 0 --beam 0 --threads 1"
-#define SHORT_RUN "--toy-pairs 300 --emb 8 --hidden 8 --epochs 1 --show 0 --beam 0 --threads 1"
+#define LONG_RUN "--toy-pairs 2000 --emb 8 --hidden 8 --epochs 1000 --show 0 --beam 1 --threads 1"
+#define SHORT_RUN "--toy-pairs 300 --emb 8 --hidden 8 --epochs 1 --show 0 --beam 1 --threads 1"
 
 static char *dir;
 static long background;  // the pid of a run started in the background, to stop in teardown

@@ -15,7 +15,7 @@ static char *dir;
 static void setup(void) {
     dir = test_tmpdir();
     char *out;
-    int rc = test_runf(&out, "'%s' train --toy-pairs 300 --emb 8 --hidden 8 --epochs 1 --show 0 --beam 0 --threads 1 "
+    int rc = test_runf(&out, "'%s' train --toy-pairs 300 --emb 8 --hidden 8 --epochs 1 --show 0 --beam 1 --threads 1 "
                              "--out %s/run", TS_PROGRAM, dir);
     cr_assert_eq(rc, 0, "%s", out);
     free(out);

@@ -9,7 +9,7 @@
 
 #include "testutil.h"
 
-#define RUN_FLAGS "--toy-pairs 300 --emb 8 --hidden 8 --show 0 --beam 0 --threads 1"
+#define RUN_FLAGS "--toy-pairs 300 --emb 8 --hidden 8 --show 0 --beam 1 --threads 1"
 
 static char *dir;
 

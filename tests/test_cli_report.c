@@ -383,7 +383,7 @@ Test(cli_report, a_transformer_run_records_every_head_and_the_page_draws_them, .
     char tr[1200];
     snprintf(tr, sizeof tr, "%s/transformer", dir);
     cr_assert_eq(test_runf(NULL, "%s train --arch transformer --d-model 8 --heads 2 --layers 2 --ff 16 --toy-pairs 400 "
-                                 "--epochs 1 --show 0 --beam 0 --out %s", TS_PROGRAM, tr), 0);
+                                 "--epochs 1 --show 0 --beam 1 --out %s", TS_PROGRAM, tr), 0);
     char *jsonl = run_file(tr, "attention.jsonl");
     cr_assert_eq(count(jsonl, "\"heads\":{\"layers\":2,\"heads\":2,\"cross\":"), 4, "the first 4 sentences have heads");
     free(jsonl);
@@ -460,7 +460,7 @@ Test(cli_report, a_guided_run_names_its_head_in_the_page_the_heads_line_and_eval
     char guided[1200], *out;
     snprintf(guided, sizeof guided, "%s/guided", dir);
     int rc = test_runf(&out, "%s train --arch transformer --d-model 8 --heads 2 --layers 2 --ff 16 --toy-pairs 400 "
-                             "--epochs 2 --show 0 --beam 0 --guided-alignment toy --out %s", TS_PROGRAM, guided);
+                             "--epochs 2 --show 0 --beam 1 --guided-alignment toy --out %s", TS_PROGRAM, guided);
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert(strstr(out, "  heads: best-aligned layer 0 head 0 (guided), aer ") || strstr(out, "; guided layer 0 head 0, aer "),
               "the heads: line does not name the guided head:\n%s", out);
@@ -547,7 +547,7 @@ Test(cli_report, the_page_says_what_was_trained_and_shows_subwords_in_words, .ti
     NEEDS_SPM();
     char sw[1200];
     snprintf(sw, sizeof sw, "%s/subword", dir);
-    cr_assert_eq(test_runf(NULL, "%s train --subword 300 --toy-pairs 400 --emb 8 --hidden 8 --epochs 2 --show 0 --beam 0 "
+    cr_assert_eq(test_runf(NULL, "%s train --subword 300 --toy-pairs 400 --emb 8 --hidden 8 --epochs 2 --show 0 --beam 1 "
                                  "--out %s", TS_PROGRAM, sw), 0);
     char *dom = render_report(sw);
     cr_assert(strstr(dom, "a GRU encoder-decoder: bahdanau attention, bahdanau decoder, embeddings 8, hidden 8; on bpe "

@@ -12,7 +12,7 @@
 
 #include "testutil.h"
 
-#define SMALL "--toy-pairs 300 --emb 4 --hidden 4 --show 0 --beam 0"
+#define SMALL "--toy-pairs 300 --emb 4 --hidden 4 --show 0 --beam 1"
 
 // Two different signals back to back cannot merge into one: the second
 // arrives while the first is still asking for a stop, before any save.

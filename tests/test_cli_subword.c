@@ -236,7 +236,7 @@ static char *write_cased_corpus(const char *dir) {
     return test_write_file(dir, "cased.tsv", text, len);
 }
 
-#define NFC_FLAGS "--dtype float64 --subword 300 --normalisation nfc --emb 16 --hidden 16 --epochs 2 --patience 5 --show 1 --beam 0 --dev 30"
+#define NFC_FLAGS "--dtype float64 --subword 300 --normalisation nfc --emb 16 --hidden 16 --epochs 2 --patience 5 --show 1 --beam 1 --dev 30"
 
 // --normalisation nfc (the subword presets' own): the models learn the text
 // as written, the checkpoint says so, dev-pairs.tsv keeps the text, eval's
@@ -371,7 +371,7 @@ Test(cli_subword, resume_checks_the_subword_flags_and_average_keeps_the_models, 
     cr_assert_null(strstr(out, "<unk>"), "%s", out);
     free(out);
     // A word-level checkpoint and a subword one do not average.
-    rc = test_runf(&out, "'%s' train --toy-pairs 600 --emb 16 --hidden 16 --epochs 1 --show 0 --beam 0 --out %s/words && "
+    rc = test_runf(&out, "'%s' train --toy-pairs 600 --emb 16 --hidden 16 --epochs 1 --show 0 --beam 1 --out %s/words && "
                          "'%s' average %s/words/last.ckpt %s/run/epoch-3.ckpt -o %s/mixed.ckpt", TS_PROGRAM, dir, TS_PROGRAM,
                    dir, dir, dir);
     cr_assert_eq(rc, 1, "exit %d: %s", rc, out);
@@ -386,7 +386,7 @@ Test(cli_subword, resume_checks_the_subword_flags_and_average_keeps_the_models, 
 Test(cli_subword, subword_300_trains_on_the_toy_corpus_and_too_many_characters_are_refused, .timeout = 300) {
     NEEDS_SPM();
     char *dir = test_tmpdir(), *out = NULL;
-    int rc = test_runf(&out, "'%s' train --toy-pairs 200 --subword 300 --emb 8 --hidden 8 --epochs 1 --show 0 --beam 0 --out %s/run",
+    int rc = test_runf(&out, "'%s' train --toy-pairs 200 --subword 300 --emb 8 --hidden 8 --epochs 1 --show 0 --beam 1 --out %s/run",
                        TS_PROGRAM, dir);
     cr_assert(rc == 0 && strstr(out, "vocabularies 300 / 300 subword pieces"), "exit %d: %s", rc, out);
     free(out);
@@ -530,7 +530,7 @@ Test(cli_subword, export_import_round_trips_the_subword_models_and_translations,
 Test(cli_subword, resume_uses_the_stored_models_even_when_the_training_file_changed, .timeout = 300) {
     NEEDS_SPM();
     char *dir = test_tmpdir(), *out = NULL;
-    const char *flags = "--subword 400 --emb 8 --hidden 8 --show 0 --beam 0";
+    const char *flags = "--subword 400 --emb 8 --hidden 8 --show 0 --beam 1";
     int rc = test_runf(&out, "'%s' corpus --toy --n 400 > %s/corpus.tsv && '%s' train --corpus %s/corpus.tsv %s --epochs 1 "
                              "--out %s/run && cp %s/run/last.ckpt %s/first.ckpt",
                        TS_PROGRAM, dir, TS_PROGRAM, dir, flags, dir, dir, dir);
@@ -618,7 +618,7 @@ Test(cli_subword, attend_words_merges_every_head_of_a_transformer, .timeout = 30
     if (test_run("/usr/bin/python3 -c 'import json' >/dev/null 2>&1", NULL)) cr_skip_test("no /usr/bin/python3");
     char *dir = test_tmpdir(), *out = NULL, path[4200];
     int rc = test_runf(&out, "'%s' train --arch transformer --dtype float64 --d-model 16 --heads 2 --layers 2 "
-                             "--ff 32 --toy-pairs 600 --subword 400 --epochs 1 --show 0 --beam 0 --out %s/run", TS_PROGRAM, dir);
+                             "--ff 32 --toy-pairs 600 --subword 400 --epochs 1 --show 0 --beam 1 --out %s/run", TS_PROGRAM, dir);
     cr_assert_eq(rc, 0, "%s", out);
     free(out);
     snprintf(path, sizeof path, "%s/run/best.ckpt", dir);

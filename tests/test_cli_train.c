@@ -133,7 +133,7 @@ Test(cli_train, skip_bad_names_the_lines_it_skipped, .timeout = 120) {
     const char *want = "2 malformed lines of %s: lines 3 and 17 (line 3: no tab (expected source<TAB>target))";
     char expected[4400];
     snprintf(expected, sizeof expected, want, corpus);
-    int rc = test_runf(&out, "%s train --corpus %s --skip-bad --emb 4 --hidden 4 --steps 1 --show 0 --beam 0 --out %s/run",
+    int rc = test_runf(&out, "%s train --corpus %s --skip-bad --emb 4 --hidden 4 --steps 1 --show 0 --beam 1 --out %s/run",
                        TS_PROGRAM, corpus, dir);
     cr_assert(rc == 0 && strstr(out, "skipped ") && strstr(out, expected), "exit %d:\n%s", rc, out);
     free(out);
@@ -674,14 +674,14 @@ Test(cli_train, dev_tsv_repeats_the_final_dev_line_with_eval, .timeout = 120) {
 Test(cli_train, a_run_says_its_length_and_the_whole_runs_eta, .timeout = 120) {
     char *dir = test_tmpdir(), *out;
     int rc = test_runf(&out, "%s train --arch transformer --d-model 8 --heads 2 --layers 1 --toy-pairs 60 --show 0 "
-                             "--beam 0 --out %s/t", TS_PROGRAM, dir);
+                             "--beam 1 --out %s/t", TS_PROGRAM, dir);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "\nlength: 20 epochs (--epochs) of 2 batches, 40 steps\n"), "%s", out);
     cr_assert(strstr(out, "\nepoch 1/20: 2/2 batches, ") && strstr(out, ", elapsed 0:") && strstr(out, ", left 0:"), "%s",
               out);
     cr_assert(strstr(out, "\nepoch 20/20: 2/2 batches, ") && strstr(out, ", left 0:00 (epoch 0:00)\n"), "%s", out);
     free(out);
-    rc = test_runf(&out, "%s train --toy-pairs 60 --emb 8 --hidden 8 --steps 3 --show 0 --beam 0 --out %s/s", TS_PROGRAM, dir);
+    rc = test_runf(&out, "%s train --toy-pairs 60 --emb 8 --hidden 8 --steps 3 --show 0 --beam 1 --out %s/s", TS_PROGRAM, dir);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "\nlength: 3 steps (--steps), 2 batches an epoch\n"), "%s", out);
     free(out);
@@ -832,7 +832,7 @@ Test(cli_train, at_a_terminal_the_command_that_continues_a_run_pastes_whole, .ti
 // they are below the CPU's, where a warning says what sets the CPU's own.
 Test(cli_train, the_banner_counts_in_words_and_names_the_kernels_when_they_matter, .timeout = 120) {
     char *dir = test_tmpdir(), *out;
-    const char *quick = "--toy-pairs 40 --emb 4 --hidden 4 --batch 64 --show 0 --beam 0";
+    const char *quick = "--toy-pairs 40 --emb 4 --hidden 4 --batch 64 --show 0 --beam 1";
     int rc = test_runf(&out, "env -u OPENBLAS_CORETYPE %s train %s --epochs 1 --out %s/a", TS_PROGRAM, quick, dir);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     cr_assert(strstr(out, "\nlength: 1 epoch (--epochs) of 1 batch, 1 step\n"), "%s", out);
@@ -864,7 +864,7 @@ Test(cli_train, the_banner_counts_in_words_and_names_the_kernels_when_they_matte
 Test(cli_train, a_guided_run_ends_with_the_command_that_measures_its_alignment, .timeout = 120) {
     char *dir = test_tmpdir(), *out, *copy = strdup(TS_PROGRAM);
     int rc = test_runf(&out, "cd %s && %s train --guided-alignment toy --toy-pairs 100 --emb 4 --hidden 4 --steps 2 "
-                             "--show 0 --beam 0 --out run", dir, TS_PROGRAM);
+                             "--show 0 --beam 1 --out run", dir, TS_PROGRAM);
     cr_assert_eq(rc, 0, "exit %d:\n%s", rc, out);
     const char *line = strstr(out, "\nalignment: "), *measures = line ? strstr(line, " measures it on held-out pairs: ") : NULL;
     cr_assert(line && measures && strstr(measures, "aer_forced= is its attention reading the reference") &&

@@ -209,7 +209,7 @@ Test(cli_transformer, report_and_eval_align_run_on_a_transformer, .timeout = 60)
 // the same dev pairs, and the run's output names the same best head.
 Test(cli_transformer, heads_csv_scores_every_head_as_eval_align_does, .timeout = 60) {
     char *out, *train_out, path[1100];
-    int rc = test_runf(&train_out, "%s train " MODEL " --toy-pairs 300 --batch 16 --steps 24 --show 0 --beam 0 --out %s/a",
+    int rc = test_runf(&train_out, "%s train " MODEL " --toy-pairs 300 --batch 16 --steps 24 --show 0 --beam 1 --out %s/a",
                        TS_PROGRAM, dir);
     must("train", train_out, rc);
     // The toy corpus the run drew (seed 1), its gold links joined to each pair, then the dev pairs' links.

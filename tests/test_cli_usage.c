@@ -24,7 +24,7 @@ static void setup(void) {
     snprintf(run, sizeof run, "%s/run", dir);
     snprintf(model, sizeof model, "%s/best.ckpt", run);
     char *out;
-    int rc = test_runf(&out, "%s train --toy-pairs 300 --emb 4 --hidden 4 --epochs 1 --beam 0 --show 0 --out '%s'",
+    int rc = test_runf(&out, "%s train --toy-pairs 300 --emb 4 --hidden 4 --epochs 1 --beam 1 --show 0 --out '%s'",
                        TS_PROGRAM, run);
     cr_assert_eq(rc, 0, "%s", out);
     free(out);

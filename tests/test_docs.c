@@ -191,7 +191,7 @@ Test(docs, readme_real_data_command_runs_as_written, .timeout = 600) {
     char command[1024];
     snprintf(command, sizeof command, "%.*s", (int)strcspn(line + 5, "\n"), line + 5);
     char *dir = test_tmpdir(), *out = NULL;
-    int rc = test_runf(&out, "cd '%s' && '%s' %s --steps 2 --beam 0 --show 0 --out '%s/run'", TS_SOURCE_DIR, TS_PROGRAM,
+    int rc = test_runf(&out, "cd '%s' && '%s' %s --steps 2 --beam 1 --show 0 --out '%s/run'", TS_SOURCE_DIR, TS_PROGRAM,
                        command + strlen("tinyseq "), dir);
     cr_assert_eq(rc, 0, "%s: exit %d\n%s", command, rc, out);
     cr_assert(strstr(out, "model: transformer, d_model 256, 4 heads, 2 layers per stack") &&

@@ -296,6 +296,19 @@ Test(evaluate, decodes_a_batch_as_translate_does) {
     }
 }
 
+// Beam 0 is the default width, as wherever a beam is given (it was greedy
+// here while the C API read it as the default).
+Test(evaluate, beam_0_is_the_default_width) {
+    ts_eval_opts zero = {.beam = 0, .batch = 4}, five = {.beam = TS_BEAM_DEFAULT, .batch = 4};
+    ts_eval_result r0, r5;
+    cr_assert_eq(ts_evaluate(&env.t, &env.ctx, env.corpus, NULL, 0, &zero, &r0, NULL), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_evaluate(&env.t, &env.ctx, env.corpus, NULL, 0, &five, &r5, NULL), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(memcmp(&r0, &r5, sizeof r0), 0, "bleu %.17g vs %.17g, entropy %.17g vs %.17g", r0.bleu, r5.bleu,
+                 r0.entropy, r5.entropy);
+    ts_eval_opts wide = {.beam = TS_BEAM_MAX + 1};
+    cr_assert_eq(ts_evaluate(&env.t, &env.ctx, env.corpus, NULL, 0, &wide, &r0, NULL), TS_ERR_ARG);
+}
+
 Test(evaluate, greedy_respects_each_sentences_own_limit) {
     // Limit ts_output_limit(n) = 2n + 10 per sentence, even when a longer sentence shares the batch.
     ts_eval_opts opts = {.beam = 1, .batch = 7};

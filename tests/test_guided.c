@@ -264,7 +264,7 @@ static ts_train_opts tiny_opts(const char *corpus, const char *out_dir) {
     o.data.dev_pairs = 10;
     o.lr = 0.01;
     o.show = 0;
-    o.beam = 0;
+    o.beam = 1;
     o.out = fopen("/dev/null", "w");
     o.log = NULL;
     return o;

@@ -45,7 +45,7 @@ check lstm-bi "--emb 8 --hidden 12 --cell lstm --attn dot --decoder luong --bidi
 # exported models split every word as tinyseq does.
 # (The probe's output is kept first: under pipefail its non-zero exit would
 # make "train | grep" false even when grep finds the line.)
-probe=$("$tinyseq" train --toy-pairs 20 --subword 300 --steps 1 --show 0 --beam 0 --out "$work/probe" 2>&1 || true)
+probe=$("$tinyseq" train --toy-pairs 20 --subword 300 --steps 1 --show 0 --beam 1 --out "$work/probe" 2>&1 || true)
 if ! "$python" -c 'import sentencepiece' 2>/dev/null; then
   echo "subword: skipped: $python cannot import sentencepiece (scripts/setup.sh installs python3-sentencepiece)"
 elif [[ $probe == *"without SentencePiece"* ]]; then

@@ -10,6 +10,7 @@
 
 #include "ckpt/ckpt.h"
 #include "models/model.h"
+#include "models/search.h"
 #include "train/options.h"
 #include "train/trainer.h"
 #include "train/state.h"
@@ -182,7 +183,7 @@ Test(options, every_checkpoint_row_is_saved_and_checked_on_resume, .timeout = 12
     o.data.skip_bad = 1;
     o.data.max_len = 40;
     o.show = 0;
-    o.beam = 0;
+    o.beam = 1;
     o.data.subword = ts_subword_compiled() ? 300 : 0;  // its rows are saved only with --subword
     o.data.subword_joint = 1;
     char *gold = write_gold(dir);
@@ -292,7 +293,7 @@ static int config_has(const char *dir, const char *name, const char *line) {
 // own defaults.
 Test(options, the_transformer_has_its_own_defaults_and_given_flags_win, .timeout = 120) {
     char *dir = test_tmpdir(), *out = NULL;
-    const char *quick = "--toy-pairs 100 --steps 1 --show 0 --beam 0";
+    const char *quick = "--toy-pairs 100 --steps 1 --show 0 --beam 1";
     cr_assert_eq(test_runf(&out, "'%s' train --arch transformer %s --out %s/t", TS_PROGRAM, quick, dir), 0, "%s", out);
     free(out);
     for (const ts_flag_default *d = ts_model_kind_of(TS_ARCH_TRANSFORMER)->defaults; d->flag; d++) {
@@ -359,6 +360,28 @@ Test(options, every_preset_sets_its_flags_and_leaves_the_rest_to_the_arch_defaul
     cr_expect(strstr(ts_last_error(), "transformer-small") && strstr(ts_last_error(), "gru-small"), "%s", ts_last_error());
 }
 
+// train --beam 0 asks for the default width, as 0 does wherever a beam is
+// given (it once meant greedy only here, the default in the C API); 1 is
+// greedy only; the widest is TS_BEAM_MAX.
+Test(options, beam_0_is_the_default_width_as_everywhere) {
+    const ts_train_option *beam = ts_train_option_by_flag("beam");
+    const char *given_as[] = {"0", "1", "7"};
+    long want[] = {TS_BEAM_DEFAULT, 1, 7};
+    for (int i = 0; i < 3; i++) {
+        ts_train_opts o = ts_train_defaults();
+        int given[TS_TRAIN_OPTIONS_MAX] = {0};
+        cr_assert_eq(ts_train_option_set(&o, beam, "--beam", given_as[i]), TS_OK, "%s", ts_last_error());
+        given[beam - ts_train_options] = 1;
+        char out_dir[TS_RUN_NAME_SIZE];
+        cr_assert_eq(ts_train_options_finish(&o, given, out_dir), TS_OK, "%s", ts_last_error());
+        cr_expect_eq(o.beam, want[i], "--beam %s: %ld", given_as[i], o.beam);
+    }
+    ts_train_opts o = ts_train_defaults();
+    char too_wide[16];
+    snprintf(too_wide, sizeof too_wide, "%d", TS_BEAM_MAX + 1);
+    cr_expect_eq(ts_train_option_set(&o, beam, "--beam", too_wide), TS_ERR_ARG);
+}
+
 // train --preset: --help lists each preset with its line, a run's config.txt
 // names the preset and holds its values with the command line's winning,
 // and an unknown name exits 2 naming the choices.
@@ -371,7 +394,7 @@ Test(options, train_preset_from_the_command_line, .timeout = 120) {
         cr_expect(strstr(out, line), "--help does not list preset %s:\n%s", ts_train_presets[p].name, out);
     }
     free(out);
-    cr_assert_eq(test_runf(&out, "'%s' train --preset gru-small --toy-pairs 200 --emb 16 --steps 1 --show 0 --beam 0 --out %s/g",
+    cr_assert_eq(test_runf(&out, "'%s' train --preset gru-small --toy-pairs 200 --emb 16 --steps 1 --show 0 --beam 1 --out %s/g",
                            TS_PROGRAM, dir), 0, "%s", out);
     free(out);
     cr_expect(config_has(dir, "g", "\npreset = gru-small\n") && config_has(dir, "g", "\nmax_len = 10\n") &&
@@ -403,7 +426,7 @@ static char *config_body(const char *dir, const char *name) {
 // back in place of the zeros given.
 Test(options, config_txt_keeps_the_zeros_given_that_a_preset_would_fill, .timeout = 120) {
     char *dir = test_tmpdir(), *out = NULL;
-    const char *quick = "--toy-pairs 100 --steps 1 --show 0 --beam 0 --hidden 32 --heads 2 --ff 64";
+    const char *quick = "--toy-pairs 100 --steps 1 --show 0 --beam 1 --hidden 32 --heads 2 --ff 64";
     cr_assert_eq(test_runf(&out, "'%s' train --preset transformer-small --warmup-steps 0 --subword 0 --lr-schedule plateau "
                                  "--normalisation nfc-lowercase-punct-split %s --out %s/a", TS_PROGRAM, quick, dir), 0, "%s", out);
     free(out);
@@ -432,7 +455,7 @@ Test(options, config_txt_keeps_the_zeros_given_that_a_preset_would_fill, .timeou
 // older config.txt are read without a warning.
 Test(options, flags_of_another_architecture_are_named_in_a_warning, .timeout = 120) {
     char *dir = test_tmpdir(), *out = NULL;
-    const char *quick = "--toy-pairs 100 --steps 1 --show 0 --beam 0 --d-model 8 --heads 2 --layers 1";
+    const char *quick = "--toy-pairs 100 --steps 1 --show 0 --beam 1 --d-model 8 --heads 2 --layers 1";
     const char *gru_flags[] = {"--attn dot", "--emb 16", "--bidirectional", "--decoder luong"};
     for (size_t i = 0; i < sizeof gru_flags / sizeof *gru_flags; i++) {
         cr_assert_eq(test_runf(&out, "'%s' train --arch transformer %s %s --out %s/t%zu", TS_PROGRAM, gru_flags[i], quick,
@@ -449,7 +472,7 @@ Test(options, flags_of_another_architecture_are_named_in_a_warning, .timeout = 1
                   !config_has(dir, key, "\nbidirectional =") && !config_has(dir, key, "\ndecoder ="),
                   "a Transformer's config.txt lists the GRU's keys (%s)", flag);
     }
-    cr_assert_eq(test_runf(&out, "'%s' train --heads 4 --toy-pairs 100 --steps 1 --show 0 --beam 0 --out %s/g", TS_PROGRAM,
+    cr_assert_eq(test_runf(&out, "'%s' train --heads 4 --toy-pairs 100 --steps 1 --show 0 --beam 1 --out %s/g", TS_PROGRAM,
                            dir), 0, "%s", out);
     cr_expect(strstr(out, "warning: --heads does not apply to --arch gru (only to --arch transformer): ignored; "
                           "add --arch transformer, or leave --heads out"), "%s", out);

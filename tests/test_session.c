@@ -78,14 +78,28 @@ Test(session, opens_a_checkpoint_and_attends_as_translate_and_label_do) {
 Test(session, bounds_the_search_as_every_front_end_does) {
     ts_session s;
     cr_assert_eq(ts_session_open(&s, ckpt_path), TS_OK, "%s", ts_last_error());
-    cr_assert_eq(ts_session_search(&s, 1, (ts_length_penalty){0, 0.0}), TS_OK);
-    cr_assert_eq(ts_session_search(&s, 1000, (ts_length_penalty){1, 0.6}), TS_OK);
+    int beam = 1;
+    cr_assert_eq(ts_session_search(&s, &beam, (ts_length_penalty){0, 0.0}), TS_OK);
+    cr_assert_eq(beam, 1, "1 is greedy");
+    beam = TS_BEAM_MAX;
+    cr_assert_eq(ts_session_search(&s, &beam, (ts_length_penalty){1, 0.6}), TS_OK);
+    cr_assert_eq(beam, TS_BEAM_MAX);
     cr_assert(s.t.length_penalty.gnmt && s.t.length_penalty.alpha == 0.6);
-    cr_assert_eq(ts_session_search(&s, 0, (ts_length_penalty){0, 0.0}), TS_ERR_ARG);
-    cr_assert_eq(ts_session_search(&s, 1001, (ts_length_penalty){0, 0.0}), TS_ERR_ARG);
-    cr_assert(strstr(ts_last_error(), "beam 1001"), "%s", ts_last_error());
-    cr_assert_eq(ts_session_search(&s, 5, (ts_length_penalty){1, 100.5}), TS_ERR_ARG);
-    cr_assert_eq(ts_session_search(&s, 5, (ts_length_penalty){1, NAN}), TS_ERR_ARG);
+    beam = 0;
+    cr_assert_eq(ts_session_search(&s, &beam, (ts_length_penalty){1, 0.6}), TS_OK);
+    cr_assert_eq(beam, TS_BEAM_DEFAULT, "0 asks for the default width, as everywhere");
+    int bad[] = {-1, TS_BEAM_MAX + 1};
+    for (int i = 0; i < 2; i++) {
+        beam = bad[i];
+        cr_assert_eq(ts_session_search(&s, &beam, (ts_length_penalty){0, 0.0}), TS_ERR_ARG);
+        char want[64];
+        snprintf(want, sizeof want, "beam %d is outside 0..%d", bad[i], TS_BEAM_MAX);
+        cr_assert(strstr(ts_last_error(), want), "%s", ts_last_error());
+        cr_assert_eq(beam, bad[i], "a refused width stays as it was");
+    }
+    beam = 5;
+    cr_assert_eq(ts_session_search(&s, &beam, (ts_length_penalty){1, 100.5}), TS_ERR_ARG);
+    cr_assert_eq(ts_session_search(&s, &beam, (ts_length_penalty){1, NAN}), TS_ERR_ARG);
     cr_assert(s.t.length_penalty.gnmt && s.t.length_penalty.alpha == 0.6, "a refused setting changes nothing");
     ts_session_free(&s);
 }

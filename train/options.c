@@ -224,9 +224,9 @@ const ts_train_option ts_train_options[] = {
     {SET(.flag = "keep", .key = "keep", .lo = 0, .hi = 1000, .value = 0, .meta = "N",
          .help = "also keep the last N epochs' models as DIR/epoch-<E>.ckpt (for\ntinyseq average; default {}: none)"),
      INT(keep), .use = SAME, .section = "output"},
-    {SET(.flag = "beam", .key = "beam", .lo = 0, .hi = 1000, .value = TS_BEAM_DEFAULT, .meta = "K",
+    {SET(.flag = "beam", .key = "beam", .lo = 0, .hi = TS_BEAM_MAX, .value = TS_BEAM_DEFAULT, .meta = "K",
          .help = "the final dev (and --test) evaluation also decodes with beam K,\n"
-                 "as tinyseq eval --beam K would (default {}; 0: greedy only)"),
+                 "as tinyseq eval --beam K would (default, and 0: {}; 1: greedy only)"),
      INT(beam), .use = SAME, .section = "output"},
     // --log-every and --eval-every change what the run directory records, never
     // what is computed: a continued run may change them (no checkpoint row).
@@ -433,6 +433,7 @@ int ts_train_options_finish(ts_train_opts *o, const int given[], char default_ou
         if (!r || set[r - ts_train_options]) continue;
         if ((rc = ts_train_option_set(o, r, d->flag, d->value))) return rc;
     }
+    o->beam = ts_beam_width((int)o->beam);  // 0 asks for the default, as everywhere
     // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
     if (!set[ts_train_option_by_flag("decoder") - ts_train_options])
         o->model.decoder = o->model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;

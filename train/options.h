@@ -97,7 +97,8 @@ typedef struct {
                                // end only); recorded (metrics.csv, attention.jsonl, figures) and offered to
                                // best.ckpt; the learning rate and early stopping follow the epochs' evaluations
     long beam;                 // the final dev (and --test) evaluation also decodes with this beam
-                               // width (default 5; 0 or 1: greedy only); epochs are evaluated greedily
+                               // width (1: greedy only; 0, the default, ts_train_options_finish makes
+                               // TS_BEAM_DEFAULT); epochs are evaluated greedily
     FILE *out;                 // summaries and results (stdout)
     FILE *log;                 // progress (stderr): a live bar on a terminal, else a line every few seconds
     int verbose;               // the banner names the BLAS kernels and threads (train --verbose); without it,

@@ -228,8 +228,10 @@ def test_bad_arguments_raise_before_or_inside_c(models):
         model.attend("word " * 1001)
     with pytest.raises(TypeError, match="words must be a bool"):
         model.attend("the cat .", words=1)
-    with pytest.raises(tinyseq.ArgumentError, match="beam 0"):
-        model.translate("the cat .", beam=0)
+    with pytest.raises(tinyseq.ArgumentError, match="beam 1001 is outside 0..1000"):
+        model.translate("the cat .", beam=1001)
+    with pytest.raises(tinyseq.ArgumentError, match="beam -3 is outside"):
+        model.translate("the cat .", beam=-3)
     with pytest.raises(tinyseq.ArgumentError, match="length_penalty"):
         model.translate("the cat .", beam=2, length_penalty=-1)
     with pytest.raises(tinyseq.ArgumentError, match="no attention"):

@@ -15,7 +15,7 @@ ATTENTIONS = ("none", "dot", "scaled-dot", "general", "concat", "bahdanau")
 def test_train_reports_progress_and_writes_a_run(tmp_path):
     lines = []
     out = tinyseq.train(on_line=lines.append, out=str(tmp_path / "run"), toy_pairs=200, epochs=1, emb=8,
-                        hidden=8, attn="dot", beam=0, show=0, threads=1)
+                        hidden=8, attn="dot", beam=1, show=0, threads=1)
     assert out == str(tmp_path / "run")
     assert os.path.exists(os.path.join(out, "best.ckpt")) and os.path.exists(os.path.join(out, "config.txt"))
     assert any(line.startswith("epoch 1:") for line in lines) and lines[-1].startswith("train:")
@@ -49,7 +49,7 @@ def test_help_lists_every_option_and_a_typo_names_the_nearest(tmp_path):
 def test_a_preset_trains_with_its_flags_and_given_options_win(tmp_path):
     lines = []
     out = tinyseq.train(on_line=lines.append, out=str(tmp_path / "run"), preset="gru-small", toy_pairs=200, emb=8,
-                        hidden=8, steps=1, beam=0, show=0, threads=1)
+                        hidden=8, steps=1, beam=1, show=0, threads=1)
     config = open(os.path.join(out, "config.txt")).read()
     assert "preset = gru-small" in config and "max_len = 10" in config and "batch = 64" in config
     assert "hidden = 8" in config and "emb = 8" in config
@@ -58,7 +58,7 @@ def test_a_preset_trains_with_its_flags_and_given_options_win(tmp_path):
 def test_a_flag_of_another_architecture_is_named_in_a_warning(tmp_path):
     lines = []
     tinyseq.train(on_line=lines.append, out=str(tmp_path / "run"), arch="transformer", attn="dot", toy_pairs=100,
-                  hidden=8, heads=2, layers=1, steps=1, beam=0, show=0, threads=1)
+                  hidden=8, heads=2, layers=1, steps=1, beam=1, show=0, threads=1)
     assert any("warning: --attn does not apply to --arch transformer" in line for line in lines), lines
 
 
@@ -72,7 +72,7 @@ def test_an_exception_in_the_callback_is_raised_after_the_run(tmp_path):
         raise RuntimeError("callback failed")
     with pytest.raises(RuntimeError, match="callback failed"):
         tinyseq.train(on_line=fail, out=str(tmp_path / "run"), toy_pairs=100, epochs=1, emb=4, hidden=4,
-                      beam=0, show=0)
+                      beam=1, show=0)
 
 
 def test_ctrl_c_stops_saves_and_raises_keyboard_interrupt(tmp_path):
@@ -87,7 +87,7 @@ def test_ctrl_c_stops_saves_and_raises_keyboard_interrupt(tmp_path):
                 os.kill(os.getpid(), signal.SIGINT)
         try:
             tinyseq.train(on_line=on_line, out={str(tmp_path / 'run')!r}, toy_pairs=2000, epochs=50, emb=8,
-                          hidden=8, log_every=1, beam=0, threads=1)
+                          hidden=8, log_every=1, beam=1, threads=1)
             print("not stopped"); sys.exit(1)
         except KeyboardInterrupt as e:
             print("stopped:", e)

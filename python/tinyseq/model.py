@@ -11,12 +11,13 @@ from ._capi import call, call_text, encode, lib
 
 
 def _beam(beam, length_penalty):
+    # C bounds the width and gives 0 its one meaning, the default width
+    # (models/search.h: TS_BEAM_MAX, ts_beam_width), so the two cannot drift.
     if beam is None:
-        beam = 0  # the CLI's default width (models/search.h's TS_BEAM_DEFAULT), chosen in C
+        beam = 0
     elif isinstance(beam, bool) or not isinstance(beam, int):
         raise TypeError(f"beam must be an int, not {type(beam).__name__}")
-    elif not 1 <= beam <= 1000:
-        raise _capi.ArgumentError(f"beam {beam} is outside 1..1000")
+    beam = max(-2**31, min(beam, 2**31 - 1))  # within C's int, outside its bounds as it was
     if length_penalty is None:
         return beam, -1.0
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float)):
@@ -153,8 +154,8 @@ class Model:
 
     def translate(self, texts, beam=None, length_penalty=None):
         """The translation of a str, or a list of them for a list, as
-        `tinyseq translate` gives them (beam None: its default width; 1:
-        greedy). A list decodes in batches of 128, as translate's lines do."""
+        `tinyseq translate` gives them (beam None or 0: its default width;
+        1: greedy). A list decodes in batches of 128, as translate's lines do."""
         one = isinstance(texts, str)
         items = [texts] if one else list(texts)
         if not items:
