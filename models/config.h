@@ -87,8 +87,8 @@ int ts_model_config_check(const ts_model_config *cfg);
 int ts_model_config_check_as(const ts_model_config *cfg, int flags);
 
 // Its architecture's sizes left at 0 (not given) set to their defaults (the
-// row's default_sizes: a Transformer's d_model = hidden, 2 heads, 2 layers
-// per stack, ff = 4 d_model, what train --arch transformer gives).
+// row's default_sizes, what train --arch transformer gives: a Transformer's
+// are written once, in models/transformer.c).
 void ts_model_config_default_sizes(ts_model_config *cfg);
 
 // M, the encoder memory's width: H, or 2H when bidirectional.

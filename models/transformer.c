@@ -501,11 +501,19 @@ static void transformer_attention_title(const ts_model_config *c, char *buf, siz
              c->heads);
 }
 
+// A Transformer's sizes when not given, written once: default_sizes and
+// train's flag defaults below read them (Vaswani et al.'s ff = 4 d_model).
+#define TRANSFORMER_HEADS 2
+#define TRANSFORMER_LAYERS 2
+#define TRANSFORMER_FF_PER_D_MODEL 4
+#define TRANSFORMER_TEXT(n) #n
+#define TRANSFORMER_QUOTE(n) TRANSFORMER_TEXT(n)
+
 static void transformer_default_sizes(ts_model_config *c) {
     if (!c->d_model) c->d_model = c->hidden;
-    if (!c->heads) c->heads = 2;
-    if (!c->layers) c->layers = 2;
-    if (!c->ff) c->ff = 4 * c->d_model;
+    if (!c->heads) c->heads = TRANSFORMER_HEADS;
+    if (!c->layers) c->layers = TRANSFORMER_LAYERS;
+    if (!c->ff) c->ff = TRANSFORMER_FF_PER_D_MODEL * c->d_model;
 }
 
 // Heads are column blocks of d_model.
@@ -525,8 +533,8 @@ static ts_model_config transformer_tiny(void) {
 // otherwise (d_model follows --hidden, the feed-forward width 4 d_model).
 static const ts_flag_default transformer_defaults[] = {
     {"hidden", "128"},
-    {"heads", "2"},
-    {"layers", "2"},
+    {"heads", TRANSFORMER_QUOTE(TRANSFORMER_HEADS)},
+    {"layers", TRANSFORMER_QUOTE(TRANSFORMER_LAYERS)},
     {"lr", "0.003"},
     {"warmup-steps", "300"},
     {"lr-schedule", "cosine"},
