@@ -18,7 +18,8 @@ static const char usage[] =
     "\n"
     "Writes one self-contained HTML file (inline CSS, JavaScript and SVG; it\n"
     "fetches nothing) from what tinyseq train wrote into RUN_DIR: what was\n"
-    "trained and which epoch best.ckpt holds and why (config.txt, metrics.csv),\n"
+    "trained (the model as its checkpoint describes it, config.txt's options)\n"
+    "and which epoch best.ckpt holds and why (metrics.csv),\n"
     "the training loss and learning rate over the steps (steps.csv) with the\n"
     "dev loss, BLEU, chrF and exact match of each evaluation (metrics.csv), dev\n"
     "BLEU by source length, and an attention explorer: pick one of the first 24\n"
@@ -68,6 +69,23 @@ static int read_all(const char *dir, const char *name, char **text, size_t *len)
     }
     *text = buf;
     return 0;
+}
+
+// The run's model as its architecture's row describes it (ts_model_describe)
+// in buf: best.ckpt's, else last.ckpt's; NULL before either is written.
+static const char *describe_model(const char *dir, char *buf, size_t n) {
+    static const char *const names[] = {"best.ckpt", "last.ckpt"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        struct stat st;
+        ts_session s;
+        if (stat(path, &st) != 0 || ts_session_open(&s, path)) continue;
+        ts_model_describe(&s.t.model->cfg, buf, n);
+        ts_session_free(&s);
+        return buf;
+    }
+    return NULL;
 }
 
 int ts_cmd_report(int argc, char **argv) {
@@ -124,6 +142,8 @@ int ts_cmd_report(int argc, char **argv) {
                           .epochs_jsonl = jsonl, .epochs_len = jsonl_len, .epochs_name = jsonl_name,
                           .config_txt = options, .config_len = options_len, .config_name = options_name,
                           .heads_csv = heads, .heads_len = heads_len, .heads_name = heads_name};
+    char model[256];
+    in.model = describe_model(dir, model, sizeof model);
     report_beside beside;
     int n_beside = report_beside_make(dir, &beside);
     if (n_beside < 0) fprintf(stderr, "%s: note: no attributions beside the attention: %s\n", cmd, ts_last_error());

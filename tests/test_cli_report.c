@@ -382,7 +382,8 @@ Test(cli_report, a_transformer_run_records_every_head_and_the_page_draws_them, .
     free(gru);
     char tr[1200];
     snprintf(tr, sizeof tr, "%s/transformer", dir);
-    cr_assert_eq(test_runf(NULL, "%s train --arch transformer --d-model 8 --heads 2 --layers 2 --ff 16 --toy-pairs 400 "
+    // --heads and --layers left to the row's defaults (2 and 2), which the page reads from the checkpoint.
+    cr_assert_eq(test_runf(NULL, "%s train --arch transformer --d-model 8 --ff 16 --toy-pairs 400 "
                                  "--epochs 1 --show 0 --beam 1 --out %s", TS_PROGRAM, tr), 0);
     char *jsonl = run_file(tr, "attention.jsonl");
     cr_assert_eq(count(jsonl, "\"heads\":{\"layers\":2,\"heads\":2,\"cross\":"), 4, "the first 4 sentences have heads");
@@ -409,6 +410,13 @@ Test(cli_report, a_transformer_run_records_every_head_and_the_page_draws_them, .
                        "print(\"ok\")' %s/attention.jsonl", tr);
     cr_assert_eq(rc, 0, "python3: %s", out);
     free(out);
+    // What was trained is the checkpoint's model as its row describes it (the page once said 4 heads by its own default).
+    cr_assert_eq(report(&out, tr), 0, "%s", out);
+    free(out);
+    char *html = run_file(tr, "report.html");
+    cr_assert(strstr(html, "const MODEL=\"transformer, d_model 8, 2 heads, 2 layers per stack, feed-forward 16\";"),
+              "%.300s", strstr(html, "const MODEL=") ? strstr(html, "const MODEL=") : "no MODEL");
+    free(html);
     char *dom = render_report(tr);
     cr_assert(strstr(dom, "<h3>Every head of the greedy output</h3>"), "no heads explorer");
     cr_assert(strstr(dom, "<select data-head=\"view\">") && strstr(dom, "<option value=\"dec\">decoder self-attention"),
@@ -550,8 +558,8 @@ Test(cli_report, the_page_says_what_was_trained_and_shows_subwords_in_words, .ti
     cr_assert_eq(test_runf(NULL, "%s train --subword 300 --toy-pairs 400 --emb 8 --hidden 8 --epochs 2 --show 0 --beam 1 "
                                  "--out %s", TS_PROGRAM, sw), 0);
     char *dom = render_report(sw);
-    cr_assert(strstr(dom, "a GRU encoder-decoder: bahdanau attention, bahdanau decoder, embeddings 8, hidden 8; on bpe "
-                          "subword pieces (at most 300 a side), float32"), "what was trained:\n%.3000s", dom);
+    cr_assert(strstr(dom, "the model: bahdanau attention, bahdanau decoder, unidirectional encoder, embedding 8, hidden 8; "
+                          "on bpe subword pieces (at most 300 a side), float32"), "what was trained:\n%.3000s", dom);
     cr_assert(strstr(dom, "best.ckpt: epoch ") && strstr(dom, "the highest greedy dev BLEU"), "no best epoch");
     cr_assert(strstr(dom, ">learning rate</text>"), "no learning-rate chart");
     cr_assert(strstr(dom, "<summary>every option (config.txt)</summary>"), "no options table");

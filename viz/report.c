@@ -256,9 +256,9 @@ static const char page_script[] =
     "return `; guided alignment: ${cfg('arch')==='transformer'?`cross-attention layer ${g.l} head ${g.k}`:'the attention'} trained `\n"
     "+`towards ${a==='toy'?'the toy corpus\\'s gold links':`the gold links of ${a}`} (weight ${cfg('guided_weight')})`;}\n"
     "function trained(){const box=document.getElementById('trained');if(!CONFIG.length){txt('p',{'class':'muted'},'config.txt has no options',box);return;}\n"
-    "const tf=cfg('arch')==='transformer',d=cfg('d_model')||cfg('hidden'),n=x=>Number(x).toLocaleString('en');\n"
-    "const model=tf?`a Transformer: d_model ${d}, ${cfg('heads')||4} heads, ${cfg('layers')||2} layers per stack, feed-forward ${cfg('ff')||4*d}`\n"
-    ":`a ${(cfg('cell')||'gru').toUpperCase()} encoder-decoder: ${cfg('attention')} attention, ${cfg('decoder')} decoder${cfg('bidirectional')==='1'?', bidirectional encoder':''}, embeddings ${cfg('emb')}, hidden ${cfg('hidden')}`;\n"
+    // The model as its architecture's row describes it (MODEL, from the run's checkpoint): the page derives nothing.
+    "const n=x=>Number(x).toLocaleString('en');\n"
+    "const model=MODEL!==null?`the model: ${MODEL}`:'the model of the options below (no checkpoint yet to describe it)';\n"
     "const units=cfg('subword')?`${cfg('subword_kind')||'bpe'} subword pieces (at most ${cfg('subword')} ${cfg('subword_joint')==='1'?'shared':'a side'})`:'words';\n"
     "const data=cfg('corpus')==='toy'?'the toy corpus':cfg('corpus');\n"
     "const p=el('p',{},box);p.textContent=`${model}; on ${units}, ${cfg('dtype')||'float64'}, ${n(cfg('parameters')||0)} parameters; `\n"
@@ -459,6 +459,9 @@ static int write_page(FILE *f, const ts_report_input *in) {
     if (in->config_txt && memchr(in->config_txt, '\0', in->config_len))
         return ts_fail(TS_ERR_FORMAT, "%s: a NUL byte", in->config_name);
     if ((rc = write_config(f, in->config_txt, in->config_name))) return rc;
+    fputs(";\nconst MODEL=", f);
+    if (in->model) ts_render_json_string(f, in->model);
+    else fputs("null", f);
     fputs(";\nconst STEPS=", f);
     if ((rc = write_csv(f, in->steps_csv, in->steps_len, in->steps_name))) return rc;
     fputs(";\nconst HEADS=", f);

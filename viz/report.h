@@ -29,6 +29,8 @@ typedef struct {
     const char *config_txt;            // (config_len) config.txt's bytes ("key = value" lines), or NULL
     size_t config_len;
     const char *config_name;
+    const char *model;                 // the model as its architecture's row describes it (ts_model_describe of
+                                       // the run's checkpoint), or NULL (none yet): the page shows it as it is
     const char *heads_csv;             // (heads_len) heads.csv's bytes (each evaluation's AER per head), or NULL
     size_t heads_len;
     const char *heads_name;
