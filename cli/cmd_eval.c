@@ -205,168 +205,215 @@ static void print_agreement(const char *method, int shift, const ts_head_table *
     print_head_table(js->layers, js->heads, 18, width, agreement_cell, &t, tr);
 }
 
-int ts_cmd_eval(int argc, char **argv) {
-    const char *model_path = NULL, *corpus_path = NULL, *align_path = NULL;
-    long beam = TS_BEAM_DEFAULT, max_len = -1, show = 3, batch = 64;
-    ts_length_penalty lp = {0, 0.0};
-    int skip_bad = 0, shift = 0, explain = -1, ig_given = 0;  // explain: enum ts_explain_method
-    long ig_steps = TS_IG_STEPS_DEFAULT;
+// What eval's flags ask for.
+typedef struct {
+    const char *model_path, *corpus_path, *align_path;
+    long beam, max_len, show, batch, ig_steps;
+    ts_length_penalty lp;
+    int skip_bad, shift, ig_given;
+    int explain;  // enum ts_explain_method, -1: none
+} eval_args;
+
+// argv into *a: -1, or the exit status (--help, a usage error: said).
+static int parse_args(int argc, char **argv, eval_args *a) {
+    *a = (eval_args){.beam = TS_BEAM_DEFAULT, .max_len = -1, .show = 3, .batch = 64, .ig_steps = TS_IG_STEPS_DEFAULT,
+                     .explain = -1};
     const ts_flag flags[] = {
-        TS_STRING("model", &model_path),
-        TS_STRING("corpus", &corpus_path),
-        TS_STRING("align", &align_path),
-        TS_INT("beam", &beam, 0, TS_BEAM_MAX),
-        {.name = "length-penalty", .kind = TS_FLAG_DOUBLE, .target = &lp.alpha, .lo = 0, .hi = 100,
-         .given = &lp.gnmt},
-        TS_INT("max-len", &max_len, 0, 1000000),
-        TS_INT("batch", &batch, 1, 1000000),
-        TS_INT("show", &show, 0, 1000000),
-        TS_SWITCH("skip-bad", &skip_bad),
-        TS_SWITCH("shift-att", &shift),
-        TS_CHOICE("explain", &explain, ts_cli_choose_explain),
-        {.name = "ig-steps", .kind = TS_FLAG_INT, .target = &ig_steps, .lo = 1, .hi = TS_IG_STEPS_MAX, .given = &ig_given},
+        TS_STRING("model", &a->model_path),
+        TS_STRING("corpus", &a->corpus_path),
+        TS_STRING("align", &a->align_path),
+        TS_INT("beam", &a->beam, 0, TS_BEAM_MAX),
+        {.name = "length-penalty", .kind = TS_FLAG_DOUBLE, .target = &a->lp.alpha, .lo = 0, .hi = 100,
+         .given = &a->lp.gnmt},
+        TS_INT("max-len", &a->max_len, 0, 1000000),
+        TS_INT("batch", &a->batch, 1, 1000000),
+        TS_INT("show", &a->show, 0, 1000000),
+        TS_SWITCH("skip-bad", &a->skip_bad),
+        TS_SWITCH("shift-att", &a->shift),
+        TS_CHOICE("explain", &a->explain, ts_cli_choose_explain),
+        {.name = "ig-steps", .kind = TS_FLAG_INT, .target = &a->ig_steps, .lo = 1, .hi = TS_IG_STEPS_MAX,
+         .given = &a->ig_given},
     };
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0]};
     int parsed = ts_cli_parse(&spec, argc, argv);
-    if (parsed < 0 && (shift || explain >= 0) && !align_path) {
-        ts_cli_error(cmd, 0, "%s scores alignments: give --align GOLD", shift ? "--shift-att" : "--explain");
+    if (parsed < 0 && (a->shift || a->explain >= 0) && !a->align_path) {
+        ts_cli_error(cmd, 0, "%s scores alignments: give --align GOLD", a->shift ? "--shift-att" : "--explain");
         parsed = TS_EXIT_USAGE;
     }
-    if (parsed < 0 && ig_given && explain != TS_EXPLAIN_IG) {
+    if (parsed < 0 && a->ig_given && a->explain != TS_EXPLAIN_IG) {
         ts_cli_error(cmd, 0, "--ig-steps goes with --explain ig");
         parsed = TS_EXIT_USAGE;
     }
-    if (parsed >= 0) return parsed;
-    ts_session s;
-    if ((parsed = ts_cli_open_session(cmd, model_path, corpus_path ? NULL : "--corpus FILE", lp, &beam, &s)) >= 0)
-        return parsed;
-    ts_translator *t = &s.t;
-    // --align's links name words; a subword model's attention is over pieces.
-    if (t->src_sw && align_path) {
-        ts_cli_error(cmd, 0, "--align scores word alignments, and %s is a subword model whose attention is over pieces",
-                     model_path);
-        ts_session_free(&s);
-        return TS_EXIT_USAGE;
+    return parsed;
+}
+
+// With --align, one figure per head of the cross-attention (ts_model_cross_heads):
+typedef struct {
+    ts_head_table search;    // the search's output's AER, a model whose every head can be inspected
+    ts_head_table forced;    // the reference force-decoded
+    ts_head_table shift;     // --shift-att: the same read shifted
+    ts_head_table js, same;  // --explain: JS divergence and same-argmax share beside the attributions
+} head_tables;
+
+static void head_tables_free(head_tables *h) {
+    ts_head_table_free(&h->search);
+    ts_head_table_free(&h->forced);
+    ts_head_table_free(&h->shift);
+    ts_head_table_free(&h->js);
+    ts_head_table_free(&h->same);
+}
+
+// The tables a's flags want of model m in *h, and opts pointed at them
+// (none without --align or a model without cross-attention heads). TS_OK or
+// TS_ERR_NOMEM.
+static int ask_head_tables(const eval_args *a, ts_seq2seq *m, head_tables *h, ts_eval_opts *opts) {
+    int layers, heads = ts_model_cross_heads(&m->cfg, &layers);
+    if (!a->align_path || !heads) return TS_OK;
+    opts->shift_att = a->shift;
+    opts->explain = a->explain + 1;  // 0 stays "none" in the options
+    opts->ig_steps = (int)a->ig_steps;
+    struct {
+        int wanted;
+        ts_head_table *table, **given;
+    } tables[] = {{ts_heads_available(m), &h->search, &opts->head_aer},
+                  {1, &h->forced, &opts->head_aer_forced},
+                  {a->shift, &h->shift, &opts->head_aer_shift},
+                  {a->explain >= 0, &h->js, &opts->head_js},
+                  {a->explain >= 0, &h->same, &opts->head_same}};
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        if (!tables[i].wanted) continue;
+        int rc = ts_head_table_init(tables[i].table, layers, heads);
+        if (rc) return rc;
+        *tables[i].given = tables[i].table;
     }
-    ts_eval_set set;
-    if (ts_eval_set_read(t, corpus_path, align_path, skip_bad, (int)max_len, &set)) {
-        ts_cli_error(cmd, 0, "%s", ts_last_error());
-        ts_session_free(&s);
-        return TS_EXIT_FAIL;
-    }
-    const ts_corpus *c = set.corpus;
-    size_t n_rows = set.n_rows;
-    ts_hypothesis *hyps = NULL;
-    // With --align, one figure per head of the cross-attention (ts_model_cross_heads):
-    ts_head_table head_aer = {0};    // the search's output's AER, a model whose every head can be inspected
-    ts_head_table forced_aer = {0};  // the reference force-decoded
-    ts_head_table shift_aer = {0};   // --shift-att: the same read shifted
-    ts_head_table js = {0}, same = {0};  // --explain: JS divergence and same-argmax share beside the attributions
-    int status = TS_EXIT_FAIL;
-    printf("corpus %s: %zu pair%s", corpus_path, c->n_pairs, c->n_pairs == 1 ? "" : "s");
+    return TS_OK;
+}
+
+// The corpus line: its pairs, the malformed lines skipped, the pairs left out.
+static void print_corpus(const char *path, const ts_eval_set *set) {
+    const ts_corpus *c = set->corpus;
+    printf("corpus %s: %zu pair%s", path, c->n_pairs, c->n_pairs == 1 ? "" : "s");
     char skipped[512];
     if (c->n_bad)
         printf(", %zu malformed line%s skipped: %s", c->n_bad, c->n_bad == 1 ? "" : "s",
                ts_corpus_skipped(c, skipped, sizeof skipped));
-    if (n_rows < c->n_pairs) printf(", %zu with a side longer than %d tokens left out", c->n_pairs - n_rows, set.limit);
+    if (set->n_rows < c->n_pairs)
+        printf(", %zu with a side longer than %d tokens left out", c->n_pairs - set->n_rows, set->limit);
     putchar('\n');
-    if (n_rows == 0) {
-        ts_cli_error(cmd, 0, "no sentence pairs left to evaluate (see --max-len)");
-        goto done;
-    }
-    const ts_model_config *cfg = &t->model->cfg;
-    char model[256];
-    char line[4600];
-    int n = snprintf(line, sizeof line, "model %s: %s; %s", model_path, ts_model_describe(cfg, model, sizeof model),
+}
+
+// The model line, wrapped to width: the model as its row describes it, and the search.
+static void print_model(const char *path, const ts_model_config *cfg, long beam, int width) {
+    char model[256], line[4600];
+    int n = snprintf(line, sizeof line, "model %s: %s; %s", path, ts_model_describe(cfg, model, sizeof model),
                      beam > 1 ? "beam search" : "greedy decoding");
     if (beam > 1 && n > 0 && (size_t)n < sizeof line) snprintf(line + n, sizeof line - (size_t)n, " (width %ld)", beam);
-    int width = ts_term_width(stdout);  // the lines and tables fit it (0: the lines whole, the tables 80)
     ts_term_put_wrapped(stdout, line, width, 2);
+}
 
-    ts_eval_opts opts = {.beam = (int)beam, .batch = (int)batch, .gold = set.row_gold, .gold_counts = set.row_counts};
-    int forced_layers, forced_heads = ts_model_cross_heads(cfg, &forced_layers);
-    if (align_path && forced_heads) {
-        opts.shift_att = shift;
-        opts.explain = explain + 1;  // 0 stays "none" in the options
-        opts.ig_steps = (int)ig_steps;
-        struct {
-            int wanted;
-            ts_head_table *table, **given;
-        } tables[] = {{ts_heads_available(t->model), &head_aer, &opts.head_aer},
-                      {1, &forced_aer, &opts.head_aer_forced},
-                      {shift, &shift_aer, &opts.head_aer_shift},
-                      {explain >= 0, &js, &opts.head_js},
-                      {explain >= 0, &same, &opts.head_same}};
-        for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
-            if (!tables[i].wanted) continue;
-            if (ts_head_table_init(tables[i].table, forced_layers, forced_heads)) {
-                ts_cli_error(cmd, 0, "out of memory");
-                goto done;
-            }
-            *tables[i].given = tables[i].table;
-        }
-    }
-    // Decoding steps run in scratch arenas of their own (models/search.c):
-    // the session's holds a batch's teacher-forced pass, or its encoding.
-    ts_eval_result r;
-    if (ts_evaluate(t, &s.ctx, ts_eval_set_input(&set), set.rows, n_rows, &opts, &r, &hyps)) {
-        ts_cli_error(cmd, 1, "evaluation failed");
-        goto done;
-    }
-
-    size_t n_show = (size_t)show < n_rows ? (size_t)show : n_rows;
+// The first n_show pairs of the set beside their outputs.
+static void print_examples(const ts_translator *t, const ts_eval_set *set, const ts_hypothesis *hyps, size_t n_show) {
     if (n_show) printf("\nexamples:\n");
     for (size_t k = 0; k < n_show; k++) {
-        const ts_pair *p = &c->pairs[set.rows[k]];
+        const ts_pair *p = &set->corpus->pairs[set->rows[k]];
         if (k) putchar('\n');
         print_side("source:", p, TS_SRC);
         print_side("reference:", p, TS_TGT);
         print_output(t, &hyps[k]);
     }
+}
+
+// The figures of evaluation r: BLEU by source length, the loss, the
+// attention's, notes on a BLEU of 0, the tables per head, the eval: line.
+static void print_figures(const ts_translator *t, const eval_args *a, const ts_eval_result *r, const head_tables *h,
+                          int width) {
     static const char *const bucket_names[TS_EVAL_BUCKETS] = {"1-5", "6-10", "11-15", "16+"};
     printf("\nBLEU by source length (tokens):\n");
     for (int i = 0; i < TS_EVAL_BUCKETS; i++) {
-        if (r.bucket_pairs[i])
-            printf("  %-6s %.4f  (%zu pair%s)\n", bucket_names[i], r.bucket_bleu[i], r.bucket_pairs[i],
-                   r.bucket_pairs[i] == 1 ? "" : "s");
+        if (r->bucket_pairs[i])
+            printf("  %-6s %.4f  (%zu pair%s)\n", bucket_names[i], r->bucket_bleu[i], r->bucket_pairs[i],
+                   r->bucket_pairs[i] == 1 ? "" : "s");
         else printf("  %-6s -       (0 pairs)\n", bucket_names[i]);
     }
     // The loss to 12 decimals too, for tools/npz_dev_loss.py to be checked against.
-    printf("\nloss %.4f nats per token over %zu target tokens (with <eos>); %.12f\n", r.loss, r.tokens, r.loss);
-    if (r.has_attention) printf("attention: entropy=%.4f pad_mass=%g\n", r.entropy, r.pad_mass);
-    else printf("attention: none (no alignment diagnostics%s)\n", align_path ? "; --align ignored" : "");
-    if (r.pairs && r.short_refs == r.pairs)
+    printf("\nloss %.4f nats per token over %zu target tokens (with <eos>); %.12f\n", r->loss, r->tokens, r->loss);
+    if (r->has_attention) printf("attention: entropy=%.4f pad_mass=%g\n", r->entropy, r->pad_mass);
+    else printf("attention: none (no alignment diagnostics%s)\n", a->align_path ? "; --align ignored" : "");
+    if (r->pairs && r->short_refs == r->pairs)
         fprintf(stderr, "tinyseq eval: note: BLEU-4 is 0 on this corpus whatever the outputs: none of its %zu "
-                        "references has 4 words; read chrF (%.4f) instead\n", r.pairs, r.chrf);
-    else if (r.bleu_zero_order)
+                        "references has 4 words; read chrF (%.4f) instead\n", r->pairs, r->chrf);
+    else if (r->bleu_zero_order)
         fprintf(stderr, "tinyseq eval: note: BLEU is 0 because no %d-gram of the outputs matches its reference "
                         "(%zu of %zu references have fewer than 4 words); chrF is %.4f\n",
-                r.bleu_zero_order, r.short_refs, r.pairs, r.chrf);
-    if (r.has_head_aer) print_head_aer(search_title, &head_aer, r.aer_diagonal, width, t);
-    if (r.has_aer_forced && forced_layers * forced_heads > 1)
-        print_head_aer(forced_title, &forced_aer, r.aer_diagonal, width, t);
-    if (r.has_shift && forced_layers * forced_heads > 1) print_head_aer(shift_title, &shift_aer, r.aer_diagonal, width, t);
-    if (r.has_explain) print_agreement(ts_explain_methods[explain].title, shift, &js, &same, width, t);
-    printf("eval: bleu=%.4f chrf=%.4f ppl=%.3f exact=%.4f pairs=%zu", r.bleu, r.chrf, r.perplexity, r.exact, r.pairs);
-    if (r.has_aer) printf(" aer=%.4f aer_diagonal=%.4f", r.aer, r.aer_diagonal);
-    if (r.has_aer_forced)
-        printf(" aer_forced=%.4f aer_forced_best=%.4f", r.aer_forced, r.aer_forced_best);
-    if (r.has_shift) printf(" aer_shift=%.4f aer_shift_best=%.4f", r.aer_shift, r.aer_shift_best);
-    if (r.has_explain) printf(" aer_explain=%.4f", r.aer_explain);
-    printf(" bleu_detok=%.4f\n", r.bleu_detok);
+                r->bleu_zero_order, r->short_refs, r->pairs, r->chrf);
+    int layers, heads = ts_model_cross_heads(&t->model->cfg, &layers);
+    if (r->has_head_aer) print_head_aer(search_title, &h->search, r->aer_diagonal, width, t);
+    if (r->has_aer_forced && layers * heads > 1) print_head_aer(forced_title, &h->forced, r->aer_diagonal, width, t);
+    if (r->has_shift && layers * heads > 1) print_head_aer(shift_title, &h->shift, r->aer_diagonal, width, t);
+    if (r->has_explain) print_agreement(ts_explain_methods[a->explain].title, a->shift, &h->js, &h->same, width, t);
+    printf("eval: bleu=%.4f chrf=%.4f ppl=%.3f exact=%.4f pairs=%zu", r->bleu, r->chrf, r->perplexity, r->exact,
+           r->pairs);
+    if (r->has_aer) printf(" aer=%.4f aer_diagonal=%.4f", r->aer, r->aer_diagonal);
+    if (r->has_aer_forced) printf(" aer_forced=%.4f aer_forced_best=%.4f", r->aer_forced, r->aer_forced_best);
+    if (r->has_shift) printf(" aer_shift=%.4f aer_shift_best=%.4f", r->aer_shift, r->aer_shift_best);
+    if (r->has_explain) printf(" aer_explain=%.4f", r->aer_explain);
+    printf(" bleu_detok=%.4f\n", r->bleu_detok);
+}
+
+int ts_cmd_eval(int argc, char **argv) {
+    eval_args a;
+    int parsed = parse_args(argc, argv, &a);
+    if (parsed >= 0) return parsed;
+    ts_session s;
+    if ((parsed = ts_cli_open_session(cmd, a.model_path, a.corpus_path ? NULL : "--corpus FILE", a.lp, &a.beam, &s)) >= 0)
+        return parsed;
+    ts_translator *t = &s.t;
+    // --align's links name words; a subword model's attention is over pieces.
+    if (t->src_sw && a.align_path) {
+        ts_cli_error(cmd, 0, "--align scores word alignments, and %s is a subword model whose attention is over pieces",
+                     a.model_path);
+        ts_session_free(&s);
+        return TS_EXIT_USAGE;
+    }
+    ts_eval_set set;
+    if (ts_eval_set_read(t, a.corpus_path, a.align_path, a.skip_bad, (int)a.max_len, &set)) {
+        ts_cli_error(cmd, 0, "%s", ts_last_error());
+        ts_session_free(&s);
+        return TS_EXIT_FAIL;
+    }
+    ts_hypothesis *hyps = NULL;
+    head_tables tables = {0};
+    int status = TS_EXIT_FAIL;
+    print_corpus(a.corpus_path, &set);
+    if (set.n_rows == 0) {
+        ts_cli_error(cmd, 0, "no sentence pairs left to evaluate (see --max-len)");
+        goto done;
+    }
+    int width = ts_term_width(stdout);  // the lines and tables fit it (0: the lines whole, the tables 80)
+    print_model(a.model_path, &t->model->cfg, a.beam, width);
+    ts_eval_opts opts = {.beam = (int)a.beam, .batch = (int)a.batch, .gold = set.row_gold, .gold_counts = set.row_counts};
+    if (ask_head_tables(&a, t->model, &tables, &opts)) {
+        ts_cli_error(cmd, 0, "out of memory");
+        goto done;
+    }
+    // Decoding steps run in scratch arenas of their own (models/search.c):
+    // the session's holds a batch's teacher-forced pass, or its encoding.
+    ts_eval_result r;
+    if (ts_evaluate(t, &s.ctx, ts_eval_set_input(&set), set.rows, set.n_rows, &opts, &r, &hyps)) {
+        ts_cli_error(cmd, 1, "evaluation failed");
+        goto done;
+    }
+    print_examples(t, &set, hyps, (size_t)a.show < set.n_rows ? (size_t)a.show : set.n_rows);
+    print_figures(t, &a, &r, &tables, width);
     status = TS_EXIT_OK;
     if (fflush(stdout) == EOF) {
         ts_cli_error(cmd, 0, "cannot write to standard output");
         status = TS_EXIT_FAIL;
     }
 done:
-    for (size_t k = 0; hyps && k < n_rows; k++) ts_hypothesis_free(&hyps[k]);
+    for (size_t k = 0; hyps && k < set.n_rows; k++) ts_hypothesis_free(&hyps[k]);
     free(hyps);
-    ts_head_table_free(&head_aer);
-    ts_head_table_free(&forced_aer);
-    ts_head_table_free(&shift_aer);
-    ts_head_table_free(&js);
-    ts_head_table_free(&same);
+    head_tables_free(&tables);
     ts_eval_set_free(&set);
     ts_session_free(&s);
     return status;
