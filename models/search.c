@@ -1,13 +1,14 @@
 // Greedy and beam-search decoding of a batch (models/search.h), through the
 // model's row of the model table: encode, start, then step (and reorder) per
-// output position. No tape: each step runs in one of two scratch arenas that
-// alternate, and a batch that shrinks is copied into one of two more.
+// output position. No tape: each step runs in scratch arenas of its own, and
+// a batch that shrinks is copied into one of two more (models/search_step.h).
 //
 // Legend: B sentences, S the longest source, K beam width, V target
 // vocabulary, R rows decoding (greedy: the sentences still decoding; beam: K
 // per sentence still searching, one before the first step).
 #include "models/search.h"
 
+#include "models/search_step.h"
 #include "models/seq2seq.h"
 #include "tensor/kernels.h"
 #include "tensor/parallel.h"
@@ -36,142 +37,6 @@ static int alloc_hypothesis(ts_hypothesis *h, int max_len, int S) {
     return TS_OK;
 }
 
-// Greedy's step t runs in scratch arena t % 2: what step t makes (state,
-// weights, logits) stays readable during step t + 1, and is forgotten by step
-// t + 2, as the state rules of models/model.h allow. Every beam step starts
-// with a reorder (or follows a compaction), which copies the hypotheses'
-// states out of the last step's arena: the reorder of step t goes to arena
-// 1 + t % 2, and the step itself to arena 0, so the (R, V) logits, the
-// largest thing a step makes, occupy the same pages at every step instead
-// of two arenas' (a page's first touch costs more than reading it:
-// docs/performance.md, "Measurements behind the code's constants"). The memory and the first
-// state stay in the caller's arena. A state whose batch shrinks (reorder,
-// group >= 1: finished sentences leave) is copied with its source rows into
-// kept arena c % 2 for compaction c: it outlives the steps, and compaction
-// c + 2 may forget it because compaction c + 1 copied what still decodes.
-// The arenas come from the caller's ctx->scratch when it kept them from an
-// earlier search (graph.h), and go back there when it keeps them.
-typedef struct {
-    ts_arena *arena[3];  // the steps' and beam's reorders, made at the start
-    ts_arena *kept[2];   // the compactions', made at the first one
-    size_t bytes;        // the first size of each
-    int compactions;
-} step_arenas;
-_Static_assert(3 + 2 == TS_SCRATCH_ARENAS, "ctx->scratch holds every arena of a search");
-
-// ctx's scratch arena i when it holds at least `bytes` (arena_bytes), else
-// a new one (NULL for a kept arena, made at the first compaction): a kept
-// arena never starts below the first guess, as a fresh one would not.
-static ts_arena *take_scratch(ts_ctx *ctx, int i, size_t bytes, int make) {
-    ts_arena *a = ctx->scratch[i];
-    ctx->scratch[i] = NULL;
-    if (a && ts_arena_capacity(a) >= bytes) return a;
-    ts_arena_free(a);
-    return make ? ts_arena_new(bytes) : NULL;
-}
-
-// The first guess rounded up to a power of two: batches whose guesses
-// differ by a few source columns then reuse the arenas the first one made
-// (only touched pages are resident), where each slightly bigger guess made
-// new ones and faulted their pages in again.
-static size_t arena_bytes(size_t guess) {
-    size_t bytes = (size_t)1 << 20;
-    while (bytes < guess && bytes <= SIZE_MAX / 2) bytes *= 2;
-    return bytes;
-}
-
-static int step_arenas_new(step_arenas *sa, ts_ctx *ctx, size_t guess) {
-    size_t bytes = arena_bytes(guess);
-    *sa = (step_arenas){.bytes = bytes};
-    int rc = TS_OK;
-    for (int i = 0; i < 3; i++)
-        if (!(sa->arena[i] = take_scratch(ctx, i, bytes, 1))) rc = TS_ERR_NOMEM;
-    for (int i = 0; i < 2; i++) sa->kept[i] = take_scratch(ctx, 3 + i, bytes, 0);
-    return rc;
-}
-
-static void step_arenas_free(step_arenas *sa, ts_ctx *ctx) {
-    ts_arena *all[TS_SCRATCH_ARENAS] = {sa->arena[0], sa->arena[1], sa->arena[2], sa->kept[0], sa->kept[1]};
-    for (int i = 0; i < TS_SCRATCH_ARENAS; i++) {
-        if (ctx->keep_scratch && !ctx->scratch[i]) ctx->scratch[i] = all[i];
-        else ts_arena_free(all[i]);
-    }
-    memset(sa, 0, sizeof *sa);
-}
-
-// Runs fn(m, ctx, arg) in *arena, reset first, as ctx->arena: its result,
-// or NULL with the status in *rc. The arena chains blocks as fn needs them
-// (tensor/arena.h): fn runs once.
-typedef void *(*in_arena_fn)(ts_seq2seq *m, ts_ctx *ctx, void *arg);
-
-static void *run_in(ts_arena **arena, in_arena_fn fn, ts_seq2seq *m, ts_ctx *ctx, void *arg,
-                    int *rc) {
-    ts_arena *caller = ctx->arena;
-    ts_arena_reset(*arena);
-    ctx->arena = *arena;
-    void *made = fn(m, ctx, arg);
-    ctx->arena = caller;
-    if (made && !ctx->status) return made;
-    *rc = ctx->status ? ctx->status : TS_ERR_ARENA;
-    return NULL;
-}
-
-// A step's inputs and outputs (decode_step).
-typedef struct {
-    const void *state;
-    const int *rows;     // reorder's
-    const int *tokens;
-    int B, group;        // rows; reorder's group (model.h)
-    void *next;
-    ts_tensor **weights;
-} step_call;
-
-static void *reorder_in(ts_seq2seq *m, ts_ctx *ctx, void *arg) {
-    step_call *c = arg;
-    return m->kind->reorder(m, ctx, c->state, c->rows, c->B, c->group);
-}
-
-static void *step_in(ts_seq2seq *m, ts_ctx *ctx, void *arg) {
-    step_call *c = arg;
-    ts_tensor *logits = m->kind->step(m, ctx, c->state, c->tokens, c->B, &c->next, c->weights);
-    // The logits are read in the model's dtype; the attention rows the
-    // hypotheses keep are float64 in either.
-    if (logits && *c->weights) *c->weights = ts_to_f64(ctx, *c->weights);
-    return logits;
-}
-
-// One step of the model on tokens (B) from *state, in *arena: the logits
-// (B, V), *weights (B, S) or NULL, *state advanced. When parents is not
-// NULL the state's hypotheses are first reordered to rows parents[0..B)
-// (reorder, group 0: every row keeps its source) into *moved, which *state
-// must not live in; *state must not live in *arena either unless it is
-// reordered first. NULL on failure (status returned in *rc); a full arena is
-// grown and its part redone from the same state.
-static ts_tensor *decode_step(ts_seq2seq *m, ts_ctx *ctx, ts_arena **arena, ts_arena **moved, void **state,
-                              const int *parents, const int *tokens, int B, ts_tensor **weights, int *rc) {
-    step_call call = {.state = *state, .rows = parents, .tokens = tokens, .B = B, .group = 0, .weights = weights};
-    if (parents && !(call.state = run_in(moved, reorder_in, m, ctx, &call, rc))) return NULL;
-    ts_tensor *logits = run_in(arena, step_in, m, ctx, &call, rc);
-    if (logits) *state = call.next;
-    return logits;
-}
-
-// Replaces *state by its rows rows[0..n) with their source rows (reorder,
-// group: the rows come in runs of `group` that decode one sentence and share
-// its source rows), in the next kept arena: rows of sentences that finished
-// leave. TS_OK or the failure.
-static int compact(ts_seq2seq *m, ts_ctx *ctx, step_arenas *sa, void **state, const int *rows, int n, int group) {
-    ts_arena **kept = &sa->kept[sa->compactions % 2];
-    if (!*kept && !(*kept = ts_arena_new(sa->bytes))) return TS_ERR_NOMEM;
-    step_call call = {.state = *state, .rows = rows, .B = n, .group = group};
-    int rc = TS_OK;
-    void *next = run_in(kept, reorder_in, m, ctx, &call, &rc);
-    if (!next) return rc;
-    *state = next;
-    sa->compactions++;
-    return TS_OK;
-}
-
 int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int max_len, ts_hypothesis *out) {
     int B = bv->B, S = bv->S;
     if (max_len < 1) return ts_fail(TS_ERR_ARG, "greedy: max_len %d", max_len);
@@ -181,12 +46,12 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
     memset(out, 0, (size_t)B * sizeof *out);  // a failure frees them all, allocated or not
     for (int b = 0; b < B && !rc; b++) rc = alloc_hypothesis(&out[b], max_len, S);
     void *state = NULL;
-    step_arenas sa = {.bytes = 0};
+    ts_search_arenas sa = {.bytes = 0};
     int *inputs = NULL;                            // (R) the next step's tokens, per row
     int *sentence = malloc((size_t)B * sizeof(int));  // (R) the sentence of each row still decoding
     int *keep = malloc((size_t)B * sizeof(int));      // (R) after a step: the rows that decode on
     if (!rc && (!sentence || !keep)) rc = ts_fail(TS_ERR_NOMEM, "greedy: out of memory");
-    if (!rc) rc = step_arenas_new(&sa, ctx, m->kind->step_bytes(&m->cfg, B, S));
+    if (!rc) rc = ts_search_arenas_new(&sa, ctx, m->kind->step_bytes(&m->cfg, B, S));
     if (!rc && !(state = m->kind->start(m, ctx, m->kind->encode(m, ctx, bv), B, max_len))) rc = ctx->status;
     if (!rc && !(inputs = ts_arena_alloc(ctx->arena, (size_t)B * sizeof(int)))) rc = TS_ERR_ARENA;
     if (!rc) {
@@ -194,7 +59,7 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
         int R = B;  // rows decoding
         for (int t = 0; t <= max_len && R > 0; t++) {
             ts_tensor *weights;
-            ts_tensor *logits = decode_step(m, ctx, &sa.arena[t % 2], NULL, &state, NULL, inputs, R, &weights, &rc);
+            ts_tensor *logits = ts_search_step(m, ctx, &sa.arena[t % 2], NULL, &state, NULL, inputs, R, &weights, &rc);
             if (!logits) break;
             int next = 0;
             for (int r = 0; r < R; r++) {
@@ -214,13 +79,13 @@ int ts_seq2seq_greedy(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int m
             }
             // Sentences that ended leave the batch: later steps compute rows
             // only for those still decoding.
-            if (next < R && next > 0 && (rc = compact(m, ctx, &sa, &state, keep, next, 1))) break;
+            if (next < R && next > 0 && (rc = ts_search_compact(m, ctx, &sa, &state, keep, next, 1))) break;
             R = next;
         }
     }
     free(sentence);
     free(keep);
-    step_arenas_free(&sa, ctx);
+    ts_search_arenas_free(&sa, ctx);
     ts_set_grad_enabled(ctx, grad_before);
     if (rc) {
         for (int b = 0; b < B; b++) ts_hypothesis_free(&out[b]);
@@ -336,7 +201,7 @@ typedef struct {
     int *live;               // (B) the sentences decoding, in batch order: live[i] owns block i of the rows
     int *rows;               // (B*K) the next step's rows: row r is row rows[r] of the state
     int *inputs;             // (B*K) the next step's tokens
-    step_arenas arenas;
+    ts_search_arenas arenas;
 } beam_search;
 
 static int beam_new(beam_search *b, ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, int K, const int *max_len,
@@ -366,12 +231,12 @@ static int beam_new(beam_search *b, ts_seq2seq *m, ts_ctx *ctx, const ts_batch_v
         b->live[i] = i;
         b->inputs[i] = TS_SOS;
     }
-    return step_arenas_new(&b->arenas, ctx, m->kind->step_bytes(&m->cfg, B * K, bv->S));
+    return ts_search_arenas_new(&b->arenas, ctx, m->kind->step_bytes(&m->cfg, B * K, bv->S));
 }
 
 static void beam_free(beam_search *b, ts_ctx *ctx) {
     for (int i = 0; b->sent && i < b->B; i++) history_free(&b->sent[i].hist);
-    step_arenas_free(&b->arenas, ctx);
+    ts_search_arenas_free(&b->arenas, ctx);
     free(b->sent);
     free(b->scores);
     free(b->parents);
@@ -545,8 +410,8 @@ int ts_seq2seq_beam_batch(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, i
     const int *parents = NULL;
     for (int t = 0; !rc && n_live > 0; t++) {
         ts_tensor *weights;
-        ts_tensor *logits = decode_step(m, ctx, &b.arenas.arena[0], &b.arenas.arena[1 + t % 2], &state, parents,
-                                        b.inputs, n_live * per, &weights, &rc);
+        ts_tensor *logits = ts_search_step(m, ctx, &b.arenas.arena[0], &b.arenas.arena[1 + t % 2], &state, parents,
+                                           b.inputs, n_live * per, &weights, &rc);
         if (!logits) break;
         for (int i = 0; !rc && i < n_live; i++) rc = history_reserve(&b.sent[b.live[i]].hist, t);
         if (rc) break;
@@ -572,7 +437,7 @@ int ts_seq2seq_beam_batch(ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *bv, i
         // K: then the source's rows follow them, one per block, which its K
         // rows share (group K: no copy per hypothesis).
         parents = NULL;
-        if (per < K || n_next < n_live) rc = compact(m, ctx, &b.arenas, &state, b.rows, n_next * K, K);
+        if (per < K || n_next < n_live) rc = ts_search_compact(m, ctx, &b.arenas, &state, b.rows, n_next * K, K);
         else parents = b.rows;
         n_live = n_next;
         per = K;
