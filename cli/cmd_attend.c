@@ -39,7 +39,7 @@ static const char usage[] =
     "A subword model (tinyseq train --subword) shows its pieces (\"▁\" starts a word).\n"
     "\n"
     "  --model CKPT     checkpoint written by tinyseq train (required)\n"
-    "  --beam K         beam width, 1.." TS_CLI_QUOTE(TS_BEAM_MAX) " (1: greedy; default, and 0: " TS_CLI_QUOTE(TS_BEAM_DEFAULT) ")\n"
+    "  --beam K         beam width, 1.." TS_CLI_QUOTE(TS_BEAM_MAX) " (default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) "; 0: the default too; 1: greedy)\n"
     "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"
     "                 ((5 + |y|) / 6)^A, A in [0, 100] (default: log-probability / |y|;\n"
     "                 |y| counts <eos>); larger A favours longer outputs\n"

@@ -25,7 +25,7 @@ static const char usage[] =
     "line gives a blank output line.\n"
     "\n"
     "  --model CKPT   checkpoint written by tinyseq train (required)\n"
-    "  --beam K       beam width, 1.." TS_CLI_QUOTE(TS_BEAM_MAX) " (1: greedy; default, and 0: " TS_CLI_QUOTE(TS_BEAM_DEFAULT) ");\n"
+    "  --beam K       beam width, 1.." TS_CLI_QUOTE(TS_BEAM_MAX) " (default " TS_CLI_QUOTE(TS_BEAM_DEFAULT) "; 0: the default too; 1: greedy);\n"
     "                 up to 128 lines of the arguments, a pipe or a file decode\n"
     "                 together, several times faster each\n"
     "  --length-penalty A  beam search ranks finished outputs by GNMT's log-probability /\n"

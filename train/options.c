@@ -226,7 +226,8 @@ const ts_train_option ts_train_options[] = {
      INT(keep), .use = SAME, .section = "output"},
     {SET(.flag = "beam", .key = "beam", .lo = 0, .hi = TS_BEAM_MAX, .value = TS_BEAM_DEFAULT, .meta = "K",
          .help = "the final dev (and --test) evaluation also decodes with beam K,\n"
-                 "as tinyseq eval --beam K would (default, and 0: {}; 1: greedy only)"),
+                 "as tinyseq eval --beam K would (default {}; 0: the default too;\n"
+                 "1: greedy only)"),
      INT(beam), .use = SAME, .section = "output"},
     // --log-every and --eval-every change what the run directory records, never
     // what is computed: a continued run may change them (no checkpoint row).
