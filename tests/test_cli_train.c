@@ -591,6 +591,22 @@ Test(cli_train, config_txt_repeats_the_run_and_names_bad_lines, .timeout = 120) 
     free(dir);
 }
 
+// config.txt's facts name the thread count and the kernels, which fix a
+// run's bits (docs/design.md, "Same answers"): repeating them repeats it.
+Test(cli_train, config_txt_names_the_threads_and_kernels_that_fix_its_bits, .timeout = 120) {
+    char *dir = test_tmpdir(), *text = NULL, cmd[4200];
+    char args[4096];
+    snprintf(args, sizeof args, "--toy-pairs 40 --emb 4 --hidden 4 --steps 1 --show 0 --beam 0 --threads 2 --out %s/run", dir);
+    expect_exit(0, args, "steps=1");
+    snprintf(cmd, sizeof cmd, "cat %s/run/config.txt", dir);
+    cr_assert_eq(test_run(cmd, &text), 0);
+    const char *facts = strstr(text, "# facts\n"), *kernels = facts ? strstr(facts, "\nkernels = ") : NULL;
+    cr_assert(facts && strstr(facts, "\nthreads = 2\n"), "%s", text);
+    cr_assert(kernels && kernels[strlen("\nkernels = ")] > ' ', "%s", text);
+    free(text);
+    free(dir);
+}
+
 // --dev FILE is the dev set (nothing held out of the corpus), --test FILE is
 // evaluated at the end; a resumed run must keep the same --dev.
 Test(cli_train, dev_and_test_files_are_held_out_corpora, .timeout = 120) {

@@ -8,6 +8,8 @@
 #include "train/runlog.h"  // ts_runlog_trim
 
 #include "tensor/atomic_write.h"
+#include "tensor/blas_setup.h"  // ts_blas_kernels
+#include "tensor/threads.h"
 #include "train/options.h"
 
 #include <dirent.h>
@@ -156,7 +158,8 @@ int ts_rundir_check(const ts_train_opts *o, ts_rundir_use *use) {
 }
 
 const char *const ts_config_facts[TS_CONFIG_FACTS] = {"toy_seed", "dev_pairs", "train_pairs", "source_vocabulary",
-                                                      "target_vocabulary", "parameters", "resume", "ranks"};
+                                                      "target_vocabulary", "parameters", "resume", "ranks",
+                                                      "threads", "kernels"};
 
 struct config_args {
     const ts_train_opts *o;
@@ -184,8 +187,10 @@ static int fill_config(void *ctx, FILE *f) {
     snprintf(numbers[4], 32, "%d", c->tgt_vocab);
     snprintf(numbers[5], 32, "%zu", ts_params_size(&a->m->params));
     snprintf(numbers[7], 32, "%d", ranks);
+    snprintf(numbers[8], 32, "%d", ts_threads_asked());
+    // A run's bits are fixed by its thread count and kernel set (docs/design.md, "Same answers").
     const char *facts[TS_CONFIG_FACTS] = {o->data.corpus ? NULL : numbers[0], numbers[1], numbers[2], numbers[3], numbers[4],
-                                          numbers[5], o->resume ? o->resume : "", numbers[7]};
+                                          numbers[5], o->resume ? o->resume : "", numbers[7], numbers[8], ts_blas_kernels()};
     fprintf(f, "# facts\n");
     for (int i = 0; i < TS_CONFIG_FACTS; i++)
         if (facts[i]) fprintf(f, "%s = %s\n", ts_config_facts[i], facts[i]);

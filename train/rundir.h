@@ -42,7 +42,7 @@ int ts_rundir_write_dev(const char *dir, const ts_corpus *c, const size_t *rows,
 
 // config.txt's facts (after its options, train/options.h): what the run
 // found and did, read back by --config but not applied.
-#define TS_CONFIG_FACTS 8
+#define TS_CONFIG_FACTS 10
 extern const char *const ts_config_facts[TS_CONFIG_FACTS];
 
 // config.txt: the options, the data's sizes and the model's, and the ranks
