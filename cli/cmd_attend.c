@@ -10,9 +10,9 @@
 #include "cli/attend.h"
 #include "cli/common.h"
 
+#include "infer/alignment.h"
 #include "infer/explain.h"
 #include "infer/heads.h"
-#include "infer/metrics.h"
 #include "infer/load.h"
 #include "infer/translate.h"
 #include "viz/heatmap.h"

@@ -10,7 +10,6 @@
 #include "infer/heads.h"
 #include "models/explain.h"
 #include "infer/load.h"
-#include "infer/metrics.h"
 #include "infer/translate.h"
 #include "viz/heatmap.h"
 

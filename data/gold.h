@@ -1,6 +1,6 @@
 // Gold word alignments of a corpus read from a Pharaoh file (one line per
 // sentence pair, "0-0 1-2", source-target): what eval --align and the
-// Python API's eval(align=...) score the attention against (infer/metrics.h).
+// Python API's eval(align=...) score the attention against (infer/alignment.h).
 #ifndef TS_GOLD_H
 #define TS_GOLD_H
 

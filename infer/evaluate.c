@@ -25,11 +25,12 @@
 #include "data/normalize.h"
 #include "models/seq2seq.h"
 
+#include "infer/alignment.h"
 #include "infer/decode.h"
 #include "infer/explain.h"
 #include "infer/forced.h"
 #include "infer/heads.h"
-#include "infer/metrics.h"
+#include "infer/score.h"
 #include "infer/translate.h"
 
 #include <math.h>

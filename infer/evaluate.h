@@ -50,7 +50,7 @@ typedef struct {
                                // (nfc-lowercase-punct-split's: a model that writes text as written has
                                // its output and reference normalised so first), comparable across models
     double bleu_detok;         // corpus BLEU-4 in [0, 1] of the text as the model writes it, as sacreBLEU's
-                               // defaults score it (13a tokens, exp smoothing: infer/metrics.h); for a
+                               // defaults score it (13a tokens, exp smoothing: infer/score.h); for a
                                // model of words, its words joined by spaces against the reference's
     int bleu_zero_order;       // 0, or the lowest n-gram order without a match (BLEU is then 0)
     size_t short_refs;         // references with fewer than 4 words (they have no 4-gram)

@@ -2,7 +2,7 @@
 #include "infer/heads.h"
 
 #include "autograd/ops.h"
-#include "infer/metrics.h"
+#include "infer/alignment.h"
 #include "data/subword.h"
 #include "tensor/tokens.h"
 

@@ -15,7 +15,7 @@
 #include "data/subword.h"
 #include "infer/evaluate.h"
 #include "infer/load.h"
-#include "infer/metrics.h"
+#include "infer/score.h"
 #include "infer/translate.h"
 #include "interop/model_npz.h"
 #include "testutil.h"

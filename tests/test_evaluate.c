@@ -10,7 +10,8 @@
 
 #include "testutil.h"
 #include "infer/evaluate.h"
-#include "infer/metrics.h"
+#include "infer/alignment.h"
+#include "infer/score.h"
 #include "infer/translate.h"
 
 // Sources of lengths 1..7 so batches hold padding; gold links mostly

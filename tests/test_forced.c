@@ -12,9 +12,9 @@
 
 #include "autograd/ops.h"
 #include "data/toy.h"
+#include "infer/alignment.h"
 #include "infer/forced.h"
 #include "infer/heads.h"
-#include "infer/metrics.h"
 #include "models/gradcheck.h"
 #include "models/transformer.h"
 #include "testutil.h"

@@ -1,6 +1,7 @@
 // Tests for infer/metrics: BLEU against NLTK fixtures, AER by hand, Pharaoh
 // parsing, alignments and attention diagnostics.
-#include "infer/metrics.h"
+#include "infer/alignment.h"
+#include "infer/score.h"
 
 #include "tensor/status.h"
 #include "testutil.h"

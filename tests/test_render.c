@@ -2,7 +2,7 @@
 // (checked by xmllint) with every word escaped, JSON parses (checked by
 // Python's json module) and round-trips the weights bit for bit, terminal
 // output is exact in plain mode and uses the right characters otherwise.
-#include "infer/metrics.h"
+#include "infer/alignment.h"
 #include "viz/heatmap.h"
 #include "viz/plot.h"
 #include "viz/render.h"
