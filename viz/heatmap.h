@@ -1,6 +1,6 @@
 // Attention heatmaps: in the terminal (plain table, shade characters, 256 or
-// 24-bit colour) and as a standalone SVG figure. Conventions and errors as in
-// viz/render.h.
+// 24-bit colour: viz/heatmap_term.c) and as a standalone SVG figure
+// (viz/heatmap_svg.c). Conventions and errors as in viz/render.h.
 #ifndef TS_HEATMAP_H
 #define TS_HEATMAP_H
 

@@ -1,5 +1,8 @@
-// A word made safe to show in a figure (viz/label.h).
+// What the terminal and SVG heatmaps share (viz/label.h): a word made safe
+// to show, and the checks of what they draw.
 #include "viz/label.h"
+
+#include "tensor/status.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -56,4 +59,24 @@ ts_label *ts_labels_make(const char *const *target, size_t T, const char *const 
     for (size_t j = 0; j < T; j++) ts_label_make(&all[j], target, j, max_cols);
     for (size_t i = 0; i < S; i++) ts_label_make(&all[T + i], source, i, max_cols);
     return all;
+}
+
+// ---- checks ----------------------------------------------------------------
+
+int ts_heatmap_check_matrix(const char *who, const double *weights, size_t T, size_t S) {
+    if (T == 0 || S == 0)
+        return ts_fail(TS_ERR_SHAPE, "%s: empty attention matrix (%zu x %zu)", who, T, S);
+    if (!weights) return ts_fail(TS_ERR_ARG, "%s: weights is NULL", who);
+    if (T > (SIZE_MAX / sizeof(ts_label)) / 2 || S > (SIZE_MAX / sizeof(ts_label)) / 2)
+        return ts_fail(TS_ERR_SHAPE, "%s: %zu x %zu is too large", who, T, S);
+    return TS_OK;
+}
+
+int ts_heatmap_check_grid(const char *who, const ts_heatmap_grid *g) {
+    if (!g || !g->panels) return ts_fail(TS_ERR_ARG, "%s: no panels", who);
+    if (g->rows == 0 || g->cols == 0 || g->rows > 1024 || g->cols > 1024)
+        return ts_fail(TS_ERR_SHAPE, "%s: a grid of %zu x %zu panels", who, g->rows, g->cols);
+    if (g->R == 0 || g->C == 0 || g->R > 100000 || g->C > 100000)
+        return ts_fail(TS_ERR_SHAPE, "%s: panels of %zu x %zu", who, g->R, g->C);
+    return TS_OK;
 }

@@ -1,7 +1,7 @@
 // Shared pieces of the renderers (colour ramp, escaping, terminal mode
 // detection and width, a line wrapped to it, writing to a path) and the
 // JSON writer. The
-// heatmaps live in heatmap.c, the loss curve in plot.c; both build on this
+// heatmaps live in heatmap_term.c and heatmap_svg.c, the loss curve in plot.c; all build on this
 // file, never the other way round.
 //
 // T = target length (rows), S = source length (columns); weights (T, S).
