@@ -1,15 +1,14 @@
 // The C API's model: load, translate, attend, info and eval (api/tinyseq.h),
 // each a thin wrapper over infer/ with the CLI's choices (batched greedy
-// decoding, the same attention JSON), results as text.
+// decoding, the attention document attend renders), results as text.
 #include "api/tinyseq.h"
 
 #include "api/json.h"
 #include "data/gold.h"
+#include "infer/attention_doc.h"
 #include "infer/evaluate.h"
-#include "infer/explain.h"
-#include "models/fields.h"
-#include "infer/heads.h"
 #include "infer/session.h"
+#include "models/fields.h"
 #include "viz/render.h"
 
 #include <math.h>
@@ -112,48 +111,33 @@ int tinyseq_translate(tinyseq_model *m, const char *const *texts, int n, int bea
     return api_text_close(&text, rc, out);
 }
 
-// The text's translation, labelled (tinyseq_attend's and tinyseq_explain's opening).
-static int attend_text(tinyseq_model *m, const char *text, int beam, double alpha, ts_attended *a) {
-    memset(a, 0, sizeof *a);
+// The attention document of `text` (infer/attention_doc.h), as JSON in *json:
+// what tinyseq attend --json writes with the same choices.
+static int attend_json(tinyseq_model *m, const char *text, int beam, double alpha, ts_attention_doc_opts *o,
+                       char **json) {
     if (!text) return ts_fail(TS_ERR_ARG, "no text");
     int rc = set_search(m, &beam, alpha);
-    return rc ? rc : ts_session_attend(&m->s, text, beam, a);
+    if (rc) return rc;
+    o->beam = beam;
+    ts_attention_doc d;
+    if ((rc = ts_attention_doc_build(&m->s, text, o, &d))) return rc;
+    ts_attention_json j;
+    ts_attention_doc_json(&d, &j);
+    api_text out;
+    if (!(rc = api_text_open(&out))) {
+        rc = ts_render_attention_json_heads(out.f, j.weights, j.T, j.S, j.target, j.source, j.attention, j.more);
+        rc = api_text_close(&out, rc, json);
+    }
+    ts_attention_doc_free(&d);
+    return rc;
 }
 
 int tinyseq_attend(tinyseq_model *m, const char *text, int beam, double alpha, int words, char **json) {
     *json = NULL;
-    const ts_translator *t = &m->s.t;
-    const ts_model_config *cfg = &t->model->cfg;
-    if (!ts_model_attends(cfg)) return ts_fail(TS_ERR_ARG, "this model has no attention, so there are no weights");
-    ts_attended a;
-    int rc = attend_text(m, text, beam, alpha, &a);
-    if (rc) return rc;
-    // A Transformer's JSON holds every layer and head too (infer/heads.h), as attend's.
-    ts_heads heads = {0};
-    ts_json_head_view views[TS_VIEW_COUNT];
-    ts_json_heads all = {0};
-    if (ts_heads_available(t->model))
-        rc = ts_heads_of_translation(t, ts_session_ctx(&m->s), a.labels.source, a.S, &a.hyp, &heads);
-    // words: the pieces merged as attend --words merges them (a word model's are words).
-    ts_word_attention merged = {0};
-    int merge = words && t->src_sw;
-    if (!rc && merge) rc = ts_attention_words(t, a.hyp.attention, a.hyp.len + 1, a.S, &a.labels, &heads, &merged);
-    if (!rc && heads.layers) all = ts_heads_json(&heads, views);
-    if (t->src_sw) all.units = merge ? "words" : "pieces";  // as attend --json says it
-    const ts_json_heads *more = heads.layers || all.units ? &all : NULL;
-    api_text out;
-    if (!rc && !(rc = api_text_open(&out))) {
-        const char *name = heads.layers ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
-        rc = merge ? ts_render_attention_json_heads(out.f, merged.weights, (size_t)merged.T, (size_t)merged.S,
-                                                    merged.target, merged.source, name, more)
-                   : ts_render_attention_json_heads(out.f, a.hyp.attention, (size_t)a.hyp.len + 1, (size_t)a.S,
-                                                    a.labels.target, a.labels.source, name, more);
-        rc = api_text_close(&out, rc, json);
-    }
-    ts_word_attention_free(&merged);
-    ts_heads_free(&heads);
-    ts_attended_free(&a);
-    return rc;
+    if (!ts_model_attends(&m->s.t.model->cfg))
+        return ts_fail(TS_ERR_ARG, "this model has no attention, so there are no weights");
+    ts_attention_doc_opts o = {.words = words, .explain = -1};
+    return attend_json(m, text, beam, alpha, &o, json);
 }
 
 int tinyseq_explain(tinyseq_model *m, const char *text, int beam, double alpha, int words, const char *method, int steps,
@@ -163,34 +147,8 @@ int tinyseq_explain(tinyseq_model *m, const char *text, int beam, double alpha, 
     if (kind < 0) return ts_fail(TS_ERR_ARG, "explain: method '%s' (grad or ig)", method ? method : "(null)");
     if (steps == 0) steps = TS_IG_STEPS_DEFAULT;
     if (steps < 1 || steps > TS_IG_STEPS_MAX) return ts_fail(TS_ERR_ARG, "explain: %d steps outside 1..%d", steps, TS_IG_STEPS_MAX);
-    const ts_translator *t = &m->s.t;
-    ts_attended at;
-    int rc = attend_text(m, text, beam, alpha, &at);
-    if (rc) return rc;
-    ts_attribution a = {0};
-    rc = ts_attribution_of_translation(t, ts_session_ctx(&m->s), at.labels.source, at.S, &at.hyp, kind, steps, &a);
-    // words: merged as attend --explain --words merges them.
-    ts_word_attention merged = {0};
-    ts_heads none = {0};
-    int merge = words && t->src_sw;
-    if (!rc && merge) rc = ts_attention_words(t, a.raw, a.T, a.S, &at.labels, &none, &merged);
-    if (!rc && merge) rc = ts_attribution_replace(&a, merged.weights, merged.T, merged.S);
-    api_text out;
-    if (!rc && !(rc = api_text_open(&out))) {
-        const ts_model_config *cfg = &t->model->cfg;
-        ts_json_heads more = {.explain = ts_explain_methods[kind].name, .ig_steps = a.steps, .raw = a.raw,
-                              .log_prob = a.log_prob, .baseline_log_prob = a.baseline_log_prob,
-                              .units = !t->src_sw ? NULL : merge ? "words" : "pieces"};
-        const char *name = ts_heads_available(t->model) ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
-        rc = ts_render_attention_json_heads(out.f, a.weights, (size_t)a.T, (size_t)a.S,
-                                            merge ? merged.target : at.labels.target,
-                                            merge ? merged.source : at.labels.source, name, &more);
-        rc = api_text_close(&out, rc, json);
-    }
-    ts_word_attention_free(&merged);
-    ts_attribution_free(&a);
-    ts_attended_free(&at);
-    return rc;
+    ts_attention_doc_opts o = {.words = words, .explain = kind, .ig_steps = steps};
+    return attend_json(m, text, beam, alpha, &o, json);
 }
 
 int tinyseq_info(const tinyseq_model *m, char **json) {
