@@ -1,25 +1,14 @@
-// tinyseq attend's rooms (cli/cmd_attend.c): what one translation produced,
-// and which of a Transformer's matrices to show (cli/attend_heads.c:
-// --layer, --head, --self, --heads, --rollout).
+// tinyseq attend's rooms (cli/cmd_attend.c): which of a Transformer's
+// matrices to show of the attention document (infer/attention_doc.h) that
+// attend renders (cli/attend_heads.c: --layer, --head, --self, --heads,
+// --rollout).
 #ifndef TS_CLI_ATTEND_H
 #define TS_CLI_ATTEND_H
 
-#include "infer/heads.h"
-#include "infer/session.h"
+#include "infer/attention_doc.h"
 #include "viz/heatmap.h"
 
 #define TS_ATTEND_CMD "tinyseq attend"
-
-// What one translation produced, with its labels; everything owned.
-typedef struct {
-    ts_attended sentence;         // the translation, its source and labels (infer/session.h); --words
-                                  // makes the labels the words'
-    const char **inputs;          // (T) the decoder's inputs: "<sos>", then the output words
-    int S, T;                     // the labels' source (S) and target (T) words
-    double *merged_weights;       // --words: (T, S) the search's weights merged into words, or NULL
-    char **merged;                // --words: the words decoded from the pieces, n_merged of them
-    int n_merged;
-} attention_view;
 
 // What --layer, --head, --self and --heads asked for.
 typedef struct {
@@ -52,11 +41,11 @@ int attend_choose_self(const char *command, const char *flag, const char *value,
 // naming the flag and what the model allows.
 int attend_check_choice(const head_choice *c, const ts_seq2seq *m, const char *model_path);
 // The matrix c chooses among h's (rollout: --rollout's (L, R, R) products).
-shown_matrix attend_pick_matrix(const ts_heads *h, const head_choice *c, const attention_view *v, const double *rollout);
+shown_matrix attend_pick_matrix(const ts_heads *h, const head_choice *c, const ts_attention_doc *d, const double *rollout);
 // The heading that says which matrix is shown.
 void attend_describe_choice(char *out, size_t size, const ts_heads *h, const head_choice *c, const char *search);
 // --heads: the grid of c's view (shift: --shift-att's rows); free with attend_grid_free.
-int attend_make_grid(grid_panels *p, const ts_heads *h, const head_choice *c, const attention_view *v, const char *title,
+int attend_make_grid(grid_panels *p, const ts_heads *h, const head_choice *c, const ts_attention_doc *d, const char *title,
                      int shift);
 void attend_grid_free(grid_panels *p);
 

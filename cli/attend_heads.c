@@ -49,21 +49,21 @@ int attend_check_choice(const head_choice *c, const ts_seq2seq *m, const char *m
 
 
 // The labels of view `view`'s rows (cols 0) or columns (cols 1).
-const char *const *attend_view_labels(const attention_view *v, int view, int cols) {
+const char *const *attend_view_labels(const ts_attention_doc *d, int view, int cols) {
     const ts_head_view_info *info = &ts_head_views[view];
-    if (!(cols ? info->cols_target : info->rows_target)) return v->sentence.labels.source;
-    return cols ? v->inputs : v->sentence.labels.target;  // the decoder's rows are its outputs, its columns its inputs
+    if (!(cols ? info->cols_target : info->rows_target)) return d->sentence.labels.source;
+    return cols ? d->inputs : d->sentence.labels.target;  // the decoder's rows are its outputs, its columns its inputs
 }
 
 // The matrix c chooses among h's (rollout: --rollout's (L, R, R) products).
-shown_matrix attend_pick_matrix(const ts_heads *h, const head_choice *c, const attention_view *v, const double *rollout) {
+shown_matrix attend_pick_matrix(const ts_heads *h, const head_choice *c, const ts_attention_doc *d, const double *rollout) {
     int layer = c->layer_given ? (int)c->layer : h->layers - 1, head = c->head_given ? (int)c->head : -1;
     const ts_head_view_info *info = &ts_head_views[c->view];
     size_t cells = (size_t)ts_heads_rows(h, c->view) * ts_heads_cols(h, c->view);
     const double *w = c->rollout ? rollout + (size_t)layer * cells : ts_heads_matrix(h, c->view, layer, head);
     // The decoder's self-attention reads its inputs (<sos> and the outputs before), not the target.
     return (shown_matrix){w, ts_heads_rows(h, c->view), ts_heads_cols(h, c->view),
-                          attend_view_labels(v, c->view, 0), attend_view_labels(v, c->view, 1),
+                          attend_view_labels(d, c->view, 0), attend_view_labels(d, c->view, 1),
                           {info->rows_target ? "target" : "source", info->cols_target ? "decoder input" : "source"}};
 }
 
@@ -93,7 +93,7 @@ void attend_grid_free(grid_panels *p) {
     free(p->col_titles);
 }
 
-int attend_make_grid(grid_panels *p, const ts_heads *h, const head_choice *c, const attention_view *v,
+int attend_make_grid(grid_panels *p, const ts_heads *h, const head_choice *c, const ts_attention_doc *d,
                      const char *title, int shift) {
     // A head table's layout (infer/head_table.h): each layer's heads, then its mean.
     size_t L = (size_t)h->layers, cols = ts_head_cells(1, h->heads);
@@ -120,6 +120,6 @@ int attend_make_grid(grid_panels *p, const ts_heads *h, const head_choice *c, co
     p->g = (ts_heatmap_grid){.panels = p->panels, .rows = L, .cols = cols,
                              .R = (size_t)(ts_heads_rows(h, c->view) - shift), .C = (size_t)ts_heads_cols(h, c->view),
                              .row_titles = p->row_titles, .col_titles = p->col_titles,
-                             .target = attend_view_labels(v, c->view, 0), .source = attend_view_labels(v, c->view, 1), .title = title};
+                             .target = attend_view_labels(d, c->view, 0), .source = attend_view_labels(d, c->view, 1), .title = title};
     return TS_EXIT_OK;
 }

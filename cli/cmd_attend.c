@@ -1,5 +1,7 @@
 // tinyseq attend: translate one sentence and show where the decoder looked,
-// as a terminal heatmap, SVG, JSON or a Pharaoh alignment line.
+// as a terminal heatmap, SVG, JSON or a Pharaoh alignment line. The
+// document shown is built in infer/ (infer/attention_doc.h; the C API
+// writes the same JSON from it): this file reads the flags and renders it.
 //
 // T = output tokens + 1 (the <eos> step), S = source tokens (no <eos>: the
 // encoder reads the sentence as it is). weights: (T, S), row t is output step t.
@@ -11,10 +13,7 @@
 #include "cli/common.h"
 
 #include "infer/alignment.h"
-#include "infer/explain.h"
-#include "infer/heads.h"
-#include "infer/load.h"
-#include "infer/translate.h"
+#include "infer/attention_doc.h"
 #include "viz/heatmap.h"
 #include "viz/render.h"
 
@@ -168,56 +167,6 @@ static enum ts_term_mode term_mode(const char *when, FILE *out) {
     return m == TS_TERM_TRUECOLOR ? m : TS_TERM_256;
 }
 
-static void view_free(attention_view *v) {
-    ts_attended_free(&v->sentence);
-    free(v->inputs);
-    free(v->merged_weights);
-    for (int i = 0; i < v->n_merged; i++) free(v->merged[i]);
-    free(v->merged);
-}
-
-// --words: the search's weights (v->T, v->S) over pieces merged into
-// v->merged_weights over words, and a Transformer's heads (every view, layer
-// and head) in place (ts_attention_words); the labels, the decoder's inputs,
-// T and S become the words'.
-static int merge_words(attention_view *v, const ts_translator *t, ts_heads *heads) {
-    ts_word_attention w;
-    int rc = ts_attention_words(t, v->sentence.hyp.attention, v->T, v->S, &v->sentence.labels, heads, &w);
-    if (rc) return rc;
-    memcpy(v->sentence.labels.target, w.target, (size_t)w.T * sizeof *w.target);
-    memcpy(v->sentence.labels.source, w.source, (size_t)w.S * sizeof *w.source);
-    v->T = w.T;
-    v->S = w.S;
-    for (int k = 1; k < v->T; k++) v->inputs[k] = v->sentence.labels.target[k - 1];  // <sos>, then the output words
-    v->merged_weights = w.weights;  // the view owns these now
-    v->merged = w.words;
-    v->n_merged = w.n_words;
-    free(w.target);
-    free(w.source);
-    return TS_OK;
-}
-
-// --words: the attributions over v's pieces (still labelled by them) merged
-// into words by the rule merge_words applies to attention.
-static int merge_attribution(ts_attribution *a, const attention_view *v, const ts_translator *t) {
-    ts_heads none = {0};
-    ts_word_attention w;
-    int rc = ts_attention_words(t, a->raw, a->T, a->S, &v->sentence.labels, &none, &w);
-    if (!rc) rc = ts_attribution_replace(a, w.weights, w.T, w.S);
-    ts_word_attention_free(&w);  // zeroed on failure
-    return rc;
-}
-
-// v's shape and the decoder's inputs, from its sentence.
-static int make_inputs(attention_view *v) {
-    v->S = v->sentence.S;
-    v->T = v->sentence.hyp.len + 1;
-    if (!(v->inputs = malloc((size_t)v->T * sizeof *v->inputs))) return ts_fail(TS_ERR_NOMEM, "cannot allocate labels");
-    v->inputs[0] = "<sos>";
-    for (int k = 1; k < v->T; k++) v->inputs[k] = v->sentence.labels.target[k - 1];
-    return TS_OK;
-}
-
 // "source: the cat ...", wrapped to width (0: one line), the words made safe.
 static void print_words(FILE *out, const char *label, const char *const *words, int n, int width) {
     ts_term_wrap(out, label, -1, words, (size_t)n, " ", width);
@@ -266,259 +215,272 @@ static int check_readings(const head_choice *c, int explain, int ig_steps_given,
     return TS_EXIT_USAGE;
 }
 
-int ts_cmd_attend(int argc, char **argv) {
-    const char *model_path = NULL, *svg_path = NULL, *json_path = NULL, *color = "auto";
-    long beam = TS_BEAM_DEFAULT;
-    ts_length_penalty lp = {0, 0.0};
-    int pharaoh = 0, values = 0, force = 0, words = 0, shift = 0;
-    int explain = -1, ig_steps_given = 0;  // --explain: enum ts_explain_method
-    long ig_steps = TS_IG_STEPS_DEFAULT;
-    head_choice choice = {.view = TS_VIEW_CROSS};
+// What attend was asked: its flags and the sentence.
+typedef struct {
+    const char *model_path, *svg_path, *json_path, *color;
+    long beam, ig_steps;
+    ts_length_penalty lp;
+    int pharaoh, values, force, words, shift;
+    int explain, ig_steps_given;  // --explain: enum ts_explain_method, -1 none
+    head_choice choice;
+    const char *sentence;  // an argument, or typed
+    char *typed;           // the sentence read from stdin when no argument gives it (owned)
+} attend_args;
+
+// Reads the flags and the sentence into *a. -1, else the exit status after a message.
+static int parse_args(int argc, char **argv, attend_args *a) {
     sentence_list list = {malloc((size_t)argc * sizeof(char *)), 0};
     if (!list.items) {
         ts_cli_error(cmd, 0, "out of memory");
         return TS_EXIT_FAIL;
     }
+    head_choice *choice = &a->choice;
     const ts_flag flags[] = {
-        TS_STRING("model", &model_path),
-        TS_INT("beam", &beam, 0, TS_BEAM_MAX),
-        {.name = "length-penalty", .kind = TS_FLAG_DOUBLE, .target = &lp.alpha, .lo = 0, .hi = 100, .given = &lp.gnmt},
-        TS_STRING("svg", &svg_path),
-        TS_STRING("json", &json_path),
-        TS_SWITCH("pharaoh", &pharaoh),
-        TS_SWITCH("values", &values),
-        TS_SWITCH("words", &words),
-        TS_CHOICE("color", &color, choose_color),
-        TS_SWITCH("force", &force),
-        {.name = "layer", .kind = TS_FLAG_INT, .target = &choice.layer, .lo = -1e6, .hi = 1e6, .given = &choice.layer_given},
-        {.name = "head", .kind = TS_FLAG_INT, .target = &choice.head, .lo = -1e6, .hi = 1e6, .given = &choice.head_given},
-        {.name = "self", .kind = TS_FLAG_CHOICE, .target = &choice.view, .choose = attend_choose_self, .given = &choice.self_given},
-        TS_SWITCH("heads", &choice.grid),
-        TS_SWITCH("rollout", &choice.rollout),
-        TS_CHOICE("explain", &explain, ts_cli_choose_explain),
-        {.name = "ig-steps", .kind = TS_FLAG_INT, .target = &ig_steps, .lo = 1, .hi = TS_IG_STEPS_MAX, .given = &ig_steps_given},
-        TS_SWITCH("shift-att", &shift),
+        TS_STRING("model", &a->model_path),
+        TS_INT("beam", &a->beam, 0, TS_BEAM_MAX),
+        {.name = "length-penalty", .kind = TS_FLAG_DOUBLE, .target = &a->lp.alpha, .lo = 0, .hi = 100, .given = &a->lp.gnmt},
+        TS_STRING("svg", &a->svg_path),
+        TS_STRING("json", &a->json_path),
+        TS_SWITCH("pharaoh", &a->pharaoh),
+        TS_SWITCH("values", &a->values),
+        TS_SWITCH("words", &a->words),
+        TS_CHOICE("color", &a->color, choose_color),
+        TS_SWITCH("force", &a->force),
+        {.name = "layer", .kind = TS_FLAG_INT, .target = &choice->layer, .lo = -1e6, .hi = 1e6, .given = &choice->layer_given},
+        {.name = "head", .kind = TS_FLAG_INT, .target = &choice->head, .lo = -1e6, .hi = 1e6, .given = &choice->head_given},
+        {.name = "self", .kind = TS_FLAG_CHOICE, .target = &choice->view, .choose = attend_choose_self, .given = &choice->self_given},
+        TS_SWITCH("heads", &choice->grid),
+        TS_SWITCH("rollout", &choice->rollout),
+        TS_CHOICE("explain", &a->explain, ts_cli_choose_explain),
+        {.name = "ig-steps", .kind = TS_FLAG_INT, .target = &a->ig_steps, .lo = 1, .hi = TS_IG_STEPS_MAX, .given = &a->ig_steps_given},
+        TS_SWITCH("shift-att", &a->shift),
     };
     ts_cli_spec spec = {.command = cmd, .usage = usage, .flags = flags, .n_flags = sizeof flags / sizeof flags[0],
                         .positional = take_sentence, .context = &list};
     int parsed = ts_cli_parse(&spec, argc, argv);
-    if (parsed < 0 && !model_path && ts_cli_model_hint(cmd, list.items, list.n)) parsed = TS_EXIT_USAGE;
+    if (parsed < 0 && !a->model_path && ts_cli_model_hint(cmd, list.items, list.n)) parsed = TS_EXIT_USAGE;
     if (parsed < 0 && list.n > 1) parsed = ts_cli_quote_hint(cmd, "attend reads one SENTENCE", list.items, list.n);
-    if (parsed < 0 && svg_path && json_path && !strcmp(svg_path, "-") && !strcmp(json_path, "-")) {
-        ts_cli_error(cmd, 0, "--svg - and --json - cannot share standard output; name a file for one");
+    const char *clash = NULL;
+    if (a->svg_path && a->json_path && !strcmp(a->svg_path, "-") && !strcmp(a->json_path, "-"))
+        clash = "--svg - and --json - cannot share standard output; name a file for one";
+    else if (choice->grid && (choice->layer_given || choice->head_given))
+        clash = "--heads draws every layer and head; give it without --layer and --head";
+    else if (a->pharaoh && choice->self_given)
+        clash = "--pharaoh aligns output words to source words (cross-attention); it cannot go with --self";
+    if (parsed < 0 && clash) {
+        ts_cli_error(cmd, 0, "%s", clash);
         parsed = TS_EXIT_USAGE;
     }
-    if (parsed < 0 && choice.grid && (choice.layer_given || choice.head_given)) {
-        ts_cli_error(cmd, 0, "--heads draws every layer and head; give it without --layer and --head");
-        parsed = TS_EXIT_USAGE;
-    }
-    if (parsed < 0 && pharaoh && choice.self_given) {
-        ts_cli_error(cmd, 0, "--pharaoh aligns output words to source words (cross-attention); it cannot go with --self");
-        parsed = TS_EXIT_USAGE;
-    }
-    if (parsed < 0) parsed = check_readings(&choice, explain, ig_steps_given, shift);
-    if (parsed < 0 && svg_path) parsed = ts_cli_check_output(cmd, "the SVG", svg_path, force, 1);
-    if (parsed < 0 && json_path) parsed = ts_cli_check_output(cmd, "the JSON", json_path, force, 1);
-    char *typed = NULL;  // the sentence read from stdin when no argument gives it
-    if (parsed < 0 && list.n == 0 && model_path) parsed = read_sentence(&typed);
-    const char *sentence = list.n ? list.items[0] : typed;
-    ts_session s;
-    if (parsed < 0) parsed = ts_cli_open_session(cmd, model_path, NULL, lp, &beam, &s);
-    if (parsed < 0) {
-        parsed = attend_check_choice(&choice, s.t.model, model_path);
-        if (parsed < 0 && choice.rollout && words && s.t.src_sw) {
-            ts_cli_error(cmd, 0, "--rollout multiplies the pieces' matrices; merged into words they no longer "
-                                 "compose: give it without --words");
-            parsed = TS_EXIT_USAGE;
-        }
-        if (parsed >= 0) ts_session_free(&s);
-    }
+    if (parsed < 0) parsed = check_readings(choice, a->explain, a->ig_steps_given, a->shift);
+    if (parsed < 0 && a->svg_path) parsed = ts_cli_check_output(cmd, "the SVG", a->svg_path, a->force, 1);
+    if (parsed < 0 && a->json_path) parsed = ts_cli_check_output(cmd, "the JSON", a->json_path, a->force, 1);
+    if (parsed < 0 && list.n == 0 && a->model_path) parsed = read_sentence(&a->typed);
+    a->sentence = list.n ? list.items[0] : a->typed;
     free(list.items);
-    if (parsed >= 0) {
-        free(typed);
-        return parsed;
-    }
-    attention_view v = {0};
-    int rc = ts_session_attend(&s, sentence, (int)beam, &v.sentence);
-    char *unknown = rc ? NULL : ts_unknown_words(s.t.src_vocab, v.sentence.source);
-    if (unknown)
-        fprintf(stderr, "%s: unknown words, read as <unk>: %.300s%s\n", cmd, unknown, strlen(unknown) > 300 ? " ..." : "");
-    free(unknown);
-    if (!rc) rc = make_inputs(&v);
-    ts_heads heads = {0};
-    grid_panels grid = {0};
-    ts_attribution attribution = {0};
-    double *rollout = NULL;  // --rollout: (L, R, R)
-    if (!rc && explain < 0 && ts_heads_available(s.t.model))
-        rc = ts_heads_of_translation(&s.t, &s.ctx, v.sentence.labels.source, v.S, &v.sentence.hyp, &heads);
-    if (!rc && explain >= 0)
-        rc = ts_attribution_of_translation(&s.t, &s.ctx, v.sentence.labels.source, v.S, &v.sentence.hyp, explain,
-                                           (int)ig_steps, &attribution);
-    if (rc) {
-        ts_cli_error(cmd, 1, explain >= 0 ? "cannot translate the sentence and explain it" : "cannot translate the sentence");
-        ts_attribution_free(&attribution);
-        ts_heads_free(&heads);
-        view_free(&v);
-        ts_session_free(&s);
-        free(typed);
-        return TS_EXIT_FAIL;
-    }
+    return parsed;
+}
 
-    const ts_model_config *cfg = &s.t.model->cfg;
-    int status = TS_EXIT_OK;
-    // With --svg - or --json - standard output holds that document alone;
-    // what is shown for people goes to standard error instead.
-    FILE *shown = (svg_path && !strcmp(svg_path, "-")) || (json_path && !strcmp(json_path, "-")) ? stderr : stdout;
-    // --words: every matrix there is to show merged into words (the attributions first, by the pieces' labels).
-    if (words && s.t.src_sw && explain >= 0 && merge_attribution(&attribution, &v, &s.t)) {
-        ts_cli_error(cmd, 1, "cannot merge the pieces into words");
-        status = TS_EXIT_FAIL;
-        goto done;
+// Opens a's model into *s (a->beam becomes the width it asks for) and
+// checks the choice of matrices against it. -1 (s open), else the exit
+// status after a message (s closed).
+static int open_model(attend_args *a, ts_session *s) {
+    int status = ts_cli_open_session(cmd, a->model_path, NULL, a->lp, &a->beam, s);
+    if (status >= 0) return status;
+    status = attend_check_choice(&a->choice, s->t.model, a->model_path);
+    if (status < 0 && a->choice.rollout && a->words && s->t.src_sw) {
+        ts_cli_error(cmd, 0, "--rollout multiplies the pieces' matrices; merged into words they no longer "
+                             "compose: give it without --words");
+        status = TS_EXIT_USAGE;
     }
-    if (words && s.t.src_sw && ts_model_attends(cfg) && merge_words(&v, &s.t, &heads)) {
-        ts_cli_error(cmd, 1, "cannot merge the pieces into words");
-        status = TS_EXIT_FAIL;
-        goto done;
-    }
-    int width = ts_term_width(shown);  // 0: not known (a pipe); the lines of text stay whole, the heatmap fits 80
-    print_words(shown, "source: ", v.sentence.labels.source, v.S, width);
-    print_words(shown, "output: ", v.sentence.labels.target, v.T - 1, width);
-    if (!ts_model_attends(cfg) && explain < 0) {
-        print_wrapped(shown, width, "attention: none - this model has no attention, so there are no weights to show%s",
-                      svg_path || json_path || pharaoh ? " (no SVG, JSON or alignment written)" : "");
-        goto done;
-    }
-    // The title names the search too: beam and greedy outputs differ.
-    char title[256], search[32] = "greedy";
-    if (beam > 1) snprintf(search, sizeof search, "beam %ld", beam);
-    const double *search_weights = v.merged_weights ? v.merged_weights : v.sentence.hyp.attention;  // (T, S)
-    shown_matrix m = {search_weights, v.T, v.S, v.sentence.labels.target, v.sentence.labels.source, {"target", "source"}};  // the search's
-    if (choice.rollout) {
-        size_t cells = (size_t)ts_heads_rows(&heads, choice.view) * ts_heads_cols(&heads, choice.view);
-        rollout = malloc((size_t)heads.layers * cells * sizeof *rollout);
-        if (!rollout || ts_heads_rollout(&heads, choice.view, rollout)) {
+    if (status >= 0) ts_session_free(s);
+    return status;
+}
+
+// What is drawn: the matrix (or --heads' grid) and its heading.
+typedef struct {
+    shown_matrix m;
+    int eos_row;         // the last row is the <eos> step's (the Pharaoh line leaves it out)
+    char title[256];
+    grid_panels grid;    // --heads
+    double *rollout;     // --rollout: (L, R, R)
+} attend_figure;
+
+// Chooses what to draw from d as a asks: the attributions, a Transformer's
+// chosen matrix, or the search's weights; then its heading. The exit status after a message, or -1.
+static int pick_figure(const attend_args *a, const ts_session *s, const ts_attention_doc *d, attend_figure *f) {
+    const head_choice *c = &a->choice;
+    f->m = (shown_matrix){d->weights, d->T, d->S, d->sentence.labels.target, d->sentence.labels.source, {"target", "source"}};
+    if (c->rollout) {
+        size_t cells = (size_t)ts_heads_rows(&d->heads, c->view) * ts_heads_cols(&d->heads, c->view);
+        f->rollout = malloc((size_t)d->heads.layers * cells * sizeof *f->rollout);
+        if (!f->rollout || ts_heads_rollout(&d->heads, c->view, f->rollout)) {
             ts_cli_error(cmd, 1, "cannot roll the attention out");
-            status = TS_EXIT_FAIL;
-            goto done;
+            return TS_EXIT_FAIL;
         }
     }
-    if (explain >= 0) {
-        m.weights = attribution.weights;
-        int n = snprintf(title, sizeof title, "attribution: %s", ts_explain_methods[explain].title);
-        if (explain == TS_EXPLAIN_IG) n += snprintf(title + n, sizeof title - (size_t)n, " (%d steps from zero embeddings)", attribution.steps);
-        snprintf(title + n, sizeof title - (size_t)n, " of each output word's log-probability, |a| / row sum, %s", search);
-    } else if (heads.layers) {
-        m = attend_pick_matrix(&heads, &choice, &v, rollout);
-        attend_describe_choice(title, sizeof title, &heads, &choice, search);
+    // The heading names the search too: beam and greedy outputs differ.
+    char search[32] = "greedy", *title = f->title;
+    size_t size = sizeof f->title;
+    if (a->beam > 1) snprintf(search, sizeof search, "beam %ld", a->beam);
+    if (d->explain >= 0) {
+        f->m.weights = d->attribution.weights;
+        int n = snprintf(title, size, "attribution: %s", ts_explain_methods[d->explain].title);
+        if (d->explain == TS_EXPLAIN_IG) n += snprintf(title + n, size - (size_t)n, " (%d steps from zero embeddings)", d->attribution.steps);
+        snprintf(title + n, size - (size_t)n, " of each output word's log-probability, |a| / row sum, %s", search);
+    } else if (d->heads.layers) {
+        f->m = attend_pick_matrix(&d->heads, c, d, f->rollout);
+        attend_describe_choice(title, size, &d->heads, c, search);
     } else {
         char what[160];
-        snprintf(title, sizeof title, "attention: %s, %s", ts_model_attention_title(cfg, what, sizeof what), search);
+        snprintf(title, size, "attention: %s, %s", ts_model_attention_title(&s->t.model->cfg, what, sizeof what), search);
     }
     // A subword model's figures say what their labels are: its pieces, or words (--words).
-    if (s.t.src_sw)
-        snprintf(title + strlen(title), sizeof title - strlen(title), "%s",
-                 words ? ", in words (subword pieces merged)" : ", over subword pieces");
-    int eos_row = !choice.self_given;  // the last row is the <eos> step's
-    if (shift) {
+    if (d->subword)
+        snprintf(title + strlen(title), size - strlen(title), "%s",
+                 d->in_words ? ", in words (subword pieces merged)" : ", over subword pieces");
+    f->eos_row = !c->self_given;
+    if (d->shift) {
         // Row t + 1 predicts word t + 1 from decoder input word t: read as word t's; <eos>'s row goes.
-        m.weights += m.cols;
-        m.rows -= 1;
-        eos_row = 0;
-        snprintf(title + strlen(title), sizeof title - strlen(title), ", shift-att");
+        f->m.weights += f->m.cols;
+        f->m.rows -= 1;
+        f->eos_row = 0;
+        snprintf(title + strlen(title), size - strlen(title), ", shift-att");
     }
-    for (const char *line = title; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        char one[sizeof title];
+    return -1;
+}
+
+// The heading, the heatmap (or --heads' grid) and, for integrated
+// gradients, how complete the rows are. The exit status after a message, or -1.
+static int show_figure(FILE *shown, int width, const attend_args *a, const ts_attention_doc *d, attend_figure *f) {
+    for (const char *line = f->title; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        char one[sizeof f->title];
         snprintf(one, sizeof one, "%.*s", (int)strcspn(line, "\n"), line);
         ts_term_put_wrapped(shown, one, width, 2);
     }
     fputc('\n', shown);
-
-    ts_term_opts term = {.mode = term_mode(color, shown), .values = values, .width = width};
-    const double *weights = m.weights;  // (m.rows, m.cols)
-    if (choice.grid && (status = attend_make_grid(&grid, &heads, &choice, &v, title, shift))) goto done;
-    if (choice.grid ? ts_render_heatmap_grid_term(shown, &grid.g, &term)
-                    : ts_render_heatmap_term(shown, weights, (size_t)m.rows, (size_t)m.cols, m.row_words, m.col_words,
-                                             &term)) {
+    ts_term_opts term = {.mode = term_mode(a->color, shown), .values = a->values, .width = width};
+    const shown_matrix *m = &f->m;
+    int status;
+    if (a->choice.grid && (status = attend_make_grid(&f->grid, &d->heads, &a->choice, d, f->title, d->shift))) return status;
+    if (a->choice.grid ? ts_render_heatmap_grid_term(shown, &f->grid.g, &term)
+                       : ts_render_heatmap_term(shown, m->weights, (size_t)m->rows, (size_t)m->cols, m->row_words,
+                                                m->col_words, &term)) {
         ts_cli_error(cmd, 1, "cannot write the heatmap");
-        status = TS_EXIT_FAIL;
-        goto done;
+        return TS_EXIT_FAIL;
     }
     int gap_row;  // integrated gradients: how far the rows are from completeness (captum's convergence delta)
-    double gap = explain >= 0 ? ts_attribution_completeness_gap(&attribution, &gap_row) : -1.0;
+    double gap = d->explain >= 0 ? ts_attribution_completeness_gap(&d->attribution, &gap_row) : -1.0;
     if (gap >= 0)
         print_wrapped(shown, width, "\ncompleteness: each row sums to log p - log p(zero embeddings) within %.2g nats (the "
                                     "most off: \"%s\", whose change is %.4g nats); a larger --ig-steps narrows it",
-                gap, v.sentence.labels.target[gap_row], attribution.log_prob[gap_row] - attribution.baseline_log_prob[gap_row]);
-    if (pharaoh) {
-        // One link per output word; the <eos> row has no gold counterpart.
-        ts_link *links = malloc((size_t)v.T * sizeof *links);
-        size_t n_links = 0;
-        rc = links ? ts_align_argmax(weights, (size_t)(m.rows - eos_row), (size_t)m.cols, 0, links, &n_links)
+                      gap, d->sentence.labels.target[gap_row],
+                      d->attribution.log_prob[gap_row] - d->attribution.baseline_log_prob[gap_row]);
+    return -1;
+}
+
+// --pharaoh: one link per output word (the <eos> row has no gold counterpart).
+static int show_alignment(FILE *shown, int width, const ts_attention_doc *d, const attend_figure *f) {
+    ts_link *links = malloc((size_t)d->T * sizeof *links);
+    size_t n_links = 0;
+    int rc = links ? ts_align_argmax(f->m.weights, (size_t)(f->m.rows - f->eos_row), (size_t)f->m.cols, 0, links, &n_links)
                    : ts_fail(TS_ERR_NOMEM, "out of memory");
-        if (!rc) {
-            fprintf(shown, "\nalignment (source-target):\n");
-            rc = width ? print_links(shown, links, n_links, width) : ts_pharaoh_write(shown, links, n_links);
-        }
-        free(links);
-        if (rc) {
-            ts_cli_error(cmd, 1, "cannot write the alignment");
-            status = TS_EXIT_FAIL;
-        }
+    if (!rc) {
+        fprintf(shown, "\nalignment (source-target):\n");
+        rc = width ? print_links(shown, links, n_links, width) : ts_pharaoh_write(shown, links, n_links);
     }
-    if (svg_path) {
-        int to_stdout = !strcmp(svg_path, "-");
-        if (choice.grid ? (to_stdout ? ts_render_heatmap_grid_svg(stdout, &grid.g)
-                                     : ts_render_heatmap_grid_svg_path(svg_path, &grid.g))
-            : to_stdout ? ts_render_heatmap_svg(stdout, weights, (size_t)m.rows, (size_t)m.cols, m.row_words, m.col_words,
-                                                m.axes, title)
-                        : ts_render_heatmap_svg_path(svg_path, weights, (size_t)m.rows, (size_t)m.cols, m.row_words,
-                                                     m.col_words, m.axes, title)) {
-            ts_cli_error(cmd, 1, "cannot write the SVG");
-            status = TS_EXIT_FAIL;
-        } else if (strcmp(svg_path, "-")) {
-            fprintf(stderr, "%s: wrote %s\n", cmd, svg_path);
-        }
+    free(links);
+    if (!rc) return TS_EXIT_OK;
+    ts_cli_error(cmd, 1, "cannot write the alignment");
+    return TS_EXIT_FAIL;
+}
+
+// --svg FILE (- : standard output): the matrix shown, or --heads' grid.
+static int write_svg(const char *path, const attend_args *a, const attend_figure *f) {
+    const shown_matrix *m = &f->m;
+    int to_stdout = !strcmp(path, "-");
+    if (a->choice.grid ? (to_stdout ? ts_render_heatmap_grid_svg(stdout, &f->grid.g)
+                                    : ts_render_heatmap_grid_svg_path(path, &f->grid.g))
+        : to_stdout ? ts_render_heatmap_svg(stdout, m->weights, (size_t)m->rows, (size_t)m->cols, m->row_words,
+                                            m->col_words, m->axes, f->title)
+                    : ts_render_heatmap_svg_path(path, m->weights, (size_t)m->rows, (size_t)m->cols, m->row_words,
+                                                 m->col_words, m->axes, f->title)) {
+        ts_cli_error(cmd, 1, "cannot write the SVG");
+        return TS_EXIT_FAIL;
     }
-    if (json_path) {
-        // weights: the search's own (the last layer's cross-attention mean for a Transformer),
-        // the attributions' normalised rows with --explain; shifted with --shift-att.
-        ts_json_head_view views[TS_VIEW_COUNT];
-        ts_json_heads all = {0};
-        if (heads.layers) all = ts_heads_json(&heads, views);
-        const char *name = ts_heads_available(s.t.model) ? ts_arch_name(cfg->arch) : ts_attn_name(cfg->attn);
-        const double *json_weights = explain >= 0 ? attribution.weights : search_weights + (shift ? v.S : 0);
-        size_t rows = (size_t)(v.T - shift);
-        if (explain >= 0) {
-            all.explain = ts_explain_methods[explain].name;
-            all.ig_steps = attribution.steps;
-            all.raw = attribution.raw;
-            all.log_prob = attribution.log_prob;
-            all.baseline_log_prob = attribution.baseline_log_prob;
-        }
-        if (shift) all.reading = "shift-att";
-        if (s.t.src_sw) all.units = words ? "words" : "pieces";
-        const ts_json_heads *more = all.layers || all.explain || all.reading || all.units ? &all : NULL;
-        if (!strcmp(json_path, "-") ? ts_render_attention_json_heads(stdout, json_weights, rows, (size_t)v.S,
-                                                                     v.sentence.labels.target, v.sentence.labels.source, name, more)
-                                    : ts_render_attention_json_heads_path(json_path, json_weights, rows, (size_t)v.S,
-                                                                          v.sentence.labels.target, v.sentence.labels.source, name, more)) {
-            ts_cli_error(cmd, 1, "cannot write the JSON");
-            status = TS_EXIT_FAIL;
-        } else if (strcmp(json_path, "-")) {
-            fprintf(stderr, "%s: wrote %s\n", cmd, json_path);
-        }
+    if (!to_stdout) fprintf(stderr, "%s: wrote %s\n", cmd, path);
+    return TS_EXIT_OK;
+}
+
+// --json FILE (- : standard output): the document as the C API writes it.
+static int write_json(const char *path, const ts_attention_doc *d) {
+    ts_attention_json j;
+    ts_attention_doc_json(d, &j);
+    int to_stdout = !strcmp(path, "-");
+    if (to_stdout ? ts_render_attention_json_heads(stdout, j.weights, j.T, j.S, j.target, j.source, j.attention, j.more)
+                  : ts_render_attention_json_heads_path(path, j.weights, j.T, j.S, j.target, j.source, j.attention,
+                                                        j.more)) {
+        ts_cli_error(cmd, 1, "cannot write the JSON");
+        return TS_EXIT_FAIL;
     }
-done:
+    if (!to_stdout) fprintf(stderr, "%s: wrote %s\n", cmd, path);
+    return TS_EXIT_OK;
+}
+
+// Everything a asks of d: the words, the figure, the alignment, the SVG and the JSON.
+static int render(const attend_args *a, const ts_session *s, const ts_attention_doc *d) {
+    // With --svg - or --json - standard output holds that document alone;
+    // what is shown for people goes to standard error instead.
+    FILE *shown = (a->svg_path && !strcmp(a->svg_path, "-")) || (a->json_path && !strcmp(a->json_path, "-")) ? stderr : stdout;
+    int width = ts_term_width(shown);  // 0: not known (a pipe); the lines of text stay whole, the heatmap fits 80
+    print_words(shown, "source: ", d->sentence.labels.source, d->S, width);
+    print_words(shown, "output: ", d->sentence.labels.target, d->T - 1, width);
+    if (!d->weights && d->explain < 0) {
+        print_wrapped(shown, width, "attention: none - this model has no attention, so there are no weights to show%s",
+                      a->svg_path || a->json_path || a->pharaoh ? " (no SVG, JSON or alignment written)" : "");
+        return TS_EXIT_OK;
+    }
+    attend_figure f = {0};
+    int status = pick_figure(a, s, d, &f);
+    if (status < 0) status = show_figure(shown, width, a, d, &f);
+    if (status < 0) {
+        status = a->pharaoh ? show_alignment(shown, width, d, &f) : TS_EXIT_OK;
+        if (a->svg_path && write_svg(a->svg_path, a, &f)) status = TS_EXIT_FAIL;
+        if (a->json_path && write_json(a->json_path, d)) status = TS_EXIT_FAIL;
+    }
+    attend_grid_free(&f.grid);
+    free(f.rollout);
+    return status;
+}
+
+int ts_cmd_attend(int argc, char **argv) {
+    attend_args a = {.beam = TS_BEAM_DEFAULT, .ig_steps = TS_IG_STEPS_DEFAULT, .color = "auto", .explain = -1,
+                     .choice = {.view = TS_VIEW_CROSS}};
+    ts_session s;
+    int status = parse_args(argc, argv, &a);
+    if (status < 0) status = open_model(&a, &s);
+    if (status >= 0) {
+        free(a.typed);
+        return status;
+    }
+    ts_attention_doc d;
+    ts_attention_doc_opts o = {.beam = (int)a.beam, .words = a.words, .explain = a.explain, .ig_steps = (int)a.ig_steps,
+                               .shift = a.shift};
+    if (ts_attention_doc_build(&s, a.sentence, &o, &d)) {
+        ts_cli_error(cmd, 1, a.explain >= 0 ? "cannot translate the sentence and explain it" : "cannot translate the sentence");
+        status = TS_EXIT_FAIL;
+    } else {
+        char *unknown = ts_unknown_words(s.t.src_vocab, d.sentence.source);
+        if (unknown)
+            fprintf(stderr, "%s: unknown words, read as <unk>: %.300s%s\n", cmd, unknown, strlen(unknown) > 300 ? " ..." : "");
+        free(unknown);
+        status = render(&a, &s, &d);
+        ts_attention_doc_free(&d);
+    }
     if (fflush(stdout) == EOF && status == TS_EXIT_OK) {
         ts_cli_error(cmd, 0, "cannot write to standard output");
         status = TS_EXIT_FAIL;
     }
-    attend_grid_free(&grid);
-    free(rollout);
-    ts_attribution_free(&attribution);
-    ts_heads_free(&heads);
-    view_free(&v);
     ts_session_free(&s);
-    free(typed);
+    free(a.typed);
     return status;
 }

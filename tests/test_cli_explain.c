@@ -194,3 +194,40 @@ Test(cli_explain, rollout_of_a_transformer_and_flags_that_do_not_go_together, .t
     free(out);
     free(ckpt);
 }
+
+// attend --explain --words on a subword model without attention: the
+// attributions merged into words are labelled by the words too (they were
+// once labelled by the pieces, and the JSON's rows read past the merged
+// matrix), each row a distribution over the sentence's words.
+Test(cli_explain, words_on_a_subword_model_without_attention_label_the_merged_attributions, .timeout = 240) {
+    char *out;
+    int rc = test_runf(&out, "%s train --attn none --subword 300 --toy-pairs 300 --epochs 1 --emb 8 --hidden 8 --show 0 "
+                             "--beam 0 --threads 1 --out %s/none",
+                       TS_PROGRAM, dir);
+    if (rc && strstr(out, "SentencePiece")) cr_skip_test("a build without SentencePiece");
+    cr_assert_eq(rc, 0, "train exited %d:\n%s", rc, out);
+    free(out);
+    rc = test_runf(&out, "%s attend --model %s/none/best.ckpt --explain grad --words --json - \"" SENTENCE "\" 2>/dev/null",
+                   TS_PROGRAM, dir);
+    cr_assert_eq(rc, 0, "attend exited %d:\n%s", rc, out);
+    cr_assert(strstr(out, "\"source\": [\"the\", \"small\", \"cat\", \"does\", \"not\", \"sleep\", \"under\", \"the\", "
+                          "\"table\", \".\"]"),
+              "the columns are the sentence's words:\n%.600s", out);
+    cr_assert_null(strstr(out, "\xe2\x96\x81"), "a piece's mark among the labels:\n%.600s", out);
+    static double weights[4096];
+    int cells = json_numbers(out, "weights", weights, 4096), S = 10;
+    const char *target = strstr(out, "\"target\": [");
+    cr_assert(target && cells % S == 0, "%d cells", cells);
+    int T = 1;  // the labels of the rows, one more than the separators between them
+    for (const char *at = target; *at != ']'; at++) {
+        if (*at == '\\') at++;
+        else if (!strncmp(at, "\", \"", 4)) T++;
+    }
+    cr_assert_eq(cells, T * S, "%d rows of labels over %d cells", T, cells);
+    for (int t = 0; t < T; t++) {
+        double sum = 0.0;
+        for (int s = 0; s < S; s++) sum += weights[t * S + s];
+        cr_assert(fabs(sum - 1.0) < 1e-9, "row %d sums to %.17g", t, sum);
+    }
+    free(out);
+}
