@@ -6,6 +6,7 @@
 #include "api/json.h"
 #include "data/gold.h"
 #include "infer/attention_doc.h"
+#include "infer/eval_set.h"
 #include "infer/evaluate.h"
 #include "infer/session.h"
 #include "models/fields.h"

@@ -6,6 +6,7 @@
 
 #include "data/corpus.h"
 #include "data/gold.h"
+#include "infer/eval_set.h"
 #include "infer/evaluate.h"
 #include "infer/heads.h"
 #include "models/explain.h"

@@ -321,58 +321,182 @@ static int aer_table(const ts_aer_acc *acc, int layers, int heads, ts_head_table
     return rc;
 }
 
+// One evaluation's setting, what each of its batches reads (ts_evaluate).
+typedef struct {
+    ts_translator *t;
+    const ts_corpus *c;
+    ts_eval_opts o;         // the caller's, defaults filled in
+    int has_attention;      // the model attends: its search's attention is scored
+    int has_gold;           // gold links, the options' or the corpus's
+    int by_head;            // the search's output scored head by head (o.head_aer)
+    int by_forced;          // the reference force-decoded scored head by head
+    int layers, heads;      // the cross-attention's (ts_model_cross_heads): the heads' tables
+    ts_ctx explain_ctx;     // o.explain: the attributions' context, its arena their own
+    explain_job job;
+} evaluation;
+
+// Sentence b of a batch whose column 0 is evaluated row `first`: its gold
+// links (none without gold).
+static gold_view gold_of(const evaluation *e, const ts_batch *batch, size_t first, int b) {
+    size_t k = first + (size_t)b;  // evaluated row
+    const ts_pair *p = &e->c->pairs[batch->rows[b]];
+    if (e->o.gold) return (gold_view){e->o.gold[k], (size_t)e->o.gold_counts[k]};
+    if (e->c->has_align) return (gold_view){p->links, (size_t)p->n_links};
+    return (gold_view){0};
+}
+
+// The accumulators e asks for in *a (head by head, forced, shifted,
+// attributions), after checking the caller's tables fit the model. TS_OK,
+// TS_ERR_ARG naming what does not fit, or TS_ERR_NOMEM.
+static int accumulators_new(eval_acc *a, evaluation *e) {
+    const ts_eval_opts *o = &e->o;
+    int rc = TS_OK;
+    size_t head_cells = e->by_head ? ts_head_cells(e->layers, e->heads) : 0;
+    if (e->by_head && !(a->head_aer = calloc(head_cells, sizeof *a->head_aer)))
+        rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu head accumulators", head_cells);
+    const ts_head_table *tables[] = {o->head_aer, o->head_aer_forced, o->head_aer_shift, o->head_js, o->head_same};
+    for (size_t i = 0; !rc && i < sizeof tables / sizeof tables[0]; i++)
+        if (tables[i] && (tables[i]->layers != e->layers || tables[i]->heads != e->heads || !tables[i]->cells))
+            rc = ts_fail(TS_ERR_ARG, "evaluate: a table of %d layers of %d heads for a model of %d of %d",
+                         tables[i]->layers, tables[i]->heads, e->layers, e->heads);
+    size_t forced_cells = e->by_forced ? ts_head_cells(e->layers, e->heads) : 0;
+    if (e->by_forced && !(a->forced = calloc(forced_cells, sizeof *a->forced)))
+        rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu head accumulators", forced_cells);
+    if (e->by_forced && o->shift_att && !rc && !(a->shift = calloc(forced_cells, sizeof *a->shift)))
+        rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu head accumulators", forced_cells);
+    // eval --explain: the attributions run in an arena of their own while the batch's pass is read.
+    if (o->explain && (o->explain < 1 || o->explain > TS_EXPLAIN_COUNT))
+        rc = ts_fail(TS_ERR_ARG, "evaluate: explain %d", o->explain);
+    if (o->explain && !rc && (!(a->agree = calloc(forced_cells, sizeof *a->agree)) ||
+                              !(e->explain_ctx.arena = ts_arena_new((size_t)16 << 20))))
+        rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate the attributions' accumulators");
+    return rc;
+}
+
+// The batch's teacher-forced loss (summed into *nll, its tokens counted in
+// out) and, with gold links, its forced attention head by head. ctx is
+// reset after.
+static int score_forced_pass(eval_acc *a, const evaluation *e, ts_ctx *ctx, const ts_batch *batch,
+                             const ts_batch_view *view, size_t first, double *nll, ts_eval_result *out) {
+    int n_tokens = 0, rc = TS_OK;
+    ts_attention_tap tap = {.layer = -1, .every = 1};
+    ts_tensor *loss = ts_seq2seq_loss_tapped(e->t->model, ctx, view, 1.0, NULL, NULL, e->by_forced ? &tap : NULL,
+                                             &n_tokens);
+    if (!loss) return ctx->status ? ctx->status : TS_ERR_ARG;
+    *nll += ts_value(loss, 0) * n_tokens;  // mean -> sum, so the corpus mean weighs every token once
+    out->tokens += (size_t)n_tokens;
+    for (int b = 0; e->by_forced && !rc && b < batch->B; b++) {
+        gold_view gold = gold_of(e, batch, first, b);
+        rc = score_forced(a, &tap, e->layers, e->heads, batch, b, &gold, e->o.explain ? &e->job : NULL);
+    }
+    ts_ctx_reset(ctx);
+    return rc;
+}
+
+// The batch decoded into h[0..B) (infer/decode.h) and each output scored
+// against its reference: the words, the attention, head by head.
+static int score_decoded(eval_acc *a, const evaluation *e, ts_ctx *ctx, const ts_batch *batch,
+                         const ts_batch_view *view, size_t first, ts_hypothesis *h, ts_eval_result *out) {
+    ts_seq2seq *m = e->t->model;
+    int rc = ts_decode_batch(m, ctx, view, e->o.beam, e->o.max_len, &e->t->length_penalty, h);
+    for (int b = 0; !rc && b < batch->B; b++) {
+        const ts_pair *p = &e->c->pairs[batch->rows[b]];
+        gold_view gold = gold_of(e, batch, first, b);
+        rc = score_sentence(a, e->t, &h[b], p, batch->src_len[b], e->has_attention, e->has_gold ? &gold : NULL);
+        if (!rc && e->by_head) {
+            size_t n_gold;
+            rc = gold_links(a, &gold, &n_gold);
+            if (!rc) rc = grow((void **)&a->src, &a->src_cap, (size_t)batch->S, sizeof(int32_t));
+            if (!rc) {
+                column(batch->src, batch->B, b, batch->src_len[b], a->src);
+                rc = score_heads(a, m, ctx, &h[b], a->src, batch->src_len[b], n_gold);
+            }
+        }
+        out->bucket_pairs[bucket_of(batch->src_len[b])]++;
+    }
+    return rc;
+}
+
+// The figures of n_rows evaluated rows from the accumulators into *out (the
+// caller's head tables filled too), nll the summed loss.
+static int finish_result(const eval_acc *a, const evaluation *e, double nll, size_t n_rows, ts_eval_result *out) {
+    const ts_eval_opts *o = &e->o;
+    out->pairs = n_rows;
+    out->loss = out->tokens ? nll / (double)out->tokens : NAN;
+    out->perplexity = ts_perplexity(nll, out->tokens);
+    ts_bleu all = {0};
+    for (int i = 0; i < TS_EVAL_BUCKETS; i++) {
+        out->bucket_bleu[i] = ts_bleu_score(&a->bleu[i]);
+        ts_bleu_merge(&all, &a->bleu[i]);
+    }
+    out->bleu = ts_bleu_score(&all);
+    out->bleu_detok = ts_bleu_score_sacrebleu(&a->bleu_detok);
+    out->bleu_zero_order = o->skip_decode ? 0 : ts_bleu_zero_order(&all);
+    out->short_refs = a->short_refs;
+    out->chrf = ts_chrf_score(&a->chrf);
+    out->exact = ts_exact_match_score(&a->exact);
+    out->has_attention = e->has_attention && !o->skip_decode;
+    out->has_aer = out->has_attention && e->has_gold;
+    out->aer = out->has_aer ? ts_aer_score(&a->aer) : 0.0;
+    out->aer_diagonal = out->has_aer ? ts_aer_score(&a->aer_diagonal) : 0.0;
+    out->has_head_aer = e->by_head;
+    out->has_aer_forced = e->by_forced;
+    out->has_shift = a->shift != NULL;
+    out->has_explain = o->explain != 0;
+    out->aer_explain = o->explain ? ts_aer_score(&a->explain) : 0.0;
+    // The last layer's head mean (the weights aer= reads) and the best single head.
+    int rc = TS_OK;
+    if (a->shift) rc = aer_table(a->shift, e->layers, e->heads, o->head_aer_shift, &out->aer_shift, &out->aer_shift_best);
+    size_t forced_cells = e->by_forced ? ts_head_cells(e->layers, e->heads) : 0;
+    for (size_t k = 0; a->agree && k < forced_cells; k++) {
+        size_t n_agree = a->agree[k].rows;
+        if (o->head_js) o->head_js->cells[k] = n_agree ? a->agree[k].js / (double)n_agree : 0.0;
+        if (o->head_same) o->head_same->cells[k] = n_agree ? (double)a->agree[k].same / (double)n_agree : 0.0;
+    }
+    if (e->by_forced && !rc)
+        rc = aer_table(a->forced, e->layers, e->heads, o->head_aer_forced, &out->aer_forced, &out->aer_forced_best);
+    for (size_t k = 0; e->by_head && k < ts_head_cells(e->layers, e->heads); k++)
+        o->head_aer->cells[k] = ts_aer_score(&a->head_aer[k]);
+    out->entropy = a->entropy_rows ? a->entropy_sum / (double)a->entropy_rows : 0.0;
+    out->pad_mass = a->pad_mass;
+    return rc;
+}
+
 int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t *rows, size_t n_rows,
                 const ts_eval_opts *opts, ts_eval_result *out, ts_hypothesis **out_hyps) {
     memset(out, 0, sizeof *out);
     if (out_hyps) *out_hyps = NULL;
-    ts_eval_opts o = opts ? *opts : (ts_eval_opts){0};
-    o.beam = ts_beam_width(o.beam);
-    if (o.batch == 0) o.batch = EVAL_DEFAULT_BATCH;
+    evaluation e = {.t = t, .c = c, .o = opts ? *opts : (ts_eval_opts){0}};
+    ts_eval_opts *o = &e.o;
+    o->beam = ts_beam_width(o->beam);
+    if (o->batch == 0) o->batch = EVAL_DEFAULT_BATCH;
     if (!rows) n_rows = c->n_pairs;
     if (n_rows == 0) return ts_fail(TS_ERR_ARG, "evaluate: no sentence pairs");
-    if (o.beam < 1 || o.beam > TS_BEAM_MAX || o.batch < 1 || o.max_len < 0)
-        return ts_fail(TS_ERR_ARG, "evaluate: beam %d, batch %d, max_len %d", o.beam, o.batch, o.max_len);
-    if (o.gold && !o.gold_counts) return ts_fail(TS_ERR_ARG, "evaluate: gold links without their counts");
-    if (o.gold && t->src_sw)
+    if (o->beam < 1 || o->beam > TS_BEAM_MAX || o->batch < 1 || o->max_len < 0)
+        return ts_fail(TS_ERR_ARG, "evaluate: beam %d, batch %d, max_len %d", o->beam, o->batch, o->max_len);
+    if (o->gold && !o->gold_counts) return ts_fail(TS_ERR_ARG, "evaluate: gold links without their counts");
+    if (o->gold && t->src_sw)
         return ts_fail(TS_ERR_ARG, "evaluate: gold alignments link words, and a subword model attends over pieces");
 
     ts_seq2seq *m = t->model;
-    int has_attention = ts_model_attends(&m->cfg);
-    int has_gold = o.gold || c->has_align;
-    int by_head = has_gold && has_attention && !o.skip_decode && o.head_aer && ts_heads_available(m);
+    e.has_attention = ts_model_attends(&m->cfg);
+    e.has_gold = o->gold || c->has_align;
+    e.by_head = e.has_gold && e.has_attention && !o->skip_decode && o->head_aer && ts_heads_available(m);
+    // The search's heads (infer/heads.h) and the forced pass's are the cross-attention's.
+    e.heads = ts_model_cross_heads(&m->cfg, &e.layers);
+    e.by_forced = e.has_gold && e.heads > 0;
+    if (!e.by_forced) o->explain = 0;
+    ts_ctx_init(&e.explain_ctx, NULL);
+    e.job = (explain_job){m, &e.explain_ctx, o->explain - 1, o->ig_steps ? o->ig_steps : TS_IG_STEPS_DEFAULT,
+                          o->shift_att};
     ts_batcher *batcher = NULL;
-    ts_batcher_opts bopts = {.batch_size = (size_t)o.batch, .bucket_batches = 0};
+    ts_batcher_opts bopts = {.batch_size = (size_t)o->batch, .bucket_batches = 0};
     int rc = ts_batcher_new(c, rows, n_rows, t->src_vocab, t->tgt_vocab, &bopts, &batcher);
     if (rc) return rc;
     ts_batcher_epoch(batcher, NULL);  // no rng: batches keep the rows' order
-
     eval_acc acc = {0};
-    // The search's heads (infer/heads.h) and the forced pass's are the cross-attention's.
-    int forced_layers, forced_heads = ts_model_cross_heads(&m->cfg, &forced_layers);
-    size_t head_cells = by_head ? ts_head_cells(forced_layers, forced_heads) : 0;
-    if (by_head && !(acc.head_aer = calloc(head_cells, sizeof *acc.head_aer)))
-        rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu head accumulators", head_cells);
-    int by_forced = has_gold && forced_heads > 0;
-    const ts_head_table *tables[] = {o.head_aer, o.head_aer_forced, o.head_aer_shift, o.head_js, o.head_same};
-    for (size_t i = 0; !rc && i < sizeof tables / sizeof tables[0]; i++)
-        if (tables[i] && (tables[i]->layers != forced_layers || tables[i]->heads != forced_heads || !tables[i]->cells))
-            rc = ts_fail(TS_ERR_ARG, "evaluate: a table of %d layers of %d heads for a model of %d of %d",
-                         tables[i]->layers, tables[i]->heads, forced_layers, forced_heads);
-    size_t forced_cells = by_forced ? ts_head_cells(forced_layers, forced_heads) : 0;
-    if (by_forced && !(acc.forced = calloc(forced_cells, sizeof *acc.forced)))
-        rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu head accumulators", forced_cells);
-    if (by_forced && o.shift_att && !rc && !(acc.shift = calloc(forced_cells, sizeof *acc.shift)))
-        rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu head accumulators", forced_cells);
-    // eval --explain: the attributions run in an arena of their own while the batch's pass is read.
-    if (!by_forced) o.explain = 0;
-    if (o.explain && (o.explain < 1 || o.explain > TS_EXPLAIN_COUNT)) rc = ts_fail(TS_ERR_ARG, "evaluate: explain %d", o.explain);
-    ts_ctx explain_ctx;
-    ts_ctx_init(&explain_ctx, NULL);
-    explain_job job = {m, &explain_ctx, o.explain - 1, o.ig_steps ? o.ig_steps : TS_IG_STEPS_DEFAULT, o.shift_att};
-    if (o.explain && !rc && (!(acc.agree = calloc(forced_cells, sizeof *acc.agree)) ||
-                             !(explain_ctx.arena = ts_arena_new((size_t)16 << 20))))
-        rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate the attributions' accumulators");
-    ts_hypothesis *hyps = calloc(out_hyps ? n_rows : (size_t)o.batch, sizeof *hyps);
+    rc = accumulators_new(&acc, &e);
+    ts_hypothesis *hyps = calloc(out_hyps ? n_rows : (size_t)o->batch, sizeof *hyps);
     if (!hyps) rc = ts_fail(TS_ERR_NOMEM, "evaluate: cannot allocate %zu hypotheses", n_rows);
     int grad_before = ts_set_grad_enabled(ctx, 0);  // no tape: evaluation only reads
     int keep_before = ctx->keep_scratch;            // every batch decodes in the first one's pages
@@ -382,99 +506,23 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
     size_t first = 0;  // evaluated row index of the batch's column 0
     const ts_batch *batch;
     while (!rc && (batch = ts_batcher_next(batcher))) {
-        int B = batch->B;
         ts_batch_view view = {batch->B, batch->S, batch->T, batch->src, batch->src_len, batch->tgt_in, batch->tgt_out, NULL};
-        int n_tokens = 0;
-        ts_attention_tap tap = {.layer = -1, .every = 1};
-        ts_tensor *loss = ts_seq2seq_loss_tapped(m, ctx, &view, 1.0, NULL, NULL, by_forced ? &tap : NULL, &n_tokens);
-        if (!loss) {
-            rc = ctx->status ? ctx->status : TS_ERR_ARG;
-            break;
-        }
-        nll += ts_value(loss, 0) * n_tokens;  // mean -> sum, so the corpus mean weighs every token once
-        out->tokens += (size_t)n_tokens;
-        for (int b = 0; by_forced && !rc && b < B; b++) {
-            size_t k = first + (size_t)b;  // evaluated row
-            const ts_pair *p = &c->pairs[batch->rows[b]];
-            gold_view gold = o.gold ? (gold_view){o.gold[k], (size_t)o.gold_counts[k]} : (gold_view){p->links, (size_t)p->n_links};
-            rc = score_forced(&acc, &tap, forced_layers, forced_heads, batch, b, &gold, o.explain ? &job : NULL);
-        }
-        ts_ctx_reset(ctx);
-        if (o.skip_decode) {
-            first += (size_t)B;
-            continue;
-        }
-
         ts_hypothesis *h = out_hyps ? hyps + first : hyps;
-        rc = ts_decode_batch(m, ctx, &view, o.beam, o.max_len, &t->length_penalty, h);
-        for (int b = 0; !rc && b < B; b++) {
-            size_t k = first + (size_t)b;  // evaluated row
-            const ts_pair *p = &c->pairs[batch->rows[b]];
-            gold_view gold = {0};
-            if (o.gold) gold = (gold_view){o.gold[k], (size_t)o.gold_counts[k]};
-            else if (c->has_align) gold = (gold_view){p->links, (size_t)p->n_links};
-            rc = score_sentence(&acc, t, &h[b], p, batch->src_len[b], has_attention, has_gold ? &gold : NULL);
-            if (!rc && by_head) {
-                size_t n_gold;
-                rc = gold_links(&acc, &gold, &n_gold);
-                if (!rc) rc = grow((void **)&acc.src, &acc.src_cap, (size_t)batch->S, sizeof(int32_t));
-                if (!rc) {
-                    column(batch->src, B, b, batch->src_len[b], acc.src);
-                    rc = score_heads(&acc, m, ctx, &h[b], acc.src, batch->src_len[b], n_gold);
-                }
-            }
-            out->bucket_pairs[bucket_of(batch->src_len[b])]++;
+        rc = score_forced_pass(&acc, &e, ctx, batch, &view, first, &nll, out);
+        if (!rc && !o->skip_decode) {
+            rc = score_decoded(&acc, &e, ctx, batch, &view, first, h, out);
+            if (!out_hyps)
+                for (int b = 0; b < batch->B; b++) ts_hypothesis_free(&h[b]);
         }
-        if (!out_hyps)
-            for (int b = 0; b < B; b++) ts_hypothesis_free(&h[b]);
-        first += (size_t)B;
+        first += (size_t)batch->B;
     }
     ts_set_grad_enabled(ctx, grad_before);
     ctx->keep_scratch = keep_before;
     if (!keep_before) ts_ctx_free_scratch(ctx);  // a trainer's evaluation gives them back before training on
     ts_batcher_free(batcher);
-
-    if (!rc) {
-        out->pairs = n_rows;
-        out->loss = out->tokens ? nll / (double)out->tokens : NAN;
-        out->perplexity = ts_perplexity(nll, out->tokens);
-        ts_bleu all = {0};
-        for (int i = 0; i < TS_EVAL_BUCKETS; i++) {
-            out->bucket_bleu[i] = ts_bleu_score(&acc.bleu[i]);
-            ts_bleu_merge(&all, &acc.bleu[i]);
-        }
-        out->bleu = ts_bleu_score(&all);
-        out->bleu_detok = ts_bleu_score_sacrebleu(&acc.bleu_detok);
-        out->bleu_zero_order = o.skip_decode ? 0 : ts_bleu_zero_order(&all);
-        out->short_refs = acc.short_refs;
-        out->chrf = ts_chrf_score(&acc.chrf);
-        out->exact = ts_exact_match_score(&acc.exact);
-        out->has_attention = has_attention && !o.skip_decode;
-        out->has_aer = out->has_attention && has_gold;
-        out->aer = out->has_aer ? ts_aer_score(&acc.aer) : 0.0;
-        out->aer_diagonal = out->has_aer ? ts_aer_score(&acc.aer_diagonal) : 0.0;
-        out->has_head_aer = by_head;
-        out->has_aer_forced = by_forced;
-        out->has_shift = acc.shift != NULL;
-        out->has_explain = o.explain != 0;
-        out->aer_explain = o.explain ? ts_aer_score(&acc.explain) : 0.0;
-        // The last layer's head mean (the weights aer= reads) and the best single head.
-        if (acc.shift)
-            rc = aer_table(acc.shift, forced_layers, forced_heads, o.head_aer_shift, &out->aer_shift, &out->aer_shift_best);
-        for (size_t k = 0; acc.agree && k < forced_cells; k++) {
-            size_t n_agree = acc.agree[k].rows;
-            if (o.head_js) o.head_js->cells[k] = n_agree ? acc.agree[k].js / (double)n_agree : 0.0;
-            if (o.head_same) o.head_same->cells[k] = n_agree ? (double)acc.agree[k].same / (double)n_agree : 0.0;
-        }
-        if (by_forced && !rc)
-            rc = aer_table(acc.forced, forced_layers, forced_heads, o.head_aer_forced, &out->aer_forced,
-                           &out->aer_forced_best);
-        for (size_t k = 0; k < head_cells; k++) o.head_aer->cells[k] = ts_aer_score(&acc.head_aer[k]);
-        out->entropy = acc.entropy_rows ? acc.entropy_sum / (double)acc.entropy_rows : 0.0;
-        out->pad_mass = acc.pad_mass;
-    }
+    if (!rc) rc = finish_result(&acc, &e, nll, n_rows, out);
     eval_acc_free(&acc);
-    ts_arena_free(explain_ctx.arena);
+    ts_arena_free(e.explain_ctx.arena);
     if (rc || !out_hyps) {
         if (out_hyps)
             for (size_t k = 0; k < n_rows; k++) ts_hypothesis_free(&hyps[k]);
@@ -484,47 +532,4 @@ int ts_evaluate(ts_translator *t, ts_ctx *ctx, const ts_corpus *c, const size_t 
     }
     *out_hyps = hyps;  // with skip_decode: zeroed hypotheses (len 0, no tokens)
     return TS_OK;
-}
-
-int ts_eval_set_read(const ts_translator *t, const char *corpus_path, const char *align_path, int skip_bad,
-                     int max_len, ts_eval_set *out) {
-    memset(out, 0, sizeof *out);
-    if (!corpus_path) return ts_fail(TS_ERR_ARG, "no corpus file");
-    // Read everything and filter below: a gold file's lines follow the pairs as read.
-    ts_corpus_opts copts = {.max_len = 0, .skip_bad = skip_bad, .normalisation = t->normalisation};
-    int rc = ts_corpus_read(corpus_path, &copts, &out->corpus);
-    if (!rc) rc = ts_translator_units(t, out->corpus, corpus_path, &out->units);
-    if (!rc && align_path) rc = ts_gold_read(align_path, corpus_path, out->corpus, &out->gold);
-    size_t n = rc ? 0 : out->corpus->n_pairs;
-    if (!rc && (!(out->rows = malloc(n * sizeof *out->rows + 1)) ||
-                (align_path && (!(out->row_gold = malloc(n * sizeof *out->row_gold + 1)) ||
-                                !(out->row_counts = malloc(n * sizeof *out->row_counts + 1))))))
-        rc = ts_fail(TS_ERR_NOMEM, "%s: no memory for its rows", corpus_path);
-    if (rc) {
-        ts_eval_set_free(out);
-        return rc;
-    }
-    int limit = max_len >= 0 ? max_len : t->max_len;
-    if (limit == 0 || limit > TS_MAX_SENTENCE_TOKENS) limit = TS_MAX_SENTENCE_TOKENS;  // bounds time and memory
-    out->limit = limit;
-    for (size_t i = 0; i < n; i++) {
-        const ts_pair *p = &out->corpus->pairs[i];
-        if (p->src_len > limit || p->tgt_len > limit) continue;
-        if (align_path) {
-            out->row_gold[out->n_rows] = out->gold.links[i];
-            out->row_counts[out->n_rows] = out->gold.counts[i];
-        }
-        out->rows[out->n_rows++] = i;
-    }
-    return TS_OK;
-}
-
-void ts_eval_set_free(ts_eval_set *s) {
-    ts_corpus_free(s->corpus);
-    ts_corpus_free(s->units);
-    ts_gold_free(&s->gold);
-    free(s->rows);
-    free(s->row_gold);
-    free(s->row_counts);
-    memset(s, 0, sizeof *s);
 }

@@ -13,6 +13,7 @@
 #include "data/corpus.h"
 #include "data/normalize.h"
 #include "data/subword.h"
+#include "infer/eval_set.h"
 #include "infer/evaluate.h"
 #include "infer/load.h"
 #include "infer/score.h"
