@@ -72,8 +72,9 @@ static int read_all(const char *dir, const char *name, char **text, size_t *len)
 }
 
 // The run's model as its architecture's row describes it (ts_model_describe)
-// in buf: best.ckpt's, else last.ckpt's; NULL before either is written.
-static const char *describe_model(const char *dir, char *buf, size_t n) {
+// in buf, and its cross-attention's layers and heads: best.ckpt's, else
+// last.ckpt's; NULL before either is written.
+static const char *describe_model(const char *dir, char *buf, size_t n, int *layers, int *heads) {
     static const char *const names[] = {"best.ckpt", "last.ckpt"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[4200];
@@ -82,6 +83,7 @@ static const char *describe_model(const char *dir, char *buf, size_t n) {
         ts_session s;
         if (stat(path, &st) != 0 || ts_session_open(&s, path)) continue;
         ts_model_describe(&s.t.model->cfg, buf, n);
+        *heads = ts_model_cross_heads(&s.t.model->cfg, layers);
         ts_session_free(&s);
         return buf;
     }
@@ -143,7 +145,7 @@ int ts_cmd_report(int argc, char **argv) {
                           .config_txt = options, .config_len = options_len, .config_name = options_name,
                           .heads_csv = heads, .heads_len = heads_len, .heads_name = heads_name};
     char model[256];
-    in.model = describe_model(dir, model, sizeof model);
+    in.model = describe_model(dir, model, sizeof model, &in.model_layers, &in.model_heads);
     report_beside beside;
     int n_beside = report_beside_make(dir, &beside);
     if (n_beside < 0) fprintf(stderr, "%s: note: no attributions beside the attention: %s\n", cmd, ts_last_error());

@@ -414,7 +414,8 @@ Test(cli_report, a_transformer_run_records_every_head_and_the_page_draws_them, .
     cr_assert_eq(report(&out, tr), 0, "%s", out);
     free(out);
     char *html = run_file(tr, "report.html");
-    cr_assert(strstr(html, "const MODEL=\"transformer, d_model 8, 2 heads, 2 layers per stack, feed-forward 16\";"),
+    cr_assert(strstr(html, "const MODEL=\"transformer, d_model 8, 2 heads, 2 layers per stack, feed-forward 16\";\n"
+                          "const MODEL_HEADS=[2,2];"),
               "%.300s", strstr(html, "const MODEL=") ? strstr(html, "const MODEL=") : "no MODEL");
     free(html);
     char *dom = render_report(tr);
@@ -503,6 +504,25 @@ Test(cli_report, a_guided_run_names_its_head_in_the_page_the_heads_line_and_eval
         *end = '\0';
         cr_assert_null(strstr(trained, "guided"), "%s", trained);
         cr_assert(strstr(end + 1, "<h2 style=\"display: none;\">Attention heads</h2>"), "the heads section of a GRU run is shown");
+        free(dom);
+    }
+    // A guided GRU: its one attention head is "the attention", as its checkpoint says (1 layer of 1 head),
+    // not as the page once decided by the architecture's name.
+    char gru[1200];
+    snprintf(gru, sizeof gru, "%s/guided-gru", dir);
+    rc = test_runf(&out, "%s train --toy-pairs 300 --emb 8 --hidden 8 --epochs 1 --show 0 --beam 1 --guided-alignment toy "
+                         "--out %s", TS_PROGRAM, gru);
+    cr_assert_eq(rc, 0, "%s", out);
+    free(out);
+    cr_assert_eq(report(&out, gru), 0, "%s", out);
+    free(out);
+    html = run_file(gru, "report.html");
+    cr_assert(strstr(html, "const MODEL_HEADS=[1,1]"), "%.200s", strstr(html, "const MODEL=") ? strstr(html, "const MODEL=") : "");
+    free(html);
+    if (access("/usr/bin/chromium", X_OK) == 0) {
+        char *dom = render_report(gru);
+        cr_assert(strstr(dom, "guided alignment: the attention trained towards the toy corpus's gold links"), "%.3000s",
+                  dom);
         free(dom);
     }
 }

@@ -253,7 +253,9 @@ static const char page_script[] =
     // Guided alignment (train --guided-alignment): the head it trained towards gold links, or null.
     "function guidedHead(){return cfg('guided_alignment')?{l:Number(cfg('guided_layer')||0),k:Number(cfg('guided_head')||0)}:null;}\n"
     "function guidedText(){const g=guidedHead();if(!g)return '';const a=cfg('guided_alignment');\n"
-    "return `; guided alignment: ${cfg('arch')==='transformer'?`cross-attention layer ${g.l} head ${g.k}`:'the attention'} trained `\n"
+    // One cross-attention head (a GRU's) is "the attention"; the page asks the checkpoint, not the architecture's name.
+    "const one=MODEL_HEADS!==null&&MODEL_HEADS[0]*MODEL_HEADS[1]===1;\n"
+    "return `; guided alignment: ${one?'the attention':`cross-attention layer ${g.l} head ${g.k}`} trained `\n"
     "+`towards ${a==='toy'?'the toy corpus\\'s gold links':`the gold links of ${a}`} (weight ${cfg('guided_weight')})`;}\n"
     "function trained(){const box=document.getElementById('trained');if(!CONFIG.length){txt('p',{'class':'muted'},'config.txt has no options',box);return;}\n"
     // The model as its architecture's row describes it (MODEL, from the run's checkpoint): the page derives nothing.
@@ -462,6 +464,8 @@ static int write_page(FILE *f, const ts_report_input *in) {
     fputs(";\nconst MODEL=", f);
     if (in->model) ts_render_json_string(f, in->model);
     else fputs("null", f);
+    if (in->model) fprintf(f, ";\nconst MODEL_HEADS=[%d,%d]", in->model_layers, in->model_heads);
+    else fputs(";\nconst MODEL_HEADS=null", f);
     fputs(";\nconst STEPS=", f);
     if ((rc = write_csv(f, in->steps_csv, in->steps_len, in->steps_name))) return rc;
     fputs(";\nconst HEADS=", f);

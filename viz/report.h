@@ -31,6 +31,7 @@ typedef struct {
     const char *config_name;
     const char *model;                 // the model as its architecture's row describes it (ts_model_describe of
                                        // the run's checkpoint), or NULL (none yet): the page shows it as it is
+    int model_layers, model_heads;     // with model: its cross-attention's layers and heads (ts_model_cross_heads)
     const char *heads_csv;             // (heads_len) heads.csv's bytes (each evaluation's AER per head), or NULL
     size_t heads_len;
     const char *heads_name;
