@@ -210,16 +210,21 @@ static void print_option_help(FILE *out, const ts_train_option *r, const ts_trai
     fputc('\n', out);
 }
 
-// The defaults --arch NAME changes (its row's, models/<arch>.c), after the model options.
+// The defaults --arch NAME changes (its recipe, train/options.c), after the model options.
 static void print_arch_defaults(FILE *out) {
-    for (int arch = 0; arch < TS_ARCH_COUNT; arch++) {
-        int column = 0;
-        for (const ts_flag_default *d = ts_model_kind_of((ts_model_arch)arch)->defaults; d && d->flag; d++) {
-            if (!column) column = fprintf(out, "  --arch %s changes the defaults to", ts_arch_name(arch));
+    for (size_t i = 0; i < ts_train_arch_recipes_count; i++) {
+        const ts_train_preset *recipe = &ts_train_arch_recipes[i];
+        int column = fprintf(out, "  --arch %s changes the defaults to", recipe->name);
+        char words[512];
+        snprintf(words, sizeof words, "%s", recipe->flags);
+        char *save = NULL;
+        for (char *flag = strtok_r(words, " ", &save); flag; flag = strtok_r(NULL, " ", &save)) {
+            const ts_train_option *r = ts_train_option_by_flag(flag + 2);
+            const char *value = r && r->kind == TS_OPTION_SWITCH ? "" : strtok_r(NULL, " ", &save);
             if (column > 76) column = fprintf(out, "\n                   ");
-            column += fprintf(out, " --%s %s", d->flag, d->value);
+            column += fprintf(out, " %s%s%s", flag, value && *value ? " " : "", value ? value : "");
         }
-        if (column) fputc('\n', out);
+        fputc('\n', out);
     }
 }
 

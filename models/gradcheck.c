@@ -12,7 +12,11 @@ static const int batch_tgt_out[T * B] = {4, 5, 7, 5, 6, 2, 6, 7, 0, 2, 4, 0, 0, 
 
 ts_model_config ts_gradcheck_config(ts_model_arch arch, ts_attn_type attn, ts_decoder_type decoder,
                                     int bidirectional, ts_cell_type cell) {
-    ts_model_config cfg = ts_model_kind_of(arch)->tiny();
+    // Vocabularies of 7 and 8, embedding 3, hidden 4, the architecture's own
+    // sizes its defaults for those (a Transformer: d_model 4, 2 heads, 2
+    // layers per stack, feed-forward 16).
+    ts_model_config cfg = {.arch = arch, .src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4};
+    ts_model_config_default_sizes(&cfg);
     // The GRU's choices, where the architecture has them.
     if (ts_model_field_applies(&ts_model_fields[TS_FIELD_ATTN], arch)) cfg.attn = attn;
     if (ts_model_field_applies(&ts_model_fields[TS_FIELD_DECODER], arch)) cfg.decoder = decoder;

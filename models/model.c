@@ -8,7 +8,7 @@
 #include <string.h>
 
 void ts_model_config_default_sizes(ts_model_config *cfg) {
-    if (cfg->arch < 0 || cfg->arch >= TS_ARCH_COUNT) return;
+    if (cfg->arch < 0 || (int)cfg->arch >= ts_arch_names.count) return;
     const ts_model_kind *kind = ts_model_kind_of(cfg->arch);
     if (kind->default_sizes) kind->default_sizes(cfg);
 }
@@ -16,7 +16,7 @@ void ts_model_config_default_sizes(ts_model_config *cfg) {
 int ts_model_config_check(const ts_model_config *c) { return ts_model_config_check_as(c, 0); }
 
 int ts_model_config_check_as(const ts_model_config *c, int flags) {
-    if (c->arch < 0 || c->arch >= TS_ARCH_COUNT) return ts_fail(TS_ERR_ARG, "architecture %d", (int)c->arch);
+    if (c->arch < 0 || (int)c->arch >= ts_arch_names.count) return ts_fail(TS_ERR_ARG, "architecture %d", (int)c->arch);
     for (int i = 0; i < TS_FIELD_COUNT; i++) {
         const ts_model_field *f = &ts_model_fields[i];
         if (!ts_model_field_applies(f, c->arch)) continue;
@@ -56,7 +56,16 @@ int ts_model_check_flags(ts_model_arch arch, const char *const *given, int n, do
     return TS_OK;
 }
 
-int ts_model_attends(const ts_model_config *cfg) { return ts_model_kind_of(cfg->arch)->attends(cfg); }
+int ts_model_attends(const ts_model_config *cfg) {
+    int layers;
+    return ts_model_cross_heads(cfg, &layers) > 0;
+}
+
+int ts_model_guided_layer(const ts_model_config *cfg) {
+    int layers;
+    ts_model_cross_heads(cfg, &layers);
+    return layers >= 2 ? layers - 2 : 0;
+}
 
 int ts_model_cross_heads(const ts_model_config *cfg, int *layers) {
     return ts_model_kind_of(cfg->arch)->cross_heads(cfg, layers);

@@ -62,12 +62,6 @@ typedef struct {
                                                   // gradient reaches the model through them)
 } ts_attention_tap;
 
-// A training flag's default that an architecture changes: --flag takes
-// value (as the flag would) in its runs that do not give the flag.
-typedef struct {
-    const char *flag, *value;
-} ts_flag_default;
-
 typedef struct ts_model_kind ts_model_kind;
 
 // A model of any architecture: what callers hold (models/seq2seq.h makes,
@@ -116,7 +110,10 @@ struct ts_model_kind {
                             // neither the loss nor the random draws
     int (*cross_heads)(const ts_model_config *cfg, int *layers);
                             // the heads per layer of cross-attention a tap can give, and
-                            // in *layers how many layers; 0 (and 0 layers) without attention
+                            // in *layers how many layers; 0 (and 0 layers) without attention.
+                            // What is derived from it: whether step gives attention rows
+                            // (ts_model_attends) and the layer guided alignment supervises
+                            // by default (ts_model_guided_layer)
     void *(*encode)(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *batch);
                             // the memory of the batch's sources (tgt fields unused), all
                             // the decoder reads of them, for decoding (no dropout)
@@ -140,8 +137,6 @@ struct ts_model_kind {
                             // guarantees decode one sentence and which then share it: what
                             // was computed from the source is kept once per sentence, not per
                             // hypothesis (g = K in beam search, 1 in greedy)
-    int (*attends)(const ts_model_config *cfg);
-                            // 1 when step gives attention rows (weights), 0 when it never does
     size_t (*step_bytes)(const ts_model_config *cfg, int B, int S);
                             // a first guess at one step's scratch memory for B rows: the first
                             // size of search's scratch arenas, which chain more blocks as needed
@@ -150,7 +145,9 @@ struct ts_model_kind {
                             // reads: the "input" attributions (models/explain.c) multiply
 
     // What else users and the tools around the model need to know of the
-    // architecture, so that nothing outside its file asks which one it is:
+    // architecture, so that nothing outside its file asks which one it is
+    // (its training recipe, the flags --arch NAME changes, is train's:
+    // train/options.c, ts_train_arch_recipes):
     void (*describe)(const ts_model_config *cfg, char *buf, size_t n);
                             // the configuration in words, how info, eval, train and gradcheck
                             // name the model ("bahdanau attention, luong decoder, ...")
@@ -164,12 +161,6 @@ struct ts_model_kind {
                             // what its fields' bounds (ts_model_fields) cannot say, e.g. heads
                             // dividing d_model: TS_OK or TS_ERR_ARG, the message naming train's
                             // flags when `flags` is 1, the fields otherwise; NULL: nothing
-    ts_model_config (*tiny)(void);
-                            // the tiny model the whole-model gradient check runs (vocabularies
-                            // of 7 and 8; the GRU's attention, decoder and encoder set by the caller)
-    const ts_flag_default *defaults;
-                            // the training flags whose defaults it changes (train --help prints
-                            // them), ended by a row with flag NULL; NULL: none
     int teacher_forced;     // 1: it trains in one teacher-forced pass (--tf must be 1)
     int (*every_head)(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *source, const int *decoder_in, int T,
                       ts_tensor **cross, ts_tensor **enc_self, ts_tensor **dec_self);
@@ -178,19 +169,31 @@ struct ts_model_kind {
                             // nodes, whose ts_mha_weights are (1, H, rows, cols), in cross[l],
                             // enc_self[l] and dec_self[l] (l < cfg.layers), for infer/heads.c
                             // to show every head; TS_OK or ctx's error. NULL: it has no heads
-    int (*guided_layer)(const ts_model_config *cfg);
-                            // the cross-attention layer guided alignment supervises by default
     const char *(*guided_caveat)(const ts_model_config *cfg);
                             // what guided alignment is known to cost this configuration, a
                             // warning train prints; NULL (or a NULL result): nothing known
 };
 
-// The row of arch (which must be in range).
+// The row of arch (which must be in range: below ts_arch_names.count).
 const ts_model_kind *ts_model_kind_of(ts_model_arch arch);
 
-// 1 when a model of cfg (checked) records attention rows as it decodes:
-// what attend, eval --align and the run's figures ask before they draw.
+// Adds kind as a row after the table's, the architecture *arch: flags,
+// checkpoints and every tool then find it by its name as they find the
+// table's (tests/test_architecture_row.c registers one). Not thread-safe:
+// call it before any model is made. kind must outlive its use. TS_OK, or
+// TS_ERR_ARG when the name is taken or TS_ARCH_MAX rows exist.
+int ts_model_register(const ts_model_kind *kind, ts_model_arch *arch);
+
+// 1 when a model of cfg (checked) records attention rows as it decodes (its
+// row's cross_heads are not 0): what attend, eval --align and the run's
+// figures ask before they draw.
 int ts_model_attends(const ts_model_config *cfg);
+
+// The cross-attention layer guided alignment supervises by default: the
+// penultimate of the row's cross_heads layers (Garg et al.; docs/attention.md:
+// a Transformer's last layer mostly looks at what the next word needs), or
+// the only one.
+int ts_model_guided_layer(const ts_model_config *cfg);
 
 // ts_model_kind.cross_heads of cfg's row: heads per layer, *layers layers.
 int ts_model_cross_heads(const ts_model_config *cfg, int *layers);

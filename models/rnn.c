@@ -166,9 +166,8 @@ static void *rnn_reorder(const ts_seq2seq *m, ts_ctx *ctx, const void *state, co
     return ctx->status ? NULL : d;
 }
 
-static int rnn_attends(const ts_model_config *cfg) { return cfg->attn != TS_ATTN_NONE; }
-
-static int rnn_cross_heads(const ts_model_config *cfg, int *layers) { return *layers = rnn_attends(cfg); }
+// One layer of one head, or none.
+static int rnn_cross_heads(const ts_model_config *cfg, int *layers) { return *layers = cfg->attn != TS_ATTN_NONE; }
 
 // Per row: S attention weights and scores, the logits and their softmax, a
 // cell step's gates and states, the embedding; plus 1 MB for the rest.
@@ -186,16 +185,6 @@ static void rnn_describe(const ts_model_config *c, char *buf, size_t n) {
 
 static void rnn_attention_title(const ts_model_config *c, char *buf, size_t n) {
     snprintf(buf, n, "%s (%s decoder)", ts_attn_name(c->attn), ts_decoder_name(c->decoder));
-}
-
-static ts_model_config rnn_tiny(void) {
-    return (ts_model_config){.arch = TS_ARCH_GRU, .src_vocab = 7, .tgt_vocab = 8, .emb = 3, .hidden = 4};
-}
-
-// One layer of one head.
-static int rnn_guided_layer(const ts_model_config *cfg) {
-    (void)cfg;
-    return 0;
 }
 
 // Measured on the toy corpus (docs/attention.md section 7): gold links point
@@ -218,13 +207,10 @@ const ts_model_kind ts_rnn_kind = {
     .start = rnn_start,
     .step = rnn_step,
     .reorder = rnn_reorder,
-    .attends = rnn_attends,
     .cross_heads = rnn_cross_heads,
     .step_bytes = rnn_step_bytes,
     .describe = rnn_describe,
     .attention_title = rnn_attention_title,
-    .tiny = rnn_tiny,
-    .guided_layer = rnn_guided_layer,
     .guided_caveat = rnn_guided_caveat,
     .source_embedding = rnn_source_embedding,
 };

@@ -485,11 +485,6 @@ static ts_tensor *transformer_source_embedding(const ts_seq2seq *m) {
     return ((const ts_transformer *)m->layers)->src_embedding;
 }
 
-static int transformer_attends(const ts_model_config *cfg) {
-    (void)cfg;
-    return 1;  // step gives the mean of the last layer's cross-attention heads
-}
-
 static void transformer_describe(const ts_model_config *c, char *buf, size_t n) {
     snprintf(buf, n, "transformer, d_model %d, %d heads, %d layers per stack, feed-forward %d", c->d_model, c->heads,
              c->layers, c->ff);
@@ -501,13 +496,13 @@ static void transformer_attention_title(const ts_model_config *c, char *buf, siz
              c->heads);
 }
 
-// A Transformer's sizes when not given, written once: default_sizes and
-// train's flag defaults below read them (Vaswani et al.'s ff = 4 d_model).
+// A Transformer's sizes when not given, written once here (Vaswani et al.'s
+// ff = 4 d_model); train's recipe for --arch transformer (train/options.c)
+// names heads and layers too, so that config.txt records them, and
+// tests/test_options.c checks that it names these.
 #define TRANSFORMER_HEADS 2
 #define TRANSFORMER_LAYERS 2
 #define TRANSFORMER_FF_PER_D_MODEL 4
-#define TRANSFORMER_TEXT(n) #n
-#define TRANSFORMER_QUOTE(n) TRANSFORMER_TEXT(n)
 
 static void transformer_default_sizes(ts_model_config *c) {
     if (!c->d_model) c->d_model = c->hidden;
@@ -523,30 +518,6 @@ static int transformer_check(const ts_model_config *c, int flags) {
                            c->heads, c->d_model)
                  : ts_fail(TS_ERR_ARG, "heads %d do not divide d_model %d", c->heads, c->d_model);
 }
-
-static ts_model_config transformer_tiny(void) {
-    return (ts_model_config){.arch = TS_ARCH_TRANSFORMER, .src_vocab = 7, .tgt_vocab = 8, .emb = 4, .hidden = 4,
-                             .d_model = 4, .heads = 2, .layers = 2, .ff = 6};
-}
-
-// A Transformer trains the toy recipe of docs/models.md unless told
-// otherwise (d_model follows --hidden, the feed-forward width 4 d_model).
-static const ts_flag_default transformer_defaults[] = {
-    {"hidden", "128"},
-    {"heads", TRANSFORMER_QUOTE(TRANSFORMER_HEADS)},
-    {"layers", TRANSFORMER_QUOTE(TRANSFORMER_LAYERS)},
-    {"lr", "0.003"},
-    {"warmup-steps", "300"},
-    {"lr-schedule", "cosine"},
-    {"lr-decay", "1"},  // cosine alone: a plateau's halving on top decayed too far
-    {"epochs", "20"},   // 12 left seed 3 at 96.6% (docs/models.md)
-    {"patience", "20"},
-    {NULL, NULL},
-};
-
-// The penultimate layer's cross-attention aligns best (docs/attention.md:
-// the last layer's heads mostly look at what the next word needs).
-static int transformer_guided_layer(const ts_model_config *c) { return c->layers >= 2 ? c->layers - 2 : 0; }
 
 static int transformer_every_head(const ts_seq2seq *m, ts_ctx *ctx, const ts_batch_view *source, const int *decoder_in,
                                   int T, ts_tensor **cross, ts_tensor **enc_self, ts_tensor **dec_self) {
@@ -572,17 +543,13 @@ const ts_model_kind ts_transformer_kind = {
     .start = transformer_start,
     .step = transformer_step,
     .reorder = transformer_reorder,
-    .attends = transformer_attends,
     .cross_heads = transformer_cross_heads,
     .step_bytes = transformer_step_bytes,
     .describe = transformer_describe,
     .attention_title = transformer_attention_title,
     .default_sizes = transformer_default_sizes,
     .check = transformer_check,
-    .tiny = transformer_tiny,
-    .defaults = transformer_defaults,
     .teacher_forced = 1,
     .every_head = transformer_every_head,
-    .guided_layer = transformer_guided_layer,
     .source_embedding = transformer_source_embedding,
 };

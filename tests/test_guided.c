@@ -402,7 +402,7 @@ Test(guided, bad_gold_files_and_flags_fail_before_out_is_made) {
         {long_gold, TS_ATTN_BAHDANAU, TS_ARCH_GRU, -1, -1, 0, "long.gold:101: one line past the last pair"},
         {outside, TS_ATTN_BAHDANAU, TS_ARCH_GRU, -1, -1, 0, "outside.gold:1: link 9-"},
         {garbage, TS_ATTN_BAHDANAU, TS_ARCH_GRU, -1, -1, 0, "garbage.gold:2:"},
-        {gold, TS_ATTN_NONE, TS_ARCH_GRU, -1, -1, 0, "--attn none has none"},
+        {gold, TS_ATTN_NONE, TS_ARCH_GRU, -1, -1, 0, "and this model has none (no attention"},
         {gold, TS_ATTN_BAHDANAU, TS_ARCH_GRU, 1, -1, 0, "--guided-layer 1: the model has 1 layer"},
         {gold, TS_ATTN_BAHDANAU, TS_ARCH_TRANSFORMER, -1, 4, 0, "--guided-head 4: the model's cross-attention has 2 heads"},
         {"toy", TS_ATTN_BAHDANAU, TS_ARCH_GRU, -1, -1, 0, "--guided-alignment toy names the toy corpus"},

@@ -288,7 +288,7 @@ static int config_has(const char *dir, const char *name, const char *line) {
     return has;
 }
 
-// --arch transformer alone trains its row's recipe (ts_model_kind.defaults); a
+// --arch transformer alone trains its recipe (ts_train_arch_recipe); a
 // flag given on the command line or in --config wins; the GRU keeps its
 // own defaults.
 Test(options, the_transformer_has_its_own_defaults_and_given_flags_win, .timeout = 120) {
@@ -296,14 +296,34 @@ Test(options, the_transformer_has_its_own_defaults_and_given_flags_win, .timeout
     const char *quick = "--toy-pairs 100 --steps 1 --show 0 --beam 1";
     cr_assert_eq(test_runf(&out, "'%s' train --arch transformer %s --out %s/t", TS_PROGRAM, quick, dir), 0, "%s", out);
     free(out);
-    for (const ts_flag_default *d = ts_model_kind_of(TS_ARCH_TRANSFORMER)->defaults; d->flag; d++) {
-        const ts_train_option *r = ts_train_option_by_flag(d->flag);
+    const ts_train_preset *recipe = ts_train_arch_recipe(TS_ARCH_TRANSFORMER);
+    cr_assert(recipe, "the Transformer has a recipe");
+    char words[512];
+    snprintf(words, sizeof words, "%s", recipe->flags);
+    int checked = 0;
+    char *save = NULL;
+    for (char *flag = strtok_r(words, " ", &save); flag; flag = strtok_r(NULL, " ", &save), checked++) {
+        const ts_train_option *r = ts_train_option_by_flag(flag + 2);
+        const char *value = strtok_r(NULL, " ", &save);
+        cr_assert(r && value, "the recipe's %s is a flag with a value", flag);
         char line[128];
-        snprintf(line, sizeof line, "\n%s = %s\n", r->set->key, d->value);
+        snprintf(line, sizeof line, "\n%s = %s\n", r->set->key, value);
         // plateau, the schedule's 0, is written only when given.
-        if (strcmp(d->value, "plateau"))
+        if (strcmp(value, "plateau"))
             cr_assert(config_has(dir, "t", line), "--arch transformer without %s:%s", r->set->key, line);
     }
+    cr_assert_eq(checked, 9, "the recipe's 9 flags");
+    // Its heads and layers are the sizes the row gives a Transformer left at 0.
+    ts_train_opts with_recipe = ts_train_defaults();
+    int given[TS_TRAIN_OPTIONS_MAX] = {0};
+    char out_name[TS_RUN_NAME_SIZE];
+    with_recipe.model.arch = TS_ARCH_TRANSFORMER;
+    cr_assert_eq(ts_train_options_finish(&with_recipe, given, out_name), TS_OK, "%s", ts_last_error());
+    ts_model_config by_row = {.arch = TS_ARCH_TRANSFORMER, .hidden = 128};
+    ts_model_config_default_sizes(&by_row);
+    cr_assert(with_recipe.model.heads == by_row.heads && with_recipe.model.layers == by_row.layers,
+              "the recipe's --heads %d --layers %d, the row's defaults %d and %d", with_recipe.model.heads,
+              with_recipe.model.layers, by_row.heads, by_row.layers);
     char *config = test_write_file(dir, "given.txt", "heads = 4\n", 10);
     cr_assert_eq(test_runf(&out, "'%s' train --arch transformer --config %s --epochs 3 --hidden 32 %s --out %s/g", TS_PROGRAM,
                            config, quick, dir),

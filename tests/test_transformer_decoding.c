@@ -137,7 +137,9 @@ static void *checked_reorder(const ts_seq2seq *m, ts_ctx *ctx, const void *state
     return after;
 }
 
-static int checked_attends(const ts_model_config *cfg) { return ts_transformer_kind.attends(cfg); }
+static int checked_cross_heads(const ts_model_config *cfg, int *layers) {
+    return ts_transformer_kind.cross_heads(cfg, layers);
+}
 
 // The full decoder recomputes every position at every step: room for it.
 static size_t checked_step_bytes(const ts_model_config *cfg, int B, int S) {
@@ -151,7 +153,7 @@ static const ts_model_kind checked_kind = {
     .start = checked_start,
     .step = checked_step,
     .reorder = checked_reorder,
-    .attends = checked_attends,
+    .cross_heads = checked_cross_heads,
     .step_bytes = checked_step_bytes,
 };
 

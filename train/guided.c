@@ -31,8 +31,9 @@ int ts_guided_resolve(ts_train_opts *o) {
     ts_model_config_default_sizes(&cfg);
     int layers, heads = ts_model_cross_heads(&cfg, &layers);
     if (!heads)
-        return ts_fail(TS_ERR_ARG, "--guided-alignment supervises attention, and --attn %s has none", ts_attn_name(cfg.attn));
-    if (o->guided_layer < 0) o->guided_layer = ts_model_kind_of(cfg.arch)->guided_layer(&cfg);  // the penultimate, as Garg et al.
+        return ts_fail(TS_ERR_ARG, "--guided-alignment supervises attention, and this model has none (%s)",
+                       ts_model_describe(&cfg, (char[160]){0}, 160));
+    if (o->guided_layer < 0) o->guided_layer = ts_model_guided_layer(&cfg);  // the penultimate, as Garg et al.
     if (o->guided_head < 0) o->guided_head = 0;
     if (o->guided_layer >= layers)
         return ts_fail(TS_ERR_ARG, "--guided-layer %ld: the model has %d layer%s of cross-attention (0..%d)", o->guided_layer,

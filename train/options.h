@@ -178,13 +178,21 @@ extern const ts_train_preset ts_train_presets[];  // [0]: "none"
 extern const size_t ts_train_presets_count;
 extern const ts_names ts_train_preset_names;  // "preset": their names, for the --preset row
 
+// The recipes of the architectures that have one, each named by its
+// architecture (ts_arch_name): the flags --arch NAME changes (train --help
+// prints them); ts_train_options_finish applies them after the preset's.
+extern const ts_train_preset ts_train_arch_recipes[];
+extern const size_t ts_train_arch_recipes_count;
+// arch's recipe, or NULL when it has none.
+const ts_train_preset *ts_train_arch_recipe(ts_model_arch arch);
+
 // The size of the default run directory's name, "runs/20261127-075050".
 #define TS_RUN_NAME_SIZE 64
 
 // What every front end (tinyseq train, tinyseq_train, Python through it)
 // does once the options given are set, for each row i not given[i] (i
 // indexes ts_train_options): o->preset's flags (ts_train_presets), then the
-// defaults of o->model.arch (its row's `defaults`), the decoder that
+// recipe of o->model.arch (ts_train_arch_recipe), the decoder that
 // goes with the attention (bahdanau with bahdanau, else luong), and without
 // --out the run directory runs/<date-time>, written into default_out, which
 // o->out_dir then points to. TS_OK, or a bad table's TS_ERR_ARG.
