@@ -60,10 +60,14 @@ extern const ts_names ts_cell_names;  // "cell": the table's names (models/cell.
 typedef enum {
     TS_ARCH_GRU,          // the GRU encoder-decoder with attention (models/rnn.h)
     TS_ARCH_TRANSFORMER,  // torch.nn.Transformer's encoder-decoder (models/transformer.h)
-    TS_ARCH_COUNT
+    TS_ARCH_COUNT         // the table's rows; ts_model_register adds more after them
 } ts_model_arch;
 
-extern const ts_names ts_arch_names;  // "architecture": the rows' names (models/model.c)
+enum { TS_ARCH_MAX = 8 };  // rows at most, the table's and those registered
+
+// "architecture": the rows' names (models/architectures.c); its count is
+// the rows there are, TS_ARCH_COUNT and those registered since.
+extern ts_names ts_arch_names;
 
 typedef struct {
     ts_model_arch arch;        // the zero value is the GRU
