@@ -1,4 +1,4 @@
-// Which of a Transformer's matrices tinyseq attend shows (cli/attend.h).
+// Which of a model's heads (a Transformer's) tinyseq attend shows (cli/attend.h).
 #include "cli/attend.h"
 #include "cli/cli.h"
 #include "cli/common.h"
@@ -29,18 +29,18 @@ int attend_check_choice(const head_choice *c, const ts_seq2seq *m, const char *m
     const char *flag = c->layer_given ? "--layer" : c->head_given ? "--head" : c->self_given ? "--self" : "--heads";
     if (!ts_heads_available(m)) {
         if (!c->layer_given && !c->head_given && !c->self_given && !c->grid) return -1;
-        ts_cli_error(cmd, 0, "%s needs a Transformer's layers and heads; %s is a GRU model (%s attention): "
-                             "its one attention matrix is shown without it", flag, model_path, ts_attn_name(m->cfg.attn));
+        char described[160];
+        ts_cli_error(cmd, 0, "%s needs layers of attention heads; %s (%s) has one attention matrix, shown "
+                             "without it", flag, model_path, ts_model_describe(&m->cfg, described, sizeof described));
         return TS_EXIT_USAGE;
     }
-    if (c->layer_given && (c->layer < 0 || c->layer >= m->cfg.layers)) {
-        ts_cli_error(cmd, 0, "--layer %ld: %s has %d layers per stack, --layer 0..%d", c->layer, model_path,
-                     m->cfg.layers, m->cfg.layers - 1);
+    int layers, heads = ts_model_cross_heads(&m->cfg, &layers);
+    if (c->layer_given && (c->layer < 0 || c->layer >= layers)) {
+        ts_cli_error(cmd, 0, "--layer %ld: %s has %d layers, --layer 0..%d", c->layer, model_path, layers, layers - 1);
         return TS_EXIT_USAGE;
     }
-    if (c->head_given && (c->head < 0 || c->head >= m->cfg.heads)) {
-        ts_cli_error(cmd, 0, "--head %ld: %s has %d heads, --head 0..%d", c->head, model_path, m->cfg.heads,
-                     m->cfg.heads - 1);
+    if (c->head_given && (c->head < 0 || c->head >= heads)) {
+        ts_cli_error(cmd, 0, "--head %ld: %s has %d heads, --head 0..%d", c->head, model_path, heads, heads - 1);
         return TS_EXIT_USAGE;
     }
     return -1;
@@ -71,7 +71,7 @@ shown_matrix attend_pick_matrix(const ts_heads *h, const head_choice *c, const t
 // --heads "attention: transformer cross-attention, greedy\nevery layer (2) x head (4) and each layer's mean"
 void attend_describe_choice(char *out, size_t size, const ts_heads *h, const head_choice *c, const char *search) {
     int layer = c->layer_given ? (int)c->layer : h->layers - 1;
-    int n = snprintf(out, size, "attention: transformer %s, ", ts_head_views[c->view].title);
+    int n = snprintf(out, size, "attention: %s %s, ", h->arch, ts_head_views[c->view].title);
     if (c->grid) {  // two lines: the grid's line fits a terminal of 80 columns
         snprintf(out + n, size - (size_t)n, "%s\nevery layer (%d) x head (%d) and each layer's mean", search, h->layers,
                  h->heads);

@@ -8,6 +8,7 @@
 #include "cli/common.h"
 
 #include "infer/load.h"
+#include "models/fields.h"
 #include "viz/render.h"
 
 #include <math.h>
@@ -26,7 +27,8 @@ static const char usage[] =
     "learning rate) when the checkpoint has one, and every header entry. The file\n"
     "is checked as translate loads it.\n"
     "\n"
-    "  --json   print one JSON object instead (keys: file, model, vocabularies,\n"
+    "  --json   print one JSON object instead (keys: file, model (its architecture's\n"
+    "           fields as the checkpoint names them, and max_len), vocabularies,\n"
     "           parameters, parameter_count, training (null without a training\n"
     "           state), optimizer_tensors, header)\n"
     "\n"
@@ -225,12 +227,17 @@ static void print_json(const char *path, const ts_ckpt *ck, const ts_translator 
     const ts_model_config *c = &t->model->cfg;
     fputs("{\"file\": ", stdout);
     ts_render_json_string(stdout, path);
-    fputs(", \"model\": {\"attention\": ", stdout);
-    ts_render_json_string(stdout, ts_attn_name(c->attn));
-    fputs(", \"decoder\": ", stdout);
-    ts_render_json_string(stdout, ts_decoder_name(c->decoder));
-    printf(", \"bidirectional\": %s, \"embedding\": %d, \"hidden\": %d, \"max_len\": %d, \"dtype\": \"%s\"},\n",
-           c->bidirectional ? "true" : "false", c->emb, c->hidden, t->max_len, ts_dtype_name(c->dtype));
+    // The fields of the model's architecture, as checkpoints name them (models/fields.h).
+    fputs(", \"model\": {", stdout);
+    for (int i = 0, first = 1; i < ts_model_field_count; i++) {
+        const ts_model_field *f = &ts_model_fields[i];
+        if (!ts_model_field_applies(f, c->arch)) continue;
+        json_key(&first, f->key);
+        int value = ts_model_field_get(c, f);
+        if (f->set.names) ts_render_json_string(stdout, ts_names_name(f->set.names, value));
+        else printf("%d", value);
+    }
+    printf(", \"max_len\": %d},\n", t->max_len);
     printf(" \"vocabularies\": {\"source\": %zu, \"target\": %zu},\n", ts_vocab_size(t->src_vocab),
            ts_vocab_size(t->tgt_vocab));
     fputs(" \"parameters\": [", stdout);

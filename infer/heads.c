@@ -78,8 +78,9 @@ int ts_heads_compute(const ts_seq2seq *m, ts_ctx *ctx, const int *src, int S, co
     if (!ts_heads_available(m))
         return ts_fail(TS_ERR_ARG, "heads: a %s model has no heads to list (its row has no every_head)", m->kind->name);
     if (S < 1 || len < 0) return ts_fail(TS_ERR_ARG, "heads: source length %d, output length %d", S, len);
-    int L = m->cfg.layers, H = m->cfg.heads, T = len + 1;
+    int L, H = ts_model_cross_heads(&m->cfg, &L), T = len + 1;  // every_head gives L layers of each view
     if (heads_alloc(out, L, H, S, T)) return TS_ERR_NOMEM;
+    out->arch = m->kind->name;
 
     int grad_before = ts_set_grad_enabled(ctx, 0);
     ts_ctx_reset(ctx);
@@ -121,6 +122,7 @@ int ts_heads_of_translation(const ts_translator *t, ts_ctx *ctx, const char *con
 int ts_heads_merge(const ts_heads *h, const int32_t *src_group, int n_src, const int32_t *tgt_group, int n_tgt,
                    ts_heads *out) {
     if (heads_alloc(out, h->layers, h->heads, n_src, n_tgt)) return TS_ERR_NOMEM;
+    out->arch = h->arch;
     // The decoder's input k is output k - 1 (input 0, <sos>, is a group of its own).
     int32_t *in_group = malloc((size_t)h->T * sizeof *in_group);  // (T)
     if (!in_group) {

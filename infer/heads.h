@@ -35,6 +35,7 @@ extern const ts_head_view_info ts_head_views[TS_VIEW_COUNT];
 int ts_head_view_parse(const char *name);
 
 typedef struct {
+    const char *arch;  // the model's architecture, as titles name it ("transformer")
     int layers, heads, S, T;
     double *weights[TS_VIEW_COUNT];  // (L, H, rows, cols): cross (T, S), enc (S, S), dec (T, T, causal)
     double *mean[TS_VIEW_COUNT];     // (L, rows, cols): each layer's mean over its heads

@@ -189,14 +189,14 @@ int ts_model_npz_converted(const ts_translator *t, const ts_npz *z) {
 
 int ts_model_from_npz(ts_translator *t, const ts_npz *z, const char *what) {
     ts_params *params = &t->model->params;
-    const ts_model_config *cfg = &t->model->cfg;
+    char model[160];  // the model in words, for messages
+    ts_model_describe(&t->model->cfg, model, sizeof model);
     // Check everything first.
     for (int i = 0; i < params->count; i++) {
         const ts_tensor *p = params->items[i];
         const ts_npz_array *a = ts_npz_find(z, p->name);
         if (!a)
-            return ts_fail(TS_ERR_FORMAT, "%s: no entry '%s' (a parameter of the %s/%s model)", what, p->name,
-                           ts_attn_name(cfg->attn), ts_decoder_name(cfg->decoder));
+            return ts_fail(TS_ERR_FORMAT, "%s: no entry '%s' (a parameter of the model: %s)", what, p->name, model);
         if (a->dtype != TS_NPZ_F8 && a->dtype != TS_NPZ_F4)
             return ts_fail(TS_ERR_FORMAT, "%s: entry '%s' is not float64 ('<f8') or float32 ('<f4'): convert it with "
                            ".astype('<f8')", what, p->name);
@@ -222,9 +222,7 @@ int ts_model_from_npz(ts_translator *t, const ts_npz *z, const char *what) {
         int ours = 0;
         for (size_t k = 0; !ours && k < sizeof own / sizeof *own; k++) ours = !strcmp(name, own[k]);
         if (!ts_params_find(params, name) && !ours)
-            return ts_fail(TS_ERR_FORMAT, "%s: entry '%s' is not a parameter of the %s/%s%s model", what, name,
-                           ts_attn_name(cfg->attn), ts_decoder_name(cfg->decoder),
-                           cfg->bidirectional ? " bidirectional" : "");
+            return ts_fail(TS_ERR_FORMAT, "%s: entry '%s' is not a parameter of the model (%s)", what, name, model);
     }
     int rc = check_vocab(z, TS_NPZ_VOCAB_SOURCE, t->src_vocab, what);
     if (!rc) rc = check_vocab(z, TS_NPZ_VOCAB_TARGET, t->tgt_vocab, what);

@@ -795,9 +795,9 @@ Test(cli_inspect, attend_refuses_head_flags_it_cannot_honour) {
         {ckpt_transformer, "--self cross", "--self expects enc"},
         {ckpt_transformer, "--heads --layer 0", "--heads draws every layer and head"},
         {ckpt_transformer, "--self enc --pharaoh", "cannot go with --self"},
-        {ckpt, "--heads", "--heads needs a Transformer"},
-        {ckpt, "--layer 0", "is a GRU model"},
-        {ckpt, "--self dec", "--self needs a Transformer"},
+        {ckpt, "--heads", "--heads needs layers of attention heads"},
+        {ckpt, "--layer 0", "has one attention matrix, shown without it"},
+        {ckpt, "--self dec", "--self needs layers of attention heads"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out;

@@ -390,7 +390,7 @@ Test(cli_interop, bad_files_exit_1_naming_the_file_and_the_entry) {
     cr_assert_eq(ts_npz_add_f8(z, "decoder.combine.weight", 1, two, v), TS_OK);
     cr_assert_eq(ts_npz_save(z, bad, TS_NPZ_STORE), TS_OK);
     ts_npz_free(z);
-    expect(1, "entry 'decoder.combine.weight' is not a parameter of the bahdanau/bahdanau model",
+    expect(1, "entry 'decoder.combine.weight' is not a parameter of the model (bahdanau attention, bahdanau decoder",
            "%s import %s --like %s -o %s --force", p, bad, ckpt, out_ckpt);
     // A non-finite weight.
     cr_assert_eq(ts_npz_load(npz, NULL, &z), TS_OK);

@@ -48,7 +48,7 @@ Test(cli_train, bad_flags_values_and_files_exit_2) {
     // A checkpoint of 2.4 GB would pass the loader's 2 GiB cap: refused before any work.
     char args[1024];
     snprintf(args, sizeof args, "--toy-pairs 300 --emb 2400 --hidden 2400 --out %s/big", test_tmpdir());
-    expect_usage_error(args, "--emb 2400 --hidden 2400 with vocabularies");
+    expect_usage_error(args, "embedding 2400, hidden 2400) with vocabularies");
     expect_usage_error(args, "more than the 2 GiB a checkpoint may hold");
 }
 

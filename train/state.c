@@ -323,12 +323,11 @@ int ts_train_state_check_size(const ts_train_opts *o, const ts_model_config *cfg
     double cap = (double)TS_CKPT_DEFAULT_MAX_PAYLOAD;
     if (bytes <= cap) return TS_OK;
     return ts_fail(TS_ERR_ARG,
-                   "--emb %d --hidden %d%s with vocabularies of %d / %d words: a checkpoint would hold %.2f GB "
-                   "(%zu parameters, each with %s), more than the %.0f GiB a checkpoint may hold; choose a smaller --emb or "
-                   "--hidden (or a larger --min-count)",
-                   cfg->emb, cfg->hidden, cfg->bidirectional ? " --bidirectional" : "", cfg->src_vocab, cfg->tgt_vocab,
-                   bytes / 1e9, ts_seq2seq_param_count(cfg), optim->state,
-                   cap / (1 << 30));
+                   "the model (%s) with vocabularies of %d / %d words: a checkpoint would hold %.2f GB "
+                   "(%zu parameters, each with %s), more than the %.0f GiB a checkpoint may hold; choose a smaller "
+                   "model (or a larger --min-count)",
+                   ts_model_describe(cfg, (char[160]){0}, 160), cfg->src_vocab, cfg->tgt_vocab, bytes / 1e9,
+                   ts_seq2seq_param_count(cfg), optim->state, cap / (1 << 30));
 }
 
 int ts_train_model(const ts_train_opts *o, const ts_dataset *data, ts_translator *resumed, long max_epochs,

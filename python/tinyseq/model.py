@@ -92,12 +92,13 @@ class Attention:
                 what = self.attention or "none"
             else:
                 layers, heads = self.heads.shape[:2]
-                what = f"transformer cross-attention, layer {layers - 1} (the last of {layers}), mean of {heads} heads"
+                # The model's name for its attention (attend's JSON: a Transformer's is "transformer").
+                what = f"{self.attention} cross-attention, layer {layers - 1} (the last of {layers}), mean of {heads} heads"
         else:
             layer = -1 if layer is None else layer
             m = self.head(layer, head)
             layers, heads = self.heads.shape[:2]
-            what = (f"transformer cross-attention, layer {layer % layers} of {layers}, "
+            what = (f"{self.attention} cross-attention, layer {layer % layers} of {layers}, "
                     + (f"mean of {heads} heads" if head is None else f"head {head % heads} of {heads}"))
         if ax is None:
             width, height = 1.2 + 0.45 * len(self.source), 1.2 + 0.4 * len(self.target)
