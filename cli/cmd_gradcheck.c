@@ -146,7 +146,8 @@ int ts_cmd_gradcheck(int argc, char **argv) {
             int n = model->params.count;
             ts_gradcheck_result *results = calloc((size_t)n, sizeof *results);
             if (!results || ts_seq2seq_gradcheck(model, &ctx, tf, rng, &opts, results) != TS_OK) {
-                ts_cli_error(cmd, 1, "attention %s, decoder %s", ts_attn_name(cfg.attn), ts_decoder_name(cfg.decoder));
+                char described[160];
+                ts_cli_error(cmd, 1, "%s", ts_model_describe(&cfg, described, sizeof described));
                 free(results);
                 ts_seq2seq_free(model);
                 status = TS_EXIT_FAIL;

@@ -55,7 +55,7 @@ int ts_attention_doc_build(ts_session *s, const char *text, const ts_attention_d
     d->explain = o->explain;
     d->shift = o->shift;
     d->subword = t->src_sw != NULL;
-    d->attention = ts_heads_available(t->model) ? ts_arch_name(t->model->cfg.arch) : ts_attn_name(t->model->cfg.attn);
+    d->attention = ts_model_attention_name(&t->model->cfg);
     int rc = ts_session_attend(s, text, o->beam, &d->sentence);
     if (!rc) {
         d->S = d->sentence.S;

@@ -34,6 +34,11 @@ char *ts_model_attention_title(const ts_model_config *cfg, char *buf, size_t n) 
     return buf;
 }
 
+const char *ts_model_attention_name(const ts_model_config *cfg) {
+    const ts_model_kind *kind = ts_model_kind_of(cfg->arch);
+    return kind->attention_name ? kind->attention_name(cfg) : kind->name;
+}
+
 char *ts_model_describe(const ts_model_config *cfg, char *buf, size_t n) {
     ts_model_kind_of(cfg->arch)->describe(cfg, buf, n);
     return buf;

@@ -151,6 +151,9 @@ struct ts_model_kind {
     void (*describe)(const ts_model_config *cfg, char *buf, size_t n);
                             // the configuration in words, how info, eval, train and gradcheck
                             // name the model ("bahdanau attention, luong decoder, ...")
+    const char *(*attention_name)(const ts_model_config *cfg);
+                            // what attends, as attend's JSON names it ("bahdanau" for a GRU
+                            // model's additive attention); NULL: the architecture's name
     void (*attention_title)(const ts_model_config *cfg, char *buf, size_t n);
                             // what its search's attention rows (ts_hypothesis.attention) are,
                             // for figures' titles: "bahdanau (bahdanau decoder)"
@@ -216,6 +219,10 @@ int ts_model_check_flags(ts_model_arch arch, const char *const *given, int n, do
 // (the last of 2), mean of 4 heads" (the row's attention_title). Writes at
 // most n bytes to buf; returns buf.
 char *ts_model_attention_title(const ts_model_config *cfg, char *buf, size_t n);
+
+// What attends in a model of cfg, as attend's JSON names it: its row's
+// attention_name, else the architecture's name ("transformer").
+const char *ts_model_attention_name(const ts_model_config *cfg);
 
 // The row's description of cfg (checked) into buf (n bytes); returns buf.
 char *ts_model_describe(const ts_model_config *cfg, char *buf, size_t n);

@@ -183,6 +183,8 @@ static void rnn_describe(const ts_model_config *c, char *buf, size_t n) {
              c->bidirectional ? "bidirectional" : "unidirectional", cell ? ", " : "", cell ? cell : "", c->emb, c->hidden);
 }
 
+static const char *rnn_attention_name(const ts_model_config *c) { return ts_attn_name(c->attn); }
+
 static void rnn_attention_title(const ts_model_config *c, char *buf, size_t n) {
     snprintf(buf, n, "%s (%s decoder)", ts_attn_name(c->attn), ts_decoder_name(c->decoder));
 }
@@ -210,6 +212,7 @@ const ts_model_kind ts_rnn_kind = {
     .cross_heads = rnn_cross_heads,
     .step_bytes = rnn_step_bytes,
     .describe = rnn_describe,
+    .attention_name = rnn_attention_name,
     .attention_title = rnn_attention_title,
     .guided_caveat = rnn_guided_caveat,
     .source_embedding = rnn_source_embedding,

@@ -247,6 +247,7 @@ Test(architecture_row, a_registered_row_trains_translates_attends_evaluates_and_
     cr_assert_eq(run(ts_cmd_attend, out, "attend", "--model", ckpt, "--json", json, "the cat sees the dog", NULL), 0);
     text = test_read_file(json, NULL);
     cr_assert(text && strstr(text, "\"weights\""), "attend's JSON has the weights:\n%s", text);
+    cr_assert(strstr(text, "\"attention\": \"stub\""), "what attends is named by the row:\n%s", text);
     free(text);
 
     cr_assert_eq(run(ts_cmd_eval, out, "eval", "--model", ckpt, "--corpus", path(run_dir, "dev-pairs.tsv"), "--beam", "2", NULL),
