@@ -158,14 +158,15 @@ int tinyseq_info(const tinyseq_model *m, char **json) {
     if (rc) return rc;
     const ts_translator *t = &m->s.t;
     const ts_model_config *cfg = &t->model->cfg;
-    // The model's fields as checkpoints name them (models/config.h's table).
-    fprintf(text.f, "{\"model\": {\"architecture\": ");
-    ts_render_json_string(text.f, ts_arch_name(cfg->arch));
-    for (int i = 0; i < ts_model_field_count; i++) {
+    // The model's fields as checkpoints name them (models/fields.h's table),
+    // the architecture's row first.
+    fprintf(text.f, "{\"model\": {");
+    for (int i = 0, first = 1; i < ts_model_field_count; i++) {
         const ts_model_field *f = &ts_model_fields[i];
         if (!ts_model_field_applies(f, cfg->arch)) continue;
         int value = ts_model_field_get(cfg, f);
-        fputs(", ", text.f);
+        if (!first) fputs(", ", text.f);
+        first = 0;
         ts_render_json_string(text.f, f->key);
         fputs(": ", text.f);
         if (f->set.names) ts_render_json_string(text.f, ts_names_name(f->set.names, value));

@@ -58,6 +58,8 @@ Test(api, trains_loads_translates_attends_evaluates_and_frees_everything) {
     tinyseq_free(json);
     cr_assert_eq(tinyseq_info(m, &json), TINYSEQ_OK);
     cr_assert(strstr(json, "\"architecture\": \"gru\"") && strstr(json, "\"model.hidden\": \"4\""), "%s", json);
+    const char *once = strstr(json, "\"architecture\":");
+    cr_assert(!strstr(once + 1, "\"architecture\":"), "the model's architecture is one key, not two:\n%s", json);
     tinyseq_free(json);
     char tsv[4096], align[4096];
     snprintf(tsv, sizeof tsv, "%s/test.tsv", dir);
