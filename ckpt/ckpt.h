@@ -3,7 +3,8 @@
 // opaque binary blobs (RNG state). The byte layout is in docs/checkpoint.md;
 // this header is the API. The code: ckpt.c (the container in memory, its
 // layout and the internals the loader and writer share in container.h),
-// write.c (sizing, atomic save), read.c (mapping, and the bounded parse),
+// header.c (the header entries, typed), write.c (sizing, atomic save),
+// read.c (mapping, and the bounded parse),
 // inflate.c (version 1's gzip), format.h (the byte layout's constants and
 // encoding), crc.c (ts_crc32). Both internal headers build on this one and
 // neither includes the other: the container knows no bytes of the file.
