@@ -4,10 +4,11 @@
 // this header is the API. The code: ckpt.c (the container in memory, its
 // layout and the internals the loader and writer share in container.h),
 // header.c (the header entries, typed), write.c (sizing, atomic save),
-// read.c (mapping, and the bounded parse),
-// inflate.c (version 1's gzip), format.h (the byte layout's constants and
-// encoding), crc.c (ts_crc32). Both internal headers build on this one and
-// neither includes the other: the container knows no bytes of the file.
+// read.c (mapping or inflating a file), parse.c (the bounded parse of its
+// payload, parse.h), inflate.c (version 1's gzip), format.h (the byte
+// layout's constants and encoding), crc.c (ts_crc32). The internal headers
+// build on this one, and container.h and format.h never include each other:
+// the container knows no bytes of the file.
 //
 // Version 2 files (written now) are uncompressed, with every tensor's data
 // 64-byte aligned, so loading maps the file and the tensors point into the

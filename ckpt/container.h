@@ -1,5 +1,5 @@
 // Internal to ckpt/: the container's in-memory layout and the functions of
-// ckpt.c that its header entries (header.c), the loader (read.c)
+// ckpt.c that its header entries (header.c), the loader (read.c, parse.c)
 // and the writer (write.c) share with it:
 // growth, copies, the validation of keys, names, values and tokens (the
 // setters' and the loader's one rule), and the loader's pushes. The byte
