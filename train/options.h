@@ -6,7 +6,10 @@
 //   its checkpoint key                train/state.c saves it and compares it on resume
 //   whether the ranks must agree      ts_train_options_check_ranks()
 // Adding an option: a field in ts_train_opts (below), one row in
-// train/options.c, and the code that uses it.
+// train/options.c, and the code that uses it. The functions below: a row's
+// value, train/options_value.c; the options given completed and checked, and
+// config.txt's lines, train/options_finish.c; the checkpoint's rows,
+// train/options_ckpt.c.
 #ifndef TS_TRAIN_OPTIONS_H
 #define TS_TRAIN_OPTIONS_H
 
@@ -239,8 +242,9 @@ const char *ts_train_option_format(const ts_train_opts *o, const ts_train_option
 // choice's names in words ("gru or lstm"), each line break `newline`.
 void ts_train_option_help(FILE *f, const ts_train_option *r, const ts_train_opts *o, const char *newline);
 
-// The field of r in o (for the cli's flag table).
+// The field of r in o (for the cli's flag table), and the same read-only.
 void *ts_train_option_field(ts_train_opts *o, const ts_train_option *r);
+const void *ts_train_option_field_of(const ts_train_opts *o, const ts_train_option *r);
 // Sets an INT row's field from v (long or int as the field is).
 void ts_train_option_set_whole(ts_train_opts *o, const ts_train_option *r, long v);
 
