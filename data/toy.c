@@ -4,8 +4,10 @@
 // tokens, its French tokens and the links between them, so reorderings inside
 // a constituent (noun-adjective, ne ... pas, adverb after the verb) come with
 // their alignment. French contraction and elision run last as merges of
-// adjacent tokens, which merge their links too.
+// adjacent tokens, which merge their links too. The words it draws from:
+// toy_lexicon.c.
 #include "data/toy.h"
+#include "data/toy_lexicon.h"
 
 #include "tensor/status.h"
 
@@ -14,163 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-// ---- the lexicon -------------------------------------------------------------
-
-enum { ANIMATE = 1, THING = 2, PLACE = 4 };
-
-typedef struct {
-    const char *en_sg, *en_pl, *fr_sg, *fr_pl;
-    char gender;  // 'm' or 'f'
-    int kind;     // ANIMATE, THING, THING | PLACE
-} noun;
-
-static const noun nouns[] = {
-    {"cat", "cats", "chat", "chats", 'm', ANIMATE},
-    {"dog", "dogs", "chien", "chiens", 'm', ANIMATE},
-    {"boy", "boys", "garçon", "garçons", 'm', ANIMATE},
-    {"man", "men", "homme", "hommes", 'm', ANIMATE},
-    {"bird", "birds", "oiseau", "oiseaux", 'm', ANIMATE},
-    {"horse", "horses", "cheval", "chevaux", 'm', ANIMATE},
-    {"doctor", "doctors", "médecin", "médecins", 'm', ANIMATE},
-    {"teacher", "teachers", "professeur", "professeurs", 'm', ANIMATE},
-    {"neighbour", "neighbours", "voisin", "voisins", 'm', ANIMATE},
-    {"brother", "brothers", "frère", "frères", 'm', ANIMATE},
-    {"child", "children", "enfant", "enfants", 'm', ANIMATE},
-    {"friend", "friends", "ami", "amis", 'm', ANIMATE},
-    {"student", "students", "étudiant", "étudiants", 'm', ANIMATE},
-    {"woman", "women", "femme", "femmes", 'f', ANIMATE},
-    {"girl", "girls", "fille", "filles", 'f', ANIMATE},
-    {"mouse", "mice", "souris", "souris", 'f', ANIMATE},
-    {"cow", "cows", "vache", "vaches", 'f', ANIMATE},
-    {"mother", "mothers", "mère", "mères", 'f', ANIMATE},
-    {"sister", "sisters", "sœur", "sœurs", 'f', ANIMATE},
-    {"book", "books", "livre", "livres", 'm', THING},
-    {"tree", "trees", "arbre", "arbres", 'm', THING},
-    {"bicycle", "bicycles", "vélo", "vélos", 'm', THING},
-    {"boat", "boats", "bateau", "bateaux", 'm', THING},
-    {"cake", "cakes", "gâteau", "gâteaux", 'm', THING},
-    {"computer", "computers", "ordinateur", "ordinateurs", 'm', THING},
-    {"letter", "letters", "lettre", "lettres", 'f', THING},
-    {"flower", "flowers", "fleur", "fleurs", 'f', THING},
-    {"apple", "apples", "pomme", "pommes", 'f', THING},
-    {"chair", "chairs", "chaise", "chaises", 'f', THING},
-    {"door", "doors", "porte", "portes", 'f', THING},
-    {"window", "windows", "fenêtre", "fenêtres", 'f', THING},
-    {"garden", "gardens", "jardin", "jardins", 'm', THING | PLACE},
-    {"market", "markets", "marché", "marchés", 'm', THING | PLACE},
-    {"bed", "beds", "lit", "lits", 'm', THING | PLACE},
-    {"house", "houses", "maison", "maisons", 'f', THING | PLACE},
-    {"table", "tables", "table", "tables", 'f', THING | PLACE},
-    {"car", "cars", "voiture", "voitures", 'f', THING | PLACE},
-    {"city", "cities", "ville", "villes", 'f', THING | PLACE},
-    {"street", "streets", "rue", "rues", 'f', THING | PLACE},
-    {"school", "schools", "école", "écoles", 'f', THING | PLACE},
-    {"church", "churches", "église", "églises", 'f', THING | PLACE},
-    {"forest", "forests", "forêt", "forêts", 'f', THING | PLACE},
-    {"river", "rivers", "rivière", "rivières", 'f', THING | PLACE},
-};
-enum { N_NOUNS = sizeof nouns / sizeof nouns[0] };
-
-enum { TRANSITIVE, PREFERENCE, INTRANSITIVE, MOTION };
-
-typedef struct {
-    const char *en_3sg, *en_base, *particle;  // "looks" "look" "for"
-    const char *fr_3sg, *fr_3pl, *fr_inf;
-    int kind;
-} verb;
-
-static const verb verbs[] = {
-    {"sees", "see", NULL, "voit", "voient", "voir", TRANSITIVE},
-    {"likes", "like", NULL, "aime", "aiment", "aimer", PREFERENCE},
-    {"loves", "love", NULL, "adore", "adorent", "adorer", PREFERENCE},
-    {"hates", "hate", NULL, "déteste", "détestent", "détester", PREFERENCE},
-    {"watches", "watch", NULL, "regarde", "regardent", "regarder", TRANSITIVE},
-    {"finds", "find", NULL, "trouve", "trouvent", "trouver", TRANSITIVE},
-    {"wants", "want", NULL, "veut", "veulent", "vouloir", TRANSITIVE},
-    {"takes", "take", NULL, "prend", "prennent", "prendre", TRANSITIVE},
-    {"buys", "buy", NULL, "achète", "achètent", "acheter", TRANSITIVE},
-    {"sells", "sell", NULL, "vend", "vendent", "vendre", TRANSITIVE},
-    {"draws", "draw", NULL, "dessine", "dessinent", "dessiner", TRANSITIVE},
-    {"follows", "follow", NULL, "suit", "suivent", "suivre", TRANSITIVE},
-    {"knows", "know", NULL, "connaît", "connaissent", "connaître", TRANSITIVE},
-    {"carries", "carry", NULL, "porte", "portent", "porter", TRANSITIVE},
-    {"opens", "open", NULL, "ouvre", "ouvrent", "ouvrir", TRANSITIVE},
-    {"visits", "visit", NULL, "visite", "visitent", "visiter", TRANSITIVE},
-    {"looks", "look", "for", "cherche", "cherchent", "chercher", TRANSITIVE},
-    {"waits", "wait", "for", "attend", "attendent", "attendre", TRANSITIVE},
-    {"listens", "listen", "to", "écoute", "écoutent", "écouter", TRANSITIVE},
-    {"sleeps", "sleep", NULL, "dort", "dorment", "dormir", INTRANSITIVE},
-    {"runs", "run", NULL, "court", "courent", "courir", INTRANSITIVE},
-    {"sings", "sing", NULL, "chante", "chantent", "chanter", INTRANSITIVE},
-    {"works", "work", NULL, "travaille", "travaillent", "travailler", INTRANSITIVE},
-    {"swims", "swim", NULL, "nage", "nagent", "nager", INTRANSITIVE},
-    {"goes", "go", NULL, "va", "vont", "aller", MOTION},
-};
-enum { N_VERBS = sizeof verbs / sizeof verbs[0] };
-
-typedef struct {
-    const char *en;
-    const char *fr[4];  // masculine, feminine, masculine plural, feminine plural
-    int before_noun;
-} adjective;
-
-static const adjective adjectives[] = {
-    {"small", {"petit", "petite", "petits", "petites"}, 1},
-    {"big", {"grand", "grande", "grands", "grandes"}, 1},
-    {"good", {"bon", "bonne", "bons", "bonnes"}, 1},
-    {"young", {"jeune", "jeune", "jeunes", "jeunes"}, 1},
-    {"old", {"vieux", "vieille", "vieux", "vieilles"}, 1},
-    {"beautiful", {"beau", "belle", "beaux", "belles"}, 1},
-    {"new", {"nouveau", "nouvelle", "nouveaux", "nouvelles"}, 1},
-    {"black", {"noir", "noire", "noirs", "noires"}, 0},
-    {"white", {"blanc", "blanche", "blancs", "blanches"}, 0},
-    {"red", {"rouge", "rouge", "rouges", "rouges"}, 0},
-    {"green", {"vert", "verte", "verts", "vertes"}, 0},
-    {"blue", {"bleu", "bleue", "bleus", "bleues"}, 0},
-    {"happy", {"heureux", "heureuse", "heureux", "heureuses"}, 0},
-    {"sad", {"triste", "triste", "tristes", "tristes"}, 0},
-    {"tired", {"fatigué", "fatiguée", "fatigués", "fatiguées"}, 0},
-    {"strong", {"fort", "forte", "forts", "fortes"}, 0},
-    {"rich", {"riche", "riche", "riches", "riches"}, 0},
-    {"heavy", {"lourd", "lourde", "lourds", "lourdes"}, 0},
-};
-enum { N_ADJECTIVES = sizeof adjectives / sizeof adjectives[0] };
-
-// A fixed phrase with its internal alignment ("source-target" pairs).
-typedef struct {
-    const char *en, *fr, *links;
-} phrase;
-
-static const phrase prepositions[] = {
-    {"in", "dans", "0-0"},
-    {"on", "sur", "0-0"},
-    {"under", "sous", "0-0"},
-    {"with", "avec", "0-0"},
-    {"behind", "derrière", "0-0"},
-    {"near", "près de", "0-0 0-1"},
-    {"in front of", "devant", "0-0 1-0 2-0"},
-    {"next to", "à côté de", "0-0 0-1 1-2"},
-};
-static const phrase time_phrases[] = {
-    {"today", "aujourd'hui", "0-0"},
-    {"tomorrow", "demain", "0-0"},
-    {"tomorrow morning", "demain matin", "0-0 1-1"},
-    {"every day", "tous les jours", "0-0 0-1 1-2"},
-    {"every morning", "tous les matins", "0-0 0-1 1-2"},
-    {"in the evening", "le soir", "1-0 2-1"},
-    {"right now", "maintenant", "0-0 1-0"},
-};
-static const phrase manners[] = {
-    {"quickly", "vite", "0-0"},
-    {"well", "bien", "0-0"},
-    {"a lot", "beaucoup", "0-0 1-0"},
-};
-static const phrase frequencies[] = {  // English before the verb, French after
-    {"often", "souvent", "0-0"},
-    {"always", "toujours", "0-0"},
-    {"sometimes", "parfois", "0-0"},
-};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -241,14 +86,14 @@ static size_t pick(gsl_rng *r, size_t n) { return (size_t)gsl_rng_uniform_int(r,
 
 static const noun *pick_noun(gsl_rng *r, int kinds) {
     for (;;) {
-        const noun *n = &nouns[pick(r, N_NOUNS)];
+        const noun *n = &ts_toy_nouns[pick(r, ts_toy_nouns_count)];
         if (n->kind & kinds) return n;
     }
 }
 
 static const verb *pick_verb(gsl_rng *r, int kind) {
     for (;;) {
-        const verb *v = &verbs[pick(r, N_VERBS)];
+        const verb *v = &ts_toy_verbs[pick(r, ts_toy_verbs_count)];
         int k = v->kind == PREFERENCE ? TRANSITIVE : v->kind;
         if (k == kind) return v;
     }
@@ -295,7 +140,7 @@ static agreement noun_phrase(gsl_rng *r, sentence *s, enum np_role role, int all
     double v = gsl_rng_uniform(r);
     if (v < 0.30) n_adj = v < 0.06 && role != LOCATION ? 2 : 1;
     for (int i = 0; i < n_adj; i++) {
-        do adj[i] = (int)pick(r, N_ADJECTIVES);
+        do adj[i] = (int)pick(r, ts_toy_adjectives_count);
         while (i && adj[i] == adj[0]);
     }
     // English side.
@@ -307,7 +152,7 @@ static agreement noun_phrase(gsl_rng *r, sentence *s, enum np_role role, int all
         e_det[n_det++] = en(s, "lot");
         e_det[n_det++] = en(s, "of");
     }
-    for (int i = 0; i < n_adj; i++) e_adj[i] = en(s, adjectives[adj[i]].en);
+    for (int i = 0; i < n_adj; i++) e_adj[i] = en(s, ts_toy_adjectives[adj[i]].en);
     e_noun = en(s, a.plural ? n->en_pl : n->en_sg);
     // French side.
     if (bare) {
@@ -322,10 +167,10 @@ static agreement noun_phrase(gsl_rng *r, sentence *s, enum np_role role, int all
         for (int i = 0; i < n_det; i++) link(s, e_det[i], f);
     }
     for (int i = 0; i < n_adj; i++)
-        if (adjectives[adj[i]].before_noun) link(s, e_adj[i], fr(s, adjectives[adj[i]].fr[k]));
+        if (ts_toy_adjectives[adj[i]].before_noun) link(s, e_adj[i], fr(s, ts_toy_adjectives[adj[i]].fr[k]));
     link(s, e_noun, fr(s, a.plural ? n->fr_pl : n->fr_sg));
     for (int i = 0; i < n_adj; i++)
-        if (!adjectives[adj[i]].before_noun) link(s, e_adj[i], fr(s, adjectives[adj[i]].fr[k]));
+        if (!ts_toy_adjectives[adj[i]].before_noun) link(s, e_adj[i], fr(s, ts_toy_adjectives[adj[i]].fr[k]));
 
     // A relative clause: "that" is "qui" when it is the clause's subject and
     // "que" when it is the object, which only the words after it tell.
@@ -368,7 +213,7 @@ static agreement subject(gsl_rng *r, sentence *s, int allow_relative) {
 }
 
 static void location(gsl_rng *r, sentence *s) {
-    emit_phrase(s, &prepositions[pick(r, COUNT(prepositions))]);
+    emit_phrase(s, &ts_toy_prepositions[pick(r, ts_toy_prepositions_count)]);
     noun_phrase(r, s, LOCATION, 0);
 }
 
@@ -386,7 +231,7 @@ static void copula(gsl_rng *r, sentence *s, agreement subj) {
         link(s, ev, fr(s, fv));
     }
     if (chance(r, 0.2)) link(s, en(s, "very"), fr(s, "très"));
-    const adjective *adj = &adjectives[pick(r, N_ADJECTIVES)];
+    const adjective *adj = &ts_toy_adjectives[pick(r, ts_toy_adjectives_count)];
     link(s, en(s, adj->en), fr(s, adj->fr[agr_index(subj)]));
 }
 
@@ -404,7 +249,7 @@ static void verb_group(gsl_rng *r, sentence *s, const verb *vb, agreement subj, 
         link(s, e, f = fr(s, fr_finite));
         break;
     case FREQUENCY: {
-        const phrase *p = &frequencies[pick(r, COUNT(frequencies))];
+        const phrase *p = &ts_toy_frequencies[pick(r, ts_toy_frequencies_count)];
         int ea = en(s, p->en);
         e = en(s, en_finite);
         link(s, e, f = fr(s, fr_finite));
@@ -462,7 +307,7 @@ static void verb_phrase(gsl_rng *r, sentence *s, agreement subj, int allow_relat
         link(s, en(s, "to"), fr(s, "à"));
         noun_phrase(r, s, LOCATION, 0);
     } else {
-        if (m == PLAIN && chance(r, 0.35)) emit_phrase(s, &manners[pick(r, COUNT(manners))]);
+        if (m == PLAIN && chance(r, 0.35)) emit_phrase(s, &ts_toy_manners[pick(r, ts_toy_manners_count)]);
         if (chance(r, 0.4)) location(r, s);
     }
 }
@@ -470,7 +315,7 @@ static void verb_phrase(gsl_rng *r, sentence *s, agreement subj, int allow_relat
 static void clause(gsl_rng *r, sentence *s) {
     agreement subj = subject(r, s, 1);
     verb_phrase(r, s, subj, 1);
-    if (chance(r, 0.15)) emit_phrase(s, &time_phrases[pick(r, COUNT(time_phrases))]);
+    if (chance(r, 0.15)) emit_phrase(s, &ts_toy_time_phrases[pick(r, ts_toy_time_phrases_count)]);
 }
 
 // ---- French contraction and elision ----------------------------------------------
