@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Would bfloat16 products pay for float32 training here? (issue 25 item 6;
-# docs/performance.md, "bfloat16 products"). Builds bench/bf16_products.c and
+# docs/performance.md, "bfloat16 products"). Builds bench/bf16_products.c (with
+# its product, bench/bf16_gemm.c) and
 # runs it beside bench/bf16_torch.py (PyTorch's bf16 matmul, the tuned
 # library's ceiling) at the same shapes, 1 and 2 threads, as a user runs
 # them (every OPENBLAS_* variable removed).
@@ -26,7 +27,7 @@ for v in $(compgen -e | grep '^OPENBLAS_' || true); do unset "$v"; done
 
 mkdir -p "$BUILD_DIR/bench"
 PROBE=$BUILD_DIR/bench/bf16_products
-cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra bench/bf16_products.c -lopenblas -lm -pthread -o "$PROBE"
+cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -I. bench/bf16_products.c bench/bf16_gemm.c -lopenblas -lm -pthread -o "$PROBE"
 shape_flags=(--rows "$ROWS" --d "$D" --vocab "$V" --ff "$FF")
 
 PY=""
