@@ -342,6 +342,34 @@ Test(cli_train, a_directory_holding_a_run_is_refused_replaced_with_force_or_cont
     free(notes);
 }
 
+// --resume without --out continues the run in the checkpoint's own
+// directory, as train --help says: it went to a new runs/<date-time> in the
+// working directory, and the run's metrics.csv stopped where it was. Both
+// spellings: a path with a directory, and a bare name from inside the run.
+Test(cli_train, resume_without_out_continues_in_the_checkpoints_directory, .timeout = 120) {
+    char *dir = test_tmpdir();
+    char run[1024], args[4096], cmd[8192], path[1100], *out;
+    snprintf(run, sizeof run, "%s/run", dir);
+    const char *flags = "--toy-pairs 300 --emb 4 --hidden 4 --patience 10 --show 0";
+    snprintf(args, sizeof args, "%s --epochs 1 --out %s", flags, run);
+    expect_exit(0, args, "epoch 1:");
+    const char *resumes[][2] = {{dir, "run/last.ckpt"}, {run, "last.ckpt"}};
+    for (int k = 0; k < 2; k++) {
+        // From a scratch directory, so that a new run directory would be made there.
+        snprintf(cmd, sizeof cmd, "cd '%s' && '%s' train %s --epochs %d --resume %s", resumes[k][0], TS_PROGRAM, flags,
+                 k + 2, resumes[k][1]);
+        int rc = test_run(cmd, &out);
+        cr_assert_eq(rc, 0, "%s\nexit %d:\n%s", cmd, rc, out);
+        free(out);
+        int epochs[16];
+        int n = metrics_epochs(run, epochs, 16);
+        cr_assert(n == k + 2 && epochs[n - 1] == k + 2, "after --resume %s without --out, %s/metrics.csv has %d rows",
+                  resumes[k][1], run, n);
+        snprintf(path, sizeof path, "%s/runs", resumes[k][0]);
+        cr_assert_neq(access(path, F_OK), 0, "--resume %s without --out made %s", resumes[k][1], path);
+    }
+}
+
 // Starts `tinyseq train ARGS` in the background, its output into log.
 static pid_t start_train(const char *args, const char *log) {
     char cmd[4096];

@@ -202,8 +202,9 @@ const ts_train_option ts_train_options[] = {
      INT(threads), .section = "training"},
     // output
     {SET(.flag = "out", .meta = "DIR",
-         .help = "where everything is written (default runs/<date-time>); it holds one run:\n"
-                 "a new run into a directory holding one is refused without --force"),
+         .help = "where everything is written (default runs/<date-time>, or with --resume\n"
+                 "the checkpoint's own directory); it holds one run: a new run into a\n"
+                 "directory holding one is refused without --force"),
      TEXT(out_dir), .use = SAME, .section = "output"},
     {SET(.flag = "resume", .meta = "CKPT",
          .help = "continue a run exactly from its last.ckpt (same data and flags); into\n"

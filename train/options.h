@@ -189,16 +189,19 @@ extern const size_t ts_train_arch_recipes_count;
 // arch's recipe, or NULL when it has none.
 const ts_train_preset *ts_train_arch_recipe(ts_model_arch arch);
 
-// The size of the default run directory's name, "runs/20261127-075050".
-#define TS_RUN_NAME_SIZE 64
+// The size of the run directory's name that ts_train_options_finish gives
+// when --out is not: "runs/20261127-075050", or --resume's own directory.
+#define TS_RUN_NAME_SIZE 4096
 
 // What every front end (tinyseq train, tinyseq_train, Python through it)
 // does once the options given are set, for each row i not given[i] (i
 // indexes ts_train_options): o->preset's flags (ts_train_presets), then the
 // recipe of o->model.arch (ts_train_arch_recipe), the decoder that
 // goes with the attention (bahdanau with bahdanau, else luong), and without
-// --out the run directory runs/<date-time>, written into default_out, which
-// o->out_dir then points to. TS_OK, or a bad table's TS_ERR_ARG.
+// --out the run directory: --resume's checkpoint's own directory (the run
+// continues there), else runs/<date-time>; written into default_out, which
+// o->out_dir then points to. TS_OK, or TS_ERR_ARG for a bad table or a
+// --resume path whose directory does not fit default_out.
 int ts_train_options_finish(ts_train_opts *o, const int given[], char default_out[TS_RUN_NAME_SIZE]);
 
 // TS_ERR_ARG naming the first flag given[] (by row) that does not apply to

@@ -58,6 +58,21 @@ int ts_train_options_check_optim(const ts_train_opts *o, const int given[]) {
     return TS_OK;
 }
 
+// The directory holding checkpoint `path` into dir: "." for a bare file name,
+// "/" for one at the root (the directory train/rundir.c's check then finds
+// the checkpoint in, so the run continues there). TS_ERR_ARG when the name
+// does not fit.
+static int checkpoint_dir(const char *path, char dir[TS_RUN_NAME_SIZE]) {
+    const char *slash = strrchr(path, '/');
+    size_t n = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    if (n >= TS_RUN_NAME_SIZE)
+        return ts_fail(TS_ERR_ARG, "--resume %.80s...: its directory's name is longer than %d bytes: give --out DIR",
+                       path, TS_RUN_NAME_SIZE - 1);
+    memcpy(dir, slash ? path : ".", n);
+    dir[n] = '\0';
+    return TS_OK;
+}
+
 int ts_train_options_finish(ts_train_opts *o, const int given[], char default_out[TS_RUN_NAME_SIZE]) {
     int set[TS_TRAIN_OPTIONS_MAX];  // given, or set by the preset
     memcpy(set, given, sizeof(int) * ts_train_options_count);
@@ -70,7 +85,10 @@ int ts_train_options_finish(ts_train_opts *o, const int given[], char default_ou
     // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
     if (!set[ts_train_option_by_flag("decoder") - ts_train_options])
         o->model.decoder = o->model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
-    if (!o->out_dir) {
+    if (!o->out_dir && o->resume) {  // a run continues where its checkpoint is, as --resume's help says
+        if ((rc = checkpoint_dir(o->resume, default_out))) return rc;
+        o->out_dir = default_out;
+    } else if (!o->out_dir) {
         time_t now = time(NULL);
         struct tm tm;
         strftime(default_out, TS_RUN_NAME_SIZE, "runs/%Y%m%d-%H%M%S", localtime_r(&now, &tm));
