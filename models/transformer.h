@@ -74,7 +74,11 @@ typedef struct ts_transformer {
 // Vaswani et al. and fairseq initialise them, not torch's N(0, 1): see
 // TS_INIT_EMBEDDING_SCALED. Its loss trains with
 // teacher forcing 1 only (a tf below 1 fails naming --tf).
-extern const ts_model_kind ts_transformer_kind;
+extern const ts_model_kind ts_transformer_kind;  // models/transformer_row.c
+
+// The row's parameters: `layers` (a ts_transformer) sized from c, its
+// parameter specs written to out (ts_model_kind.specs).
+int ts_transformer_specs(void *layers, const ts_model_config *c, ts_param_spec *out);
 
 // The attention nodes of one pass, for inspection: each a ts_mha output
 // whose ts_mha_weights are (B, H, T_query, T_key). Entries past cfg.layers
