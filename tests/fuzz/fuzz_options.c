@@ -83,11 +83,14 @@ static void check_checkpoint(ts_train_opts *o) {
         ts_ckpt_free(ck);
         return;
     }
-    // The rows saved with the model (infer/load.c: data.max_len), as a run's checkpoint has them.
+    // The rows saved with the model (infer/load.c: data.max_len, data.normalisation by its name), as a
+    // run's checkpoint has them.
     for (size_t i = 0; i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
-        if ((r->use & TS_OPTION_IN_MODEL) && ts_ckpt_set_int(ck, r->saved_as, ts_train_option_whole(o, r)) != TS_OK)
-            __builtin_trap();
+        if (!(r->use & TS_OPTION_IN_MODEL)) continue;
+        rc = r->kind == TS_OPTION_CHOICE ? ts_ckpt_set(ck, r->saved_as, ts_train_option_choice(o, r))
+                                         : ts_ckpt_set_int(ck, r->saved_as, ts_train_option_whole(o, r));
+        if (rc != TS_OK) __builtin_trap();
     }
     unsigned char *bytes;
     size_t n;
