@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
     "usage: tinyseq eval --model CKPT --corpus FILE [--beam K] [--align GOLD] [--max-len N]\n"
@@ -92,20 +93,33 @@ static const char usage[] =
 static const char *cmd = "tinyseq eval";
 
 
+// "  source:    TEXT AFTER", wrapped to width (0: one line) under its text.
+static void print_labelled(const char *label, const char *text, const char *after, int width) {
+    size_t n = strlen(label) + strlen(text) + strlen(after) + 16;
+    char *line = malloc(n);
+    if (!line) {  // out of memory: the line whole
+        printf("  %-11s%s%s\n", label, text, after);
+        return;
+    }
+    snprintf(line, n, "  %-11s%s%s", label, text, after);
+    ts_term_put_wrapped(stdout, line, width, 13);
+    free(line);
+}
+
 // One side of pair p as the model reads it: its text as written when the
 // model keeps it, else its words joined by spaces.
-static void print_side(const char *label, const ts_pair *p, enum ts_side side) {
+static void print_side(const char *label, const ts_pair *p, enum ts_side side, int width) {
     char *text = NULL;
     ts_pair_text(p, side, &text);  // NULL when out of memory: an empty line
-    printf("  %-11s%s\n", label, text ? text : "");
+    print_labelled(label, text ? text : "", "", width);
     free(text);
 }
 
 // The output in words (a subword model's pieces joined into words).
-static void print_output(const ts_translator *t, const ts_hypothesis *h) {
+static void print_output(const ts_translator *t, const ts_hypothesis *h, int width) {
     char *text = NULL;
     ts_translator_text(t, h->tokens, h->len, &text);  // NULL when out of memory: an empty line
-    printf("  %-11s%s%s\n", "output:", text ? text : "", h->ended ? "" : " (cut at the length limit)");
+    print_labelled("output:", text ? text : "", h->ended ? "" : " (cut at the length limit)", width);
     free(text);
 }
 
@@ -312,14 +326,15 @@ static void print_model(const char *path, const ts_model_config *cfg, long beam,
 }
 
 // The first n_show pairs of the set beside their outputs.
-static void print_examples(const ts_translator *t, const ts_eval_set *set, const ts_hypothesis *hyps, size_t n_show) {
+static void print_examples(const ts_translator *t, const ts_eval_set *set, const ts_hypothesis *hyps, size_t n_show,
+                           int width) {
     if (n_show) printf("\nexamples:\n");
     for (size_t k = 0; k < n_show; k++) {
         const ts_pair *p = &set->corpus->pairs[set->rows[k]];
         if (k) putchar('\n');
-        print_side("source:", p, TS_SRC);
-        print_side("reference:", p, TS_TGT);
-        print_output(t, &hyps[k]);
+        print_side("source:", p, TS_SRC, width);
+        print_side("reference:", p, TS_TGT, width);
+        print_output(t, &hyps[k], width);
     }
 }
 
@@ -336,7 +351,11 @@ static void print_figures(const ts_translator *t, const eval_args *a, const ts_e
         else printf("  %-6s -       (0 pairs)\n", bucket_names[i]);
     }
     // The loss to 12 decimals too, for tools/npz_dev_loss.py to be checked against.
-    printf("\nloss %.4f nats per token over %zu target tokens (with <eos>); %.12f\n", r->loss, r->tokens, r->loss);
+    char loss[160];
+    snprintf(loss, sizeof loss, "loss %.4f nats per token over %zu target tokens (with <eos>); %.12f", r->loss, r->tokens,
+             r->loss);
+    putchar('\n');  // one line to a pipe, whatever $COLUMNS says: tools read it (tests/test_npz_dev_loss.sh)
+    ts_term_put_wrapped(stdout, loss, isatty(fileno(stdout)) ? width : 0, 2);
     if (r->has_attention) printf("attention: entropy=%.4f pad_mass=%g\n", r->entropy, r->pad_mass);
     else printf("attention: none (no alignment diagnostics%s)\n", a->align_path ? "; --align ignored" : "");
     if (r->pairs && r->short_refs == r->pairs)
@@ -403,7 +422,7 @@ int ts_cmd_eval(int argc, char **argv) {
         ts_cli_error(cmd, 1, "evaluation failed");
         goto done;
     }
-    print_examples(t, &set, hyps, (size_t)a.show < set.n_rows ? (size_t)a.show : set.n_rows);
+    print_examples(t, &set, hyps, (size_t)a.show < set.n_rows ? (size_t)a.show : set.n_rows, width);
     print_figures(t, &a, &r, &tables, width);
     status = TS_EXIT_OK;
     if (fflush(stdout) == EOF) {

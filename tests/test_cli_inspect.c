@@ -838,6 +838,36 @@ Test(cli_inspect, eval_tables_fit_80_columns) {
     free(wide);
 }
 
+// eval's examples wrap to the terminal under their text (issue 47: they
+// were printed whole and wrapped at the terminal's edge);
+// to a pipe without $COLUMNS each stays one line, and the words are the same.
+Test(cli_inspect, eval_examples_wrap_to_the_terminal_under_their_text) {
+    char *narrow, *whole;
+    int rc = test_runf(&narrow, "(COLUMNS=40 %s eval --model '%s' --corpus '%s' --show 3 2>/dev/null)", TS_PROGRAM,
+                       ckpt, corpus_path);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, narrow);
+    rc = test_runf(&whole, "(unset COLUMNS; %s eval --model '%s' --corpus '%s' --show 3 2>/dev/null)", TS_PROGRAM,
+                   ckpt, corpus_path);
+    cr_assert_eq(rc, 0, "exit %d:\n%s", rc, whole);
+    char *from = strstr(narrow, "\nexamples:\n"), *to = from ? strstr(from, "\nBLEU by source length") : NULL;
+    cr_assert(from && to, "%s", narrow);
+    *to = '\0';
+    cr_assert_leq(test_widest_line(from), 40, "%d columns:\n%s", test_widest_line(from), from);
+    cr_assert(strstr(from, "\n             "), "no line continues under its text:\n%s", from);
+    // The same words in the same order: the wrapped lines joined are the whole ones.
+    const char *a = from, *b = strstr(whole, "\nexamples:\n");
+    cr_assert(b);
+    while (*a) {
+        while (*a == ' ' || *a == '\n') a++;
+        while (*b == ' ' || *b == '\n') b++;
+        if (!*a) break;
+        cr_assert_eq(*a, *b, "the wrapped examples read otherwise at '%.30s' / '%.30s'", a, b);
+        a++, b++;
+    }
+    free(narrow);
+    free(whole);
+}
+
 Test(cli_inspect, eval_align_on_a_transformer_scores_every_head_and_names_the_best) {
     char *out;
     int rc = test_runf(&out, "%s eval --model '%s' --corpus '%s' --align '%s'", TS_PROGRAM, ckpt_transformer, corpus_path,
