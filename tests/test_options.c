@@ -115,7 +115,9 @@ static void round_trip(const char *dir, const char *arch_name, ts_model_arch arc
     char *config = test_write_file(dir, name, lines, strlen(lines));
     int rc = test_runf(&out, "'%s' train --config %s --show 0 --out %s/run-%s", TS_PROGRAM, config, dir, arch_name);
     cr_assert_eq(rc, 0, "%s", out);
-    cr_expect(!strstr(out, "warning"), "the file's keys of another architecture are read without a warning:\n%s", out);
+    // (not "warning" alone: under OPENBLAS_CORETYPE=Prescott the banner warns of the kernels, as it should)
+    cr_expect(!strstr(out, "does not apply"), "the file's keys of another architecture are read without a warning:\n%s",
+              out);
     free(out);
     snprintf(cmd, sizeof cmd, "%s/run-%s/config.txt", dir, arch_name);
     char *written = test_read_file(cmd, NULL);
@@ -506,7 +508,7 @@ Test(options, flags_of_another_architecture_are_named_in_a_warning, .timeout = 1
     sprintf(older, "attention = bahdanau\nemb = 64\n%s", text);
     char *config = test_write_file(dir, "older.txt", older, strlen(older));
     cr_assert_eq(test_runf(&out, "'%s' train --config %s --out %s/c", TS_PROGRAM, config, dir), 0, "%s", out);
-    cr_expect(!strstr(out, "warning"), "%s", out);
+    cr_expect(!strstr(out, "does not apply"), "%s", out);
     free(out);
     free(config);
     free(older);
