@@ -18,19 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-// ---- the options: one row of the table per name ------------------------------
-
-// The row a name gives: its flag ("max-len", or "max_len" as Python spells
-// it), else its config.txt key ("attention"); NULL if neither.
-static const ts_train_option *row_named(const char *name) {
-    char flag[64];
-    size_t n = strlen(name);
-    if (n >= sizeof flag) return NULL;
-    for (size_t i = 0; i <= n; i++) flag[i] = name[i] == '_' ? '-' : name[i];
-    const ts_train_option *r = ts_train_option_by_flag(flag);
-    return r ? r : ts_train_option_by_key(name);
-}
-
 // ---- the printed lines, to the caller's callback ------------------------------
 
 typedef struct {
@@ -104,7 +91,7 @@ int tinyseq_train_dir(const char *const *keys, const char *const *values, int n,
     int given[TS_TRAIN_OPTIONS_MAX] = {0};
     for (int i = 0; i < n; i++) {
         if (!keys[i] || !values[i]) return ts_fail(TS_ERR_ARG, "option %d has no name or no value", i);
-        const ts_train_option *r = row_named(keys[i]);
+        const ts_train_option *r = ts_train_option_by_name(keys[i]);
         if (!r) return ts_fail(TS_ERR_ARG, "unknown option '%s' (the options are train's flags, docs/python.md)", keys[i]);
         int rc = ts_train_option_set(&o, r, keys[i], values[i]);
         if (rc) return rc;

@@ -233,6 +233,9 @@ int ts_train_option_takes_file(const ts_train_option *r);
 const ts_train_option *ts_train_option_by_flag(const char *flag);
 // The first row with config.txt key `key` that has a flag, or NULL.
 const ts_train_option *ts_train_option_by_key(const char *key);
+// The row a caller names: its flag ("max-len", or "max_len" as Python spells
+// it), else its config.txt key ("attention"); NULL if neither.
+const ts_train_option *ts_train_option_by_name(const char *name);
 
 // What messages call the option: "--max-len" or the row's name.
 const char *ts_train_option_label(const ts_train_option *r, char buf[64]);

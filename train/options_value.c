@@ -124,6 +124,15 @@ const ts_train_option *ts_train_option_by_key(const char *key) {
     return NULL;
 }
 
+const ts_train_option *ts_train_option_by_name(const char *name) {
+    char flag[64];
+    size_t n = strlen(name);
+    if (n >= sizeof flag) return NULL;
+    for (size_t i = 0; i <= n; i++) flag[i] = name[i] == '_' ? '-' : name[i];
+    const ts_train_option *r = ts_train_option_by_flag(flag);
+    return r ? r : ts_train_option_by_key(name);
+}
+
 const char *ts_train_option_label(const ts_train_option *r, char buf[64]) {
     if (!r->set->flag) return r->name;
     snprintf(buf, 64, "--%s", r->set->flag);

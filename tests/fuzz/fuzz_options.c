@@ -27,17 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-// The row a name gives, as api/train.c's row_named: the flag ("max-len", or
-// "max_len"), else the config.txt key.
-static const ts_train_option *row_named(const char *name) {
-    char flag[64];
-    size_t n = strlen(name);
-    if (n >= sizeof flag) return NULL;
-    for (size_t i = 0; i <= n; i++) flag[i] = name[i] == '_' ? '-' : name[i];
-    const ts_train_option *r = ts_train_option_by_flag(flag);
-    return r ? r : ts_train_option_by_key(name);
-}
-
 // Every row's value is one it allows.
 static void check_values(const ts_train_opts *o) {
     for (size_t i = 0; i < ts_train_options_count; i++) {
@@ -158,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         char *eq = strchr(line, '=');
         if (!eq) continue;
         *eq = '\0';
-        const ts_train_option *r = row_named(line);
+        const ts_train_option *r = ts_train_option_by_name(line);
         if (!r) continue;
         if (!(rc = ts_train_option_set(&o, r, line, eq + 1))) given[r - ts_train_options] = 1;
     }
