@@ -20,6 +20,7 @@
 #include "data/batch.h"
 #include "data/corpus.h"
 #include "data/vocab.h"
+#include "models/fields.h"
 #include "models/search.h"
 #include "models/seq2seq.h"
 #include "tensor/kernels.h"
@@ -255,8 +256,8 @@ int main(int argc, char **argv) {
     if (ts_arch_parse(arch, &cfg.arch)) die("--arch");
     if (ts_dtype_parse(dtype, &cfg.dtype)) die("--dtype");
     if (ts_attn_parse(attn, &cfg.attn)) die("--attn");
-    cfg.decoder = cfg.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
     if (decoder && ts_decoder_parse(decoder, &cfg.decoder)) die("--decoder");
+    ts_model_fields_derive(&cfg, (int[TS_FIELD_COUNT]){[TS_FIELD_DECODER] = decoder != NULL});
     ts_model_config_default_sizes(&cfg);
     gsl_rng_set(rng, 1);
     ts_seq2seq *model = ts_seq2seq_new(&cfg, rng);

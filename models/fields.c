@@ -12,6 +12,12 @@ _Static_assert(sizeof(ts_attn_type) == sizeof(int) && sizeof(ts_decoder_type) ==
                sizeof(ts_model_arch) == sizeof(int) && sizeof(ts_dtype) == sizeof(int) && sizeof(ts_cell_type) == sizeof(int),
                "named fields are int-sized");
 
+// A GRU's decoder follows its attention unless given: Bahdanau's additive
+// attention went with Bahdanau's decoder, the others with Luong's.
+static int decoder_of_attention(const ts_model_config *c) {
+    return c->attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
+}
+
 // The architecture comes first: which rows a file has depends on it. A
 // Transformer's sizes left at 0 (their flags' default: not given) take the
 // defaults of ts_model_config_default_sizes.
@@ -27,7 +33,7 @@ const ts_model_field ts_model_fields[TS_FIELD_COUNT] = {
     [TS_FIELD_DECODER] = {
         .set = {.flag = "decoder", .key = "decoder", .text = "bahdanau", .names = &ts_decoder_names, .meta = "NAME",
                 .help = "bahdanau or luong (default: bahdanau for --attn bahdanau, else luong)"},
-        .key = "decoder", .label = "decoder", FIELD(decoder), .archs = GRU},
+        .key = "decoder", .label = "decoder", FIELD(decoder), .archs = GRU, .derived = decoder_of_attention},
     [TS_FIELD_BIDIRECTIONAL] = {
         .set = {.flag = "bidirectional", .key = "bidirectional", .lo = 0, .hi = 1, .help = "bidirectional encoder"},
         .key = "bidirectional", .label = "bidirectional", FIELD(bidirectional), .archs = GRU},
@@ -73,6 +79,11 @@ const ts_model_field ts_model_fields[TS_FIELD_COUNT] = {
         .key = "dtype", .label = "dtype", FIELD(dtype), .newer = 1},
 };
 const int ts_model_field_count = TS_FIELD_COUNT;
+
+void ts_model_fields_derive(ts_model_config *c, const int given[]) {
+    for (int f = 0; f < TS_FIELD_COUNT; f++)
+        if (ts_model_fields[f].derived && !given[f]) ts_model_field_set(c, &ts_model_fields[f], ts_model_fields[f].derived(c));
+}
 
 int ts_model_field_get(const ts_model_config *c, const ts_model_field *f) {
     return *(const int *)((const char *)c + f->offset);

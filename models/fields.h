@@ -28,6 +28,9 @@ typedef struct {
     unsigned flag_archs;  // where they differ, those whose flag sets it (0: archs): a Transformer
                           // has an embedding (its checkpoints keep it: d_model) but no --emb
     int newer;          // newer than some files: written only when not 0, read as 0 when absent
+    int (*derived)(const ts_model_config *cfg);
+                        // its default when not given, read from the fields before it
+                        // (NULL: set.value or set.text)
 } ts_model_field;
 
 extern const ts_model_field ts_model_fields[TS_FIELD_COUNT];
@@ -36,6 +39,10 @@ extern const int ts_model_field_count;
 // Field f of cfg, and setting it.
 int ts_model_field_get(const ts_model_config *cfg, const ts_model_field *f);
 void ts_model_field_set(ts_model_config *cfg, const ts_model_field *f, int value);
+// Sets each field with a derived default that given[f] (TS_FIELD_COUNT
+// entries) says was not given, in the table's order: after the fields it
+// reads have their final values.
+void ts_model_fields_derive(ts_model_config *cfg, const int given[]);
 // 1 when a model of architecture arch has field f.
 int ts_model_field_applies(const ts_model_field *f, ts_model_arch arch);
 // The architectures whose flag sets field f, a bit (1u << arch) each.

@@ -404,6 +404,35 @@ Test(options, beam_0_is_the_default_width_as_everywhere) {
     cr_expect_eq(ts_train_option_set(&o, beam, "--beam", too_wide), TS_ERR_ARG);
 }
 
+// A GRU's decoder follows its attention unless --decoder is given (the
+// decoder field's derived default, models/fields.c): Bahdanau's additive
+// attention with Bahdanau's decoder, every other with Luong's.
+Test(options, the_decoder_follows_the_attention_unless_given) {
+    const ts_train_option *attn = ts_train_option_by_flag("attn"), *decoder = ts_train_option_by_flag("decoder");
+    struct {
+        const char *attn, *decoder;
+        ts_decoder_type want;
+    } cases[] = {{NULL, NULL, TS_DECODER_BAHDANAU},   {"dot", NULL, TS_DECODER_LUONG},
+                 {"general", NULL, TS_DECODER_LUONG}, {"bahdanau", "luong", TS_DECODER_LUONG},
+                 {"dot", "bahdanau", TS_DECODER_BAHDANAU}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ts_train_opts o = ts_train_defaults();
+        int given[TS_TRAIN_OPTIONS_MAX] = {0};
+        if (cases[i].attn) {
+            cr_assert_eq(ts_train_option_set(&o, attn, "--attn", cases[i].attn), TS_OK, "%s", ts_last_error());
+            given[attn - ts_train_options] = 1;
+        }
+        if (cases[i].decoder) {
+            cr_assert_eq(ts_train_option_set(&o, decoder, "--decoder", cases[i].decoder), TS_OK, "%s", ts_last_error());
+            given[decoder - ts_train_options] = 1;
+        }
+        char out_dir[TS_RUN_NAME_SIZE];
+        cr_assert_eq(ts_train_options_finish(&o, given, out_dir), TS_OK, "%s", ts_last_error());
+        cr_expect_eq(o.model.decoder, cases[i].want, "--attn %s --decoder %s: decoder %d", cases[i].attn ? cases[i].attn : "-",
+                     cases[i].decoder ? cases[i].decoder : "-", (int)o.model.decoder);
+    }
+}
+
 // train --preset: --help lists each preset with its line, a run's config.txt
 // names the preset and holds its values with the command line's winning,
 // and an unknown name exits 2 naming the choices.

@@ -82,9 +82,12 @@ int ts_train_options_finish(ts_train_opts *o, const int given[], char default_ou
     const ts_train_preset *recipe = ts_train_arch_recipe(o->model.arch);
     if (recipe && (rc = apply_preset(o, recipe, set))) return rc;
     o->beam = ts_beam_width((int)o->beam);  // 0 asks for the default, as everywhere
-    // --attn bahdanau goes with the Bahdanau decoder, the others with Luong's.
-    if (!set[ts_train_option_by_flag("decoder") - ts_train_options])
-        o->model.decoder = o->model.attn == TS_ATTN_BAHDANAU ? TS_DECODER_BAHDANAU : TS_DECODER_LUONG;
+    int given_field[TS_FIELD_COUNT] = {0};  // the model's fields whose flags were given or preset
+    for (int f = 0; f < TS_FIELD_COUNT; f++) {
+        const ts_train_option *r = ts_model_fields[f].set.flag ? ts_train_option_by_flag(ts_model_fields[f].set.flag) : NULL;
+        given_field[f] = r && set[r - ts_train_options];
+    }
+    ts_model_fields_derive(&o->model, given_field);
     if (!o->out_dir && o->resume) {  // a run continues where its checkpoint is, as --resume's help says
         if ((rc = checkpoint_dir(o->resume, default_out))) return rc;
         o->out_dir = default_out;
