@@ -93,5 +93,8 @@ ts_tensor *ts_seq2seq_loss_tapped(const ts_seq2seq *m, ts_ctx *ctx, const ts_bat
             return ts_ctx_fail(ctx, TS_ERR_ARG, "loss: no cross-attention head %d of layer %d (the model has %d layer%s of %d)",
                                tap->head, tap->layer, layers, layers == 1 ? "" : "s", heads);
     }
+    if (m->kind->teacher_forced && tf < 1.0)
+        return ts_ctx_fail(ctx, TS_ERR_ARG, "loss: %s trains in one teacher-forced pass: teacher forcing %g must be 1",
+                           m->kind->name, tf);
     return m->kind->loss(m, ctx, bv, tf, rng, reg, tap);
 }

@@ -225,6 +225,11 @@ Test(architecture_row, a_registered_row_trains_translates_attends_evaluates_and_
                  0, "train: %s", ts_last_error());
     char *config = test_read_file(path(run_dir, "config.txt"), NULL);
     cr_assert(config && strstr(config, "\narch = stub\n"), "config.txt names the architecture:\n%s", config);
+    // The row's teacher_forced refuses teacher forcing below 1, as the Transformer's does.
+    cr_assert_neq(run(ts_cmd_train, out, "train", "--arch", "stub", "--toy-pairs", "400", "--epochs", "1", "--tf", "0.5",
+                      "--out", path(dir, "refused"), NULL),
+                  0, "--tf 0.5 on a teacher-forced row");
+    cr_assert(strstr(ts_last_error(), "teacher-forced pass"), "%s", ts_last_error());
     char *csv = path(run_dir, "metrics.csv");
     double first = metric(csv, 1, 4), last = metric(csv, 3, 4);  // dev_loss
     cr_assert_lt(last, first, "the dev loss fell: %g to %g", first, last);
