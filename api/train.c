@@ -98,7 +98,7 @@ int tinyseq_train_dir(const char *const *keys, const char *const *values, int n,
         given[r - ts_train_options] = 1;
     }
     int rc = ts_train_options_finish(&o, given, default_out);
-    if (!rc) rc = ts_train_options_check_optim(&o, given);
+    if (!rc) rc = ts_train_options_refuse(&o, given);
     if (rc) return rc;
     if (out_dir && !(*out_dir = strdup(o.out_dir))) return ts_fail(TS_ERR_NOMEM, "out of memory");
     char misplaced[256] = "";  // a warning, printed once the streams are open

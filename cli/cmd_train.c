@@ -459,7 +459,7 @@ static int train_command(int argc, char **argv, char **config_text) {
         ts_cli_error(cmd, 0, "%s", ts_last_error());
         return TS_EXIT_FAIL;
     }
-    if (ts_train_options_check_optim(&o, given)) {
+    if (ts_train_options_refuse(&o, given)) {
         ts_cli_error(cmd, 0, "%s", ts_last_error());
         return TS_EXIT_USAGE;
     }

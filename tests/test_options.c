@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ckpt/ckpt.h"
 #include "models/model.h"
@@ -243,10 +244,10 @@ Test(options, weight_decay_is_adamws_alone) {
     ts_train_opts adam = ts_train_defaults(), adamw = adam;
     adamw.optim = TS_OPTIM_ADAMW;
     cr_assert_eq(adamw.weight_decay, 0.01, "torch.optim.AdamW's default");
-    cr_assert_eq(ts_train_options_check_optim(&adamw, given), TS_OK, "%s", ts_last_error());
-    cr_assert_eq(ts_train_options_check_optim(&adam, given), TS_ERR_ARG);
+    cr_assert_eq(ts_train_options_refuse(&adamw, given), TS_OK, "%s", ts_last_error());
+    cr_assert_eq(ts_train_options_refuse(&adam, given), TS_ERR_ARG);
     cr_assert_str_eq(ts_last_error(), "--weight-decay applies to --optim adamw only; this run uses --optim adam");
-    cr_assert_eq(ts_train_options_check_optim(&adam, (int[TS_TRAIN_OPTIONS_MAX]){0}), TS_OK, "not given: no error");
+    cr_assert_eq(ts_train_options_refuse(&adam, (int[TS_TRAIN_OPTIONS_MAX]){0}), TS_OK, "not given: no error");
     cr_assert(ts_train_option_applies(&adamw, decay));
     cr_assert(!ts_train_option_applies(&adam, decay));
     char *config;
@@ -402,6 +403,21 @@ Test(options, beam_0_is_the_default_width_as_everywhere) {
     char too_wide[16];
     snprintf(too_wide, sizeof too_wide, "%d", TS_BEAM_MAX + 1);
     cr_expect_eq(ts_train_option_set(&o, beam, "--beam", too_wide), TS_ERR_ARG);
+}
+
+// A Transformer trains in one teacher-forced pass: --tf below 1 exits 2
+// naming it before the run directory is made (its first step's loss once
+// refused it after config.txt and dev-pairs.tsv were written).
+Test(options, tf_below_1_on_a_transformer_is_refused_before_the_run_starts, .timeout = 60) {
+    char *dir = test_tmpdir(), *out = NULL;
+    cr_assert_eq(test_runf(&out, "'%s' train --arch transformer --tf 0.5 --toy-pairs 100 --steps 1 --out %s/t", TS_PROGRAM,
+                           dir), 2, "%s", out);
+    cr_expect(strstr(out, "--arch transformer trains in one teacher-forced pass: --tf 0.5 must be 1"), "%s", out);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/t", dir);
+    cr_expect(access(path, F_OK) != 0, "the refused run made %s", path);
+    free(out);
+    free(dir);
 }
 
 // A GRU's decoder follows its attention unless --decoder is given (the

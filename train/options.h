@@ -148,7 +148,7 @@ enum {
                                       // stay as they were; resuming compares it only then
     TS_OPTION_DECAY_ONLY = 1 << 9,    // config.txt and the checkpoint have it only when --optim's row decays
                                       // (ts_optim_row.decays), so other runs' bytes stay as they were; given
-                                      // with another optimizer, it is refused (ts_train_options_check_optim)
+                                      // with another optimizer, it is refused (ts_train_options_refuse)
 };
 
 typedef struct ts_train_option {
@@ -211,10 +211,12 @@ int ts_train_options_finish(ts_train_opts *o, const int given[], char default_ou
 // without it. Else TS_OK.
 int ts_train_options_check_arch(const ts_train_opts *o, const int given[]);
 
-// TS_ERR_ARG naming the first DECAY_ONLY row given[] (by row) when o's
-// optimizer does not decay ("--weight-decay applies to --optim adamw only;
-// this run uses --optim adam"). Else TS_OK.
-int ts_train_options_check_optim(const ts_train_opts *o, const int given[]);
+// What a run refuses before its directory is made: TS_ERR_ARG naming the
+// first DECAY_ONLY row given[] (by row) when o's optimizer does not decay
+// ("--weight-decay applies to --optim adamw only; this run uses --optim
+// adam"), or a --tf below 1 for an architecture that trains in one
+// teacher-forced pass (ts_model_check_flags). Else TS_OK.
+int ts_train_options_refuse(const ts_train_opts *o, const int given[]);
 
 // 0 when config.txt and the checkpoint leave row r out for o (a
 // SUBWORD_ONLY row without --subword, a GUIDED_ONLY one without guided

@@ -7,6 +7,7 @@
 #include "train/options.h"
 
 #include "models/fields.h"
+#include "models/model.h"  // ts_model_check_flags
 #include "models/search.h"  // ts_beam_width
 
 #include <math.h>
@@ -43,7 +44,7 @@ int ts_train_option_applies(const ts_train_opts *o, const ts_train_option *r) {
            !((r->use & TS_OPTION_DECAY_ONLY) && !ts_optim_kind_of(o->optim)->decays);
 }
 
-int ts_train_options_check_optim(const ts_train_opts *o, const int given[]) {
+int ts_train_options_refuse(const ts_train_opts *o, const int given[]) {
     for (size_t i = 0; i < ts_train_options_count; i++) {
         const ts_train_option *r = &ts_train_options[i];
         if (!given[i] || !(r->use & TS_OPTION_DECAY_ONLY) || ts_train_option_applies(o, r)) continue;
@@ -55,7 +56,7 @@ int ts_train_options_check_optim(const ts_train_opts *o, const int given[]) {
         return ts_fail(TS_ERR_ARG, "--%s applies to %s only; this run uses --optim %s", r->set->flag, names,
                        ts_optim_name(o->optim));
     }
-    return TS_OK;
+    return ts_model_check_flags(o->model.arch, NULL, 0, o->tf);
 }
 
 // The directory holding checkpoint `path` into dir: "." for a bare file name,
