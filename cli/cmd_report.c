@@ -152,7 +152,7 @@ int ts_cmd_report(int argc, char **argv) {
     if (n_beside > 0) {
         in.beside = beside.matrices;
         in.n_beside = (size_t)n_beside;
-        in.beside_note = beside.in_words
+        in.beside_note = beside.doc.in_words
                              ? "The first dev sentence, translated greedily by best.ckpt: where the decoder looked "
                                "(left) and how much each source word moved each output word's log-probability "
                                "(right; docs/attention.md, section 6), in words: a word's pieces merged as attend "

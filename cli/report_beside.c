@@ -11,10 +11,7 @@
 #include <string.h>
 
 void report_beside_free(report_beside *b) {
-    ts_word_attention_free(&b->words[0]);
-    ts_word_attention_free(&b->words[1]);
-    ts_attribution_free(&b->attribution);
-    ts_attended_free(&b->sentence);
+    ts_attention_doc_free(&b->doc);
     ts_session_free(&b->session);
     memset(b, 0, sizeof *b);
 }
@@ -46,31 +43,21 @@ int report_beside_make(const char *dir, report_beside *b) {
         free(sentence);
         return 0;  // nothing to show: a run that has not evaluated yet, or no dev split
     }
-    ts_session *s = &b->session;
-    const ts_attended *one = &b->sentence;
-    int rc = ts_model_attends(&s->t.model->cfg) ? TS_OK : TS_ERR_ARG;
-    if (!rc) rc = ts_session_attend(s, sentence, 1, &b->sentence);
-    if (!rc)
-        rc = ts_attribution_of_translation(&s->t, &s->ctx, one->labels.source, one->S, &one->hyp, TS_EXPLAIN_GRAD, 0,
-                                           &b->attribution);
+    // Attend's document with explain grad keeps the search's weights beside the attributions;
+    // a subword model's pieces merged into words, as the page's explorer and attend --words show them.
+    const ts_attention_doc_opts opts = {.beam = 1, .words = 1, .explain = TS_EXPLAIN_GRAD, .ig_steps = 0, .shift = 0};
+    int attends = ts_model_attends(&b->session.t.model->cfg);
+    int rc = attends ? ts_attention_doc_build(&b->session, sentence, &opts, &b->doc) : TS_OK;
     free(sentence);
-    // A subword model's pieces merged into words, as the page's explorer and attend --words show them.
-    ts_heads none = {0};
-    b->in_words = !rc && s->t.src_sw && s->t.tgt_sw;
-    int T = one->hyp.len + 1, S = one->S;
-    if (b->in_words) rc = ts_attention_words(&s->t, one->hyp.attention, T, S, &one->labels, &none, &b->words[0]);
-    if (b->in_words && !rc) rc = ts_attention_words(&s->t, b->attribution.raw, T, S, &one->labels, &none, &b->words[1]);
-    if (b->in_words && !rc) rc = ts_attribution_replace(&b->attribution, b->words[1].weights, b->words[1].T, b->words[1].S);
-    if (rc) {
+    if (!attends || rc) {
         report_beside_free(b);
-        return rc == TS_ERR_ARG ? 0 : -1;  // a model without attention has nothing to set beside
+        return !attends || rc == TS_ERR_ARG ? 0 : -1;  // a model without attention has nothing to set beside
     }
+    const ts_attention_doc *d = &b->doc;
     static const char *const titles[2] = {"attention (greedy, best.ckpt)", "gradient x input, |a| / row sum"};
-    const double *weights[2] = {b->in_words ? b->words[0].weights : one->hyp.attention, b->attribution.weights};
+    const double *weights[2] = {d->weights, d->attribution.weights};
     for (int k = 0; k < 2; k++)
-        b->matrices[k] = b->in_words ? (ts_report_matrix){weights[k], (size_t)b->words[k].T, (size_t)b->words[k].S,
-                                                          b->words[k].target, b->words[k].source, titles[k]}
-                                     : (ts_report_matrix){weights[k], (size_t)T, (size_t)S, one->labels.target,
-                                                          one->labels.source, titles[k]};
+        b->matrices[k] = (ts_report_matrix){weights[k], (size_t)d->T, (size_t)d->S, d->sentence.labels.target,
+                                            d->sentence.labels.source, titles[k]};
     return 2;
 }

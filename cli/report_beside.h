@@ -2,17 +2,13 @@
 #ifndef TS_CLI_REPORT_BESIDE_H
 #define TS_CLI_REPORT_BESIDE_H
 
-#include "infer/explain.h"
-#include "infer/heads.h"
+#include "infer/attention_doc.h"
 #include "infer/session.h"
 #include "viz/report.h"
 
 typedef struct {
     ts_session session;            // kept: the output's labels are its vocabulary's words
-    ts_attended sentence;          // the first dev sentence translated greedily
-    ts_attribution attribution;
-    ts_word_attention words[2];    // a subword model's attention and attributions in words
-    int in_words;                  // 1: the matrices are words[] (pieces merged, as attend --words)
+    ts_attention_doc doc;          // the first dev sentence translated greedily, explained
     ts_report_matrix matrices[2];  // the attention, the attributions
 } report_beside;
 
