@@ -46,12 +46,12 @@ int report_beside_make(const char *dir, report_beside *b) {
     // Attend's document with explain grad keeps the search's weights beside the attributions;
     // a subword model's pieces merged into words, as the page's explorer and attend --words show them.
     const ts_attention_doc_opts opts = {.beam = 1, .words = 1, .explain = TS_EXPLAIN_GRAD, .ig_steps = 0, .shift = 0};
-    int attends = ts_model_attends(&b->session.t.model->cfg);
-    int rc = attends ? ts_attention_doc_build(&b->session, sentence, &opts, &b->doc) : TS_OK;
+    int rc = ts_model_attends(&b->session.t.model->cfg) ? ts_attention_doc_build(&b->session, sentence, &opts, &b->doc)
+                                                        : TS_ERR_ARG;  // no attention: nothing to set beside
     free(sentence);
-    if (!attends || rc) {
+    if (rc) {
         report_beside_free(b);
-        return !attends || rc == TS_ERR_ARG ? 0 : -1;  // a model without attention has nothing to set beside
+        return rc == TS_ERR_ARG ? 0 : -1;  // a sentence the search refuses: nothing to show
     }
     const ts_attention_doc *d = &b->doc;
     static const char *const titles[2] = {"attention (greedy, best.ckpt)", "gradient x input, |a| / row sum"};

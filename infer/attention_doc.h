@@ -3,7 +3,8 @@
 // the attributions, labelled, over pieces or merged into words. Built here
 // once; tinyseq attend (cli/cmd_attend.c) renders it as a terminal heatmap,
 // SVG, a Pharaoh line and JSON, the C API's attend and explain (api/model.c,
-// Python's Model.attend and explain) as the same JSON.
+// Python's Model.attend and explain) as the same JSON, and tinyseq report
+// (cli/report_beside.c) as its attention beside the attributions.
 //
 // S = source units (words, or a subword model's pieces: no <eos>), T =
 // output units + 1 (the <eos> step); with `words` both count words.
